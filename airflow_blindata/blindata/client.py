@@ -1,0 +1,470 @@
+"""The Blindata REST client: one ``httpx.Client`` with auth, tenant, retries and typed answers.
+
+Every request goes through ``BlindataClient.send``, which
+
+* adds ``X-BD-Tenant`` (when a tenant is set) and the credentials' headers;
+* retries connection failures, 429 and 5xx with exponential backoff and jitter, honouring
+  ``Retry-After``, within one total deadline per operation (``RetryPolicy``); requests that may have
+  reached the server are sent again only when the endpoint is idempotent (``Endpoint.idempotent``);
+* turns every failure into a ``BlindataError`` that names the operation and the server's message.
+
+Lists are read page by page (``iter_pages``) and uploads go in batches whose rows are accounted one
+by one (``upload``). The resource methods (``client.systems.list(...)``) are in ``resources.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from airflow_blindata import __version__
+from airflow_blindata.blindata.credentials import Credentials, auth_for
+from airflow_blindata.blindata.errors import (
+    BlindataConfigError,
+    BlindataContractError,
+    BlindataDeadlineError,
+    BlindataError,
+    BlindataRequestError,
+    BlindataStatusError,
+    BlindataValidationError,
+    status_error_class,
+)
+from airflow_blindata.blindata.models import ErrorBody, Page, UploadResponse, WireModel
+from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_UPLOAD_BATCH_SIZE",
+    "BlindataClient",
+    "RetryPolicy",
+    "RowError",
+    "UploadReport",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to wait for one HTTP exchange."""
+DEFAULT_PAGE_SIZE = 500
+"""Items per page when listing; the contract caps pages at 1000."""
+DEFAULT_UPLOAD_BATCH_SIZE = 500
+"""Rows per upload request."""
+TENANT_HEADER = "X-BD-Tenant"
+_SNIPPET_LENGTH = 200
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When and how long to retry one operation.
+
+    The ``deadline`` bounds the whole operation, waits included: the client gives up with
+    ``BlindataDeadlineError`` rather than start an attempt it would have to sleep past it for.
+    The wait before attempt ``n + 1`` is ``Retry-After`` when the server sent one, otherwise
+    ``backoff_initial * 2**(n - 1)`` capped at ``backoff_max``, of which the upper half is random
+    ("equal jitter"), so that many workers retrying together spread out.
+    """
+
+    deadline: float = 120.0
+    max_attempts: int = 8
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+    def backoff(self, attempt: int) -> float:
+        ceiling = min(self.backoff_max, self.backoff_initial * 2.0 ** (attempt - 1))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """One row that the server discarded, with its position in the whole upload."""
+
+    index: int
+    message: str
+    row: WireModel = field(repr=False)
+
+
+@dataclass(slots=True)
+class UploadReport:
+    """What an upload did, row by row: counts from the server, and every discarded row."""
+
+    created: int = 0
+    updated: int = 0
+    discarded: int = 0
+    errors: list[RowError] = field(default_factory=list)
+    requests: int = 0
+
+    @property
+    def accepted(self) -> int:
+        return self.created + self.updated
+
+
+class BlindataClient:
+    """A client of one Blindata tenant.
+
+    ``transport`` replaces the network (e.g. ``httpx.WSGITransport`` around the emulator, or
+    ``httpx.MockTransport``); everything else behaves as in production.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        credentials: Credentials,
+        tenant: str | None = None,
+        verify: bool | str = True,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        base_url = base_url.strip().rstrip("/")
+        if not base_url.startswith(("http://", "https://")):
+            raise BlindataConfigError(
+                f"Blindata URL {base_url!r} must start with http:// or https://"
+            )
+        self.base_url = base_url
+        self.tenant = tenant or None
+        self.credentials = credentials
+        self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        headers = {"Accept": "application/json", "User-Agent": f"airflow-blindata/{__version__}"}
+        if self.tenant:
+            headers[TENANT_HEADER] = self.tenant
+        login = ENDPOINTS["login"]
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers=headers,
+            auth=auth_for(
+                credentials,
+                login_url=base_url + login.path(),
+                on_login_failure=lambda response: error_from_response(
+                    response, f"{login.method} {login.template}"
+                ),
+            ),
+            verify=verify,
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=False,
+        )
+        from airflow_blindata.blindata.resources import Resources
+
+        self.api = Resources(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"BlindataClient(base_url={self.base_url!r}, tenant={self.tenant!r}, "
+            f"credentials={self.credentials!r})"
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> BlindataClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- one request ---------------------------------------------------------------------------
+
+    def send(
+        self,
+        endpoint: Endpoint,
+        *,
+        ids: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: RetryPolicy | None = None,
+    ) -> httpx.Response:
+        """Send one operation, retrying as ``retry`` allows; return a successful response."""
+        policy = retry or self.retry
+        path = endpoint.path(**(ids or {}))
+        operation = f"{endpoint.method} {path}"
+        query = _query(endpoint, params or {})
+        started = time.monotonic()
+        for attempt in range(1, policy.max_attempts + 1):
+            remaining = policy.deadline - (time.monotonic() - started)
+            outcome = self._attempt(
+                endpoint, operation, path, query, json, min(self.timeout, max(remaining, 0.001))
+            )
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            if not outcome.retryable:
+                raise outcome.error
+            wait = (
+                outcome.retry_after if outcome.retry_after is not None else policy.backoff(attempt)
+            )
+            elapsed = time.monotonic() - started
+            if attempt == policy.max_attempts or elapsed + wait >= policy.deadline:
+                raise BlindataDeadlineError(
+                    f"Gave up on {operation} after {attempt} attempt(s) in {elapsed:.1f} s "
+                    f"(deadline {policy.deadline:g} s, next wait {wait:.1f} s): {outcome.error}",
+                    operation=operation,
+                    attempts=attempt,
+                    last_error=outcome.error,
+                ) from outcome.error
+            log.warning(
+                "Blindata %s failed (%s); attempt %d of %d in %.1f s",
+                operation,
+                outcome.error,
+                attempt + 1,
+                policy.max_attempts,
+                wait,
+            )
+            time.sleep(wait)
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def _attempt(
+        self,
+        endpoint: Endpoint,
+        operation: str,
+        path: str,
+        query: dict[str, str],
+        body: Any,
+        timeout: float,
+    ) -> httpx.Response | _Failure:
+        """One try: the successful response, or what went wrong and whether to try again."""
+        try:
+            response = self._http.request(
+                endpoint.method, path, params=query, json=body, timeout=timeout
+            )
+        except httpx.TransportError as exc:
+            # Nothing reached the server when it refused the connection; anything else may have.
+            unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+            error = BlindataRequestError(
+                f"{operation} failed: {_describe_transport_error(exc, self.base_url)}",
+                operation=operation,
+            )
+            return _Failure(error, unsent or endpoint.idempotent)
+        except BlindataStatusError as exc:  # raised by the login flow
+            return _Failure(exc, _retryable_status(exc.status, endpoint), exc.retry_after)
+        if response.is_success:
+            return response
+        status_error = error_from_response(response, operation)
+        return _Failure(
+            status_error,
+            _retryable_status(response.status_code, endpoint),
+            status_error.retry_after,
+        )
+
+    # -- decoding ------------------------------------------------------------------------------
+
+    def call(
+        self,
+        endpoint: Endpoint,
+        model: type[ModelT],
+        *,
+        ids: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> ModelT:
+        """Send one operation and read its answer as ``model``."""
+        response = self.send(endpoint, ids=ids, params=params, json=json)
+        return decode(response, model, f"{endpoint.method} {endpoint.path(**(ids or {}))}")
+
+    def iter_pages(
+        self,
+        endpoint: Endpoint,
+        model: type[ModelT],
+        *,
+        params: Mapping[str, Any] | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> Iterator[ModelT]:
+        """Every item of a list, requesting one Spring page after the other."""
+        number = 0
+        while True:
+            page: Page[ModelT] = self.call(
+                endpoint,
+                Page[model],  # type: ignore[valid-type]
+                params={**(params or {}), "page": number, "size": page_size},
+            )
+            yield from page.content
+            if page.last or not page.content or number + 1 >= page.total_pages:
+                return
+            number += 1
+
+    # -- uploads -------------------------------------------------------------------------------
+
+    def upload(
+        self,
+        endpoint: Endpoint,
+        rows: Iterable[WireModel],
+        *,
+        batch_size: int = DEFAULT_UPLOAD_BATCH_SIZE,
+        params: Mapping[str, Any] | None = None,
+    ) -> UploadReport:
+        """Upload ``rows`` in batches; a refused row is reported, the others are applied.
+
+        The server reports bad rows in ``errors`` and applies the rest. When it refuses a whole
+        batch with 400 instead, the batch is split in halves until the bad rows are alone, so one
+        bad row never costs the others.
+        """
+        if batch_size < 1:
+            raise BlindataConfigError(f"batch_size must be at least 1, got {batch_size}")
+        report = UploadReport()
+        batch: list[WireModel] = []
+        offset = 0
+        for row in rows:
+            batch.append(row)
+            if len(batch) == batch_size:
+                self._upload_batch(endpoint, batch, offset, params, report)
+                offset += len(batch)
+                batch = []
+        if batch:
+            self._upload_batch(endpoint, batch, offset, params, report)
+        return report
+
+    def _upload_batch(
+        self,
+        endpoint: Endpoint,
+        batch: Sequence[WireModel],
+        offset: int,
+        params: Mapping[str, Any] | None,
+        report: UploadReport,
+    ) -> None:
+        report.requests += 1
+        try:
+            answer = self.call(
+                endpoint, UploadResponse, params=params, json=[row.to_wire() for row in batch]
+            )
+        except BlindataValidationError as exc:
+            if len(batch) == 1:
+                report.discarded += 1
+                report.errors.append(RowError(offset, exc.server_message or str(exc), batch[0]))
+                return
+            half = len(batch) // 2
+            self._upload_batch(endpoint, batch[:half], offset, params, report)
+            self._upload_batch(endpoint, batch[half:], offset + half, params, report)
+            return
+        report.created += answer.row_created
+        report.updated += answer.row_updated
+        report.discarded += answer.row_discarded
+        for row_error in answer.errors:
+            if 0 <= row_error.index < len(batch):
+                row = batch[row_error.index]
+                report.errors.append(RowError(offset + row_error.index, row_error.message, row))
+            else:
+                raise BlindataContractError(
+                    f"{endpoint.method} {endpoint.template} reported an error for row "
+                    f"{row_error.index} of a batch of {len(batch)}: {row_error.message}",
+                    operation=f"{endpoint.method} {endpoint.template}",
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    error: BlindataError
+    retryable: bool
+    retry_after: float | None = None
+
+
+def _retryable_status(status: int, endpoint: Endpoint) -> bool:
+    # 429 and 503 mean "not processed, come back later"; other 5xx may follow a partial effect.
+    return status in (429, 503) or (status >= 500 and endpoint.idempotent)
+
+
+def _query(endpoint: Endpoint, params: Mapping[str, Any]) -> dict[str, str]:
+    """Query parameters as strings; unknown names fail here, not silently on the server."""
+    query: dict[str, str] = {}
+    for name, value in params.items():
+        if endpoint.filters and name not in endpoint.filters:
+            raise BlindataConfigError(
+                f"{endpoint.name} has no filter {name!r}; known: {', '.join(endpoint.filters)}"
+            )
+        if value is None:
+            continue
+        query[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return query
+
+
+def _snippet(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    return text[:_SNIPPET_LENGTH] + ("…" if len(text) > _SNIPPET_LENGTH else "")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def error_from_response(response: httpx.Response, operation: str) -> BlindataStatusError:
+    """The typed error for a failed response, with the server's message when it sent one."""
+    body: ErrorBody | None = None
+    if "json" in response.headers.get("content-type", ""):
+        try:
+            data = response.json()
+            if isinstance(data, dict):
+                body = ErrorBody.model_validate(data)
+        except (ValueError, ValidationError):
+            body = None
+    detail = body.message if body and body.message else _snippet(response) or "(empty body)"
+    reason = response.reason_phrase or ""
+    return status_error_class(response.status_code)(
+        f"{operation} failed with {response.status_code} {reason}: {detail}".replace("  ", " "),
+        operation=operation,
+        status=response.status_code,
+        body=body,
+        retry_after=_retry_after(response),
+    )
+
+
+def decode(response: httpx.Response, model: type[ModelT], operation: str) -> ModelT:
+    """Read a successful answer as ``model``, or fail with ``BlindataContractError``."""
+    try:
+        data = response.json()
+    except ValueError:
+        content_type = response.headers.get("content-type", "no content type")
+        raise BlindataContractError(
+            f"{operation} answered {response.status_code} with a body that is not valid JSON "
+            f"({content_type}, {len(response.content)} bytes): {_snippet(response)!r}",
+            operation=operation,
+            status=response.status_code,
+        ) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(body)"
+        raise BlindataContractError(
+            f"{operation} answered JSON that is not a {model.__name__}: {where}: {first['msg']} "
+            f"({exc.error_count()} error(s))",
+            operation=operation,
+            status=response.status_code,
+        ) from None
+
+
+def _describe_transport_error(exc: httpx.TransportError, base_url: str) -> str:
+    kinds: list[tuple[type[httpx.TransportError], str]] = [
+        (httpx.ConnectTimeout, f"timed out connecting to {base_url}"),
+        (httpx.ConnectError, f"cannot connect to {base_url}"),
+        (httpx.ReadTimeout, "timed out waiting for the answer"),
+        (httpx.WriteTimeout, "timed out sending the request"),
+        (httpx.PoolTimeout, "no free connection in the pool"),
+        (httpx.RemoteProtocolError, "the server closed the connection without a complete answer"),
+        (httpx.ReadError, "the connection broke while reading the answer"),
+        (httpx.WriteError, "the connection broke while sending the request"),
+    ]
+    for kind, text in kinds:
+        if isinstance(exc, kind):
+            return f"{text} ({type(exc).__name__}: {exc})" if str(exc) else text
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,150 @@
+"""Errors raised by the Blindata client.
+
+The hierarchy, like httpx's, has base classes to catch and leaves that carry context::
+
+    BlindataError
+     ├── BlindataConfigError          the client was set up wrongly (no URL, unknown auth method)
+     ├── BlindataRequestError         no usable answer: refused, timed out, dropped
+     │    └── BlindataDeadlineError   retries gave up at the deadline (``last_error``)
+     ├── BlindataStatusError          an error status (``status``, ``body``)
+     │    ├── BlindataValidationError   400
+     │    ├── BlindataAuthError         401: no or bad credentials, or an expired token
+     │    ├── BlindataPermissionError   403: missing permission, or a tenant the user cannot reach
+     │    ├── BlindataNotFoundError     404
+     │    ├── BlindataConflictError     409: duplicate natural key
+     │    ├── BlindataRateLimitError    429 (``retry_after`` seconds)
+     │    └── BlindataServerError       5xx
+     └── BlindataContractError        the answer does not follow the contract (HTML, truncated JSON,
+                                       a field of the wrong type)
+
+Messages name the operation (method and path) and the server's own message, never a header, a
+credential or a token: these exceptions end up in task logs and run reports.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from airflow_blindata.blindata.models import ErrorBody
+
+__all__ = [
+    "BlindataAuthError",
+    "BlindataConfigError",
+    "BlindataConflictError",
+    "BlindataContractError",
+    "BlindataDeadlineError",
+    "BlindataError",
+    "BlindataNotFoundError",
+    "BlindataPermissionError",
+    "BlindataRateLimitError",
+    "BlindataRequestError",
+    "BlindataServerError",
+    "BlindataStatusError",
+    "BlindataValidationError",
+]
+
+
+class BlindataError(Exception):
+    """Base class of every error of the Blindata client."""
+
+
+class BlindataConfigError(BlindataError):
+    """The client cannot be built from the given settings."""
+
+
+class BlindataRequestError(BlindataError):
+    """A request got no usable answer (network failure of any kind)."""
+
+    def __init__(self, message: str, *, operation: str) -> None:
+        super().__init__(message)
+        self.operation = operation
+
+
+class BlindataDeadlineError(BlindataRequestError):
+    """Retries stopped at the total deadline; ``last_error`` is the last failure."""
+
+    def __init__(
+        self, message: str, *, operation: str, attempts: int, last_error: BlindataError
+    ) -> None:
+        super().__init__(message, operation=operation)
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class BlindataStatusError(BlindataError):
+    """An error status; ``body`` is the Spring error body, if the server sent one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str,
+        status: int,
+        body: ErrorBody | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+    @property
+    def server_message(self) -> str | None:
+        """The ``message`` of the error body, when the server sent one."""
+        return self.body.message if self.body else None
+
+
+class BlindataValidationError(BlindataStatusError):
+    """400: the server refused the request as invalid."""
+
+
+class BlindataAuthError(BlindataStatusError):
+    """401: no credentials, wrong credentials, or an expired token."""
+
+
+class BlindataPermissionError(BlindataStatusError):
+    """403: the user lacks a permission, or may not use the requested tenant."""
+
+
+class BlindataNotFoundError(BlindataStatusError):
+    """404: no object with that id, or no such path on this Blindata version."""
+
+
+class BlindataConflictError(BlindataStatusError):
+    """409: an object with the same natural key already exists."""
+
+
+class BlindataRateLimitError(BlindataStatusError):
+    """429: too many requests; ``retry_after`` is the server's advice in seconds."""
+
+
+class BlindataServerError(BlindataStatusError):
+    """5xx: the server (or a proxy in front of it) failed."""
+
+
+class BlindataContractError(BlindataError):
+    """The server's answer does not follow the contract in ``blindata-api.md``."""
+
+    def __init__(self, message: str, *, operation: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.status = status
+
+
+STATUS_ERRORS: dict[int, type[BlindataStatusError]] = {
+    400: BlindataValidationError,
+    401: BlindataAuthError,
+    403: BlindataPermissionError,
+    404: BlindataNotFoundError,
+    409: BlindataConflictError,
+    429: BlindataRateLimitError,
+}
+
+
+def status_error_class(status: int) -> type[BlindataStatusError]:
+    """The exception class for an HTTP error status."""
+    if status >= 500:
+        return BlindataServerError
+    return STATUS_ERRORS.get(status, BlindataStatusError)

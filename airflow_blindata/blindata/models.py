@@ -1,0 +1,366 @@
+"""Pydantic models of the Blindata wire format (``blindata-api.md`` §2).
+
+Python attributes are snake_case, the wire is camelCase (``modification_date`` ↔
+``modificationDate``). Models are tolerant readers: fields the contract does not name are kept in
+``model_extra`` instead of failing, because each Blindata version adds attributes.
+
+When a model is sent, ``None`` fields are left out (``to_wire``): in Blindata uploads an absent
+property leaves the stored value unchanged, while an explicit ``null`` could blank it on a server
+that reads the contract less kindly than the emulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AdditionalProperty",
+    "AnalysisStatus",
+    "CurrentUser",
+    "DataFlow",
+    "Documentation",
+    "ErrorBody",
+    "LoginResponse",
+    "MetricRecord",
+    "Page",
+    "PhysicalEntity",
+    "PhysicalField",
+    "ProfilingMonitor",
+    "QualityCheck",
+    "QualityImport",
+    "QualityImportResult",
+    "QualityResult",
+    "QualitySuite",
+    "QueryBucket",
+    "QueryStatement",
+    "Ref",
+    "RoutineType",
+    "ScoreStrategy",
+    "Semaphore",
+    "System",
+    "SystemRoutine",
+    "SystemSubtype",
+    "Timestamp",
+    "UploadResponse",
+    "UploadRowError",
+    "WireModel",
+    "format_timestamp",
+]
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Blindata's date format: ISO-8601 in UTC with milliseconds, ``2026-11-29T10:00:00.000Z``."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, when_used="json")]
+"""A date that goes on the wire in Blindata's format."""
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: camelCase on the wire, unknown fields kept."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        use_enum_values=True,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body for this object, without the fields that are ``None``."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SystemSubtype(StrEnum):
+    APPLICATION = "APPLICATION"
+    ARCHIVE = "ARCHIVE"
+    SERVICE = "SERVICE"
+    DATABASE = "DATABASE"
+    QUEUE = "QUEUE"
+    JOB = "JOB"
+
+
+class RoutineType(StrEnum):
+    PROCEDURE = "PROCEDURE"
+    FUNCTION = "FUNCTION"
+    SCRIPT = "SCRIPT"
+
+
+class AnalysisStatus(StrEnum):
+    PENDING = "PENDING"
+    ANALYZED = "ANALYZED"
+    PARTIALLY_ANALYZED = "PARTIALLY_ANALYZED"
+    ERROR = "ERROR"
+
+
+class ScoreStrategy(StrEnum):
+    PERCENTAGE = "PERCENTAGE"
+    MINIMUM = "MINIMUM"
+    MAXIMUM = "MAXIMUM"
+    DISTANCE = "DISTANCE"
+    PERCENTAGE_DEVIATION = "PERCENTAGE_DEVIATION"
+    EXTERNAL = "EXTERNAL"
+
+
+class Semaphore(StrEnum):
+    GREEN = "GREEN"
+    YELLOW = "YELLOW"
+    RED = "RED"
+
+
+class Ref(WireModel):
+    """A reference to another object by uuid, e.g. ``"system": {"uuid": "..."}``."""
+
+    uuid: str
+
+
+class AdditionalProperty(WireModel):
+    """One additional property; values are strings and a name may repeat."""
+
+    name: str
+    value: str
+
+    @classmethod
+    def many(cls, properties: Iterable[tuple[str, str]]) -> list[AdditionalProperty]:
+        return [cls(name=name, value=value) for name, value in properties]
+
+
+class _Stored(WireModel):
+    """Fields every stored object has."""
+
+    uuid: str | None = None
+    creation_date: Timestamp | None = None
+    modification_date: Timestamp | None = None
+
+
+def _property(properties: list[AdditionalProperty] | None, name: str) -> str | None:
+    for prop in properties or ():
+        if prop.name == name:
+            return prop.value
+    return None
+
+
+class System(_Stored):
+    name: str
+    description: str | None = None
+    # Typed as ``SystemSubtype | str`` so that a subtype a newer Blindata adds is still read.
+    subtype: SystemSubtype | str | None = None
+    technology: str | None = None
+    additional_properties: list[AdditionalProperty] | None = None
+
+    def property(self, name: str) -> str | None:
+        """The first value of the additional property ``name``."""
+        return _property(self.additional_properties, name)
+
+
+class PhysicalEntity(_Stored):
+    system: Ref | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    name: str
+    description: str | None = None
+    table_type: str | None = None
+    data_set: str | None = None
+    is_hidden: bool | None = None
+    additional_properties: list[AdditionalProperty] | None = None
+
+    def property(self, name: str) -> str | None:
+        """The first value of the additional property ``name``."""
+        return _property(self.additional_properties, name)
+
+
+class PhysicalEntityRef(WireModel):
+    """How a field names its entity: by uuid, or by system, schema and name."""
+
+    uuid: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    name: str | None = None
+    system: Ref | None = None
+
+
+class PhysicalField(_Stored):
+    physical_entity: PhysicalEntityRef | None = None
+    name: str
+    type: str | None = None
+    ordinal_position: int | None = None
+    description: str | None = None
+    additional_properties: list[AdditionalProperty] | None = None
+
+
+class Documentation(WireModel):
+    content: str
+    content_type: str = "MARKDOWN"
+    modification_date: Timestamp | None = None
+
+
+class DataFlow(_Stored):
+    name: str
+    description: str | None = None
+    scope: str | None = None
+    from_system: Ref | None = None
+    from_physical_entity: Ref | None = None
+    from_physical_field: Ref | None = None
+    to_system: Ref | None = None
+    to_physical_entity: Ref | None = None
+    to_physical_field: Ref | None = None
+    query_statement: Ref | None = None
+
+
+class SystemRoutine(_Stored):
+    system: Ref | None = None
+    catalog: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    name: str
+    type: RoutineType | str | None = None
+    definition: str | None = None
+    description: str | None = None
+    status: str | None = None
+    additional_properties: list[AdditionalProperty] | None = None
+
+
+class QueryBucket(_Stored):
+    name: str
+    description: str | None = None
+    systems: list[Ref] | None = None
+    auto_generate_data_flows: bool | None = None
+
+
+class QueryStatement(_Stored):
+    query_bucket: Ref | None = None
+    routine: Ref | None = None
+    name: str | None = None
+    query_text: str | None = None
+    default_schema: str | None = None
+    dialect: str | None = None
+    analysis_status: AnalysisStatus | str | None = None
+    analysis_message: str | None = None
+
+
+class QualitySuite(_Stored):
+    code: str
+    name: str | None = None
+    description: str | None = None
+    published: bool | None = None
+
+
+class QualityCheck(_Stored):
+    code: str
+    name: str | None = None
+    description: str | None = None
+    quality_suite: Ref | None = None
+    physical_entities: list[Ref] | None = None
+    physical_fields: list[Ref] | None = None
+    enabled: bool | None = None
+    manual: bool | None = None
+    score_strategy: ScoreStrategy | str | None = None
+    success_threshold: float | None = None
+    warning_threshold: float | None = None
+    score_expected_value: float | None = None
+    additional_properties: list[AdditionalProperty] | None = None
+    last_run: Timestamp | None = None
+    last_score: float | None = None
+    last_semaphore: Semaphore | str | None = None
+
+
+class QualityImport(WireModel):
+    """The body of ``suites/*/import-objects``: a suite and its checks, by code."""
+
+    quality_suite: QualitySuite
+    quality_checks: list[QualityCheck]
+
+
+class QualityImportResult(WireModel):
+    message: str | None = None
+    row_created: int = 0
+    row_updated: int = 0
+    row_discarded: int = 0
+    quality_suite_uuid: str | None = None
+    quality_checks_uuids: list[str] = []
+
+
+class QualityResult(_Stored):
+    quality_check: Ref
+    metric: float
+    total_elements: float
+    started_at: Timestamp
+    finished_at: Timestamp | None = None
+    notes: str | None = None
+    score: float | None = None
+    semaphore: Semaphore | str | None = None
+
+
+class ProfilingMonitor(_Stored):
+    name: str
+    physical_entity: Ref | None = None
+    description: str | None = None
+
+
+class MetricRecord(_Stored):
+    monitor: Ref
+    metric_code: str
+    physical_field_name: str | None = None
+    value: float
+    timestamp: Timestamp
+
+
+class UploadRowError(WireModel):
+    message: str
+    index: int
+
+
+class UploadResponse(WireModel):
+    message: str | None = None
+    row_created: int = 0
+    row_updated: int = 0
+    row_discarded: int = 0
+    errors: list[UploadRowError] = []
+
+
+class CurrentUser(WireModel):
+    uuid: str | None = None
+    username: str
+    full_name: str | None = None
+    permissions: list[str] = []
+
+
+class LoginResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    access_token: str = Field(repr=False)
+
+
+class ErrorBody(WireModel):
+    """Blindata's (Spring Boot's) error body."""
+
+    status: int | None = None
+    timestamp: str | None = None
+    error: str | None = None
+    message: str | None = None
+    path: str | None = None
+    error_name: str | None = None
+
+
+ItemT = TypeVar("ItemT")
+
+
+class Page(WireModel, Generic[ItemT]):
+    """A Spring page: one slice of a list, 0-based ``number``."""
+
+    content: list[ItemT]
+    number: int = 0
+    size: int = 0
+    total_elements: int = 0
+    total_pages: int = 0
+    first: bool = True
+    last: bool = True
+    number_of_elements: int = 0

@@ -1,0 +1,238 @@
+"""The resources of the contract as typed collections: ``client.api.systems.list(name="DWH")``.
+
+Each collection is a few lines: its model, the prefix of its endpoints in ``paths.ENDPOINTS``, and
+the operations Blindata offers for it (mixins). Filters are keyword arguments named as on the wire
+(``systemUuid=...``) and are checked against the endpoint's declared filters, so a typo fails at
+once instead of silently listing everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from airflow_blindata.blindata.errors import BlindataConfigError, BlindataNotFoundError
+from airflow_blindata.blindata.models import (
+    CurrentUser,
+    DataFlow,
+    Documentation,
+    MetricRecord,
+    PhysicalEntity,
+    PhysicalField,
+    ProfilingMonitor,
+    QualityCheck,
+    QualityImport,
+    QualityImportResult,
+    QualityResult,
+    QualitySuite,
+    QueryBucket,
+    QueryStatement,
+    System,
+    SystemRoutine,
+    WireModel,
+)
+from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
+
+if TYPE_CHECKING:
+    from airflow_blindata.blindata.client import BlindataClient, UploadReport
+
+__all__ = ["Resources"]
+
+ModelT = TypeVar("ModelT", bound=WireModel)
+
+
+class _Collection(Generic[ModelT]):
+    prefix: ClassVar[str]
+    model: type[ModelT]
+
+    def __init__(self, client: BlindataClient) -> None:
+        self._client = client
+
+    def _endpoint(self, operation: str) -> Endpoint:
+        return ENDPOINTS[f"{self.prefix}.{operation}"]
+
+
+class _Listable(_Collection[ModelT]):
+    def list(self, *, page_size: int | None = None, **filters: Any) -> Iterator[ModelT]:
+        """Every object matching ``filters``, fetched page by page as the iterator advances."""
+        kwargs = {"page_size": page_size} if page_size else {}
+        return self._client.iter_pages(self._endpoint("list"), self.model, params=filters, **kwargs)
+
+    def first(self, **filters: Any) -> ModelT | None:
+        """The first object matching ``filters``, or ``None``."""
+        return next(iter(self.list(page_size=1, **filters)), None)
+
+
+class _Gettable(_Collection[ModelT]):
+    def get(self, uuid: str) -> ModelT:
+        return self._client.call(self._endpoint("get"), self.model, ids={"uuid": uuid})
+
+
+class _Creatable(_Collection[ModelT]):
+    def create(self, obj: ModelT) -> ModelT:
+        """Create ``obj``; ``BlindataConflictError`` when its natural key exists."""
+        return self._client.call(self._endpoint("create"), self.model, json=obj.to_wire())
+
+
+class _Updatable(_Collection[ModelT]):
+    def update(self, obj: ModelT) -> ModelT:
+        uuid = getattr(obj, "uuid", None)
+        if not uuid:
+            raise BlindataConfigError(f"cannot update a {self.model.__name__} without a uuid")
+        return self._client.call(
+            self._endpoint("update"), self.model, ids={"uuid": uuid}, json=obj.to_wire()
+        )
+
+
+class _Deletable(_Collection[ModelT]):
+    def delete(self, uuid: str) -> None:
+        self._client.send(self._endpoint("delete"), ids={"uuid": uuid})
+
+
+class _Uploadable(_Collection[ModelT]):
+    def upload(self, rows: Iterable[ModelT], *, batch_size: int | None = None) -> UploadReport:
+        """Upsert ``rows`` by natural key, in batches; see ``BlindataClient.upload``."""
+        endpoint = self._endpoint("upload")
+        if batch_size:
+            return self._client.upload(endpoint, rows, batch_size=batch_size)
+        return self._client.upload(endpoint, rows)
+
+
+class Systems(
+    _Listable[System], _Gettable[System], _Creatable[System], _Updatable[System], _Deletable[System]
+):
+    prefix = "systems"
+    model = System
+
+
+class PhysicalEntities(
+    _Listable[PhysicalEntity],
+    _Gettable[PhysicalEntity],
+    _Creatable[PhysicalEntity],
+    _Updatable[PhysicalEntity],
+    _Deletable[PhysicalEntity],
+    _Uploadable[PhysicalEntity],
+):
+    prefix = "physical_entities"
+    model = PhysicalEntity
+
+    def get_documentation(self, uuid: str) -> Documentation | None:
+        """The entity's Markdown documentation, or ``None`` when it has none."""
+        try:
+            return self._client.call(
+                ENDPOINTS["documentation.get"], Documentation, ids={"uuid": uuid}
+            )
+        except BlindataNotFoundError:
+            return None
+
+    def put_documentation(self, uuid: str, content: str) -> None:
+        body = Documentation(content=content).to_wire()
+        self._client.send(ENDPOINTS["documentation.put"], ids={"uuid": uuid}, json=body)
+
+
+class PhysicalFields(
+    _Listable[PhysicalField],
+    _Gettable[PhysicalField],
+    _Creatable[PhysicalField],
+    _Updatable[PhysicalField],
+    _Deletable[PhysicalField],
+    _Uploadable[PhysicalField],
+):
+    prefix = "physical_fields"
+    model = PhysicalField
+
+
+class DataFlows(_Listable[DataFlow], _Deletable[DataFlow], _Uploadable[DataFlow]):
+    prefix = "dataflows"
+    model = DataFlow
+
+
+class Routines(_Listable[SystemRoutine], _Deletable[SystemRoutine], _Uploadable[SystemRoutine]):
+    prefix = "routines"
+    model = SystemRoutine
+
+
+class QueryBuckets(_Listable[QueryBucket], _Creatable[QueryBucket]):
+    prefix = "query_buckets"
+    model = QueryBucket
+
+
+class Statements(
+    _Listable[QueryStatement],
+    _Creatable[QueryStatement],
+    _Updatable[QueryStatement],
+    _Deletable[QueryStatement],
+):
+    prefix = "statements"
+    model = QueryStatement
+
+    def analyze(self, uuid: str) -> None:
+        """Ask for the analysis; it runs asynchronously (``analysisStatus`` starts ``PENDING``)."""
+        self._client.send(self._endpoint("analyze"), ids={"uuid": uuid})
+
+
+class QualitySuites(
+    _Listable[QualitySuite],
+    _Gettable[QualitySuite],
+    _Creatable[QualitySuite],
+    _Updatable[QualitySuite],
+    _Deletable[QualitySuite],
+):
+    prefix = "quality_suites"
+    model = QualitySuite
+
+    def import_objects(self, body: QualityImport, *, cleanup: bool = False) -> QualityImportResult:
+        """Upsert a suite and its checks by code; ``cleanup`` disables the suite's other checks."""
+        endpoint = self._endpoint("import")
+        params = {"cleanup": "true"} if cleanup else {}
+        return self._client.call(endpoint, QualityImportResult, params=params, json=body.to_wire())
+
+
+class QualityChecks(
+    _Listable[QualityCheck],
+    _Gettable[QualityCheck],
+    _Creatable[QualityCheck],
+    _Updatable[QualityCheck],
+):
+    prefix = "quality_checks"
+    model = QualityCheck
+
+
+class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
+    """Results; a second result with the same (check, startedAt) updates the first."""
+
+    prefix = "quality_results"
+    model = QualityResult
+
+
+class ProfilingMonitors(_Listable[ProfilingMonitor], _Creatable[ProfilingMonitor]):
+    prefix = "profiling_monitors"
+    model = ProfilingMonitor
+
+
+class MetricRecords(_Listable[MetricRecord], _Uploadable[MetricRecord]):
+    prefix = "profiling_records"
+    model = MetricRecord
+
+
+class Resources:
+    """Every resource of the contract, bound to one client."""
+
+    def __init__(self, client: BlindataClient) -> None:
+        self._client = client
+        self.systems = Systems(client)
+        self.physical_entities = PhysicalEntities(client)
+        self.physical_fields = PhysicalFields(client)
+        self.dataflows = DataFlows(client)
+        self.routines = Routines(client)
+        self.query_buckets = QueryBuckets(client)
+        self.statements = Statements(client)
+        self.quality_suites = QualitySuites(client)
+        self.quality_checks = QualityChecks(client)
+        self.quality_results = QualityResults(client)
+        self.profiling_monitors = ProfilingMonitors(client)
+        self.metric_records = MetricRecords(client)
+
+    def me(self) -> CurrentUser:
+        """Who the credentials belong to; proves URL, credentials and tenant in one call."""
+        return self._client.call(ENDPOINTS["users.me"], CurrentUser)

@@ -1,0 +1,216 @@
+"""``BlindataHook``: the BLINDATA Airflow connection turned into a ``BlindataClient``.
+
+The connection (conn type ``blindata``, default id ``blindata_default``) holds:
+
+========== ================================================================================
+host       the Blindata URL, e.g. ``https://app.blindata.io`` (``https://`` is assumed when absent)
+login      the username (an application user for ``api_key``, a person or service for ``login``)
+password   the API key, the password, or the bearer token, depending on ``auth_method``
+extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``bearer``, default
+           ``api_key``), ``verify_ssl`` (default true), ``timeout`` (seconds per request, default
+           30), ``deadline`` (seconds for one operation with its retries, default 120)
+========== ================================================================================
+
+The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn-fields``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from airflow.sdk import BaseHook
+
+from airflow_blindata.blindata import (
+    DEFAULT_TIMEOUT,
+    ApiKeyCredentials,
+    BearerToken,
+    BlindataAuthError,
+    BlindataClient,
+    BlindataConfigError,
+    BlindataContractError,
+    BlindataDeadlineError,
+    BlindataError,
+    BlindataNotFoundError,
+    BlindataPermissionError,
+    BlindataRequestError,
+    Credentials,
+    LoginCredentials,
+    RetryPolicy,
+)
+
+__all__ = ["AUTH_METHODS", "BlindataConnectionSettings", "BlindataHook"]
+
+AuthMethod = Literal["api_key", "login", "bearer"]
+AUTH_METHODS: tuple[AuthMethod, ...] = ("api_key", "login", "bearer")
+DEFAULT_DEADLINE = 120.0
+TEST_CONNECTION_RETRY = RetryPolicy(deadline=15.0, max_attempts=2, backoff_initial=0.5)
+"""A connection test answers within seconds: the UI waits for it."""
+
+
+@dataclass(frozen=True)
+class BlindataConnectionSettings:
+    """What a BLINDATA connection says, validated; every error names the field to fix."""
+
+    url: str
+    tenant: str | None
+    auth_method: AuthMethod
+    username: str | None
+    secret: str = field(repr=False)
+    verify_ssl: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    deadline: float = DEFAULT_DEADLINE
+
+    @classmethod
+    def from_connection(cls, conn: Any) -> BlindataConnectionSettings:
+        """Read an Airflow ``Connection`` (anything with host, port, login, password, extra)."""
+        conn_id = getattr(conn, "conn_id", None) or "the connection"
+        extra: dict[str, Any] = dict(conn.extra_dejson or {})
+        # Older forms stored extras as ``extra__blindata__<name>``; accept both spellings.
+        for key in list(extra):
+            if key.startswith("extra__blindata__"):
+                extra.setdefault(key.removeprefix("extra__blindata__"), extra.pop(key))
+        host = (conn.host or "").strip()
+        if not host:
+            raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")
+        url = host if "://" in host else f"https://{host}"
+        if conn.port and url.count(":") < 2:
+            url = f"{url.rstrip('/')}:{conn.port}"
+        auth_method = str(extra.get("auth_method") or "api_key").strip().lower()
+        if auth_method not in AUTH_METHODS:
+            raise BlindataConfigError(
+                f"{conn_id}: auth_method {auth_method!r} is not one of {', '.join(AUTH_METHODS)}"
+            )
+        secret = conn.password or ""
+        if not secret:
+            raise BlindataConfigError(
+                f"{conn_id}: the password field is empty (API key, password or token)"
+            )
+        if auth_method != "bearer" and not conn.login:
+            raise BlindataConfigError(f"{conn_id}: auth_method {auth_method} needs a username")
+        return cls(
+            url=url,
+            tenant=(str(extra["tenant"]).strip() or None) if extra.get("tenant") else None,
+            auth_method=auth_method,  # type: ignore[arg-type]  # checked against AUTH_METHODS
+            username=conn.login or None,
+            secret=secret,
+            verify_ssl=_boolean(extra.get("verify_ssl", True), f"{conn_id}: verify_ssl"),
+            timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
+            deadline=_seconds(extra.get("deadline", DEFAULT_DEADLINE), f"{conn_id}: deadline"),
+        )
+
+    @property
+    def credentials(self) -> Credentials:
+        if self.auth_method == "bearer":
+            return BearerToken(self.secret)
+        assert self.username is not None  # checked in from_connection
+        if self.auth_method == "login":
+            return LoginCredentials(self.username, self.secret)
+        return ApiKeyCredentials(self.username, self.secret)
+
+    def client(self, **overrides: Any) -> BlindataClient:
+        options: dict[str, Any] = {
+            "credentials": self.credentials,
+            "tenant": self.tenant,
+            "verify": self.verify_ssl,
+            "timeout": self.timeout,
+            "retry": RetryPolicy(deadline=self.deadline),
+        }
+        options.update(overrides)
+        return BlindataClient(self.url, **options)
+
+
+def _boolean(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise BlindataConfigError(f"{name} must be true or false, got {value!r}")
+
+
+def _seconds(value: Any, name: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise BlindataConfigError(f"{name} must be a number of seconds, got {value!r}") from None
+    if seconds <= 0:
+        raise BlindataConfigError(f"{name} must be positive, got {value!r}")
+    return seconds
+
+
+class BlindataHook(BaseHook):
+    """Interact with Blindata through the BLINDATA connection.
+
+    :param blindata_conn_id: the connection id, ``blindata_default`` unless given.
+    """
+
+    conn_name_attr = "blindata_conn_id"
+    default_conn_name = "blindata_default"
+    conn_type = "blindata"
+    hook_name = "Blindata"
+
+    def __init__(self, blindata_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.blindata_conn_id = blindata_conn_id
+
+    @cached_property
+    def settings(self) -> BlindataConnectionSettings:
+        return BlindataConnectionSettings.from_connection(
+            self.get_connection(self.blindata_conn_id)
+        )
+
+    def get_conn(self) -> BlindataClient:
+        """A new client for the connection; close it (or use it in ``with``) when done."""
+        return self.settings.client()
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Prove that the URL, the credentials and the tenant work, with one real call."""
+        try:
+            settings = self.settings
+        except BlindataError as exc:
+            return False, f"The connection {self.blindata_conn_id} is not usable: {exc}"
+        except Exception as exc:  # e.g. the connection does not exist
+            return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
+        try:
+            with settings.client(retry=TEST_CONNECTION_RETRY) as client:
+                user = client.api.me()
+        except BlindataError as exc:
+            return False, _explain(exc, settings)
+        except Exception as exc:  # the UI must get a message, never a traceback
+            return False, f"Unexpected error: {type(exc).__name__}: {exc}"
+        tenant = settings.tenant or "the user's default tenant"
+        return True, f"Connected to Blindata at {settings.url} as {user.username} on {tenant}"
+
+
+def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
+    """A message that says what is wrong and what to check."""
+    url = settings.url
+    if isinstance(exc, BlindataDeadlineError):
+        exc_last = exc.last_error
+        if isinstance(exc_last, BlindataRequestError):
+            return f"Cannot reach Blindata at {url}: {exc_last}"
+        return f"Blindata at {url} did not answer in time: {exc}"
+    if isinstance(exc, BlindataRequestError):
+        return f"Cannot reach Blindata at {url}: {exc}"
+    if isinstance(exc, BlindataAuthError):
+        how = settings.auth_method
+        return (
+            f"Blindata rejected the credentials (401, {how} authentication): "
+            f"{exc.server_message or exc}. Check the username, the key or password, and the "
+            f"auth method."
+        )
+    if isinstance(exc, BlindataPermissionError):
+        tenant = settings.tenant or "the default tenant"
+        return (
+            f"Blindata refused access (403) to tenant {tenant}: {exc.server_message or exc}. "
+            f"Check the tenant uuid and the user's permissions."
+        )
+    if isinstance(exc, BlindataNotFoundError):
+        return f"No Blindata API at {url} ({exc}). Check the URL."
+    if isinstance(exc, BlindataContractError):
+        return f"The server at {url} does not answer like Blindata: {exc}"
+    return str(exc)

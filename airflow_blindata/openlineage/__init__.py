@@ -1,0 +1,1 @@
+"""Capture: OpenLineage transport, listener and Airflow plugin of the provider."""
