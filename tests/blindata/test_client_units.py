@@ -1,0 +1,89 @@
+"""Client behaviour that needs a server doing something the emulator does not: one-off fakes."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from airflow_blindata.blindata import (
+    ENDPOINTS,
+    ApiKeyCredentials,
+    BlindataClient,
+    BlindataConfigError,
+    Evidence,
+    RetryPolicy,
+)
+from airflow_blindata.blindata.models import PhysicalEntity, Ref, format_timestamp
+
+
+def fake_client(handler: httpx.MockTransport) -> BlindataClient:
+    return BlindataClient(
+        "http://blindata.test",
+        credentials=ApiKeyCredentials("u", "k"),
+        tenant="t",
+        transport=handler,
+        retry=RetryPolicy(deadline=2, backoff_initial=0.01),
+    )
+
+
+def test_a_batch_refused_whole_with_400_is_split_until_the_bad_row_is_alone() -> None:
+    """One bad row never costs the others, even on a server that refuses a whole batch."""
+    seen: list[int] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        rows = json.loads(request.content)
+        seen.append(len(rows))
+        if any(row["name"] == "bad" for row in rows):
+            return httpx.Response(400, json={"status": 400, "message": "name 'bad' is invalid"})
+        return httpx.Response(200, json={"rowCreated": len(rows), "errors": []})
+
+    names = ["a", "b", "c", "bad", "e", "f", "g", "h"]
+    rows = [PhysicalEntity(system=Ref(uuid="s"), schema="x", name=name) for name in names]
+    with fake_client(httpx.MockTransport(server)) as client:
+        report = client.api.physical_entities.upload(rows, batch_size=8)
+    assert report.created == 7 and report.discarded == 1
+    assert [(e.index, e.message) for e in report.errors] == [(3, "name 'bad' is invalid")]
+    assert seen == [8, 4, 2, 2, 1, 1, 4]  # halves: abc-bad, ab, c-bad, c, bad, efgh
+
+
+def test_every_request_carries_the_tenant_and_the_collection_star_is_not_encoded() -> None:
+    seen: list[httpx.Request] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"rowCreated": 1})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        client.api.physical_entities.upload([PhysicalEntity(name="t")])
+    assert seen[0].headers["X-BD-Tenant"] == "t"
+    assert seen[0].url.raw_path == b"/api/v1/physical_entities/*/upload"
+
+
+def test_an_unknown_filter_fails_before_any_request() -> None:
+    with (
+        fake_client(httpx.MockTransport(lambda r: httpx.Response(500))) as client,
+        pytest.raises(BlindataConfigError, match="no filter 'sytemUuid'"),
+    ):
+        list(client.api.physical_entities.list(sytemUuid="x"))
+
+
+def test_a_url_without_scheme_is_refused() -> None:
+    with pytest.raises(BlindataConfigError, match="must start with http"):
+        BlindataClient("app.blindata.io", credentials=ApiKeyCredentials("u", "k"))
+
+
+def test_dates_go_on_the_wire_in_utc_with_milliseconds() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    moment = datetime(2026, 11, 29, 11, 0, 0, 123456, tzinfo=timezone(timedelta(hours=1)))
+    assert format_timestamp(moment) == "2026-11-29T10:00:00.123Z"
+
+
+def test_every_endpoint_is_marked_verified_or_inferred_and_has_a_unique_path() -> None:
+    keys = {(e.method, e.template) for e in ENDPOINTS.values()}
+    assert len(keys) == len(ENDPOINTS)
+    assert {e.evidence for e in ENDPOINTS.values()} == {Evidence.VERIFIED, Evidence.INFERRED}
+    for endpoint in ENDPOINTS.values():
+        assert endpoint.template.startswith(("/api/v1/", "/auth/"))

@@ -1,0 +1,56 @@
+"""Shared fixtures.
+
+Airflow reads its configuration when first imported, so the environment it needs is set here,
+before any test module imports it: a private ``AIRFLOW_HOME`` and no example DAGs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-blindata-tests-"))
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")
+
+TENANT = "11111111-1111-4111-8111-111111111111"
+OTHER_TENANT = "22222222-2222-4222-8222-222222222222"
+USER = "etl-user"
+API_KEY = "k3y-that-must-never-be-logged"
+PASSWORD = "pa55-that-must-never-be-logged"
+HUMAN = "steward"
+
+
+def emulator_settings() -> Any:
+    """Two tenants; the ETL user may use only the first, the steward logs in with a password."""
+    from airflow_blindata.emulator import EmulatorSettings, EmulatorUser
+
+    return EmulatorSettings(
+        tenants=[TENANT, OTHER_TENANT],
+        users=[
+            EmulatorUser(username=USER, password=API_KEY, tenants=[TENANT]),
+            EmulatorUser(username=HUMAN, password=PASSWORD),
+        ],
+    )
+
+
+@pytest.fixture(scope="session")
+def served_emulator() -> Iterator[Any]:
+    """One emulator served over real HTTP on loopback for the whole session."""
+    from airflow_blindata.emulator import running_emulator
+
+    with running_emulator(emulator_settings()) as handle:
+        yield handle
+
+
+@pytest.fixture
+def emulator(served_emulator: Any) -> Iterator[Any]:
+    """The served emulator, emptied and without faults for each test."""
+    served_emulator.emulator.reset()
+    served_emulator.emulator.faults.clear()
+    yield served_emulator
+    served_emulator.emulator.faults.clear()

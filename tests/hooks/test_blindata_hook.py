@@ -1,0 +1,173 @@
+"""``BlindataHook``: the BLINDATA connection, from ``AIRFLOW_CONN_BLINDATA_DEFAULT``, against the
+emulator served on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import (
+    ApiKeyCredentials,
+    BearerToken,
+    BlindataConfigError,
+    LoginCredentials,
+)
+from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
+from tests.conftest import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
+
+
+def connection(**fields: Any) -> SimpleNamespace:
+    defaults: dict[str, Any] = {
+        "conn_id": "blindata_default",
+        "host": "https://app.blindata.io",
+        "port": None,
+        "login": "etl",
+        "password": "secret",
+        "extra_dejson": {},
+    }
+    return SimpleNamespace(**{**defaults, **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "url"),
+    [
+        ({"host": "https://app.blindata.io/"}, "https://app.blindata.io/"),
+        ({"host": "blindata.example.com"}, "https://blindata.example.com"),
+        ({"host": "blindata.example.com", "port": 8443}, "https://blindata.example.com:8443"),
+        ({"host": "http://127.0.0.1:9000"}, "http://127.0.0.1:9000"),
+    ],
+)
+def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
+    fields: dict[str, Any], url: str
+) -> None:
+    assert BlindataConnectionSettings.from_connection(connection(**fields)).url == url
+
+
+@pytest.mark.parametrize(
+    ("extra", "credentials"),
+    [
+        ({}, ApiKeyCredentials("etl", "secret")),
+        ({"auth_method": "api_key"}, ApiKeyCredentials("etl", "secret")),
+        ({"auth_method": "login"}, LoginCredentials("etl", "secret")),
+        ({"auth_method": "BEARER"}, BearerToken("secret")),
+    ],
+)
+def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credentials: Any) -> None:
+    settings = BlindataConnectionSettings.from_connection(connection(extra_dejson=extra))
+    assert settings.credentials == credentials
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"host": ""}, "URL \\(host\\) is empty"),
+        ({"password": None}, "password field is empty"),
+        ({"login": None}, "needs a username"),
+        ({"extra_dejson": {"auth_method": "oauth"}}, "auth_method 'oauth' is not one of"),
+        ({"extra_dejson": {"timeout": "soon"}}, "timeout must be a number of seconds"),
+        ({"extra_dejson": {"deadline": -1}}, "deadline must be positive"),
+        ({"extra_dejson": {"verify_ssl": "maybe"}}, "verify_ssl must be true or false"),
+    ],
+)
+def test_a_bad_connection_gets_an_error_naming_the_field(
+    fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(BlindataConfigError, match=message):
+        BlindataConnectionSettings.from_connection(connection(**fields))
+
+
+def test_extras_are_read_with_their_types_and_the_old_prefixed_spelling() -> None:
+    extra = {"extra__blindata__tenant": "t-1", "verify_ssl": "false", "timeout": "5"}
+    settings = BlindataConnectionSettings.from_connection(connection(extra_dejson=extra))
+    assert (settings.tenant, settings.verify_ssl, settings.timeout) == ("t-1", False, 5.0)
+    assert "secret" not in repr(settings)
+
+
+def use_connection(
+    monkeypatch: pytest.MonkeyPatch, host: str, *, password: str = API_KEY, **extra: Any
+) -> None:
+    conn = {
+        "conn_type": "blindata",
+        "host": host,
+        "login": USER,
+        "password": password,
+        "extra": {"tenant": TENANT, **extra},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+
+
+@pytest.mark.integration
+def test_test_connection_passes_when_url_credentials_and_tenant_work(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, emulator.base_url)
+    ok, message = BlindataHook().test_connection()
+    assert ok, message
+    assert USER in message and TENANT in message
+
+
+@pytest.mark.integration
+def test_get_conn_returns_a_configured_client(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, emulator.base_url)
+    with BlindataHook().get_conn() as client:
+        assert client.tenant == TENANT
+        assert client.api.me().username == USER
+
+
+@pytest.mark.integration
+def test_login_connection_passes(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    conn = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": HUMAN,
+        "password": PASSWORD,
+        "extra": {"tenant": OTHER_TENANT, "auth_method": "login"},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+    ok, message = BlindataHook().test_connection()
+    assert ok, message
+
+
+@pytest.mark.integration
+def test_test_connection_fails_precisely_for_a_wrong_key(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, emulator.base_url, password="not-the-key")
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "rejected the credentials (401" in message
+    assert "not-the-key" not in message
+
+
+@pytest.mark.integration
+def test_test_connection_fails_precisely_for_a_wrong_tenant(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, emulator.base_url, tenant=OTHER_TENANT)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "refused access (403) to tenant " + OTHER_TENANT in message
+
+
+@pytest.mark.integration
+def test_test_connection_fails_precisely_for_a_dead_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    use_connection(monkeypatch, f"http://127.0.0.1:{port}")
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert f"Cannot reach Blindata at http://127.0.0.1:{port}" in message
+
+
+def test_test_connection_reports_an_unusable_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_connection(monkeypatch, "http://127.0.0.1:1", auth_method="kerberos")
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "auth_method 'kerberos'" in message
