@@ -1,0 +1,209 @@
+"""Dataset identity: which store a namespace names, and which schema and entity a name names.
+
+Two producers that write the same table must land on the same catalog node (seed 002). Producers
+disagree on spelling — ``postgresql://`` or ``postgres://``, ``DB.example.com`` or
+``db.example.com``, a port left out — so every namespace is first normalised to the spelling of
+the OpenLineage naming conventions. User info is dropped on the way, so that no credential that a
+producer put in a URI ever reaches the catalog.
+
+Then the dataset name is split into a schema and an entity by the first rule of seed 000 that
+applies: the hierarchy facet, the profile of the namespace scheme, a TABLE symlink, or the name as
+it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "SCHEME_ALIASES",
+    "EntityName",
+    "NamespaceParts",
+    "entity_name",
+    "namespace_parts",
+    "normalize_namespace",
+]
+
+SCHEME_ALIASES: dict[str, str] = {
+    "postgresql": "postgres",
+    "mariadb": "mysql",
+    "sqlserver": "mssql",
+    "s3a": "s3",
+    "s3n": "s3",
+}
+"""Spellings that name the same kind of store, mapped to the naming conventions' scheme."""
+
+DEFAULT_PORTS: dict[str, int] = {
+    "postgres": 5432,
+    "mysql": 3306,
+    "redshift": 5439,
+    "mssql": 1433,
+    "oracle": 1521,
+    "db2": 50000,
+    "teradata": 1025,
+    "clickhouse": 8123,
+    "trino": 8080,
+}
+"""Ports that a producer may leave out; the normalised namespace always names them."""
+
+_BUCKET_SCHEMES = frozenset({"s3", "gs", "wasbs", "abfss"})
+# Azure's authority is container@account, not user info (seed 002).
+_AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss"})
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceParts:
+    """The pieces of a namespace that a System ``nameTemplate`` can use."""
+
+    namespace: str
+    scheme: str
+    host: str
+    port: str
+    bucket: str
+
+    def template_values(self) -> dict[str, str]:
+        return {
+            "namespace": self.namespace,
+            "scheme": self.scheme,
+            "host": self.host,
+            "port": self.port,
+            "bucket": self.bucket,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EntityName:
+    """Where a dataset lands inside its System; ``rule`` says which rule decided it."""
+
+    schema: str | None
+    name: str
+    rule: str
+
+
+def normalize_namespace(namespace: str) -> str:
+    """The namespace as the naming conventions spell it, without user info.
+
+    ``postgresql://USER:pw@DB.Example.com/`` becomes ``postgres://db.example.com:5432``. A
+    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed.
+    """
+    text = namespace.strip()
+    if "://" not in text:
+        return text
+    scheme, rest = text.split("://", 1)
+    scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
+    authority, _, path = rest.partition("/")
+    authority = authority.split("?", 1)[0].split("#", 1)[0]
+    if "@" in authority and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
+        authority = authority.rsplit("@", 1)[1]
+    host, port = _split_host_port(authority)
+    if scheme not in _BUCKET_SCHEMES and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
+        host = host.lower()
+    if not port and host and scheme in DEFAULT_PORTS:
+        port = str(DEFAULT_PORTS[scheme])
+    authority = f"{host}:{port}" if port else host
+    path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+def _split_host_port(authority: str) -> tuple[str, str]:
+    if authority.startswith("["):  # IPv6 literal
+        host, _, rest = authority.partition("]")
+        return host + "]", rest.removeprefix(":")
+    host, sep, port = authority.rpartition(":")
+    if sep and port.isdigit():
+        return host, port
+    return authority, ""
+
+
+def namespace_parts(namespace: str) -> NamespaceParts:
+    """Scheme, host, port and bucket of a (normalised) namespace; empty strings when absent."""
+    if "://" not in namespace:
+        return NamespaceParts(namespace, "", "", "", "")
+    split = urlsplit(namespace)
+    scheme = split.scheme
+    authority = split.netloc
+    host, port = _split_host_port(authority.rsplit("@", 1)[-1])
+    bucket = host if scheme in _BUCKET_SCHEMES else ""
+    if scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        bucket = authority.split("@", 1)[0]
+    return NamespaceParts(namespace, scheme, host, port, bucket)
+
+
+# -- dataset name → schema and entity -----------------------------------------------------------
+
+_PARTITION = re.compile(r"^[^=/]+=[^/]*$")
+_FILE = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*|.+\.[A-Za-z0-9]{1,10})$")
+
+
+def _dotted(name: str, default_schema: str | None) -> EntityName:
+    """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return EntityName(default_schema, name, "profile")
+    return EntityName(parts[-2], parts[-1], "profile")
+
+
+def _glue(name: str) -> EntityName:
+    """``table/<database>/<table>`` → (database, table)."""
+    parts = [part for part in name.split("/") if part]
+    if parts and parts[0] == "table":
+        parts = parts[1:]
+    if len(parts) >= 2:
+        return EntityName(parts[-2], parts[-1], "profile")
+    return EntityName("default", parts[-1] if parts else name, "profile")
+
+
+def _s3(name: str) -> EntityName:
+    """The dataset folder: partition and file segments are dropped from the end of the key."""
+    segments = [segment for segment in name.strip("/").split("/") if segment]
+    while len(segments) > 1 and (_PARTITION.match(segments[-1]) or _FILE.match(segments[-1])):
+        segments.pop()
+    if not segments:
+        return EntityName(None, name, "profile")
+    schema = "/".join(segments[:-1]) or None
+    return EntityName(schema, segments[-1], "profile")
+
+
+def _profile(scheme: str, name: str) -> EntityName | None:
+    if scheme in ("redshift", "postgres"):
+        return _dotted(name, "public")
+    if scheme == "awsathena":
+        return _dotted(name, "default")
+    if scheme == "s3":
+        return _s3(name)
+    return None
+
+
+def entity_name(
+    namespace: str,
+    name: str,
+    *,
+    hierarchy: Sequence[tuple[str, str]] = (),
+    symlinks: Sequence[tuple[str, str, str]] = (),
+) -> EntityName:
+    """Schema and entity of a dataset, by the first rule of seed 000 that applies.
+
+    ``hierarchy`` is the hierarchy facet as ``(type, name)`` levels, outermost first;
+    ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers.
+    """
+    levels = [level_name for _, level_name in hierarchy if level_name]
+    if levels:
+        return EntityName(levels[-2] if len(levels) > 1 else None, levels[-1], "hierarchy")
+    normalized = normalize_namespace(namespace)
+    if normalized.startswith("arn:aws:glue"):
+        return _glue(name)
+    scheme = normalized.split("://", 1)[0] if "://" in normalized else ""
+    by_profile = _profile(scheme, name)
+    if by_profile is not None:
+        return by_profile
+    for link_namespace, link_name, link_type in symlinks:
+        if link_type.upper() != "TABLE":
+            continue
+        link_scheme = normalize_namespace(link_namespace).split("://", 1)[0]
+        linked = _profile(link_scheme, link_name) or _dotted(link_name, None)
+        return EntityName(linked.schema, linked.name, "symlink")
+    return EntityName(None, name, "name")

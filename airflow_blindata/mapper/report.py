@@ -1,0 +1,109 @@
+"""Gaps and counters: what a run could not map, why, and what to do about it.
+
+Gaps work like a warning level: they are collected, never raised. Each gap code is one of the
+seeds' (``001`` "Why is my lineage missing?", ``000`` namespace resolution), with the hint of the
+seed's table, a count and a few examples so a steward can find the offending dataset or job.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+__all__ = ["GAP_HINTS", "MAX_EXAMPLES", "Gap", "GapCode", "Report"]
+
+MAX_EXAMPLES = 5
+"""Examples kept per gap code; the count is always complete."""
+
+
+class GapCode(StrEnum):
+    UNMAPPED_NAMESPACE = "UNMAPPED_NAMESPACE"
+    IGNORED_NAMESPACE = "IGNORED_NAMESPACE"
+    TARGET_NOT_CATALOGUED = "TARGET_NOT_CATALOGUED"
+    FIELD_NOT_CATALOGUED = "FIELD_NOT_CATALOGUED"
+    UNCORRELATED_IO = "UNCORRELATED_IO"
+    QLP_PENDING = "QLP_PENDING"
+    QLP_ANALYSIS_ERROR = "QLP_ANALYSIS_ERROR"
+    UNRESOLVED_ORCHESTRATION_TARGET = "UNRESOLVED_ORCHESTRATION_TARGET"
+    DANGLING_FLOW = "DANGLING_FLOW"
+    JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
+    JOB_SYSTEM_NOT_SHARED = "JOB_SYSTEM_NOT_SHARED"
+    MALFORMED_FACET = "MALFORMED_FACET"
+    PRODUCER_NO_LINEAGE = "PRODUCER_NO_LINEAGE"
+    PRODUCER_PARTIAL_LINEAGE = "PRODUCER_PARTIAL_LINEAGE"
+    UNREADABLE_EVENT = "UNREADABLE_EVENT"
+    FIELD_DESCRIPTION_TOO_LONG = "FIELD_DESCRIPTION_TOO_LONG"
+
+
+GAP_HINTS: dict[GapCode, str] = {
+    GapCode.UNMAPPED_NAMESPACE: "Stamp the System with openLineageNamespace, add a "
+    "namespaceMappings entry, or allow creation. See Namespace to System.",
+    GapCode.IGNORED_NAMESPACE: "Expected for OpenSearch and Elasticsearch.",
+    GapCode.TARGET_NOT_CATALOGUED: "Crawl the store, or allow entityCreation for it.",
+    GapCode.FIELD_NOT_CATALOGUED: "Send the schema facet of the dataset, or crawl it.",
+    GapCode.UNCORRELATED_IO: "Add the lineage facet.",
+    GapCode.QLP_PENDING: "Wait one run.",
+    GapCode.QLP_ANALYSIS_ERROR: "See SQL lineage.",
+    GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "Make sure that job's events reach a definition "
+    "with processLayer on.",
+    GapCode.DANGLING_FLOW: "Fix the dataset gaps above.",
+    GapCode.JOB_SYSTEM_NOT_FOUND: "Fix the uuid or the name, or set creation to IF_MISSING.",
+    GapCode.JOB_SYSTEM_NOT_SHARED: "Use a System for the jobs, or set shared on the rule.",
+    GapCode.MALFORMED_FACET: "Fix the producer.",
+    GapCode.PRODUCER_NO_LINEAGE: "Producer-side limit.",
+    GapCode.PRODUCER_PARTIAL_LINEAGE: "Producer-side limit.",
+    GapCode.UNREADABLE_EVENT: "The event is not OpenLineage JSON; fix the producer. The raw "
+    "event is kept in the store's quarantine.",
+    GapCode.FIELD_DESCRIPTION_TOO_LONG: "Blindata has no field documentation: shorten the "
+    "description to 250 characters or fewer.",
+}
+
+
+class Gap(BaseModel):
+    code: GapCode
+    count: int = 0
+    examples: list[str] = Field(default_factory=list)
+    hint: str = ""
+
+
+class Report(BaseModel):
+    """Counters, unknown facets by key, and gaps by code."""
+
+    counters: dict[str, int] = Field(default_factory=dict)
+    unknown_facets: dict[str, int] = Field(default_factory=dict)
+    gaps: dict[GapCode, Gap] = Field(default_factory=dict)
+
+    def count(self, name: str, amount: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + amount
+
+    def unknown_facet(self, key: str) -> None:
+        self.unknown_facets[key] = self.unknown_facets.get(key, 0) + 1
+
+    def gap(self, code: GapCode, example: str) -> None:
+        """Record one occurrence of ``code``; ``example`` names the dataset or job concerned."""
+        gap = self.gaps.get(code)
+        if gap is None:
+            gap = self.gaps[code] = Gap(code=code, hint=GAP_HINTS[code])
+        gap.count += 1
+        if len(gap.examples) < MAX_EXAMPLES and example not in gap.examples:
+            gap.examples.append(example)
+
+    def gap_count(self, code: GapCode) -> int:
+        gap = self.gaps.get(code)
+        return gap.count if gap else 0
+
+    def merge(self, other: Report) -> None:
+        for name, amount in other.counters.items():
+            self.count(name, amount)
+        for key, amount in other.unknown_facets.items():
+            self.unknown_facets[key] = self.unknown_facets.get(key, 0) + amount
+        for code, gap in other.gaps.items():
+            mine = self.gaps.get(code)
+            if mine is None:
+                self.gaps[code] = gap.model_copy(deep=True)
+                continue
+            mine.count += gap.count
+            for example in gap.examples:
+                if len(mine.examples) < MAX_EXAMPLES and example not in mine.examples:
+                    mine.examples.append(example)

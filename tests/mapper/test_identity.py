@@ -1,0 +1,155 @@
+"""Dataset identity (seed 002) and dataset name → schema and entity (seed 000)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_blindata.mapper.identity import (
+    EntityName,
+    entity_name,
+    namespace_parts,
+    normalize_namespace,
+)
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        # PostgreSQL is postgresql in JDBC but postgres in the OpenLineage naming spec
+        ("postgresql://db:5432", "postgres://db:5432"),
+        ("postgres://db:5432", "postgres://db:5432"),
+        # host is taken from the connection, trimmed and lowercased
+        ("postgres://DB.Example.COM:5432", "postgres://db.example.com:5432"),
+        ("  postgres://db:5432  ", "postgres://db:5432"),
+        # port is the database's default port when the connection leaves it blank
+        ("postgres://db", "postgres://db:5432"),
+        ("mysql://db", "mysql://db:3306"),
+        ("mariadb://db", "mysql://db:3306"),
+        ("redshift://my-dwh.eu-west-1", "redshift://my-dwh.eu-west-1:5439"),
+        ("sqlserver://sql1", "mssql://sql1:1433"),
+        ("oracle://ora", "oracle://ora:1521"),
+        ("db2://main", "db2://main:50000"),
+        # URI user info (credentials) is dropped, so no secret reaches the lineage graph
+        ("postgres://etl:s3cret@db:5432", "postgres://db:5432"),
+        ("s3://AKIA:key@my-bucket", "s3://my-bucket"),
+        ("postgres://db:5432?password=x", "postgres://db:5432"),
+        # ... except Azure, whose authority carries the container rather than a credential
+        (
+            "abfss://container@account.dfs.core.windows.net",
+            "abfss://container@account.dfs.core.windows.net",
+        ),
+        # s3, s3a and s3n are one bucket namespace; bucket names keep their case
+        ("s3a://my-bucket", "s3://my-bucket"),
+        ("s3n://my-bucket/", "s3://my-bucket"),
+        ("hdfs://NameNode:8020", "hdfs://namenode:8020"),
+        # namespaces that are not URIs are left as they are
+        ("hop", "hop"),
+        ("bigquery", "bigquery"),
+        ("file", "file"),
+        ("arn:aws:glue:eu-west-1:123456789012", "arn:aws:glue:eu-west-1:123456789012"),
+    ],
+)
+def test_producers_of_the_same_store_land_on_the_same_namespace(
+    produced: str, normalised: str
+) -> None:
+    assert normalize_namespace(produced) == normalised
+
+
+@given(st.text())
+def test_normalising_is_idempotent_and_never_raises(namespace: str) -> None:
+    once = normalize_namespace(namespace)
+    assert normalize_namespace(once) == once
+
+
+@given(
+    st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True),
+    st.from_regex(r"[A-Z!$%]{4,12}", fullmatch=True),
+)
+def test_no_password_in_a_namespace_survives_normalisation(user: str, password: str) -> None:
+    normalised = normalize_namespace(f"postgresql://{user}:{password}@db-host")
+    assert normalised == "postgres://db-host:5432"
+    assert password not in normalised
+
+
+@pytest.mark.parametrize(
+    ("namespace", "parts"),
+    [
+        ("postgres://db:5432", ("postgres", "db", "5432", "")),
+        ("s3://my-bucket", ("s3", "my-bucket", "", "my-bucket")),
+        (
+            "abfss://raw@lake.dfs.core.windows.net",
+            ("abfss", "lake.dfs.core.windows.net", "", "raw"),
+        ),
+        ("hop", ("", "", "", "")),
+    ],
+)
+def test_name_template_placeholders(namespace: str, parts: tuple[str, str, str, str]) -> None:
+    found = namespace_parts(namespace)
+    assert (found.scheme, found.host, found.port, found.bucket) == parts
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "expected"),
+    [
+        # redshift://, postgres://: database.schema.table → schema, table; no schema part: public
+        ("redshift://dwh:5439", "analytics.sales.orders", ("sales", "orders")),
+        ("postgres://db:5432", "analytics.staging.orders", ("staging", "orders")),
+        ("postgresql://db", "staging.orders", ("staging", "orders")),
+        ("postgres://db:5432", "orders", ("public", "orders")),
+        # awsathena://: catalog.database.table → database, table; no database part: default
+        (
+            "awsathena://athena.eu-west-1.amazonaws.com",
+            "AwsDataCatalog.sales.orders",
+            ("sales", "orders"),
+        ),
+        ("awsathena://athena.eu-west-1.amazonaws.com", "orders", ("default", "orders")),
+        # arn:aws:glue: table/database/table → database, table
+        ("arn:aws:glue:eu-west-1:123456789012", "table/sales/orders", ("sales", "orders")),
+        ("arn:aws:glue:eu-west-1:123456789012", "table/orders", ("default", "orders")),
+        # s3://: the dataset folder; partitions and files are dropped from the end
+        ("s3://lake", "raw/sales/orders", ("raw/sales", "orders")),
+        (
+            "s3://lake",
+            "raw/sales/orders/year=2026/month=11/part-00000.parquet",
+            ("raw/sales", "orders"),
+        ),
+        ("s3://lake", "raw/sales/orders/_SUCCESS", ("raw/sales", "orders")),
+        ("s3://lake", "/orders/", (None, "orders")),
+        ("s3a://lake", "exports/orders.csv", (None, "exports")),
+        # other schemes: the name as it is, with no schema
+        ("kafka://broker:9092", "orders.events", (None, "orders.events")),
+        ("hop", "customers.csv", (None, "customers.csv")),
+    ],
+)
+def test_the_profile_of_the_namespace_scheme_names_schema_and_entity(
+    namespace: str, name: str, expected: tuple[str | None, str]
+) -> None:
+    found = entity_name(namespace, name)
+    assert (found.schema, found.name) == expected
+
+
+def test_the_hierarchy_facet_wins_last_level_is_the_entity_the_one_before_the_schema() -> None:
+    hierarchy = [("DATABASE", "my_db"), ("SCHEMA", "my_schema"), ("TABLE", "my_table")]
+    assert entity_name("postgres://db", "x.y.z", hierarchy=hierarchy) == EntityName(
+        "my_schema", "my_table", "hierarchy"
+    )
+    assert entity_name("kafka://b", "t", hierarchy=[("TOPIC", "orders")]) == EntityName(
+        None, "orders", "hierarchy"
+    )
+
+
+def test_a_table_symlink_names_the_entity_of_a_scheme_without_a_profile() -> None:
+    symlinks = [
+        ("file:/warehouse", "other", "LOCATION"),
+        ("hive://metastore:9083", "default.alter_table_test_new", "TABLE"),
+    ]
+    found = entity_name("file", "/warehouse/alter_test", symlinks=symlinks)
+    assert found == EntityName("default", "alter_table_test_new", "symlink")
+
+
+def test_a_scheme_with_a_profile_ignores_symlinks() -> None:
+    symlinks = [("hive://m", "db.other", "TABLE")]
+    found = entity_name("postgres://db", "a.b.c", symlinks=symlinks)
+    assert (found.schema, found.name, found.rule) == ("b", "c", "profile")
