@@ -1,0 +1,667 @@
+"""The job definition: what one OpenLineage job may do in Blindata, as validated data.
+
+A ``JobDefinition`` is loaded from YAML, JSON or a dict and handed to the operators; the mapper
+only reads it. Files use the seeds' camelCase keys, Python the snake_case attributes, and a file
+accepts one spelling per key: an unknown or misspelt key is an error, never a silent default.
+Every problem of a file is reported at once in one ``JobDefinitionError`` naming the bad key as
+the user wrote it. The options, their defaults and examples are in ``docs/configure-the-job.md``.
+
+Patterns (``ignoredNamespaces`` and every ``pattern``) are shell-style globs matched against the
+whole namespace, case-sensitively (``fnmatch.fnmatchcase``): ``s3://*`` matches ``s3://bucket``
+but not ``s3a://bucket``, and ``*`` also crosses ``/``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import string
+from collections.abc import Hashable, Mapping, Sequence
+from enum import StrEnum
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple, Self, get_args
+from uuid import UUID
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
+
+__all__ = [
+    "DEFAULT_IGNORED_NAMESPACES",
+    "DEFAULT_NAME_TEMPLATE",
+    "DEFAULT_QUERY_BUCKET_NAME",
+    "MAX_RETENTION_DAYS",
+    "NAME_TEMPLATE_PLACEHOLDERS",
+    "QUERY_BUCKET_PLACEHOLDERS",
+    "RESERVED_SCOPE_PREFIX",
+    "SCHEME_NAME_TEMPLATES",
+    "SCHEME_TECHNOLOGIES",
+    "SUITE_CODE_PREFIX",
+    "Cleanup",
+    "Creation",
+    "JobDefinition",
+    "JobDefinitionError",
+    "JobSystemRule",
+    "NamespaceMapping",
+    "OpenLineageSystem",
+    "Problem",
+    "Quality",
+    "Retention",
+    "SystemPolicy",
+    "SystemRef",
+    "SystemSubtype",
+    "matches_pattern",
+]
+
+DEFAULT_IGNORED_NAMESPACES = ("opensearch://*", "elasticsearch://*")
+NAME_TEMPLATE_PLACEHOLDERS = frozenset({"namespace", "scheme", "host", "port", "bucket"})
+DEFAULT_NAME_TEMPLATE = "{namespace}"
+"""The namespace is the only name that cannot collide between two stores."""
+SCHEME_NAME_TEMPLATES: Mapping[str, str] = {"s3": "{bucket}", "gs": "{bucket}"}
+"""Seed 000: one System per S3 bucket, named after the bucket by default (GCS alike)."""
+SCHEME_TECHNOLOGIES: Mapping[str, str] = {
+    "s3": "Amazon S3",
+    "redshift": "Amazon Redshift",
+    "awsathena": "Amazon Athena",
+    "postgres": "PostgreSQL",
+    "mysql": "MySQL",
+    "mssql": "Microsoft SQL Server",
+    "oracle": "Oracle",
+    "db2": "IBM Db2",
+    "snowflake": "Snowflake",
+    "bigquery": "Google BigQuery",
+    "gs": "Google Cloud Storage",
+    "hdfs": "HDFS",
+    "kafka": "Apache Kafka",
+    "abfss": "Azure Data Lake Storage",
+    "wasbs": "Azure Blob Storage",
+}
+"""Technology of a System created for a scheme when its policy names none."""
+DEFAULT_QUERY_BUCKET_NAME = "OpenLineage SQL {uuid}"
+QUERY_BUCKET_PLACEHOLDERS = frozenset({"uuid"})
+RESERVED_SCOPE_PREFIX = "ol:"
+"""Flow scopes of the job start with this; cleanup removes by it."""
+SUITE_CODE_PREFIX = "openlineage:"
+MAX_RETENTION_DAYS = 36_500
+"""A hundred years: beyond it ``now - timedelta(days)`` leaves the calendar."""
+_EXAMPLE_UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+_MAX_SHOWN_INPUT = 60
+
+
+def matches_pattern(value: str, pattern: str) -> bool:
+    """Shell-style glob against the whole value, case-sensitive so it means the same everywhere.
+
+    ``fnmatch.fnmatch`` would fold case on Windows workers and not on Linux ones.
+    """
+    return fnmatchcase(value, pattern)
+
+
+def _check_pattern(pattern: str) -> str:
+    if not pattern:
+        raise ValueError("must not be empty (use '*' to match every namespace)")
+    if pattern != pattern.strip():
+        raise ValueError(f"must not start or end with spaces, got {pattern!r}")
+    return pattern
+
+
+def _check_text(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text
+
+
+def _canonical_uuid(text: str) -> str:
+    """Canonical lowercase form, so that one definition always stamps the same owner."""
+    try:
+        return str(UUID(text))
+    except ValueError:
+        raise ValueError(f"must be a UUID such as {_EXAMPLE_UUID}, got {text!r}") from None
+
+
+def _check_template(template: str, allowed: frozenset[str]) -> str:
+    """Refuse at load time what would otherwise fail (KeyError) in the middle of a sync."""
+    names = ", ".join(f"{{{name}}}" for name in sorted(allowed))
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ValueError(
+            f"is not a valid template ({error}); write a brace as {{{{ or }}}}"
+        ) from None
+    for _literal, field, spec, conversion in parts:
+        if field is None:
+            continue
+        if field not in allowed:
+            raise ValueError(f"unknown placeholder {{{field}}}; the placeholders are {names}")
+        if spec or conversion:
+            raise ValueError(f"placeholder {{{field}}} takes no format or conversion")
+    return template
+
+
+def _check_name_template(template: str) -> str:
+    return _check_template(_check_text(template), NAME_TEMPLATE_PLACEHOLDERS)
+
+
+def _check_query_bucket_name(template: str) -> str:
+    _check_template(_check_text(template), QUERY_BUCKET_PLACEHOLDERS)
+    if template.lstrip().lower().startswith(RESERVED_SCOPE_PREFIX):
+        raise ValueError(
+            f"must not start with {RESERVED_SCOPE_PREFIX!r}, got {template!r}: the statements and "
+            "flows of the SQL analysis belong to the routine, and the scope cleanup of the job, "
+            f"which removes by the {RESERVED_SCOPE_PREFIX!r} prefix, must never match them"
+        )
+    return template
+
+
+Pattern = Annotated[str, AfterValidator(_check_pattern)]
+Text = Annotated[str, AfterValidator(_check_text)]
+Uuid = Annotated[str, AfterValidator(_canonical_uuid)]
+Days = Annotated[StrictInt, Field(ge=1, le=MAX_RETENTION_DAYS)]
+
+
+class Creation(StrEnum):
+    """Whether the job may create a missing System."""
+
+    IF_MISSING = "IF_MISSING"
+    NEVER = "NEVER"
+
+
+class SystemSubtype(StrEnum):
+    """Blindata's System subtypes (``blindata-api.md`` §2)."""
+
+    APPLICATION = "APPLICATION"
+    ARCHIVE = "ARCHIVE"
+    SERVICE = "SERVICE"
+    DATABASE = "DATABASE"
+    QUEUE = "QUEUE"
+    JOB = "JOB"
+
+
+class _Model(BaseModel):
+    """camelCase keys in files, snake_case in Python; immutable, so a run cannot alter its rules."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+class _PatternRule(_Model):
+    pattern: Pattern = Field(description="Shell-style glob matched against the whole namespace.")
+
+    def matches(self, namespace: str) -> bool:
+        return matches_pattern(namespace, self.pattern)
+
+
+class SystemRef(_Model):
+    """A System named by exactly one of its name or its uuid."""
+
+    name: Text | None = Field(default=None, description="The name of the System.")
+    uuid: Uuid | None = Field(default=None, description="The uuid of the System.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Self:
+        if (self.name is None) == (self.uuid is None):
+            raise ValueError("give exactly one of name or uuid")
+        return self
+
+
+class NamespaceMapping(_PatternRule):
+    """Step 2 of the namespace resolution: these namespaces belong to that System."""
+
+    system: SystemRef = Field(description="The System the namespaces belong to, if it exists.")
+
+
+class SystemPolicy(_PatternRule):
+    """Per-System settings; the first policy whose pattern matches the namespace applies."""
+
+    creation: Creation = Field(
+        default=Creation.NEVER,
+        description="IF_MISSING: create the System when no step before resolves the namespace. "
+        "NEVER (default): report UNMAPPED_NAMESPACE instead.",
+    )
+    name_template: Annotated[str, AfterValidator(_check_name_template)] | None = Field(
+        default=None,
+        description="The name of a created System, with the placeholders {namespace} {scheme} "
+        "{host} {port} {bucket}. Default: {bucket} for s3, otherwise {namespace}.",
+    )
+    subtype: SystemSubtype = Field(
+        default=SystemSubtype.DATABASE, description="The subtype of a created System."
+    )
+    technology: Text | None = Field(
+        default=None,
+        description="The technology of a created System. Default: Amazon S3 for s3, else none.",
+    )
+    entity_creation: StrictBool | None = Field(
+        default=None,
+        description="Whether entities and fields may be created on the System. Default: true on "
+        "Systems created by OpenLineage, false on mapped or crawled ones.",
+    )
+    replace_user_documentation: StrictBool = Field(
+        default=False,
+        description="Overwrite documentation that a user edited (default false: it is kept).",
+    )
+
+    def name_template_for(self, scheme: str) -> str:
+        return self.name_template or SCHEME_NAME_TEMPLATES.get(scheme, DEFAULT_NAME_TEMPLATE)
+
+    def system_name(
+        self, *, namespace: str, scheme: str, host: str = "", port: str = "", bucket: str = ""
+    ) -> str:
+        """The name of the System this policy creates; parsing the namespace is the mapper's job."""
+        return self.name_template_for(scheme).format(
+            namespace=namespace, scheme=scheme, host=host, port=port, bucket=bucket
+        )
+
+    def technology_for(self, scheme: str) -> str | None:
+        return self.technology or SCHEME_TECHNOLOGIES.get(scheme)
+
+    def entity_creation_for(self, *, created_by_openlineage: bool) -> bool:
+        """The seed's default: the job creates entities only on the Systems it created."""
+        if self.entity_creation is None:
+            return created_by_openlineage
+        return self.entity_creation
+
+
+class OpenLineageSystem(_Model):
+    """The System that holds the jobs no jobSystems rule places elsewhere, and the quality suite."""
+
+    name: Text = Field(default="OpenLineage", description="The name of the System.")
+    subtype: SystemSubtype = Field(
+        default=SystemSubtype.SERVICE, description="The subtype, when the job creates it."
+    )
+    technology: Text | None = Field(
+        default="OpenLineage", description="The technology, when the job creates it."
+    )
+
+
+class JobSystemRule(_PatternRule):
+    """Job namespace → the System that holds its job entities and routines."""
+
+    system: SystemRef = Field(description="The System of the jobs of the matching namespaces.")
+    creation: Creation = Field(
+        default=Creation.NEVER,
+        description="IF_MISSING: create the System by name. NEVER (default): a missing System is "
+        "reported as JOB_SYSTEM_NOT_FOUND and the jobs go to openLineageSystem.",
+    )
+    shared: StrictBool = Field(
+        default=False,
+        description="Allow a System that does not already hold OpenLineage jobs (otherwise "
+        "JOB_SYSTEM_NOT_SHARED).",
+    )
+
+    @model_validator(mode="after")
+    def _creation_needs_a_name(self) -> Self:
+        if self.creation is Creation.IF_MISSING and self.system.name is None:
+            raise ValueError(
+                "creation IF_MISSING needs system.name: a System cannot be created from a uuid"
+            )
+        return self
+
+
+class Quality(_Model):
+    """Seed 003: checks, results and profiling records."""
+
+    enabled: StrictBool = Field(default=True, description="Publish checks, results and metrics.")
+    metrics_enabled: StrictBool = Field(
+        default=True, description="Publish profiling metric records (needs enabled)."
+    )
+    suite_code: Text | None = Field(
+        default=None, description="The code of the quality suite. Default: openlineage:<uuid>."
+    )
+
+
+class Retention(_Model):
+    """How long the event store remembers; the latest description of a job outlives its events."""
+
+    job_described_for_days: Days = Field(
+        default=30, description="A job with no event for this many days is no longer described."
+    )
+    raw_events_days: Days = Field(
+        default=14,
+        description="Raw events older than this are pruned; the latest description is kept.",
+    )
+
+
+class Cleanup(_Model):
+    """Safety of the removal of what the job no longer describes."""
+
+    enabled: StrictBool = Field(default=True, description="Remove what is no longer described.")
+    max_removal_share: Annotated[float, Strict(), Field(gt=0, le=1)] = Field(
+        default=0.2,
+        description="Refuse a cleanup that would remove more than this share of what the job "
+        "owns, unless forced.",
+    )
+    refuse_empty_snapshot: StrictBool = Field(
+        default=True, description="Refuse a cleanup after a snapshot that describes nothing."
+    )
+
+
+class JobDefinition(_Model):
+    """Every option of the seeds for one OpenLineage job, validated, with the seeds' defaults."""
+
+    uuid: Uuid = Field(
+        description="Stable identity: names the quality suite, the query bucket and the "
+        "openLineageOwner stamp. Never change it."
+    )
+    ignored_namespaces: tuple[Pattern, ...] = Field(
+        default=DEFAULT_IGNORED_NAMESPACES,
+        description="Datasets in these namespaces are skipped (IGNORED_NAMESPACE).",
+    )
+    namespace_mappings: tuple[NamespaceMapping, ...] = Field(
+        default=(), description="The first entry that matches and whose System exists applies."
+    )
+    system_policies: tuple[SystemPolicy, ...] = Field(
+        default=(), description="The first entry whose pattern matches the namespace applies."
+    )
+    open_lineage_system: OpenLineageSystem = Field(
+        default_factory=OpenLineageSystem,
+        description="Where jobs go when no jobSystems rule applies.",
+    )
+    job_systems: tuple[JobSystemRule, ...] = Field(
+        default=(), description="Job namespace → System of its jobs; the first match applies."
+    )
+    process_layer: StrictBool = Field(
+        default=True, description="Catalog job entities, orchestration flows and test checks."
+    )
+    include_indirect: StrictBool = Field(
+        default=False, description="Describe INDIRECT transformations in flow descriptions."
+    )
+    query_bucket_template: Annotated[str, AfterValidator(_check_query_bucket_name)] = Field(
+        default=DEFAULT_QUERY_BUCKET_NAME,
+        alias="queryBucketName",
+        description="The query bucket of the SQL analysis; {uuid} is the definition uuid. Must "
+        "not start with ol:.",
+    )
+    quality: Quality = Field(default_factory=Quality, description="Quality checks and metrics.")
+    retention: Retention = Field(default_factory=Retention, description="Event store retention.")
+    cleanup: Cleanup = Field(default_factory=Cleanup, description="Cleanup safety.")
+
+    @field_validator("system_policies", "job_systems")
+    @classmethod
+    def _no_shadowed_entries(cls, rules: tuple[_PatternRule, ...]) -> tuple[_PatternRule, ...]:
+        """Only the first match applies, so a repeated pattern is an entry that never does."""
+        first: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            if rule.pattern in first:
+                raise ValueError(
+                    f"entries {first[rule.pattern]} and {index} have the same pattern "
+                    f"{rule.pattern!r}: only the first applies, so entry {index} never does"
+                )
+            first[rule.pattern] = index
+        return rules
+
+    @property
+    def query_bucket_name(self) -> str:
+        return self.query_bucket_template.format(uuid=self.uuid)
+
+    @property
+    def quality_suite_code(self) -> str:
+        return self.quality.suite_code or f"{SUITE_CODE_PREFIX}{self.uuid}"
+
+    def is_ignored(self, namespace: str) -> bool:
+        return any(matches_pattern(namespace, pattern) for pattern in self.ignored_namespaces)
+
+    def namespace_mappings_for(self, namespace: str) -> list[NamespaceMapping]:
+        """In order: the mapper takes the first whose System exists."""
+        return [mapping for mapping in self.namespace_mappings if mapping.matches(namespace)]
+
+    def system_policy_for(self, namespace: str) -> SystemPolicy | None:
+        return next((policy for policy in self.system_policies if policy.matches(namespace)), None)
+
+    def job_system_rule_for(self, job_namespace: str) -> JobSystemRule | None:
+        return next((rule for rule in self.job_systems if rule.matches(job_namespace)), None)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> Self:
+        """Validate parsed data; keys are accepted only in the file spelling (camelCase)."""
+        return cls._from_parsed(data, source)
+
+    @classmethod
+    def from_yaml(cls, text: str, *, source: str | None = None) -> Self:
+        try:
+            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no object tags
+        except yaml.MarkedYAMLError as error:
+            raise JobDefinitionError([_yaml_problem(error)], source=source) from None
+        except yaml.YAMLError as error:
+            raise JobDefinitionError(
+                [Problem("", f"not valid YAML: {error}")], source=source
+            ) from None
+        return cls._from_parsed(data, source)
+
+    @classmethod
+    def from_json(cls, text: str, *, source: str | None = None) -> Self:
+        if not text.strip():
+            return cls._from_parsed(None, source)
+        try:
+            data = json.loads(text, object_pairs_hook=_unique_pairs)
+        except json.JSONDecodeError as error:
+            problem = Problem("", f"line {error.lineno}, column {error.colno}: {error.msg}")
+            raise JobDefinitionError([problem], source=source) from None
+        except _DuplicateKeyError as error:
+            raise JobDefinitionError([Problem("", str(error))], source=source) from None
+        return cls._from_parsed(data, source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Read a .json file as JSON and anything else (.yaml, .yml, no extension) as YAML."""
+        source = os.fspath(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise JobDefinitionError(
+                [Problem("", f"cannot read: {error}")], source=source
+            ) from error
+        if Path(path).suffix.lower() == ".json":
+            return cls.from_json(text, source=source)
+        return cls.from_yaml(text, source=source)
+
+    @classmethod
+    def coerce(cls, value: JobDefinition | Mapping[str, Any] | str | os.PathLike[str]) -> Self:
+        """What the operators accept: a definition, a dict, or the path of a YAML or JSON file."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_dict(value)
+        if isinstance(value, str | os.PathLike):
+            return cls.load(value)
+        raise TypeError(f"expected a JobDefinition, a dict or a path, got {type(value).__name__}")
+
+    @classmethod
+    def _from_parsed(cls, data: Any, source: str | None) -> Self:
+        if data is None:
+            problem = Problem("uuid", "is required (the definition is empty)")
+            raise JobDefinitionError([problem], source=source)
+        if not isinstance(data, Mapping):
+            problem = Problem("", f"must be a mapping of keys to values, got {_describe(data)}")
+            raise JobDefinitionError([problem], source=source)
+        try:
+            return cls.model_validate(data, by_alias=True, by_name=False)
+        except ValidationError as error:
+            raise JobDefinitionError(_problems(error), source=source) from None
+
+
+class Problem(NamedTuple):
+    """One thing wrong in a definition: the path of the key, in the file's spelling, and why."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class JobDefinitionError(ValueError):
+    """A job definition that cannot be used; the message lists every problem, not the first."""
+
+    def __init__(self, problems: Sequence[Problem], *, source: str | None = None) -> None:
+        self.problems = tuple(problems)
+        self.source = source
+        where = f" in {source}" if source else ""
+        count = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
+        lines = [f"Invalid job definition{where} ({count}):"]
+        lines += [f"  - {problem}" for problem in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; in a definition that hides a mistake."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[tuple[type, Hashable]] = set()
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # the base class reports it
+            typed = (type(key), key)  # 1 and true are different keys, though equal in Python
+            if typed in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(typed)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKeyError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
+
+
+def _yaml_problem(error: yaml.MarkedYAMLError) -> Problem:
+    mark = error.problem_mark or error.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    what = ": ".join(part for part in (error.context, error.problem) if part)
+    return Problem("", f"{where}{what or 'not valid YAML'}")
+
+
+def _problems(error: ValidationError) -> list[Problem]:
+    problems = []
+    for item in error.errors(include_url=False):
+        if item["type"] == "invalid_key":  # the last part of loc is the key, not a list index
+            key = _describe(item["input"])
+            problems.append(Problem(_path(item["loc"][:-1]), f"keys must be text, got {key}"))
+        else:
+            problems.append(Problem(_path(item["loc"]), _message(item)))
+    return problems
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def _describe(value: Any) -> str:
+    """The value as the user wrote it, in YAML words, short enough for a log line."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    shown = repr(value)
+    return shown if len(shown) <= _MAX_SHOWN_INPUT else shown[: _MAX_SHOWN_INPUT - 3] + "..."
+
+
+_MESSAGES = {
+    "missing": "is required",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "tuple_type": "must be a list",
+    "model_type": "must be a mapping of keys to values",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+}
+
+
+def _message(item: ErrorDetails) -> str:
+    kind, context = item["type"], item.get("ctx", {})
+    if kind == "value_error":
+        return str(context.get("error", item["msg"]))
+    if kind == "extra_forbidden":
+        return _unknown_key_message(item["loc"])
+    if kind == "enum":
+        expected = str(context.get("expected", "")).replace("'", "")
+        return f"must be {expected}, got {_describe(item['input'])}"
+    if kind == "missing":
+        return _MESSAGES[kind]
+    template = _MESSAGES.get(kind)
+    text = template.format(**context) if template else item["msg"]
+    return f"{text}, got {_describe(item['input'])}"
+
+
+def _unknown_key_message(loc: tuple[int | str, ...]) -> str:
+    known = _keys_at(loc[:-1])
+    key = str(loc[-1])
+    suggestion = _closest(key, known)
+    if suggestion:
+        return f"unknown key (did you mean {suggestion}?)"
+    return f"unknown key; the keys here are {', '.join(known)}" if known else "unknown key"
+
+
+def _closest(key: str, known: Sequence[str]) -> str | None:
+    """snake_case and case slips first, then difflib's idea of a typo."""
+    by_lower = {name.lower(): name for name in known}
+    for candidate in (to_camel(key), key.replace("_", "").lower(), key.lower()):
+        if candidate in known:
+            return candidate
+        if candidate.lower() in by_lower:
+            return by_lower[candidate.lower()]
+    close = difflib.get_close_matches(key, known, n=1)
+    return close[0] if close else None
+
+
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys of the model found at ``loc``, walking the field annotations from the root."""
+    model: type[BaseModel] | None = JobDefinition
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = next(
+            (info for name, info in model.model_fields.items() if (info.alias or name) == part),
+            None,
+        )
+        model = _model_in(field.annotation) if field else None
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None

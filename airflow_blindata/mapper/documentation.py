@@ -1,0 +1,42 @@
+"""Where a text goes: the description of an entity, or its Markdown documentation (seed 000).
+
+Plain text of 250 characters or fewer is the description; longer plain text, or any text whose
+content type is Markdown or HTML, is the documentation. The documentation carries the hash of
+what the job wrote, so that the sync can tell a user's later edit from its own text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+__all__ = ["DESCRIPTION_LIMIT", "Placement", "documentation_hash", "place_text"]
+
+DESCRIPTION_LIMIT = 250
+"""Longest plain text kept as a description."""
+
+_FORMATTED = ("markdown", "html")
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    description: str | None = None
+    documentation: str | None = None
+    documentation_hash: str | None = None
+
+
+def documentation_hash(content: str) -> str:
+    """The hash stored in ``openLineageDocumentationHash`` (of the exact text written)."""
+    return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
+
+
+def place_text(text: str | None, content_type: str | None = None) -> Placement:
+    """Description or documentation for ``text``; nothing for an empty text (never sent)."""
+    if text is None or not text.strip():
+        return Placement()
+    text = text.strip()
+    formatted = any(kind in (content_type or "").lower() for kind in _FORMATTED)
+    if not formatted and len(text) <= DESCRIPTION_LIMIT:
+        return Placement(description=text)
+    # HTML is kept whole: Blindata documentation is Markdown, and Markdown renders inline HTML.
+    return Placement(documentation=text, documentation_hash=documentation_hash(text))

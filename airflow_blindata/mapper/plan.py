@@ -1,0 +1,121 @@
+"""The catalog plan: what the mapper says Blindata should hold, keyed by natural keys.
+
+The plan is data for the sync. Objects name each other by natural key — a System by name, an
+entity by (System name, schema, name), a field by its entity key and name — because most of them
+have no uuid until the sync has written them. ``uuid`` is filled where Blindata already told us
+(the known Systems given to the mapper).
+
+``create`` / ``may_create`` separate what the sync may create from what it may only enrich: on a
+crawled System an entity that does not exist must stay absent (``TARGET_NOT_CATALOGUED``).
+Lineage (flows) and quality slot in as further lists of the same plan.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from airflow_blindata.mapper.report import Report
+
+__all__ = [
+    "CatalogPlan",
+    "EntityKey",
+    "PlannedEntity",
+    "PlannedField",
+    "PlannedRoutine",
+    "PlannedSystem",
+    "Property",
+    "SystemOrigin",
+]
+
+OPENLINEAGE_JOB = "OPENLINEAGE_JOB"
+"""The table type of job entities."""
+
+SystemOrigin = Literal["mapped", "stamped", "created", "reused", "openlineage", "job"]
+"""How a System was chosen: a namespaceMappings entry, its openLineageNamespace stamp, created by
+this definition, an existing System of the planned name reused and stamped, the OpenLineage System,
+or a jobSystems rule."""
+
+Property = tuple[str, str]
+"""An additional property (name, value); names may repeat."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EntityKey(_Frozen):
+    """Natural key of a physical entity: (System name, schema, name)."""
+
+    system: str
+    schema_: str | None = Field(default=None, alias="schema")
+    name: str
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    def __str__(self) -> str:
+        return f"{self.system}:{self.schema_ + '.' if self.schema_ else ''}{self.name}"
+
+
+class PlannedSystem(_Frozen):
+    name: str
+    uuid: str | None = None
+    origin: SystemOrigin
+    create: bool = False
+    """True when the System does not exist and this definition creates it."""
+    subtype: str | None = None
+    technology: str | None = None
+    stamp: tuple[Property, ...] = ()
+    """Properties the sync sets on the System (openLineageNamespace, openLineageOwner)."""
+    namespaces: tuple[str, ...] = ()
+    entity_creation: bool = False
+    replace_user_documentation: bool = False
+
+
+class PlannedEntity(_Frozen):
+    key: EntityKey
+    may_create: bool
+    table_type: str | None = None
+    description: str | None = None
+    """Plain text of at most 250 characters; never empty (an empty one is not sent)."""
+    documentation: str | None = None
+    """Markdown documentation, for long or formatted text."""
+    documentation_hash: str | None = None
+    properties: tuple[Property, ...] = ()
+    source: str
+    """The OpenLineage object it comes from: ``dataset <ns>/<name>`` or ``job <ns>/<name>``."""
+
+
+class PlannedField(_Frozen):
+    entity: EntityKey
+    name: str
+    type: str | None = None
+    ordinal_position: int
+    description: str | None = None
+
+
+class PlannedRoutine(_Frozen):
+    system: str
+    catalog: str
+    schema_: str = Field(alias="schema")
+    name: str
+    type: Literal["SCRIPT"] = "SCRIPT"
+    definition: str
+    sql_hash: str
+    dialect: str | None = None
+    job: str
+    """The job scope ``ol:<namespace>|<name>`` the routine belongs to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class CatalogPlan(BaseModel):
+    """Everything one snapshot should upload, and the report of what could not be mapped."""
+
+    definition_uuid: str
+    systems: list[PlannedSystem] = Field(default_factory=list)
+    entities: list[PlannedEntity] = Field(default_factory=list)
+    fields: list[PlannedField] = Field(default_factory=list)
+    routines: list[PlannedRoutine] = Field(default_factory=list)
+    report: Report = Field(default_factory=Report)

@@ -1,0 +1,248 @@
+"""Namespace → System, in the five steps of seed 000, and job namespace → job System.
+
+1. an ignored namespace is skipped (``IGNORED_NAMESPACE``);
+2. the first ``namespaceMappings`` entry whose pattern matches and whose System exists;
+3. the System stamped ``openLineageNamespace = <namespace>`` (first by name when several);
+4. creation, when the first matching ``systemPolicies`` entry says ``IF_MISSING`` — an existing
+   System of the planned name is reused and stamped instead of duplicated;
+5. otherwise ``UNMAPPED_NAMESPACE``.
+
+The Systems Blindata already holds are an input (``KnownSystem``), so this stays pure. Only
+Systems this definition creates are stamped ``openLineageOwner``: cleanup removes by that stamp,
+so a reused crawled System must never carry it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef
+from airflow_blindata.mapper.identity import namespace_parts, normalize_namespace
+from airflow_blindata.mapper.plan import PlannedSystem, Property
+from airflow_blindata.mapper.report import GapCode, Report
+
+__all__ = [
+    "JOB_SYSTEM_PROPERTY",
+    "NAMESPACE_PROPERTY",
+    "OWNER_PROPERTY",
+    "KnownSystem",
+    "SystemResolver",
+]
+
+NAMESPACE_PROPERTY = "openLineageNamespace"
+OWNER_PROPERTY = "openLineageOwner"
+JOB_SYSTEM_PROPERTY = "openLineageJobSystem"
+"""Marks a System that holds OpenLineage job entities (``jobSystems`` without ``shared``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownSystem:
+    """A System that exists in Blindata, as the sync read it."""
+
+    name: str
+    uuid: str
+    properties: tuple[Property, ...] = ()
+
+    def values(self, property_name: str) -> list[str]:
+        return [value for name, value in self.properties if name == property_name]
+
+
+@dataclass
+class SystemResolver:
+    """Resolves namespaces to planned Systems, remembering each answer and what it plans."""
+
+    definition: JobDefinition
+    known: Iterable[KnownSystem]
+    report: Report
+    _by_name: dict[str, KnownSystem] = field(init=False)
+    _by_uuid: dict[str, KnownSystem] = field(init=False)
+    _by_stamp: dict[str, KnownSystem] = field(init=False)
+    _resolved: dict[str, PlannedSystem | None] = field(init=False, default_factory=dict)
+    _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        ordered = sorted(self.known, key=lambda system: (system.name, system.uuid))
+        self._by_name = {}
+        self._by_uuid = {}
+        self._by_stamp = {}
+        for system in ordered:
+            self._by_name.setdefault(system.name, system)
+            self._by_uuid[system.uuid] = system
+            for value in system.values(NAMESPACE_PROPERTY):
+                self._by_stamp.setdefault(normalize_namespace(value), system)
+
+    @property
+    def systems(self) -> list[PlannedSystem]:
+        """Every System the plan uses, by name."""
+        return [self._planned[name] for name in sorted(self._planned)]
+
+    def _find(self, ref: SystemRef) -> KnownSystem | None:
+        if ref.uuid:
+            return self._by_uuid.get(ref.uuid)
+        return self._by_name.get(ref.name or "")
+
+    def _plan(self, system: PlannedSystem) -> PlannedSystem:
+        existing = self._planned.get(system.name)
+        if existing is not None:
+            if system.namespaces and not set(system.namespaces) <= set(existing.namespaces):
+                namespaces = tuple(sorted({*existing.namespaces, *system.namespaces}))
+                existing = existing.model_copy(update={"namespaces": namespaces})
+                self._planned[system.name] = existing
+            return existing
+        self._planned[system.name] = system
+        return system
+
+    # -- datasets ------------------------------------------------------------------------------
+
+    def dataset_system(self, namespace: str, example: str) -> PlannedSystem | None:
+        """The System of a dataset namespace, or ``None`` with the gap recorded for ``example``."""
+        normalized = normalize_namespace(namespace)
+        if normalized not in self._resolved:
+            self._resolved[normalized] = self._resolve(normalized)
+        system = self._resolved[normalized]
+        if system is None:
+            code = (
+                GapCode.IGNORED_NAMESPACE
+                if self.definition.is_ignored(normalized)
+                else GapCode.UNMAPPED_NAMESPACE
+            )
+            self.report.gap(code, example)
+        return system
+
+    def _resolve(self, namespace: str) -> PlannedSystem | None:
+        if self.definition.is_ignored(namespace):
+            return None
+        policy = self.definition.system_policy_for(namespace)
+        replace_docs = bool(policy and policy.replace_user_documentation)
+        for mapping in self.definition.namespace_mappings_for(namespace):
+            found = self._find(mapping.system)
+            if found is not None:
+                return self._plan(
+                    PlannedSystem(
+                        name=found.name,
+                        uuid=found.uuid,
+                        origin="mapped",
+                        namespaces=(namespace,),
+                        entity_creation=self._entity_creation(policy, self._owned(found)),
+                        replace_user_documentation=replace_docs,
+                    )
+                )
+        stamped = self._by_stamp.get(namespace)
+        if stamped is not None:
+            return self._plan(
+                PlannedSystem(
+                    name=stamped.name,
+                    uuid=stamped.uuid,
+                    origin="stamped",
+                    namespaces=(namespace,),
+                    entity_creation=self._entity_creation(policy, self._owned(stamped)),
+                    replace_user_documentation=replace_docs,
+                )
+            )
+        if policy is None or policy.creation != "IF_MISSING":
+            return None
+        parts = namespace_parts(namespace)
+        name = policy.system_name(**parts.template_values()) or namespace
+        stamp: tuple[Property, ...] = ((NAMESPACE_PROPERTY, namespace),)
+        existing = self._by_name.get(name)
+        if existing is not None:
+            return self._plan(
+                PlannedSystem(
+                    name=existing.name,
+                    uuid=existing.uuid,
+                    origin="reused",
+                    stamp=stamp,
+                    namespaces=(namespace,),
+                    entity_creation=self._entity_creation(policy, self._owned(existing)),
+                    replace_user_documentation=replace_docs,
+                )
+            )
+        return self._plan(
+            PlannedSystem(
+                name=name,
+                origin="created",
+                create=True,
+                subtype=policy.subtype,
+                technology=policy.technology_for(parts.scheme),
+                stamp=(*stamp, (OWNER_PROPERTY, self.definition.uuid)),
+                namespaces=(namespace,),
+                entity_creation=self._entity_creation(policy, owned=True),
+                replace_user_documentation=replace_docs,
+            )
+        )
+
+    def _owned(self, system: KnownSystem) -> bool:
+        return self.definition.uuid in system.values(OWNER_PROPERTY)
+
+    @staticmethod
+    def _entity_creation(policy: SystemPolicy | None, owned: bool) -> bool:
+        """``entityCreation`` of the policy, else true on Systems created by OpenLineage."""
+        return policy.entity_creation_for(created_by_openlineage=owned) if policy else owned
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def job_system(self, job_namespace: str) -> PlannedSystem:
+        """The System that holds the job entities of ``job_namespace``."""
+        key = f"job:{job_namespace}"
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve_job(job_namespace)
+        system = self._resolved[key]
+        assert system is not None  # job namespaces always land somewhere
+        return system
+
+    def _resolve_job(self, job_namespace: str) -> PlannedSystem:
+        rule = self.definition.job_system_rule_for(job_namespace)
+        if rule is None:
+            return self.openlineage_system()
+        found = self._find(rule.system)
+        if found is not None:
+            if rule.shared or self._holds_jobs(found):
+                return self._plan(
+                    PlannedSystem(
+                        name=found.name, uuid=found.uuid, origin="job", entity_creation=True
+                    )
+                )
+            self.report.gap(GapCode.JOB_SYSTEM_NOT_SHARED, f"{job_namespace} → {found.name}")
+            return self.openlineage_system()
+        if rule.creation == "IF_MISSING" and rule.system.name:
+            ol = self.definition.open_lineage_system
+            return self._plan(
+                PlannedSystem(
+                    name=rule.system.name,
+                    origin="job",
+                    create=True,
+                    subtype=ol.subtype,
+                    technology=ol.technology,
+                    stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
+                    entity_creation=True,
+                )
+            )
+        missing = rule.system.name or rule.system.uuid or "?"
+        self.report.gap(GapCode.JOB_SYSTEM_NOT_FOUND, f"{job_namespace} → {missing}")
+        return self.openlineage_system()
+
+    def _holds_jobs(self, system: KnownSystem) -> bool:
+        return "true" in system.values(JOB_SYSTEM_PROPERTY) or self._owned(system)
+
+    def openlineage_system(self) -> PlannedSystem:
+        """The System where jobs go when no jobSystems rule applies (created when missing)."""
+        ol = self.definition.open_lineage_system
+        found = self._by_name.get(ol.name)
+        if found is not None:
+            return self._plan(
+                PlannedSystem(
+                    name=found.name, uuid=found.uuid, origin="openlineage", entity_creation=True
+                )
+            )
+        return self._plan(
+            PlannedSystem(
+                name=ol.name,
+                origin="openlineage",
+                create=True,
+                subtype=ol.subtype,
+                technology=ol.technology,
+                stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
+                entity_creation=True,
+            )
+        )

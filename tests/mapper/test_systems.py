@@ -1,0 +1,166 @@
+"""Namespace → System in the five steps of seed 000, and job namespace → job System."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.report import GapCode, Report
+from airflow_blindata.mapper.systems import (
+    JOB_SYSTEM_PROPERTY,
+    NAMESPACE_PROPERTY,
+    OWNER_PROPERTY,
+    KnownSystem,
+    SystemResolver,
+)
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+DWH = KnownSystem("DWH Redshift", "u-dwh")
+CRAWLED_PG = KnownSystem(
+    "Crawled PG", "u-pg", ((NAMESPACE_PROPERTY, "postgresql://PG.example.com"),)
+)
+ALSO_PG = KnownSystem(
+    "Another PG", "u-pg2", ((NAMESPACE_PROPERTY, "postgres://pg.example.com:5432"),)
+)
+
+
+def resolver(known: list[KnownSystem] | None = None, **definition: Any) -> SystemResolver:
+    return SystemResolver(
+        JobDefinition.from_dict({"uuid": UUID, **definition}), known or [], Report()
+    )
+
+
+def test_an_ignored_namespace_is_skipped_and_counted() -> None:
+    r = resolver()
+    assert r.dataset_system("opensearch://search:9200", "opensearch://search:9200/idx") is None
+    assert r.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
+    assert r.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+
+
+def test_by_default_nothing_is_created_and_the_dataset_is_unmapped() -> None:
+    r = resolver()
+    assert r.dataset_system("s3://bucket", "s3://bucket/x") is None
+    assert r.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 1
+    assert r.systems == []
+
+
+def test_the_first_mapping_whose_system_exists_applies() -> None:
+    mappings = [
+        {"pattern": "redshift://*", "system": {"name": "Missing"}},
+        {"pattern": "redshift://my-dwh*", "system": {"name": "DWH Redshift"}},
+    ]
+    r = resolver([DWH], namespaceMappings=mappings)
+    system = r.dataset_system("redshift://my-dwh.eu-west-1:5439", "x")
+    assert system is not None
+    assert (system.name, system.uuid, system.origin, system.create) == (
+        "DWH Redshift",
+        "u-dwh",
+        "mapped",
+        False,
+    )
+    assert system.entity_creation is False  # a mapped or crawled System: only enrich
+
+
+def test_a_system_stamped_with_the_namespace_is_used_first_by_name_when_several() -> None:
+    r = resolver([CRAWLED_PG, ALSO_PG])
+    system = r.dataset_system("postgres://pg.example.com", "x")
+    assert system is not None and (system.name, system.origin) == ("Another PG", "stamped")
+
+
+def test_creation_if_missing_creates_a_stamped_system_named_by_the_template() -> None:
+    policies = [{"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}]
+    r = resolver(systemPolicies=policies)
+    system = r.dataset_system("postgresql://etl:pw@Warehouse:5432", "x")
+    assert system is not None
+    assert (system.name, system.create, system.subtype, system.technology) == (
+        "warehouse",
+        True,
+        "DATABASE",
+        "PostgreSQL",
+    )
+    assert dict(system.stamp) == {
+        NAMESPACE_PROPERTY: "postgres://warehouse:5432",
+        OWNER_PROPERTY: UUID,
+    }
+    assert system.entity_creation is True
+
+
+def test_one_system_per_s3_bucket_named_after_the_bucket_technology_amazon_s3() -> None:
+    r = resolver(systemPolicies=[{"pattern": "s3://*", "creation": "IF_MISSING"}])
+    first = r.dataset_system("s3://sales-bucket", "a")
+    second = r.dataset_system("s3a://finance-bucket", "b")
+    assert first is not None and second is not None
+    assert (first.name, first.technology) == ("sales-bucket", "Amazon S3")
+    assert second.name == "finance-bucket"
+    assert [s.name for s in r.systems] == ["finance-bucket", "sales-bucket"]
+
+
+def test_an_existing_system_of_the_planned_name_is_reused_and_stamped_not_duplicated() -> None:
+    existing = KnownSystem("sales-bucket", "u-sb")
+    r = resolver([existing], systemPolicies=[{"pattern": "s3://*", "creation": "IF_MISSING"}])
+    system = r.dataset_system("s3://sales-bucket", "a")
+    assert system is not None
+    assert (system.uuid, system.create, system.origin) == ("u-sb", False, "reused")
+    # stamped with the namespace, never with the owner: cleanup must not remove it
+    assert dict(system.stamp) == {NAMESPACE_PROPERTY: "s3://sales-bucket"}
+    assert system.entity_creation is False
+
+
+def test_entity_creation_of_the_policy_overrides_the_default() -> None:
+    policies = [{"pattern": "redshift://*", "entityCreation": True}]
+    mappings = [
+        {"pattern": "redshift://*", "system": {"uuid": "0c6bd1a5-1111-4111-8111-111111111111"}}
+    ]
+    dwh = KnownSystem("DWH", "0c6bd1a5-1111-4111-8111-111111111111")
+    r = resolver([dwh], systemPolicies=policies, namespaceMappings=mappings)
+    system = r.dataset_system("redshift://dwh:5439", "x")
+    assert system is not None and system.entity_creation is True
+
+
+def test_jobs_go_to_the_openlineage_system_created_when_missing() -> None:
+    r = resolver()
+    system = r.job_system("airflow-prod")
+    assert (system.name, system.subtype, system.technology, system.create) == (
+        "OpenLineage",
+        "SERVICE",
+        "OpenLineage",
+        True,
+    )
+    assert (JOB_SYSTEM_PROPERTY, "true") in system.stamp
+
+
+@pytest.mark.parametrize(
+    ("rule", "known", "expected", "gap"),
+    [
+        ({"system": {"name": "Airflow Prod"}}, [], "OpenLineage", GapCode.JOB_SYSTEM_NOT_FOUND),
+        ({"system": {"name": "Airflow Prod"}, "creation": "IF_MISSING"}, [], "Airflow Prod", None),
+        (
+            {"system": {"name": "Airflow Prod"}},
+            [KnownSystem("Airflow Prod", "u-a")],
+            "OpenLineage",
+            GapCode.JOB_SYSTEM_NOT_SHARED,
+        ),
+        (
+            {"system": {"name": "Airflow Prod"}, "shared": True},
+            [KnownSystem("Airflow Prod", "u-a")],
+            "Airflow Prod",
+            None,
+        ),
+        (
+            {"system": {"name": "Airflow Prod"}},
+            [KnownSystem("Airflow Prod", "u-a", ((JOB_SYSTEM_PROPERTY, "true"),))],
+            "Airflow Prod",
+            None,
+        ),
+    ],
+    ids=["not-found", "created", "not-shared", "shared", "already-holds-jobs"],
+)
+def test_job_systems_rules(
+    rule: dict[str, Any], known: list[KnownSystem], expected: str, gap: GapCode | None
+) -> None:
+    r = resolver(known, jobSystems=[{"pattern": "airflow-*", **rule}])
+    assert r.job_system("airflow-prod").name == expected
+    for code in (GapCode.JOB_SYSTEM_NOT_FOUND, GapCode.JOB_SYSTEM_NOT_SHARED):
+        assert r.report.gap_count(code) == (1 if code == gap else 0)
