@@ -1,0 +1,181 @@
+"""The three events of spec 2-0-2 and what they carry: runs, jobs and datasets.
+
+A RunEvent reports a run changing state and has a run and a job; a JobEvent (no run) and a
+DatasetEvent (a dataset, no job and no run) carry design-time metadata. The envelope is strict —
+an event without an ``eventTime`` string or a job cannot be read — while facets are tolerant:
+every facet container is read by ``registry.read_facets``, which drops a malformed facet instead
+of failing the event. Validate with ``context=FacetIssues()`` to learn what was dropped and which
+facet keys were unknown (``parse.parse_event`` does). Field order matters: ``namespace`` and
+``name`` come before ``facets``, so that a facet issue can name its job or dataset.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from .base import FacetIssues, FacetLocation, FacetMap, Timestamp
+from .registry import read_facets
+
+__all__ = [
+    "Dataset",
+    "DatasetEvent",
+    "Event",
+    "EventType",
+    "InputDataset",
+    "Job",
+    "JobEvent",
+    "OutputDataset",
+    "Run",
+    "RunEvent",
+]
+
+
+class EventType(StrEnum):
+    START = "START"
+    RUNNING = "RUNNING"
+    COMPLETE = "COMPLETE"
+    ABORT = "ABORT"
+    FAIL = "FAIL"
+    OTHER = "OTHER"
+
+
+def _facets_validator(location: FacetLocation) -> WrapValidator:
+    # A wrap validator that never calls its handler: it replaces validation like a plain one,
+    # but keeps pydantic's own serializer for the facet map (a plain one adds a Python call).
+    def validate(value: Any, _: ValidatorFunctionWrapHandler, info: ValidationInfo) -> FacetMap:
+        issues = info.context
+        if not isinstance(issues, FacetIssues):
+            return read_facets(value, location)
+        # The container's namespace and name are validated before its facets (field order).
+        namespace, name = info.data.get("namespace"), info.data.get("name")
+        where = f"{namespace}/{name}" if namespace is not None and name is not None else ""
+        return read_facets(value, location, issues, where)
+
+    return WrapValidator(validate)
+
+
+RunFacets = Annotated[FacetMap, _facets_validator(FacetLocation.RUN)]
+JobFacets = Annotated[FacetMap, _facets_validator(FacetLocation.JOB)]
+DatasetFacets = Annotated[FacetMap, _facets_validator(FacetLocation.DATASET)]
+InputFacets = Annotated[FacetMap, _facets_validator(FacetLocation.INPUT)]
+OutputFacets = Annotated[FacetMap, _facets_validator(FacetLocation.OUTPUT)]
+
+
+def _date_time_string(value: Any) -> Any:
+    """Only a string is a date-time here: pydantic would read a number as a Unix time."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError(
+            "date_time_type",
+            "must be an ISO-8601 date-time string, not {kind}",
+            {"kind": _kind(value)},
+        )
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+EventTime = Annotated[Timestamp, BeforeValidator(_date_time_string)]
+
+T = TypeVar("T")
+
+
+def _none_is_empty(value: Any) -> Any:
+    return [] if value is None else value
+
+
+Datasets = Annotated[list[T], BeforeValidator(_none_is_empty)]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+class _Named(_Wire):
+    namespace: str
+    name: str
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name``, as reports name a job or a dataset."""
+        return f"{self.namespace}/{self.name}"
+
+
+class Job(_Named):
+    facets: JobFacets = Field(default_factory=dict)
+
+
+class Dataset(_Named):
+    facets: DatasetFacets = Field(default_factory=dict)
+
+
+class InputDataset(Dataset):
+    input_facets: InputFacets = Field(default_factory=dict)
+
+
+class OutputDataset(Dataset):
+    output_facets: OutputFacets = Field(default_factory=dict)
+
+
+class Run(_Wire):
+    run_id: str
+    facets: RunFacets = Field(default_factory=dict)
+
+
+def _none_is_blank(value: Any) -> Any:
+    return "" if value is None else value
+
+
+OptionalText = Annotated[str, BeforeValidator(_none_is_blank)]
+
+
+class _BaseEvent(_Wire):
+    """``producer`` and ``schemaURL`` are required by the spec but not needed to map an event."""
+
+    event_time: EventTime
+    producer: OptionalText = ""
+    schema_url: OptionalText = Field(default="", alias="schemaURL")
+
+
+class RunEvent(_BaseEvent):
+    event_type: EventType | None = None
+    job: Job
+    run: Run
+    inputs: Datasets[InputDataset] = Field(default_factory=list)
+    outputs: Datasets[OutputDataset] = Field(default_factory=list)
+
+
+class JobEvent(_BaseEvent):
+    job: Job
+    inputs: Datasets[InputDataset] = Field(default_factory=list)
+    outputs: Datasets[OutputDataset] = Field(default_factory=list)
+
+
+class DatasetEvent(_BaseEvent):
+    dataset: Dataset
+
+
+Event = RunEvent | JobEvent | DatasetEvent

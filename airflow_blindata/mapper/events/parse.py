@@ -1,0 +1,156 @@
+"""Tolerant reading of events: raw JSON (text, bytes or a decoded mapping) in, a result out.
+
+``parse_event`` never raises. An event that cannot be read at all (not JSON, not an object, no
+``eventTime``, no job, ...) comes back with a ``problem`` that says precisely why; a malformed
+facet is dropped and listed while the rest of the event is read; unknown facet keys are listed.
+``read_events`` turns those results into the run's ``Report``: ``UNREADABLE_EVENT`` and
+``MALFORMED_FACET`` gaps, unknown facets by key, and counters.
+
+The event kind follows the spec: a ``run`` makes a RunEvent (which also needs a job), a job
+without a run a JobEvent, a dataset without either a DatasetEvent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..report import GapCode, Report
+from .base import FacetIssues, MalformedFacet
+from .core import DatasetEvent, Event, JobEvent, RunEvent
+from .registry import error_reason
+
+__all__ = ["ParsedEvent", "event_key", "parse_event", "read_events"]
+
+_EVENT_TYPES = (RunEvent, JobEvent, DatasetEvent)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEvent:
+    """One raw event read: the event, or the ``problem`` that made it unreadable."""
+
+    event: Event | None
+    problem: str | None = None
+    malformed_facets: tuple[MalformedFacet, ...] = ()
+    unknown_facets: tuple[str, ...] = ()
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    for kind, name in kinds.items():
+        if isinstance(value, kind):
+            return name
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+def _decode(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The event's JSON object, or why there is none."""
+    if isinstance(raw, Mapping):
+        return (raw if isinstance(raw, dict) else dict(raw)), None
+    if isinstance(raw, bytes | bytearray | memoryview):
+        raw = bytes(raw)
+    if not isinstance(raw, str | bytes):
+        return None, f"not JSON text or an object: got {_json_kind(raw)}"
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        return None, "not readable JSON: nested too deeply"
+    except ValueError as error:  # JSONDecodeError, and UnicodeDecodeError for bad bytes
+        return None, f"not JSON: {error}"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object: got {_json_kind(data)}"
+    return data, None
+
+
+def _event_class(data: dict[str, Any]) -> type[Event] | None:
+    if data.get("run") is not None:
+        return RunEvent
+    if data.get("job") is not None:
+        return JobEvent
+    if data.get("dataset") is not None:
+        return DatasetEvent
+    return None
+
+
+def parse_event(raw: str | bytes | Mapping[str, Any] | Any) -> ParsedEvent:
+    """Read one event; never raises. Pass a decoded mapping to avoid decoding twice."""
+    try:
+        data, problem = _decode(raw)
+        if data is None:
+            return ParsedEvent(None, problem)
+        model = _event_class(data)
+        if model is None:
+            return ParsedEvent(None, "no run, job or dataset: not an OpenLineage event")
+        issues = FacetIssues()
+        event = model.model_validate(data, context=issues)
+        if issues.malformed and isinstance(event, RunEvent):
+            issues.name_unnamed(event.job.ref)
+    except ValidationError as error:
+        return ParsedEvent(None, error_reason(error))
+    except RecursionError:
+        return ParsedEvent(None, "not readable: nested too deeply")
+    except Exception as error:  # a guard: reading must never fail the caller
+        return ParsedEvent(None, f"not readable: {type(error).__name__}")
+    return ParsedEvent(event, None, tuple(issues.malformed), tuple(issues.unknown))
+
+
+def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
+    """The content key of an event: sha256 of its canonical JSON (sorted keys, no whitespace).
+
+    The same event re-sent, re-indented or with its keys reordered has the same key, so a store
+    keeps it once. Raw text that is not JSON is keyed by its bytes.
+    """
+    data: Any = dict(raw) if isinstance(raw, Mapping) else raw
+    if isinstance(raw, bytes | bytearray | memoryview | str):
+        try:
+            data = json.loads(bytes(raw) if not isinstance(raw, str) else raw)
+        except (ValueError, RecursionError):
+            text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+            return hashlib.sha256(text).hexdigest()
+    try:
+        canonical = json.dumps(
+            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+    except (TypeError, ValueError, RecursionError):  # keys of mixed types, nesting too deep
+        canonical = repr(data)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_events(items: Iterable[Any], report: Report) -> list[Event]:
+    """Read raw events (or already read ones) and record what could not be read in ``report``.
+
+    Counters: ``eventsRead`` (readable events), ``eventsUnreadable``, ``facetsMalformed``, and
+    ``runEvents`` / ``jobEvents`` / ``datasetEvents`` by kind.
+    """
+    events: list[Event] = []
+    for item in items:
+        if isinstance(item, _EVENT_TYPES):
+            event: Event = item
+        else:
+            parsed = item if isinstance(item, ParsedEvent) else parse_event(item)
+            if parsed.event is None:
+                report.count("eventsUnreadable")
+                report.gap(GapCode.UNREADABLE_EVENT, parsed.problem or "unreadable")
+                continue
+            event = parsed.event
+            for issue in parsed.malformed_facets:
+                report.count("facetsMalformed")
+                report.gap(GapCode.MALFORMED_FACET, str(issue))
+            for key in parsed.unknown_facets:
+                report.unknown_facet(key)
+        report.count("eventsRead")
+        report.count(_KIND_COUNTERS[type(event)])
+        events.append(event)
+    return events
+
+
+_KIND_COUNTERS: dict[type[Any], str] = {
+    RunEvent: "runEvents",
+    JobEvent: "jobEvents",
+    DatasetEvent: "datasetEvents",
+}

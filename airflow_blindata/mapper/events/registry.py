@@ -1,0 +1,192 @@
+"""The facet tables: which model reads which facet, by key and by schema, in each container.
+
+A facet is read by the model its key names in its container. A key that the table does not know
+is tried by the schema name of its ``_schemaURL`` (the last part, ``…/OutputStatistics
+OutputDatasetFacet.json`` or ``…#/$defs/OutputStatisticsOutputDatasetFacet``) and is then
+filed under the spec's key. The key decides first because producers copy schema URLs carelessly
+(the spec's own examples file ``datasetType`` under ``DatasetVersionDatasetFacet.json``).
+
+A facet that its model rejects is dropped and reported; a facet nobody knows is kept as a plain
+``BaseFacet`` (its fields are the producer's properties) and counted by key. A facet sent with
+``_deleted: true`` is kept as a plain ``BaseFacet`` too: it only says "remove this facet".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import dataset_facets as ds
+from . import job_facets as jf
+from . import lineage_facets as lf
+from . import quality_facets as qf
+from . import run_facets as rf
+from .airflow_facets import (
+    AirflowDagRunFacet,
+    AirflowJobFacet,
+    AirflowMappedTaskRunFacet,
+    AirflowRunFacet,
+    AirflowStateRunFacet,
+    UnknownOperatorAttributeRunFacet,
+)
+from .base import BaseFacet, FacetIssues, FacetLocation
+
+__all__ = ["FACETS", "SCHEMAS", "error_reason", "read_facets", "schema_name"]
+
+_MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
+    FacetLocation.RUN: (
+        rf.ParentRunFacet,
+        rf.JobDependenciesRunFacet,
+        rf.NominalTimeRunFacet,
+        rf.ErrorMessageRunFacet,
+        rf.ExtractionErrorRunFacet,
+        rf.ProcessingEngineRunFacet,
+        rf.ExternalQueryRunFacet,
+        rf.EnvironmentVariablesRunFacet,
+        rf.ExecutionParametersRunFacet,
+        rf.TagsRunFacet,
+        rf.TestRunFacet,
+        rf.SparkUnknownRunFacet,
+        AirflowRunFacet,
+        AirflowDagRunFacet,
+        AirflowStateRunFacet,
+        AirflowMappedTaskRunFacet,
+        UnknownOperatorAttributeRunFacet,
+    ),
+    FacetLocation.JOB: (
+        jf.SQLJobFacet,
+        jf.JobTypeJobFacet,
+        jf.SourceCodeLocationJobFacet,
+        jf.SourceCodeJobFacet,
+        jf.DocumentationJobFacet,
+        jf.OwnershipJobFacet,
+        jf.TagsJobFacet,
+        lf.LineageJobFacet,
+        AirflowJobFacet,
+    ),
+    FacetLocation.DATASET: (
+        ds.SchemaDatasetFacet,
+        ds.DocumentationDatasetFacet,
+        ds.DatasetTypeDatasetFacet,
+        ds.DatasetVersionDatasetFacet,
+        ds.HierarchyDatasetFacet,
+        ds.SymlinksDatasetFacet,
+        ds.CatalogDatasetFacet,
+        ds.DatasourceDatasetFacet,
+        ds.StorageDatasetFacet,
+        ds.OwnershipDatasetFacet,
+        ds.TagsDatasetFacet,
+        ds.LifecycleStateChangeDatasetFacet,
+        lf.ColumnLineageDatasetFacet,
+        lf.LineageDatasetFacet,
+        qf.DataQualityMetricsDatasetFacet,
+        qf.DataQualityAssertionsDatasetFacet,
+    ),
+    FacetLocation.INPUT: (
+        qf.DataQualityAssertionsDatasetFacet,
+        qf.DataQualityMetricsInputDatasetFacet,
+        qf.InputStatisticsInputDatasetFacet,
+        ds.InputSubsetInputDatasetFacet,
+    ),
+    FacetLocation.OUTPUT: (
+        qf.OutputStatisticsOutputDatasetFacet,
+        ds.OutputSubsetOutputDatasetFacet,
+    ),
+}
+
+FACETS: Mapping[FacetLocation, Mapping[str, type[BaseFacet]]] = MappingProxyType(
+    {where: MappingProxyType({m.KEY: m for m in models}) for where, models in _MODELS.items()}
+)
+"""The model of each facet key, per container."""
+
+SCHEMAS: Mapping[FacetLocation, Mapping[str, type[BaseFacet]]] = MappingProxyType(
+    {
+        where: MappingProxyType({name: m for m in models for name in m.SCHEMAS})
+        for where, models in _MODELS.items()
+    }
+)
+"""The model of each schema name, per container, for facets filed under another key."""
+
+_MAX_ERRORS = 3
+
+
+@lru_cache(maxsize=1024)
+def schema_name(url: str) -> str:
+    """The definition a ``_schemaURL`` points at: its ``#/$defs/`` name, else its file name."""
+    path, _, fragment = url.partition("#")
+    if fragment:
+        return fragment.rstrip("/").rpartition("/")[2]
+    name = path.rstrip("/").rpartition("/")[2]
+    return name.removesuffix(".json")
+
+
+def error_reason(error: ValidationError) -> str:
+    """The first errors as ``field.path: message``, without the offending values (secrets)."""
+    parts = []
+    for detail in error.errors(include_url=False, include_input=False)[:_MAX_ERRORS]:
+        where = ".".join(str(part) for part in detail["loc"])
+        parts.append(f"{where}: {detail['msg']}" if where else detail["msg"])
+    more = error.error_count() - _MAX_ERRORS
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def _model_for(
+    location: FacetLocation, key: str, value: dict[str, Any], container: Mapping[str, Any]
+) -> tuple[str, type[BaseFacet] | None]:
+    model = FACETS[location].get(key)
+    if model is not None:
+        return key, model
+    url = value.get("_schemaURL")
+    if isinstance(url, str):
+        model = SCHEMAS[location].get(schema_name(url))
+        if model is not None:
+            # Filed under the spec's key, unless the event also sends that key itself.
+            return (key if model.KEY in container else model.KEY), model
+    return key, None
+
+
+def read_facets(
+    raw: Any, location: FacetLocation, issues: FacetIssues | None = None, where: str = ""
+) -> dict[str, BaseFacet]:
+    """Read one facet container; never raises. Drops malformed facets, keeps unknown ones.
+
+    ``where`` names the job or dataset in the issues recorded.
+    """
+    if raw is None:
+        return {}
+    if type(raw) is not dict:  # JSON gives dicts; the abstract check is slow
+        if not isinstance(raw, Mapping):
+            if issues is not None:
+                reason = f"not an object ({type(raw).__name__})"
+                issues.add_malformed(where, location, "facets", reason)
+            return {}
+        raw = dict(raw)
+    facets: dict[str, BaseFacet] = {}
+    for key, value in raw.items():
+        name = key if type(key) is str else repr(key)
+        if type(value) is not dict:
+            if not isinstance(value, Mapping):
+                if issues is not None:
+                    reason = f"not an object ({type(value).__name__})"
+                    issues.add_malformed(where, location, name, reason)
+                continue
+            value = dict(value)
+        target, model = name, BaseFacet
+        if value.get("_deleted") is not True:  # a deletion marker has none of the facet's fields
+            target, known = _model_for(location, name, value, raw)
+            if known is not None:
+                model = known
+            elif issues is not None:
+                issues.unknown.append(name)
+        try:
+            facets[target] = model.__pydantic_validator__.validate_python(value)
+        except ValidationError as error:
+            if issues is not None:
+                issues.add_malformed(where, location, name, error_reason(error))
+    return facets

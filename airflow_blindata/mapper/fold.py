@@ -1,0 +1,406 @@
+"""Fold events into runs, jobs and datasets, whatever order they arrived in.
+
+Events of one run accumulate (seed 004): inputs may come with START and outputs with COMPLETE,
+streaming jobs send RUNNING snapshots, FAIL and ABORT end a run. So the fold is a function of
+the *set* of events: it sorts before it merges — by ``eventTime``, then by the rank of the event
+type (a terminal event wins a tie), then by job and run id, then by the event's content — so
+that any permutation of the same events, and any number of duplicates, give the same ``Fold``.
+
+Merging follows the spec's replacement rule: per facet key the latest facet wins, and a job or
+dataset facet sent with ``_deleted: true`` removes it. A run's final state is its latest
+terminal event (COMPLETE, FAIL, ABORT), else its latest START or RUNNING; OTHER events add
+facets but no state. JobEvents and DatasetEvents describe design time: they add job and dataset
+facets (and a JobEvent its declared inputs and outputs) and create no run.
+
+Every list in the result is sorted by key and every facet map by facet key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, PrivateAttr
+
+from .events import (
+    BaseFacet,
+    DatasetEvent,
+    Event,
+    EventType,
+    FacetMap,
+    InputDataset,
+    JobEvent,
+    NominalTimeRunFacet,
+    OutputDataset,
+    ParentRunFacet,
+    RunEvent,
+    facet_of,
+)
+
+__all__ = [
+    "DatasetFold",
+    "DatasetKey",
+    "Fold",
+    "InputFold",
+    "JobFold",
+    "JobKey",
+    "OutputFold",
+    "RunFold",
+    "fold",
+]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class JobKey:
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class DatasetKey:
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+_TERMINAL = frozenset({EventType.COMPLETE, EventType.FAIL, EventType.ABORT})
+_PROGRESS = frozenset({EventType.START, EventType.RUNNING})
+# Ties on eventTime: design time first, then the run cycle, a terminal event after a RUNNING one,
+# and OTHER (metadata added after the run) last.
+_RANK: dict[EventType | None, int] = {
+    EventType.START: 0,
+    EventType.RUNNING: 1,
+    EventType.COMPLETE: 2,
+    EventType.ABORT: 3,
+    EventType.FAIL: 4,
+    EventType.OTHER: 5,
+    None: 5,
+}
+_DESIGN_RANK = -1
+
+
+class InputFold(BaseModel):
+    """A dataset a run read (or a JobEvent declares): its dataset facets and input facets."""
+
+    key: DatasetKey
+    facets: FacetMap
+    input_facets: FacetMap
+
+
+class OutputFold(BaseModel):
+    """A dataset a run wrote (or a JobEvent declares): its dataset facets and output facets."""
+
+    key: DatasetKey
+    facets: FacetMap
+    output_facets: FacetMap
+
+
+class RunFold(BaseModel):
+    """One run, all its events merged. ``state`` is never OTHER; ``None`` without any state."""
+
+    job: JobKey
+    run_id: str
+    state: EventType | None
+    event_types: list[EventType]
+    first_event_time: datetime
+    last_event_time: datetime
+    start_time: datetime | None
+    end_time: datetime | None
+    producer: str
+    run_facets: FacetMap
+    job_facets: FacetMap
+    inputs: list[InputFold]
+    outputs: list[OutputFold]
+
+    @property
+    def completed(self) -> bool:
+        return self.state is EventType.COMPLETE
+
+    @property
+    def parent(self) -> ParentRunFacet | None:
+        return facet_of(self.run_facets, ParentRunFacet)
+
+    @property
+    def parent_job(self) -> JobKey | None:
+        parent = self.parent
+        return JobKey(parent.job.namespace, parent.job.name) if parent else None
+
+    @property
+    def nominal_time(self) -> NominalTimeRunFacet | None:
+        return facet_of(self.run_facets, NominalTimeRunFacet)
+
+
+class JobFold(BaseModel):
+    """A job: its facets merged over all its events, its declared datasets, and its runs.
+
+    ``inputs`` and ``outputs`` are those of the latest JobEvent that lists any (design time);
+    what runs read and wrote is in ``runs``, oldest first (by the time of their latest event).
+    """
+
+    key: JobKey
+    facets: FacetMap
+    inputs: list[InputFold]
+    outputs: list[OutputFold]
+    runs: list[RunFold]
+    first_event_time: datetime
+    last_event_time: datetime
+
+    @property
+    def latest(self) -> RunFold | None:
+        """The run whose latest event is the latest, whatever its state."""
+        return self.runs[-1] if self.runs else None
+
+    @property
+    def latest_completed(self) -> RunFold | None:
+        """The latest COMPLETE run: orchestration and quality come only from completed runs."""
+        return next((run for run in reversed(self.runs) if run.completed), None)
+
+
+class DatasetFold(BaseModel):
+    """A dataset seen in any event, with its dataset facets merged over all of them."""
+
+    key: DatasetKey
+    facets: FacetMap
+    first_event_time: datetime
+    last_event_time: datetime
+
+
+class Fold(BaseModel):
+    """Every job and every dataset of a set of events, sorted by key."""
+
+    jobs: list[JobFold]
+    datasets: list[DatasetFold]
+    _jobs: dict[JobKey, JobFold] = PrivateAttr(default_factory=dict)
+    _datasets: dict[DatasetKey, DatasetFold] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Built eagerly, so that two equal folds also have equal indexes (pydantic compares them).
+        self._jobs = {job.key: job for job in self.jobs}
+        self._datasets = {dataset.key: dataset for dataset in self.datasets}
+
+    def job(self, key: JobKey) -> JobFold | None:
+        return self._jobs.get(key)
+
+    def dataset(self, key: DatasetKey) -> DatasetFold | None:
+        return self._datasets.get(key)
+
+    def run(self, job: JobKey, run_id: str) -> RunFold | None:
+        found = self._jobs.get(job)
+        return next((run for run in found.runs if run.run_id == run_id), None) if found else None
+
+
+T = TypeVar("T")
+
+
+class _Order:
+    """Sorts events by eventTime, rank, job and run, breaking remaining ties by content.
+
+    The content key costs a serialisation, so it is computed only for events still tied (one
+    run's events at the same instant and of the same type, or duplicates), and once per event.
+    """
+
+    def __init__(self) -> None:
+        self._content: dict[int, str] = {}
+
+    def content(self, event: Event) -> str:
+        key = self._content.get(id(event))
+        if key is None:
+            try:
+                dumped = event.model_dump(mode="json")
+                text = json.dumps(dumped, sort_keys=True, separators=(",", ":"), default=str)
+            except (TypeError, ValueError):  # producer extras that are not JSON
+                text = repr(event)
+            key = self._content[id(event)] = hashlib.sha256(text.encode()).hexdigest()
+        return key
+
+    def sort(self, items: Iterable[T], event_of: Callable[[T], Event]) -> list[T]:
+        keyed = sorted(((_sort_key(event_of(item)), item) for item in items), key=_first)
+        result: list[T] = []
+        start = 0
+        while start < len(keyed):
+            end = start + 1
+            while end < len(keyed) and keyed[end][0] == keyed[start][0]:
+                end += 1
+            group = [item for _, item in keyed[start:end]]
+            if len(group) > 1:  # stable: one event's own items keep their order
+                group.sort(key=lambda item: self.content(event_of(item)))
+            result.extend(group)
+            start = end
+        return result
+
+
+_SortKey = tuple[datetime, int, str, str, str]
+
+
+def _first(pair: tuple[_SortKey, object]) -> _SortKey:
+    return pair[0]
+
+
+def _sort_key(event: Event) -> _SortKey:
+    if isinstance(event, RunEvent):
+        job = event.job
+        return event.event_time, _RANK[event.event_type], job.namespace, job.name, event.run.run_id
+    if isinstance(event, JobEvent):
+        return event.event_time, _DESIGN_RANK, event.job.namespace, event.job.name, ""
+    return event.event_time, _DESIGN_RANK, "", "", ""
+
+
+def _itself(event: Event) -> Event:
+    return event
+
+
+def _merge(into: dict[str, BaseFacet], facets: Mapping[str, BaseFacet], deletable: bool) -> None:
+    for key, facet in facets.items():
+        if deletable and facet.deleted:
+            into.pop(key, None)
+        else:
+            into[key] = facet
+
+
+def _sorted(facets: dict[str, BaseFacet]) -> dict[str, BaseFacet]:
+    return dict(sorted(facets.items()))
+
+
+_Slots = dict[DatasetKey, tuple[dict[str, BaseFacet], dict[str, BaseFacet]]]
+
+
+def _add_inputs(into: _Slots, datasets: Iterable[InputDataset]) -> None:
+    for dataset in datasets:
+        facets, io_facets = into.setdefault(DatasetKey(dataset.namespace, dataset.name), ({}, {}))
+        _merge(facets, dataset.facets, deletable=True)
+        _merge(io_facets, dataset.input_facets, deletable=False)
+
+
+def _add_outputs(into: _Slots, datasets: Iterable[OutputDataset]) -> None:
+    for dataset in datasets:
+        facets, io_facets = into.setdefault(DatasetKey(dataset.namespace, dataset.name), ({}, {}))
+        _merge(facets, dataset.facets, deletable=True)
+        _merge(io_facets, dataset.output_facets, deletable=False)
+
+
+def _inputs(slots: _Slots) -> list[InputFold]:
+    return [
+        InputFold(key=key, facets=_sorted(facets), input_facets=_sorted(io))
+        for key, (facets, io) in sorted(slots.items())
+    ]
+
+
+def _outputs(slots: _Slots) -> list[OutputFold]:
+    return [
+        OutputFold(key=key, facets=_sorted(facets), output_facets=_sorted(io))
+        for key, (facets, io) in sorted(slots.items())
+    ]
+
+
+def _fold_run(job: JobKey, run_id: str, events: list[RunEvent]) -> RunFold:
+    """Merge one run's events, already in order."""
+    run_facets: dict[str, BaseFacet] = {}
+    job_facets: dict[str, BaseFacet] = {}
+    inputs: _Slots = {}
+    outputs: _Slots = {}
+    terminal: RunEvent | None = None
+    progress: RunEvent | None = None
+    start_time: datetime | None = None
+    for event in events:
+        _merge(run_facets, event.run.facets, deletable=False)
+        _merge(job_facets, event.job.facets, deletable=True)
+        _add_inputs(inputs, event.inputs)
+        _add_outputs(outputs, event.outputs)
+        if event.event_type in _TERMINAL:
+            terminal = event
+        elif event.event_type in _PROGRESS:
+            progress = event
+            if start_time is None and event.event_type is EventType.START:
+                start_time = event.event_time
+    decisive = terminal or progress
+    kinds = {event.event_type for event in events if event.event_type is not None}
+    return RunFold(
+        job=job,
+        run_id=run_id,
+        state=decisive.event_type if decisive else None,
+        event_types=sorted(kinds, key=_RANK.__getitem__),
+        first_event_time=events[0].event_time,
+        last_event_time=events[-1].event_time,
+        start_time=start_time,
+        end_time=terminal.event_time if terminal else None,
+        producer=events[-1].producer,
+        run_facets=_sorted(run_facets),
+        job_facets=_sorted(job_facets),
+        inputs=_inputs(inputs),
+        outputs=_outputs(outputs),
+    )
+
+
+def _fold_job(key: JobKey, events: list[RunEvent | JobEvent], order: _Order) -> JobFold:
+    ordered = order.sort(events, _itself)
+    facets: dict[str, BaseFacet] = {}
+    runs: dict[str, list[RunEvent]] = {}
+    designs: list[JobEvent] = []
+    for event in ordered:
+        _merge(facets, event.job.facets, deletable=True)
+        if isinstance(event, RunEvent):
+            runs.setdefault(event.run.run_id, []).append(event)
+        elif event.inputs or event.outputs:
+            designs.append(event)
+    inputs: _Slots = {}
+    outputs: _Slots = {}
+    latest = designs[-1].event_time if designs else None
+    for design in (event for event in designs if event.event_time == latest):
+        _add_inputs(inputs, design.inputs)
+        _add_outputs(outputs, design.outputs)
+    folded = [_fold_run(key, run_id, run_events) for run_id, run_events in runs.items()]
+    folded.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    return JobFold(
+        key=key,
+        facets=_sorted(facets),
+        inputs=_inputs(inputs),
+        outputs=_outputs(outputs),
+        runs=folded,
+        first_event_time=ordered[0].event_time,
+        last_event_time=ordered[-1].event_time,
+    )
+
+
+_Contribution = tuple[Event, Mapping[str, BaseFacet]]
+
+
+def _fold_dataset(key: DatasetKey, seen: list[_Contribution], order: _Order) -> DatasetFold:
+    ordered = order.sort(seen, lambda contribution: contribution[0])
+    facets: dict[str, BaseFacet] = {}
+    for _, contributed in ordered:
+        _merge(facets, contributed, deletable=True)
+    return DatasetFold(
+        key=key,
+        facets=_sorted(facets),
+        first_event_time=ordered[0][0].event_time,
+        last_event_time=ordered[-1][0].event_time,
+    )
+
+
+def fold(events: Iterable[Event]) -> Fold:
+    """Fold a set of events; the same set always gives the same ``Fold``. Non-events are skipped."""
+    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+    by_dataset: dict[DatasetKey, list[_Contribution]] = {}
+    for event in events:
+        if isinstance(event, RunEvent | JobEvent):
+            by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+            for dataset in (*event.inputs, *event.outputs):
+                key = DatasetKey(dataset.namespace, dataset.name)
+                by_dataset.setdefault(key, []).append((event, dataset.facets))
+        elif isinstance(event, DatasetEvent):
+            key = DatasetKey(event.dataset.namespace, event.dataset.name)
+            by_dataset.setdefault(key, []).append((event, event.dataset.facets))
+    order = _Order()
+    return Fold(
+        jobs=[_fold_job(key, by_job[key], order) for key in sorted(by_job)],
+        datasets=[_fold_dataset(key, by_dataset[key], order) for key in sorted(by_dataset)],
+    )
