@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -87,3 +90,11 @@ def test_every_endpoint_is_marked_verified_or_inferred_and_has_a_unique_path() -
     assert {e.evidence for e in ENDPOINTS.values()} == {Evidence.VERIFIED, Evidence.INFERRED}
     for endpoint in ENDPOINTS.values():
         assert endpoint.template.startswith(("/api/v1/", "/auth/"))
+
+
+def test_the_endpoint_documentation_matches_the_endpoint_table() -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "endpoints_doc.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
