@@ -26,6 +26,7 @@ __all__ = [
     "entity_name",
     "namespace_parts",
     "normalize_namespace",
+    "strip_user_info",
 ]
 
 SCHEME_ALIASES: dict[str, str] = {
@@ -107,6 +108,17 @@ def normalize_namespace(namespace: str) -> str:
     authority = f"{host}:{port}" if port else host
     path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+def strip_user_info(uri: str) -> str:
+    """``uri`` without the ``user:password@`` part of its authority (Azure's is kept: seed 002)."""
+    if "://" not in uri:
+        return uri
+    scheme, rest = uri.split("://", 1)
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority or scheme.lower() in _AUTHORITY_IS_NOT_USER_INFO:
+        return uri
+    return f"{scheme}://{authority.rsplit('@', 1)[1]}{slash}{path}"
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:

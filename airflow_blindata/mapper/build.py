@@ -1,0 +1,45 @@
+"""``build``: events + job definition + known Systems → ``CatalogPlan``.
+
+Like sqlglot's optimizer, the mapping is a fold over an ordered tuple of passes, each a pure
+function that reads the fold and adds to the plan. Lineage and quality add their passes here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.catalog import map_datasets, map_jobs
+from airflow_blindata.mapper.events import read_events
+from airflow_blindata.mapper.fold import Fold, fold
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
+
+__all__ = ["PASSES", "Pass", "build"]
+
+Pass = Callable[[Fold, JobDefinition, SystemResolver, CatalogPlan], None]
+
+PASSES: tuple[Pass, ...] = (map_datasets, map_jobs)
+"""The passes, in order: datasets first, so that jobs and lineage find their entities."""
+
+
+def build(
+    events: Iterable[Any],
+    definition: JobDefinition,
+    known_systems: Iterable[KnownSystem] = (),
+) -> CatalogPlan:
+    """The plan for ``events`` (raw JSON, dicts, or parsed events); never raises on bad input."""
+    report = Report()
+    folded = fold(read_events(events, report))
+    resolver = SystemResolver(definition, list(known_systems), report)
+    plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
+    for step in PASSES:
+        step(folded, definition, resolver, plan)
+    plan.systems = resolver.systems
+    report.count("systems", len(plan.systems))
+    report.count("entities", len(plan.entities))
+    report.count("fields", len(plan.fields))
+    report.count("routines", len(plan.routines))
+    return plan

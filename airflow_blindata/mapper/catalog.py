@@ -1,0 +1,294 @@
+"""Catalog objects of seed 000: dataset entities and their fields, job entities, SQL routines.
+
+Each function is one pass over the fold that adds to the plan. Several datasets can land on one
+entity (the partitions of an S3 folder, two spellings of one table): they are merged in the order
+of their last event, later descriptions winning, fields united by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
+from airflow_blindata.mapper.events import (
+    BaseFacet,
+    DatasetTypeDatasetFacet,
+    DocumentationDatasetFacet,
+    DocumentationJobFacet,
+    HierarchyDatasetFacet,
+    JobTypeJobFacet,
+    SchemaDatasetFacet,
+    SchemaField,
+    SourceCodeLocationJobFacet,
+    SQLJobFacet,
+    SymlinksDatasetFacet,
+    facet_of,
+)
+from airflow_blindata.mapper.fold import DatasetFold, Fold, JobFold
+from airflow_blindata.mapper.identity import entity_name, normalize_namespace, strip_user_info
+from airflow_blindata.mapper.plan import (
+    OPENLINEAGE_JOB,
+    CatalogPlan,
+    EntityKey,
+    PlannedEntity,
+    PlannedField,
+    PlannedRoutine,
+    Property,
+)
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.sql import sql_hash
+from airflow_blindata.mapper.systems import SystemResolver
+
+__all__ = ["dataset_entity_key", "flatten_fields", "map_datasets", "map_jobs"]
+
+
+@dataclass
+class _Draft:
+    """An entity being assembled from one or more OpenLineage objects."""
+
+    key: EntityKey
+    may_create: bool
+    sources: list[str] = field(default_factory=list)
+    table_type: str | None = None
+    description: str | None = None
+    documentation: str | None = None
+    documentation_hash: str | None = None
+    properties: dict[str, list[str]] = field(default_factory=dict)
+    fields: dict[str, PlannedField] = field(default_factory=dict)
+
+    def set_text(self, text: str | None, content_type: str | None) -> None:
+        placement = place_text(text, content_type)
+        if placement.description:
+            self.description = placement.description
+        if placement.documentation:
+            self.documentation = placement.documentation
+            self.documentation_hash = placement.documentation_hash
+
+    def add(self, name: str, value: str | None) -> None:
+        if value is not None and str(value).strip():
+            values = self.properties.setdefault(name, [])
+            if str(value) not in values:
+                values.append(str(value))
+
+    def set(self, name: str, values: Iterable[str | None]) -> None:
+        """Replace the values of ``name``: a later facet describes the object anew."""
+        self.properties.pop(name, None)
+        for value in values:
+            self.add(name, value)
+
+    def entity(self) -> PlannedEntity:
+        properties: tuple[Property, ...] = tuple(
+            (name, value) for name in sorted(self.properties) for value in self.properties[name]
+        )
+        return PlannedEntity(
+            key=self.key,
+            may_create=self.may_create,
+            table_type=self.table_type,
+            description=self.description,
+            documentation=self.documentation,
+            documentation_hash=self.documentation_hash,
+            properties=properties,
+            source=" + ".join(self.sources),
+        )
+
+
+def flatten_fields(
+    entity: EntityKey, fields: Iterable[SchemaField], *, prefix: str = ""
+) -> Iterator[tuple[PlannedField, str | None]]:
+    """Nested fields dotted (``window``, ``window.day``), in depth-first order.
+
+    Yields each field with the description that did not fit (over 250 characters), so the caller
+    can count it: Blindata has no field documentation to receive it.
+    """
+    position = 0
+
+    def walk(items: Iterable[SchemaField], path: str) -> Iterator[tuple[PlannedField, str | None]]:
+        nonlocal position
+        for item in items:
+            position += 1
+            name = f"{path}.{item.name}" if path else item.name
+            description = (item.description or "").strip() or None
+            too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
+            yield (
+                PlannedField(
+                    entity=entity,
+                    name=name,
+                    type=item.type,
+                    ordinal_position=item.ordinal_position or position,
+                    description=None if too_long else description,
+                ),
+                too_long,
+            )
+            yield from walk(item.fields or (), name)
+
+    yield from walk(fields, prefix)
+
+
+def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey:
+    hierarchy = facet_of(dataset.facets, HierarchyDatasetFacet)
+    symlinks = facet_of(dataset.facets, SymlinksDatasetFacet)
+    found = entity_name(
+        dataset.key.namespace,
+        dataset.key.name,
+        hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
+        symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
+        if symlinks
+        else (),
+    )
+    return EntityKey(system=system, schema_=found.schema, name=found.name)
+
+
+def _dataset_properties(draft: _Draft, dataset: DatasetFold) -> None:
+    namespace = normalize_namespace(dataset.key.namespace)
+    draft.add("openLineageDataset", f"{namespace}/{dataset.key.name}")
+    dataset_type = facet_of(dataset.facets, DatasetTypeDatasetFacet)
+    if dataset_type:
+        draft.set("openLineageDatasetType", [dataset_type.dataset_type])
+        draft.set("openLineageDatasetSubtype", [dataset_type.sub_type])
+    for key, facet in sorted(dataset.facets.items()):
+        for name, values in _facet_properties(key, facet).items():
+            draft.set(name, values)
+
+
+def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]:
+    """Additional properties of the catalog, dataSource, storage, ownership and tags facets."""
+    data = facet.model_dump(by_alias=False, exclude={"producer", "schema_url", "deleted"})
+    if key == "catalog":
+        names = ("framework", "type", "name", "metadata_uri", "warehouse_uri", "source")
+        return {
+            _property_name("openLineageCatalog", name): [_safe(data.get(name))] for name in names
+        }
+    if key == "dataSource":
+        return {
+            "openLineageDataSourceName": [_safe(data.get("name"))],
+            "openLineageDataSourceUri": [_safe(data.get("uri"))],
+        }
+    if key == "storage":
+        return {
+            "openLineageStorageLayer": [data.get("storage_layer")],
+            "openLineageFileFormat": [data.get("file_format")],
+        }
+    if key == "ownership":
+        owners = data.get("owners") or ()
+        return {
+            "openLineageOwnership": [
+                f"{o['type']}:{o['name']}" if o.get("type") else o["name"] for o in owners
+            ]
+        }
+    if key == "tags":
+        tags = [tag for tag in data.get("tags") or () if not tag.get("field")]
+        return {"openLineageTag": [f"{tag['key']}={tag['value']}" for tag in tags]}
+    return {}
+
+
+def _property_name(prefix: str, name: str) -> str:
+    return prefix + "".join(part.capitalize() for part in name.split("_"))
+
+
+def _safe(value: object) -> str | None:
+    """A text property that may be a URI: without user info, so no credential is catalogued."""
+    return None if value is None else strip_user_info(str(value))
+
+
+def map_datasets(
+    fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+) -> None:
+    """Entities and fields of every dataset whose namespace resolves to a System."""
+    drafts: dict[EntityKey, _Draft] = {}
+    report = plan.report
+    for dataset in sorted(fold.datasets, key=lambda d: (d.last_event_time, d.key)):
+        where = f"{dataset.key.namespace}/{dataset.key.name}"
+        report.count("datasets")
+        system = resolver.dataset_system(dataset.key.namespace, where)
+        if system is None:
+            continue
+        key = dataset_entity_key(dataset, system.name)
+        draft = drafts.get(key)
+        if draft is None:
+            draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
+        draft.sources.append(f"dataset {where}")
+        dataset_type = facet_of(dataset.facets, DatasetTypeDatasetFacet)
+        if dataset_type and system.entity_creation:
+            # The table type of an entity the job creates; a crawled entity keeps its own.
+            draft.table_type = dataset_type.dataset_type.upper()
+        documentation = facet_of(dataset.facets, DocumentationDatasetFacet)
+        if documentation:
+            draft.set_text(documentation.description, documentation.content_type)
+        _dataset_properties(draft, dataset)
+        schema = facet_of(dataset.facets, SchemaDatasetFacet)
+        for planned, too_long in flatten_fields(key, schema.fields or () if schema else ()):
+            draft.fields[planned.name] = planned
+            if too_long:
+                report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
+    for key in sorted(drafts, key=_sort_key):
+        draft = drafts[key]
+        plan.entities.append(draft.entity())
+        plan.fields.extend(
+            sorted(draft.fields.values(), key=lambda f: (f.ordinal_position, f.name))
+        )
+    report.count("datasetEntities", len(drafts))
+
+
+def _sort_key(key: EntityKey) -> tuple[str, str, str]:
+    return (key.system, key.schema_ or "", key.name)
+
+
+def map_jobs(
+    fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+) -> None:
+    """A job entity per job (when ``processLayer``), and a SCRIPT routine per job with SQL."""
+    report = plan.report
+    for job in fold.jobs:
+        report.count("jobs")
+        system = resolver.job_system(job.key.namespace)
+        scope = job_scope(job.key.namespace, job.key.name)
+        sql = facet_of(job.facets, SQLJobFacet)
+        if sql and sql.query.strip():
+            plan.routines.append(
+                PlannedRoutine(
+                    system=system.name,
+                    catalog=job.key.namespace,
+                    schema_=job.key.namespace,
+                    name=job.key.name,
+                    definition=sql.query,
+                    sql_hash=sql_hash(sql.query, sql.dialect),
+                    dialect=sql.dialect,
+                    job=scope,
+                )
+            )
+        if definition.process_layer:
+            plan.entities.append(_job_entity(job, system.name, scope))
+    plan.routines.sort(key=lambda r: (r.system, r.catalog, r.name))
+
+
+def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
+    key = EntityKey(system=system, schema_=job.key.namespace, name=job.key.name)
+    draft = _Draft(key=key, may_create=True, table_type=OPENLINEAGE_JOB)
+    draft.sources.append(f"job {job.key.namespace}/{job.key.name}")
+    draft.add("openLineageJobScope", scope)
+    job_type = facet_of(job.facets, JobTypeJobFacet)
+    if job_type:
+        draft.add("openLineageJobType", job_type.job_type)
+        draft.add("openLineageProcessingType", job_type.processing_type)
+        draft.add("openLineageIntegration", job_type.integration)
+    location = facet_of(job.facets, SourceCodeLocationJobFacet)
+    if location:
+        draft.add("openLineageSourceCodeUrl", _safe(location.url))
+        draft.add("openLineageSourceCodeRepoUrl", _safe(location.repo_url))
+        draft.add("openLineageSourceCodePath", location.path)
+        draft.add("openLineageSourceCodeVersion", location.version)
+        draft.add("openLineageSourceCodeBranch", location.branch)
+        draft.add("openLineageSourceCodeTag", location.tag)
+    for facet_key, facet in sorted(job.facets.items()):
+        for name, values in _facet_properties(facet_key, facet).items():
+            draft.set(name, values)
+    latest = job.latest
+    if latest is not None:
+        draft.add("openLineageProducer", latest.producer)
+    documentation = facet_of(job.facets, DocumentationJobFacet)
+    if documentation:
+        draft.set_text(documentation.description, documentation.content_type)
+    return draft.entity()

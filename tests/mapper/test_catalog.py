@@ -1,0 +1,330 @@
+"""Where each OpenLineage object lands in the catalog (seed 000), through ``build``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedEntity
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+PG = "postgres://db:5432"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
+CREATE_ALL = {
+    "uuid": UUID,
+    "systemPolicies": [
+        {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"},
+        {"pattern": "s3://*", "creation": "IF_MISSING"},
+    ],
+}
+
+
+def definition(**options: Any) -> JobDefinition:
+    return JobDefinition.from_dict({**CREATE_ALL, **options})
+
+
+def dataset(name: str, namespace: str = PG, **facets: Any) -> dict[str, Any]:
+    return {"namespace": namespace, "name": name, "facets": facets}
+
+
+def run_event(
+    *,
+    job: str = "etl.load",
+    inputs: list[dict[str, Any]] | None = None,
+    outputs: list[dict[str, Any]] | None = None,
+    job_facets: dict[str, Any] | None = None,
+    event_type: str = "COMPLETE",
+    run_id: str = "0190b1c2-0000-7000-8000-000000000001",
+    time: str = "2026-11-29T10:00:00.000Z",
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "eventTime": time,
+        "producer": "https://example.com/producer",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run_id, "facets": {}},
+        "job": {"namespace": "airflow", "name": job, "facets": job_facets or {}},
+        "inputs": inputs or [],
+        "outputs": outputs or [],
+    }
+
+
+def schema(*fields: dict[str, Any]) -> dict[str, Any]:
+    return {"fields": list(fields)}
+
+
+def entity(plan: CatalogPlan, name: str) -> PlannedEntity:
+    (found,) = [e for e in plan.entities if e.key.name == name]
+    return found
+
+
+# -- datasets → entities -------------------------------------------------------------------------
+
+
+def test_a_dataset_lands_on_a_physical_entity_with_a_schema_and_a_name() -> None:
+    plan = build([run_event(outputs=[dataset("analytics.sales.orders")])], definition())
+    orders = entity(plan, "orders")
+    assert (orders.key.system, orders.key.schema_, orders.may_create) == ("db", "sales", True)
+    assert ("openLineageDataset", f"{PG}/analytics.sales.orders") in orders.properties
+
+
+def test_a_dataset_whose_namespace_maps_to_no_system_is_reported_and_not_catalogued() -> None:
+    plan = build(
+        [run_event(outputs=[dataset("a.b.c", namespace="mysql://other:3306")])], definition()
+    )
+    assert [e.key.name for e in plan.entities if e.key.system != "OpenLineage"] == []
+    assert plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples == ["mysql://other:3306/a.b.c"]
+
+
+def test_datasets_that_match_ignored_namespaces_are_accepted_and_counted() -> None:
+    plan = build(
+        [run_event(inputs=[dataset("idx", namespace="opensearch://os:9200")])], definition()
+    )
+    assert plan.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
+    assert plan.report.counters["eventsRead"] == 1
+
+
+def test_on_a_crawled_system_entities_are_only_enriched_not_created() -> None:
+    crawled = KnownSystem("Crawled PG", "u-pg", ((NAMESPACE_PROPERTY, PG),))
+    plan = build([run_event(outputs=[dataset("a.s.t")])], definition(), [crawled])
+    t = entity(plan, "t")
+    assert (t.key.system, t.may_create) == ("Crawled PG", False)
+    assert all(not s.create for s in plan.systems if s.name == "Crawled PG")
+
+
+def test_the_dataset_type_facet_sets_the_table_type_and_its_subtype_as_a_property() -> None:
+    facets = {"datasetType": {"datasetType": "view", "subType": "MATERIALIZED"}}
+    plan = build([run_event(outputs=[dataset("a.s.v", **facets)])], definition())
+    view = entity(plan, "v")
+    assert view.table_type == "VIEW"
+    assert ("openLineageDatasetSubtype", "MATERIALIZED") in view.properties
+
+
+def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties() -> None:
+    facets = {
+        "catalog": {"framework": "iceberg", "type": "rest", "name": "prod"},
+        "dataSource": {"name": "pg", "uri": "postgresql://etl:s3cret@db:5432/analytics"},
+        "storage": {"storageLayer": "iceberg", "fileFormat": "parquet"},
+        "ownership": {"owners": [{"name": "finance", "type": "TEAM"}, {"name": "ana"}]},
+        "tags": {
+            "tags": [{"key": "pii", "value": "true"}, {"key": "x", "value": "y", "field": "c"}]
+        },
+    }
+    plan = build([run_event(outputs=[dataset("a.s.t", **facets)])], definition())
+    properties = entity(plan, "t").properties
+    expected = {
+        ("openLineageCatalogFramework", "iceberg"),
+        ("openLineageCatalogName", "prod"),
+        ("openLineageDataSourceUri", "postgresql://db:5432/analytics"),
+        ("openLineageStorageLayer", "iceberg"),
+        ("openLineageFileFormat", "parquet"),
+        ("openLineageOwnership", "TEAM:finance"),
+        ("openLineageOwnership", "ana"),
+        ("openLineageTag", "pii=true"),
+    }
+    assert expected <= set(properties)
+    assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
+# -- fields ----------------------------------------------------------------------------------------
+
+
+def test_nested_fields_are_dotted_in_depth_first_order() -> None:
+    window = {
+        "name": "window",
+        "type": "struct",
+        "fields": [{"name": "day", "type": "date"}, {"name": "z_score", "type": "double"}],
+    }
+    facets = {"schema": schema({"name": "id", "type": "int"}, window)}
+    plan = build([run_event(outputs=[dataset("a.s.t", **facets)])], definition())
+    assert [(f.name, f.type, f.ordinal_position) for f in plan.fields] == [
+        ("id", "int", 1),
+        ("window", "struct", 2),
+        ("window.day", "date", 3),
+        ("window.z_score", "double", 4),
+    ]
+
+
+def test_ordinal_position_is_used_when_present() -> None:
+    facets = {
+        "schema": schema({"name": "b", "ordinal_position": 2}, {"name": "a", "ordinal_position": 1})
+    }
+    plan = build([run_event(outputs=[dataset("a.s.t", **facets)])], definition())
+    assert [(f.name, f.ordinal_position) for f in plan.fields] == [("a", 1), ("b", 2)]
+
+
+def test_a_field_description_longer_than_250_characters_is_not_sent_and_counted() -> None:
+    facets = {
+        "schema": schema(
+            {"name": "c", "description": "d" * 251}, {"name": "ok", "description": "fine"}
+        )
+    }
+    plan = build([run_event(outputs=[dataset("a.s.t", **facets)])], definition())
+    assert [(f.name, f.description) for f in plan.fields] == [("c", None), ("ok", "fine")]
+    assert plan.report.gap_count(GapCode.FIELD_DESCRIPTION_TOO_LONG) == 1
+
+
+def test_partitions_of_one_s3_folder_land_on_one_entity_with_the_union_of_fields() -> None:
+    events = [
+        run_event(
+            outputs=[dataset("sales/orders/day=1", "s3://lake", schema=schema({"name": "a"}))],
+            time="2026-11-29T10:00:00.000Z",
+        ),
+        run_event(
+            outputs=[dataset("sales/orders/day=2", "s3://lake", schema=schema({"name": "b"}))],
+            run_id="0190b1c2-0000-7000-8000-000000000002",
+            time="2026-11-29T11:00:00.000Z",
+        ),
+    ]
+    plan = build(events, definition())
+    orders = entity(plan, "orders")
+    assert (orders.key.system, orders.key.schema_) == ("lake", "sales")
+    assert sorted(f.name for f in plan.fields if f.entity == orders.key) == ["a", "b"]
+
+
+# -- documentation ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("facet", "description", "documented"),
+    [
+        ({"description": "Orders"}, "Orders", False),
+        ({"description": "x" * 300}, None, True),
+        ({"description": "# Orders", "contentType": "text/markdown"}, None, True),
+        ({"description": ""}, None, False),
+    ],
+)
+def test_documentation_goes_to_the_description_or_the_documentation_by_length(
+    facet: dict[str, Any], description: str | None, documented: bool
+) -> None:
+    plan = build([run_event(outputs=[dataset("a.s.t", documentation=facet)])], definition())
+    t = entity(plan, "t")
+    assert t.description == description
+    assert (t.documentation is not None, t.documentation_hash is not None) == (documented,) * 2
+
+
+# -- jobs and routines -----------------------------------------------------------------------------
+
+
+def test_each_job_becomes_an_openlineage_job_entity_on_its_job_system() -> None:
+    facets = {
+        "jobType": {"processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"},
+        "sourceCodeLocation": {
+            "type": "git",
+            "url": "https://token@git.example.com/r",
+            "path": "d.py",
+        },
+        "documentation": {"description": "Loads orders"},
+        "ownership": {"owners": [{"name": "data-eng"}]},
+    }
+    plan = build([run_event(job="etl.load", job_facets=facets)], definition())
+    job = entity(plan, "etl.load")
+    assert (job.key.system, job.key.schema_, job.table_type) == (
+        "OpenLineage",
+        "airflow",
+        "OPENLINEAGE_JOB",
+    )
+    assert job.description == "Loads orders"
+    assert {
+        ("openLineageJobScope", "ol:airflow|etl.load"),
+        ("openLineageJobType", "TASK"),
+        ("openLineageProcessingType", "BATCH"),
+        ("openLineageIntegration", "AIRFLOW"),
+        ("openLineageSourceCodeUrl", "https://git.example.com/r"),
+        ("openLineageSourceCodePath", "d.py"),
+        ("openLineageOwnership", "data-eng"),
+    } <= set(job.properties)
+
+
+def test_process_layer_false_catalogues_only_the_datasets() -> None:
+    plan = build([run_event(outputs=[dataset("a.s.t")])], definition(processLayer=False))
+    assert [e.table_type for e in plan.entities] == [None]
+
+
+def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> None:
+    sql = {"query": "INSERT INTO s.t SELECT * FROM s.u", "dialect": "postgres"}
+    plan = build([run_event(job_facets={"sql": sql})], definition())
+    (routine,) = plan.routines
+    assert (routine.system, routine.catalog, routine.schema_, routine.name, routine.type) == (
+        "OpenLineage",
+        "airflow",
+        "airflow",
+        "etl.load",
+        "SCRIPT",
+    )
+    assert routine.dialect == "postgres" and routine.sql_hash.startswith("sha256:")
+
+
+# -- the dbt fixtures end to end -------------------------------------------------------------------
+
+
+def dbt_events() -> list[dict[str, Any]]:
+    events = []
+    for path in sorted((FIXTURES / "dbt").glob("*.jsonl")):
+        events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return events
+
+
+def test_the_dbt_jaffle_shop_run_lands_on_one_postgres_system() -> None:
+    plan = build(dbt_events(), definition())
+    assert [(s.name, s.create) for s in plan.systems] == [("OpenLineage", True), ("postgres", True)]
+    tables = {(e.key.schema_, e.key.name) for e in plan.entities if e.key.system == "postgres"}
+    models = ["customers", "orders", "stg_customers", "stg_orders", "stg_payments"]
+    seeds = ["raw_customers", "raw_orders", "raw_payments"]
+    assert {("public", name) for name in models + seeds} <= tables
+    assert ("snapshots", "orders_snapshot") in tables
+    assert ("public_dbt_test__audit", "unique_customers_customer_id") in tables
+    assert len(tables) == 13
+    customers = entity(plan, "customers")
+    assert customers.description and customers.description.startswith("This table has basic")
+    jobs = [e for e in plan.entities if e.table_type == "OPENLINEAGE_JOB"]
+    assert len(jobs) == plan.report.counters["jobs"] == 59
+    assert {f.name for f in plan.fields if f.entity == customers.key} >= {
+        "customer_id",
+        "first_name",
+    }
+    assert plan.report.counters["eventsRead"] == len(dbt_events())
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(dbt_events()[:40]), st.integers(min_value=0, max_value=39))
+def test_any_order_or_duplication_of_the_events_gives_the_same_plan(
+    events: list[dict[str, Any]], duplicate: int
+) -> None:
+    """The plan is the same; only the report's count of events read sees the duplicate."""
+    reference = build(dbt_events()[:40], definition())
+    shuffled = build([*events, events[duplicate]], definition())
+    assert shuffled.model_dump(exclude={"report"}) == reference.model_dump(exclude={"report"})
+    assert shuffled.report.gaps == reference.report.gaps
+    assert shuffled.report.counters["eventsRead"] == reference.report.counters["eventsRead"] + 1
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(json_values, max_size=5))
+def test_arbitrary_json_never_raises_out_of_the_mapper(items: list[Any]) -> None:
+    plan = build(items, definition())
+    assert (
+        plan.report.counters.get("eventsRead", 0) + plan.report.gap_count(GapCode.UNREADABLE_EVENT)
+        >= 0
+    )
