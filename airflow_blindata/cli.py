@@ -34,7 +34,7 @@ def _emulator(args: argparse.Namespace) -> int:
         f"user {args.user}, state in {args.db})",
         flush=True,
     )
-    serve(settings, host=args.host, port=args.port)
+    serve(settings, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     emulator.add_argument("--user", default="airflow", help="the application user")
     emulator.add_argument(
         "--api-key", help=f"the user's API key (or set {EMULATOR_API_KEY_ENV}, kept out of ps)"
+    )
+    emulator.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level; info logs every request (info)",
     )
     emulator.set_defaults(run=_emulator)
 
