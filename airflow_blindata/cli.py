@@ -46,6 +46,24 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.planning import load_known_systems, plan_files, render_tables
+
+    try:
+        definition = JobDefinition.load(args.definition)
+        known = load_known_systems(args.systems) if args.systems else []
+        plan = plan_files(args.events, definition, known)
+    except (JobDefinitionError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(plan.model_dump_json(indent=2, by_alias=True))
+    else:
+        print(render_tables(plan), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="airflow-blindata",
@@ -76,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="server log level; info logs every request (info)",
     )
     emulator.set_defaults(run=_emulator)
+
+    plan = commands.add_parser(
+        "plan", help="show where OpenLineage events will land in Blindata, without syncing"
+    )
+    plan.add_argument("events", nargs="+", help="event files: JSON, JSON array or JSON lines")
+    plan.add_argument("--definition", required=True, help="the job definition (YAML or JSON)")
+    plan.add_argument(
+        "--systems", help="JSON list of the Systems Blindata holds (as GET /api/v1/systems)"
+    )
+    plan.add_argument("--format", choices=["table", "json"], default="table")
+    plan.set_defaults(run=_plan)
 
     check = commands.add_parser(
         "check", help="test a BLINDATA connection against its server (as the Airflow UI does)"

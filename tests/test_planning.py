@@ -1,0 +1,111 @@
+"""``airflow-blindata plan`` and the event file reader it shares with ingestion."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from airflow_blindata.eventfiles import read_event_file
+
+CLI = str(Path(sys.executable).with_name("airflow-blindata"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+DBT = FIXTURES / "openlineage" / "dbt" / "postgres_run_successful_run_ol_events.jsonl"
+EVENT = {
+    "eventType": "COMPLETE",
+    "eventTime": "2026-11-29T10:00:00Z",
+    "job": {"namespace": "n", "name": "j"},
+    "run": {"runId": "r"},
+    "producer": "p",
+}
+
+
+def test_a_file_may_hold_one_event_an_array_or_json_lines(tmp_path: Path) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(EVENT))
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps([EVENT, EVENT]))
+    lines = tmp_path / "events.jsonl"
+    lines.write_text(f"{json.dumps(EVENT)}\n\n{{not json\n{json.dumps(EVENT)}\n")
+    assert list(read_event_file(one)) == [EVENT]
+    assert list(read_event_file(array)) == [EVENT, EVENT]
+    assert list(read_event_file(lines)) == [EVENT, "{not json", EVENT]
+
+
+def write_definition(tmp_path: Path) -> Path:
+    path = tmp_path / "definition.yaml"
+    path.write_text(
+        "uuid: 6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\n"
+        "systemPolicies:\n"
+        "  - {pattern: 'postgres://*', creation: IF_MISSING, nameTemplate: '{host}'}\n"
+    )
+    return path
+
+
+def test_plan_prints_where_each_object_lands_as_tables(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [CLI, "plan", str(DBT), "--definition", str(write_definition(tmp_path))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Systems" in done.stdout and "Entities" in done.stdout
+    (gap_line,) = [
+        line for line in done.stdout.splitlines() if "FIELD_DESCRIPTION_TOO_LONG" in line
+    ]
+    assert "shorten the description" in gap_line
+    systems = done.stdout.split("Systems\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    (system_line,) = [line for line in systems if line.startswith("postgres ")]
+    assert "created" in system_line and "PostgreSQL" in system_line
+
+
+def test_plan_as_json_uses_known_systems_and_reports_bad_lines(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text(DBT.read_text() + "this is not an event\n")
+    systems = tmp_path / "systems.json"
+    systems.write_text(
+        json.dumps(
+            [
+                {
+                    "uuid": "u-1",
+                    "name": "Crawled PG",
+                    "additionalProperties": [
+                        {"name": "openLineageNamespace", "value": "postgres://postgres:5432"}
+                    ],
+                }
+            ]
+        )
+    )
+    done = subprocess.run(
+        [
+            CLI,
+            "plan",
+            str(events),
+            "--definition",
+            str(write_definition(tmp_path)),
+            "--systems",
+            str(systems),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    plan = json.loads(done.stdout)
+    assert {s["name"] for s in plan["systems"]} == {"Crawled PG", "OpenLineage"}
+    assert plan["report"]["gaps"]["UNREADABLE_EVENT"]["count"] == 1
+
+
+def test_plan_names_the_bad_key_of_a_definition(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("uuid: 6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\nprocesLayer: true\n")
+    done = subprocess.run(
+        [CLI, "plan", str(DBT), "--definition", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "procesLayer" in done.stderr and "did you mean processLayer" in done.stderr
