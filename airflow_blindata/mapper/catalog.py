@@ -7,18 +7,21 @@ of their last event, later descriptions winning, fields united by name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
 from airflow_blindata.mapper.events import (
+    AirflowRunFacet,
     BaseFacet,
     DatasetTypeDatasetFacet,
     DocumentationDatasetFacet,
     DocumentationJobFacet,
     HierarchyDatasetFacet,
     JobTypeJobFacet,
+    ProcessingEngineRunFacet,
     SchemaDatasetFacet,
     SchemaField,
     SourceCodeLocationJobFacet,
@@ -184,6 +187,42 @@ def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]
     return {}
 
 
+_SECRET_NAMES = re.compile(r"pass|secret|token|key|credential|auth", re.IGNORECASE)
+_MAX_PRODUCER_PROPERTIES = 20
+
+
+def _producer_properties(facets: dict[str, BaseFacet]) -> Iterator[tuple[str, str]]:
+    """What producers say about themselves: the engine, the Airflow task, their own facets.
+
+    Facets the mapper does not model (dbt's ``dbt_version``, ...) give ``<facet>.<field>`` for
+    their top-level scalar fields, leaving out any field whose name suggests a secret.
+    """
+    engine = facet_of(facets, ProcessingEngineRunFacet)
+    if engine:
+        yield "openLineageProcessingEngine", f"{engine.name or ''} {engine.version}".strip()
+    airflow = facet_of(facets, AirflowRunFacet)
+    if airflow:
+        for name, value in (
+            ("openLineageAirflowDagId", airflow.dag.get("dag_id")),
+            ("openLineageAirflowOperator", airflow.task.get("operator_class")),
+        ):
+            if isinstance(value, str) and value:
+                yield name, value
+    for key, facet in sorted(facets.items()):
+        if type(facet) is not BaseFacet or key.startswith("_"):
+            continue
+        extra = sorted((facet.model_extra or {}).items())
+        scalars = [
+            (field_name, value)
+            for field_name, value in extra
+            if isinstance(value, str | int | float | bool) and not _SECRET_NAMES.search(field_name)
+        ]
+        for field_name, value in scalars[:_MAX_PRODUCER_PROPERTIES]:
+            text = str(value)
+            if text and len(text) <= DESCRIPTION_LIMIT:
+                yield f"{key}.{field_name}", text
+
+
 def _property_name(prefix: str, name: str) -> str:
     return prefix + "".join(part.capitalize() for part in name.split("_"))
 
@@ -288,6 +327,8 @@ def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
     latest = job.latest
     if latest is not None:
         draft.add("openLineageProducer", latest.producer)
+        for name, value in _producer_properties({**job.facets, **latest.run_facets}):
+            draft.set(name, [value])
     documentation = facet_of(job.facets, DocumentationJobFacet)
     if documentation:
         draft.set_text(documentation.description, documentation.content_type)

@@ -328,3 +328,20 @@ def test_arbitrary_json_never_raises_out_of_the_mapper(items: list[Any]) -> None
         plan.report.counters.get("eventsRead", 0) + plan.report.gap_count(GapCode.UNREADABLE_EVENT)
         >= 0
     )
+
+
+def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_secrets() -> None:
+    event = run_event(job_facets={"jobType": {"processingType": "BATCH", "integration": "DBT"}})
+    event["run"]["facets"] = {
+        "processing_engine": {"name": "dbt", "version": "1.8.2"},
+        "dbt_version": {"version": "1.8.2"},
+        "vendor_run": {"cluster": "c-1", "api_token": "t0ps3cret", "nested": {"x": 1}},
+    }
+    plan = build([event], definition())
+    properties = set(entity(plan, "etl.load").properties)
+    assert {
+        ("openLineageProcessingEngine", "dbt 1.8.2"),
+        ("dbt_version.version", "1.8.2"),
+        ("vendor_run.cluster", "c-1"),
+    } <= properties
+    assert "t0ps3cret" not in json.dumps(plan.model_dump(mode="json"))
