@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef
 from airflow_blindata.mapper.identity import namespace_parts, normalize_namespace
-from airflow_blindata.mapper.plan import PlannedSystem, Property
+from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
 
 __all__ = [
@@ -114,50 +114,20 @@ class SystemResolver:
         if self.definition.is_ignored(namespace):
             return None
         policy = self.definition.system_policy_for(namespace)
-        replace_docs = bool(policy and policy.replace_user_documentation)
         for mapping in self.definition.namespace_mappings_for(namespace):
             found = self._find(mapping.system)
             if found is not None:
-                return self._plan(
-                    PlannedSystem(
-                        name=found.name,
-                        uuid=found.uuid,
-                        origin="mapped",
-                        namespaces=(namespace,),
-                        entity_creation=self._entity_creation(policy, self._owned(found)),
-                        replace_user_documentation=replace_docs,
-                    )
-                )
+                return self._existing(found, "mapped", namespace, policy)
         stamped = self._by_stamp.get(namespace)
         if stamped is not None:
-            return self._plan(
-                PlannedSystem(
-                    name=stamped.name,
-                    uuid=stamped.uuid,
-                    origin="stamped",
-                    namespaces=(namespace,),
-                    entity_creation=self._entity_creation(policy, self._owned(stamped)),
-                    replace_user_documentation=replace_docs,
-                )
-            )
+            return self._existing(stamped, "stamped", namespace, policy)
         if policy is None or policy.creation != "IF_MISSING":
             return None
         parts = namespace_parts(namespace)
         name = policy.system_name(**parts.template_values()) or namespace
-        stamp: tuple[Property, ...] = ((NAMESPACE_PROPERTY, namespace),)
         existing = self._by_name.get(name)
         if existing is not None:
-            return self._plan(
-                PlannedSystem(
-                    name=existing.name,
-                    uuid=existing.uuid,
-                    origin="reused",
-                    stamp=stamp,
-                    namespaces=(namespace,),
-                    entity_creation=self._entity_creation(policy, self._owned(existing)),
-                    replace_user_documentation=replace_docs,
-                )
-            )
+            return self._existing(existing, "reused", namespace, policy)
         return self._plan(
             PlannedSystem(
                 name=name,
@@ -165,10 +135,33 @@ class SystemResolver:
                 create=True,
                 subtype=policy.subtype,
                 technology=policy.technology_for(parts.scheme),
-                stamp=(*stamp, (OWNER_PROPERTY, self.definition.uuid)),
+                stamp=((NAMESPACE_PROPERTY, namespace), (OWNER_PROPERTY, self.definition.uuid)),
                 namespaces=(namespace,),
                 entity_creation=self._entity_creation(policy, owned=True),
-                replace_user_documentation=replace_docs,
+                replace_user_documentation=bool(policy.replace_user_documentation),
+            )
+        )
+
+    def _existing(
+        self,
+        system: KnownSystem,
+        origin: SystemOrigin,
+        namespace: str,
+        policy: SystemPolicy | None,
+    ) -> PlannedSystem:
+        """A System Blindata holds; a reused one is stamped with the namespace (not the owner)."""
+        stamp: tuple[Property, ...] = (
+            ((NAMESPACE_PROPERTY, namespace),) if origin == "reused" else ()
+        )
+        return self._plan(
+            PlannedSystem(
+                name=system.name,
+                uuid=system.uuid,
+                origin=origin,
+                stamp=stamp,
+                namespaces=(namespace,),
+                entity_creation=self._entity_creation(policy, self._owned(system)),
+                replace_user_documentation=bool(policy and policy.replace_user_documentation),
             )
         )
 
