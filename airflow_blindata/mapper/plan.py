@@ -21,8 +21,12 @@ from airflow_blindata.mapper.report import Report
 __all__ = [
     "CatalogPlan",
     "EntityKey",
+    "FlowEnd",
+    "FlowEvidence",
+    "FlowKind",
     "PlannedEntity",
     "PlannedField",
+    "PlannedFlow",
     "PlannedRoutine",
     "PlannedSystem",
     "Property",
@@ -110,6 +114,32 @@ class PlannedRoutine(_Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
+FlowKind = Literal["table", "column", "orchestration"]
+FlowEvidence = Literal["declared", "column_lineage", "io", "dataset_event", "orchestration"]
+"""Where a flow comes from (seed 001 precedence): the lineage facet, the columnLineage facet,
+inputs × outputs, a DatasetEvent's lineage facet, or the orchestration facets. Flows proven by
+SQL analysis are not planned: Blindata creates them from the routine's statement."""
+
+
+class FlowEnd(_Frozen):
+    """One end of a flow: an entity, and for a column flow one of its (dotted) fields."""
+
+    entity: EntityKey
+    field: str | None = None
+
+
+class PlannedFlow(_Frozen):
+    """A data flow owned by a job's scope; its natural key is ``(scope, name)``."""
+
+    scope: str
+    name: str
+    kind: FlowKind
+    evidence: FlowEvidence
+    source: FlowEnd
+    target: FlowEnd
+    description: str
+
+
 class CatalogPlan(BaseModel):
     """Everything one snapshot should upload, and the report of what could not be mapped."""
 
@@ -118,4 +148,5 @@ class CatalogPlan(BaseModel):
     entities: list[PlannedEntity] = Field(default_factory=list)
     fields: list[PlannedField] = Field(default_factory=list)
     routines: list[PlannedRoutine] = Field(default_factory=list)
+    flows: list[PlannedFlow] = Field(default_factory=list)
     report: Report = Field(default_factory=Report)
