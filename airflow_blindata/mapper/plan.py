@@ -117,7 +117,7 @@ class PlannedRoutine(_Frozen):
 FlowKind = Literal["table", "column", "orchestration"]
 FlowEvidence = Literal["declared", "column_lineage", "io", "dataset_event", "orchestration"]
 """Where a flow comes from (seed 001 precedence): the lineage facet, the columnLineage facet,
-inputs × outputs, a DatasetEvent's lineage facet, or the orchestration facets. Flows proven by
+inputs by outputs, a DatasetEvent's lineage facet, or the orchestration facets. Flows proven by
 SQL analysis are not planned: Blindata creates them from the routine's statement."""
 
 
