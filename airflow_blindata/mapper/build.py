@@ -13,6 +13,8 @@ from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
 from airflow_blindata.mapper.events import read_events
 from airflow_blindata.mapper.fold import Fold, fold
+from airflow_blindata.mapper.lineage import map_lineage
+from airflow_blindata.mapper.orchestration import map_orchestration
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
@@ -21,8 +23,8 @@ __all__ = ["PASSES", "Pass", "build"]
 
 Pass = Callable[[Fold, JobDefinition, SystemResolver, CatalogPlan], None]
 
-PASSES: tuple[Pass, ...] = (map_datasets, map_jobs)
-"""The passes, in order: datasets first, so that jobs and lineage find their entities."""
+PASSES: tuple[Pass, ...] = (map_datasets, map_jobs, map_lineage, map_orchestration)
+"""The passes, in order: entities first, so that flows find their ends."""
 
 
 def build(
@@ -42,4 +44,5 @@ def build(
     report.count("entities", len(plan.entities))
     report.count("fields", len(plan.fields))
     report.count("routines", len(plan.routines))
+    plan.entities.sort(key=lambda e: (e.key.system, e.key.schema_ or "", e.key.name))
     return plan

@@ -138,6 +138,9 @@ class PlannedFlow(_Frozen):
     source: FlowEnd
     target: FlowEnd
     description: str
+    superseded_by_analysis: bool = False
+    """A column flow of a job whose SQL Blindata analyses: it stands while the analysis is pending
+    or failed, and the sync leaves it out once the statement is ANALYZED (rank 1 wins)."""
 
 
 class CatalogPlan(BaseModel):

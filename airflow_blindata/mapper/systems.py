@@ -95,13 +95,17 @@ class SystemResolver:
 
     # -- datasets ------------------------------------------------------------------------------
 
-    def dataset_system(self, namespace: str, example: str) -> PlannedSystem | None:
-        """The System of a dataset namespace, or ``None`` with the gap recorded for ``example``."""
+    def dataset_system(self, namespace: str, example: str | None) -> PlannedSystem | None:
+        """The System of a dataset namespace, or ``None`` with the gap recorded for ``example``.
+
+        ``example=None`` resolves without recording a gap: a flow end names a dataset whose gap
+        the catalog pass already counted.
+        """
         normalized = normalize_namespace(namespace)
         if normalized not in self._resolved:
             self._resolved[normalized] = self._resolve(normalized)
         system = self._resolved[normalized]
-        if system is None:
+        if system is None and example is not None:
             code = (
                 GapCode.IGNORED_NAMESPACE
                 if self.definition.is_ignored(normalized)

@@ -1,0 +1,161 @@
+"""What every flow pass shares: resolving ends to catalog keys, naming, and collecting flows.
+
+A flow is anchored (seed 001): both ends must be entities the plan describes or that the catalog
+may hold. An end whose dataset maps to no System is dropped with ``DANGLING_FLOW`` (its dataset
+gap is already in the report); an end in an ignored namespace is dropped silently, since ignoring
+it was asked for. A column flow to a field that a System created by OpenLineage will not have is
+dropped with ``FIELD_NOT_CATALOGUED``; on other Systems the sync checks the field in Blindata.
+
+Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
+flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
+name, so the same events always give byte-identical names and scopes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.catalog import dataset_entity_key
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobKey
+from airflow_blindata.mapper.plan import (
+    CatalogPlan,
+    EntityKey,
+    FlowEnd,
+    FlowEvidence,
+    FlowKind,
+    PlannedEntity,
+    PlannedFlow,
+)
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import shorten
+from airflow_blindata.mapper.systems import SystemResolver
+
+__all__ = ["MAX_FLOW_NAME", "FlowCollector", "end_label"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+MAX_FLOW_NAME = 255
+"""Longest flow name; longer names end with a hash."""
+
+
+def end_label(end: FlowEnd, *, with_system: bool) -> str:
+    entity = end.entity
+    text = f"{entity.schema_}.{entity.name}" if entity.schema_ else entity.name
+    if end.field:
+        text = f"{text}.{end.field}"
+    return f"{entity.system}:{text}" if with_system else text
+
+
+@dataclass
+class FlowCollector:
+    """Resolves ends and gathers the flows of a plan, one per (scope, name)."""
+
+    fold: Fold
+    definition: JobDefinition
+    resolver: SystemResolver
+    plan: CatalogPlan
+    _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
+    _entities: dict[EntityKey, PlannedEntity] = field(default_factory=dict)
+    _fields: dict[EntityKey, set[str]] = field(default_factory=dict)
+    _created_systems: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._entities = {entity.key: entity for entity in self.plan.entities}
+        for planned in self.plan.fields:
+            self._fields.setdefault(planned.entity, set()).add(planned.name)
+        self._created_systems = {
+            system.name for system in self.resolver.systems if system.entity_creation
+        }
+
+    # -- ends ----------------------------------------------------------------------------------
+
+    def dataset(self, key: DatasetKey, *, owner: str) -> EntityKey | None:
+        """The entity of a dataset, or ``None`` (gap recorded) when it has none."""
+        system = self.resolver.dataset_system(key.namespace, None)
+        if system is None:
+            if not self.definition.is_ignored(key.namespace):
+                self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {key}")
+            else:
+                self.plan.report.count("flowEndsIgnored")
+            return None
+        known = self.fold.dataset(key) or DatasetFold(
+            key=key, facets={}, first_event_time=_EPOCH, last_event_time=_EPOCH
+        )
+        entity = dataset_entity_key(known, system.name)
+        if entity not in self._entities:
+            # A dataset named only inside a lineage facet: described bare, created if allowed.
+            self._entities[entity] = PlannedEntity(
+                key=entity, may_create=system.entity_creation, source=f"dataset {key}"
+            )
+            self.plan.entities.append(self._entities[entity])
+        return entity
+
+    def job(self, key: JobKey, *, owner: str, code: GapCode) -> EntityKey | None:
+        """The job entity of ``key``; ``None`` with ``code`` when it is not catalogued."""
+        if not self.definition.process_layer:
+            self.plan.report.count("flowsWithoutProcessLayer")
+            return None
+        if self.fold.job(key) is None:
+            self.plan.report.gap(code, f"{owner}: job {key}")
+            return None
+        system = self.resolver.job_system(key.namespace)
+        return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+
+    def field_is_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> bool:
+        """False (gap recorded) when a System created by OpenLineage will not have the field."""
+        if entity.system not in self._created_systems or name in self._fields.get(entity, ()):
+            return True
+        self.plan.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{owner}: {entity}.{name}")
+        return False
+
+    # -- flows ---------------------------------------------------------------------------------
+
+    def add(
+        self,
+        *,
+        scope: str,
+        owner_label: str,
+        kind: FlowKind,
+        evidence: FlowEvidence,
+        source: FlowEnd,
+        target: FlowEnd,
+        description: str,
+        superseded_by_analysis: bool = False,
+    ) -> None:
+        if source == target:
+            return
+        with_system = source.entity.system != target.entity.system
+        ends = f"{end_label(source, with_system=with_system)} -> "
+        ends += end_label(target, with_system=with_system)
+        name = shorten(f"{ends} @{owner_label}" if owner_label else ends, MAX_FLOW_NAME)
+        flow = PlannedFlow(
+            scope=scope,
+            name=name,
+            kind=kind,
+            evidence=evidence,
+            source=source,
+            target=target,
+            description=description,
+            superseded_by_analysis=superseded_by_analysis,
+        )
+        existing = self._flows.get((scope, name))
+        if existing is None or _rank(flow) < _rank(existing):
+            self._flows[(scope, name)] = flow
+
+    def flows(self) -> list[PlannedFlow]:
+        return [self._flows[key] for key in sorted(self._flows)]
+
+
+_EVIDENCE_RANK: dict[str, int] = {
+    "declared": 0,
+    "column_lineage": 1,
+    "dataset_event": 2,
+    "io": 3,
+    "orchestration": 4,
+}
+
+
+def _rank(flow: PlannedFlow) -> tuple[int, str]:
+    return (_EVIDENCE_RANK[flow.evidence], flow.description)

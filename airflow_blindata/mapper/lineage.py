@@ -1,0 +1,353 @@
+"""Data flows of seed 001: evidence precedence, table flows always, column flows only when direct.
+
+For each job and each of its outputs, the finest evidence the events prove:
+
+1. SQL analysed by Blindata — the routine is planned by the catalog pass and Blindata derives
+   table and column flows from it. Until that analysis succeeds it proves nothing, so the flows
+   of the next rank are planned too: table flows stay always, and column flows are marked
+   ``superseded_by_analysis`` so the sync drops them once the statement is ANALYZED;
+2. the ``lineage`` facet (declared): the job facet's entry for the output, or the output's own
+   dataset-level facet;
+3. the ``columnLineage`` facet of the output (observed);
+4. the job's inputs by outputs — with several of each this cannot say which feeds which, so every
+   pair is published and ``UNCORRELATED_IO`` reported.
+
+A table flow is published for every proven input → output pair. Only DIRECT transformations
+(IDENTITY, TRANSFORMATION, AGGREGATION) make column flows; INDIRECT ones and dataset-wide inputs
+are not flows and, with ``includeIndirect``, are described on the table flow. A field input that
+names no transformation is taken as direct: the producer mapped the field and said nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.events import (
+    BaseFacet,
+    ColumnLineageDatasetFacet,
+    ExtractionErrorRunFacet,
+    LineageDatasetEntry,
+    LineageDatasetFacet,
+    LineageDatasetInput,
+    LineageFieldEntry,
+    LineageInput,
+    LineageJobEntry,
+    LineageJobFacet,
+    LineageJobInput,
+    SparkUnknownRunFacet,
+    SQLJobFacet,
+    UnknownOperatorAttributeRunFacet,
+    facet_of,
+)
+from airflow_blindata.mapper.flows import FlowCollector
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, JobKey
+from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd, FlowEvidence
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.systems import SystemResolver
+
+__all__ = ["DIRECT_SUBTYPES", "Source", "map_lineage"]
+
+DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
+
+_EVIDENCE_TEXT: dict[FlowEvidence, str] = {
+    "declared": "Declared lineage (lineage facet)",
+    "column_lineage": "Observed column lineage (columnLineage facet)",
+    "io": "Observed from the job's inputs and outputs",
+    "dataset_event": "Declared lineage of the dataset (lineage facet of a DatasetEvent)",
+    "orchestration": "Orchestration",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input of an output: a dataset, at entity level or from one field into one field."""
+
+    dataset: DatasetKey
+    field: str | None = None
+    target_field: str | None = None
+    direct: bool = True
+    transformations: tuple[str, ...] = ()
+
+
+def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, ...]]:
+    """Whether the transformations are direct, and their labels for the description."""
+    labels: list[str] = []
+    direct = True
+    seen_any = False
+    for item in items or ():
+        seen_any = True
+        kind = str(getattr(item, "type", "") or "").upper()
+        subtype = str(getattr(item, "subtype", "") or "").upper()
+        text = getattr(item, "description", None)
+        labels.append(f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind)
+        if kind != "DIRECT" or (subtype and subtype not in DIRECT_SUBTYPES):
+            direct = False
+    return (direct if seen_any else True), tuple(labels)
+
+
+def _same(a: DatasetKey, b: DatasetKey) -> bool:
+    return a.name == b.name and normalize_namespace(a.namespace) == normalize_namespace(b.namespace)
+
+
+def _declared_sources(
+    inputs: Sequence[LineageInput] | None, fields: Mapping[str, LineageFieldEntry] | None
+) -> list[Source]:
+    """Sources of a lineage facet entry: entity inputs and ``fields.<target>.inputs[]``."""
+    sources: list[Source] = []
+    for item in inputs or ():
+        if isinstance(item, LineageDatasetInput):
+            direct, labels = _transformations(item.transformations)
+            key = DatasetKey(item.namespace, item.name)
+            # an entity-level input with a field is a dataset-wide dependency: not a column flow
+            sources.append(Source(key, item.field, None, direct and not item.field, labels))
+    for target_field, entry in sorted((fields or {}).items()):
+        for item in entry.inputs:
+            if isinstance(item, LineageDatasetInput):
+                direct, labels = _transformations(item.transformations)
+                key = DatasetKey(item.namespace, item.name)
+                sources.append(Source(key, item.field, target_field, direct, labels))
+    return sources
+
+
+def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
+    sources: list[Source] = []
+    for target_field, entry in sorted(facet.fields.items()):
+        for item in entry.input_fields:
+            transformations = item.transformations
+            direct, labels = _transformations(transformations)
+            if not transformations and entry.transformation_type:
+                # the deprecated field-level form: IDENTITY or TRANSFORMATION, both direct
+                labels = (f"DIRECT/{entry.transformation_type.upper()}",)
+            sources.append(
+                Source(
+                    DatasetKey(item.namespace, item.name), item.field, target_field, direct, labels
+                )
+            )
+    for item in facet.dataset or ():
+        _, labels = _transformations(item.transformations)
+        sources.append(
+            Source(DatasetKey(item.namespace, item.name), item.field, None, False, labels)
+        )
+    return sources
+
+
+def _output_evidence(
+    job: JobFold,
+    output: DatasetKey,
+    output_facets: dict[str, BaseFacet],
+    inputs: Sequence[DatasetKey],
+) -> tuple[FlowEvidence, list[Source]]:
+    declared = facet_of(job.facets, LineageJobFacet)
+    for entry in declared.entries if declared else ():
+        if isinstance(entry, LineageDatasetEntry) and _same(
+            DatasetKey(entry.namespace, entry.name), output
+        ):
+            return "declared", _declared_sources(entry.inputs, entry.fields)
+    on_dataset = facet_of(output_facets, LineageDatasetFacet)
+    if on_dataset:
+        return "declared", _declared_sources(on_dataset.inputs, on_dataset.fields)
+    column_lineage = facet_of(output_facets, ColumnLineageDatasetFacet)
+    if column_lineage:
+        return "column_lineage", _column_lineage_sources(column_lineage)
+    return "io", [Source(key) for key in inputs]
+
+
+def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) -> str:
+    parts = [f"{_EVIDENCE_TEXT[evidence]}, by {producer or 'an unnamed producer'}."]
+    parts.extend(extra)
+    return " ".join(parts)
+
+
+def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
+    run = job.latest_completed or job.latest
+    if run is not None and (run.inputs or run.outputs):
+        inputs = [item.key for item in run.inputs]
+        outputs = [(item.key, {**item.facets, **item.output_facets}) for item in run.outputs]
+        producer = run.producer
+    else:
+        inputs = [item.key for item in job.inputs]
+        outputs = [(item.key, dict(item.facets)) for item in job.outputs]
+        producer = run.producer if run else ""
+    if not outputs:
+        return
+    owner = f"{job.key.namespace}/{job.key.name}"
+    scope = job_scope(job.key.namespace, job.key.name)
+    sql = facet_of(job.facets, SQLJobFacet)
+    analysed = bool(sql and sql.query.strip())
+    report = collector.plan.report
+    uncorrelated = False
+    for output, facets in outputs:
+        evidence, sources = _output_evidence(job, output, facets, inputs)
+        uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
+        target = collector.dataset(output, owner=owner)
+        if target is None:
+            continue
+        by_dataset: dict[DatasetKey, list[Source]] = {}
+        for source in sources:
+            by_dataset.setdefault(source.dataset, []).append(source)
+        for dataset, items in sorted(by_dataset.items()):
+            origin = collector.dataset(dataset, owner=owner)
+            if origin is None:
+                continue
+            notes = []
+            if analysed:
+                notes.append("The SQL of the job is analysed by Blindata for column flows.")
+            if definition.include_indirect:
+                indirect = [s for s in items if not s.direct or (s.field and not s.target_field)]
+                notes.extend(_indirect_note(s) for s in indirect)
+            collector.add(
+                scope=scope,
+                owner_label=owner,
+                kind="table",
+                evidence=evidence,
+                source=FlowEnd(entity=origin),
+                target=FlowEnd(entity=target),
+                description=_describe(evidence, producer, notes),
+            )
+            for item in items:
+                if not (item.direct and item.field and item.target_field):
+                    continue
+                if not (
+                    collector.field_is_catalogued(origin, item.field, owner=owner)
+                    and collector.field_is_catalogued(target, item.target_field, owner=owner)
+                ):
+                    continue
+                labels = (
+                    f" Transformations: {'; '.join(item.transformations)}."
+                    if item.transformations
+                    else ""
+                )
+                collector.add(
+                    scope=scope,
+                    owner_label=owner,
+                    kind="column",
+                    evidence=evidence,
+                    source=FlowEnd(entity=origin, field=item.field),
+                    target=FlowEnd(entity=target, field=item.target_field),
+                    description=_describe(evidence, producer) + labels,
+                    superseded_by_analysis=analysed,
+                )
+    if uncorrelated:
+        report.gap(GapCode.UNCORRELATED_IO, owner)
+
+
+def _indirect_note(source: Source) -> str:
+    where = f"{source.dataset.name}.{source.field}" if source.field else source.dataset.name
+    into = f" into {source.target_field}" if source.target_field else " (whole dataset)"
+    kinds = ", ".join(source.transformations) or "INDIRECT"
+    return f"Indirect: {where}{into} ({kinds})."
+
+
+def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
+    """A lineage facet with JOB entries or JOB inputs: data flows between jobs and datasets."""
+    declared = facet_of(job.facets, LineageJobFacet)
+    if not declared:
+        return
+    owner = f"{job.key.namespace}/{job.key.name}"
+    scope = job_scope(job.key.namespace, job.key.name)
+    producer = job.latest.producer if job.latest else ""
+    for entry in declared.entries:
+        if isinstance(entry, LineageJobEntry):
+            target_job = JobKey(entry.namespace or job.key.namespace, entry.name or job.key.name)
+            target = collector.job(target_job, owner=owner, code=GapCode.DANGLING_FLOW)
+            target_dataset = None
+        else:
+            target = None
+            target_dataset = DatasetKey(entry.namespace, entry.name)
+        for item in entry.inputs or ():
+            if isinstance(item, LineageJobInput):
+                source_job = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
+                origin = collector.job(source_job, owner=owner, code=GapCode.DANGLING_FLOW)
+            elif isinstance(entry, LineageJobEntry):
+                origin = collector.dataset(DatasetKey(item.namespace, item.name), owner=owner)
+            else:
+                continue  # dataset → dataset: the data flow pass handles it
+            end = target or (
+                collector.dataset(target_dataset, owner=owner) if target_dataset else None
+            )
+            if origin is None or end is None:
+                continue
+            collector.add(
+                scope=scope,
+                owner_label=owner,
+                kind="table",
+                evidence="declared",
+                source=FlowEnd(entity=origin),
+                target=FlowEnd(entity=end),
+                description=_describe("declared", producer),
+            )
+
+
+def _dataset_event_flows(
+    fold: Fold, collector: FlowCollector, written: set[tuple[str, str]]
+) -> None:
+    """A dataset's own lineage facet, when no job writes it: flows with no job."""
+    for dataset in fold.datasets:
+        facet = facet_of(dataset.facets, LineageDatasetFacet)
+        normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
+        if facet is None or normalized in written:
+            continue
+        owner = f"dataset {dataset.key}"
+        scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
+        target = collector.dataset(dataset.key, owner=owner)
+        if target is None:
+            continue
+        for source in _declared_sources(facet.inputs, facet.fields):
+            origin = collector.dataset(source.dataset, owner=owner)
+            if origin is None:
+                continue
+            collector.add(
+                scope=scope,
+                owner_label="",
+                kind="table",
+                evidence="dataset_event",
+                source=FlowEnd(entity=origin),
+                target=FlowEnd(entity=target),
+                description=_describe("dataset_event", "the dataset's producer"),
+            )
+            if source.direct and source.field and source.target_field:
+                collector.add(
+                    scope=scope,
+                    owner_label="",
+                    kind="column",
+                    evidence="dataset_event",
+                    source=FlowEnd(entity=origin, field=source.field),
+                    target=FlowEnd(entity=target, field=source.target_field),
+                    description=_describe("dataset_event", "the dataset's producer"),
+                )
+
+
+def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:
+    run = job.latest
+    if run is None:
+        return
+    owner = f"{job.key.namespace}/{job.key.name}"
+    if facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
+        collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
+    if facet_of(run.run_facets, ExtractionErrorRunFacet) or facet_of(
+        run.run_facets, SparkUnknownRunFacet
+    ):
+        collector.plan.report.gap(GapCode.PRODUCER_PARTIAL_LINEAGE, owner)
+
+
+def map_lineage(
+    fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+) -> None:
+    """Table and column data flows of every job, and of datasets that describe their lineage."""
+    collector = FlowCollector(fold, definition, resolver, plan)
+    written: set[tuple[str, str]] = set()
+    for job in fold.jobs:
+        _job_flows(job, collector, definition)
+        _job_to_job_flows(job, collector)
+        _producer_gaps(job, collector)
+        for run in job.runs:
+            written.update((normalize_namespace(o.key.namespace), o.key.name) for o in run.outputs)
+        written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
+    _dataset_event_flows(fold, collector, written)
+    flows = collector.flows()
+    plan.flows.extend(flows)
+    plan.report.count("flows", len(flows))

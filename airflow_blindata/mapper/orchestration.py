@@ -1,0 +1,90 @@
+"""Orchestration flows of seed 001: how jobs depend on each other, next to how data moves.
+
+They join job entities, so they exist only with ``processLayer``, and come only from completed
+runs — except the Airflow task graph, which is the DAG's description rather than an observation:
+
+* ``parent`` run facet: parent job → child job;
+* ``jobDependencies`` run facet: upstream job → downstream job;
+* ``airflow`` job facet of a DAG: task → each of its ``downstream_task_ids``.
+
+They are marked as orchestration three times over: the scope ends with ``#orchestration``, the
+name with ``@orchestration``, and the description starts with "Orchestration". A job at either
+end that has no entity is reported as ``UNRESOLVED_ORCHESTRATION_TARGET`` and the flow dropped.
+"""
+
+from __future__ import annotations
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.events import AirflowJobFacet, JobDependenciesRunFacet, facet_of
+from airflow_blindata.mapper.flows import FlowCollector
+from airflow_blindata.mapper.fold import Fold, JobFold, JobKey
+from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.systems import SystemResolver
+
+__all__ = ["map_orchestration"]
+
+ORCHESTRATION_LABEL = "orchestration"
+
+
+def _add(
+    collector: FlowCollector, owner: JobFold, source: JobKey, target: JobKey, how: str
+) -> None:
+    label = f"{owner.key.namespace}/{owner.key.name}"
+    origin = collector.job(source, owner=label, code=GapCode.UNRESOLVED_ORCHESTRATION_TARGET)
+    end = collector.job(target, owner=label, code=GapCode.UNRESOLVED_ORCHESTRATION_TARGET)
+    if origin is None or end is None:
+        return
+    producer = owner.latest.producer if owner.latest else ""
+    collector.add(
+        scope=job_scope(owner.key.namespace, owner.key.name, orchestration=True),
+        owner_label=ORCHESTRATION_LABEL,
+        kind="orchestration",
+        evidence="orchestration",
+        source=FlowEnd(entity=origin),
+        target=FlowEnd(entity=end),
+        description=f"Orchestration: {how}, by {producer or 'an unnamed producer'}.",
+    )
+
+
+def _observed(job: JobFold, collector: FlowCollector) -> None:
+    run = job.latest_completed
+    if run is None:
+        return
+    parent = run.parent_job
+    if parent is not None and parent != job.key:
+        _add(collector, job, parent, job.key, "the run was started by its parent (parent facet)")
+    dependencies = facet_of(run.run_facets, JobDependenciesRunFacet)
+    if dependencies:
+        for upstream in dependencies.upstream or ():
+            key = JobKey(upstream.job.namespace, upstream.job.name)
+            _add(collector, job, key, job.key, "upstream dependency (jobDependencies facet)")
+        for downstream in dependencies.downstream or ():
+            key = JobKey(downstream.job.namespace, downstream.job.name)
+            _add(collector, job, job.key, key, "downstream dependency (jobDependencies facet)")
+
+
+def _task_graph(job: JobFold, collector: FlowCollector) -> None:
+    graph = facet_of(job.facets, AirflowJobFacet)
+    if graph is None:
+        return
+    for task_id, task in sorted(graph.tasks.items()):
+        source = JobKey(job.key.namespace, f"{job.key.name}.{task_id}")
+        for downstream in sorted(task.downstream_task_ids):
+            target = JobKey(job.key.namespace, f"{job.key.name}.{downstream}")
+            _add(collector, job, source, target, "Airflow task graph (downstream task)")
+
+
+def map_orchestration(
+    fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+) -> None:
+    if not definition.process_layer:
+        return
+    collector = FlowCollector(fold, definition, resolver, plan)
+    for job in fold.jobs:
+        _observed(job, collector)
+        _task_graph(job, collector)
+    flows = collector.flows()
+    plan.flows.extend(flows)
+    plan.report.count("orchestrationFlows", len(flows))
