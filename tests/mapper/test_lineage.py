@@ -1,0 +1,536 @@
+"""Data flows and orchestration flows (seed 001), each test named after the sentence it checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedFlow
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import MAX_SCOPE_LENGTH, job_scope
+from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+PG = "postgres://pv-db.halden.example:5432"
+WAREHOUSE = "postgresql://warehouse:5432"
+FACETS = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage" / "facets"
+RUN_1 = "019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11"
+
+
+def definition(**options: Any) -> JobDefinition:
+    return JobDefinition.from_dict(
+        {
+            "uuid": UUID,
+            "systemPolicies": [
+                {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
+            ],
+            **options,
+        }
+    )
+
+
+def ds(name: str, namespace: str = PG, **facets: Any) -> dict[str, Any]:
+    return {"namespace": namespace, "name": name, "facets": facets}
+
+
+def event(
+    job: str = "pv_weekly_signal.aggregate_ae_counts",
+    *,
+    inputs: list[dict[str, Any]] | None = None,
+    outputs: list[dict[str, Any]] | None = None,
+    job_facets: dict[str, Any] | None = None,
+    run_facets: dict[str, Any] | None = None,
+    event_type: str = "COMPLETE",
+    run_id: str = RUN_1,
+    namespace: str = "halden-airflow-prod",
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "eventTime": "2026-10-26T06:14:52.318Z",
+        "producer": "https://git.halden.example/platform/lineage-emitter/tree/v2.3.0",
+        "run": {"runId": run_id, "facets": run_facets or {}},
+        "job": {"namespace": namespace, "name": job, "facets": job_facets or {}},
+        "inputs": inputs or [],
+        "outputs": outputs or [],
+    }
+
+
+def flows(plan: CatalogPlan, kind: str | None = None) -> list[PlannedFlow]:
+    return [f for f in plan.flows if kind is None or f.kind == kind]
+
+
+def pairs(plan: CatalogPlan, kind: str = "table") -> set[tuple[str, str]]:
+    def label(end: Any) -> str:
+        text = end.entity.name
+        return f"{text}.{end.field}" if end.field else text
+
+    return {(label(f.source), label(f.target)) for f in flows(plan, kind)}
+
+
+# -- the seed 004 Halden example: a SQL job with a columnLineage facet ---------------------------
+
+HALDEN_SQL = (
+    "INSERT INTO pv.weekly_ae_counts SELECT r.product_code, t.term_name, date_trunc('week', "
+    "r.received_on) AS week_start, count(r.case_id) AS case_count FROM pv.case_reports r JOIN "
+    "ref.ae_terms t ON r.term_code = t.term_code WHERE r.is_serious GROUP BY 1, 2, 3"
+)
+COLUMN_LINEAGE = {
+    "fields": {
+        "term_name": {
+            "inputFields": [
+                {
+                    "namespace": PG,
+                    "name": "safety.ref.ae_terms",
+                    "field": "term_name",
+                    "transformations": [
+                        {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}
+                    ],
+                }
+            ]
+        },
+        "case_count": {
+            "inputFields": [
+                {
+                    "namespace": PG,
+                    "name": "safety.pv.case_reports",
+                    "field": "case_id",
+                    "transformations": [
+                        {"type": "DIRECT", "subtype": "AGGREGATION", "masking": True}
+                    ],
+                }
+            ]
+        },
+    },
+    "dataset": [
+        {
+            "namespace": PG,
+            "name": "safety.pv.case_reports",
+            "field": "is_serious",
+            "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}],
+        },
+        {
+            "namespace": PG,
+            "name": "safety.pv.case_reports",
+            "field": "term_code",
+            "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}],
+        },
+    ],
+}
+
+
+def halden(include_indirect: bool = False) -> CatalogPlan:
+    fields = [{"name": n} for n in ("product_code", "term_name", "week_start", "case_count")]
+    return build(
+        [
+            event(
+                inputs=[
+                    ds(
+                        "safety.pv.case_reports",
+                        schema={"fields": [{"name": "case_id"}, {"name": "is_serious"}]},
+                    ),
+                    ds("safety.ref.ae_terms", schema={"fields": [{"name": "term_name"}]}),
+                ],
+                outputs=[
+                    ds(
+                        "safety.pv.weekly_ae_counts",
+                        schema={"fields": fields},
+                        columnLineage=COLUMN_LINEAGE,
+                    )
+                ],
+                job_facets={"sql": {"query": HALDEN_SQL, "dialect": "postgres"}},
+            )
+        ],
+        definition(includeIndirect=include_indirect),
+    )
+
+
+def test_halden_table_flows_for_every_proven_pair() -> None:
+    assert pairs(halden()) == {
+        ("case_reports", "weekly_ae_counts"),
+        ("ae_terms", "weekly_ae_counts"),
+    }
+
+
+def test_halden_column_flows_only_from_direct_transformations() -> None:
+    plan = halden()
+    assert pairs(plan, "column") == {
+        ("ae_terms.term_name", "weekly_ae_counts.term_name"),
+        ("case_reports.case_id", "weekly_ae_counts.case_count"),
+    }
+    aggregation = next(f for f in flows(plan, "column") if f.target.field == "case_count")
+    assert "DIRECT/AGGREGATION" in aggregation.description
+
+
+def test_halden_sql_job_flows_stand_until_blindata_analyses_the_sql() -> None:
+    plan = halden()
+    assert len(plan.routines) == 1
+    assert all(f.superseded_by_analysis for f in flows(plan, "column"))
+    assert not any(f.superseded_by_analysis for f in flows(plan, "table"))
+
+
+@pytest.mark.parametrize("include_indirect", [True, False])
+def test_filters_and_joins_are_in_the_description_when_include_indirect_is_true(
+    include_indirect: bool,
+) -> None:
+    plan = halden(include_indirect)
+    (table,) = [f for f in flows(plan, "table") if f.source.entity.name == "case_reports"]
+    described = "INDIRECT/FILTER" in table.description and "INDIRECT/JOIN" in table.description
+    assert described is include_indirect
+    assert not any(f.source.field == "is_serious" for f in flows(plan, "column"))
+
+
+# -- evidence precedence --
+
+
+def lineage_facet(
+    output: str, inputs: list[dict[str, Any]], fields: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"namespace": PG, "name": output, "type": "DATASET", "inputs": inputs}
+    if fields:
+        entry["fields"] = fields
+    return {"lineage": {"entries": [entry]}}
+
+
+def test_declared_field_lineage_wins_over_the_column_lineage_facet() -> None:
+    declared = lineage_facet(
+        "db.s.out",
+        [{"namespace": PG, "name": "db.s.a", "type": "DATASET"}],
+        {"y": {"inputs": [{"namespace": PG, "name": "db.s.a", "type": "DATASET", "field": "x"}]}},
+    )
+    column_lineage = {
+        "fields": {"y": {"inputFields": [{"namespace": PG, "name": "db.s.b", "field": "z"}]}}
+    }
+    plan = build(
+        [
+            event(
+                inputs=[ds("db.s.a"), ds("db.s.b")],
+                outputs=[
+                    ds("db.s.out", columnLineage=column_lineage, schema={"fields": [{"name": "y"}]})
+                ],
+                job_facets=declared,
+            )
+        ],
+        definition(),
+    )
+    assert pairs(plan) == {("a", "out")}  # b is not in the declared lineage: no invented pair
+    assert {f.evidence for f in plan.flows} == {"declared"}
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 0
+
+
+def test_a_dataset_level_lineage_facet_on_the_output_is_declared_lineage() -> None:
+    facet = json.loads((FACETS / "LineageFacet__dataset-to-dataset.json").read_text())["lineage"]
+    plan = build(
+        [
+            event(
+                inputs=[ds("public.customers", WAREHOUSE, schema={"fields": [{"name": "id"}]})],
+                outputs=[
+                    ds(
+                        "public.customer_ids",
+                        WAREHOUSE,
+                        lineage=facet,
+                        schema={"fields": [{"name": "customer_id"}]},
+                    )
+                ],
+            )
+        ],
+        definition(systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}]),
+    )
+    assert pairs(plan) == {("customers", "customer_ids")}
+    assert pairs(plan, "column") == {("customers.id", "customer_ids.customer_id")}
+
+
+@pytest.mark.parametrize(
+    ("inputs", "outputs", "gap"),
+    [(["a", "b"], ["x", "y"], 1), (["a", "b"], ["x"], 0), (["a"], ["x", "y"], 0)],
+    ids=["several-by-several", "one-output", "one-input"],
+)
+def test_without_a_lineage_facet_every_pair_is_published_and_uncorrelated_io_only_when_ambiguous(
+    inputs: list[str], outputs: list[str], gap: int
+) -> None:
+    plan = build(
+        [
+            event(
+                inputs=[ds(f"db.s.{n}") for n in inputs], outputs=[ds(f"db.s.{n}") for n in outputs]
+            )
+        ],
+        definition(),
+    )
+    assert pairs(plan) == {(i, o) for i in inputs for o in outputs}
+    assert flows(plan, "column") == []
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == gap
+
+
+def test_nested_fields_resolve_to_the_dotted_physical_field() -> None:
+    schema = {"fields": [{"name": "window", "type": "struct", "fields": [{"name": "z_score"}]}]}
+    column_lineage = {
+        "fields": {
+            "window.z_score": {
+                "inputFields": [{"namespace": PG, "name": "db.s.a", "field": "score"}]
+            }
+        }
+    }
+    plan = build(
+        [
+            event(
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "score"}]})],
+                outputs=[ds("db.s.out", schema=schema, columnLineage=column_lineage)],
+            )
+        ],
+        definition(),
+    )
+    assert pairs(plan, "column") == {("a.score", "out.window.z_score")}
+
+
+def test_a_column_flow_to_a_field_that_is_not_catalogued_is_dropped_and_reported() -> None:
+    column_lineage = {
+        "fields": {"missing": {"inputFields": [{"namespace": PG, "name": "db.s.a", "field": "x"}]}}
+    }
+    created = build(
+        [
+            event(
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
+                outputs=[
+                    ds("db.s.out", schema={"fields": [{"name": "y"}]}, columnLineage=column_lineage)
+                ],
+            )
+        ],
+        definition(),
+    )
+    assert flows(created, "column") == [] and pairs(created) == {("a", "out")}
+    assert created.report.gap_count(GapCode.FIELD_NOT_CATALOGUED) == 1
+    crawled = KnownSystem("Crawled", "u-1", ((NAMESPACE_PROPERTY, PG),))
+    on_crawled = build(
+        [event(inputs=[ds("db.s.a")], outputs=[ds("db.s.out", columnLineage=column_lineage)])],
+        definition(systemPolicies=[]),
+        [crawled],
+    )
+    assert pairs(on_crawled, "column") == {("a.x", "out.missing")}  # the sync checks Blindata
+
+
+def test_a_flow_whose_end_maps_to_no_system_is_dropped_as_dangling() -> None:
+    plan = build(
+        [event(inputs=[ds("a.b.c", "mysql://nowhere:3306")], outputs=[ds("db.s.out")])],
+        definition(),
+    )
+    assert plan.flows == [] or all(f.kind == "orchestration" for f in plan.flows)
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 1
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 1
+
+
+# -- names and scopes --
+
+
+def test_the_name_is_the_ends_then_the_job_and_the_scope_is_the_job_key() -> None:
+    plan = build([event(inputs=[ds("db.s.a")], outputs=[ds("db.s.out")])], definition())
+    (flow,) = plan.flows
+    assert flow.name == "s.a -> s.out @halden-airflow-prod/pv_weekly_signal.aggregate_ae_counts"
+    assert flow.scope == "ol:halden-airflow-prod|pv_weekly_signal.aggregate_ae_counts"
+    assert flow.description.startswith(
+        "Observed from the job's inputs and outputs, by https://git.halden"
+    )
+
+
+def test_a_name_longer_than_the_limit_is_shortened_and_ends_with_a_hash() -> None:
+    long_job = "j" * 300
+    plan = build([event(long_job, inputs=[ds("db.s.a")], outputs=[ds("db.s.out")])], definition())
+    (flow,) = plan.flows
+    assert len(flow.name) == 255 and flow.name[-13] == "~"
+    assert len(flow.scope) <= MAX_SCOPE_LENGTH and flow.scope.startswith("ol:halden-airflow-prod|")
+
+
+def test_the_same_events_give_byte_identical_names_and_scopes() -> None:
+    events = [event(inputs=[ds("db.s.a"), ds("db.s.b")], outputs=[ds("db.s.x"), ds("db.s.y")])]
+    first, second = build(events, definition()), build(list(reversed(events * 2)), definition())
+    assert [(f.scope, f.name) for f in first.flows] == [(f.scope, f.name) for f in second.flows]
+
+
+namespaces = st.text(
+    st.characters(blacklist_characters="|", blacklist_categories=("Cs",)), min_size=1, max_size=120
+)
+names = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
+
+
+@given(namespaces, names, namespaces, names)
+def test_the_scopes_of_two_namespaces_never_overlap(ns1: str, n1: str, ns2: str, n2: str) -> None:
+    s1, s2 = job_scope(ns1, n1), job_scope(ns2, n2)
+    assert (
+        len(s1) <= MAX_SCOPE_LENGTH
+        and len(job_scope(ns1, n1, orchestration=True)) <= MAX_SCOPE_LENGTH
+    )
+    if ns1 != ns2 and len(ns1) < 200 and len(ns2) < 200:
+        assert not s1.startswith(f"ol:{ns2}|")
+        assert s1 != s2
+
+
+# -- orchestration --
+
+
+def parent_facet(job: str = "pv_weekly_signal") -> dict[str, Any]:
+    return {
+        "parent": {
+            "run": {"runId": "019a1f3b-f0c2-7a55-8e31-2c9d07b4e6f2"},
+            "job": {"namespace": "halden-airflow-prod", "name": job},
+        }
+    }
+
+
+def dag_event(
+    tasks: dict[str, list[str]] | None = None, event_type: str = "COMPLETE"
+) -> dict[str, Any]:
+    facets: dict[str, Any] = {}
+    if tasks is not None:
+        facets["airflow"] = {
+            "taskTree": {},
+            "taskGroups": {},
+            "tasks": {t: {"operator": "x", "downstream_task_ids": d} for t, d in tasks.items()},
+        }
+    return event(
+        "pv_weekly_signal",
+        job_facets=facets,
+        run_id="019a1f3b-f0c2-7a55-8e31-2c9d07b4e6f2",
+        event_type=event_type,
+    )
+
+
+def test_a_parent_run_facet_gives_a_parent_to_child_orchestration_flow() -> None:
+    plan = build([dag_event(), event(run_facets=parent_facet())], definition())
+    (flow,) = flows(plan, "orchestration")
+    assert (flow.source.entity.name, flow.target.entity.name) == (
+        "pv_weekly_signal",
+        "pv_weekly_signal.aggregate_ae_counts",
+    )
+    assert flow.scope.endswith("#orchestration") and flow.name.endswith("@orchestration")
+    assert flow.description.startswith("Orchestration")
+
+
+@pytest.mark.parametrize("state", ["START", "RUNNING", "FAIL", "ABORT"])
+def test_orchestration_flows_are_published_only_from_completed_runs(state: str) -> None:
+    plan = build([dag_event(), event(run_facets=parent_facet(), event_type=state)], definition())
+    assert flows(plan, "orchestration") == []
+
+
+def test_job_dependencies_give_upstream_to_downstream_flows() -> None:
+    dependencies = {
+        "jobDependencies": {
+            "upstream": [{"job": {"namespace": "halden-airflow-prod", "name": "load"}}],
+            "downstream": [{"job": {"namespace": "halden-airflow-prod", "name": "report"}}],
+        }
+    }
+    plan = build(
+        [
+            event("load", run_id="r-load"),
+            event("report", run_id="r-report"),
+            event("middle", run_facets=dependencies),
+        ],
+        definition(),
+    )
+    assert pairs(plan, "orchestration") == {("load", "middle"), ("middle", "report")}
+
+
+def test_the_airflow_task_graph_gives_task_to_task_flows() -> None:
+    tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in ("extract", "load", "check")]
+    plan = build(
+        [dag_event({"extract": ["load"], "load": ["check"], "check": []}), *tasks], definition()
+    )
+    assert pairs(plan, "orchestration") == {
+        ("pv_weekly_signal.extract", "pv_weekly_signal.load"),
+        ("pv_weekly_signal.load", "pv_weekly_signal.check"),
+    }
+    assert {f.scope for f in flows(plan, "orchestration")} == {
+        "ol:halden-airflow-prod|pv_weekly_signal#orchestration"
+    }
+
+
+def test_a_target_job_that_is_not_a_job_entity_is_unresolved() -> None:
+    plan = build(
+        [dag_event({"extract": ["never_ran"]}), event("pv_weekly_signal.extract", run_id="r")],
+        definition(),
+    )
+    assert flows(plan, "orchestration") == []
+    assert plan.report.gap_count(GapCode.UNRESOLVED_ORCHESTRATION_TARGET) == 1
+
+
+def test_no_orchestration_flows_without_the_process_layer() -> None:
+    plan = build([dag_event(), event(run_facets=parent_facet())], definition(processLayer=False))
+    assert flows(plan, "orchestration") == []
+
+
+def test_a_lineage_facet_with_job_entries_gives_job_to_job_data_flows() -> None:
+    facet = json.loads((FACETS / "LineageFacet__job-to-job.json").read_text())
+    events = [
+        event("daily.transform", namespace="airflow://production", run_id="r-t"),
+        event("daily.load", namespace="airflow://production", job_facets=facet, run_id="r-l"),
+    ]
+    plan = build(events, definition())
+    (flow,) = plan.flows
+    assert (flow.kind, flow.evidence) == ("table", "declared")
+    assert (flow.source.entity.name, flow.target.entity.name) == ("daily.transform", "daily.load")
+    assert not flow.scope.endswith("#orchestration")
+
+
+def test_a_job_entry_without_name_is_the_events_own_job() -> None:
+    facet = json.loads((FACETS / "LineageFacet__implicit-job.json").read_text())
+    plan = build(
+        [event("validate", job_facets=facet)],
+        definition(systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}]),
+    )
+    assert pairs(plan) == {("transactions", "validate")}
+
+
+def test_a_dataset_event_with_a_lineage_facet_gives_table_flows_with_no_job() -> None:
+    facet = json.loads((FACETS / "LineageFacet__dataset-to-dataset.json").read_text())["lineage"]
+    dataset_event = {
+        "eventTime": "2026-11-29T10:00:00Z",
+        "producer": "https://example.com/catalog",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": {
+            "namespace": WAREHOUSE,
+            "name": "public.customer_ids",
+            "facets": {"lineage": facet},
+        },
+    }
+    plan = build(
+        [dataset_event],
+        definition(systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}]),
+    )
+    (flow,) = flows(plan, "table")
+    assert flow.evidence == "dataset_event" and "@" not in flow.name
+    assert flow.scope == "ol:dataset:postgres://warehouse:5432|public.customer_ids"
+
+
+# -- producer limits --
+
+
+@pytest.mark.parametrize(
+    ("facet", "code"),
+    [
+        (
+            {
+                "unknownSourceAttribute": {
+                    "unknownItems": [{"name": "MyOperator", "properties": {}}]
+                }
+            },
+            GapCode.PRODUCER_NO_LINEAGE,
+        ),
+        (
+            {
+                "extractionError": {
+                    "totalTasks": 2,
+                    "failedTasks": 1,
+                    "errors": [{"errorMessage": "x"}],
+                }
+            },
+            GapCode.PRODUCER_PARTIAL_LINEAGE,
+        ),
+    ],
+)
+def test_producer_limits_are_reported(facet: dict[str, Any], code: GapCode) -> None:
+    plan = build([event(run_facets=facet)], definition())
+    assert plan.report.gap_count(code) == 1
