@@ -534,3 +534,44 @@ def test_a_dataset_event_with_a_lineage_facet_gives_table_flows_with_no_job() ->
 def test_producer_limits_are_reported(facet: dict[str, Any], code: GapCode) -> None:
     plan = build([event(run_facets=facet)], definition())
     assert plan.report.gap_count(code) == 1
+
+
+@pytest.mark.parametrize(
+    ("transformation", "is_flow"),
+    [
+        ({"type": "DIRECT", "subtype": "IDENTITY"}, True),
+        ({"type": "DIRECT", "subtype": "TRANSFORMATION"}, True),
+        ({"type": "DIRECT", "subtype": "AGGREGATION"}, True),
+        ({"type": "INDIRECT", "subtype": "JOIN"}, False),
+        ({"type": "INDIRECT", "subtype": "GROUP_BY"}, False),
+        ({"type": "INDIRECT", "subtype": "FILTER"}, False),
+        ({"type": "INDIRECT", "subtype": "SORT"}, False),
+        ({"type": "INDIRECT", "subtype": "WINDOW"}, False),
+        ({"type": "INDIRECT", "subtype": "CONDITIONAL"}, False),
+    ],
+)
+@pytest.mark.parametrize("facet", ["columnLineage", "lineage"])
+def test_only_direct_transformations_make_column_flows(
+    transformation: dict[str, str], is_flow: bool, facet: str
+) -> None:
+    source = {"namespace": PG, "name": "db.s.a", "field": "x", "transformations": [transformation]}
+    if facet == "columnLineage":
+        facets: dict[str, Any] = {"columnLineage": {"fields": {"y": {"inputFields": [source]}}}}
+        job_facets: dict[str, Any] = {}
+    else:
+        facets = {}
+        job_facets = lineage_facet(
+            "db.s.out", [], {"y": {"inputs": [{**source, "type": "DATASET"}]}}
+        )
+    plan = build(
+        [
+            event(
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
+                outputs=[ds("db.s.out", schema={"fields": [{"name": "y"}]}, **facets)],
+                job_facets=job_facets,
+            )
+        ],
+        definition(),
+    )
+    assert pairs(plan) == {("a", "out")}  # the table flow is always published
+    assert pairs(plan, "column") == ({("a.x", "out.y")} if is_flow else set())
