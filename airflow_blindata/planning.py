@@ -123,6 +123,15 @@ def render_tables(plan: CatalogPlan) -> str:
                 ),
             ),
         ]
+    if plan.flows:
+        parts += [
+            "",
+            "Flows",
+            _table(
+                ("kind", "evidence", "name", "scope"),
+                ((f.kind, f.evidence, f.name, f.scope) for f in plan.flows),
+            ),
+        ]
     report = plan.report
     parts += ["", "Counters", _table(("counter", "value"), sorted(report.counters.items()))]
     if report.gaps:

@@ -51,6 +51,13 @@ def test_plan_prints_where_each_object_lands_as_tables(tmp_path: Path) -> None:
         check=True,
     )
     assert "Systems" in done.stdout and "Entities" in done.stdout
+    flows = done.stdout.split("Flows\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert any(
+        line.startswith("table")
+        and "public.stg_orders -> public.orders @dbt-test-namespace/" in line
+        for line in flows
+    )
+    assert any(line.startswith("orchestration") for line in flows)
     (gap_line,) = [
         line for line in done.stdout.splitlines() if "FIELD_DESCRIPTION_TOO_LONG" in line
     ]
