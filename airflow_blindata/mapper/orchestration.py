@@ -5,7 +5,10 @@ runs — except the Airflow task graph, which is the DAG's description rather th
 
 * ``parent`` run facet: parent job → child job;
 * ``jobDependencies`` run facet: upstream job → downstream job;
-* ``airflow`` job facet of a DAG: task → each of its ``downstream_task_ids``.
+* ``airflow`` job facet of a DAG: task → each of its ``downstream_task_ids``; the same graph is
+  read from the ``airflow`` run facet of each completed task run, because the DAG facet comes
+  only with the DAG's START event, which ``dag.test()`` and some schedulers never send. Both give
+  the same flows, owned by the DAG's orchestration scope.
 
 They are marked as orchestration three times over: the scope ends with ``#orchestration``, the
 name with ``@orchestration``, and the description starts with "Orchestration". A job at either
@@ -14,8 +17,15 @@ end that has no entity is reported as ``UNRESOLVED_ORCHESTRATION_TARGET`` and th
 
 from __future__ import annotations
 
+import ast
+
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import AirflowJobFacet, JobDependenciesRunFacet, facet_of
+from airflow_blindata.mapper.events import (
+    AirflowJobFacet,
+    AirflowRunFacet,
+    JobDependenciesRunFacet,
+    facet_of,
+)
 from airflow_blindata.mapper.flows import FlowCollector
 from airflow_blindata.mapper.fold import Fold, JobFold, JobKey
 from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd
@@ -76,6 +86,33 @@ def _task_graph(job: JobFold, collector: FlowCollector) -> None:
             _add(collector, job, source, target, "Airflow task graph (downstream task)")
 
 
+def _task_graph_of_run(job: JobFold, fold: Fold, collector: FlowCollector) -> None:
+    run = job.latest_completed
+    airflow = facet_of(run.run_facets, AirflowRunFacet) if run else None
+    if airflow is None:
+        return
+    dag_id = airflow.dag.get("dag_id")
+    downstream = _task_ids(airflow.task.get("downstream_task_ids"))
+    if not isinstance(dag_id, str) or not downstream:
+        return
+    owner = fold.job(JobKey(job.key.namespace, dag_id)) or job
+    for task_id in downstream:
+        target = JobKey(job.key.namespace, f"{dag_id}.{task_id}")
+        _add(collector, owner, job.key, target, "Airflow task graph (downstream task)")
+
+
+def _task_ids(value: object) -> list[str]:
+    """``downstream_task_ids`` as the provider sends it: a list, or the text of a Python list."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return []
+    if not isinstance(value, list | tuple | set):
+        return []
+    return sorted(str(item) for item in value)
+
+
 def map_orchestration(
     fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
 ) -> None:
@@ -85,6 +122,7 @@ def map_orchestration(
     for job in fold.jobs:
         _observed(job, collector)
         _task_graph(job, collector)
+        _task_graph_of_run(job, fold, collector)
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("orchestrationFlows", len(flows))
