@@ -258,7 +258,7 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
         else:
             target = None
             target_dataset = DatasetKey(entry.namespace, entry.name)
-        for item in entry.inputs or ():
+        for item in _entry_inputs(entry):
             if isinstance(item, LineageJobInput):
                 source_job = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
                 origin = collector.job(source_job, owner=owner, code=GapCode.DANGLING_FLOW)
@@ -280,6 +280,16 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
                 target=FlowEnd(entity=end),
                 description=_describe("declared", producer),
             )
+
+
+def _entry_inputs(entry: LineageDatasetEntry | LineageJobEntry) -> list[LineageInput]:
+    """Entity-level inputs, and the JOB inputs of a dataset entry's fields (a job that generates
+    a field, like ``sum()`` with no dataset read, feeds the dataset as a whole)."""
+    inputs = list(entry.inputs or ())
+    if isinstance(entry, LineageDatasetEntry):
+        for _, field_entry in sorted((entry.fields or {}).items()):
+            inputs.extend(i for i in field_entry.inputs if isinstance(i, LineageJobInput))
+    return inputs
 
 
 def _dataset_event_flows(

@@ -575,3 +575,46 @@ def test_only_direct_transformations_make_column_flows(
     )
     assert pairs(plan) == {("a", "out")}  # the table flow is always published
     assert pairs(plan, "column") == ({("a.x", "out.y")} if is_flow else set())
+
+
+@pytest.mark.parametrize(
+    ("fixture", "table_flows", "column_flows"),
+    [
+        (
+            "mixed-sources",
+            {("orders", "enriched_orders"), ("daily.enrichment", "enriched_orders")},
+            {("orders.customer_id", "enriched_orders.customer_segment")},
+        ),
+        ("job-to-dataset", {("daily.extract", "daily_summary")}, set()),
+        ("dataset-to-job", {("staging_orders", "daily.load")}, set()),
+        ("job-to-job", {("daily.transform", "daily.load")}, set()),
+        ("implicit-job", {("transactions", "daily.load")}, set()),
+        ("generator", {("daily.load", "extracted_data")}, set()),
+    ],
+)
+def test_the_lineage_facet_examples_of_the_spec(
+    fixture: str, table_flows: set[tuple[str, str]], column_flows: set[tuple[str, str]]
+) -> None:
+    facet = json.loads((FACETS / f"LineageFacet__{fixture}.json").read_text())
+    jobs = [
+        event(name, namespace="airflow://production", run_id=f"r-{name}")
+        for name in ("daily.transform", "daily.extract", "daily.enrichment")
+    ]
+    schema = {"fields": [{"name": "customer_id"}, {"name": "customer_segment"}]}
+    datasets = [
+        ds(name, WAREHOUSE, schema=schema) for name in ("public.orders", "public.enriched_orders")
+    ]
+    main = event("daily.load", namespace="airflow://production", job_facets=facet, outputs=datasets)
+    plan = build(
+        [*jobs, main],
+        definition(systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}]),
+    )
+    declared = [f for f in plan.flows if f.evidence == "declared"]
+    assert {
+        (f.source.entity.name, f.target.entity.name) for f in declared if f.kind == "table"
+    } == table_flows
+    assert {
+        (f"{f.source.entity.name}.{f.source.field}", f"{f.target.entity.name}.{f.target.field}")
+        for f in declared
+        if f.kind == "column"
+    } == column_flows
