@@ -16,6 +16,7 @@ from airflow_blindata.mapper.fold import Fold, fold
 from airflow_blindata.mapper.lineage import map_lineage
 from airflow_blindata.mapper.orchestration import map_orchestration
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.quality import map_quality
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
 
@@ -23,7 +24,7 @@ __all__ = ["PASSES", "Pass", "build"]
 
 Pass = Callable[[Fold, JobDefinition, SystemResolver, CatalogPlan], None]
 
-PASSES: tuple[Pass, ...] = (map_datasets, map_jobs, map_lineage, map_orchestration)
+PASSES: tuple[Pass, ...] = (map_datasets, map_jobs, map_lineage, map_orchestration, map_quality)
 """The passes, in order: entities first, so that flows find their ends."""
 
 

@@ -12,6 +12,7 @@ Lineage (flows) and quality slot in as further lists of the same plan.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,12 +25,16 @@ __all__ = [
     "FlowEnd",
     "FlowEvidence",
     "FlowKind",
+    "PlannedCheck",
     "PlannedEntity",
     "PlannedField",
     "PlannedFlow",
+    "PlannedRecord",
+    "PlannedResult",
     "PlannedRoutine",
     "PlannedSystem",
     "Property",
+    "QualityPlan",
     "SystemOrigin",
 ]
 
@@ -143,6 +148,54 @@ class PlannedFlow(_Frozen):
     or failed, and the sync leaves it out once the statement is ANALYZED (rank 1 wins)."""
 
 
+class PlannedCheck(_Frozen):
+    """A quality check of the job definition's suite, by code (seed 003)."""
+
+    code: str
+    name: str
+    kind: Literal["assertion", "test"]
+    entity: EntityKey
+    """The entity it is linked to: the dataset's, or the job's for a test."""
+    description: str | None = None
+    warn_only: bool = False
+    """A failure is a warning (YELLOW), not a failure (RED): ``severity: warn``."""
+    job: str
+    """The scope of the job that ran it; its checks are disabled when the job is gone."""
+    properties: tuple[Property, ...] = ()
+
+
+class PlannedResult(_Frozen):
+    """One result per check and run: 0 failures out of 1 (pass) or 1 out of 1 (fail)."""
+
+    check: str
+    run_id: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    failures: int
+    total: int = 1
+    notes: str
+
+
+class PlannedRecord(_Frozen):
+    """A profiling metric record on the ``OpenLineage`` monitor of an entity."""
+
+    entity: EntityKey
+    metric: str
+    field: str | None = None
+    value: float
+    timestamp: datetime
+    run_id: str
+
+
+class QualityPlan(BaseModel):
+    """The suite of the job definition with its checks, results and records."""
+
+    suite_code: str
+    checks: list[PlannedCheck] = Field(default_factory=list)
+    results: list[PlannedResult] = Field(default_factory=list)
+    records: list[PlannedRecord] = Field(default_factory=list)
+
+
 class CatalogPlan(BaseModel):
     """Everything one snapshot should upload, and the report of what could not be mapped."""
 
@@ -152,4 +205,6 @@ class CatalogPlan(BaseModel):
     fields: list[PlannedField] = Field(default_factory=list)
     routines: list[PlannedRoutine] = Field(default_factory=list)
     flows: list[PlannedFlow] = Field(default_factory=list)
+    quality: QualityPlan | None = None
+    """None when ``quality.enabled`` is false."""
     report: Report = Field(default_factory=Report)

@@ -1,0 +1,334 @@
+"""Quality of seed 003: assertions and tests → checks and results, metrics → profiling records.
+
+* a ``dataQualityAssertions`` facet of an input gives one check per dataset, assertion (its name,
+  else its type) and column, linked to the dataset's entity, code
+  ``ol:<dataset namespace>/<dataset name>:<assertion>[:<column>]``;
+* a ``test`` run facet gives one check per test name on the job entity, code
+  ``ol:<job scope>:test:<name>``; skipped tests make nothing, and without job entities
+  (``processLayer: false``) there is no test check;
+* every completed or failed run gives one result per check (0 or 1 failure out of 1); aborted runs,
+  JobEvents and DatasetEvents give none;
+* completed runs give profiling records from ``dataQualityMetrics``, ``inputStatistics`` and
+  ``outputStatistics``, timestamped with the facet's ``captureDate`` or the run's end.
+
+Codes longer than 255 characters are cut and end with a hash. The ledger of published runs and
+the protection of other suites' checks are the sync's: the plan lists every run it can see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.catalog import dataset_entity_key
+from airflow_blindata.mapper.events import (
+    BaseFacet,
+    DataQualityAssertionsDatasetFacet,
+    DataQualityMetricsDatasetFacet,
+    DataQualityMetricsInputDatasetFacet,
+    EventType,
+    InputStatisticsInputDatasetFacet,
+    OutputStatisticsOutputDatasetFacet,
+    TestRunFacet,
+    facet_of,
+)
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, RunFold
+from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.plan import (
+    CatalogPlan,
+    EntityKey,
+    PlannedCheck,
+    PlannedRecord,
+    PlannedResult,
+    QualityPlan,
+)
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import job_scope, shorten
+from airflow_blindata.mapper.systems import SystemResolver
+
+__all__ = ["MAX_CODE_LENGTH", "map_quality"]
+
+MAX_CODE_LENGTH = 255
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_RESULT_STATES = frozenset({EventType.COMPLETE, EventType.FAIL})
+_STATISTICS = {
+    "input": ("rowsRead", "bytesRead", "filesRead", "inputExtra_"),
+    "output": ("rowsWritten", "bytesWritten", "filesWritten", "outputExtra_"),
+}
+
+
+class _Quality:
+    def __init__(
+        self, fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+    ):
+        self.fold = fold
+        self.definition = definition
+        self.resolver = resolver
+        self.plan = plan
+        self.quality = QualityPlan(suite_code=definition.quality_suite_code)
+        self.checks: dict[str, PlannedCheck] = {}
+        self.results: dict[tuple[str, str], PlannedResult] = {}
+        self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
+
+    def entity(self, key: DatasetKey) -> EntityKey | None:
+        system = self.resolver.dataset_system(key.namespace, None)
+        if system is None:
+            return None
+        known = self.fold.dataset(key) or DatasetFold(
+            key=key, facets={}, first_event_time=_EPOCH, last_event_time=_EPOCH
+        )
+        return dataset_entity_key(known, system.name)
+
+    # -- assertions ----------------------------------------------------------------------------
+
+    def assertions(self, job: JobFold, run: RunFold) -> None:
+        scope = job_scope(job.key.namespace, job.key.name)
+        for item in run.inputs:
+            facet = facet_of(
+                {**item.facets, **item.input_facets}, DataQualityAssertionsDatasetFacet
+            )
+            if facet is None:
+                continue
+            entity = self.entity(item.key)
+            where = f"{normalize_namespace(item.key.namespace)}/{item.key.name}"
+            if entity is None:
+                self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
+                continue
+            for assertion in facet.assertions:
+                label = assertion.name or assertion.assertion
+                on_column = f" on {assertion.column}" if assertion.column else ""
+                code = _code(
+                    f"ol:{where}:{label}" + (f":{assertion.column}" if assertion.column else "")
+                )
+                self.check(
+                    PlannedCheck(
+                        code=code,
+                        name=_code(f"{label}{on_column} ({item.key.name})"),
+                        kind="assertion",
+                        entity=entity,
+                        description=assertion.description,
+                        warn_only=(assertion.severity or "").lower() == "warn",
+                        job=scope,
+                        properties=tuple(
+                            (name, value)
+                            for name, value in (
+                                ("openLineageKind", "assertion"),
+                                ("openLineageDataset", where),
+                                ("openLineageAssertionType", assertion.assertion),
+                                ("openLineageColumn", assertion.column),
+                                ("openLineageJobScope", scope),
+                            )
+                            if value
+                        ),
+                    )
+                )
+                self.result(code, run, not assertion.success, _notes(run, assertion))
+
+    # -- tests ---------------------------------------------------------------------------------
+
+    def tests(self, job: JobFold, run: RunFold) -> None:
+        facet = facet_of(run.run_facets, TestRunFacet)
+        if facet is None or not self.definition.process_layer:
+            return
+        system = self.resolver.job_system(job.key.namespace)
+        entity = EntityKey(system=system.name, schema_=job.key.namespace, name=job.key.name)
+        scope = job_scope(job.key.namespace, job.key.name)
+        for test in facet.tests:
+            status = test.status.lower()
+            if status not in ("pass", "fail"):
+                continue  # a skipped test makes neither a check nor a result
+            code = _code(f"ol:{scope}:test:{test.name}")
+            self.check(
+                PlannedCheck(
+                    code=code,
+                    name=_code(test.name),
+                    kind="test",
+                    entity=entity,
+                    description=test.description,
+                    warn_only=(test.severity or "").lower() == "warn",
+                    job=scope,
+                    properties=tuple(
+                        (name, value)
+                        for name, value in (
+                            ("openLineageKind", "test"),
+                            ("openLineageTestType", test.type),
+                            ("openLineageJobScope", scope),
+                        )
+                        if value
+                    ),
+                )
+            )
+            self.result(code, run, status == "fail", _notes(run, test))
+
+    # -- records -------------------------------------------------------------------------------
+
+    def metrics(self, run: RunFold) -> None:
+        when = run.end_time or run.last_event_time
+        for item in run.inputs:
+            facets = {**item.facets, **item.input_facets}
+            metrics = facet_of(facets, DataQualityMetricsInputDatasetFacet) or facet_of(
+                facets, DataQualityMetricsDatasetFacet
+            )
+            stats = facet_of(facets, InputStatisticsInputDatasetFacet)
+            self.records_of(item.key, run, when, metrics, stats, "input")
+        for out in run.outputs:
+            facets = {**out.facets, **out.output_facets}
+            written = facet_of(facets, OutputStatisticsOutputDatasetFacet)
+            metrics = facet_of(facets, DataQualityMetricsDatasetFacet)
+            self.records_of(out.key, run, when, metrics, written, "output")
+
+    def records_of(
+        self,
+        key: DatasetKey,
+        run: RunFold,
+        when: datetime,
+        metrics: DataQualityMetricsDatasetFacet | None,
+        stats: BaseFacet | None,
+        direction: str,
+    ) -> None:
+        if metrics is None and stats is None:
+            return
+        entity = self.entity(key)
+        if entity is None:
+            return
+        for metric, field, value, facet in _metric_values(metrics, stats, direction):
+            timestamp = _capture_date(facet) or when
+            record = PlannedRecord(
+                entity=entity,
+                metric=metric,
+                field=field,
+                value=value,
+                timestamp=timestamp,
+                run_id=run.run_id,
+            )
+            self.records[(entity, metric, field, timestamp)] = record
+
+    # -- collecting ----------------------------------------------------------------------------
+
+    def check(self, check: PlannedCheck) -> None:
+        self.checks.setdefault(check.code, check)
+
+    def result(self, code: str, run: RunFold, failed: bool, notes: str) -> None:
+        key = (code, run.run_id)
+        if key in self.results and not failed:
+            return  # several assertions on one check in one run: any failure fails it
+        self.results[key] = PlannedResult(
+            check=code,
+            run_id=run.run_id,
+            started_at=run.start_time or run.first_event_time,
+            finished_at=run.end_time or run.last_event_time,
+            failures=1 if failed else 0,
+            notes=notes,
+        )
+
+
+def _code(text: str) -> str:
+    return shorten(text, MAX_CODE_LENGTH)
+
+
+def _notes(run: RunFold, item: Any) -> str:
+    """The run id, then the expected and actual values and the content, when sent."""
+    parts = [f"OpenLineage run {run.run_id}."]
+    for label, attribute in (
+        ("Expected", "expected"),
+        ("Actual", "actual"),
+        ("Content", "content"),
+    ):
+        value = getattr(item, attribute, None)
+        if value not in (None, ""):
+            parts.append(f"{label}: {value}.")
+    return " ".join(parts)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return None
+
+
+def _metric_values(
+    metrics: DataQualityMetricsDatasetFacet | None, stats: BaseFacet | None, direction: str
+) -> Iterator[tuple[str, str | None, float, BaseFacet]]:
+    if metrics is not None:
+        for code, attribute in (
+            ("rowCount", "row_count"),
+            ("bytes", "bytes"),
+            ("fileCount", "file_count"),
+            ("lastUpdated", "last_updated"),
+        ):
+            value = _number(getattr(metrics, attribute))
+            if value is not None:
+                yield code, None, value, metrics
+        for column, values in sorted(metrics.column_metrics.items()):
+            for code, attribute in (
+                ("nullCount", "null_count"),
+                ("distinctCount", "distinct_count"),
+                ("sum", "sum"),
+                ("count", "count"),
+                ("min", "min"),
+                ("max", "max"),
+            ):
+                value = _number(getattr(values, attribute))
+                if value is not None:
+                    yield code, column, value, metrics
+            for quantile, value in sorted((values.quantiles or {}).items()):
+                number = _number(value)
+                if number is not None:
+                    yield f"quantile_{quantile}", column, number, metrics
+    if stats is not None:
+        rows, size, files, extra = _STATISTICS[direction]
+        for code, attribute in ((rows, "row_count"), (size, "size"), (files, "file_count")):
+            value = _number(getattr(stats, attribute, None))
+            if value is not None:
+                yield code, None, value, stats
+        for key, value in sorted((stats.model_extra or {}).items()):
+            number = _number(value)
+            if number is not None and key != "captureDate":
+                yield f"{extra}{key}", None, number, stats
+
+
+def _capture_date(facet: BaseFacet) -> datetime | None:
+    value = (facet.model_extra or {}).get("captureDate")
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
+
+
+def map_quality(
+    fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
+) -> None:
+    """Checks, results and records; nothing when ``quality.enabled`` is false."""
+    if not definition.quality.enabled:
+        return
+    quality = _Quality(fold, definition, resolver, plan)
+    for job in fold.jobs:
+        for run in job.runs:
+            if run.state not in _RESULT_STATES:
+                continue  # aborted and unfinished runs publish nothing
+            quality.assertions(job, run)
+            quality.tests(job, run)
+            if run.state == EventType.COMPLETE and definition.quality.metrics_enabled:
+                quality.metrics(run)
+    plan.quality = QualityPlan(
+        suite_code=definition.quality_suite_code,
+        checks=[quality.checks[code] for code in sorted(quality.checks)],
+        results=[quality.results[key] for key in sorted(quality.results)],
+        records=sorted(
+            quality.records.values(),
+            key=lambda r: (str(r.entity), r.metric, r.field or "", r.timestamp),
+        ),
+    )
+    report = plan.report
+    report.count("qualityChecks", len(plan.quality.checks))
+    report.count("qualityResults", len(plan.quality.results))
+    report.count("profilingRecords", len(plan.quality.records))

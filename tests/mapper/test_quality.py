@@ -1,0 +1,316 @@
+"""Quality (seed 003) in the mapper: checks, results and profiling records, named after the seed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan, QualityPlan
+from airflow_blindata.mapper.report import GapCode
+from tests.mapper.test_catalog import dbt_events
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+PG = "postgres://db:5432"
+
+
+def definition(**options: Any) -> JobDefinition:
+    return JobDefinition.from_dict(
+        {
+            "uuid": UUID,
+            "systemPolicies": [
+                {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
+            ],
+            **options,
+        }
+    )
+
+
+def run(
+    *,
+    state: str = "COMPLETE",
+    inputs: list[dict[str, Any]] | None = None,
+    outputs: list[dict[str, Any]] | None = None,
+    run_facets: dict[str, Any] | None = None,
+    run_id: str = "run-1",
+    job: str = "dq.check_orders",
+) -> list[dict[str, Any]]:
+    def event(event_type: str, time: str) -> dict[str, Any]:
+        return {
+            "eventType": event_type,
+            "eventTime": time,
+            "producer": "p",
+            "run": {"runId": run_id, "facets": run_facets or {}},
+            "job": {"namespace": "airflow", "name": job, "facets": {}},
+            "inputs": inputs or [],
+            "outputs": outputs or [],
+        }
+
+    return [event("START", "2026-11-29T10:00:00.000Z"), event(state, "2026-11-29T10:05:00.000Z")]
+
+
+def assertions(*items: dict[str, Any], name: str = "analytics.sales.orders") -> dict[str, Any]:
+    return {
+        "namespace": PG,
+        "name": name,
+        "inputFacets": {"dataQualityAssertions": {"assertions": list(items)}},
+    }
+
+
+def quality(plan: CatalogPlan) -> QualityPlan:
+    assert plan.quality is not None
+    return plan.quality
+
+
+def test_an_assertion_is_a_check_per_dataset_assertion_and_column_with_a_result_per_run() -> None:
+    events = run(
+        inputs=[
+            assertions(
+                {"assertion": "not_null", "column": "id", "success": True},
+                {"assertion": "not_null", "column": "amount", "success": False},
+                {"assertion": "row_count", "name": "has_rows", "success": True},
+            )
+        ]
+    )
+    q = quality(build(events, definition()))
+    assert [c.code for c in q.checks] == [
+        "ol:postgres://db:5432/analytics.sales.orders:has_rows",
+        "ol:postgres://db:5432/analytics.sales.orders:not_null:amount",
+        "ol:postgres://db:5432/analytics.sales.orders:not_null:id",
+    ]
+    assert {(r.check.rsplit(":", 1)[-1], r.failures, r.total) for r in q.results} == {
+        ("has_rows", 0, 1),
+        ("amount", 1, 1),
+        ("id", 0, 1),
+    }
+    check = q.checks[1]
+    assert (check.entity.system, check.entity.schema_, check.entity.name) == (
+        "db",
+        "sales",
+        "orders",
+    )
+    assert dict(check.properties) == {
+        "openLineageKind": "assertion",
+        "openLineageDataset": "postgres://db:5432/analytics.sales.orders",
+        "openLineageAssertionType": "not_null",
+        "openLineageColumn": "amount",
+        "openLineageJobScope": "ol:airflow|dq.check_orders",
+    }
+
+
+def test_codes_longer_than_255_characters_are_cut_and_end_with_a_hash() -> None:
+    events = run(inputs=[assertions({"assertion": "x" * 300, "success": True})])
+    (check,) = quality(build(events, definition())).checks
+    assert len(check.code) == 255 and check.code[-13] == "~"
+
+
+def test_with_severity_warn_the_failure_is_a_warning() -> None:
+    events = run(
+        inputs=[assertions({"assertion": "freshness", "success": False, "severity": "warn"})]
+    )
+    q = quality(build(events, definition()))
+    assert q.checks[0].warn_only and q.results[0].failures == 1
+
+
+def test_the_description_of_the_result_carries_the_run_id_expected_actual_and_content() -> None:
+    item = {
+        "assertion": "row_count",
+        "success": False,
+        "expected": "> 0",
+        "actual": "0",
+        "content": "SELECT count(*)",
+    }
+    (result,) = quality(build(run(inputs=[assertions(item)], run_id="r-42"), definition())).results
+    assert (
+        result.notes == "OpenLineage run r-42. Expected: > 0. Actual: 0. Content: SELECT count(*)."
+    )
+
+
+def test_an_assertion_on_a_dataset_that_is_not_catalogued_makes_no_check() -> None:
+    events = run(
+        inputs=[
+            {
+                "namespace": "mysql://x:3306",
+                "name": "a.b",
+                "inputFacets": {
+                    "dataQualityAssertions": {"assertions": [{"assertion": "a", "success": True}]}
+                },
+            }
+        ]
+    )
+    plan = build(events, definition())
+    assert quality(plan).checks == []
+    assert plan.report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 1
+
+
+@pytest.mark.parametrize(
+    ("state", "results"), [("COMPLETE", 1), ("FAIL", 1), ("ABORT", 0), ("RUNNING", 0)]
+)
+def test_failed_runs_publish_assertion_results_and_aborted_runs_nothing(
+    state: str, results: int
+) -> None:
+    events = run(state=state, inputs=[assertions({"assertion": "a", "success": False})])
+    assert len(quality(build(events, definition())).results) == results
+
+
+def test_a_test_is_a_check_on_the_job_entity_per_test_name_skipped_tests_make_nothing() -> None:
+    tests = {
+        "test": {
+            "tests": [
+                {"name": "orders_not_empty", "status": "pass"},
+                {"name": "totals_match", "status": "fail", "expected": "100", "actual": "99"},
+                {"name": "later", "status": "skip"},
+            ]
+        }
+    }
+    q = quality(build(run(run_facets=tests), definition()))
+    assert [c.code for c in q.checks] == [
+        "ol:ol:airflow|dq.check_orders:test:orders_not_empty",
+        "ol:ol:airflow|dq.check_orders:test:totals_match",
+    ]
+    assert all(
+        c.entity.name == "dq.check_orders" and c.entity.system == "OpenLineage" for c in q.checks
+    )
+    assert [r.failures for r in q.results] == [0, 1]
+
+
+def test_a_job_without_an_entity_makes_no_test_check() -> None:
+    tests = {"test": {"tests": [{"name": "t", "status": "pass"}]}}
+    assert quality(build(run(run_facets=tests), definition(processLayer=False))).checks == []
+
+
+def test_results_come_only_from_runs_not_from_job_or_dataset_events() -> None:
+    job_event = {
+        "eventTime": "2026-11-29T10:00:00Z",
+        "producer": "p",
+        "job": {"namespace": "airflow", "name": "dq"},
+        "inputs": [assertions({"assertion": "a", "success": False})],
+    }
+    assert quality(build([job_event], definition())).results == []
+
+
+def test_all_checks_are_in_one_suite_coded_after_the_definition() -> None:
+    assert quality(build([], definition())).suite_code == f"openlineage:{UUID}"
+    assert quality(build([], definition(quality={"suiteCode": "dq-prod"}))).suite_code == "dq-prod"
+
+
+def test_quality_enabled_false_turns_off_everything_metrics_enabled_false_only_the_records() -> (
+    None
+):
+    metrics = {
+        "namespace": PG,
+        "name": "a.s.t",
+        "inputFacets": {"dataQualityMetrics": {"rowCount": 3, "columnMetrics": {}}},
+    }
+    events = run(inputs=[metrics, assertions({"assertion": "a", "success": True})])
+    assert build(events, definition(quality={"enabled": False})).quality is None
+    no_records = quality(build(events, definition(quality={"metricsEnabled": False})))
+    assert no_records.records == [] and len(no_records.checks) == 1
+
+
+def test_metrics_and_statistics_become_profiling_records() -> None:
+    metrics = {
+        "rowCount": 10,
+        "bytes": 2048,
+        "fileCount": 5,
+        "lastUpdated": "2026-11-28T00:00:00Z",
+        "columnMetrics": {
+            "amount": {
+                "nullCount": 0,
+                "distinctCount": 3,
+                "sum": 6600,
+                "count": 10,
+                "min": 100,
+                "max": 1500,
+                "quantiles": {"0.5": 550},
+            }
+        },
+    }
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.src",
+            "inputFacets": {
+                "dataQualityMetrics": metrics,
+                "inputStatistics": {
+                    "rowCount": 10,
+                    "size": 2048,
+                    "fileCount": 5,
+                    "scannedManifests": 2,
+                },
+            },
+        }
+    ]
+    outputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.dst",
+            "outputFacets": {
+                # recognised by its schema URL under another key (the Redshift Data provider's)
+                "stats": {
+                    "_producer": "p",
+                    "_schemaURL": "https://openlineage.io/spec/facets/1-0-2/OutputStatisticsOutputDatasetFacet.json#/$defs/OutputStatisticsOutputDatasetFacet",
+                    "rowCount": 7,
+                    "size": 100,
+                    "addedDataFiles": 1,
+                },
+            },
+        }
+    ]
+    records = quality(build(run(inputs=inputs, outputs=outputs), definition())).records
+    found = {(r.entity.name, r.metric, r.field, r.value) for r in records}
+    assert {
+        ("src", "rowCount", None, 10),
+        ("src", "bytes", None, 2048),
+        ("src", "fileCount", None, 5),
+        ("src", "nullCount", "amount", 0),
+        ("src", "distinctCount", "amount", 3),
+        ("src", "sum", "amount", 6600),
+        ("src", "count", "amount", 10),
+        ("src", "min", "amount", 100),
+        ("src", "max", "amount", 1500),
+        ("src", "quantile_0.5", "amount", 550),
+        ("src", "rowsRead", None, 10),
+        ("src", "bytesRead", None, 2048),
+        ("src", "filesRead", None, 5),
+        ("src", "inputExtra_scannedManifests", None, 2),
+        ("dst", "rowsWritten", None, 7),
+        ("dst", "bytesWritten", None, 100),
+        ("dst", "outputExtra_addedDataFiles", None, 1),
+    } <= found
+    assert ("src", "lastUpdated") in {(r.entity.name, r.metric) for r in records}
+
+
+def test_the_timestamp_of_a_record_is_the_capture_date_or_the_event_time_of_the_run() -> None:
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.src",
+            "inputFacets": {
+                "inputStatistics": {"rowCount": 1, "captureDate": "2026-11-29T09:00:00Z"},
+                "dataQualityMetrics": {"rowCount": 1, "columnMetrics": {}},
+            },
+        }
+    ]
+    records = quality(build(run(inputs=inputs), definition())).records
+    stamps = {r.metric: r.timestamp.isoformat() for r in records}
+    assert stamps["rowsRead"] == "2026-11-29T09:00:00+00:00"
+    assert stamps["rowCount"] == "2026-11-29T10:05:00+00:00"
+
+
+def test_the_dbt_tests_map_to_checks_and_results() -> None:
+    q = quality(
+        build(
+            dbt_events(),
+            definition(systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}]),
+        )
+    )
+    outcomes = {":".join(r.check.rsplit(":", 2)[-2:]): r.failures for r in q.results}
+    assert outcomes == {
+        "accepted_values:first_name": 1,
+        "not_null:customer_id": 0,
+        "unique:customer_id": 0,
+        "relationships:customer_id": 0,
+    }
