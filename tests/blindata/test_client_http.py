@@ -249,9 +249,10 @@ def test_retries_give_up_at_the_deadline_with_a_clear_error(emulator: Any) -> No
         pytest.raises(BlindataDeadlineError) as caught,
     ):
         client.api.me()
-    assert time.monotonic() - started < 3.0
+    # gave up because of the deadline, long before 50 attempts (a bound loose enough for a busy CI)
+    assert time.monotonic() - started < 10.0
     error = caught.value
-    assert error.attempts > 1
+    assert 1 < error.attempts < 50
     assert isinstance(error.last_error, BlindataServerError)
     assert "Gave up on GET /api/v1/users/me" in str(error) and "503" in str(error)
 
