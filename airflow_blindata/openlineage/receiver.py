@@ -1,0 +1,399 @@
+"""The OpenLineage receiver: producers outside Airflow (Spark, dbt, Flink, Hop) send events here.
+
+A FastAPI app that the provider's plugin mounts in the Airflow API server (``fastapi_apps``,
+prefix ``/blindata``). It speaks the OpenLineage HTTP API, so the producers' own ``http``
+transports work unchanged:
+
+* ``POST /blindata/api/v1/lineage``: one event (a JSON object), or a batch (a JSON array, or
+  JSON lines with ``Content-Type: application/x-ndjson``);
+* ``POST /blindata/api/v1/lineage/batch``: a batch, OpenLineage's batch endpoint;
+* ``Content-Encoding: gzip`` bodies; ``Authorization: Bearer <key>`` (see ``receiver_keys``).
+
+The contract, the same as the transport's on the capture path (docs/configure-your-producers.md):
+
+* 200 only once every stored event is committed to the event store. A re-sent event is a
+  duplicate, reported as such and never an error. The receiver never talks to Blindata.
+* One event that is not an OpenLineage event: 400 with the reason, and nothing is stored.
+* A batch: the readable events are stored and the others listed by index with the reason, in
+  the response of OpenLineage's batch API (``status: partial_success``, ``failed_events``);
+  when none is readable, 400 and nothing is stored. Each rejection is also logged.
+* 401 without a valid key; 503 when no key is configured (it never runs open) or the store is
+  unavailable (producers retry a 503); 413 past ``receiver_max_body_bytes`` or
+  ``receiver_max_batch_events``; 415 for an encoding other than gzip.
+* Secrets never reach a response or a log: no key, no header, no store URL is echoed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from functools import cache
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from airflow_blindata.mapper.events import parse_event
+from airflow_blindata.store import (
+    AppendCounts,
+    AppendOutcome,
+    EventStore,
+    StoreError,
+    StoreUnavailableError,
+    open_store,
+)
+
+from .receiver_body import Body, BodyError, Item, decompress, read_body, split_events
+from .receiver_keys import CachedKeys, KeyLoader, KeySet, bearer_token, configured_keys, key_set
+from .receiver_log import ThrottledWarnings
+from .receiver_settings import (
+    DEFAULT_MAX_BATCH_EVENTS,
+    DEFAULT_MAX_BODY_BYTES,
+    ReceiverSettings,
+    receiver_enabled,
+    receiver_settings,
+)
+
+__all__ = [
+    "BATCH_ROUTE",
+    "DEFAULT_MAX_BATCH_EVENTS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "ROUTE",
+    "SOURCE",
+    "URL_PREFIX",
+    "ReceiverSettings",
+    "create_receiver_app",
+    "fastapi_app",
+    "plugin_fastapi_apps",
+    "receiver_enabled",
+    "receiver_settings",
+]
+
+log = logging.getLogger(__name__)
+
+URL_PREFIX = "/blindata"
+ROUTE = "/api/v1/lineage"
+BATCH_ROUTE = "/api/v1/lineage/batch"
+APP_NAME = "Blindata OpenLineage receiver"
+SOURCE = "receiver"
+"""The ``source`` the store records for events that came through the receiver."""
+STORE_RETRY_AFTER_SECONDS = 1
+"""Retry-After of a 503 for a busy store: clients honour it, so it must stay short."""
+REALM = "blindata-openlineage"
+SERIALIZED_BACKEND = "sqlite"
+"""SQLite takes one writer at a time and makes the others poll with sleeps (its busy handler):
+the receiver's threads queue on a lock instead, which wakes the next writer at once."""
+METRIC_PREFIX = "blindata.receiver"
+
+
+def _count(name: str, count: int = 1) -> None:
+    """Airflow's metric ``blindata.receiver.<name>``; nothing when metrics are not set up."""
+    if count <= 0:
+        return
+    try:
+        from airflow.providers.common.compat.sdk import Stats
+
+        Stats.incr(f"{METRIC_PREFIX}.{name}", count)
+    except Exception:
+        log.debug("Could not count %s.%s", METRIC_PREFIX, name, exc_info=True)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=status, headers=headers)
+
+
+class _Receiver:
+    """The state behind the routes: settings, keys, and the store opened on first use."""
+
+    def __init__(
+        self,
+        settings: ReceiverSettings,
+        keys: CachedKeys,
+        store_factory: Callable[[], EventStore],
+    ) -> None:
+        self.settings = settings
+        self.keys = keys
+        self._store_factory = store_factory
+        self._store: EventStore | None = None
+        self._lock = threading.Lock()
+        self._writes: AbstractContextManager[Any] = nullcontext()
+        self.warnings = ThrottledWarnings(log)
+
+    def store(self) -> EventStore:
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    store = self._open()
+                    if getattr(store, "backend", "") == SERIALIZED_BACKEND:
+                        self._writes = threading.Lock()
+                    self._store = store  # published last: a reader sees its lock too
+        return self._store
+
+    def _open(self) -> EventStore:
+        """The store; any failure to open it is a ``StoreError`` (a 503), never a 500."""
+        try:
+            return self._store_factory()
+        except StoreError:
+            raise
+        except Exception as error:  # e.g. the PostgreSQL driver is not installed
+            # Only the class: the message of a foreign error may quote a URL with a password.
+            message = f"the event store could not be opened: {type(error).__name__}"
+            raise StoreUnavailableError(message) from error
+
+    def append(self, data: dict[str, Any]) -> AppendOutcome:
+        store = self.store()
+        with self._writes:
+            return store.append(data, source=SOURCE)
+
+    def append_many(self, events: list[dict[str, Any]]) -> AppendCounts:
+        store = self.store()
+        with self._writes:
+            return store.append_many(events, source=SOURCE)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def refusal(self, request: Request, keys: KeySet) -> JSONResponse | None:
+        """The answer to a request that may not go further: misconfigured, or not authorised."""
+        if self.settings.problem:
+            return _error(503, f"the Blindata receiver is misconfigured: {self.settings.problem}")
+        if not keys.digests:
+            why = keys.problem or "no API key"
+            self.warnings.warn("no key", "Blindata receiver refuses every request: %s", why)
+            return _error(503, f"the Blindata receiver refuses events: {why}")
+        token, problem = bearer_token(request.headers.get("authorization"))
+        if token is not None and keys.matches(token):
+            return None
+        challenge = f'Bearer realm="{REALM}"'
+        if token is not None:
+            problem = "the API key is not valid"
+            challenge += ', error="invalid_token"'
+        _count("unauthorized")
+        self.warnings.warn(
+            "unauthorized",
+            "Blindata receiver refused a request from %s: %s",
+            _client(request),
+            problem,
+        )
+        return _error(401, problem or "unauthorized", {"WWW-Authenticate": challenge})
+
+    async def body(self, request: Request, *, force_batch: bool) -> Body:
+        limit = self.settings.max_body_bytes
+        raw = await read_body(
+            request.stream(), declared_length=request.headers.get("content-length"), limit=limit
+        )
+        decoded = decompress(raw, request.headers.get("content-encoding"), limit=limit)
+        body = split_events(
+            decoded,
+            request.headers.get("content-type"),
+            max_events=self.settings.max_batch_events,
+        )
+        return Body(True, body.items) if force_batch else body
+
+    def store_single(self, item: Item) -> JSONResponse:
+        problem = _problem(item)
+        if problem is not None:
+            _count("events.rejected")
+            self.warnings.warn("rejected", "Blindata receiver rejected an event: %s", problem)
+            return _error(400, f"not an OpenLineage event: {problem}")
+        outcome = self.append(item.data or {})
+        _count(f"events.{outcome.value}")
+        return JSONResponse({"status": "success", "outcome": outcome.value})
+
+    def store_batch(self, items: Sequence[Item]) -> JSONResponse:
+        good: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = []
+        for item in items:
+            problem = _problem(item)
+            if problem is None and item.data is not None:
+                good.append(item.data)
+            else:
+                entry: dict[str, Any] = {"index": item.index, "reason": problem, "retriable": False}
+                if item.line is not None:
+                    entry["line"] = item.line
+                failed.append(entry)
+        counts = self.append_many(good) if good else AppendCounts()
+        _count("events.accepted", counts.accepted)
+        _count("events.duplicate", counts.duplicate)
+        _count("events.rejected", len(failed))
+        content = _batch_answer(len(items), counts, failed)
+        if not failed:
+            return JSONResponse(content)
+        self.warnings.warn(
+            "rejected",
+            "Blindata receiver rejected %d of %d events of a batch; first, %s",
+            len(failed),
+            len(items),
+            content["first_failure"],
+        )
+        if counts.total:
+            del content["first_failure"]
+            return JSONResponse(content)
+        content["status"] = "failure"
+        content["detail"] = (
+            f"none of the {len(items)} events is an OpenLineage event; "
+            f"first, {content.pop('first_failure')}"
+        )
+        return JSONResponse(content, status_code=400)
+
+    def store_unavailable(self, error: StoreError) -> JSONResponse:
+        # The store's message names the store (redacted); producers only learn that it failed.
+        self.warnings.warn("store", "Blindata receiver could not store events: %s", error)
+        _count("store_unavailable")
+        return _error(
+            503,
+            "the event store is unavailable; nothing of this request was stored, retry later",
+            {"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+        )
+
+
+def _batch_answer(
+    received: int, counts: AppendCounts, failed: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The answer of OpenLineage's batch API, with our counts; ``first_failure`` for messages."""
+    answer: dict[str, Any] = {
+        "status": "partial_success" if failed else "success",
+        "summary": {
+            "received": received,
+            "successful": counts.total,
+            "failed": len(failed),
+            "retriable": 0,
+            "non_retriable": len(failed),
+            "accepted": counts.accepted,
+            "duplicate": counts.duplicate,
+            "quarantined": counts.quarantined,
+        },
+        "failed_events": failed,
+    }
+    if failed:
+        first = failed[0]
+        line = f" (line {first['line']})" if "line" in first else ""
+        answer["first_failure"] = f"event {first['index']}{line}: {first['reason']}"
+    return answer
+
+
+def _problem(item: Item) -> str | None:
+    """Why ``item`` is not an OpenLineage event (``parse_event``'s reason), or None."""
+    if item.data is None:
+        return item.problem or "not a JSON object"
+    parsed = parse_event(item.data)
+    return None if parsed.event is not None else (parsed.problem or "not an OpenLineage event")
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "an unknown client"
+
+
+def create_receiver_app(
+    *,
+    settings: ReceiverSettings | None = None,
+    keys: KeyLoader | Sequence[str] | None = None,
+    store: EventStore | Callable[[], EventStore] | None = None,
+) -> FastAPI:
+    """The receiver app. Defaults read Airflow: limits, keys and ``[blindata] store_url``.
+
+    ``keys`` may be the keys themselves (tests, benchmarks) or a loader; ``store`` an open store
+    or a factory (called on the first request). The store is closed when the app shuts down.
+    """
+    if keys is None:
+        loader: KeyLoader = configured_keys
+    elif callable(keys):
+        loader = keys
+    else:
+        fixed = key_set(list(keys), source="the keys given to the receiver")
+        loader = lambda: fixed  # noqa: E731
+    factory: Callable[[], EventStore]
+    if store is None:
+        factory = open_store
+    elif isinstance(store, EventStore):
+        opened = store
+        factory = lambda: opened  # noqa: E731
+    else:
+        factory = store
+    receiver = _Receiver(settings or ReceiverSettings(), CachedKeys(loader), factory)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        receiver.close()
+
+    app = FastAPI(
+        title=APP_NAME, lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
+    app.state.receiver = receiver
+
+    async def receive(request: Request, *, force_batch: bool) -> JSONResponse:
+        # Keys are cached; only a reload (a connection lookup) leaves the event loop.
+        keys = receiver.keys.fresh()
+        if keys is None:
+            keys = await run_in_threadpool(receiver.keys.get)
+        refusal = receiver.refusal(request, keys)
+        if refusal is not None:
+            return refusal
+        try:
+            body = await receiver.body(request, force_batch=force_batch)
+        except BodyError as error:
+            _count("requests.rejected")
+            receiver.warnings.warn(
+                "body", "Blindata receiver refused a body from %s: %s", _client(request), error
+            )
+            return _error(error.status, error.message)
+        try:
+            if body.batch:
+                return await run_in_threadpool(receiver.store_batch, body.items)
+            return await run_in_threadpool(receiver.store_single, body.items[0])
+        except StoreError as error:
+            return receiver.store_unavailable(error)
+
+    @app.post(ROUTE)
+    async def lineage(request: Request) -> JSONResponse:
+        """One event, or a batch (a JSON array, or JSON lines)."""
+        return await receive(request, force_batch=False)
+
+    @app.post(BATCH_ROUTE)
+    async def lineage_batch(request: Request) -> JSONResponse:
+        """A batch of events (OpenLineage's batch endpoint); one object is a batch of one."""
+        return await receive(request, force_batch=True)
+
+    return app
+
+
+@cache
+def fastapi_app() -> dict[str, Any]:
+    """The receiver in the shape of ``AirflowPlugin.fastapi_apps`` entries (built once).
+
+    A configuration error does not stop the API server: the receiver is mounted and answers
+    every request with 503 and the reason, rather than disappearing (404) or running open.
+    """
+    try:
+        settings = receiver_settings()
+    except Exception as error:
+        log.warning("Blindata receiver could not read its settings", exc_info=True)
+        problem = f"its settings could not be read ({type(error).__name__}); see the log"
+        settings = ReceiverSettings(problem=problem)
+    if settings.problem:
+        log.warning("Blindata receiver refuses events: %s", settings.problem)
+    return {
+        "app": create_receiver_app(settings=settings),
+        "url_prefix": URL_PREFIX,
+        "name": APP_NAME,
+    }
+
+
+def plugin_fastapi_apps() -> list[dict[str, Any]]:
+    """What ``BlindataPlugin.fastapi_apps`` returns: the receiver, unless it is disabled.
+
+    Never raises: a receiver that cannot be built is logged and left out, and Airflow's API
+    server starts without it.
+    """
+    try:
+        return [fastapi_app()] if receiver_enabled() else []
+    except Exception:
+        log.warning("Blindata receiver could not be set up; it is not mounted", exc_info=True)
+        return []

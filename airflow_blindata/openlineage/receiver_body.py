@@ -1,0 +1,207 @@
+"""A request body as the receiver reads it: size limits, gzip, and the three accepted shapes.
+
+* One JSON object: one event (what the OpenLineage clients send to ``/api/v1/lineage``).
+* A JSON array of objects: a batch (OpenLineage's ``/api/v1/lineage/batch`` shape).
+* JSON lines (``Content-Type: application/x-ndjson``, or ``application/jsonl``): a batch, one
+  event per non-blank line, as the OpenLineage ``FileTransport`` writes them.
+
+The size limit applies to the body as read (compressed) and to the decompressed body: a small
+gzip body that inflates past the limit is refused after inflating at most the limit plus one
+byte, so a zip bomb costs nothing. Every refusal is a ``BodyError`` with the HTTP status and a
+message that says what to change.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "GZIP_ENCODINGS",
+    "NDJSON_TYPES",
+    "Body",
+    "BodyError",
+    "Item",
+    "decompress",
+    "read_body",
+    "split_events",
+]
+
+GZIP_ENCODINGS = frozenset({"gzip", "x-gzip"})
+IDENTITY_ENCODINGS = frozenset({"", "identity"})
+NDJSON_TYPES = frozenset(
+    {
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/jsonlines",
+    }
+)
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+_STATUS_BAD_REQUEST = 400
+_STATUS_TOO_LARGE = 413
+_STATUS_UNSUPPORTED = 415
+
+
+class BodyError(Exception):
+    """The body cannot be read as events; ``status`` is the HTTP answer, the message says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One element of a body: its decoded JSON object, or why it is not one."""
+
+    index: int
+    data: dict[str, Any] | None
+    problem: str | None = None
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``event 3`` or ``event 3 (line 5)``: how messages name the item (0-based index)."""
+        return f"event {self.index}" + (f" (line {self.line})" if self.line is not None else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """The events of a body; ``batch`` is False for a single JSON object."""
+
+    batch: bool
+    items: list[Item]
+
+
+def _bytes(count: int) -> str:
+    return f"{count:,} bytes"
+
+
+def _too_large(limit: int, what: str) -> BodyError:
+    return BodyError(
+        _STATUS_TOO_LARGE,
+        f"the {what} exceeds {_bytes(limit)} ([blindata] receiver_max_body_bytes): "
+        "send fewer events per request",
+    )
+
+
+async def read_body(
+    chunks: AsyncIterator[bytes], *, declared_length: str | None, limit: int
+) -> bytes:
+    """The body, read at most ``limit`` bytes far: a declared or actual excess is a 413."""
+    declared = (declared_length or "").strip()
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit, "request body")
+    received = bytearray()
+    async for chunk in chunks:
+        received += chunk
+        if len(received) > limit:
+            raise _too_large(limit, "request body")
+    return bytes(received)
+
+
+def decompress(raw: bytes, content_encoding: str | None, *, limit: int) -> bytes:
+    """``raw`` decoded by its ``Content-Encoding`` (gzip or none), inflating at most ``limit``."""
+    encoding = (content_encoding or "").strip().lower()
+    if encoding in IDENTITY_ENCODINGS:
+        return raw
+    if encoding not in GZIP_ENCODINGS:
+        raise BodyError(
+            _STATUS_UNSUPPORTED,
+            f"Content-Encoding {encoding!r} is not supported: send gzip or no encoding",
+        )
+    out = bytearray()
+    pending = raw
+    try:
+        while pending:  # a gzip body may hold several members, one after the other
+            inflater = zlib.decompressobj(_GZIP_WBITS)
+            out += inflater.decompress(pending, limit + 1 - len(out))
+            if len(out) > limit:
+                raise _too_large(limit, "decompressed request body")
+            if not inflater.eof:
+                if inflater.unconsumed_tail:  # stopped by the limit with input left over
+                    raise _too_large(limit, "decompressed request body")
+                raise BodyError(_STATUS_BAD_REQUEST, "the gzip body is truncated")
+            pending = inflater.unused_data
+    except zlib.error as error:
+        raise BodyError(_STATUS_BAD_REQUEST, f"the body is not valid gzip: {error}") from None
+    return bytes(out)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    kinds: dict[type, str] = {list: "an array", str: "a string", type(None): "null"}
+    for kind, name in kinds.items():
+        if isinstance(value, kind):
+            return name
+    return "a number"
+
+
+def _item(index: int, value: Any, line: int | None = None) -> Item:
+    if isinstance(value, dict):
+        return Item(index, value, None, line)
+    return Item(index, None, f"not a JSON object: got {_json_kind(value)}", line)
+
+
+def _too_many(limit: int) -> BodyError:
+    return BodyError(
+        _STATUS_TOO_LARGE,
+        f"the batch has more than {limit:,} events ([blindata] receiver_max_batch_events): "
+        "split it into smaller batches",
+    )
+
+
+def _json_lines(body: bytes, max_events: int) -> Body:
+    items: list[Item] = []
+    for number, line in enumerate(body.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if len(items) >= max_events:
+            raise _too_many(max_events)
+        try:
+            value = json.loads(line)
+        except RecursionError:
+            items.append(Item(len(items), None, "not readable JSON: nested too deeply", number))
+            continue
+        except ValueError as error:
+            items.append(Item(len(items), None, f"not JSON: {error}", number))
+            continue
+        items.append(_item(len(items), value, number))
+    return Body(True, items)
+
+
+def split_events(body: bytes, content_type: str | None, *, max_events: int) -> Body:
+    """The events of a decoded body: one object, an array, or JSON lines (module docstring)."""
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    if not body.strip():
+        raise BodyError(_STATUS_BAD_REQUEST, "the body is empty: send an OpenLineage event")
+    if media_type in NDJSON_TYPES:
+        return _json_lines(body, max_events)
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        message = "the body is not readable JSON: nested too deeply"
+        raise BodyError(_STATUS_BAD_REQUEST, message) from None
+    except ValueError as error:  # JSONDecodeError, and UnicodeDecodeError for bad bytes
+        hint = ""
+        if body.lstrip()[:1] == b"{" and b"\n{" in body:
+            hint = " (several JSON objects? send them as Content-Type: application/x-ndjson)"
+        raise BodyError(_STATUS_BAD_REQUEST, f"the body is not JSON: {error}{hint}") from None
+    if isinstance(value, list):
+        if len(value) > max_events:
+            raise _too_many(max_events)
+        return Body(True, [_item(index, element) for index, element in enumerate(value)])
+    if isinstance(value, dict):
+        return Body(False, [Item(0, value)])
+    raise BodyError(
+        _STATUS_BAD_REQUEST,
+        f"the body is {_json_kind(value)}: send an OpenLineage event (a JSON object) "
+        "or a batch (a JSON array of events)",
+    )

@@ -1,0 +1,59 @@
+"""The receiver's ``[blindata]`` options, one small function each (read when called).
+
+``receiver_api_key`` and ``receiver_conn_id`` are read by ``receiver_keys``; ``store_url`` by the
+store. A bad value does not stop the API server: it becomes the ``problem`` of the settings, and
+the receiver answers every request with 503 and that problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_MAX_BATCH_EVENTS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "ReceiverSettings",
+    "receiver_enabled",
+    "receiver_settings",
+]
+
+_SECTION = "blindata"
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Spark events with schema and column-lineage facets reach a few MB; 16 MiB leaves room."""
+DEFAULT_MAX_BATCH_EVENTS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverSettings:
+    """The receiver's limits; ``problem`` (a configuration error) makes it refuse everything."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_batch_events: int = DEFAULT_MAX_BATCH_EVENTS
+    problem: str | None = None
+
+
+def _positive_int(option: str, default: int) -> tuple[int, str | None]:
+    from airflow.configuration import conf
+
+    raw = conf.get(_SECTION, option, fallback=str(default))
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        return default, f"[{_SECTION}] {option} must be a positive integer, not {raw!r}"
+    return value, None
+
+
+def receiver_settings() -> ReceiverSettings:
+    """[blindata] receiver_max_body_bytes and receiver_max_batch_events."""
+    body, body_problem = _positive_int("receiver_max_body_bytes", DEFAULT_MAX_BODY_BYTES)
+    batch, batch_problem = _positive_int("receiver_max_batch_events", DEFAULT_MAX_BATCH_EVENTS)
+    return ReceiverSettings(body, batch, body_problem or batch_problem)
+
+
+def receiver_enabled() -> bool:
+    """[blindata] receiver_enabled."""
+    from airflow.configuration import conf
+
+    return bool(conf.getboolean(_SECTION, "receiver_enabled", fallback=True))

@@ -1,0 +1,322 @@
+"""Raw HTTP against the served receiver: every answer, and exactly the accepted events stored."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from airflow_blindata.openlineage.receiver_keys import KeySet
+from airflow_blindata.store import EventStore, StoreUnavailableError, StoreURLError
+from airflow_blindata.store.sqlite import SqliteEventStore
+
+from .conftest import (
+    API_KEY,
+    OTHER_KEY,
+    TEST_MAX_BATCH_EVENTS,
+    TEST_MAX_BODY_BYTES,
+    Served,
+    run_event,
+    serve_receiver,
+)
+
+pytestmark = pytest.mark.integration
+
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
+NDJSON = {"Content-Type": "application/x-ndjson"}
+GZIP = {"Content-Encoding": "gzip"}
+WRONG_KEY = "a-wrong-key-of-enough-length"
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def _lines(*events: Any) -> bytes:
+    return b"\n".join(json.dumps(event).encode() for event in events) + b"\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request and what must come of it: the status, a piece of the answer, what is stored."""
+
+    body: bytes
+    status: int
+    stored: int
+    says: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    batch_endpoint: bool = False
+    auth: dict[str, str] = field(default_factory=lambda: dict(AUTH))
+
+
+CASES: dict[str, Case] = {
+    "one event is stored": Case(_json(run_event(1)), 200, 1, '"outcome":"accepted"'),
+    "a gzip body is decompressed": Case(
+        gzip.compress(_json(run_event(1))), 200, 1, '"accepted"', GZIP
+    ),
+    "a JSON array is a batch": Case(
+        _json([run_event(1), run_event(2), run_event(3)]), 200, 3, '"status":"success"'
+    ),
+    "JSON lines are a batch": Case(
+        _lines(run_event(1), run_event(2)), 200, 2, '"received":2', NDJSON
+    ),
+    "a gzip batch is decompressed": Case(
+        gzip.compress(_json([run_event(1), run_event(2)])), 200, 2, '"accepted":2', GZIP
+    ),
+    "the batch endpoint takes an array": Case(
+        _json([run_event(1), run_event(2)]), 200, 2, '"successful":2', batch_endpoint=True
+    ),
+    "the batch endpoint takes one event as a batch of one": Case(
+        _json(run_event(1)), 200, 1, '"received":1', batch_endpoint=True
+    ),
+    "a batch stores its good events and names the bad one": Case(
+        _json([run_event(1), run_event(2, eventTime=1700000000), run_event(3)]),
+        200,
+        2,
+        '"failed_events":[{"index":1,"reason":"eventTime: must be an ISO-8601',
+    ),
+    "a bad line of JSON lines is named by its line": Case(
+        _lines(run_event(1)) + b"\n{not json\n",
+        200,
+        1,
+        '"index":1,"reason":"not JSON',
+        NDJSON,
+    ),
+    "a batch of duplicates reports them": Case(
+        _json([run_event(1), run_event(1)]), 200, 1, '"accepted":1,"duplicate":1'
+    ),
+    "a batch with no event at all is refused": Case(
+        _json([{"hello": 1}, "text"]), 400, 0, "none of the 2 events is an OpenLineage event"
+    ),
+    "malformed JSON is refused": Case(b'{"eventTime": ', 400, 0, "the body is not JSON"),
+    "JSON that is not an event is refused": Case(
+        _json({"hello": "world"}), 400, 0, "no run, job or dataset"
+    ),
+    "a wrong eventTime type is refused": Case(
+        _json(run_event(1, eventTime=1700000000)),
+        400,
+        0,
+        "eventTime: must be an ISO-8601 date-time string, not int",
+    ),
+    "a run event without a job is refused": Case(
+        _json({k: v for k, v in run_event(1).items() if k != "job"}), 400, 0, "job: Field required"
+    ),
+    "a JSON string is refused": Case(_json("an event"), 400, 0, "the body is a string"),
+    "an empty body is refused": Case(b"", 400, 0, "the body is empty"),
+    "a body past the size limit is refused": Case(
+        _json([run_event(i, job={"namespace": "n", "name": "x" * 3000}) for i in range(25)]),
+        413,
+        0,
+        "exceeds 65,536 bytes ([blindata] receiver_max_body_bytes)",
+    ),
+    "a gzip bomb is refused after inflating the limit": Case(
+        gzip.compress(b"[" + b" " * (50 * TEST_MAX_BODY_BYTES) + b"]"),
+        413,
+        0,
+        "the decompressed request body exceeds 65,536 bytes",
+        GZIP,
+    ),
+    "too many events in a batch are refused": Case(
+        _json([run_event(i) for i in range(TEST_MAX_BATCH_EVENTS + 1)]),
+        413,
+        0,
+        "more than 50 events ([blindata] receiver_max_batch_events)",
+    ),
+    "too many JSON lines are refused": Case(
+        _lines(*[run_event(i) for i in range(TEST_MAX_BATCH_EVENTS + 1)]),
+        413,
+        0,
+        "receiver_max_batch_events",
+        NDJSON,
+    ),
+    "a truncated gzip body is refused": Case(
+        gzip.compress(_json(run_event(1)))[:-12], 400, 0, "the gzip body is truncated", GZIP
+    ),
+    "a body that is not gzip is refused": Case(
+        _json(run_event(1)), 400, 0, "the body is not valid gzip", GZIP
+    ),
+    "another content encoding is refused": Case(
+        _json(run_event(1)),
+        415,
+        0,
+        "Content-Encoding 'br' is not supported",
+        {"Content-Encoding": "br"},
+    ),
+    "a request without a key is refused": Case(
+        _json(run_event(1)), 401, 0, "missing API key", auth={}
+    ),
+    "a wrong key is refused": Case(
+        _json(run_event(1)),
+        401,
+        0,
+        "the API key is not valid",
+        auth={"Authorization": f"Bearer {WRONG_KEY}"},
+    ),
+    "another scheme than Bearer is refused": Case(
+        _json(run_event(1)), 401, 0, "Bearer scheme", auth={"Authorization": f"Basic {API_KEY}"}
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_each_request_gets_its_answer_and_only_accepted_events_are_stored(
+    receiver: Served, case: Case
+) -> None:
+    url = receiver.batch_url if case.batch_endpoint else receiver.lineage_url
+    response = httpx.post(url, content=case.body, headers={**case.auth, **case.headers})
+
+    assert response.status_code == case.status, response.text
+    assert case.says in response.text
+    assert len(receiver.stored()) == case.stored
+
+
+@pytest.mark.parametrize(
+    ("header", "challenge"),
+    [
+        (None, 'Bearer realm="blindata-openlineage"'),
+        (f"Bearer {WRONG_KEY}", 'Bearer realm="blindata-openlineage", error="invalid_token"'),
+    ],
+    ids=["missing key", "wrong key"],
+)
+def test_a_401_carries_a_bearer_challenge(
+    receiver: Served, header: str | None, challenge: str
+) -> None:
+    headers = {"Authorization": header} if header else {}
+    response = httpx.post(receiver.lineage_url, json=run_event(1), headers=headers)
+
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == challenge
+
+
+def test_a_batch_answer_follows_the_openlineage_batch_api(receiver: Served) -> None:
+    body = [run_event(1), {"eventTime": "2026-11-29T10:00:00Z"}, run_event(1), run_event(2)]
+    response = httpx.post(receiver.batch_url, json=body, headers=AUTH)
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "partial_success",
+        "summary": {
+            "received": 4,
+            "successful": 3,
+            "failed": 1,
+            "retriable": 0,
+            "non_retriable": 1,
+            "accepted": 2,
+            "duplicate": 1,
+            "quarantined": 0,
+        },
+        "failed_events": [
+            {
+                "index": 1,
+                "reason": "no run, job or dataset: not an OpenLineage event",
+                "retriable": False,
+            }
+        ],
+    }
+    assert receiver.stored_run_ids() == sorted(
+        [run_event(1)["run"]["runId"], run_event(2)["run"]["runId"]]
+    )
+
+
+def test_every_configured_key_is_accepted_for_rotation(store: EventStore) -> None:
+    with serve_receiver(store, keys=[API_KEY, OTHER_KEY]) as served:
+        for index, key in enumerate((API_KEY, OTHER_KEY)):
+            response = httpx.post(
+                served.lineage_url,
+                json=run_event(index),
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            assert response.status_code == 200
+        assert len(served.stored()) == 2
+
+
+def _no_key() -> KeySet:
+    return KeySet((), "", "no API key is configured: set [blindata] receiver_api_key")
+
+
+@pytest.mark.parametrize(
+    ("keys", "says"),
+    [
+        (_no_key, "refuses events: no API key is configured"),
+        (["short"], "shorter than 16 characters"),
+        ([], "no API key in the keys given to the receiver"),
+    ],
+    ids=["none configured", "too short", "empty list"],
+)
+def test_without_a_usable_key_the_receiver_refuses_everything(
+    store: EventStore, keys: Any, says: str
+) -> None:
+    with serve_receiver(store, keys=keys) as served:
+        for header in ({}, AUTH, {"Authorization": "Bearer short"}):
+            response = httpx.post(served.lineage_url, json=run_event(1), headers=header)
+            assert response.status_code == 503
+            assert says in response.json()["detail"]
+        assert served.stored() == []
+
+
+class _BrokenStore(SqliteEventStore):
+    """A store whose database refuses every write, as a full or locked disk does."""
+
+    def _fail(self, *_: Any, **__: Any) -> Any:
+        raise StoreUnavailableError(
+            f"appending an event in {self.url} failed: OperationalError: database is locked"
+        )
+
+    append = _fail
+    append_many = _fail
+
+
+def _unopenable() -> EventStore:
+    raise StoreURLError("no event store for mysql:// (known: postgresql, sqlite)")
+
+
+def _no_driver() -> EventStore:
+    raise ModuleNotFoundError("No module named 'psycopg' (postgresql://etl:pa55word@db/lineage)")
+
+
+@pytest.mark.parametrize(
+    "store_of",
+    [
+        lambda path: _BrokenStore(path / "broken.db"),
+        lambda path: _unopenable,
+        lambda path: _no_driver,
+    ],
+    ids=["writes fail", "cannot open", "no driver"],
+)
+def test_an_unavailable_store_gives_a_503_that_producers_retry(
+    tmp_path: Path, store_of: Callable[[Path], Any]
+) -> None:
+    with serve_receiver(store_of(tmp_path), keys=[API_KEY]) as served:
+        single = httpx.post(served.lineage_url, json=run_event(1), headers=AUTH)
+        batch = httpx.post(served.lineage_url, json=[run_event(1)], headers=AUTH)
+
+    for response in (single, batch):
+        assert response.status_code == 503
+        assert response.headers["Retry-After"] == "1"
+        assert "nothing of this request was stored" in response.json()["detail"]
+        assert str(tmp_path) not in response.text  # the store is not named to producers
+        assert "pa55word" not in response.text
+
+
+def test_no_secret_reaches_a_log_or_a_response(
+    store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    responses: list[httpx.Response] = []
+    with serve_receiver(store) as served:
+        for headers in (AUTH, {"Authorization": f"Bearer {WRONG_KEY}"}, {}):
+            responses.append(httpx.post(served.lineage_url, json=run_event(1), headers=headers))
+        responses.append(httpx.post(served.lineage_url, json=[{"x": 1}], headers=AUTH))
+
+    assert [response.status_code for response in responses] == [200, 401, 401, 400]
+    assert "refused a request" in caplog.text  # the refusals were logged ...
+    for secret in (API_KEY, WRONG_KEY):  # ... without the keys
+        assert secret not in caplog.text
+        assert all(secret not in response.text for response in responses)

@@ -1,0 +1,346 @@
+"""The receiver's pure parts, without a server: keys and their sources, bodies and their shapes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from airflow_blindata.openlineage.receiver import (
+    ReceiverSettings,
+    fastapi_app,
+    plugin_fastapi_apps,
+    receiver_settings,
+)
+from airflow_blindata.openlineage.receiver_body import (
+    BodyError,
+    decompress,
+    read_body,
+    split_events,
+)
+from airflow_blindata.openlineage.receiver_keys import (
+    MIN_KEY_LENGTH,
+    CachedKeys,
+    KeySet,
+    bearer_token,
+    configured_keys,
+    key_set,
+    split_keys,
+)
+from airflow_blindata.openlineage.receiver_log import ThrottledWarnings
+
+from .conftest import API_KEY, OTHER_KEY
+
+LIMIT = 1000
+CONN_ENV = "AIRFLOW_CONN_BLINDATA_RECEIVER"
+KEY_ENV = "AIRFLOW__BLINDATA__RECEIVER_API_KEY"
+CONN_ID_ENV = "AIRFLOW__BLINDATA__RECEIVER_CONN_ID"
+
+
+# -- keys ----------------------------------------------------------------------------------
+
+
+def test_a_key_set_matches_each_of_its_keys_and_nothing_else() -> None:
+    keys = key_set([API_KEY, OTHER_KEY], source="test")
+
+    assert keys.matches(API_KEY)
+    assert keys.matches(OTHER_KEY)
+    assert not keys.matches(API_KEY + "x")
+    assert not keys.matches("")
+
+
+def test_a_key_set_keeps_digests_not_keys() -> None:
+    keys = key_set([API_KEY], source="test")
+
+    assert API_KEY not in repr(keys)
+    assert all(len(digest) == 32 for digest in keys.digests)
+
+
+def test_keys_shorter_than_the_minimum_are_ignored() -> None:
+    keys = key_set(["x" * (MIN_KEY_LENGTH - 1), API_KEY], source="test")
+
+    assert len(keys.digests) == 1
+    assert keys.matches(API_KEY)
+    assert not key_set(["short"], source="test").digests
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [("a,b", ["a", "b"]), (" a , b\nc ", ["a", "b", "c"]), ("", []), (" , ", [])],
+)
+def test_keys_are_separated_by_commas_or_whitespace(text: str, keys: list[str]) -> None:
+    assert split_keys(text) == keys
+
+
+@pytest.mark.parametrize(
+    ("header", "token", "problem"),
+    [
+        (f"Bearer {API_KEY}", API_KEY, None),
+        (f"bearer   {API_KEY} ", API_KEY, None),
+        (None, None, "missing API key"),
+        ("   ", None, "missing API key"),
+        (f"Basic {API_KEY}", None, "must use the Bearer scheme"),
+        ("Bearer", None, "no key after `Bearer`"),
+    ],
+)
+def test_the_bearer_token_is_read_from_the_authorization_header(
+    header: str | None, token: str | None, problem: str | None
+) -> None:
+    found, why = bearer_token(header)
+
+    assert found == token
+    assert (why is None) if problem is None else (problem in (why or ""))
+
+
+def test_the_option_wins_over_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, f"{API_KEY}, {OTHER_KEY}")
+    monkeypatch.setenv(
+        CONN_ENV, json.dumps({"conn_type": "generic", "password": "connection-key-not-used-here"})
+    )
+
+    keys = configured_keys()
+
+    assert keys.source == "[blindata] receiver_api_key"
+    assert keys.matches(API_KEY) and keys.matches(OTHER_KEY)
+    assert not keys.matches("connection-key-not-used-here")
+
+
+def test_the_connection_gives_its_password_and_extra_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monkeypatch.setenv(CONN_ID_ENV, "lineage_in")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LINEAGE_IN",
+        json.dumps(
+            {"conn_type": "generic", "password": API_KEY, "extra": {"api_keys": [OTHER_KEY]}}
+        ),
+    )
+
+    keys = configured_keys()
+
+    assert keys.source == "the Airflow connection 'lineage_in'"
+    assert keys.matches(API_KEY) and keys.matches(OTHER_KEY)
+
+
+def test_without_option_or_connection_there_is_no_key_and_the_message_says_where_to_put_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monkeypatch.delenv(CONN_ENV, raising=False)
+
+    keys = configured_keys()
+
+    assert keys.digests == ()
+    assert keys.problem is not None
+    assert "[blindata] receiver_api_key" in keys.problem
+    assert "'blindata_receiver'" in keys.problem
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_keys_are_cached_and_reloaded_after_the_ttl() -> None:
+    clock, loads = _Clock(), []
+
+    def loader() -> KeySet:
+        loads.append(clock.now)
+        return key_set([API_KEY if len(loads) == 1 else OTHER_KEY], source="test")
+
+    cached = CachedKeys(loader, ttl=30, clock=clock)
+    assert cached.get().matches(API_KEY)
+    clock.now = 29
+    assert cached.fresh() is not None and cached.get().matches(API_KEY)
+    clock.now = 31
+    assert cached.fresh() is None
+    assert cached.get().matches(OTHER_KEY)  # rotated without a restart
+    assert loads == [0, 31]
+
+
+def test_a_failing_key_lookup_refuses_and_retries_soon() -> None:
+    clock, calls = _Clock(), []
+
+    def loader() -> KeySet:
+        calls.append(clock.now)
+        raise RuntimeError(f"secrets backend down, token {API_KEY}")
+
+    cached = CachedKeys(loader, ttl=30, clock=clock)
+    keys = cached.get()
+    assert keys.digests == ()
+    assert keys.problem is not None and API_KEY not in keys.problem
+    clock.now = 6
+    cached.get()
+    assert calls == [0, 6]
+
+
+def test_repeated_warnings_are_held_back_and_counted(caplog: pytest.LogCaptureFixture) -> None:
+    clock = _Clock()
+    warnings = ThrottledWarnings(logging.getLogger("throttle-test"), interval=60, clock=clock)
+    caplog.set_level(logging.WARNING, logger="throttle-test")
+
+    for second in (0, 1, 2, 30, 61, 62):
+        clock.now = second
+        warnings.warn("unauthorized", "refused %s", second)
+    warnings.warn("store", "store down")
+
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused 0",
+        "refused 61 (and 3 more like it in the last 60 s)",
+        "store down",
+    ]
+
+
+# -- settings -------------------------------------------------------------------------------
+
+
+def test_settings_come_from_the_blindata_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__RECEIVER_MAX_BODY_BYTES", "2048")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__RECEIVER_MAX_BATCH_EVENTS", "7")
+
+    assert receiver_settings() == ReceiverSettings(2048, 7)
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots"])
+def test_a_bad_limit_is_a_problem_that_names_the_option(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__RECEIVER_MAX_BATCH_EVENTS", value)
+
+    problem = receiver_settings().problem
+
+    assert problem == (
+        f"[blindata] receiver_max_batch_events must be a positive integer, not {value!r}"
+    )
+
+
+def test_the_plugin_entry_has_the_shape_airflow_mounts() -> None:
+    fastapi_app.cache_clear()
+    try:
+        entry = fastapi_app()
+        assert set(entry) == {"app", "url_prefix", "name"}
+        assert entry["url_prefix"] == "/blindata"
+        assert fastapi_app() is entry  # built once per process
+    finally:
+        fastapi_app.cache_clear()
+
+
+@pytest.mark.parametrize(("enabled", "mounted"), [("True", 1), ("False", 0)])
+def test_the_plugin_mounts_the_receiver_unless_disabled(
+    monkeypatch: pytest.MonkeyPatch, enabled: str, mounted: int
+) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__RECEIVER_ENABLED", enabled)
+    fastapi_app.cache_clear()
+    try:
+        assert len(plugin_fastapi_apps()) == mounted
+    finally:
+        fastapi_app.cache_clear()
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
+
+async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+@pytest.mark.parametrize(
+    ("parts", "declared", "ok"),
+    [
+        ((b"a" * 600, b"b" * 400), None, True),
+        ((b"a" * 600, b"b" * 401), None, False),
+        ((b"a",), str(LIMIT + 1), False),
+        ((b"a",), "not-a-number", True),
+    ],
+    ids=["at the limit", "past the limit", "declared past the limit", "declared nonsense"],
+)
+def test_a_body_is_read_up_to_the_limit(
+    parts: tuple[bytes, ...], declared: str | None, ok: bool
+) -> None:
+    async def read() -> bytes:
+        return await read_body(_chunks(*parts), declared_length=declared, limit=LIMIT)
+
+    if ok:
+        assert anyio.run(read) == b"".join(parts)
+    else:
+        with pytest.raises(BodyError) as raised:
+            anyio.run(read)
+        assert raised.value.status == 413
+
+
+def test_gzip_members_are_all_decompressed() -> None:
+    body = gzip.compress(b'[{"a": 1},') + gzip.compress(b'{"b": 2}]')
+
+    assert decompress(body, "gzip", limit=LIMIT) == b'[{"a": 1},{"b": 2}]'
+
+
+@pytest.mark.parametrize(("size", "ok"), [(LIMIT, True), (LIMIT + 1, False), (1000 * LIMIT, False)])
+def test_decompression_stops_at_the_limit(size: int, ok: bool) -> None:
+    body = gzip.compress(b"x" * size)
+
+    if ok:
+        assert len(decompress(body, "x-gzip", limit=LIMIT)) == size
+    else:
+        with pytest.raises(BodyError, match="decompressed request body exceeds") as raised:
+            decompress(body, "gzip", limit=LIMIT)
+        assert raised.value.status == 413
+
+
+@pytest.mark.parametrize("encoding", [None, "", "identity", " IDENTITY "])
+def test_an_unencoded_body_is_kept_as_is(encoding: str | None) -> None:
+    assert decompress(b"{}", encoding, limit=LIMIT) == b"{}"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "batch", "problems"),
+    [
+        (b'{"a": 1}', "application/json", False, [None]),
+        (b'[{"a": 1}, 2, "x", null]', None, True, [None, "a number", "a string", "null"]),
+        (
+            b'{"a": 1}\n\n{bad\n[1]\n',
+            "application/x-ndjson; charset=utf-8",
+            True,
+            [None, "not JSON", "an array"],
+        ),
+        (b"[]", "application/json", True, []),
+    ],
+    ids=["one object", "an array", "JSON lines", "an empty array"],
+)
+def test_a_body_splits_into_its_events(
+    body: bytes, content_type: str | None, batch: bool, problems: list[str | None]
+) -> None:
+    split = split_events(body, content_type, max_events=10)
+
+    assert split.batch is batch
+    assert len(split.items) == len(problems)
+    for item, problem in zip(split.items, problems, strict=True):
+        assert (item.problem is None) if problem is None else (problem in (item.problem or ""))
+
+
+def test_json_lines_items_know_their_line() -> None:
+    split = split_events(b'{"a": 1}\n\n{"b": 2}\n', "application/jsonl", max_events=10)
+
+    assert [(item.index, item.line, item.where) for item in split.items] == [
+        (0, 1, "event 0 (line 1)"),
+        (1, 3, "event 1 (line 3)"),
+    ]
+
+
+def test_concatenated_objects_get_a_hint_about_json_lines() -> None:
+    with pytest.raises(BodyError, match="application/x-ndjson"):
+        split_events(b'{"a": 1}\n{"b": 2}\n', "application/json", max_events=10)
+
+
+def test_deep_nesting_is_refused_not_crashed() -> None:
+    deep: Any = b"[" * 100_000 + b"]" * 100_000
+
+    with pytest.raises(BodyError, match="nested too deeply"):
+        split_events(deep, None, max_events=10)
