@@ -1,0 +1,176 @@
+"""``BlindataSnapshotOperator`` and ``BlindataCleanupOperator``: the sync as two Airflow tasks.
+
+Thin, like ``HttpOperator``: keyword-only arguments, ``template_fields``, the hook built lazily,
+and an ``execute`` that builds the objects (definition, store, client) and calls ``sync.runner``.
+The report is logged as a table, kept in the store's sync history, and returned as the XCom
+(without the long ownership lists). Neither operator holds mapping or HTTP logic.
+
+Outcomes, as an administrator scheduling the sync expects them:
+
+* a snapshot that could not use Blindata or the store **fails** (Airflow retries it); one with
+  refused objects succeeds with the failures in its report, or fails with ``fail_on_partial``;
+* a cleanup refused by a fail-safe (removal over ``maxRemovalShare``, failed snapshot) **fails**
+  without retry: somebody must look, then run it with ``force``; a cleanup with nothing to do
+  yet (no snapshot, an empty one, cleanup disabled) is **skipped**.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.hooks.blindata import BlindataHook
+from airflow_blindata.store import open_store
+from airflow_blindata.sync import DEFAULT_BATCH_SIZE, DEFAULT_PROGRESS_INTERVAL, Progress, RunReport
+from airflow_blindata.sync.runner import run_cleanup, run_snapshot
+
+__all__ = ["BlindataCleanupOperator", "BlindataSnapshotOperator"]
+
+DefinitionArg = JobDefinition | Mapping[str, Any] | str | os.PathLike[str]
+
+
+class _BlindataSyncOperator(BaseOperator):
+    """What both operators share: the definition, the connection, the store, the log."""
+
+    template_fields: Sequence[str] = ("definition", "blindata_conn_id", "store_url")
+    ui_color = "#d9ecff"
+
+    def __init__(
+        self,
+        *,
+        definition: DefinitionArg,
+        blindata_conn_id: str = BlindataHook.default_conn_name,
+        store_url: str | None = None,
+        progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.definition = definition
+        self.blindata_conn_id = blindata_conn_id
+        self.store_url = store_url
+        self.progress_interval = progress_interval
+
+    @cached_property
+    def hook(self) -> BlindataHook:
+        """Built when the task runs, never when the DAG file is parsed."""
+        return BlindataHook(blindata_conn_id=self.blindata_conn_id)
+
+    def job_definition(self) -> JobDefinition:
+        return JobDefinition.coerce(self.definition)
+
+    def progress(self) -> Progress:
+        return Progress(self._log_progress, interval=self.progress_interval)
+
+    def _log_progress(self, phase: str, done: int, total: int) -> None:
+        self.log.info("Blindata %s: %d/%d", phase, done, total)
+
+    def _log_report(self, report: RunReport) -> None:
+        self.log.info("\n%s", report.render())
+
+
+class BlindataSnapshotOperator(_BlindataSyncOperator):
+    """Map every stored OpenLineage event and bring Blindata in line with the plan.
+
+    :param definition: the job definition: a path to its YAML or JSON file, a dict, or a
+        ``JobDefinition``. (templated)
+    :param blindata_conn_id: the BLINDATA connection. (templated)
+    :param store_url: the event store (``None``: the configured one). (templated)
+    :param batch_size: rows per upload request.
+    :param apply_retention: prune the store by the definition's ``retention`` first.
+    :param fail_on_partial: fail the task when Blindata refused some objects.
+    :param progress_interval: seconds between progress lines in the log.
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        apply_retention: bool = True,
+        fail_on_partial: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.batch_size = batch_size
+        self.apply_retention = apply_retention
+        self.fail_on_partial = fail_on_partial
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        definition = self.job_definition()
+        with open_store(self.store_url) as store, self.hook.get_conn() as client:
+            report = run_snapshot(
+                definition,
+                client,
+                store,
+                progress=self.progress(),
+                batch_size=self.batch_size,
+                apply_retention=self.apply_retention,
+            )
+        self._log_report(report)
+        if report.status == "failed":
+            raise AirflowException(f"Blindata snapshot failed: {report.message}")
+        if report.status == "partial" and self.fail_on_partial:
+            raise AirflowException("Blindata refused some objects; see the report above")
+        return report.to_xcom()
+
+
+class BlindataCleanupOperator(_BlindataSyncOperator):
+    """Remove what the job definition owns and its last snapshot no longer described.
+
+    :param definition: the job definition, as for the snapshot. (templated)
+    :param blindata_conn_id: the BLINDATA connection. (templated)
+    :param store_url: the event store holding the sync history. (templated)
+    :param dry_run: report what would be removed, remove nothing. (templated)
+    :param force: remove even more than ``cleanup.maxRemovalShare``. (templated)
+    :param progress_interval: seconds between progress lines in the log.
+    """
+
+    template_fields: Sequence[str] = (*_BlindataSyncOperator.template_fields, "dry_run", "force")
+
+    def __init__(
+        self, *, dry_run: bool | str = False, force: bool | str = False, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.dry_run = dry_run
+        self.force = force
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        definition = self.job_definition()
+        with open_store(self.store_url) as store, self.hook.get_conn() as client:
+            report = run_cleanup(
+                definition,
+                client,
+                store,
+                dry_run=_flag(self.dry_run, "dry_run"),
+                force=_flag(self.force, "force"),
+                progress=self.progress(),
+            )
+        self._log_report(report)
+        if report.status == "failed":
+            raise AirflowException(f"Blindata cleanup failed: {report.message}")
+        if report.status == "skipped":
+            raise AirflowSkipException(report.message or "nothing to clean up")
+        if report.status == "refused":
+            raise AirflowFailException(f"Blindata cleanup refused: {report.message}")
+        return report.to_xcom()
+
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off", "", "none"})
+
+
+def _flag(value: bool | str, name: str) -> bool:
+    """A boolean that may arrive as rendered template text (``"{{ params.dry_run }}"``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"{name} must be true or false, got {value!r}")

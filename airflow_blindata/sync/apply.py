@@ -1,0 +1,108 @@
+"""``snapshot``: bring Blindata in line with a catalog plan, and report what happened.
+
+Phases, in the order their objects need each other: Systems, entities (with documentation),
+fields, routines (with the query bucket and statements), flows. Each phase uploads in batches and
+records refused objects without stopping; a run stops only when Blindata cannot be used at all
+(unreachable past the retry deadline, credentials refused), and then reports ``failed``.
+
+Every described object is uploaded on every run, so a second snapshot of the same plan creates
+nothing and refreshes everything. The report keeps ``watermark``, Blindata's own time when the
+snapshot started, read from the ``Date`` header of its first answer: an object the snapshot
+refreshed has a later last update, so cleanup compares Blindata's dates with Blindata's clock,
+never with the Airflow worker's.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+from airflow_blindata.blindata import BlindataClient, BlindataError
+from airflow_blindata.blindata.paths import ENDPOINTS
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
+from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, PER_OBJECT_LOOKUP_LIMIT, SyncContext
+from airflow_blindata.sync.entities import CatalogIndex, sync_entities
+from airflow_blindata.sync.fields import sync_fields
+from airflow_blindata.sync.flows import sync_flows
+from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
+from airflow_blindata.sync.report import RunReport, SystemUse
+from airflow_blindata.sync.routines import sync_routines
+from airflow_blindata.sync.systems import sync_systems
+
+__all__ = ["LOCAL_CLOCK_MARGIN", "WATERMARK_MARGIN", "server_time", "snapshot"]
+
+WATERMARK_MARGIN = timedelta(seconds=1)
+"""Taken off Blindata's time: its ``Date`` header counts whole seconds, and nodes behind one load
+balancer may differ by a little. A larger margin only delays a removal by one run."""
+LOCAL_CLOCK_MARGIN = timedelta(minutes=5)
+"""When Blindata sends no ``Date``, the worker's clock is used with this larger margin."""
+
+
+def server_time(client: BlindataClient) -> datetime:
+    """Blindata's current time minus a margin, from the ``Date`` of a cheap request."""
+    response = client.send(ENDPOINTS["users.me"])
+    header = response.headers.get("Date")
+    if header:
+        try:
+            return parsedate_to_datetime(header).astimezone(UTC) - WATERMARK_MARGIN
+        except (TypeError, ValueError):
+            pass
+    return datetime.now(UTC) - LOCAL_CLOCK_MARGIN
+
+
+def snapshot(
+    plan: CatalogPlan,
+    client: BlindataClient,
+    definition: JobDefinition,
+    *,
+    progress: Progress | ProgressCallback | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT,
+) -> RunReport:
+    """Apply ``plan``; never raises for Blindata's answers (they are in the report)."""
+    report = RunReport(kind="snapshot", definition_uuid=definition.uuid)
+    report.merge(plan.report)
+    ctx = SyncContext(
+        client,
+        definition,
+        report,
+        as_progress(progress),
+        batch_size=batch_size,
+        lookup_limit=lookup_limit,
+    )
+    try:
+        report.watermark = server_time(client)
+        with report.timed("systems"):
+            systems = sync_systems(ctx, plan)
+        with report.timed("entities"):
+            index = sync_entities(ctx, plan, systems)
+        with report.timed("fields"):
+            sync_fields(ctx, plan, index)
+        with report.timed("routines"):
+            sync_routines(ctx, plan, index)
+        with report.timed("flows"):
+            sync_flows(ctx, plan, index)
+    except BlindataError as exc:
+        return report.finish("failed", f"Blindata cannot be used: {exc}")
+    report.systems = _systems_used(plan, index)
+    return report.finish()
+
+
+def _systems_used(plan: CatalogPlan, index: CatalogIndex) -> dict[str, SystemUse]:
+    used: dict[str, SystemUse] = {
+        name: SystemUse(uuid=system.uuid, owned=system.owned)
+        for name, system in index.systems.items()
+    }
+    for entity in plan.entities:
+        use = used.get(entity.key.system)
+        if use is None:
+            continue
+        if entity.table_type == OPENLINEAGE_JOB:
+            use.jobs = True
+        else:
+            use.datasets = True
+    for routine in plan.routines:
+        if routine.system in used:
+            used[routine.system].jobs = True
+    return used

@@ -1,0 +1,185 @@
+"""``airflow-blindata snapshot | cleanup | report``: the sync DAG's work, outside Airflow.
+
+For administrators (a first sync by hand, a cleanup in dry run before enabling the DAG, reading
+the last reports) and for the demo. The commands run the same ``sync.runner`` functions as the
+operators. Blindata is reached through the Airflow connection ``--conn-id`` (default
+``blindata_default``, e.g. from ``AIRFLOW_CONN_BLINDATA_DEFAULT``), or through ``--url`` with the
+secret in the environment variable ``BLINDATA_SECRET`` (never a flag: it would show in ``ps``).
+
+Exit codes: 0 success or nothing to do, 1 failed or refused, 2 bad arguments, 3 partial (some
+objects refused: see the report).
+
+Only ``argparse`` is imported here: the parser is built on every ``airflow-blindata`` call, the
+sync is imported when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_blindata.blindata import BlindataClient, Credentials
+    from airflow_blindata.sync.report import RunReport
+
+__all__ = ["SECRET_ENV", "add_sync_commands"]
+
+SECRET_ENV = "BLINDATA_SECRET"
+EXIT_CODES = {"success": 0, "skipped": 0, "failed": 1, "refused": 1, "partial": 3, "running": 1}
+DEFAULT_REPORTS = 5
+
+
+def _connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--definition", required=True, help="the job definition (YAML or JSON)")
+    parser.add_argument("--store", help="event store URL (default: the configured store)")
+    parser.add_argument(
+        "--conn-id", default="blindata_default", help="Airflow connection (blindata_default)"
+    )
+    parser.add_argument(
+        "--url", help=f"Blindata URL instead of a connection; secret in ${SECRET_ENV}"
+    )
+    parser.add_argument("--user", help="with --url: the username")
+    parser.add_argument("--tenant", help="with --url: the tenant uuid")
+    parser.add_argument(
+        "--auth-method",
+        default="api_key",
+        choices=["api_key", "login", "bearer"],
+        help="with --url",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_sync_commands(commands: Any) -> None:
+    """Add ``snapshot``, ``cleanup`` and ``report`` to the ``airflow-blindata`` subparsers."""
+    snapshot = commands.add_parser(
+        "snapshot",
+        help="map the stored events and bring Blindata in line (the sync DAG's first task)",
+    )
+    _connection_arguments(snapshot)
+    snapshot.add_argument("--batch-size", type=int, default=500, help="rows per upload (500)")
+    snapshot.add_argument(
+        "--no-retention", action="store_true", help="do not prune the store by the retention first"
+    )
+    snapshot.set_defaults(run=_snapshot)
+
+    cleanup = commands.add_parser(
+        "cleanup", help="remove what the definition owns and no longer describes"
+    )
+    _connection_arguments(cleanup)
+    cleanup.add_argument("--dry-run", action="store_true", help="report, remove nothing")
+    cleanup.add_argument("--force", action="store_true", help="allow more than maxRemovalShare")
+    cleanup.set_defaults(run=_cleanup)
+
+    report = commands.add_parser("report", help="print the last sync reports of a definition")
+    which = report.add_mutually_exclusive_group(required=True)
+    which.add_argument("--definition", help="the job definition (YAML or JSON)")
+    which.add_argument("--uuid", help="or the definition uuid")
+    report.add_argument("--store", help="event store URL (default: the configured store)")
+    report.add_argument("--kind", choices=["snapshot", "cleanup"], help="only this kind")
+    report.add_argument("--limit", type=int, default=DEFAULT_REPORTS, help="how many (5)")
+    report.add_argument("--json", action="store_true", help="print the reports as JSON")
+    report.set_defaults(run=_report)
+
+
+def _credentials(method: str, user: str | None, secret: str) -> Credentials:
+    from airflow_blindata.blindata import ApiKeyCredentials, BearerToken, LoginCredentials
+
+    if method == "bearer":
+        return BearerToken(secret)
+    if not user:
+        raise ValueError(f"--auth-method {method} needs --user")
+    return LoginCredentials(user, secret) if method == "login" else ApiKeyCredentials(user, secret)
+
+
+def _client(args: argparse.Namespace) -> BlindataClient:
+    if args.url:
+        from airflow_blindata.blindata import BlindataClient
+
+        secret = os.environ.get(SECRET_ENV)
+        if not secret:
+            raise ValueError(f"--url needs the API key, password or token in ${SECRET_ENV}")
+        credentials = _credentials(args.auth_method, args.user, secret)
+        return BlindataClient(args.url, credentials=credentials, tenant=args.tenant)
+    from airflow_blindata.hooks.blindata import BlindataHook
+
+    return BlindataHook(blindata_conn_id=args.conn_id).get_conn()
+
+
+def _print_progress(phase: str, done: int, total: int) -> None:
+    print(f"  {phase}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace, kind: str) -> int:
+    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.store import StoreError, open_store
+    from airflow_blindata.sync.runner import run_cleanup, run_snapshot
+
+    try:
+        definition = JobDefinition.load(args.definition)
+        with ExitStack() as stack:
+            store = stack.enter_context(open_store(args.store))
+            client = stack.enter_context(_client(args))
+            if kind == "snapshot":
+                report = run_snapshot(
+                    definition,
+                    client,
+                    store,
+                    progress=_print_progress,
+                    batch_size=args.batch_size,
+                    apply_retention=not args.no_retention,
+                )
+            else:
+                report = run_cleanup(
+                    definition,
+                    client,
+                    store,
+                    dry_run=args.dry_run,
+                    force=args.force,
+                    progress=_print_progress,
+                )
+    except (JobDefinitionError, StoreError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # e.g. the Airflow connection does not exist
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    _show([report], as_json=args.json)
+    return EXIT_CODES[report.status]
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    return _run(args, "snapshot")
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    return _run(args, "cleanup")
+
+
+def _show(reports: list[RunReport], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([report.to_xcom() for report in reports], indent=2))
+        return
+    print("\n".join(report.render() for report in reports), end="")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.store import StoreError, open_store
+    from airflow_blindata.sync.runner import history
+
+    try:
+        uuid = args.uuid or JobDefinition.load(args.definition).uuid
+        with open_store(args.store) as store:
+            reports = history(store, uuid, kind=args.kind, limit=args.limit)
+    except (JobDefinitionError, StoreError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not reports:
+        print(f"No sync report of job definition {uuid} in the store yet.", file=sys.stderr)
+        return 0
+    _show(reports, as_json=args.json)
+    return 0

@@ -1,0 +1,71 @@
+"""Entity documentation, with the protection of people's edits (seed 000, "Documentation").
+
+The job stamps the entity with ``openLineageDocumentationHash``: the hash of the document it
+wrote. When the stored document no longer hashes to that value, somebody edited it in Blindata
+(or another tool wrote it): it is kept and counted in ``documentsKeptUserEdited``, unless the
+System's policy says ``replaceUserDocumentation``.
+
+Order matters for an entity that exists: the document is written *before* the new hash is
+uploaded with the entity. Were the hash stamped first and the document write then lost, the next
+run would see the old text under the new hash, take it for a user's edit, and keep it forever.
+"""
+
+from __future__ import annotations
+
+from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata.models import PhysicalEntity
+from airflow_blindata.mapper.documentation import documentation_hash
+from airflow_blindata.mapper.plan import PlannedEntity
+from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.properties import DOCUMENTATION_HASH_PROPERTY
+
+__all__ = ["KIND", "prepare_documentation", "write_documentation"]
+
+KIND = "documentation"
+
+
+def write_documentation(ctx: SyncContext, planned: PlannedEntity, uuid: str) -> bool:
+    """Write the planned document of a new entity; False (failure recorded) when refused."""
+    if not planned.documentation:
+        return True
+    return _write(ctx, planned, uuid) is not None
+
+
+def prepare_documentation(
+    ctx: SyncContext, planned: PlannedEntity, stored: PhysicalEntity, *, replace_user_edits: bool
+) -> str | None:
+    """Bring the document of an existing entity in line; the hash to stamp, or None to keep it.
+
+    ``None`` leaves the stored ``openLineageDocumentationHash`` as it is.
+    """
+    if not planned.documentation or not planned.documentation_hash or not stored.uuid:
+        return None
+    key = str(planned.key)
+    uuid = stored.uuid
+    try:
+        document = ctx.client.api.physical_entities.get_documentation(uuid)
+    except BlindataError as exc:
+        ctx.report.fail(KIND, key, str(exc))
+        return None
+    if document is None:
+        return _write(ctx, planned, uuid)
+    current = documentation_hash(document.content)
+    if current == planned.documentation_hash:
+        ctx.report.count("documentsUnchanged")
+        return planned.documentation_hash
+    ours = stored.property(DOCUMENTATION_HASH_PROPERTY) == current
+    if ours or replace_user_edits:
+        return _write(ctx, planned, uuid)
+    ctx.report.count("documentsKeptUserEdited")
+    return None
+
+
+def _write(ctx: SyncContext, planned: PlannedEntity, uuid: str) -> str | None:
+    content = planned.documentation or ""
+    try:
+        ctx.client.api.physical_entities.put_documentation(uuid, content)
+    except BlindataError as exc:
+        ctx.report.fail(KIND, str(planned.key), str(exc))
+        return None
+    ctx.report.count("documentsWritten")
+    return planned.documentation_hash

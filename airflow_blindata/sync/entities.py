@@ -1,0 +1,193 @@
+"""Physical entities (datasets and job entities), with the protections of crawled metadata.
+
+Every described entity is uploaded on every run, changed or not: the upload refreshes its last
+update, which is how cleanup tells what is still described (seed 000, "Re-sends and updates").
+What the upload carries depends on whose entity it is:
+
+* an entity that does not exist is created only where the plan and the System allow it
+  (``entityCreation``); otherwise it is the gap ``TARGET_NOT_CATALOGUED``. An entity this job
+  creates is stamped ``openLineageOwner = <definition uuid>``: cleanup removes by that stamp;
+* on an entity it owns, the job writes what it knows;
+* on an entity it did not create (crawled, or another definition's), it never replaces a stored
+  description or table type, and never sends the owner stamp. An empty description is never sent.
+
+Uploads answer with counts, not uuids, so the entities created are read back once afterwards.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, Property
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
+from airflow_blindata.sync.lookup import entity_ref, existing_entities
+from airflow_blindata.sync.properties import (
+    DOCUMENTATION_HASH_PROPERTY,
+    OWNER_PROPERTY,
+    values_of,
+)
+from airflow_blindata.sync.systems import ResolvedSystem
+
+__all__ = ["CatalogIndex", "sync_entities"]
+
+KIND = "entity"
+
+
+@dataclass
+class CatalogIndex:
+    """The uuids of what the plan describes, as Blindata holds it; filled phase by phase."""
+
+    systems: dict[str, ResolvedSystem]
+    entities: dict[EntityKey, str] = field(default_factory=dict)
+    owned: set[EntityKey] = field(default_factory=set)
+    entity_system: dict[str, str] = field(default_factory=dict)
+    """Entity uuid → System uuid."""
+    fields: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(entity uuid, field name) → field uuid."""
+    unread_fields: set[tuple[str, str]] = field(default_factory=set)
+    """Fields written without being read (new, or on an owned entity): their uuids are read
+    only when a column flow needs them."""
+
+    def add_entity(self, key: EntityKey, uuid: str, system_uuid: str, *, owned: bool) -> None:
+        self.entities[key] = uuid
+        self.entity_system[uuid] = system_uuid
+        if owned:
+            self.owned.add(key)
+
+
+def sync_entities(
+    ctx: SyncContext, plan: CatalogPlan, systems: dict[str, ResolvedSystem]
+) -> CatalogIndex:
+    """Upload every described entity; return where each one is."""
+    index = CatalogIndex(systems)
+    by_system: dict[str, list[PlannedEntity]] = defaultdict(list)
+    for planned in plan.entities:
+        by_system[planned.key.system].append(planned)
+    created: dict[str, list[PlannedEntity]] = defaultdict(list)
+    ctx.report.count("entitiesDescribed", 0)  # counted as the rows are made
+    ctx.progress.start("entities", len(plan.entities))
+    rows = _rows(ctx, index, by_system, created)
+    tally = ctx.upload(ctx.client.api.physical_entities, rows, kind=KIND)
+    ctx.progress.end()
+    ctx.report.count("entitiesCreated", tally.created)
+    ctx.report.count("entitiesRefreshed", tally.updated)
+    _read_back(ctx, index, created, tally.failed)
+    return index
+
+
+def _rows(
+    ctx: SyncContext,
+    index: CatalogIndex,
+    by_system: dict[str, list[PlannedEntity]],
+    created: dict[str, list[PlannedEntity]],
+) -> Iterator[tuple[str, PhysicalEntity]]:
+    """The upload rows, System by System, made as the upload consumes them."""
+    for name, planned_list in sorted(by_system.items()):
+        system = index.systems.get(name)
+        if system is None:
+            for planned in planned_list:
+                ctx.report.fail(KIND, str(planned.key), f"its System {name!r} is not available")
+            continue
+        try:
+            stored = existing_entities(
+                ctx, system.uuid, [p.key for p in planned_list], owned=system.owned
+            )
+        except BlindataError as exc:
+            for planned in planned_list:
+                ctx.report.fail(KIND, str(planned.key), str(exc))
+            continue
+        for planned in planned_list:
+            row = _plan_row(ctx, index, system, planned, stored.get(entity_ref(planned.key)))
+            if row is None:
+                continue
+            if planned.key not in index.entities:
+                created[name].append(planned)
+            ctx.report.count("entitiesDescribed")
+            yield str(planned.key), row
+
+
+def _plan_row(
+    ctx: SyncContext,
+    index: CatalogIndex,
+    system: ResolvedSystem,
+    planned: PlannedEntity,
+    stored: PhysicalEntity | None,
+) -> PhysicalEntity | None:
+    """The upload row for one entity, or None when it may not be created."""
+    if stored is None and not (planned.may_create and system.entity_creation):
+        ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"{planned.key} ({planned.source})")
+        ctx.report.count("entitiesNotCatalogued")
+        return None
+    if stored is None:
+        return entity_row(ctx.owner, planned, None, system.uuid, planned.documentation_hash)
+    owned = ctx.owner in values_of(stored.additional_properties, OWNER_PROPERTY)
+    index.add_entity(planned.key, stored.uuid or "", system.uuid, owned=owned)
+    documentation_hash = prepare_documentation(
+        ctx, planned, stored, replace_user_edits=system.replace_user_documentation
+    )
+    return entity_row(ctx.owner, planned, stored, system.uuid, documentation_hash)
+
+
+def entity_row(
+    owner: str,
+    planned: PlannedEntity,
+    stored: PhysicalEntity | None,
+    system_uuid: str,
+    documentation_hash: str | None,
+) -> PhysicalEntity:
+    """What to upload: everything on an entity this job owns, only additions on another's."""
+    owned = stored is None or owner in values_of(stored.additional_properties, OWNER_PROPERTY)
+    description = (planned.description or "").strip() or None
+    if not owned and stored is not None and (stored.description or "").strip():
+        description = None  # another job's or a crawler's description stays
+    table_type = planned.table_type
+    if not owned and stored is not None and stored.table_type:
+        table_type = None
+    properties: list[Property] = list(planned.properties)
+    if owned:
+        properties.append((OWNER_PROPERTY, owner))
+    if documentation_hash:
+        properties.append((DOCUMENTATION_HASH_PROPERTY, documentation_hash))
+    return PhysicalEntity(
+        system=Ref(uuid=system_uuid),
+        schema=planned.key.schema_,
+        name=planned.key.name,
+        description=description,
+        table_type=table_type,
+        additional_properties=AdditionalProperty.many(properties) or None,
+    )
+
+
+def _read_back(
+    ctx: SyncContext,
+    index: CatalogIndex,
+    created: dict[str, list[PlannedEntity]],
+    failed: set[str],
+) -> None:
+    """Find the uuids of the entities just created, and write their documentation."""
+    for name, planned_list in sorted(created.items()):
+        system = index.systems[name]
+        landed = [p for p in planned_list if str(p.key) not in failed]
+        if not landed:
+            continue
+        try:
+            stored = existing_entities(
+                ctx, system.uuid, [p.key for p in landed], owned=system.owned
+            )
+        except BlindataError as exc:
+            for planned in landed:
+                ctx.report.fail(KIND, str(planned.key), f"created, but not read back: {exc}")
+            continue
+        for planned in landed:
+            entity = stored.get(entity_ref(planned.key))
+            if entity is None or not entity.uuid:
+                ctx.report.fail(KIND, str(planned.key), "uploaded, but Blindata does not list it")
+                continue
+            index.add_entity(planned.key, entity.uuid, system.uuid, owned=True)
+            write_documentation(ctx, planned, entity.uuid)

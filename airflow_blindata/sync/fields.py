@@ -1,0 +1,111 @@
+"""Physical fields: created when missing, never retyped or reordered when someone else owns them.
+
+A field is written only on an entity that exists after the entities phase (seed 000: "Fields are
+created only when the job may create entities of the System, or the entity exists"). On an entity
+this job owns, its fields follow the schema facet. On any other entity, an existing field keeps
+its type, position and description (a crawler's knowledge of the store wins); the job adds only
+what is missing. Upload never removes a field, so crawled fields the facet omits stay.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata.models import PhysicalEntityRef, PhysicalField
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedField
+from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.entities import CatalogIndex
+from airflow_blindata.sync.lookup import StoredField, existing_fields
+
+__all__ = ["field_row", "read_back_fields", "sync_fields"]
+
+KIND = "field"
+
+Described = list[tuple[str, PlannedField]]
+"""(entity uuid, planned field) pairs."""
+
+
+def sync_fields(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None:
+    """Upload every described field of an entity that exists."""
+    owned: Described = []
+    others: dict[str, Described] = defaultdict(list)
+    skipped = 0
+    for planned in plan.fields:
+        uuid = index.entities.get(planned.entity)
+        if uuid is None:
+            skipped += 1  # its entity is not catalogued (a gap) or failed (a failure)
+        elif planned.entity in index.owned:
+            owned.append((uuid, planned))
+        else:
+            others[index.entity_system[uuid]].append((uuid, planned))
+    described = len(plan.fields) - skipped
+    ctx.report.count("fieldsSkipped", skipped)
+    ctx.report.count("fieldsDescribed", described)
+    ctx.progress.start("fields", described)
+    tally = ctx.upload(ctx.client.api.physical_fields, _rows(ctx, index, owned, others), kind=KIND)
+    ctx.progress.end()
+    ctx.report.count("fieldsCreated", tally.created)
+    ctx.report.count("fieldsRefreshed", tally.updated)
+
+
+def _rows(
+    ctx: SyncContext, index: CatalogIndex, owned: Described, others: dict[str, Described]
+) -> Iterator[tuple[str, PhysicalField]]:
+    """The upload rows, made as the upload consumes them.
+
+    Fields of entities this job owns are written whole without being read first: nobody else's
+    knowledge is at stake, and their uuids are read later only if a column flow needs one. Fields
+    of other entities are read first, System by System, for the protections.
+    """
+    for entity_uuid, planned in owned:
+        index.unread_fields.add((entity_uuid, planned.name))
+        yield f"{planned.entity}.{planned.name}", field_row(planned, entity_uuid, None, owned=True)
+    for system_uuid, described in sorted(others.items()):
+        try:
+            uuids = sorted({uuid for uuid, _ in described})
+            stored = existing_fields(ctx, system_uuid, uuids)
+        except BlindataError as exc:
+            for _, planned in described:
+                ctx.report.fail(KIND, f"{planned.entity}.{planned.name}", str(exc))
+            continue
+        for entity_uuid, planned in described:
+            found = stored.get((entity_uuid, planned.name))
+            if found is not None:
+                index.fields[(entity_uuid, planned.name)] = found.uuid
+            else:
+                index.unread_fields.add((entity_uuid, planned.name))
+            row = field_row(planned, entity_uuid, found, owned=False)
+            yield f"{planned.entity}.{planned.name}", row
+
+
+def field_row(
+    planned: PlannedField, entity_uuid: str, stored: StoredField | None, *, owned: bool
+) -> PhysicalField:
+    """The upload row: all of it on a new field or an owned entity, additions only otherwise."""
+    kept = stored if stored is not None and not owned else None
+    description = (planned.description or "").strip() or None
+    return PhysicalField(
+        physical_entity=PhysicalEntityRef(uuid=entity_uuid),
+        name=planned.name,
+        type=None if kept and kept.has_type else planned.type,
+        ordinal_position=None if kept and kept.has_position else planned.ordinal_position,
+        description=None if kept and kept.has_description else description,
+    )
+
+
+def read_back_fields(ctx: SyncContext, index: CatalogIndex, wanted: set[tuple[str, str]]) -> None:
+    """Find the uuids of the fields flows need that this run wrote without reading."""
+    missing = {pair for pair in wanted if pair not in index.fields and pair in index.unread_fields}
+    by_system: dict[str, set[str]] = defaultdict(set)
+    for entity_uuid, _ in missing:
+        by_system[index.entity_system[entity_uuid]].add(entity_uuid)
+    for system_uuid, entity_uuids in sorted(by_system.items()):
+        try:
+            stored = existing_fields(ctx, system_uuid, sorted(entity_uuids))
+        except BlindataError as exc:
+            ctx.report.fail(KIND, f"fields of System {system_uuid}", f"not read back: {exc}")
+            continue
+        for (entity_uuid, name), found in stored.items():
+            index.fields[(entity_uuid, name)] = found.uuid

@@ -1,0 +1,99 @@
+"""The sync history, as cleanup reads it: the last snapshot, and the ledger of owned scopes.
+
+The store keeps one record per snapshot and cleanup (``store.SyncRecord``, newest first from
+``sync_history``) with the full ``RunReport`` as its ``report``. Cleanup needs two things from it:
+
+* the last snapshot: its status (cleanup refuses after a failed or empty one), its ``watermark``
+  (what is older was not refreshed, so no longer described) and its failures (what it could not
+  refresh must not be mistaken for what it no longer describes);
+* every ``ol:`` scope this definition has written and not yet emptied. Each cleanup records that
+  set as its ``ledger``; the scopes written by the snapshots since then are added to it. A scope
+  leaves the ledger only once a cleanup has removed its last flow. So a job that stops being
+  described is found even if several cleanups were refused in between.
+
+This module reads records through a ``Protocol``, so it works with any object that has the fields
+of ``store.SyncRecord``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from airflow_blindata.sync.report import Ledger, RunReport, RunStatus
+
+__all__ = [
+    "HISTORY_LIMIT",
+    "STORE_STATUS",
+    "SyncRecordLike",
+    "carried_ledger",
+    "last_snapshot",
+    "store_status",
+]
+
+HISTORY_LIMIT = 200
+"""Records read back to rebuild the ledger: far more than the snapshots between two cleanups."""
+
+STORE_STATUS: Mapping[RunStatus, str] = {
+    "running": "failed",
+    "success": "success",
+    "partial": "success",
+    "failed": "failed",
+    "refused": "refused",
+    "skipped": "refused",
+}
+"""The store knows fewer statuses than a report; the report keeps the precise one."""
+
+
+class SyncRecordLike(Protocol):
+    @property
+    def definition_uuid(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def report(self) -> dict[str, Any]: ...
+
+
+def store_status(report: RunReport) -> str:
+    """The status to record in the store for ``report``."""
+    if report.kind == "cleanup" and report.dry_run and report.status in ("success", "partial"):
+        return "dry_run"
+    return STORE_STATUS[report.status]
+
+
+def _read(record: SyncRecordLike) -> RunReport | None:
+    try:
+        return RunReport.from_record(record.report)
+    except ValueError:  # a record written by another version, or by hand
+        return None
+
+
+def last_snapshot(history: Iterable[SyncRecordLike]) -> RunReport | None:
+    """The newest snapshot report (``history`` is newest first)."""
+    for record in history:
+        if record.kind == "snapshot":
+            return _read(record)
+    return None
+
+
+def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
+    """The newest cleanup's ledger plus what every snapshot since then wrote."""
+    scopes: set[str] = set()
+    job_systems: set[str] = set()
+    for record in history:
+        report = _read(record)
+        if report is None:
+            continue
+        if report.kind == "cleanup" and report.ledger is not None:
+            scopes.update(report.ledger.scopes)
+            job_systems.update(report.ledger.job_systems)
+            break
+        if report.kind == "snapshot" and report.status in ("success", "partial"):
+            scopes.update(report.scopes)
+            job_systems.update(use.uuid for use in report.systems.values() if use.jobs)
+    return Ledger(scopes=sorted(scopes), job_systems=sorted(job_systems))

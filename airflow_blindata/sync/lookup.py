@@ -1,0 +1,106 @@
+"""Reading what Blindata already holds of the objects a plan describes.
+
+The sync must know, before it writes, whether an entity or a field exists and what it holds: that
+decides what may be created (``entityCreation``) and what must not be touched (a crawled field's
+type, another job's description). Two ways to read, chosen per System by how many objects the
+plan describes there (``SyncContext.lookup_limit``): one request per object, or the whole System
+page by page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_blindata.blindata.models import PhysicalEntity, PhysicalField
+from airflow_blindata.mapper.plan import EntityKey
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+
+__all__ = ["EntityRef", "StoredField", "entity_ref", "existing_entities", "existing_fields"]
+
+EntityRef = tuple[str, str]
+"""An entity within its System: (schema or "", name), the natural key Blindata uses."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredField:
+    """What the sync needs of an existing field: its uuid and which attributes it has.
+
+    A few bytes instead of a whole wire model: a System can hold hundreds of thousands of fields.
+    """
+
+    uuid: str
+    has_type: bool
+    has_position: bool
+    has_description: bool
+
+    @classmethod
+    def of(cls, stored: PhysicalField) -> StoredField:
+        return cls(
+            uuid=stored.uuid or "",
+            has_type=bool(stored.type),
+            has_position=stored.ordinal_position is not None,
+            has_description=bool((stored.description or "").strip()),
+        )
+
+
+def entity_ref(key: EntityKey) -> EntityRef:
+    return (key.schema_ or "", key.name)
+
+
+def _ref_of(entity: PhysicalEntity) -> EntityRef:
+    return (entity.schema_ or "", entity.name)
+
+
+def existing_entities(
+    ctx: SyncContext, system_uuid: str, keys: Sequence[EntityKey], *, owned: bool = False
+) -> dict[EntityRef, PhysicalEntity]:
+    """The entities among ``keys`` that exist on the System, by (schema, name).
+
+    A System this definition owns is listed whole: what it holds is what the job described.
+    """
+    api = ctx.client.api.physical_entities
+    wanted = {entity_ref(key) for key in keys}
+    found: dict[EntityRef, PhysicalEntity] = {}
+    if owned or len(wanted) > ctx.lookup_limit:
+        candidates: Iterable[PhysicalEntity] = api.list(
+            page_size=LIST_PAGE_SIZE, systemUuid=system_uuid
+        )
+        for entity in candidates:
+            ctx.progress.advance(0)  # a large System takes a while to read: stay visible
+            if _ref_of(entity) in wanted:
+                found[_ref_of(entity)] = entity
+        return found
+    for schema, name in sorted(wanted):
+        filters: dict[str, Any] = {"systemUuid": system_uuid, "name": name}
+        if schema:
+            filters["schema"] = schema
+        for entity in api.list(**filters):
+            if _ref_of(entity) == (schema, name):
+                found[(schema, name)] = entity
+                break
+    return found
+
+
+def existing_fields(
+    ctx: SyncContext, system_uuid: str, entity_uuids: Sequence[str]
+) -> dict[tuple[str, str], StoredField]:
+    """The fields of the given entities of one System, by (entity uuid, field name)."""
+    api = ctx.client.api.physical_fields
+    wanted = set(entity_uuids)
+    found: dict[tuple[str, str], StoredField] = {}
+
+    def keep(fields: Iterable[PhysicalField]) -> None:
+        for stored in fields:
+            ctx.progress.advance(0)
+            owner = stored.physical_entity.uuid if stored.physical_entity else None
+            if owner in wanted and stored.uuid:
+                found[(owner, stored.name)] = StoredField.of(stored)
+
+    if len(wanted) > ctx.lookup_limit:
+        keep(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
+    else:
+        for uuid in sorted(wanted):
+            keep(api.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid))
+    return found

@@ -1,0 +1,32 @@
+"""The additional properties the sync writes, and reads back to know what it wrote.
+
+``openLineageOwner`` (the definition uuid) marks what a definition created: cleanup removes only
+objects that carry it. The hashes tell the job's own text from a person's edit (documentation)
+and a changed SQL from an unchanged one (routines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from airflow_blindata.blindata.models import AdditionalProperty
+from airflow_blindata.mapper.systems import OWNER_PROPERTY
+
+__all__ = [
+    "DOCUMENTATION_HASH_PROPERTY",
+    "JOB_SCOPE_PROPERTY",
+    "OWNER_PROPERTY",
+    "SQL_DIALECT_PROPERTY",
+    "SQL_HASH_PROPERTY",
+    "values_of",
+]
+
+DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
+SQL_HASH_PROPERTY = "openLineageSqlHash"
+SQL_DIALECT_PROPERTY = "openLineageSqlDialect"
+JOB_SCOPE_PROPERTY = "openLineageJobScope"
+
+
+def values_of(properties: Iterable[AdditionalProperty] | None, name: str) -> list[str]:
+    """Every value of ``name`` (a name may repeat)."""
+    return [prop.value for prop in properties or () if prop.name == name]

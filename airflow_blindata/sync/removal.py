@@ -1,0 +1,186 @@
+"""``cleanup``: remove what this job definition owns and its last snapshot no longer described.
+
+What it owns (design decision 7, seed 001 "Scopes"):
+
+* flows whose scope is in the definition's ledger (``history.py``): every ``ol:`` scope its
+  snapshots wrote, plus the scopes of the job entities it owns (``openLineageJobScope``), so that
+  a lost history still finds them. Never a flow of another scope, never one created by SQL
+  analysis (those belong to their routine);
+* routines, entities and Systems stamped ``openLineageOwner = <definition uuid>``. Crawled objects
+  and other definitions' objects never carry that stamp.
+
+"No longer described" means not refreshed by the last snapshot: a last update older than its
+``watermark``. The fail-safes: nothing happens after a failed or missing snapshot, or an empty
+one (``refuseEmptySnapshot``); kinds the snapshot could not fully refresh are left alone; a
+removal larger than ``maxRemovalShare`` of what the definition owns is refused unless forced;
+``dry_run`` reports what would go. Removal order: flows, routines (with the statements and flows
+of their analysis), entities (with their fields and documentation), then owned Systems that are
+no longer used and hold nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from airflow_blindata.blindata import BlindataClient, BlindataError
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.history import SyncRecordLike, carried_ledger, last_snapshot
+from airflow_blindata.sync.ownership import Removal, collect
+from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
+from airflow_blindata.sync.report import Ledger, RunReport
+
+__all__ = ["REASONS", "cleanup"]
+
+REASONS = {
+    "disabled": "cleanup is disabled in the job definition (cleanup.enabled: false)",
+    "no_snapshot": "no snapshot of this job definition is in the sync history yet",
+    "snapshot_failed": "the last snapshot did not complete; cleanup runs only after one that did",
+    "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
+    "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
+    "allow it",
+}
+"""Why a cleanup did nothing, by code (``RunReport.reason``)."""
+SKIPPING_REASONS = frozenset({"disabled", "no_snapshot", "empty_snapshot"})
+"""Reasons that mean "nothing to do yet" rather than "look at this"."""
+_DESCRIBED_COUNTERS = ("entitiesDescribed", "flowsDescribed", "routinesDescribed")
+
+
+@dataclass
+class _Outcome:
+    failed_scopes: set[str] = field(default_factory=set)
+    removed_systems: set[str] = field(default_factory=set)
+
+
+def cleanup(
+    definition: JobDefinition,
+    client: BlindataClient,
+    history: Sequence[SyncRecordLike],
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    progress: Progress | ProgressCallback | None = None,
+) -> RunReport:
+    """Remove (or, with ``dry_run``, list) what the last snapshot in ``history`` left behind.
+
+    ``history`` is the definition's sync history, newest first (``store.sync_history``).
+    """
+    report = RunReport(kind="cleanup", definition_uuid=definition.uuid, dry_run=dry_run)
+    ledger = carried_ledger(history)
+    report.ledger = ledger
+    last = last_snapshot(history)
+    reason = _precondition(definition, last)
+    if reason is not None or last is None:
+        return _refuse(report, reason or "no_snapshot")
+    ctx = SyncContext(
+        client,
+        definition,
+        report,
+        as_progress(progress),
+    )
+    try:
+        with report.timed("read"):
+            removal = collect(ctx, last, ledger)
+    except BlindataError as exc:
+        return report.finish("failed", f"Blindata cannot be used: {exc}")
+    report.count("ownedObjects", removal.owned_total)
+    report.count("objectsToRemove", removal.count)
+    share = removal.count / removal.owned_total if removal.owned_total else 0.0
+    limit = definition.cleanup.max_removal_share
+    unchanged = Ledger(
+        scopes=sorted(set(ledger.scopes) | set(last.scopes)), job_systems=removal.job_systems
+    )
+    if share > limit and not force:
+        _list(report, removal)
+        report.ledger = unchanged
+        return _refuse(
+            report,
+            "share_exceeded",
+            f"it would remove {removal.count} of {removal.owned_total} owned objects "
+            f"({share:.0%}, limit {limit:.0%})",
+        )
+    if dry_run:
+        _list(report, removal)
+        report.ledger = unchanged
+        return report.finish()
+    with report.timed("remove"):
+        outcome = _remove(ctx, removal)
+    kept = set(last.scopes) | removal.held_scopes | outcome.failed_scopes
+    report.count("scopesRetired", len(set(ledger.scopes) - kept))
+    report.ledger = Ledger(
+        scopes=sorted(kept),
+        job_systems=[uuid for uuid in removal.job_systems if uuid not in outcome.removed_systems],
+    )
+    return report.finish()
+
+
+def _precondition(definition: JobDefinition, last: RunReport | None) -> str | None:
+    if not definition.cleanup.enabled:
+        return "disabled"
+    if last is None:
+        return "no_snapshot"
+    if last.status not in ("success", "partial") or last.watermark is None:
+        return "snapshot_failed"
+    described = sum(last.counters.get(name, 0) for name in _DESCRIBED_COUNTERS)
+    if described == 0 and definition.cleanup.refuse_empty_snapshot:
+        return "empty_snapshot"
+    return None
+
+
+def _refuse(report: RunReport, reason: str, detail: str | None = None) -> RunReport:
+    report.reason = reason
+    message = REASONS[reason] + (f": {detail}" if detail else "")
+    return report.finish("skipped" if reason in SKIPPING_REASONS else "refused", message)
+
+
+def _list(report: RunReport, removal: Removal) -> None:
+    for flow in removal.flows:
+        report.note_removed("flow", f"{flow.scope} {flow.name}")
+    for routine in removal.routines:
+        report.note_removed("routine", f"{routine.catalog}/{routine.name}")
+    for entity in removal.entities:
+        report.note_removed("entity", f"{entity.schema_ or ''}.{entity.name}".lstrip("."))
+    for system in removal.systems:
+        report.note_removed("system", system.name)
+
+
+def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
+    outcome = _Outcome()
+    api = ctx.client.api
+    ctx.progress.start("cleanup: remove", removal.count)
+    for flow in removal.flows:
+        if ctx.delete(api.dataflows, "flow", f"{flow.scope} {flow.name}", flow.uuid):
+            ctx.report.note_removed("flow", f"{flow.scope} {flow.name}")
+        elif flow.scope:
+            outcome.failed_scopes.add(flow.scope)
+    for routine in removal.routines:
+        key = f"{routine.catalog}/{routine.name}"
+        if ctx.delete(api.routines, "routine", key, routine.uuid):
+            ctx.report.note_removed("routine", key)
+    for entity in removal.entities:
+        key = f"{entity.schema_ or ''}.{entity.name}".lstrip(".")
+        if ctx.delete(api.physical_entities, "entity", key, entity.uuid):
+            ctx.report.note_removed("entity", key)
+    for system in removal.systems:
+        if not _holds_nothing(ctx, system.uuid or ""):
+            ctx.report.count("systemsKeptNotEmpty")
+            continue
+        if ctx.delete(api.systems, "system", system.name, system.uuid):
+            ctx.report.note_removed("system", system.name)
+            outcome.removed_systems.add(system.uuid or "")
+    ctx.progress.end()
+    return outcome
+
+
+def _holds_nothing(ctx: SyncContext, uuid: str) -> bool:
+    """A System is removed only once empty: whatever someone added to it since stays."""
+
+    def empty() -> bool:
+        api = ctx.client.api
+        return (
+            api.physical_entities.first(systemUuid=uuid) is None
+            and api.routines.first(systemUuid=uuid) is None
+        )
+
+    return bool(ctx.attempt("system", uuid, empty))

@@ -1,0 +1,222 @@
+"""``RunReport``: what one snapshot or cleanup did, for the task log, the XCom and the sync history.
+
+It extends the mapper's ``Report`` (counters, unknown facets, gaps by code with examples and the
+seed's hint) with what only the sync knows: the status of the run, the objects Blindata refused
+(by kind, with a few examples and the server's message), the time spent per phase, and the
+ownership facts that the next cleanup needs (the scopes and Systems the snapshot wrote, the
+server time at its start).
+
+Those ownership lists can be long (one scope per job), so ``to_xcom()`` leaves them out; the full
+report goes to the store's sync history (``to_record()``). Nothing here holds a credential: the
+client's errors name the operation and the server's message only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from airflow_blindata.mapper.report import MAX_EXAMPLES, Report
+from airflow_blindata.sync.render import table
+
+__all__ = [
+    "Ledger",
+    "ObjectGroup",
+    "RunKind",
+    "RunReport",
+    "RunStatus",
+    "SystemUse",
+]
+
+RunKind = Literal["snapshot", "cleanup"]
+RunStatus = Literal["running", "success", "partial", "failed", "refused", "skipped"]
+"""``partial``: some objects were refused and reported, the rest applied. ``failed``: the run
+stopped (Blindata unreachable, credentials refused). ``refused``: a cleanup fail-safe held.
+``skipped``: nothing to do (cleanup disabled, or an empty snapshot)."""
+
+XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger"})
+"""Long lists kept in the sync history but not in the XCom."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ObjectGroup(BaseModel):
+    """Objects of one kind: how many, and a few of them (refused, or removed by a cleanup)."""
+
+    count: int = 0
+    examples: list[str] = Field(default_factory=list)
+
+
+class SystemUse(BaseModel):
+    """A System a snapshot wrote to: its uuid, what it holds, whether this definition owns it."""
+
+    uuid: str
+    owned: bool = False
+    datasets: bool = False
+    jobs: bool = False
+
+
+class Ledger(BaseModel):
+    """What a definition owns in Blindata beyond its stamps: the flow scopes it has written.
+
+    Cleanup carries it from one run to the next (see ``cleanup.py``), so that the scope of a job
+    that stopped being described is still known when its flows must go.
+    """
+
+    scopes: list[str] = Field(default_factory=list)
+    job_systems: list[str] = Field(default_factory=list)
+    """uuids of the Systems that hold this definition's job entities and routines."""
+
+
+class RunReport(Report):
+    """The report of one run; counters and gaps come from ``Report`` (and the plan's report)."""
+
+    kind: RunKind
+    definition_uuid: str
+    status: RunStatus = "running"
+    dry_run: bool = False
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    watermark: datetime | None = None
+    """Blindata's time when the snapshot started: objects it refreshed are at least this recent."""
+    message: str | None = None
+    reason: str | None = None
+    """Why a cleanup was refused or skipped, as a code (``cleanup.REASONS``)."""
+    failures: dict[str, ObjectGroup] = Field(default_factory=dict)
+    removed: dict[str, ObjectGroup] = Field(default_factory=dict)
+    """Cleanup: what it removed (or, in a dry run, would remove), by kind."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    systems: dict[str, SystemUse] = Field(default_factory=dict)
+    scopes: list[str] = Field(default_factory=list)
+    """Snapshot: every flow scope it wrote (or tried to)."""
+    failed_scopes: list[str] = Field(default_factory=list)
+    """Snapshot: scopes with a flow Blindata refused; cleanup leaves their flows alone."""
+    ledger: Ledger | None = None
+    """Cleanup: what the definition owns after this run, for the next cleanup."""
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def fail(self, kind: str, key: str, message: str) -> None:
+        """Record one object of ``kind`` that could not be written or removed."""
+        _add(self.failures, kind, f"{key}: {message}")
+
+    def note_removed(self, kind: str, key: str) -> None:
+        """Record one object of ``kind`` removed (or to remove, in a dry run)."""
+        _add(self.removed, kind, key)
+
+    def failed(self, kind: str) -> int:
+        group = self.failures.get(kind)
+        return group.count if group else 0
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Add the time spent in the block to ``timings[phase]``."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            elapsed = time.monotonic() - started
+            self.timings[phase] = round(self.timings.get(phase, 0.0) + elapsed, 3)
+
+    def finish(self, status: RunStatus | None = None, message: str | None = None) -> RunReport:
+        """Close the run: ``partial`` when objects failed, unless a status is given."""
+        self.finished_at = utcnow()
+        if status is None:
+            status = "partial" if self.failures else "success"
+        self.status = status
+        if message is not None:
+            self.message = message
+        return self
+
+    @property
+    def duration(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+    # -- output --------------------------------------------------------------------------------
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, as JSON-ready data: what the sync history keeps."""
+        return self.model_dump(mode="json")
+
+    def to_xcom(self) -> dict[str, Any]:
+        """The report without the long ownership lists: small enough for an XCom."""
+        data = self.model_dump(mode="json", exclude=set(XCOM_EXCLUDED))
+        data["scopeCount"] = len(self.scopes)
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> RunReport:
+        return cls.model_validate(data)
+
+    def render(self) -> str:
+        """The report as the text tables a steward reads in the task log."""
+        duration = f"{self.duration:.1f} s" if self.duration is not None else "running"
+        title = f"Blindata {self.kind}{' (dry run)' if self.dry_run else ''}"
+        parts = [
+            f"{title} of job definition {self.definition_uuid}: {self.status.upper()} in {duration}"
+        ]
+        if self.message:
+            parts.append(self.message)
+        if self.counters:
+            parts += ["", table(("counter", "value"), sorted(self.counters.items()))]
+        if self.timings:
+            parts += [
+                "",
+                table(
+                    ("phase", "seconds"),
+                    ((phase, f"{seconds:.2f}") for phase, seconds in self.timings.items()),
+                ),
+            ]
+        if self.gaps:
+            parts += [
+                "",
+                table(
+                    ("gap", "count", "examples", "what to do"),
+                    (
+                        (gap.code.value, gap.count, "; ".join(gap.examples[:2]), gap.hint)
+                        for gap in sorted(self.gaps.values(), key=lambda g: g.code.value)
+                    ),
+                ),
+            ]
+        if self.removed:
+            verb = "would remove" if self.dry_run else "removed"
+            parts += [
+                "",
+                table(
+                    (verb, "count", "examples"),
+                    (
+                        (kind, group.count, "; ".join(group.examples[:2]))
+                        for kind, group in sorted(self.removed.items())
+                    ),
+                ),
+            ]
+        if self.failures:
+            parts += [
+                "",
+                table(
+                    ("failed", "count", "first example"),
+                    (
+                        (kind, group.count, group.examples[0] if group.examples else "")
+                        for kind, group in sorted(self.failures.items())
+                    ),
+                ),
+            ]
+        if self.unknown_facets:
+            parts += ["", table(("unknown facet", "count"), sorted(self.unknown_facets.items()))]
+        return "\n".join(parts) + "\n"
+
+
+def _add(groups: dict[str, ObjectGroup], kind: str, example: str) -> None:
+    group = groups.setdefault(kind, ObjectGroup())
+    group.count += 1
+    if len(group.examples) < MAX_EXAMPLES:
+        group.examples.append(example)

@@ -1,0 +1,202 @@
+"""SQL jobs: one SCRIPT routine each, its statement in the query bucket, analysed when it changed.
+
+Seed 001, "SQL in the events": the routine holds the SQL with ``openLineageSqlHash``; the
+statement that Blindata's SQL lineage analyses lives in the bucket ``queryBucketName``, whose
+Systems are the ones the job's datasets are on (the analysis resolves table names there). The
+analysis is asynchronous, so a new or changed SQL reports ``QLP_PENDING`` first, and its outcome
+(``QLP_ANALYSIS_ERROR``) shows in a later run. Statements and the flows their analysis creates
+belong to the routine and go with it; they carry no ``ol:`` scope.
+
+A statement is submitted only when the SQL hash changed, when it is missing (a previous run failed
+half-way), or when its text is not the routine's. Nothing else costs an analysis.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata.models import (
+    AdditionalProperty,
+    QueryBucket,
+    Ref,
+    RoutineType,
+    SystemRoutine,
+)
+from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, PlannedRoutine, Property
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+from airflow_blindata.sync.entities import CatalogIndex
+from airflow_blindata.sync.properties import (
+    JOB_SCOPE_PROPERTY,
+    OWNER_PROPERTY,
+    SQL_DIALECT_PROPERTY,
+    SQL_HASH_PROPERTY,
+    values_of,
+)
+from airflow_blindata.sync.statements import RoutineState, sync_statements
+
+__all__ = ["routine_key", "sync_routines"]
+
+KIND = "routine"
+BUCKET_DESCRIPTION = "SQL of OpenLineage jobs, analysed for lineage (airflow-blindata)"
+
+RoutineKey = tuple[str, str, str]
+
+
+def routine_key(catalog: str | None, schema: str | None, name: str) -> RoutineKey:
+    return (catalog or "", schema or "", name)
+
+
+def _label(routine: PlannedRoutine) -> str:
+    return f"{routine.system}:{routine.catalog}/{routine.name}"
+
+
+def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None:
+    """Upload the routines, then bring their statements in line and read their analysis."""
+    if not plan.routines:
+        return
+    by_system: dict[str, list[PlannedRoutine]] = defaultdict(list)
+    for routine in plan.routines:
+        by_system[routine.system].append(routine)
+    rows: list[tuple[str, SystemRoutine]] = []
+    before: dict[str, SystemRoutine | None] = {}
+    ctx.progress.start("routines", len(plan.routines))
+    for name, routines in sorted(by_system.items()):
+        system = index.systems.get(name)
+        if system is None:
+            for routine in routines:
+                ctx.report.fail(KIND, _label(routine), f"its System {name!r} is not available")
+            continue
+        stored = _existing(ctx, system.uuid, routines, whole=system.owned)
+        if stored is None:
+            continue
+        for routine in routines:
+            found = stored.get(routine_key(routine.catalog, routine.schema_, routine.name))
+            before[_label(routine)] = found
+            rows.append((_label(routine), _row(ctx.owner, routine, system.uuid, found)))
+    tally = ctx.upload(ctx.client.api.routines, rows, kind=KIND)
+    ctx.progress.end()
+    ctx.report.count("routinesDescribed", len(rows))
+    ctx.report.count("routinesCreated", tally.created)
+    ctx.report.count("routinesRefreshed", tally.updated)
+    landed = [r for r in plan.routines if _label(r) in before and _label(r) not in tally.failed]
+    after = {label: stored for label, stored in before.items() if stored is not None}
+    after.update(_read_back(ctx, index, [r for r in landed if before[_label(r)] is None]))
+    states: list[RoutineState] = []
+    for routine in landed:
+        if _label(routine) in after:
+            states.append(RoutineState(routine, before[_label(routine)], after[_label(routine)]))
+        else:
+            ctx.report.fail(KIND, _label(routine), "uploaded, but Blindata does not list it")
+    bucket = _bucket(ctx, _dataset_systems(plan, index))
+    if bucket is None or not bucket.uuid:
+        return
+    sync_statements(ctx, plan, bucket.uuid, states)
+
+
+def _existing(
+    ctx: SyncContext, system_uuid: str, routines: Sequence[PlannedRoutine], *, whole: bool
+) -> dict[RoutineKey, SystemRoutine] | None:
+    api = ctx.client.api.routines
+    found: dict[RoutineKey, SystemRoutine] = {}
+    try:
+        if whole or len(routines) > ctx.lookup_limit:
+            listed = list(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
+        else:
+            names = sorted({routine.name for routine in routines})
+            listed = [r for name in names for r in api.list(systemUuid=system_uuid, name=name)]
+    except BlindataError as exc:
+        for routine in routines:
+            ctx.report.fail(KIND, _label(routine), str(exc))
+        return None
+    for stored in listed:
+        found[routine_key(stored.catalog, stored.schema_, stored.name)] = stored
+    return found
+
+
+def _row(
+    owner: str, routine: PlannedRoutine, system_uuid: str, stored: SystemRoutine | None
+) -> SystemRoutine:
+    properties: list[Property] = [
+        (SQL_HASH_PROPERTY, routine.sql_hash),
+        (JOB_SCOPE_PROPERTY, routine.job),
+    ]
+    if routine.dialect:
+        properties.append((SQL_DIALECT_PROPERTY, routine.dialect))
+    if stored is None or owner in values_of(stored.additional_properties, OWNER_PROPERTY):
+        properties.append((OWNER_PROPERTY, owner))
+    return SystemRoutine(
+        system=Ref(uuid=system_uuid),
+        catalog=routine.catalog,
+        schema=routine.schema_,
+        name=routine.name,
+        type=RoutineType.SCRIPT,
+        definition=routine.definition,
+        additional_properties=AdditionalProperty.many(properties),
+    )
+
+
+def _read_back(
+    ctx: SyncContext, index: CatalogIndex, routines: Sequence[PlannedRoutine]
+) -> dict[str, SystemRoutine]:
+    """Every landed routine as Blindata holds it now (the new ones have a uuid only now)."""
+    by_system: dict[str, list[PlannedRoutine]] = defaultdict(list)
+    for routine in routines:
+        by_system[routine.system].append(routine)
+    found: dict[str, SystemRoutine] = {}
+    for name, planned in sorted(by_system.items()):
+        system = index.systems[name]
+        stored = _existing(ctx, system.uuid, planned, whole=system.owned)
+        for routine in planned:
+            routine_now = (stored or {}).get(
+                routine_key(routine.catalog, routine.schema_, routine.name)
+            )
+            if routine_now is not None and routine_now.uuid:
+                found[_label(routine)] = routine_now
+    return found
+
+
+def _dataset_systems(plan: CatalogPlan, index: CatalogIndex) -> list[str]:
+    """The Systems the job's tables are on: where the analysis must find them."""
+    names = {
+        entity.key.system
+        for entity in plan.entities
+        if entity.table_type != OPENLINEAGE_JOB and entity.key in index.entities
+    }
+    return sorted(index.systems[name].uuid for name in names if name in index.systems)
+
+
+def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
+    """The definition's query bucket, created when missing, with every dataset System in it."""
+    api = ctx.client.api.query_buckets
+    name = ctx.definition.query_bucket_name
+    refs = [Ref(uuid=uuid) for uuid in systems]
+
+    def find() -> QueryBucket | None:
+        return next((b for b in api.list(name=name) if b.name == name), None)
+
+    bucket = ctx.attempt("query bucket", name, find)
+    if bucket is None:
+        body = QueryBucket(
+            name=name, description=BUCKET_DESCRIPTION, systems=refs, auto_generate_data_flows=True
+        )
+        try:
+            bucket = api.create(body)
+            ctx.report.count("queryBucketsCreated")
+        except BlindataError as exc:
+            bucket = ctx.attempt("query bucket", name, find)  # created meanwhile, or answer lost
+            if bucket is None:
+                ctx.report.fail("query bucket", name, str(exc))
+        return bucket
+    held = {ref.uuid for ref in bucket.systems or ()}
+    missing = [ref for ref in refs if ref.uuid not in held]
+    if missing:
+        update = getattr(api, "update", None)
+        if update is None:
+            ctx.report.count("bucketSystemsNotAdded", len(missing))
+        else:
+            grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
+            if ctx.attempt("query bucket", name, lambda: update(grown)) is not None:
+                ctx.report.count("bucketSystemsAdded", len(missing))
+    return bucket

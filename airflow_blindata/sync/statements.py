@@ -1,0 +1,139 @@
+"""Query statements of the routines: submit the changed SQL, and read how the analysis went."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedRoutine
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+from airflow_blindata.sync.properties import SQL_HASH_PROPERTY, values_of
+
+__all__ = ["RoutineState", "sync_statements"]
+
+KIND = "statement"
+MESSAGE_EXCERPT = 160
+"""Characters of an analysis error message kept in a gap example."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoutineState:
+    """One routine: as planned, as it was before this run's upload, and as it is now."""
+
+    planned: PlannedRoutine
+    before: SystemRoutine | None
+    now: SystemRoutine
+
+    @property
+    def label(self) -> str:
+        return f"{self.planned.system}:{self.planned.catalog}/{self.planned.name}"
+
+    @property
+    def sql_changed(self) -> bool:
+        if self.before is None:
+            return True
+        stored = values_of(self.before.additional_properties, SQL_HASH_PROPERTY)
+        return self.planned.sql_hash not in stored
+
+
+def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
+    """Job scope → the schema of the tables it writes: where unqualified SQL names resolve."""
+    schemas: dict[str, str] = {}
+    for flow in plan.flows:
+        if flow.kind != "orchestration" and flow.target.entity.schema_:
+            schemas.setdefault(flow.scope, flow.target.entity.schema_)
+    return schemas
+
+
+def sync_statements(
+    ctx: SyncContext, plan: CatalogPlan, bucket_uuid: str, routines: list[RoutineState]
+) -> None:
+    api = ctx.client.api.statements
+    try:
+        listed = list(api.list(page_size=LIST_PAGE_SIZE, bucketUuid=bucket_uuid))
+    except BlindataError as exc:
+        for state in routines:
+            ctx.report.fail(KIND, state.label, str(exc))
+        return
+    by_routine = {s.routine.uuid: s for s in listed if s.routine and s.routine.uuid}
+    schemas = _default_schemas(plan)
+    ctx.progress.start("statements", len(routines))
+    for state in routines:
+        statement = by_routine.get(state.now.uuid or "")
+        wanted = QueryStatement(
+            query_bucket=Ref(uuid=bucket_uuid),
+            routine=Ref(uuid=state.now.uuid or ""),
+            name=state.planned.name,
+            query_text=state.planned.definition,
+            default_schema=schemas.get(state.planned.job),
+            dialect=state.planned.dialect,
+        )
+        submit = _bring_in_line(ctx, state, statement, wanted)
+        if submit is not None:
+            _submit(ctx, state, submit)
+        elif statement is not None:
+            _read_status(ctx, state, statement)
+        ctx.progress.advance()
+    ctx.progress.end()
+
+
+def _bring_in_line(
+    ctx: SyncContext,
+    state: RoutineState,
+    statement: QueryStatement | None,
+    wanted: QueryStatement,
+) -> str | None:
+    """Create or update the statement when needed; the uuid to submit for analysis, or None."""
+    api = ctx.client.api.statements
+    if statement is None:
+        created = ctx.attempt(KIND, state.label, lambda: api.create(wanted))
+        if created is None or not created.uuid:
+            return None
+        ctx.report.count("statementsCreated")
+        return created.uuid
+    stale = (
+        statement.query_text != wanted.query_text
+        or (statement.dialect or None) != (wanted.dialect or None)
+        or (wanted.default_schema is not None and statement.default_schema != wanted.default_schema)
+    )
+    if stale or state.sql_changed:
+        update = statement.model_copy(
+            update={
+                "query_text": wanted.query_text,
+                "dialect": wanted.dialect,
+                "default_schema": wanted.default_schema or statement.default_schema,
+                "name": wanted.name,
+            }
+        )
+        if ctx.attempt(KIND, state.label, lambda: api.update(update)) is None:
+            return None
+        ctx.report.count("statementsUpdated")
+        return statement.uuid
+    if statement.analysis_status is None:
+        return statement.uuid  # never analysed: an earlier submission was lost
+    return None
+
+
+def _submit(ctx: SyncContext, state: RoutineState, uuid: str) -> None:
+    try:
+        ctx.client.api.statements.analyze(uuid)
+    except BlindataError as exc:
+        ctx.report.fail(KIND, state.label, f"analysis not requested: {exc}")
+        return
+    ctx.report.count("statementsSubmitted")
+    ctx.report.gap(GapCode.QLP_PENDING, state.label)
+
+
+def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatement) -> None:
+    status = statement.analysis_status
+    if status == AnalysisStatus.PENDING:
+        ctx.report.gap(GapCode.QLP_PENDING, state.label)
+    elif status == AnalysisStatus.ERROR:
+        message = " ".join((statement.analysis_message or "").split())[:MESSAGE_EXCERPT]
+        ctx.report.gap(GapCode.QLP_ANALYSIS_ERROR, f"{state.label}: {message}")
+    elif status == AnalysisStatus.PARTIALLY_ANALYZED:
+        ctx.report.count("statementsPartiallyAnalyzed")
+    else:
+        ctx.report.count("statementsAnalyzed")

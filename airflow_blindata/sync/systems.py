@@ -1,0 +1,166 @@
+"""Systems: read the ones Blindata holds, create the planned ones, stamp the reused ones.
+
+The plan says which Systems to create and which stamps to set (``mapper/systems.py``). This module
+makes it so, with the protections of seed 000:
+
+* A create that meets a System of the same name (409: created meanwhile, or by a create whose
+  answer was lost) reuses it. If it carries this definition's ``openLineageOwner`` it is ours (a
+  lost answer); otherwise it is someone else's, gets only the namespace stamp, never the owner
+  stamp (cleanup removes by that stamp), and entities are created on it only if the policy says
+  ``entityCreation: true``.
+* Stamps are added with GET + merge + PUT, because PUT replaces the whole System: a property set
+  by a person or a crawler is kept, and a System that already carries the stamp is not written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
+from airflow_blindata.blindata.models import AdditionalProperty, System
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem, Property
+from airflow_blindata.mapper.systems import OWNER_PROPERTY, KnownSystem
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+
+__all__ = ["ResolvedSystem", "fetch_known_systems", "sync_systems"]
+
+KIND = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedSystem:
+    """A planned System as it exists in Blindata after the systems phase."""
+
+    name: str
+    uuid: str
+    owned: bool
+    entity_creation: bool
+    replace_user_documentation: bool
+
+
+def fetch_known_systems(client: BlindataClient) -> list[KnownSystem]:
+    """Every System of the tenant with its properties: the mapper's input."""
+    return [
+        _known(system)
+        for system in client.api.systems.list(page_size=LIST_PAGE_SIZE)
+        if system.uuid
+    ]
+
+
+def _known(system: System) -> KnownSystem:
+    properties = tuple((p.name, p.value) for p in system.additional_properties or ())
+    return KnownSystem(system.name, system.uuid or "", properties)
+
+
+def _has(system: System, prop: Property) -> bool:
+    return any((p.name, p.value) == prop for p in system.additional_properties or ())
+
+
+def sync_systems(ctx: SyncContext, plan: CatalogPlan) -> dict[str, ResolvedSystem]:
+    """The planned Systems by name, created or stamped; a System that failed is left out."""
+    resolved: dict[str, ResolvedSystem] = {}
+    ctx.progress.start("systems", len(plan.systems))
+    for planned in plan.systems:
+        system = _create(ctx, planned) if planned.create else _existing(ctx, planned)
+        if system is not None:
+            resolved[planned.name] = system
+        ctx.progress.advance()
+    ctx.progress.end()
+    return resolved
+
+
+def _existing(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None:
+    """A System Blindata holds: read it (ownership is its stamp), and add the planned stamp."""
+    uuid = planned.uuid or ""
+    stored = ctx.attempt(KIND, planned.name, lambda: ctx.client.api.systems.get(uuid))
+    if stored is None or not _stamp(ctx, stored, planned.stamp):
+        return None
+    return ResolvedSystem(
+        planned.name,
+        uuid,
+        owned=_has(stored, (OWNER_PROPERTY, ctx.owner)),
+        entity_creation=planned.entity_creation,
+        replace_user_documentation=planned.replace_user_documentation,
+    )
+
+
+def _stamp(ctx: SyncContext, stored: System, stamp: tuple[Property, ...]) -> bool:
+    """Add the missing stamp properties with one PUT of the whole System; False on failure."""
+    missing = [prop for prop in stamp if not _has(stored, prop)]
+    if not missing:
+        return True
+    properties = [*(stored.additional_properties or ()), *AdditionalProperty.many(missing)]
+    updated = stored.model_copy(update={"additional_properties": properties})
+    if ctx.attempt(KIND, stored.name, lambda: ctx.client.api.systems.update(updated)) is None:
+        return False
+    ctx.report.count("systemsStamped")
+    return True
+
+
+def _create(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None:
+    body = System(
+        name=planned.name,
+        subtype=planned.subtype,
+        technology=planned.technology,
+        additional_properties=AdditionalProperty.many(planned.stamp),
+    )
+    try:
+        created = ctx.client.api.systems.create(body)
+    except BlindataConflictError:
+        return _reuse(ctx, planned, None)
+    except BlindataError as exc:
+        # The create may have landed before the answer was lost: look before giving up.
+        return _reuse(ctx, planned, exc)
+    ctx.report.count("systemsCreated")
+    return ResolvedSystem(
+        planned.name,
+        created.uuid or "",
+        owned=True,
+        entity_creation=planned.entity_creation,
+        replace_user_documentation=planned.replace_user_documentation,
+    )
+
+
+def _reuse(
+    ctx: SyncContext, planned: PlannedSystem, error: BlindataError | None
+) -> ResolvedSystem | None:
+    try:
+        found = ctx.client.api.systems.first(name=planned.name)
+    except BlindataError as exc:
+        ctx.report.fail(KIND, planned.name, str(error or exc))
+        return None
+    if found is None or found.name != planned.name or not found.uuid:
+        reason = str(error) if error else "Blindata says it exists (409) but does not list it"
+        ctx.report.fail(KIND, planned.name, reason)
+        return None
+    if _has(found, (OWNER_PROPERTY, ctx.owner)):
+        ctx.report.count("systemsCreated")
+        return ResolvedSystem(
+            planned.name,
+            found.uuid,
+            owned=True,
+            entity_creation=planned.entity_creation,
+            replace_user_documentation=planned.replace_user_documentation,
+        )
+    foreign_stamp = tuple(prop for prop in planned.stamp if prop[0] != OWNER_PROPERTY)
+    if not _stamp(ctx, found, foreign_stamp):
+        return None
+    ctx.report.count("systemsReused")
+    return ResolvedSystem(
+        planned.name,
+        found.uuid,
+        owned=False,
+        entity_creation=_entity_creation_on_foreign(ctx, planned),
+        replace_user_documentation=planned.replace_user_documentation,
+    )
+
+
+def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem) -> bool:
+    """``entityCreation`` on a System this definition did not create (seed 000 table)."""
+    if planned.origin in ("openlineage", "job"):
+        return True  # job Systems hold job entities: that is what they are for
+    for namespace in planned.namespaces:
+        policy = ctx.definition.system_policy_for(namespace)
+        if policy is not None:
+            return policy.entity_creation_for(created_by_openlineage=False)
+    return False

@@ -1,0 +1,172 @@
+"""The snapshot and cleanup operators, executed as a task would run them (no scheduler, no DB).
+
+The BLINDATA connection comes from ``AIRFLOW_CONN_BLINDATA_DEFAULT`` and points at the emulator
+served on loopback; the event store is a SQLite file of the test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from airflow_blindata.get_provider_info import get_provider_info
+from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
+from airflow_blindata.operators.blindata import _flag
+from airflow_blindata.store import open_store
+from tests.conftest import API_KEY, TENANT, USER
+from tests.sync.conftest import DEFINITION_UUID, dbt_events
+
+EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
+DEFINITION = {
+    "uuid": DEFINITION_UUID,
+    "systemPolicies": [
+        {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
+    ],
+}
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'events.db'}"
+
+
+@pytest.fixture
+def connected(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    conn = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": USER,
+        "password": API_KEY,
+        "extra": {"tenant": TENANT, "deadline": 20},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+    yield emulator
+
+
+def test_operators_take_keyword_arguments_and_template_their_inputs() -> None:
+    snapshot = BlindataSnapshotOperator(task_id="snapshot", definition="job.yaml")
+    cleanup = BlindataCleanupOperator(task_id="cleanup", definition="job.yaml")
+    assert set(snapshot.template_fields) == {"definition", "blindata_conn_id", "store_url"}
+    assert set(cleanup.template_fields) == {*snapshot.template_fields, "dry_run", "force"}
+    with pytest.raises(TypeError):
+        BlindataSnapshotOperator("snapshot", "job.yaml")  # type: ignore[misc]
+    assert "hook" not in vars(snapshot)  # built when the task runs, not when the DAG is parsed
+
+
+@pytest.mark.integration
+def test_the_snapshot_operator_syncs_the_store_and_returns_a_small_xcom(
+    connected: Any, store_url: str
+) -> None:
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    operator = BlindataSnapshotOperator(
+        task_id="snapshot", definition=DEFINITION, store_url=store_url
+    )
+
+    xcom = operator.execute(context={})
+
+    assert xcom["status"] == "success"
+    assert xcom["counters"]["entitiesCreated"] > 0
+    assert "scopes" not in xcom and "ledger" not in xcom and xcom["scopeCount"] > 0
+    json.dumps(xcom)  # an XCom must serialize
+    assert API_KEY not in json.dumps(xcom)
+    with open_store(store_url) as store:
+        (record,) = store.sync_history(DEFINITION_UUID)
+    assert (record.kind, record.status) == ("snapshot", "success")
+    assert record.report["scopes"]  # the history keeps what cleanup needs
+
+
+@pytest.mark.integration
+def test_the_cleanup_operator_skips_refuses_and_dry_runs(connected: Any, store_url: str) -> None:
+    cleanup = BlindataCleanupOperator(task_id="cleanup", definition=DEFINITION, store_url=store_url)
+    with pytest.raises(AirflowSkipException, match="no snapshot"):
+        cleanup.execute(context={})
+
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    BlindataSnapshotOperator(
+        task_id="snapshot", definition=DEFINITION, store_url=store_url
+    ).execute(context={})
+    strict = BlindataCleanupOperator(
+        task_id="cleanup",
+        definition={**DEFINITION, "cleanup": {"maxRemovalShare": 0.0001}},
+        store_url=store_url,
+        dry_run="False",
+    )
+    assert strict.execute(context={})["status"] == "success"  # nothing stale: nothing to refuse
+
+    dry = BlindataCleanupOperator(
+        task_id="cleanup", definition=DEFINITION, store_url=store_url, dry_run="True"
+    )
+    xcom = dry.execute(context={})
+    assert xcom["dry_run"] is True and xcom["status"] == "success"
+
+
+@pytest.mark.integration
+def test_a_refused_cleanup_fails_the_task_without_retry(
+    connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_blindata.sync.report import RunReport
+
+    refused = RunReport(kind="cleanup", definition_uuid=DEFINITION_UUID)
+    refused.reason = "share_exceeded"
+    monkeypatch.setattr(
+        "airflow_blindata.operators.blindata.run_cleanup",
+        lambda *args, **kwargs: refused.finish("refused", "too much"),
+    )
+    cleanup = BlindataCleanupOperator(task_id="cleanup", definition=DEFINITION, store_url=store_url)
+    with pytest.raises(AirflowFailException, match="too much"):
+        cleanup.execute(context={})
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(True, True), ("True", True), ("true", True), (False, False), ("False", False), ("", False)],
+)
+def test_flags_accept_rendered_templates(value: Any, expected: bool) -> None:
+    assert _flag(value, "dry_run") is expected
+
+
+def test_a_flag_that_is_not_a_boolean_is_an_error() -> None:
+    with pytest.raises(ValueError, match="dry_run must be true or false"):
+        _flag("maybe", "dry_run")
+
+
+def _load(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_sync_dag_imports_without_a_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW_CONN_BLINDATA_DEFAULT", raising=False)
+    dag = _load(EXAMPLE_DAGS / "blindata_sync.py").dag
+
+    assert dag.max_active_runs == 1
+    assert set(dag.params) == {"dry_run", "force"}
+    snapshot, cleanup = dag.get_task("snapshot"), dag.get_task("cleanup")
+    assert snapshot.downstream_task_ids == {"cleanup"}
+    assert snapshot.retries == 2 and cleanup.retries == 0
+    assert Path(snapshot.definition).name == "blindata_sync.yaml"
+    assert cleanup.dry_run == "{{ params.dry_run }}"
+
+
+def test_the_demo_pipeline_imports_and_declares_its_lineage() -> None:
+    dag = _load(EXAMPLE_DAGS / "demo_pipeline.py").dag
+
+    build = dag.get_task("build_order_totals")
+    assert [d.name for d in build.inlets] == ["raw_orders", "raw_customers"]
+    assert [d.name for d in build.outlets] == ["order_totals"]
+
+
+def test_the_provider_declares_the_operators() -> None:
+    (operators,) = get_provider_info()["operators"]
+    assert operators["python-modules"] == ["airflow_blindata.operators.blindata"]

@@ -1,0 +1,150 @@
+"""Fixtures of the sync tests: a client of the served emulator, the dbt events, a store, helpers.
+
+The emulator is served over loopback HTTP (``tests/conftest.py``), as Blindata would be: the sync
+reads Blindata's clock from the ``Date`` header, which only a real server sends. The header counts
+whole seconds, and uvicorn refreshes it about once a second, so it may be up to two seconds behind:
+``next_second`` waits that long, so that a second snapshot's watermark is later than everything
+the first one wrote.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient, RetryPolicy
+from airflow_blindata.blindata.models import (
+    AdditionalProperty,
+    PhysicalEntity,
+    PhysicalEntityRef,
+    PhysicalField,
+    Ref,
+    System,
+)
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.emulator import Kind
+from airflow_blindata.eventfiles import read_event_file
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.store import EventStore, open_store
+from airflow_blindata.sync import fetch_known_systems
+from tests.conftest import API_KEY, TENANT, USER
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+DBT_EVENTS = sorted((FIXTURES / "openlineage" / "dbt").glob("*.jsonl"))
+DEFINITION_UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+OTHER_DEFINITION = "0f0f0f0f-1111-4222-8333-444444444444"
+FAST_RETRY = RetryPolicy(deadline=20.0, max_attempts=8, backoff_initial=0.01, backoff_max=0.05)
+
+
+def dbt_events() -> list[Any]:
+    return [event for path in DBT_EVENTS for event in read_event_file(path)]
+
+
+def definition(**overrides: Any) -> JobDefinition:
+    """The dbt fixtures' namespace gets a created System; jobs go to the OpenLineage System."""
+    data: dict[str, Any] = {
+        "uuid": DEFINITION_UUID,
+        "systemPolicies": [
+            {
+                "pattern": "postgres://*",
+                "creation": "IF_MISSING",
+                "nameTemplate": "{host}",
+                "technology": "PostgreSQL",
+            }
+        ],
+    }
+    data.update(overrides)
+    return JobDefinition.from_dict(data)
+
+
+def plan_for(client: BlindataClient, events: list[Any], job: JobDefinition) -> CatalogPlan:
+    return build(events, job, fetch_known_systems(client))
+
+
+SERVER_CLOCK_LAG = 2.3
+"""Seconds the emulator's ``Date`` header may be behind its stamps (see the module docstring)."""
+
+
+def next_second() -> None:
+    """Wait until the server's ``Date`` is past everything written so far."""
+    time.sleep(SERVER_CLOCK_LAG)
+
+
+@pytest.fixture
+def client(emulator: Any) -> Iterator[BlindataClient]:
+    with BlindataClient(
+        emulator.base_url,
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+    ) as blindata:
+        yield blindata
+
+
+@pytest.fixture
+def no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Watermarks without the one-second margin: tests then wait a second less."""
+    from datetime import timedelta
+
+    monkeypatch.setattr("airflow_blindata.sync.apply.WATERMARK_MARGIN", timedelta(0))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EventStore]:
+    with open_store(f"sqlite:///{tmp_path / 'events.db'}") as events:
+        yield events
+
+
+def objects(emulator: Any, kind: str) -> list[dict[str, Any]]:
+    return list(emulator.emulator.objects(kind))
+
+
+def counts(emulator: Any) -> dict[str, int]:
+    kinds = (Kind.SYSTEM, Kind.ENTITY, Kind.FIELD, Kind.ROUTINE, Kind.STATEMENT, Kind.FLOW)
+    return {kind: len(objects(emulator, kind)) for kind in kinds}
+
+
+def crawl(
+    client: BlindataClient,
+    system: str,
+    tables: dict[tuple[str | None, str], dict[str, str]],
+    *,
+    properties: tuple[tuple[str, str], ...] = (),
+    description: str | None = None,
+) -> System:
+    """A System with entities and typed fields, as a crawler leaves them."""
+    created = client.api.systems.create(
+        System(
+            name=system,
+            subtype="DATABASE",
+            additional_properties=AdditionalProperty.many(properties) or None,
+        )
+    )
+    ref = Ref(uuid=created.uuid or "")
+    client.api.physical_entities.upload(
+        [
+            PhysicalEntity(
+                system=ref, schema=schema, name=name, table_type="TABLE", description=description
+            )
+            for schema, name in tables
+        ]
+    )
+    client.api.physical_fields.upload(
+        [
+            PhysicalField(
+                physical_entity=PhysicalEntityRef(system=ref, schema=schema, name=name),
+                name=column,
+                type=column_type,
+                ordinal_position=position,
+                description=f"crawled {column}",
+            )
+            for (schema, name), columns in tables.items()
+            for position, (column, column_type) in enumerate(columns.items(), start=1)
+        ]
+    )
+    return created

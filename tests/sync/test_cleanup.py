@@ -1,0 +1,258 @@
+"""Cleanup: exactly what the definition owns and no longer describes goes; the fail-safes hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import DataFlow, Ref
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.emulator import Kind
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.store import SyncRecord
+from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status
+from tests.sync.conftest import (
+    DEFINITION_UUID,
+    crawl,
+    dbt_events,
+    definition,
+    next_second,
+    objects,
+    plan_for,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
+REMOVED_JOB = "snapshot.jaffle_shop.orders_snapshot"
+
+
+class History(list[SyncRecord]):
+    """The sync history of one definition, newest first, as the store returns it."""
+
+    def add(self, report: RunReport) -> RunReport:
+        record = SyncRecord(
+            definition_uuid=report.definition_uuid,
+            kind=report.kind,
+            started_at=report.started_at,
+            finished_at=report.finished_at or report.started_at,
+            status=store_status(report),
+            report=report.to_record(),
+        )
+        self.insert(0, record)
+        return report
+
+
+def without_job(events: list[Any], prefix: str = REMOVED_JOB) -> list[Any]:
+    """The events, as the store holds them once retention dropped a job (and its SQL steps)."""
+    return [e for e in events if not e.get("job", {}).get("name", "").startswith(prefix)]
+
+
+def run(
+    client: BlindataClient, history: History, events: list[Any], job: JobDefinition
+) -> tuple[CatalogPlan, RunReport]:
+    plan = plan_for(client, events, job)
+    return plan, history.add(snapshot(plan, client, job))
+
+
+def our_keys(emulator: Any) -> dict[str, set[tuple[str, ...]]]:
+    """What the definition owns in the emulator, by natural key."""
+    owned = [
+        e
+        for e in objects(emulator, Kind.ENTITY)
+        if {"name": "openLineageOwner", "value": DEFINITION_UUID} in e["additionalProperties"]
+    ]
+    return {
+        "entities": {(e.get("schema") or "", e["name"]) for e in owned},
+        "routines": {(r["catalog"], r["name"]) for r in objects(emulator, Kind.ROUTINE)},
+        "flows": {
+            (f["scope"], f["name"])
+            for f in objects(emulator, Kind.FLOW)
+            if (f.get("scope") or "").startswith("ol:dbt-test-namespace|")
+        },
+    }
+
+
+def planned_keys(plan: CatalogPlan) -> dict[str, set[tuple[str, ...]]]:
+    return {
+        "entities": {(e.key.schema_ or "", e.key.name) for e in plan.entities},
+        "routines": {(r.catalog, r.name) for r in plan.routines},
+        "flows": {(f.scope, f.name) for f in plan.flows},
+    }
+
+
+def test_cleanup_removes_exactly_a_removed_jobs_objects_and_nothing_crawled(
+    client: BlindataClient, emulator: Any
+) -> None:
+    crm = crawl(
+        client, "crm", {("app", "accounts"): {"id": "int8"}, ("app", "leads"): {"id": "int8"}}
+    )
+    crawled = {e["uuid"] for e in objects(emulator, Kind.ENTITY)}
+    accounts, leads = sorted(crawled)
+    foreign_flows = [
+        DataFlow(
+            name="crawled",
+            from_physical_entity=Ref(uuid=accounts),
+            to_physical_entity=Ref(uuid=leads),
+        ),
+        DataFlow(
+            name="theirs",
+            scope="ol:another-namespace|their job",
+            from_physical_entity=Ref(uuid=leads),
+            to_physical_entity=Ref(uuid=accounts),
+        ),
+    ]
+    client.api.dataflows.upload(foreign_flows)
+    job = definition()
+    history = History()
+    events = dbt_events()
+    _, first = run(client, history, events, job)
+    kept_cleanup = history.add(cleanup(job, client, history))
+    assert kept_cleanup.status == "success" and not kept_cleanup.removed, kept_cleanup.render()
+    next_second()
+    statements_before = len(objects(emulator, Kind.STATEMENT))
+
+    plan, second = run(client, history, without_job(events), job)
+    report = history.add(cleanup(job, client, history))
+
+    assert first.status == second.status == report.status == "success", report.render()
+    ours, planned = our_keys(emulator), planned_keys(plan)
+    for kind in ours:
+        assert ours[kind] == planned[kind], (kind, ours[kind] ^ planned[kind])
+    removed_routines = report.removed["routine"].count
+    assert removed_routines > 0
+    assert len(objects(emulator, Kind.STATEMENT)) == statements_before - removed_routines
+    assert report.removed["flow"].count > 0 and report.removed["entity"].count > 0
+    # Nothing crawled, nothing of another scope.
+    assert crawled <= {e["uuid"] for e in objects(emulator, Kind.ENTITY)}
+    names = {f["name"] for f in objects(emulator, Kind.FLOW)}
+    assert {"crawled", "theirs"} <= names
+    assert (
+        len([f for f in objects(emulator, Kind.FIELD) if f["physicalEntity"]["uuid"] in crawled])
+        == 2
+    )
+    assert crm.uuid in {s["uuid"] for s in objects(emulator, Kind.SYSTEM)}
+    # A cleanup right after finds nothing more.
+    again = history.add(cleanup(job, client, history))
+    assert again.status == "success" and not again.removed
+
+
+def test_nothing_is_removed_without_a_complete_snapshot(client: BlindataClient) -> None:
+    job = definition()
+    history = History()
+    assert cleanup(job, client, history).reason == "no_snapshot"
+
+    history.add(RunReport(kind="snapshot", definition_uuid=DEFINITION_UUID).finish("failed"))
+    refused = cleanup(job, client, history)
+    assert (refused.status, refused.reason) == ("refused", "snapshot_failed")
+
+    run(client, history, [], job)
+    empty = cleanup(job, client, history)
+    assert (empty.status, empty.reason) == ("skipped", "empty_snapshot")
+
+    disabled = cleanup(definition(cleanup={"enabled": False}), client, history)
+    assert (disabled.status, disabled.reason) == ("skipped", "disabled")
+
+
+def test_a_large_removal_is_refused_unless_forced_and_a_dry_run_removes_nothing(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    history = History()
+    events = dbt_events()
+    run(client, history, events, job)
+    next_second()
+    seed_only = [e for e in events if e.get("job", {}).get("name", "").startswith("seed.")]
+    plan, _ = run(client, history, seed_only, job)
+    before = our_keys(emulator)
+
+    refused = history.add(cleanup(job, client, history))
+    assert (refused.status, refused.reason) == ("refused", "share_exceeded"), refused.render()
+    assert "limit 20%" in (refused.message or "")
+    assert refused.removed["flow"].count > 0  # what it would remove is listed
+    dry = history.add(cleanup(job, client, history, dry_run=True, force=True))
+    assert dry.status == "success" and dry.dry_run and dry.removed
+    assert our_keys(emulator) == before
+
+    forced = history.add(cleanup(job, client, history, force=True))
+    assert forced.status == "success", forced.render()
+    assert our_keys(emulator) == planned_keys(plan)
+
+
+def test_the_ledger_remembers_scopes_through_refused_cleanups(
+    client: BlindataClient, emulator: Any
+) -> None:
+    # No job entities: only the sync history knows which scopes this definition wrote.
+    job = definition(processLayer=False)
+    strict = definition(processLayer=False, cleanup={"maxRemovalShare": 0.001})
+    history = History()
+    events = dbt_events()
+    run(client, history, events, job)
+    history.add(cleanup(job, client, history))
+    next_second()
+    run(client, history, without_job(events), job)
+    assert history.add(cleanup(strict, client, history)).reason == "share_exceeded"
+    next_second()
+    plan, _ = run(client, history, without_job(events), job)
+
+    report = history.add(cleanup(job, client, history))
+
+    assert report.status == "success", report.render()
+    assert report.removed["flow"].count > 0
+    assert our_keys(emulator)["flows"] == planned_keys(plan)["flows"]
+    assert report.counters["scopesRetired"] >= 1
+
+
+def test_what_a_partial_snapshot_could_not_refresh_is_held_back(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    history = History()
+    events = dbt_events()
+    run(client, history, events, job)
+    next_second()
+    entities_before = len(objects(emulator, Kind.ENTITY))
+    emulator.emulator.faults.fail_next(1000, status=500, path=r"physical_entities/\*/upload")
+    _, partial = run(client, history, without_job(events), job)
+    emulator.emulator.faults.clear()
+    assert partial.status == "partial" and partial.failed("entity") > 0
+
+    report = history.add(cleanup(job, client, history))
+
+    assert report.status == "success", report.render()
+    assert report.counters["entitiesHeldBack"] > 0
+    assert "entity" not in report.removed
+    assert len(objects(emulator, Kind.ENTITY)) == entities_before
+    assert report.removed["flow"].count > 0  # the job's flows are not what failed
+
+
+def test_a_job_past_retention_is_removed_by_the_next_sync(
+    client: BlindataClient, emulator: Any, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the runner and a real store: the job's events are older than
+    ``jobDescribedForDays``, the snapshot's retention drops them, the cleanup removes its
+    objects."""
+    from datetime import UTC, datetime, timedelta
+
+    from airflow_blindata.sync.runner import run_cleanup, run_snapshot
+
+    events = dbt_events()
+    store.append_many(without_job(events))
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    monkeypatch.setattr("airflow_blindata.store.sql._now", lambda: long_ago)
+    store.append_many([e for e in events if e not in without_job(events)])
+    monkeypatch.undo()
+    monkeypatch.setattr("airflow_blindata.sync.apply.WATERMARK_MARGIN", timedelta(0))
+    job = definition()
+    first = run_snapshot(job, client, store, apply_retention=False)
+    next_second()
+
+    second = run_snapshot(job, client, store)
+    report = run_cleanup(job, client, store)
+
+    assert first.status == second.status == report.status == "success", report.render()
+    assert second.counters["eventsPruned"] > 0
+    assert report.removed["routine"].count > 0
+    names = {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    assert not any(name.startswith(REMOVED_JOB) for name in names)
+    assert "model.jaffle_shop.customers" in names

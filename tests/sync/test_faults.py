@@ -1,0 +1,130 @@
+"""Faults: Blindata failing, throttling and dropping connections on a share of the calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.emulator import Kind
+from airflow_blindata.sync import snapshot
+from tests.sync.conftest import counts, dbt_events, definition, objects, plan_for
+
+pytestmark = pytest.mark.integration
+
+
+def _throttle(faults: Any) -> None:
+    """Bursts of 429: fewer in a row than the client's attempts, on several kinds of call."""
+    for path in ("users/me", "systems$", "physical_fields", "dataflows", "statements"):
+        faults.rate_limit_next(5, retry_after=0, path=path)
+
+
+def _drop(faults: Any) -> None:
+    """Connections lost after the server did the work, and before: uploads are sent again."""
+    for path in ("physical_entities/", "physical_fields/", "routines/", "dataflows/"):
+        faults.drop_next(2, processed=True, path=path)
+        faults.drop_next(2, processed=False, path=path)
+
+
+def clean_run_counts(client: BlindataClient, emulator: Any) -> dict[str, int]:
+    """What a snapshot without faults leaves (statements' analysis flows aside)."""
+    job = definition()
+    snapshot(plan_for(client, dbt_events(), job), client, job)
+    result = counts(emulator)
+    emulator.emulator.reset()
+    return result
+
+
+def scoped_flows(emulator: Any) -> int:
+    return len([f for f in objects(emulator, Kind.FLOW) if f.get("scope")])
+
+
+@pytest.mark.parametrize(
+    "inject",
+    [
+        pytest.param(lambda f: f.set_rates(error_rate=0.2, error_status=503, seed=7), id="503"),
+        pytest.param(lambda f: f.set_rates(error_rate=0.2, error_status=502, seed=11), id="502"),
+        pytest.param(lambda f: _throttle(f), id="429"),
+        pytest.param(lambda f: _drop(f), id="drops"),
+    ],
+)
+def test_retries_carry_the_snapshot_through_transient_faults(
+    client: BlindataClient, emulator: Any, inject: Any
+) -> None:
+    expected = clean_run_counts(client, emulator)
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    inject(emulator.emulator.faults)
+
+    report = snapshot(plan, client, job)
+
+    emulator.emulator.faults.clear()
+    if report.status == "partial":
+        # 502 on a create is not retried (it may have landed): reported, and a rerun completes.
+        assert set(report.failures) <= {"system", "statement", "query bucket"}, report.render()
+        report = snapshot(plan_for(client, dbt_events(), job), client, job)
+    assert report.status == "success", report.render()
+    found = counts(emulator)
+    assert {k: v for k, v in found.items() if k != Kind.FLOW} == {
+        k: v for k, v in expected.items() if k != Kind.FLOW
+    }
+    assert scoped_flows(emulator) == len(plan.flows)
+
+
+def test_objects_blindata_keeps_refusing_are_reported_and_a_rerun_completes(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    emulator.emulator.faults.fail_next(1000, status=500, path="dataflows")
+
+    failed = snapshot(plan, client, job)
+
+    emulator.emulator.faults.clear()
+    assert failed.status == "partial"
+    assert failed.failures["flow"].count == len(plan.flows)
+    assert "500" in failed.failures["flow"].examples[0]
+    assert set(failed.failed_scopes) == {flow.scope for flow in plan.flows}
+    assert scoped_flows(emulator) == 0
+    assert len(objects(emulator, Kind.ENTITY)) == len(plan.entities)
+
+    rerun = snapshot(plan_for(client, dbt_events(), job), client, job)
+
+    assert rerun.status == "success", rerun.render()
+    assert scoped_flows(emulator) == len(plan.flows)
+
+
+def test_a_refused_row_costs_only_itself(client: BlindataClient, emulator: Any) -> None:
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    bad = plan.fields[0].model_copy(update={"name": ""})  # Blindata requires a field name
+    plan.fields[0] = bad
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "partial"
+    assert report.failures["field"].count == 1
+    assert len(objects(emulator, Kind.FIELD)) == len(plan.fields) - 1
+
+
+def test_an_unreachable_blindata_fails_the_run(emulator: Any) -> None:
+    from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
+    from tests.conftest import API_KEY, TENANT, USER
+
+    job = definition()
+    with BlindataClient(
+        "http://127.0.0.1:9",
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=RetryPolicy(deadline=1.0, max_attempts=2, backoff_initial=0.01),
+    ) as unreachable:
+        report = snapshot(plan_for_unreachable(job), unreachable, job)
+    assert report.status == "failed"
+    assert "cannot connect" in (report.message or "")
+
+
+def plan_for_unreachable(job: Any) -> Any:
+    from airflow_blindata.mapper.build import build
+
+    return build(dbt_events(), job, [])

@@ -1,0 +1,215 @@
+"""Seed 000's protections: crawled metadata is never degraded, people's edits are kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import System
+from airflow_blindata.emulator import Kind
+from airflow_blindata.mapper.documentation import place_text
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.sync import fetch_known_systems, snapshot
+from tests.sync.conftest import (
+    DEFINITION_UUID,
+    OTHER_DEFINITION,
+    crawl,
+    dbt_events,
+    definition,
+    objects,
+    plan_for,
+)
+
+pytestmark = pytest.mark.integration
+NAMESPACE = "postgres://postgres:5432"
+
+
+def props(doc: dict[str, Any]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for prop in doc.get("additionalProperties") or []:
+        found.setdefault(prop["name"], []).append(prop["value"])
+    return found
+
+
+def entity(emulator: Any, name: str) -> dict[str, Any]:
+    (found,) = [e for e in objects(emulator, Kind.ENTITY) if e["name"] == name]
+    return found
+
+
+def fields_of(emulator: Any, entity_uuid: str) -> dict[str, dict[str, Any]]:
+    return {
+        f["name"]: f
+        for f in objects(emulator, Kind.FIELD)
+        if f["physicalEntity"]["uuid"] == entity_uuid
+    }
+
+
+def test_crawled_fields_descriptions_and_entities_are_not_degraded(
+    client: BlindataClient, emulator: Any
+) -> None:
+    crawl(
+        client,
+        "warehouse",
+        {("public", "customers"): {"customer_id": "int4", "first_name": "varchar(80)"}},
+        properties=(("openLineageNamespace", NAMESPACE),),
+        description="Crawled description",
+    )
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+
+    for _ in range(2):
+        report = snapshot(plan, client, job)
+        assert report.status == "success", report.render()
+        customers = entity(emulator, "customers")
+        assert customers["description"] == "Crawled description"
+        assert customers["tableType"] == "TABLE"
+        assert "openLineageOwner" not in props(customers)
+        assert props(customers)["openLineageDataset"] == [f"{NAMESPACE}/postgres.public.customers"]
+        fields = fields_of(emulator, customers["uuid"])
+        assert fields["customer_id"]["type"] == "int4"
+        assert fields["customer_id"]["description"] == "crawled customer_id"
+        assert fields["customer_id"]["ordinalPosition"] == 1
+        assert fields["first_name"]["type"] == "varchar(80)"
+        assert fields["last_name"]["description"] == "Customer's last name. PII."
+
+    assert sorted(s["name"] for s in objects(emulator, Kind.SYSTEM)) == ["OpenLineage", "warehouse"]
+    datasets = [e for e in plan.entities if e.key.system == "warehouse"]
+    assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == len(datasets) - 1
+    assert report.gap_count(GapCode.DANGLING_FLOW) > 0
+    assert {e["name"] for e in objects(emulator, Kind.ENTITY) if e.get("schema") == "public"} == {
+        "customers"
+    }
+
+
+def test_a_crawled_entity_without_description_gets_the_planned_one(
+    client: BlindataClient, emulator: Any
+) -> None:
+    crawl(
+        client,
+        "warehouse",
+        {("public", "customers"): {"customer_id": "int4"}},
+        properties=(("openLineageNamespace", NAMESPACE),),
+    )
+    job = definition()
+
+    snapshot(plan_for(client, dbt_events(), job), client, job)
+
+    assert entity(emulator, "customers")["description"].startswith("This table has basic")
+
+
+def _documented_plan(
+    client: BlindataClient, text: str, *, replace_user_documentation: bool = False
+) -> CatalogPlan:
+    """One created System with one entity documented in Markdown."""
+    known = {system.name: system for system in fetch_known_systems(client)}
+    existing = known.get("docs-db")
+    placement = place_text(text, "text/markdown")
+    return CatalogPlan(
+        definition_uuid=DEFINITION_UUID,
+        systems=[
+            PlannedSystem(
+                name="docs-db",
+                uuid=existing.uuid if existing else None,
+                origin="created",
+                create=existing is None,
+                subtype="DATABASE",
+                stamp=(("openLineageOwner", DEFINITION_UUID),),
+                entity_creation=True,
+                replace_user_documentation=replace_user_documentation,
+            )
+        ],
+        entities=[
+            PlannedEntity(
+                key=EntityKey(system="docs-db", schema="sales", name="orders"),
+                may_create=True,
+                documentation=placement.documentation,
+                documentation_hash=placement.documentation_hash,
+                source="test",
+            )
+        ],
+    )
+
+
+def test_user_edited_documentation_is_kept_and_counted(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    first = snapshot(_documented_plan(client, "# Orders\n\nVersion one."), client, job)
+    assert first.counters["documentsWritten"] == 1
+    orders = entity(emulator, "orders")
+    documentation = client.api.physical_entities.get_documentation(orders["uuid"])
+    assert documentation is not None and documentation.content == "# Orders\n\nVersion one."
+
+    unchanged = snapshot(_documented_plan(client, "# Orders\n\nVersion one."), client, job)
+    assert unchanged.counters["documentsUnchanged"] == 1
+    assert "documentsWritten" not in unchanged.counters
+
+    changed = snapshot(_documented_plan(client, "# Orders\n\nVersion two."), client, job)
+    assert changed.counters["documentsWritten"] == 1
+
+    client.api.physical_entities.put_documentation(orders["uuid"], "Edited by a steward")
+    kept = snapshot(_documented_plan(client, "# Orders\n\nVersion three."), client, job)
+    assert kept.counters["documentsKeptUserEdited"] == 1
+    stored = client.api.physical_entities.get_documentation(orders["uuid"])
+    assert stored is not None and stored.content == "Edited by a steward"
+
+    replaced = snapshot(
+        _documented_plan(client, "# Orders\n\nVersion three.", replace_user_documentation=True),
+        client,
+        job,
+    )
+    assert replaced.counters["documentsWritten"] == 1
+    stored = client.api.physical_entities.get_documentation(orders["uuid"])
+    assert stored is not None and stored.content == "# Orders\n\nVersion three."
+
+
+def test_a_system_of_the_planned_name_is_reused_not_duplicated(
+    client: BlindataClient, emulator: Any
+) -> None:
+    client.api.systems.create(System(name="postgres", subtype="DATABASE"))
+    job = definition()
+
+    report = snapshot(plan_for(client, dbt_events(), job), client, job)
+
+    (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "postgres"]
+    assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
+    assert report.counters["systemsStamped"] == 1
+    # Entities are not created on a System this definition did not create (seed 000 table).
+    assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0
+    assert report.systems["postgres"].owned is False
+
+
+def test_a_system_created_meanwhile_is_reused_without_the_owner_stamp(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)  # plans to create "postgres"
+    client.api.systems.create(System(name="postgres", subtype="DATABASE"))  # a crawler was faster
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    assert report.counters["systemsReused"] == 1
+    (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "postgres"]
+    assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
+    assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0
+
+
+def test_another_definitions_objects_keep_their_owner(
+    client: BlindataClient, emulator: Any
+) -> None:
+    other = definition(uuid=OTHER_DEFINITION)
+    snapshot(plan_for(client, dbt_events(), other), client, other)
+    job = definition()
+
+    report = snapshot(plan_for(client, dbt_events(), job), client, job)
+
+    assert report.status == "success", report.render()
+    for stored in objects(emulator, Kind.ENTITY):
+        assert props(stored)["openLineageOwner"] == [OTHER_DEFINITION]
+    for system in objects(emulator, Kind.SYSTEM):
+        assert props(system)["openLineageOwner"] == [OTHER_DEFINITION]
+    assert report.counters["entitiesCreated"] == 0
