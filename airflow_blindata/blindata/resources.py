@@ -152,7 +152,7 @@ class Routines(_Listable[SystemRoutine], _Deletable[SystemRoutine], _Uploadable[
     model = SystemRoutine
 
 
-class QueryBuckets(_Listable[QueryBucket], _Creatable[QueryBucket]):
+class QueryBuckets(_Listable[QueryBucket], _Creatable[QueryBucket], _Updatable[QueryBucket]):
     prefix = "query_buckets"
     model = QueryBucket
 

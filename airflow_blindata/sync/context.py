@@ -72,6 +72,9 @@ class SyncContext:
     progress: Progress = field(default_factory=Progress)
     batch_size: int = DEFAULT_BATCH_SIZE
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT
+    analysed_jobs: set[str] = field(default_factory=set)
+    """Scopes of the jobs whose SQL Blindata has analysed: its flows supersede the mapper's
+    column flows of those jobs (seed 001 precedence, rank 1)."""
 
     @property
     def owner(self) -> str:

@@ -3,7 +3,9 @@
 A flow's natural key is ``(scope, name)``, so uploading the same flows again refreshes them and
 creates nothing. Lineage is anchored (seed 001): a flow whose entity end is not in the catalog is
 not published (``DANGLING_FLOW``); a column flow whose field is missing is not either
-(``FIELD_NOT_CATALOGUED``), and the table flow the mapper planned next to it still is.
+(``FIELD_NOT_CATALOGUED``), and the table flow the mapper planned next to it still is. A column
+flow of a job whose SQL Blindata has analysed is left out: the analysis's flows are the finer
+evidence, and cleanup removes the ones an earlier run published.
 
 The scopes written are kept in the report: they are what this definition owns, and cleanup acts
 on them. When an end is missing because an entity or System could not be written (a failure, not
@@ -39,6 +41,9 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
     scopes: set[str] = set()
     held: set[str] = set()
     for flow in sorted(plan.flows, key=lambda f: (f.scope, f.name)):
+        if flow.superseded_by_analysis and flow.scope in ctx.analysed_jobs:
+            ctx.report.count("columnFlowsSupersededByAnalysis")
+            continue
         source = _end(ctx, index, flow, flow.source)
         target = _end(ctx, index, flow, flow.target) if source else None
         if source is None or target is None:

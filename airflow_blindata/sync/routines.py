@@ -192,11 +192,7 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
     held = {ref.uuid for ref in bucket.systems or ()}
     missing = [ref for ref in refs if ref.uuid not in held]
     if missing:
-        update = getattr(api, "update", None)
-        if update is None:
-            ctx.report.count("bucketSystemsNotAdded", len(missing))
-        else:
-            grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
-            if ctx.attempt("query bucket", name, lambda: update(grown)) is not None:
-                ctx.report.count("bucketSystemsAdded", len(missing))
+        grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
+        if ctx.attempt("query bucket", name, lambda: api.update(grown)) is not None:
+            ctx.report.count("bucketSystemsAdded", len(missing))
     return bucket

@@ -135,5 +135,6 @@ def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatemen
         ctx.report.gap(GapCode.QLP_ANALYSIS_ERROR, f"{state.label}: {message}")
     elif status == AnalysisStatus.PARTIALLY_ANALYZED:
         ctx.report.count("statementsPartiallyAnalyzed")
-    else:
+    elif status == AnalysisStatus.ANALYZED:
         ctx.report.count("statementsAnalyzed")
+        ctx.analysed_jobs.add(state.planned.job)
