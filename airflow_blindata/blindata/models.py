@@ -279,6 +279,11 @@ class QualityImport(WireModel):
     quality_checks: list[QualityCheck]
 
 
+class UploadRowError(WireModel):
+    message: str
+    index: int
+
+
 class QualityImportResult(WireModel):
     message: str | None = None
     row_created: int = 0
@@ -286,6 +291,7 @@ class QualityImportResult(WireModel):
     row_discarded: int = 0
     quality_suite_uuid: str | None = None
     quality_checks_uuids: list[str] = []
+    errors: list[UploadRowError] = []
 
 
 class QualityResult(_Stored):
@@ -311,11 +317,6 @@ class MetricRecord(_Stored):
     physical_field_name: str | None = None
     value: float
     timestamp: Timestamp
-
-
-class UploadRowError(WireModel):
-    message: str
-    index: int
 
 
 class UploadResponse(WireModel):

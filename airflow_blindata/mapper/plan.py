@@ -185,6 +185,8 @@ class PlannedRecord(_Frozen):
     value: float
     timestamp: datetime
     run_id: str
+    job: str
+    """The scope of the job whose run measured it: the ledger of published runs is per job."""
 
 
 class QualityPlan(BaseModel):

@@ -164,7 +164,7 @@ class _Quality:
 
     # -- records -------------------------------------------------------------------------------
 
-    def metrics(self, run: RunFold) -> None:
+    def metrics(self, job: JobFold, run: RunFold) -> None:
         when = run.end_time or run.last_event_time
         for item in run.inputs:
             facets = {**item.facets, **item.input_facets}
@@ -172,15 +172,16 @@ class _Quality:
                 facets, DataQualityMetricsDatasetFacet
             )
             stats = facet_of(facets, InputStatisticsInputDatasetFacet)
-            self.records_of(item.key, run, when, metrics, stats, "input")
+            self.records_of(job, item.key, run, when, metrics, stats, "input")
         for out in run.outputs:
             facets = {**out.facets, **out.output_facets}
             written = facet_of(facets, OutputStatisticsOutputDatasetFacet)
             metrics = facet_of(facets, DataQualityMetricsDatasetFacet)
-            self.records_of(out.key, run, when, metrics, written, "output")
+            self.records_of(job, out.key, run, when, metrics, written, "output")
 
     def records_of(
         self,
+        job: JobFold,
         key: DatasetKey,
         run: RunFold,
         when: datetime,
@@ -202,6 +203,7 @@ class _Quality:
                 value=value,
                 timestamp=timestamp,
                 run_id=run.run_id,
+                job=job_scope(job.key.namespace, job.key.name),
             )
             self.records[(entity, metric, field, timestamp)] = record
 
@@ -318,7 +320,7 @@ def map_quality(
             quality.assertions(job, run)
             quality.tests(job, run)
             if run.state == EventType.COMPLETE and definition.quality.metrics_enabled:
-                quality.metrics(run)
+                quality.metrics(job, run)
     plan.quality = QualityPlan(
         suite_code=definition.quality_suite_code,
         checks=[quality.checks[code] for code in sorted(quality.checks)],

@@ -25,6 +25,7 @@ from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, PER_OBJECT_LOOKUP_
 from airflow_blindata.sync.entities import CatalogIndex, sync_entities
 from airflow_blindata.sync.fields import sync_fields
 from airflow_blindata.sync.flows import sync_flows
+from airflow_blindata.sync.quality import sync_quality
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
 from airflow_blindata.sync.report import RunReport, SystemUse
 from airflow_blindata.sync.routines import sync_routines
@@ -83,6 +84,8 @@ def snapshot(
             sync_routines(ctx, plan, index)
         with report.timed("flows"):
             sync_flows(ctx, plan, index)
+        with report.timed("quality"):
+            sync_quality(ctx, plan.quality, index)
     except BlindataError as exc:
         return report.finish("failed", f"Blindata cannot be used: {exc}")
     report.systems = _systems_used(plan, index)

@@ -1,0 +1,338 @@
+"""Quality of seed 003 in Blindata: the suite, its checks, one result per check and run, records.
+
+Idempotence rests on a **ledger** kept in the suite itself: one disabled check per job, coded
+``ol-ledger:<hash of the job scope>``, whose additional properties list the runs already
+published (``publishedRun``) and the runs whose records were uploaded (``recordedRun``). A run
+enters the ledger only when all its results (or records) were accepted, so a partial upload is
+retried on the next sync, and a run already in it is never sent again. The ledger keeps only the
+runs the plan still sees, so it does not grow past the store's retention.
+
+Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
+another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When a
+job's checks are no longer described, they are disabled — never deleted, so their history stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from functools import partial
+
+from airflow_blindata.blindata.models import (
+    AdditionalProperty,
+    MetricRecord,
+    ProfilingMonitor,
+    QualityCheck,
+    QualityImport,
+    QualityResult,
+    QualitySuite,
+    Ref,
+    ScoreStrategy,
+)
+from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, QualityPlan
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+from airflow_blindata.sync.entities import CatalogIndex
+
+__all__ = ["LEDGER_PREFIX", "MONITOR_NAME", "sync_quality"]
+
+LEDGER_PREFIX = "ol-ledger:"
+MONITOR_NAME = "OpenLineage"
+PUBLISHED_RUN = "publishedRun"
+RECORDED_RUN = "recordedRun"
+JOB_SCOPE = "openLineageJobScope"
+LEDGER_DESCRIPTION = (
+    "Runs of this job already published by airflow-blindata. Do not enable or delete."
+)
+SUCCESS_THRESHOLD = 100.0
+"""A check passes at 100 %: 0 failures out of 1."""
+
+
+def ledger_code(job: str) -> str:
+    return LEDGER_PREFIX + hashlib.sha256(job.encode()).hexdigest()[:32]
+
+
+class _Ledger:
+    """The runs already published, per job, as read from and written back to the suite."""
+
+    def __init__(self, checks: Iterable[QualityCheck]) -> None:
+        self.runs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for check in checks:
+            if not check.code.startswith(LEDGER_PREFIX):
+                continue
+            job = next(
+                (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
+            )
+            for prop in check.additional_properties or ():
+                if job and prop.name in (PUBLISHED_RUN, RECORDED_RUN):
+                    self.runs[job][prop.name].add(prop.value)
+
+    def has(self, job: str, kind: str, run_id: str) -> bool:
+        return run_id in self.runs[job][kind]
+
+    def rows(self, suite: Ref, seen: dict[str, dict[str, set[str]]]) -> list[QualityCheck]:
+        """Ledger checks holding the runs still in the plan that are published."""
+        rows = []
+        for job in sorted(set(self.runs) | set(seen)):
+            keep = {
+                kind: sorted(self.runs[job][kind] & seen.get(job, {}).get(kind, set()))
+                for kind in (PUBLISHED_RUN, RECORDED_RUN)
+            }
+            properties = [AdditionalProperty(name=JOB_SCOPE, value=job)]
+            properties += [
+                AdditionalProperty(name=kind, value=run)
+                for kind, runs in keep.items()
+                for run in runs
+            ]
+            rows.append(
+                QualityCheck(
+                    code=ledger_code(job),
+                    name=f"ol-ledger: {job}"[:255],
+                    description=LEDGER_DESCRIPTION,
+                    quality_suite=suite,
+                    enabled=False,
+                    manual=False,
+                    additional_properties=properties,
+                )
+            )
+        return rows
+
+
+def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIndex) -> None:
+    """Suite, checks, results and records of the plan; every refusal is in the report."""
+    if quality is None:
+        return
+    api = ctx.client.api
+    suite = _suite(ctx, quality.suite_code)
+    if suite is None or suite.uuid is None:
+        return
+    suite_ref = Ref(uuid=suite.uuid)
+    existing = ctx.attempt(
+        "quality check",
+        quality.suite_code,
+        lambda: list(api.quality_checks.list(page_size=LIST_PAGE_SIZE, suiteUuid=suite.uuid)),
+    )
+    if existing is None:
+        return
+    ledger = _Ledger(existing)
+    uuids = _checks(ctx, quality, index, suite, existing)
+    seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    _results(ctx, quality, uuids, ledger, seen)
+    if quality.records:
+        _records(ctx, quality.records, index, ledger, seen)
+    rows = ledger.rows(suite_ref, seen)
+    if rows:
+        ctx.attempt(
+            "quality ledger",
+            quality.suite_code,
+            lambda: api.quality_suites.import_objects(
+                QualityImport(quality_suite=suite, quality_checks=rows)
+            ),
+        )
+    _disable_removed(ctx, quality, existing)
+
+
+def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
+    api = ctx.client.api.quality_suites
+    found = ctx.attempt(
+        "quality suite",
+        code,
+        lambda: next((s for s in api.list(search=code) if s.code == code), None),
+    )
+    if found is not None:
+        return found
+    wanted = QualitySuite(
+        code=code,
+        name=f"OpenLineage {ctx.definition.uuid}",
+        description="Checks of OpenLineage assertions and tests, managed by airflow-blindata.",
+        published=True,
+    )
+    return ctx.attempt("quality suite", code, lambda: api.create(wanted))
+
+
+def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> QualityCheck:
+    return QualityCheck(
+        code=check.code,
+        name=check.name,
+        description=check.description,
+        quality_suite=Ref(uuid=suite.uuid or ""),
+        physical_entities=[Ref(uuid=entity)],
+        enabled=True,
+        manual=False,
+        score_strategy=ScoreStrategy.PERCENTAGE,
+        success_threshold=SUCCESS_THRESHOLD,
+        # warn-only: any failure scores 0, which the warning threshold 0 makes YELLOW, not RED
+        warning_threshold=0.0 if check.warn_only else SUCCESS_THRESHOLD,
+        additional_properties=[AdditionalProperty(name=n, value=v) for n, v in check.properties],
+    )
+
+
+def _checks(
+    ctx: SyncContext,
+    quality: QualityPlan,
+    index: CatalogIndex,
+    suite: QualitySuite,
+    existing: list[QualityCheck],
+) -> dict[str, str]:
+    """Upsert the checks by code; the uuids of those that are this suite's."""
+    rows: list[QualityCheck] = []
+    for check in quality.checks:
+        entity = index.entities.get(check.entity)
+        if entity is None:
+            ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"check {check.code}")
+            continue
+        rows.append(_check_row(check, suite, entity))
+    if rows:
+        answer = ctx.attempt(
+            "quality check",
+            suite.code,
+            lambda: ctx.client.api.quality_suites.import_objects(
+                QualityImport(quality_suite=suite, quality_checks=rows)
+            ),
+        )
+        if answer is not None:
+            ctx.report.count("qualityChecksCreated", answer.row_created)
+            ctx.report.count("qualityChecksRefreshed", answer.row_updated)
+            for error in answer.errors:
+                code = rows[error.index].code if 0 <= error.index < len(rows) else "?"
+                ctx.report.count("qualityCheckConflicts")
+                ctx.report.fail("quality check", code, error.message)
+    listed = ctx.attempt(
+        "quality check",
+        suite.code,
+        lambda: list(
+            ctx.client.api.quality_checks.list(page_size=LIST_PAGE_SIZE, suiteUuid=suite.uuid)
+        ),
+    )
+    return {c.code: c.uuid for c in listed or existing if c.uuid}
+
+
+def _results(
+    ctx: SyncContext,
+    quality: QualityPlan,
+    uuids: dict[str, str],
+    ledger: _Ledger,
+    seen: dict[str, dict[str, set[str]]],
+) -> None:
+    job_of = {check.code: check.job for check in quality.checks}
+    complete: dict[tuple[str, str], bool] = {}
+    for result in quality.results:
+        job = job_of[result.check]
+        run = (job, result.run_id)
+        complete.setdefault(run, True)
+        if ledger.has(job, PUBLISHED_RUN, result.run_id):
+            ctx.report.count("qualityResultsAlreadyPublished")
+            continue
+        uuid = uuids.get(result.check)
+        if uuid is None:
+            complete[run] = False
+            continue
+        body = QualityResult(
+            quality_check=Ref(uuid=uuid),
+            metric=result.failures,
+            total_elements=result.total,
+            started_at=result.started_at,
+            finished_at=result.finished_at,
+            notes=result.notes,
+        )
+        if (
+            ctx.attempt(
+                "quality result",
+                f"{result.check} {result.run_id}",
+                partial(ctx.client.api.quality_results.create, body),
+            )
+            is None
+        ):
+            complete[run] = False
+        else:
+            ctx.report.count("qualityResultsPublished")
+    for (job, run_id), ok in complete.items():
+        if ok:
+            seen[job][PUBLISHED_RUN].add(run_id)
+            ledger.runs[job][PUBLISHED_RUN].add(run_id)
+
+
+def _records(
+    ctx: SyncContext,
+    records: list[PlannedRecord],
+    index: CatalogIndex,
+    ledger: _Ledger,
+    seen: dict[str, dict[str, set[str]]],
+) -> None:
+    api = ctx.client.api
+    monitors: dict[str, str | None] = {}
+    pending: dict[tuple[str, str], list[tuple[str, MetricRecord]]] = defaultdict(list)
+    for record in records:
+        if ledger.has(record.job, RECORDED_RUN, record.run_id):
+            ctx.report.count("profilingRecordsAlreadyUploaded")
+            continue
+        entity = index.entities.get(record.entity)
+        if entity is None:
+            continue
+        if entity not in monitors:
+            monitors[entity] = _monitor(ctx, entity, str(record.entity))
+        monitor = monitors[entity]
+        if monitor is None:
+            continue
+        key = f"{record.entity} {record.metric} {record.field or ''} {record.timestamp.isoformat()}"
+        row = MetricRecord(
+            monitor=Ref(uuid=monitor),
+            metric_code=record.metric,
+            physical_field_name=record.field,
+            value=record.value,
+            timestamp=record.timestamp,
+        )
+        pending[(record.job, record.run_id)].append((key, row))
+    for (job, run_id), rows in sorted(pending.items()):
+        tally = ctx.upload(api.metric_records, rows, kind="profiling record")
+        ctx.report.count("profilingRecordsUploaded", tally.created + tally.updated)
+        if not tally.failed:
+            seen[job][RECORDED_RUN].add(run_id)
+            ledger.runs[job][RECORDED_RUN].add(run_id)
+    for record in records:  # runs already recorded stay in the ledger while the plan sees them
+        if ledger.has(record.job, RECORDED_RUN, record.run_id):
+            seen[record.job][RECORDED_RUN].add(record.run_id)
+
+
+def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
+    api = ctx.client.api.profiling_monitors
+    found = ctx.attempt(
+        "profiling monitor", label, lambda: api.first(physicalEntityUuid=entity, name=MONITOR_NAME)
+    )
+    if found is None:
+        wanted = ProfilingMonitor(
+            name=MONITOR_NAME,
+            physical_entity=Ref(uuid=entity),
+            description="Metrics reported in OpenLineage events.",
+        )
+        found = ctx.attempt("profiling monitor", label, lambda: api.create(wanted))
+    return found.uuid if found else None
+
+
+def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[QualityCheck]) -> None:
+    """Disable the enabled checks of jobs the plan no longer describes (history is kept)."""
+    described = {check.job for check in quality.checks}
+    if not described:
+        return  # an empty plan proves nothing: disabling everything would be a guess
+    for check in existing:
+        job = next(
+            (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
+        )
+        if (
+            check.code.startswith(LEDGER_PREFIX)
+            or not check.enabled
+            or job is None
+            or job in described
+        ):
+            continue
+        disabled = check.model_copy(update={"enabled": False})
+        if (
+            ctx.attempt(
+                "quality check",
+                check.code,
+                partial(ctx.client.api.quality_checks.update, disabled),
+            )
+            is not None
+        ):
+            ctx.report.count("qualityChecksDisabled")

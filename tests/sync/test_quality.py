@@ -1,0 +1,197 @@
+"""Quality in Blindata (seed 003): suite, checks, one result per check and run, the ledger,
+ownership of codes, disabled checks, profiling records — against the emulator over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import QualityCheck, QualitySuite, Ref
+from airflow_blindata.emulator import Kind
+from airflow_blindata.sync import snapshot
+from tests.sync.conftest import DEFINITION_UUID, dbt_events, definition, objects, plan_for
+
+pytestmark = pytest.mark.integration
+
+PG = "postgres://warehouse:5432"
+
+
+def dq_run(
+    job: str, run_id: str, assertions: list[dict[str, Any]], **input_facets: Any
+) -> list[dict[str, Any]]:
+    def event(kind: str, second: int) -> dict[str, Any]:
+        return {
+            "eventType": kind,
+            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
+            "producer": "https://example.com/dq",
+            "run": {"runId": run_id, "facets": {}},
+            "job": {"namespace": "dq", "name": job, "facets": {}},
+            "inputs": [
+                {
+                    "namespace": PG,
+                    "name": "dwh.sales.orders",
+                    "facets": {"schema": {"fields": [{"name": "id"}, {"name": "amount"}]}},
+                    "inputFacets": {
+                        "dataQualityAssertions": {"assertions": assertions},
+                        **input_facets,
+                    },
+                }
+            ],
+            "outputs": [],
+        }
+
+    return [event("START", 0), event("COMPLETE", 30)]
+
+
+def checks(emulator: Any) -> dict[str, dict[str, Any]]:
+    return {c["code"]: c for c in objects(emulator, Kind.CHECK)}
+
+
+def test_the_dbt_tests_become_checks_with_results_and_semaphores(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    report = snapshot(plan_for(client, dbt_events(), job), client, job)
+    (suite,) = objects(emulator, Kind.SUITE)
+    assert suite["code"] == f"openlineage:{DEFINITION_UUID}"
+    found = {code: c for code, c in checks(emulator).items() if not code.startswith("ol-ledger:")}
+    semaphores = {code.rsplit(":", 2)[-2]: c["lastSemaphore"] for code, c in found.items()}
+    assert semaphores == {
+        "accepted_values": "RED",
+        "not_null": "GREEN",
+        "unique": "GREEN",
+        "relationships": "GREEN",
+    }
+    assert all(c["physicalEntities"] for c in found.values())
+    assert report.counters["qualityResultsPublished"] == 4
+    assert len(objects(emulator, Kind.RESULT)) == 4
+
+
+def test_retrying_the_same_run_does_not_duplicate_results(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    snapshot(plan_for(client, dbt_events(), job), client, job)
+    again = snapshot(plan_for(client, dbt_events(), job), client, job)
+    assert again.counters["qualityResultsAlreadyPublished"] == 4
+    assert "qualityResultsPublished" not in again.counters
+    assert len(objects(emulator, Kind.RESULT)) == 4
+    ledgers = [c for code, c in checks(emulator).items() if code.startswith("ol-ledger:")]
+    assert ledgers and all(c["enabled"] is False for c in ledgers)
+
+
+def test_a_partly_rejected_run_is_published_fully_on_the_next_sync_and_only_then_in_the_ledger(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    events = dq_run(
+        "check_orders",
+        "run-1",
+        [
+            {"assertion": "not_null", "column": "id", "success": True},
+            {"assertion": "not_null", "column": "amount", "success": False},
+        ],
+    )
+    emulator.emulator.faults.fail_next(1, status=400, path="/data-quality/results")
+    first = snapshot(plan_for(client, events, job), client, job)
+    assert first.counters["qualityResultsPublished"] == 1
+    ledger = [c for code, c in checks(emulator).items() if code.startswith("ol-ledger:")]
+    assert all(
+        p["name"] != "publishedRun" for c in ledger for p in c.get("additionalProperties") or []
+    )
+    second = snapshot(plan_for(client, events, job), client, job)
+    assert second.counters["qualityResultsPublished"] == 2  # the whole run again: same identity
+    assert len(objects(emulator, Kind.RESULT)) == 2  # (check, startedAt) updates, never duplicates
+    ledger = [c for code, c in checks(emulator).items() if code.startswith("ol-ledger:")]
+    assert {"publishedRun": "run-1"}.items() <= {
+        p["name"]: p["value"] for c in ledger for p in c["additionalProperties"]
+    }.items()
+    third = snapshot(plan_for(client, events, job), client, job)
+    assert third.counters["qualityResultsAlreadyPublished"] == 2
+
+
+def test_severity_warn_makes_a_failure_a_warning(emulator: Any, client: BlindataClient) -> None:
+    job = definition()
+    events = dq_run(
+        "fresh", "run-w", [{"assertion": "freshness", "success": False, "severity": "warn"}]
+    )
+    snapshot(plan_for(client, events, job), client, job)
+    (check,) = [c for code, c in checks(emulator).items() if code.endswith(":freshness")]
+    assert check["lastSemaphore"] == "YELLOW"
+
+
+def test_a_check_code_of_another_suite_is_never_overwritten(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    other = client.api.quality_suites.create(QualitySuite(code="team-suite", name="Team"))
+    code = f"ol:{PG}/dwh.sales.orders:not_null:id"
+    client.api.quality_checks.create(
+        QualityCheck(code=code, name="theirs", quality_suite=Ref(uuid=other.uuid or ""))
+    )
+    report = snapshot(
+        plan_for(
+            client,
+            dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}]),
+            job,
+        ),
+        client,
+        job,
+    )
+    assert report.counters["qualityCheckConflicts"] == 1
+    assert checks(emulator)[code]["name"] == "theirs"
+    assert checks(emulator)[code]["qualitySuite"]["uuid"] == other.uuid
+
+
+def test_the_checks_of_a_job_no_longer_described_are_disabled_never_deleted(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    both = dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}]) + dq_run(
+        "b", "run-b", [{"assertion": "b_ok", "success": True}]
+    )
+    snapshot(plan_for(client, both, job), client, job)
+    report = snapshot(
+        plan_for(client, dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}]), job),
+        client,
+        job,
+    )
+    assert report.counters["qualityChecksDisabled"] == 1
+    by_name = {code.rsplit(":", 1)[-1]: c for code, c in checks(emulator).items()}
+    assert by_name["b_ok"]["enabled"] is False and by_name["a_ok"]["enabled"] is True
+    assert len(objects(emulator, Kind.RESULT)) == 2
+
+
+def test_metrics_become_records_on_the_openlineage_monitor_uploaded_once(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+    metrics = {
+        "dataQualityMetrics": {
+            "rowCount": 10,
+            "columnMetrics": {"amount": {"nullCount": 0, "max": 7}},
+        }
+    }
+    events = dq_run("m", "run-m", [], **metrics)
+    first = snapshot(plan_for(client, events, job), client, job)
+    (monitor,) = objects(emulator, Kind.MONITOR)
+    assert monitor["name"] == "OpenLineage"
+    assert {
+        (r["metricCode"], r.get("physicalFieldName"), r["value"])
+        for r in objects(emulator, Kind.RECORD)
+    } == {
+        ("rowCount", None, 10.0),
+        ("nullCount", "amount", 0.0),
+        ("max", "amount", 7.0),
+    }
+    assert first.counters["profilingRecordsUploaded"] == 3
+    again = snapshot(plan_for(client, events, job), client, job)
+    assert again.counters["profilingRecordsAlreadyUploaded"] == 3
+
+
+def test_quality_enabled_false_publishes_nothing(emulator: Any, client: BlindataClient) -> None:
+    job = definition(quality={"enabled": False})
+    snapshot(plan_for(client, dbt_events(), job), client, job)
+    assert objects(emulator, Kind.SUITE) == [] and objects(emulator, Kind.RESULT) == []
