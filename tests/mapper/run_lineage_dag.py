@@ -1,6 +1,6 @@
 """Runs ``airflow_dags/lineage_demo`` with ``dag.test()`` and the OpenLineage FileTransport.
 
-Run as a separate process (``python run_lineage_dag.py EVENTS_FILE WORK_DIR``): Airflow reads its
+Run as a separate process (``python run_lineage_dag.py EVENTS_FILE WORK_DIR [DAG_MODULE]``): Airflow reads its
 configuration when first imported, so the environment is set before that import.
 """
 
@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 events, work = Path(sys.argv[1]), Path(sys.argv[2])
+dag_name = sys.argv[3] if len(sys.argv) > 3 else "lineage_demo"
 here = Path(__file__).resolve().parent / "airflow_dags"
 sys.path.insert(0, str(here))
 os.environ.update(
@@ -24,6 +25,7 @@ os.environ.update(
             {"type": "file", "log_file_path": str(events), "append": True}
         ),
         "AIRFLOW__OPENLINEAGE__NAMESPACE": "lineage-tests",
+        "AIRFLOW_CONN_QUALITY_PG": os.environ.get("BLINDATA_TEST_POSTGRES_URL", ""),
         "AIRFLOW_CONN_LINEAGE_SQLITE": json.dumps(
             {"conn_type": "sqlite", "host": str(work / "warehouse.db")}
         ),
@@ -32,7 +34,6 @@ os.environ.update(
 airflow = str(Path(sys.executable).with_name("airflow"))
 subprocess.run([airflow, "db", "migrate"], check=True, capture_output=True)
 
-from lineage_demo import dag  # noqa: E402  (after the environment is set)
-
-run = dag.test()
+module = __import__(dag_name)  # after the environment is set
+run = module.dag.test()
 print("STATE", run.state)
