@@ -6,9 +6,13 @@ Subcommands import what they need when they run, so ``airflow-blindata --version
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import redirect_stdout
+from dataclasses import asdict
+from typing import Any
 
 from airflow_blindata import __version__
 
@@ -64,6 +68,109 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _open_store(url: str | None) -> Any:
+    from airflow_blindata.store import open_store
+
+    return open_store(url)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from airflow_blindata.eventfiles import read_event_file
+    from airflow_blindata.store import AppendCounts, StoreError
+
+    total, failed = AppendCounts(), False
+    try:
+        with _open_store(args.store) as store:
+            for path in args.files:
+                try:
+                    counts = store.append_many(read_event_file(path), source="ingest")
+                except OSError as exc:
+                    print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
+                    failed = True
+                    continue
+                total += counts
+                print(f"{path}: {_counts(counts)}")
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if len(args.files) > 1:
+        print(f"total: {_counts(total)}")
+    return 1 if failed else 0
+
+
+def _counts(counts: Any) -> str:
+    return (
+        f"{counts.accepted} accepted, {counts.duplicate} duplicate, "
+        f"{counts.quarantined} quarantined"
+    )
+
+
+def _store_stats(args: argparse.Namespace) -> int:
+    from airflow_blindata.openlineage.transport import count_lost_events, lost_events_path
+    from airflow_blindata.store import StoreError
+
+    try:  # Airflow may log while its configuration loads: keep stdout for the answer
+        with redirect_stdout(sys.stderr), _open_store(args.store) as store:
+            stats = store.stats()
+            lost_path = lost_events_path(args.lost_events_file)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    lost = count_lost_events(lost_path)
+    if args.format == "json":
+        data = {**asdict(stats), "lost_events": lost, "lost_events_file": str(lost_path)}
+        print(json.dumps(data, indent=2, default=str))
+        return 0
+    rows = [
+        ("store", stats.url),
+        ("schema version", str(stats.schema_version)),
+        ("events", str(stats.events)),
+        ("jobs", str(stats.jobs)),
+        ("received", f"{_when(stats.oldest_received_at)} .. {_when(stats.newest_received_at)}"),
+        ("event times", f"{_when(stats.oldest_event_time)} .. {_when(stats.newest_event_time)}"),
+        ("last cursor", str(stats.last_id)),
+        ("quarantined", str(stats.quarantined)),
+        ("sync records", str(stats.sync_records)),
+        ("size", "-" if stats.size_bytes is None else f"{stats.size_bytes / 1e6:.1f} MB"),
+        ("lost events", f"{lost} in {lost_path}"),
+    ]
+    rows += [(f"  {kind}", str(count)) for kind, count in sorted(stats.events_by_kind.items())]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    if stats.events_by_namespace:
+        print("\nevents by job namespace:")
+        for namespace, count in stats.events_by_namespace.items():
+            print(f"  {count:>10}  {namespace}")
+    return 0
+
+
+def _when(value: Any) -> str:
+    return value.isoformat(timespec="seconds") if value else "-"
+
+
+def _store_quarantine(args: argparse.Namespace) -> int:
+    from airflow_blindata.store import StoreError
+
+    try:
+        with _open_store(args.store) as store:
+            for shown, event in enumerate(store.quarantine()):
+                if shown >= args.limit:
+                    break
+                raw = event.raw if len(event.raw) <= 200 else event.raw[:200] + "..."
+                print(f"#{event.id} {_when(event.received_at)} [{event.source}] {event.reason}")
+                print(f"    {raw}")
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="airflow-blindata",
@@ -111,6 +218,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--conn-id", default="blindata_default", help="connection id")
     check.set_defaults(run=_check)
+
+    store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
+    ingest = commands.add_parser(
+        "ingest", help="append OpenLineage events from files to the event store"
+    )
+    ingest.add_argument(
+        "files", nargs="+", help="event files: JSON, JSON array or JSON lines (FileTransport)"
+    )
+    ingest.add_argument("--store", help=store_help)
+    ingest.set_defaults(run=_ingest)
+
+    store = commands.add_parser("store", help="inspect the event store")
+    store_commands = store.add_subparsers(dest="store_command", metavar="COMMAND")
+    store.set_defaults(run=lambda _: _usage(store))
+    stats = store_commands.add_parser("stats", help="what the store holds")
+    stats.add_argument("--store", help=store_help)
+    stats.add_argument("--format", choices=["table", "json"], default="table")
+    stats.add_argument(
+        "--lost-events-file", help="the transport's lost-events file (default: as configured)"
+    )
+    stats.set_defaults(run=_store_stats)
+    quarantine = store_commands.add_parser("quarantine", help="events kept as unreadable")
+    quarantine.add_argument("--store", help=store_help)
+    quarantine.add_argument("--limit", type=int, default=50, help="how many to show (50)")
+    quarantine.set_defaults(run=_store_quarantine)
+
+    from airflow_blindata.sync.cli import add_sync_commands  # argparse only: stays instant
+
+    add_sync_commands(commands)
     return parser
 
 

@@ -25,6 +25,12 @@ def get_provider_info() -> dict[str, Any]:
                 "tags": ["service"],
             }
         ],
+        "operators": [
+            {
+                "integration-name": "Blindata",
+                "python-modules": ["airflow_blindata.operators.blindata"],
+            }
+        ],
         "hooks": [
             {
                 "integration-name": "Blindata",
@@ -89,4 +95,44 @@ def get_provider_info() -> dict[str, Any]:
                 "plugin-class": "airflow_blindata.openlineage.plugin.BlindataPlugin",
             }
         ],
+        "config": {
+            "blindata": {
+                "description": "Capture of OpenLineage events into the Blindata event store "
+                "(see docs/capture.md).\n",
+                "options": {
+                    "store_url": {
+                        "description": "The event store: sqlite:////path/events.db (one "
+                        "machine), postgresql://user:password@host/db (workers on several "
+                        "machines; needs the postgres extra) or airflow-conn://<conn_id>. "
+                        "Empty: SQLite in $AIRFLOW_HOME/blindata/events.db.\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "sensitive": True,
+                        "example": "postgresql://airflow:secret@db:5432/lineage",
+                        "default": "",
+                    },
+                    "listener_enabled": {
+                        "description": "Capture with BlindataListener, which runs the "
+                        "OpenLineage provider's extraction with a client of its own, whatever "
+                        "[openlineage] transport says. It stands down by itself when that "
+                        "transport already includes BlindataTransport. Trade-off: when the "
+                        "provider's own listener also runs (a transport to Marquez), each task "
+                        "event is extracted twice.\n",
+                        "version_added": "0.1.0",
+                        "type": "boolean",
+                        "example": "False",
+                        "default": "True",
+                    },
+                    "lost_events_file": {
+                        "description": "Where BlindataTransport keeps the events it could not "
+                        "store (JSON lines, one event each; re-ingest with airflow-blindata "
+                        "ingest). Empty: $AIRFLOW_HOME/blindata/lost-events.jsonl.\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "/var/log/airflow/blindata-lost-events.jsonl",
+                        "default": "",
+                    },
+                },
+            }
+        },
     }

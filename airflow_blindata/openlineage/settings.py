@@ -1,0 +1,83 @@
+"""The ``[blindata]`` capture options, and whether OpenLineage already sends to Blindata.
+
+One small function per option, as the OpenLineage provider's ``conf.py`` does; each reads
+Airflow's configuration when called (so ``AIRFLOW__BLINDATA__*`` variables work) and falls back to
+the default the provider info declares.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["TRANSPORT_PATH", "blindata_legs", "listener_enabled", "openlineage_blindata_legs"]
+
+log = logging.getLogger(__name__)
+
+TRANSPORT_PATH = "airflow_blindata.openlineage.transport.BlindataTransport"
+
+
+def listener_enabled() -> bool:
+    """[blindata] listener_enabled."""
+    from airflow.configuration import conf
+
+    return bool(conf.getboolean("blindata", "listener_enabled", fallback=True))
+
+
+def _is_blindata(transport_type: Any) -> bool:
+    if not isinstance(transport_type, str) or "." not in transport_type:
+        return False
+    if transport_type == TRANSPORT_PATH:
+        return True
+    try:  # a subclass of ours, under any dotted path
+        from openlineage.client.utils import import_from_string
+
+        from .transport import BlindataTransport
+
+        found = import_from_string(transport_type)
+        return isinstance(found, type) and issubclass(found, BlindataTransport)
+    except Exception:
+        return False
+
+
+def blindata_legs(config: Any) -> list[Mapping[str, Any]]:
+    """The ``BlindataTransport`` configs anywhere inside an OpenLineage transport config.
+
+    Looks into every nested transport — a ``composite``'s ``transports`` (list or dict), a
+    ``transform``'s ``transport`` — for a ``type`` naming the class or a subclass.
+    """
+    if isinstance(config, Mapping):
+        if _is_blindata(config.get("type")):
+            return [config]
+        return [leg for value in config.values() for leg in blindata_legs(value)]
+    if isinstance(config, list | tuple):
+        return [leg for value in config for leg in blindata_legs(value)]
+    return []
+
+
+def openlineage_blindata_legs(*, resolve_connection: bool) -> list[Mapping[str, Any]] | None:
+    """The ``BlindataTransport`` legs the OpenLineage provider's own listener delivers to.
+
+    Empty when the provider is disabled (then nothing else captures) or sends elsewhere. The
+    provider's config sources are read in its own order (``config_conn_id``, ``config_path``,
+    ``transport``). ``None`` when the answer is in a ``config_conn_id`` connection and
+    ``resolve_connection`` is False: looking a connection up while plugins load is not safe in
+    every Airflow process. Client-level sources (``OPENLINEAGE__*`` variables,
+    ``openlineage.yml``) are not read: with those, set ``[blindata] listener_enabled = False``
+    when they include BlindataTransport.
+    """
+    from airflow.providers.openlineage import conf as openlineage_conf
+
+    if openlineage_conf.is_disabled():
+        return []
+    if openlineage_conf.config_conn_id() and not resolve_connection:
+        return None
+    try:
+        from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+
+        config = OpenLineageAdapter().get_openlineage_config()
+    except Exception as error:
+        log.warning("Blindata capture could not read the OpenLineage configuration: %s", error)
+        return []
+    return blindata_legs((config or {}).get("transport"))

@@ -1,0 +1,278 @@
+"""``BlindataTransport``: the OpenLineage transport that writes each event to the event store.
+
+Select it by its dotted path, alone or as one leg of a ``composite``::
+
+    [openlineage]
+    transport = {"type": "airflow_blindata.openlineage.transport.BlindataTransport"}
+
+Options (all optional): ``store_url`` (default ``[blindata] store_url``, else the SQLite file
+``$AIRFLOW_HOME/blindata/events.db``) and ``lost_events_path`` (default
+``[blindata] lost_events_file``, else ``$AIRFLOW_HOME/blindata/lost-events.jsonl``).
+
+The contract, shaped by how Airflow's OpenLineage provider calls transports — from a forked child
+per event, with a new client and transport each time, ``close()`` never called, the child killed
+after ``[openlineage] execution_timeout``:
+
+* ``emit`` writes the event to the store before it returns: no queue, no thread.
+* ``emit`` never raises. When the store cannot take the event it logs one warning line, appends
+  the event to the lost-events file (JSON lines: ``airflow-blindata ingest <file>`` puts them in
+  the store later) and counts it (metric ``blindata.capture.lost``; ``airflow-blindata store
+  stats`` shows the file's count).
+* Construction costs nothing: the store opens on the first ``emit`` and is shared by every
+  transport of the process. A forked child opens its own connections (see ``EventStore``).
+* It needs no Airflow connection unless ``store_url`` is ``airflow-conn://...``, which hangs in
+  a forked child under ``dag.test()`` for a connection kept in the metadata database.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Self
+
+import attr
+from openlineage.client.serde import Serde
+from openlineage.client.transport import Config, Transport
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from airflow_blindata.store import (
+    AppendOutcome,
+    EventStore,
+    StoreError,
+    configured_store_url,
+    default_store_url,
+    open_store,
+    redact_url,
+)
+from airflow_blindata.store.connections import describe_error
+
+__all__ = [
+    "LOST_EVENTS_METRIC",
+    "BlindataTransport",
+    "BlindataTransportConfig",
+    "count_lost_events",
+    "lost_events_path",
+    "preload",
+]
+
+log = logging.getLogger(__name__)
+
+LOST_EVENTS_METRIC = "blindata.capture.lost"
+LOST_EVENTS_FILE = "lost-events.jsonl"
+
+
+class _Options(BaseModel):
+    """The transport's options as they come from ``[openlineage] transport``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str | None = None  # the factory passes the dict with its "type" still in it
+    store_url: str | None = None
+    lost_events_path: str | None = None
+
+
+def _config_error(error: ValidationError) -> ValueError:
+    known = ", ".join(name for name in _Options.model_fields if name != "type")
+    problems = []
+    for issue in error.errors():
+        key = ".".join(str(part) for part in issue["loc"])
+        if issue["type"] == "extra_forbidden":
+            problems.append(f"unknown key `{key}`")
+        else:
+            problems.append(f"`{key}`: {issue['msg']}")
+    return ValueError(f"BlindataTransport config: {'; '.join(problems)} (known keys: {known})")
+
+
+@attr.define
+class BlindataTransportConfig(Config):
+    """Where the transport stores events, and where it keeps those it could not store."""
+
+    store_url: str | None = None
+    lost_events_path: str | None = None
+
+    @classmethod
+    def from_dict(cls, params: dict[str, Any]) -> Self:
+        """Checked with pydantic: a misspelt key is an error that names it, not a default."""
+        try:
+            options = _Options.model_validate(params)
+        except ValidationError as error:
+            raise _config_error(error) from None
+        return cls(store_url=options.store_url, lost_events_path=options.lost_events_path)
+
+
+_STORES: dict[str | None, EventStore] = {}
+"""One store per configured URL and process; each store guards itself against ``fork``."""
+
+
+def _shared_store(url: str | None) -> EventStore:
+    store = _STORES.get(url)
+    if store is None:
+        store = _STORES[url] = open_store(url)
+    return store
+
+
+def preload(store_url: str | None) -> None:
+    """Build the store of ``store_url`` ahead of the first ``emit``.
+
+    The plugin calls this in every Airflow process where the transport is configured: the
+    children forked per event then inherit the store (engine, tables and, for SQLite, a checked
+    schema and compiled statements) and only open their own connection. A PostgreSQL store is
+    not connected to here. A bad URL or an unavailable store is left for ``emit`` to report.
+    """
+    from airflow_blindata.store import postgres, sqlite  # noqa: F401  (imported for the fork)
+
+    try:
+        store = _shared_store(store_url)
+        warm_up = getattr(store, "warm_up", None)  # SQLite: a local file, cheap to open here
+        if warm_up is not None:
+            warm_up()
+    except Exception:
+        log.debug("Blindata store not preloaded", exc_info=True)
+
+
+def lost_events_path(configured: str | None = None) -> Path:
+    """The lost-events file: ``configured``, ``[blindata] lost_events_file``, or the default."""
+    if configured:
+        return Path(configured).expanduser()
+    from_airflow = _airflow_option("lost_events_file")
+    if from_airflow:
+        return Path(from_airflow).expanduser()
+    home = Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser()
+    return home / "blindata" / LOST_EVENTS_FILE
+
+
+def count_lost_events(path: Path | None = None) -> int:
+    """How many events the lost-events file holds (0 when there is none)."""
+    path = path or lost_events_path()
+    try:
+        with path.open("rb") as lines:
+            return sum(1 for line in lines if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+def _airflow_option(key: str) -> str | None:
+    value = os.environ.get(f"AIRFLOW__BLINDATA__{key.upper()}", "").strip()
+    if value:
+        return value
+    try:
+        from airflow.configuration import conf
+    except ImportError:
+        return None
+    configured = str(conf.get("blindata", key, fallback="") or "").strip()
+    return configured or None
+
+
+def _describe(data: Any) -> str:
+    """``the COMPLETE event of job ns/name (run id)``: enough to find it, nothing more."""
+    if not isinstance(data, Mapping):
+        return "an event"
+    job, run = data.get("job"), data.get("run")
+    what = f"the {data.get('eventType')} event" if data.get("eventType") else "an event"
+    if isinstance(job, Mapping):
+        what += f" of job {job.get('namespace')}/{job.get('name')}"
+    if isinstance(run, Mapping) and run.get("runId"):
+        what += f" (run {run.get('runId')})"
+    return what
+
+
+def _as_line(data: Any) -> bytes:
+    """One JSON line for the lost-events file (what ``airflow-blindata ingest`` reads)."""
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data).decode("utf-8", "replace")
+    if isinstance(data, str):
+        text: str = data
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return (text.replace("\r", " ").replace("\n", " ") + "\n").encode()
+    if not isinstance(data, Mapping):
+        try:
+            data = Serde.to_dict(data)
+        except Exception:
+            data = {"unserializable": repr(data)}
+    return (json.dumps(data, default=str) + "\n").encode()
+
+
+def _count_metric() -> None:
+    try:
+        from airflow.providers.common.compat.sdk import Stats
+
+        Stats.incr(LOST_EVENTS_METRIC)
+    except Exception:  # no Airflow, or no metrics backend: the file still counts
+        log.debug("Could not count %s", LOST_EVENTS_METRIC, exc_info=True)
+
+
+class BlindataTransport(Transport):
+    """Writes OpenLineage events (RunEvent, JobEvent, DatasetEvent) to the Blindata event store."""
+
+    kind = "blindata"
+    config_class = BlindataTransportConfig
+
+    def __init__(self, config: BlindataTransportConfig, *, source: str = "transport") -> None:
+        self.config = config
+        self.source = source
+
+    def emit(self, event: Any) -> AppendOutcome | None:
+        """Store ``event``; on failure log, keep and count it — never raise into Airflow."""
+        data: Any = event
+        try:
+            if not isinstance(event, Mapping | str | bytes):
+                data = Serde.to_dict(event)
+            return _shared_store(self.config.store_url).append(data, source=self.source)
+        except Exception as error:
+            try:
+                self._lose(data, error)
+            except Exception:  # the last guard: even the report of a loss must not raise
+                log.warning("Blindata capture lost an event: %s", type(error).__name__)
+            return None
+
+    def close(self, timeout: float = -1) -> bool:
+        return True
+
+    def _target(self) -> str:
+        try:
+            return self.config.store_url or configured_store_url() or default_store_url()
+        except Exception:
+            return "the configured store"
+
+    def _lose(self, data: Any, error: Exception) -> None:
+        """One warning line, the event kept in the lost-events file, the loss counted."""
+        target = self._target()
+        password = _password(target) if "@" in target else None
+        secrets = (password,) if password else ()
+        if isinstance(error, StoreError):
+            reason = describe_error(error, secrets=secrets)
+        else:
+            reason = f"{describe_error(error, secrets=secrets)} (store {redact_url(target)})"
+        path = lost_events_path(self.config.lost_events_path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+            try:
+                os.write(descriptor, _as_line(data))  # one write: O_APPEND keeps lines whole
+            finally:
+                os.close(descriptor)
+            kept = f"kept in {path}; store it later with `airflow-blindata ingest {path}`"
+        except OSError as file_error:
+            kept = f"and could not be kept in {path} ({file_error.strerror}): it is lost"
+        log.warning(
+            "Blindata capture could not store %s: %s; %s. The task is not affected.",
+            _describe(data),
+            reason,
+            kept,
+        )
+        log.debug("Blindata capture failure details:", exc_info=True)
+        _count_metric()
+
+
+def _password(url: str) -> str | None:
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).password  # type: ignore[return-value]
+    except Exception:
+        return None

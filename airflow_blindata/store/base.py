@@ -1,0 +1,107 @@
+"""The interface every event store implements, whatever database is under it.
+
+A store is small on purpose, like an OpenLineage ``Transport``: capture appends, the sync reads
+by cursor and job, retention prunes, and the sync history records each snapshot and cleanup.
+Stores are opened by URL through the registry (``airflow_blindata.store.open_store``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from .models import (
+    AppendCounts,
+    AppendOutcome,
+    QuarantinedEvent,
+    RetentionResult,
+    StoredEvent,
+    StoreStats,
+    SyncRecord,
+)
+
+__all__ = ["EventStore", "RawEvent"]
+
+RawEvent = Mapping[str, Any] | str | bytes
+"""An event as received: a decoded JSON object, or its JSON text."""
+
+
+class EventStore(ABC):
+    """A durable, deduplicating, append-only log of OpenLineage events.
+
+    Contract (every implementation):
+
+    * ``append`` returns only once the event is committed; a duplicate (same ``event_key``) is
+      dropped; an event ``parse_event`` cannot read is quarantined with the reason, never lost.
+    * Many processes, and with PostgreSQL many hosts, may append at once.
+    * ``events`` yields in cursor order, and a cursor never skips an event committed later.
+    """
+
+    url: str
+    """The store's URL with any password replaced by ``***``: safe for logs."""
+
+    @abstractmethod
+    def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome:
+        """Store one event, committed before this returns."""
+
+    @abstractmethod
+    def append_many(self, events: Iterable[Any], *, source: str = "ingest") -> AppendCounts:
+        """Store many events (committed in batches), counting what happened to each."""
+
+    @abstractmethod
+    def events(
+        self,
+        *,
+        since: int | None = None,
+        job: tuple[str, str] | None = None,
+        received_after: datetime | None = None,
+    ) -> Iterator[StoredEvent]:
+        """Stored events with ``id > since``, of one job (namespace, name), in cursor order."""
+
+    @abstractmethod
+    def last_id(self) -> int:
+        """The cursor of the newest readable event (0 when there is none)."""
+
+    @abstractmethod
+    def quarantine(self) -> Iterator[QuarantinedEvent]:
+        """The quarantined events, oldest first."""
+
+    @abstractmethod
+    def stats(self) -> StoreStats:
+        """What the store holds."""
+
+    @abstractmethod
+    def retain(
+        self, *, raw_events_days: int, job_described_for_days: int, now: datetime | None = None
+    ) -> RetentionResult:
+        """Remove events past ``raw_events_days``, but never the latest description of a job
+        that is still described (an event within ``job_described_for_days``): its latest run's
+        events and its latest JobEvent stay. A job with nothing newer than
+        ``job_described_for_days`` is dropped entirely. Ages count from when the store received
+        an event. Quarantined events past ``raw_events_days`` go too.
+        """
+
+    @abstractmethod
+    def record_sync(self, record: SyncRecord) -> None:
+        """Add a snapshot or cleanup to the sync history."""
+
+    @abstractmethod
+    def sync_history(
+        self, definition_uuid: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[SyncRecord]:
+        """The latest ``limit`` records of a job definition, newest first."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections. The store must not be used afterwards."""
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url}>"

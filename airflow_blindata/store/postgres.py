@@ -1,0 +1,133 @@
+"""The event store in PostgreSQL: for workers on several machines (Celery, Kubernetes).
+
+Durability: an append is one autocommitted ``INSERT ... ON CONFLICT (key) DO NOTHING``; when it
+returns, PostgreSQL has committed it (with the server's ``synchronous_commit``, on by default).
+
+The cursor: concurrent transactions may commit ids out of order (id 8 can become visible after
+id 9), so a reader paging by id could step over an event for good. Appends therefore leave
+``seq`` empty, and readers stamp it — under a transaction-scoped advisory lock, in one UPDATE —
+for every event committed so far. Stamps are handed out in the order events became visible, so
+``seq`` is a cursor that never skips, while appends stay lock-free.
+
+Timeouts keep a capturing task from hanging on an unreachable server: ``connect_timeout``
+(default 3 s) and ``statement_timeout`` (default 5000 ms), both settable in the URL.
+
+URL: ``postgresql://user:password@host:5432/db`` (or ``postgresql+psycopg://``), options
+``schema=<name>`` (a schema of its own, created if missing), ``connect_timeout=<s>``,
+``statement_timeout=<ms>``, and any libpq parameter (``sslmode=require``, ...). Needs the
+``postgres`` extra: ``pip install 'airflow-blindata[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Table, create_engine, func, inspect, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.schema import CreateSchema
+from sqlalchemy.sql.dml import Insert
+
+from .models import StoreURLError
+from .schema import PREFIX, build_tables
+from .sql import SqlEventStore
+
+__all__ = ["PostgresEventStore"]
+
+DEFAULT_CONNECT_TIMEOUT = "3"
+DEFAULT_STATEMENT_TIMEOUT_MS = "5000"
+
+
+def _lock_key(schema: str | None, purpose: str) -> int:
+    """A stable 64-bit advisory lock key per schema and purpose."""
+    digest = hashlib.sha256(f"{PREFIX}{schema or ''}:{purpose}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresEventStore(SqlEventStore):
+    """An event store in PostgreSQL (psycopg 3), cursor stamped in commit order."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: URL, *, schema: str | None = None, shown_url: str = "") -> None:
+        engine = create_engine(url)
+        self._schema = schema
+        self._schema_key = _lock_key(schema, "schema")
+        self._stamp_key = _lock_key(schema, "stamp")
+        secrets = (url.password,) if url.password else ()
+        shown = shown_url or url.render_as_string(hide_password=True)
+        tables = build_tables(schema=schema, stamped_cursor=True)
+        super().__init__(engine, tables, url=shown, secrets=secrets)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_url(cls, url: str) -> PostgresEventStore:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise StoreURLError(
+                "a PostgreSQL store needs psycopg: pip install 'airflow-blindata[postgres]'"
+            ) from None
+        parsed = make_url(url)
+        shown = parsed.render_as_string(hide_password=True)
+        query: dict[str, Any] = {k: _one(v) for k, v in parsed.query.items()}
+        schema = query.pop("schema", None)
+        statement_timeout = query.pop("statement_timeout", DEFAULT_STATEMENT_TIMEOUT_MS)
+        if not str(statement_timeout).isdigit():
+            raise StoreURLError("the PostgreSQL store option statement_timeout must be ms")
+        query.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        query["options"] = f"{query.get('options', '')} -c statement_timeout={statement_timeout}"
+        query["options"] = query["options"].strip()
+        driver_url = parsed.set(drivername="postgresql+psycopg", query=query)
+        return cls(driver_url, schema=schema, shown_url=shown)
+
+    def _insert(self, table: Table) -> Insert:
+        skip_duplicate = pg_insert(table).on_conflict_do_nothing(index_elements=["key"])
+        return skip_duplicate.returning(table.c.id)
+
+    @contextmanager
+    def _appending(self) -> Iterator[Connection]:
+        # One round trip: no BEGIN/COMMIT around a single INSERT.
+        with self._engine.connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    def _lock_schema(self, conn: Connection) -> None:
+        conn.execute(select(func.pg_advisory_xact_lock(self._schema_key)))
+        if self._schema and not inspect(conn).has_schema(self._schema):
+            conn.execute(CreateSchema(self._schema, if_not_exists=True))
+
+    def _stamp(self) -> None:
+        events, seq = self._tables.events, self._tables.seq
+        assert seq is not None
+        with self._engine.connect() as conn:
+            pending = conn.execute(select(events.c.id).where(events.c.seq.is_(None)).limit(1))
+            if pending.first() is None:
+                return
+        with self._engine.begin() as conn:
+            conn.execute(select(func.pg_advisory_xact_lock(self._stamp_key)))
+            rows = select(events.c.id).where(events.c.seq.is_(None)).order_by(events.c.id)
+            unstamped = rows.subquery()
+            numbered = select(unstamped.c.id, seq.next_value().label("seq")).subquery()
+            conn.execute(
+                update(events).where(events.c.id == numbered.c.id).values(seq=numbered.c.seq)
+            )
+
+    def _size_bytes(self) -> int | None:
+        tables = self._tables
+        preparer = self._engine.dialect.identifier_preparer
+        total = 0
+        with self._engine.connect() as conn:
+            for table in (tables.events, tables.quarantine, tables.sync_history, tables.meta):
+                size = conn.execute(
+                    text("SELECT pg_total_relation_size(CAST(:name AS regclass))"),
+                    {"name": preparer.format_table(table)},
+                ).scalar()
+                total += int(size or 0)
+        return total
+
+
+def _one(value: Any) -> Any:
+    """A URL option given twice comes back as a tuple: the last one wins."""
+    return value[-1] if isinstance(value, tuple) else value

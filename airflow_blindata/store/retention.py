@@ -1,0 +1,127 @@
+"""Retention: prune raw events by age without forgetting what a job still describes.
+
+Three rules, with ages counted from when the store received an event:
+
+1. A job with no event newer than ``job_described_for_days`` is no longer described: all its
+   events go, however recent the raw-event rule would consider them.
+2. A job still described loses its events older than ``raw_events_days``, except its latest
+   description: every event of its latest run and its latest JobEvent. The next snapshot can
+   therefore always rebuild every described job, even one that ran once, months ago.
+3. Events without a job (DatasetEvents) and quarantined events go after ``raw_events_days``.
+
+Deletions run in batches of ``DELETE_BATCH`` rows, each its own short transaction, so that a big
+prune never holds the SQLite write lock long enough to make a capturing task wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select
+from sqlalchemy.engine import Connection, Engine
+
+from .models import RetentionResult
+from .schema import Tables
+
+__all__ = ["DELETE_BATCH", "retain"]
+
+DELETE_BATCH = 1000
+
+Writing = Callable[[], AbstractContextManager[Connection]]
+
+
+def _delete_batched(writing: Writing, table: Table, where: ColumnElement[bool]) -> int:
+    """Delete the rows ``where`` selects, a batch per transaction; the number removed."""
+    removed = 0
+    while True:
+        batch = select(table.c.id).where(where).limit(DELETE_BATCH).scalar_subquery()
+        with writing() as conn:
+            count = conn.execute(delete(table).where(table.c.id.in_(batch))).rowcount
+        removed += count
+        if count < DELETE_BATCH:
+            return removed
+
+
+def _latest_description(conn: Connection, events: Table, namespace: str, name: str) -> Any:
+    """The latest run id and the id of the latest JobEvent of a job (either may be None)."""
+    of_job = and_(events.c.job_namespace == namespace, events.c.job_name == name)
+    latest_run = conn.execute(
+        select(events.c.run_id)
+        .where(of_job, events.c.run_id.is_not(None))
+        .order_by(events.c.id.desc())
+        .limit(1)
+    ).scalar()
+    latest_job_event = conn.execute(
+        select(func.max(events.c.id)).where(of_job, events.c.kind == "JobEvent")
+    ).scalar()
+    return of_job, latest_run, latest_job_event
+
+
+def retain(
+    engine: Engine,
+    writing: Writing,
+    tables: Tables,
+    *,
+    raw_events_days: int,
+    job_described_for_days: int,
+    now: datetime,
+) -> RetentionResult:
+    """Apply the three rules of the module docstring; see ``EventStore.retain``."""
+    events = tables.events
+    raw_cutoff = now - timedelta(days=raw_events_days)
+    job_cutoff = now - timedelta(days=job_described_for_days)
+    with engine.connect() as conn:
+        newest = conn.execute(
+            select(events.c.job_namespace, events.c.job_name, func.max(events.c.received_at))
+            .where(events.c.job_name.is_not(None))
+            .group_by(events.c.job_namespace, events.c.job_name)
+        ).all()
+    received = events.c.received_at.type.process_result_value  # type: ignore[attr-defined]
+    stale = [
+        (namespace, name)
+        for namespace, name, last in newest
+        if received(last, engine.dialect) < job_cutoff
+    ]
+    removed = 0
+    for namespace, name in stale:
+        removed += _delete_batched(
+            writing, events, and_(events.c.job_namespace == namespace, events.c.job_name == name)
+        )
+    with engine.connect() as conn:
+        aged_jobs = conn.execute(
+            select(events.c.job_namespace, events.c.job_name)
+            .where(events.c.received_at < raw_cutoff, events.c.job_name.is_not(None))
+            .distinct()
+        ).all()
+    for namespace, name in aged_jobs:
+        with engine.connect() as conn:
+            of_job, latest_run, latest_job_event = _latest_description(
+                conn, events, namespace, name
+            )
+        keep: list[ColumnElement[bool]] = []
+        if latest_run is not None:
+            keep.append(or_(events.c.run_id.is_(None), events.c.run_id != latest_run))
+        if latest_job_event is not None:
+            keep.append(events.c.id != latest_job_event)
+        removed += _delete_batched(
+            writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep)
+        )
+    removed += _delete_batched(
+        writing, events, and_(events.c.job_name.is_(None), events.c.received_at < raw_cutoff)
+    )
+    quarantine_removed = _delete_batched(
+        writing, tables.quarantine, tables.quarantine.c.received_at < raw_cutoff
+    )
+    with engine.connect() as conn:
+        kept = conn.execute(
+            select(func.count()).select_from(events).where(events.c.received_at < raw_cutoff)
+        ).scalar()
+    return RetentionResult(
+        events_removed=removed,
+        jobs_dropped=len(stale),
+        events_kept_for_described_jobs=int(kept or 0),
+        quarantine_removed=quarantine_removed,
+    )

@@ -1,0 +1,164 @@
+"""The store's tables (SQLAlchemy Core) and their versioning.
+
+Every table is prefixed ``blindata_`` so that the store can share a PostgreSQL database (even
+Airflow's own) without a name clash. ``blindata_store_meta`` holds ``schema_version``. A store
+opened by a newer airflow-blindata upgrades the schema in place, one step of ``MIGRATIONS`` at a
+time inside one locked transaction; a step may add tables, columns and indexes but never drops
+stored events. A store whose schema is newer than this code refuses to write (``StoreSchemaError``)
+instead of guessing.
+
+``events`` has two orderings: ``id``, the order rows were inserted, and the *cursor* readers page
+by. On SQLite they are the same (one writer at a time, so ids are committed in order). On
+PostgreSQL concurrent transactions can commit ids out of order, so a cursor on ``id`` could skip
+an event committed late; there ``seq`` is the cursor, stamped in commit order by the reader
+(see ``postgres.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Sequence,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import TypeDecorator
+
+__all__ = ["MIGRATIONS", "PREFIX", "SCHEMA_VERSION", "Tables", "UtcDateTime", "build_tables"]
+
+PREFIX = "blindata_"
+SCHEMA_VERSION = 1
+
+Migration = Callable[[Connection, "Tables"], None]
+MIGRATIONS: dict[int, Migration] = {}
+"""Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema)."""
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in, aware UTC datetimes out, whatever the database keeps.
+
+    SQLite has no time zones: it gets naive UTC text, which sorts correctly as text.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # a SQLite value written by another tool
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+_Id = BigInteger().with_variant(Integer(), "sqlite")  # INTEGER PRIMARY KEY is SQLite's rowid
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    metadata: MetaData
+    events: Table
+    quarantine: Table
+    sync_history: Table
+    meta: Table
+    seq: Sequence | None
+
+    @property
+    def cursor(self) -> Column[Any]:
+        """The column readers page by: ``seq`` where it exists (PostgreSQL), else ``id``."""
+        column: Column[Any] = self.events.c.seq if self.seq is not None else self.events.c.id
+        return column
+
+
+@cache
+def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> Tables:
+    """The tables in ``schema`` (PostgreSQL); ``stamped_cursor`` adds ``seq`` (see module doc).
+
+    Cached: building them costs milliseconds, which a child forked per event should not pay.
+    """
+    metadata = MetaData(schema=schema)
+    seq = Sequence(f"{PREFIX}events_seq", metadata=metadata) if stamped_cursor else None
+    stamped: list[Any] = []
+    if stamped_cursor:
+        seq_column = Column("seq", BigInteger, nullable=True)
+        stamped = [
+            seq_column,
+            Index(f"{PREFIX}events_seq_idx", seq_column, unique=True),
+            Index(
+                f"{PREFIX}events_unstamped_idx",
+                "id",
+                postgresql_where=seq_column.is_(None),
+            ),
+        ]
+    events = Table(
+        f"{PREFIX}events",
+        metadata,
+        Column("id", _Id, primary_key=True, autoincrement=True),
+        Column("key", String(64), nullable=False, unique=True),
+        Column("received_at", UtcDateTime, nullable=False),
+        Column("event_time", UtcDateTime, nullable=True),
+        Column("kind", String(16), nullable=False),
+        Column("job_namespace", Text, nullable=True),
+        Column("job_name", Text, nullable=True),
+        Column("run_id", Text, nullable=True),
+        Column("event_type", String(16), nullable=True),
+        Column("source", String(32), nullable=False),
+        Column("payload", Text, nullable=False),
+        *stamped,
+        Index(f"{PREFIX}events_job_idx", "job_namespace", "job_name", "id"),
+        Index(f"{PREFIX}events_received_idx", "received_at"),
+        sqlite_autoincrement=True,  # ids are never reused, even after retention empties the table
+    )
+    quarantine = Table(
+        f"{PREFIX}quarantine",
+        metadata,
+        Column("id", _Id, primary_key=True, autoincrement=True),
+        Column("key", String(64), nullable=False, unique=True),
+        Column("received_at", UtcDateTime, nullable=False),
+        Column("source", String(32), nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("raw", LargeBinary, nullable=False),
+        Index(f"{PREFIX}quarantine_received_idx", "received_at"),
+        sqlite_autoincrement=True,
+    )
+    sync_history = Table(
+        f"{PREFIX}sync_history",
+        metadata,
+        Column("id", _Id, primary_key=True, autoincrement=True),
+        Column("definition_uuid", String(64), nullable=False),
+        Column("kind", String(16), nullable=False),
+        Column("started_at", UtcDateTime, nullable=False),
+        Column("finished_at", UtcDateTime, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("report", Text, nullable=False),
+        Index(f"{PREFIX}sync_history_def_idx", "definition_uuid", "kind", "id"),
+    )
+    meta = Table(
+        f"{PREFIX}store_meta",
+        metadata,
+        Column("key", String(64), primary_key=True),
+        Column("value", Text, nullable=False),
+    )
+    return Tables(metadata, events, quarantine, sync_history, meta, seq)

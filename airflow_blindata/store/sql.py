@@ -1,0 +1,408 @@
+"""The event store on SQLAlchemy Core, shared by SQLite and PostgreSQL.
+
+The two backends differ in a few seams only, which subclasses fill in: the INSERT that skips a
+duplicate key, how a write transaction starts, the schema lock, how the cursor is stamped, and
+the size on disk. Every database error leaves as ``StoreUnavailableError`` with a one-line message
+that names the store by its redacted URL and never carries SQL parameters or a password.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import Table, func, insert, inspect, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.sql.dml import Insert
+
+from . import retention
+from .base import EventStore, RawEvent
+from .connections import describe_error, set_aside, track
+from .models import (
+    AppendCounts,
+    AppendOutcome,
+    QuarantinedEvent,
+    RetentionResult,
+    StoredEvent,
+    StoreSchemaError,
+    StoreStats,
+    StoreUnavailableError,
+    SyncRecord,
+)
+from .prepare import Prepared, column_text, prepare
+from .schema import MIGRATIONS, SCHEMA_VERSION, Tables
+
+__all__ = ["SqlEventStore", "describe_error"]
+
+BATCH_SIZE = 500
+"""Rows per transaction in ``append_many``: big enough to be fast, short enough not to block."""
+PAGE_SIZE = 1000
+"""Rows per query when reading: memory stays flat however many events are stored."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SqlEventStore(EventStore):
+    """An ``EventStore`` on an SQLAlchemy engine (see the subclasses for each database)."""
+
+    backend: ClassVar[str] = ""
+
+    def __init__(
+        self, engine: Engine, tables: Tables, *, url: str, secrets: tuple[str, ...] = ()
+    ) -> None:
+        self._shared_engine = engine
+        self._tables = tables
+        self._secrets = secrets
+        self._ready = False
+        self._inserts: dict[str, Insert] = {}
+        self._pid = os.getpid()
+        self.url = url
+        track(self)
+
+    # -- the seams ------------------------------------------------------------------------
+
+    def _insert(self, table: Table) -> Insert:
+        """``INSERT ... ON CONFLICT (key) DO NOTHING RETURNING id`` in the backend's dialect.
+
+        RETURNING, not rowcount, tells a skipped duplicate: drivers disagree on rowcount.
+        """
+        raise NotImplementedError
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """A connection in a write transaction, committed when the block ends."""
+        with self._engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def _appending(self) -> Iterator[Connection]:
+        """Where one append runs: a write transaction, unless the backend has a faster way."""
+        with self._writing() as conn:
+            yield conn
+
+    def _lock_schema(self, conn: Connection) -> None:
+        """Serialize schema creation and upgrades between processes (in ``conn``'s transaction)."""
+
+    def _stamp(self) -> None:
+        """Give newly committed events their cursor (PostgreSQL; SQLite's cursor is the id)."""
+
+    def _size_bytes(self) -> int | None:
+        return None
+
+    def release_connections(self) -> None:
+        """Close idle pooled connections (before a fork; see ``connections``)."""
+        if self._pid == os.getpid():
+            self._shared_engine.dispose()
+
+    # -- schema ---------------------------------------------------------------------------
+
+    _driver_errors: ClassVar[tuple[type[Exception], ...]] = ()
+    """Errors of a driver used directly, not through SQLAlchemy (SQLite's hot path)."""
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        errors: tuple[type[Exception], ...] = (SQLAlchemyError, *self._driver_errors)
+        try:
+            yield
+        except errors as error:
+            message = describe_error(error, secrets=self._secrets)
+            raise StoreUnavailableError(f"{action} in {self.url} failed: {message}") from error
+
+    def _stored_version(self, conn: Connection) -> int | None:
+        """The stored schema version; None for a store not created yet."""
+        if not inspect(conn).has_table(self._tables.meta.name, schema=self._tables.meta.schema):
+            return None
+        return self._read_version(conn)
+
+    def _read_version(self, conn: Connection) -> int | None:
+        meta = self._tables.meta
+        value = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+        return int(value) if value is not None else None
+
+    def _quick_version(self) -> int | None:
+        """The version in one query (no catalog lookups), or None when that query fails."""
+        try:
+            with self._engine.connect() as conn:
+                return self._read_version(conn)
+        except (OperationalError, ProgrammingError):  # no such table (or no database yet)
+            return None
+
+    @property
+    def _engine(self) -> Engine:
+        """The engine, safe to use in this process.
+
+        The fork guard: a forked child (OpenLineage emits from one per event) must never use or
+        close its parent's connections (see ``connections``), so on first use it sets the
+        inherited pool aside and opens its own (SQLAlchemy's recipe for ``os.fork``).
+        """
+        if self._pid != os.getpid():
+            set_aside(self._shared_engine)
+            self._pid = os.getpid()
+        return self._shared_engine
+
+    def _ensure_schema(self) -> None:
+        """Create or upgrade the schema on first use; then nothing (once per process tree)."""
+        if self._ready:
+            return
+        with self._guard("opening the store"):
+            if self._quick_version() != SCHEMA_VERSION:
+                with self._writing() as conn:
+                    self._lock_schema(conn)
+                    self._upgrade(conn, self._stored_version(conn))
+        self._ready = True
+
+    def _upgrade(self, conn: Connection, version: int | None) -> None:
+        tables, meta = self._tables, self._tables.meta
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreSchemaError(
+                f"the store {self.url} has schema version {version}, newer than this "
+                f"airflow-blindata knows ({SCHEMA_VERSION}): upgrade airflow-blindata"
+            )
+        if version == SCHEMA_VERSION:  # another process got here first
+            return
+        if version is None:
+            tables.metadata.create_all(conn)
+        else:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](conn, tables)
+            tables.metadata.create_all(conn)  # tables a step added to the model
+        conn.execute(meta.delete().where(meta.c.key == "schema_version"))
+        conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _write(self, conn: Connection, prepared: Prepared) -> AppendOutcome:
+        table = self._tables.quarantine if prepared.quarantined else self._tables.events
+        statement = self._inserts.get(table.name)
+        if statement is None:
+            statement = self._inserts[table.name] = self._insert(table)
+        if conn.execute(statement, prepared.values).first() is None:  # ON CONFLICT skipped it
+            return AppendOutcome.DUPLICATE
+        return AppendOutcome.QUARANTINED if prepared.quarantined else AppendOutcome.ACCEPTED
+
+    def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome:
+        prepared = prepare(event, source=source, received_at=_now())
+        self._ensure_schema()
+        with self._guard("appending an event"):
+            try:
+                with self._appending() as conn:
+                    return self._write(conn, prepared)
+            except DBAPIError as error:
+                if not error.connection_invalidated:
+                    raise
+            # A pooled connection the server dropped (a restart): once more, on a new one.
+            # Cheaper than pinging before every append; harmless, as a duplicate is skipped.
+            with self._appending() as conn:
+                return self._write(conn, prepared)
+
+    def append_many(self, events: Iterable[Any], *, source: str = "ingest") -> AppendCounts:
+        self._ensure_schema()
+        counts = AppendCounts()
+        batch: list[Prepared] = []
+        for raw in events:
+            batch.append(prepare(raw, source=source, received_at=_now()))
+            if len(batch) >= BATCH_SIZE:
+                counts += self._write_batch(batch)
+                batch = []
+        if batch:
+            counts += self._write_batch(batch)
+        return counts
+
+    def _write_batch(self, batch: list[Prepared]) -> AppendCounts:
+        counts = AppendCounts()
+        with self._guard("appending events"), self._writing() as conn:
+            for prepared in batch:
+                counts.add(self._write(conn, prepared))
+        return counts
+
+    # -- reading --------------------------------------------------------------------------
+
+    def _to_event(self, row: Any) -> StoredEvent:
+        return StoredEvent(
+            id=row.cursor,
+            key=row.key,
+            received_at=row.received_at,
+            event_time=row.event_time,
+            kind=row.kind,
+            job_namespace=row.job_namespace,
+            job_name=row.job_name,
+            run_id=row.run_id,
+            event_type=row.event_type,
+            payload=json.loads(row.payload),
+            source=row.source,
+        )
+
+    def events(
+        self,
+        *,
+        since: int | None = None,
+        job: tuple[str, str] | None = None,
+        received_after: datetime | None = None,
+    ) -> Iterator[StoredEvent]:
+        self._ensure_schema()
+        with self._guard("stamping new events"):
+            self._stamp()
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        query = select(*ev.c, cursor_column.label("cursor")).where(cursor_column.is_not(None))
+        if job is not None:
+            namespace, name = column_text(job[0]), column_text(job[1])
+            query = query.where(ev.c.job_namespace == namespace, ev.c.job_name == name)
+        if received_after is not None:
+            query = query.where(ev.c.received_at > received_after)
+        cursor = since or 0
+        while True:
+            page = query.where(cursor_column > cursor).order_by(cursor_column).limit(PAGE_SIZE)
+            with self._guard("reading events"), self._engine.connect() as conn:
+                rows = conn.execute(page).all()
+            for row in rows:
+                yield self._to_event(row)
+            if len(rows) < PAGE_SIZE:
+                return
+            cursor = rows[-1].cursor
+
+    def last_id(self) -> int:
+        self._ensure_schema()
+        with self._guard("reading the cursor"):
+            self._stamp()
+            with self._engine.connect() as conn:
+                value = conn.execute(select(func.max(self._tables.cursor))).scalar()
+        return int(value or 0)
+
+    def quarantine(self) -> Iterator[QuarantinedEvent]:
+        self._ensure_schema()
+        table, last = self._tables.quarantine, 0
+        while True:
+            page = select(table).where(table.c.id > last).order_by(table.c.id).limit(PAGE_SIZE)
+            with self._guard("reading the quarantine"), self._engine.connect() as conn:
+                rows = conn.execute(page).all()
+            for row in rows:
+                yield QuarantinedEvent(
+                    id=row.id,
+                    key=row.key,
+                    received_at=row.received_at,
+                    source=row.source,
+                    reason=row.reason,
+                    raw=bytes(row.raw).decode("utf-8", "replace"),
+                )
+            if len(rows) < PAGE_SIZE:
+                return
+            last = rows[-1].id
+
+    def stats(self) -> StoreStats:
+        self._ensure_schema()
+        ev, tables = self._tables.events, self._tables
+        namespace = func.coalesce(ev.c.job_namespace, "(dataset events)")
+        with self._guard("reading statistics"):
+            self._stamp()
+            with self._engine.connect() as conn:
+                by_namespace = conn.execute(
+                    select(namespace, func.count()).group_by(namespace).order_by(namespace)
+                ).all()
+                by_kind = conn.execute(select(ev.c.kind, func.count()).group_by(ev.c.kind)).all()
+                span = conn.execute(
+                    select(
+                        func.min(ev.c.received_at),
+                        func.max(ev.c.received_at),
+                        func.min(ev.c.event_time),
+                        func.max(ev.c.event_time),
+                        func.max(tables.cursor),
+                    )
+                ).one()
+                jobs = conn.execute(
+                    select(func.count()).select_from(
+                        select(ev.c.job_namespace, ev.c.job_name)
+                        .where(ev.c.job_name.is_not(None))
+                        .distinct()
+                        .subquery()
+                    )
+                ).scalar()
+                quarantined = conn.execute(select(func.count()).select_from(tables.quarantine))
+                syncs = conn.execute(select(func.count()).select_from(tables.sync_history))
+                quarantined_count, sync_count = quarantined.scalar(), syncs.scalar()
+            size = self._size_bytes()
+        # Aggregates come back as plain values: run them through the column type for UTC.
+        utc = ev.c.received_at.type.process_result_value  # type: ignore[attr-defined]
+        dialect = self._engine.dialect
+        return StoreStats(
+            url=self.url,
+            backend=self.backend,
+            schema_version=SCHEMA_VERSION,
+            events=sum(count for _, count in by_namespace),
+            jobs=int(jobs or 0),
+            events_by_namespace={str(name): int(count) for name, count in by_namespace},
+            events_by_kind={str(kind): int(count) for kind, count in by_kind},
+            oldest_received_at=utc(span[0], dialect),
+            newest_received_at=utc(span[1], dialect),
+            oldest_event_time=utc(span[2], dialect),
+            newest_event_time=utc(span[3], dialect),
+            last_id=int(span[4] or 0),
+            quarantined=int(quarantined_count or 0),
+            sync_records=int(sync_count or 0),
+            size_bytes=size,
+        )
+
+    # -- retention and sync history -------------------------------------------------------
+
+    def retain(
+        self, *, raw_events_days: int, job_described_for_days: int, now: datetime | None = None
+    ) -> RetentionResult:
+        if raw_events_days < 0 or job_described_for_days < 0:
+            raise ValueError("retention days must not be negative")
+        self._ensure_schema()
+        with self._guard("pruning events"):
+            return retention.retain(
+                self._engine,
+                self._writing,
+                self._tables,
+                raw_events_days=raw_events_days,
+                job_described_for_days=job_described_for_days,
+                now=now or _now(),
+            )
+
+    def record_sync(self, record: SyncRecord) -> None:
+        self._ensure_schema()
+        history = self._tables.sync_history
+        with self._guard("recording a sync"), self._writing() as conn:
+            conn.execute(
+                insert(history).values(
+                    definition_uuid=record.definition_uuid,
+                    kind=record.kind,
+                    started_at=record.started_at,
+                    finished_at=record.finished_at,
+                    status=record.status,
+                    report=json.dumps(record.report, default=str),
+                )
+            )
+
+    def sync_history(
+        self, definition_uuid: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[SyncRecord]:
+        self._ensure_schema()
+        history = self._tables.sync_history
+        query = select(history).where(history.c.definition_uuid == definition_uuid)
+        if kind is not None:
+            query = query.where(history.c.kind == kind)
+        query = query.order_by(history.c.id.desc()).limit(limit)
+        with self._guard("reading the sync history"), self._engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return [
+            SyncRecord(
+                definition_uuid=row.definition_uuid,
+                kind=row.kind,
+                started_at=row.started_at,
+                finished_at=row.finished_at,
+                status=row.status,
+                report=json.loads(row.report),
+            )
+            for row in rows
+        ]
+
+    def close(self) -> None:
+        self._engine.dispose()

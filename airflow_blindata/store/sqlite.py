@@ -1,0 +1,247 @@
+"""The event store in one SQLite file: the default, for a single machine.
+
+Durability: the database runs in WAL mode with ``synchronous=NORMAL`` by default. An append is
+committed to the write-ahead log when it returns, so it survives the death of any process — the
+task, the OpenLineage child killed at ``execution_timeout``, ``kill -9`` — which is the guarantee
+the OpenLineage ``FileTransport`` gives too, at about the same cost. What NORMAL does not
+survive is a power cut or a kernel crash before the next checkpoint: the last appends may be
+rolled back (never corrupted). ``?synchronous=full`` adds an fsync to every append and survives
+those too, at the cost of a disk flush per event (see ``benchmarks/capture.py``).
+
+Many processes: every write transaction starts with ``BEGIN IMMEDIATE``, so a writer queues for
+the lock (up to ``timeout`` seconds, default 5) instead of failing half-way; appends hold it for
+well under a millisecond. WAL needs shared memory: keep the file on a local disk, never on NFS —
+for workers on several machines use PostgreSQL.
+
+URL: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``; options
+``synchronous=normal|full`` and ``timeout=<seconds>``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Table, create_engine, event
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.sql.dml import Insert
+
+from .base import RawEvent
+from .direct import DirectAppender
+from .models import AppendOutcome, StoreUnavailableError, StoreURLError
+from .prepare import prepare
+from .schema import build_tables
+from .sql import SqlEventStore
+
+__all__ = ["SqliteEventStore"]
+
+DEFAULT_TIMEOUT = 5.0
+SYNCHRONOUS = ("normal", "full")
+_WRITE = "blindata_write"
+
+
+class SqliteEventStore(SqlEventStore):
+    """An event store in a SQLite file (WAL, ``BEGIN IMMEDIATE`` writes)."""
+
+    backend = "sqlite"
+    _driver_errors = (sqlite3.Error,)
+
+    def __init__(
+        self, path: str | Path, *, synchronous: str = "normal", timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise StoreURLError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
+        self.path = Path(path).expanduser()
+        self.synchronous = synchronous
+        with suppress(OSError):  # reported by the first operation that needs the file
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(URL.create("sqlite", database=str(self.path)))
+        event.listen(engine, "connect", self._on_connect)
+        event.listen(engine, "begin", _on_begin)
+        self._timeout = timeout
+        self._lock_pid: int | None = None
+        self._lock_fd: int | None = None
+        self._thread_lock = threading.Lock()
+        self._direct: DirectAppender | None = None
+        super().__init__(engine, build_tables(), url=f"sqlite:///{self.path}")
+
+    @classmethod
+    def from_url(cls, url: str) -> SqliteEventStore:
+        parsed = make_url(url)
+        if not parsed.database or parsed.database == ":memory:":
+            raise StoreURLError(
+                "a SQLite store needs a file: sqlite:///relative.db or sqlite:////absolute.db"
+            )
+        options = dict(parsed.query)
+        unknown = sorted(set(options) - {"synchronous", "timeout"})
+        if unknown:
+            raise StoreURLError(
+                f"unknown SQLite store option(s) {', '.join(unknown)} (known: synchronous, timeout)"
+            )
+        try:
+            timeout = float(_one(options.get("timeout", DEFAULT_TIMEOUT)))
+        except ValueError:
+            raise StoreURLError("the SQLite store option timeout must be seconds") from None
+        synchronous = str(_one(options.get("synchronous", "normal"))).lower()
+        return cls(parsed.database, synchronous=synchronous, timeout=timeout)
+
+    def _on_connect(self, dbapi_connection: sqlite3.Connection, _: Any) -> None:
+        # The driver's own transaction handling would BEGIN lazily and too late for a lock;
+        # ``_on_begin`` issues BEGIN itself (SQLAlchemy's documented recipe for pysqlite).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+            with suppress(sqlite3.OperationalError):  # a read-only file can still be read
+                cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
+        finally:
+            cursor.close()
+
+    def _connect_directly(self) -> sqlite3.Connection:
+        # The schema exists by now, so the file is in WAL mode already: only the per-connection
+        # setting is needed (the busy timeout is the driver's ``timeout``).
+        connection = sqlite3.connect(
+            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
+        connection.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
+        return connection
+
+    def _appender(self) -> DirectAppender:
+        if self._direct is None:
+            columns = {
+                table.name: [c.name for c in table.columns if c.name != "id"]
+                for table in (self._tables.events, self._tables.quarantine)
+            }
+            self._direct = DirectAppender(
+                self._tables,
+                self._engine.dialect,
+                self._insert,
+                self._connect_directly,
+                columns,
+                wal=self.path.with_name(self.path.name + "-wal"),
+            )
+        return self._direct
+
+    def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome:
+        """One event, through the driver directly (``direct.py``): capture's hot path."""
+        prepared = prepare(event, source=source, received_at=datetime.now(UTC))
+        self._ensure_schema()
+        tables = self._tables
+        table = tables.quarantine if prepared.quarantined else tables.events
+        with self._guard("appending an event"), self._queued(strict=True):
+            inserted = self._appender().insert(table.name, prepared)
+        if not inserted:
+            return AppendOutcome.DUPLICATE
+        return AppendOutcome.QUARANTINED if prepared.quarantined else AppendOutcome.ACCEPTED
+
+    def _insert(self, table: Table) -> Insert:
+        return (
+            sqlite_insert(table)
+            .on_conflict_do_nothing(index_elements=["key"])
+            .returning(table.c.id)
+        )
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        with self._queued(), self._engine.connect() as conn:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _queued(self, *, strict: bool = False) -> Iterator[None]:
+        """Queue writers — threads on a lock, processes on ``<db>.lock`` — before SQLite's lock.
+
+        SQLite's busy handler sleeps 1, 2, 5, 10 ... ms between tries, so with 8 writers an
+        append that holds the lock for a fraction of a millisecond makes others wait whole
+        milliseconds. Queuing here, with a finer backoff, lets the next writer in almost at once.
+        It is only a queue: SQLite's own lock still guarantees one writer at a time. Bounded by
+        ``timeout`` like SQLite's wait; without the lock file (a read-only directory) processes
+        fall back to SQLite's handler alone.
+        """
+        descriptor, threads = self._queue_locks()
+        if not threads.acquire(timeout=self._timeout):
+            if strict:  # the direct path shares one connection between the process's threads
+                raise StoreUnavailableError(
+                    f"{self.url} is busy: no write turn in {self._timeout} s"
+                )
+            yield  # SQLite's busy timeout decides from here
+            return
+        try:
+            deadline, pause, locked = time.monotonic() + self._timeout, 0.0001, False
+            while descriptor is not None and not locked:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    locked = True
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.002)
+            try:
+                yield
+            finally:
+                if locked and descriptor is not None:
+                    fcntl.flock(descriptor, fcntl.LOCK_UN)
+        finally:
+            threads.release()
+
+    def _queue_locks(self) -> tuple[int | None, threading.Lock]:
+        # Per process: a descriptor inherited through fork shares its lock with the parent, and
+        # a thread lock may have been held by a thread that does not exist in the child.
+        if self._lock_pid != os.getpid():
+            self._lock_pid, self._lock_fd, self._thread_lock = os.getpid(), None, threading.Lock()
+            lock_path = self.path.with_name(self.path.name + ".lock")
+            with suppress(OSError):
+                self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return self._lock_fd, self._thread_lock
+
+    def warm_up(self) -> None:
+        """Check the schema and compile the append, then close the connection it used.
+
+        Called by the capture plugin in the process that forks a child per event: the children
+        inherit a checked schema and a compiled statement, and their ``emit`` only connects and
+        inserts.
+        """
+        self._ensure_schema()
+        self._appender()
+        self.release_connections()
+
+    def release_connections(self) -> None:
+        super().release_connections()
+        if self._direct is not None:
+            self._direct.close()
+
+    def close(self) -> None:
+        super().close()
+        if self._direct is not None:
+            self._direct.close()
+        if self._lock_fd is not None and self._lock_pid == os.getpid():
+            os.close(self._lock_fd)
+            self._lock_fd, self._lock_pid = None, None
+
+    def _size_bytes(self) -> int | None:
+        files = (self.path, self.path.with_name(self.path.name + "-wal"))
+        return sum(file.stat().st_size for file in files if file.exists())
+
+
+def _one(value: Any) -> Any:
+    """A URL option given twice comes back as a tuple: the last one wins."""
+    return value[-1] if isinstance(value, tuple) else value
+
+
+def _on_begin(conn: Connection) -> None:
+    # IMMEDIATE takes the write lock up front (waiting up to busy_timeout); a DEFERRED
+    # transaction that reads first can fail at once with SQLITE_BUSY when it tries to write.
+    immediate = conn.get_execution_options().get(_WRITE, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,123 @@
+"""Which store a URL opens: a registry by URL scheme, the default, Airflow connections.
+
+Like the OpenLineage transport factory, a scheme maps to a factory; ``register_store`` adds one.
+``None`` opens the configured store — ``[blindata] store_url`` (or the environment variable
+``AIRFLOW__BLINDATA__STORE_URL``) — and without one the SQLite file
+``$AIRFLOW_HOME/blindata/events.db`` (``AIRFLOW_HOME`` defaults to ``~/airflow``).
+
+``airflow-conn://<conn_id>`` reads an Airflow connection (type ``postgres`` or ``sqlite``; extras
+``schema``, ``sslmode``, ...). Do not use it for capture from a forked OpenLineage child under
+``dag.test()`` with a connection kept in the metadata database: that lookup hangs there (see
+docs/capture.md). Environment-variable and secrets-backend connections work everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from .base import EventStore
+from .models import StoreURLError
+
+__all__ = [
+    "AIRFLOW_CONN_SCHEME",
+    "configured_store_url",
+    "default_store_url",
+    "open_store",
+    "redact_url",
+    "register_store",
+]
+
+AIRFLOW_CONN_SCHEME = "airflow-conn"
+STORE_URL_ENV = "AIRFLOW__BLINDATA__STORE_URL"
+_PG_PARAMS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name")
+
+StoreFactory = Callable[[str], EventStore]
+_FACTORIES: dict[str, StoreFactory] = {}
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """Open URLs of ``scheme`` (the part before ``+driver``) with ``factory(url)``."""
+    _FACTORIES[scheme] = factory
+
+
+def default_store_url() -> str:
+    """The SQLite file in ``$AIRFLOW_HOME/blindata/`` (``~/airflow`` without AIRFLOW_HOME)."""
+    home = Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser()
+    return f"sqlite:///{home / 'blindata' / 'events.db'}"
+
+
+def configured_store_url() -> str | None:
+    """``[blindata] store_url`` if set (read through Airflow's configuration when installed)."""
+    url = os.environ.get(STORE_URL_ENV, "").strip()
+    if url:
+        return url
+    try:
+        from airflow.configuration import conf
+    except ImportError:
+        return None
+    # ``store_url_cmd`` output ends with a newline: strip it.
+    configured = str(conf.get("blindata", "store_url", fallback="") or "").strip()
+    return configured or None
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``: the only form that may reach a log."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://***" if rest else "***"
+
+
+def _scheme(url: str) -> str:
+    scheme, separator, _ = url.partition("://")
+    if not separator:
+        raise StoreURLError(f"not a store URL: {redact_url(url)!r} (expected scheme://...)")
+    return scheme.split("+", 1)[0].lower()
+
+
+def _connection_url(conn_id: str) -> str:
+    """The store URL an Airflow connection describes (postgres or sqlite)."""
+    from airflow.sdk import BaseHook
+
+    conn = BaseHook.get_connection(conn_id)
+    extra = conn.extra_dejson
+    conn_type = (conn.conn_type or "").lower()
+    if conn_type == "sqlite":
+        return f"sqlite:///{conn.host}"
+    if conn_type not in {"postgres", "postgresql"}:
+        raise StoreURLError(
+            f"connection {conn_id!r} is of type {conn_type!r}: a store needs postgres or sqlite"
+        )
+    query = {key: str(extra[key]) for key in (*_PG_PARAMS, "schema") if extra.get(key)}
+    url = URL.create(
+        "postgresql+psycopg",
+        username=conn.login or None,
+        password=conn.password or None,
+        host=conn.host or None,
+        port=conn.port or None,
+        database=conn.schema or None,
+        query=query,
+    )
+    return url.render_as_string(hide_password=False)
+
+
+def open_store(url: str | None = None) -> EventStore:
+    """Open the store at ``url`` (see the module docstring); connects lazily, on first use."""
+    url = url or configured_store_url() or default_store_url()
+    scheme = _scheme(url)
+    if scheme == AIRFLOW_CONN_SCHEME:
+        conn_id = url.partition("://")[2].strip("/")
+        if not conn_id:
+            raise StoreURLError("airflow-conn:// needs a connection id: airflow-conn://<conn_id>")
+        return open_store(_connection_url(conn_id))
+    factory = _FACTORIES.get(scheme)
+    if factory is None:
+        known = ", ".join(sorted([*_FACTORIES, AIRFLOW_CONN_SCHEME]))
+        raise StoreURLError(f"no event store for {scheme}:// (known: {known})")
+    return factory(url)

@@ -1,0 +1,90 @@
+"""``airflow-blindata ingest`` and ``airflow-blindata store``, as an administrator runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from airflow_blindata.cli import main
+
+from .helpers import event
+
+DBT = Path(__file__).parents[1] / "fixtures" / "openlineage" / "dbt"
+CLI = str(Path(sys.executable).with_name("airflow-blindata"))
+
+
+def test_ingest_counts_and_is_idempotent(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = tmp_path / "mixed.jsonl"
+    good = [json.dumps(event(f"j{i}")) for i in range(3)]
+    lines.write_text("\n".join([*good, good[0], "not json", '{"no": "event"}']) + "\n")
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps([event("a1"), event("a2")]))
+    assert main(["ingest", str(lines), str(array), "--store", sqlite_url]) == 0
+    out = capsys.readouterr().out
+    assert f"{lines}: 3 accepted, 1 duplicate, 2 quarantined" in out
+    assert f"{array}: 2 accepted, 0 duplicate, 0 quarantined" in out
+    assert "total: 5 accepted, 1 duplicate, 2 quarantined" in out
+    assert main(["ingest", str(array), "--store", sqlite_url]) == 0
+    assert "0 accepted, 2 duplicate, 0 quarantined" in capsys.readouterr().out
+
+
+def test_ingest_reports_a_missing_file_and_goes_on(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(event("x")))
+    assert main(["ingest", str(tmp_path / "missing.json"), str(one), "--store", sqlite_url]) == 1
+    captured = capsys.readouterr()
+    assert "missing.json" in captured.err and "1 accepted" in captured.out
+
+
+def test_ingest_refuses_a_bad_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(event("x")))
+    assert main(["ingest", str(one), "--store", "mysql://u:pw@h/db"]) == 2
+    err = capsys.readouterr().err
+    assert "no event store for mysql://" in err and "pw" not in err
+
+
+def test_store_stats_and_quarantine(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = sorted(DBT.glob("*.jsonl"))
+    assert main(["ingest", *map(str, files), "--store", sqlite_url]) == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("definitely not json\n")
+    main(["ingest", str(bad), "--store", sqlite_url])
+    lost = tmp_path / "lost.jsonl"
+    lost.write_text(json.dumps(event("lost")) + "\n" + json.dumps(event("lost2")) + "\n")
+    capsys.readouterr()
+    assert main(["store", "stats", "--store", sqlite_url, "--lost-events-file", str(lost)]) == 0
+    table = capsys.readouterr().out
+    assert "quarantined     1" in table and f"lost events     2 in {lost}" in table
+    assert "events by job namespace:" in table
+    assert main(["store", "stats", "--store", sqlite_url, "--format", "json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["events"] > 0 and stats["quarantined"] == 1 and stats["backend"] == "sqlite"
+    assert set(stats["events_by_kind"]) == {"RunEvent"}
+    assert main(["store", "quarantine", "--store", sqlite_url]) == 0
+    listed = capsys.readouterr().out
+    assert "not JSON" in listed and "definitely not json" in listed
+
+
+def test_store_without_a_subcommand_shows_its_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["store"]) == 2
+    assert "stats" in capsys.readouterr().out
+
+
+def test_the_installed_command(tmp_path: Path, sqlite_url: str) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(event("x")))
+    done = subprocess.run(
+        [CLI, "ingest", str(one), "--store", sqlite_url], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "1 accepted" in done.stdout

@@ -1,0 +1,113 @@
+"""Retention prunes raw events by age, but never the latest description of a described job."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from airflow_blindata.store import EventStore
+from airflow_blindata.store import retention as retention_module
+
+from .helpers import dataset_event, event, job_event
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def _age(
+    store: EventStore, days_ago: float, *, runs: list[str] | None = None, kind: str = ""
+) -> None:
+    """Make the events of ``runs`` (or of ``kind``) look received ``days_ago`` before NOW."""
+    events = store._tables.events  # type: ignore[attr-defined]
+    which = events.c.run_id.in_(runs) if runs else events.c.kind == kind
+    with store._writing() as conn:  # type: ignore[attr-defined]
+        conn.execute(
+            events.update().where(which).values(received_at=NOW - timedelta(days=days_ago))
+        )
+
+
+def _add(store: EventStore, job: str, runs: list[str], days_ago: float) -> None:
+    for run in runs:
+        for kind in ("START", "COMPLETE"):
+            store.append(event(job, run=run, event_type=kind))
+    _age(store, days_ago, runs=runs)
+
+
+def _runs(store: EventStore, job: str) -> set[str | None]:
+    return {s.run_id for s in store.events(job=("ns", job))}
+
+
+def test_old_runs_go_and_recent_ones_stay(store: EventStore) -> None:
+    _add(store, "daily", ["r1", "r2"], days_ago=40)
+    _add(store, "daily", ["r3"], days_ago=20)
+    _add(store, "daily", ["r4", "r5"], days_ago=1)
+    result = store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _runs(store, "daily") == {"r4", "r5"}
+    assert result.events_removed == 6 and result.events_kept_for_described_jobs == 0
+
+
+def test_a_job_described_long_ago_keeps_its_latest_run_and_job_event(store: EventStore) -> None:
+    _add(store, "monthly", ["m1", "m2"], days_ago=25)
+    store.append(job_event("monthly", facets_version=1))
+    store.append(job_event("monthly", facets_version=2))
+    _age(store, 25, kind="JobEvent")
+    result = store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    kept = list(store.events(job=("ns", "monthly")))
+    assert {s.run_id for s in kept if s.run_id} == {"m2"}
+    job_events = [s for s in kept if s.kind == "JobEvent"]
+    assert [s.payload["facets_version"] for s in job_events] == [2]
+    assert result.events_removed == 3  # m1's START and COMPLETE, the first JobEvent
+    assert result.events_kept_for_described_jobs == 3
+    assert result.jobs_dropped == 0
+
+
+def test_a_job_no_longer_described_is_dropped_entirely(store: EventStore) -> None:
+    _add(store, "retired", ["x1"], days_ago=45)
+    _add(store, "alive", ["a1"], days_ago=1)
+    result = store.retain(raw_events_days=60, job_described_for_days=30, now=NOW)
+    assert _runs(store, "retired") == set()
+    assert _runs(store, "alive") == {"a1"}
+    assert result.jobs_dropped == 1 and result.events_removed == 2
+
+
+def test_dataset_events_and_quarantine_go_by_age(store: EventStore) -> None:
+    store.append(dataset_event("public.old"))
+    store.append("garbage")
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert len(list(store.events())) == 1  # received "now" (after NOW - 14 days): kept
+    result = store.retain(
+        raw_events_days=14, job_described_for_days=30, now=datetime.now(UTC) + timedelta(days=15)
+    )
+    assert list(store.events()) == [] and list(store.quarantine()) == []
+    assert result.quarantine_removed == 1
+
+
+def test_nothing_recent_is_touched(store: EventStore) -> None:
+    for i in range(5):
+        store.append(event("fresh", run=f"f{i}"))
+    result = store.retain(raw_events_days=14, job_described_for_days=30)
+    assert result.events_removed == 0 and len(list(store.events())) == 5
+
+
+def test_deletes_run_in_small_batches(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(retention_module, "DELETE_BATCH", 3)
+    _add(store, "busy", [f"b{i}" for i in range(10)], days_ago=20)
+    result = store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert result.events_removed == 18 and _runs(store, "busy") == {"b9"}
+
+
+def test_negative_days_are_refused(store: EventStore) -> None:
+    with pytest.raises(ValueError, match="negative"):
+        store.retain(raw_events_days=-1, job_described_for_days=30)
+
+
+def test_ids_are_never_reused_after_everything_is_pruned(store: EventStore) -> None:
+    store.append(dataset_event("a"))
+    first = store.last_id()
+    store.retain(
+        raw_events_days=0, job_described_for_days=0, now=datetime.now(UTC) + timedelta(days=1)
+    )
+    assert store.last_id() == 0
+    store.append(dataset_event("b"))
+    (again,) = store.events()
+    assert again.id > first  # a cursor saved before the prune does not skip the new event

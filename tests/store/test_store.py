@@ -1,0 +1,346 @@
+"""The event store's contract, on SQLite and (when available) PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from airflow_blindata.mapper.events import event_key
+from airflow_blindata.store import (
+    AppendOutcome,
+    EventStore,
+    StoreSchemaError,
+    StoreURLError,
+    SyncRecord,
+    open_store,
+    redact_url,
+)
+from airflow_blindata.store import sql as sql_module
+from airflow_blindata.store.prepare import prepare
+
+from .helpers import dataset_event, event, job_event
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "openlineage"
+
+
+def test_append_stores_once_and_reads_back(store: EventStore) -> None:
+    raw = event("load", run="r1", event_type="START")
+    assert store.append(raw) is AppendOutcome.ACCEPTED
+    assert store.append(raw) is AppendOutcome.DUPLICATE
+    reordered = json.dumps(dict(reversed(list(raw.items()))), indent=2)
+    assert store.append(reordered) is AppendOutcome.DUPLICATE  # same content, other text
+    (stored,) = store.events()
+    assert stored.payload == raw
+    assert stored.key == event_key(raw)
+    assert (stored.kind, stored.job_namespace, stored.job_name) == ("RunEvent", "ns", "load")
+    assert (stored.run_id, stored.event_type, stored.source) == ("r1", "START", "transport")
+    assert stored.event_time == datetime.fromisoformat(raw["eventTime"])
+    assert stored.received_at.tzinfo is not None
+
+
+def test_text_and_bytes_are_read_as_json(store: EventStore) -> None:
+    assert store.append(json.dumps(event("a"))) is AppendOutcome.ACCEPTED
+    assert store.append(json.dumps(event("b")).encode()) is AppendOutcome.ACCEPTED
+    assert [stored.job_name for stored in store.events()] == ["a", "b"]
+
+
+def test_every_kind_of_event_is_indexed(store: EventStore) -> None:
+    store.append(job_event("design"))
+    store.append(dataset_event("public.orders"))
+    kinds = {(s.kind, s.job_name, s.run_id) for s in store.events()}
+    assert kinds == {("JobEvent", "design", None), ("DatasetEvent", None, None)}
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("this is not json", "not JSON"),
+        (b"\xff\xfe garbage", "not JSON"),
+        ("[1, 2]", "not a JSON object: got an array"),
+        ({"hello": "world"}, "no run, job or dataset: not an OpenLineage event"),
+        (event("x", time=None) | {"eventTime": 1700000000}, "eventTime: must be an ISO-8601"),
+        (event("x") | {"eventTime": "yesterday"}, "eventTime"),
+        (event("x") | {"run": {"facets": {}}}, "runId"),
+    ],
+    ids=["text", "bytes", "array", "not-an-event", "time-number", "time-text", "no-run-id"],
+)
+def test_unreadable_events_are_quarantined_with_the_reason(
+    store: EventStore, raw: object, reason: str
+) -> None:
+    assert store.append(raw) is AppendOutcome.QUARANTINED  # type: ignore[arg-type]
+    assert store.append(raw) is AppendOutcome.DUPLICATE  # type: ignore[arg-type]
+    (kept,) = store.quarantine()
+    assert reason in kept.reason
+    assert kept.raw  # the text is kept, so nothing is lost
+    assert list(store.events()) == []
+
+
+def test_quarantine_keeps_the_exact_text(store: EventStore) -> None:
+    store.append("not json at all: ünïcode \u2603")
+    (kept,) = store.quarantine()
+    assert kept.raw == "not json at all: ünïcode \u2603"
+
+
+def test_the_stored_key_is_the_mappers_event_key() -> None:
+    """``prepare`` computes the key from the text it stores; it must equal ``event_key``."""
+    samples = [event("x"), event("ünïcode ☃"), event("lone \udc80 surrogate")]
+    samples += [
+        json.loads(line)
+        for path in sorted((FIXTURES / "dbt").glob("*.jsonl"))
+        for line in path.read_text().splitlines()[:3]
+    ]
+    for raw in samples:
+        prepared = prepare(raw, source="t", received_at=datetime.now(UTC))
+        assert prepared.key == event_key(raw)
+        assert json.loads(prepared.values["payload"]) == json.loads(json.dumps(raw))
+
+
+def test_lone_surrogates_are_stored(store: EventStore) -> None:
+    assert store.append(event("lone \udc80 surrogate")) is AppendOutcome.ACCEPTED
+    (stored,) = store.events()
+    assert stored.job_name == "lone \\udc80 surrogate"  # a column cannot hold it as is
+    assert stored.payload["job"]["name"] == "lone \udc80 surrogate"
+    assert list(store.events(job=("ns", "lone \udc80 surrogate"))) == [stored]
+
+
+def test_append_many_counts_and_batches(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sql_module, "BATCH_SIZE", 3)
+    same = event("dup")
+    items = [event(f"j{i}") for i in range(7)] + [same, same, "garbage", {"a": 1}]
+    counts = store.append_many(items)
+    assert (counts.accepted, counts.duplicate, counts.quarantined) == (8, 1, 2)
+    assert store.append_many([same]).duplicate == 1
+    assert {s.source for s in store.events()} == {"ingest"}
+
+
+def test_events_by_cursor_job_and_time(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sql_module, "PAGE_SIZE", 4)  # several pages
+    for i in range(10):
+        store.append(event("a" if i % 2 else "b", run=f"r{i}"))
+    everything = list(store.events())
+    ids = [stored.id for stored in everything]
+    assert ids == sorted(ids) and len(set(ids)) == 10
+    assert store.last_id() == ids[-1]
+    assert [s.id for s in store.events(since=ids[3])] == ids[4:]
+    assert {s.job_name for s in store.events(job=("ns", "a"))} == {"a"}
+    assert len(list(store.events(job=("ns", "a")))) == 5
+    assert list(store.events(job=("other", "a"))) == []
+    later = everything[-1].received_at
+    assert list(store.events(received_after=later)) == []
+    assert len(list(store.events(received_after=later - timedelta(days=1)))) == 10
+
+
+def test_empty_store(store: EventStore) -> None:
+    assert store.last_id() == 0
+    assert list(store.events()) == []
+    stats = store.stats()
+    assert (stats.events, stats.jobs, stats.quarantined, stats.last_id) == (0, 0, 0, 0)
+    assert stats.oldest_received_at is None
+
+
+def test_stats(store: EventStore) -> None:
+    store.append(event("a", namespace="airflow"))
+    store.append(event("b", namespace="airflow"))
+    store.append(event("c", namespace="dbt"))
+    store.append(dataset_event())
+    store.append("nope")
+    stats = store.stats()
+    assert stats.events == 4 and stats.jobs == 3 and stats.quarantined == 1
+    assert stats.events_by_namespace == {"(dataset events)": 1, "airflow": 2, "dbt": 1}
+    assert stats.events_by_kind == {"RunEvent": 3, "DatasetEvent": 1}
+    assert stats.oldest_received_at and stats.newest_received_at
+    assert stats.oldest_received_at <= stats.newest_received_at
+    assert stats.newest_received_at.tzinfo is not None
+    assert stats.size_bytes and stats.size_bytes > 0
+    assert stats.schema_version == 1
+
+
+def test_sync_history(store: EventStore) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for i, (kind, status) in enumerate(
+        [("snapshot", "success"), ("cleanup", "refused"), ("snapshot", "failed")]
+    ):
+        store.record_sync(
+            SyncRecord(
+                definition_uuid="d1",
+                kind=kind,
+                started_at=start + timedelta(hours=i),
+                finished_at=start + timedelta(hours=i, minutes=1),
+                status=status,
+                report={"counters": {"uploaded": i}},
+            )
+        )
+    newest_first = store.sync_history("d1")
+    assert [r.status for r in newest_first] == ["failed", "refused", "success"]
+    assert newest_first[0].report == {"counters": {"uploaded": 2}}
+    assert newest_first[0].started_at == start + timedelta(hours=2)
+    assert [r.status for r in store.sync_history("d1", kind="snapshot", limit=1)] == ["failed"]
+    assert store.sync_history("other") == []
+    assert store.stats().sync_records == 3
+
+
+def test_sync_record_checks_its_kind_and_status() -> None:
+    now = datetime.now(UTC)
+    with pytest.raises(ValueError, match="sync kind"):
+        SyncRecord("d", "upload", now, now, "success")
+    with pytest.raises(ValueError, match="sync status"):
+        SyncRecord("d", "snapshot", now, now, "ok")
+
+
+def test_a_newer_schema_is_refused(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store.append(event("a"))
+        meta = store._tables.meta  # type: ignore[attr-defined]
+        with store._writing() as conn:  # type: ignore[attr-defined]
+            conn.execute(meta.update().values(value="99"))
+    with open_store(store_url) as newer, pytest.raises(StoreSchemaError, match="version 99"):
+        newer.append(event("b"))
+
+
+def test_an_upgrade_keeps_the_stored_events(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A migration step runs once, in order, and the events stored before it are still read."""
+    from sqlalchemy import text
+
+    from airflow_blindata.store import schema
+
+    with open_store(store_url) as old:
+        old.append(event("before", run="r0"))
+    ran: list[int] = []
+
+    def step(conn: object, tables: schema.Tables) -> None:
+        ran.append(2)
+        name = tables.events.name
+        prefix = f'"{tables.events.schema}".' if tables.events.schema else ""
+        conn.execute(text(f"CREATE INDEX upgraded_idx ON {prefix}{name} (kind)"))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(sql_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(schema.MIGRATIONS, 2, step)
+    with open_store(store_url) as new:
+        new.append(event("after"))
+        assert [s.job_name for s in new.events()] == ["before", "after"]
+    with open_store(store_url) as again:
+        assert len(list(again.events())) == 2
+    assert ran == [2]
+
+
+def test_default_and_configured_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AIRFLOW__BLINDATA__STORE_URL", raising=False)
+    with open_store() as store:
+        assert store.url == f"sqlite:///{tmp_path / 'home' / 'blindata' / 'events.db'}"
+        store.append(event("a"))
+    assert (tmp_path / "home" / "blindata" / "events.db").exists()
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    with open_store() as store:
+        assert store.url.endswith("other.db")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://u:pw@h/db", "no event store for mysql://"),
+        ("just-a-path.db", "expected scheme://"),
+        ("sqlite:///x.db?journal=off", "unknown SQLite store option(s) journal"),
+        ("sqlite:///x.db?synchronous=off", "synchronous must be one of"),
+        ("sqlite://", "needs a file"),
+        ("airflow-conn://", "needs a connection id"),
+    ],
+)
+def test_bad_urls_are_refused_clearly(url: str, message: str) -> None:
+    with pytest.raises(StoreURLError) as raised:
+        open_store(url)
+    assert message in str(raised.value)
+    assert "pw" not in str(raised.value)
+
+
+def test_passwords_never_show() -> None:
+    assert redact_url("postgresql://bob:s3cret@db:5432/x") == "postgresql://bob:***@db:5432/x"
+    assert "s3cret" not in redact_url("postgresql://bob:s3cret@[bad")
+
+
+@pytest.mark.postgres
+def test_postgres_errors_hide_the_password() -> None:
+    pytest.importorskip("psycopg")
+    from airflow_blindata.store import StoreUnavailableError
+
+    store = open_store("postgresql://root:s3cret-pw@127.0.0.1:1/test?connect_timeout=1")
+    assert "s3cret-pw" not in store.url
+    with pytest.raises(StoreUnavailableError) as raised:
+        store.append(event("a"))
+    assert "s3cret-pw" not in str(raised.value)
+    assert "127.0.0.1" in str(raised.value)
+
+
+def test_airflow_connection_urls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from airflow_blindata.store import urls
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_BD_STORE",
+        json.dumps(
+            {
+                "conn_type": "postgres",
+                "host": "db.example",
+                "port": 5433,
+                "login": "bob",
+                "password": "p@ss/word",
+                "schema": "lineage",
+                "extra": {"sslmode": "require", "schema": "blindata"},
+            }
+        ),
+    )
+    url = urls._connection_url("bd_store")
+    assert url.startswith("postgresql+psycopg://bob:p%40ss%2Fword@db.example:5433/lineage?")
+    assert "sslmode=require" in url and "schema=blindata" in url
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_BD_FILE", json.dumps({"conn_type": "sqlite", "host": str(tmp_path / "s.db")})
+    )
+    with open_store("airflow-conn://bd_file") as store:
+        store.append(event("a"))
+        assert store.url == f"sqlite:///{tmp_path / 's.db'}"
+    monkeypatch.setenv("AIRFLOW_CONN_BD_HTTP", json.dumps({"conn_type": "http", "host": "h"}))
+    with pytest.raises(StoreURLError, match="needs postgres or sqlite"):
+        open_store("airflow-conn://bd_http")
+
+
+def test_store_url_from_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[blindata] store_url`` is sensitive: ``store_url_cmd`` works (its newline stripped)."""
+    monkeypatch.delenv("AIRFLOW__BLINDATA__STORE_URL", raising=False)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL_CMD", f"echo sqlite:///{tmp_path / 'c.db'}")
+    with open_store() as store:
+        assert store.url == f"sqlite:///{tmp_path / 'c.db'}"
+
+
+def test_a_mapping_that_contains_itself_is_quarantined(store: EventStore) -> None:
+    raw = event("loop")
+    raw["self"] = raw
+    assert store.append(raw) is AppendOutcome.QUARANTINED
+    (kept,) = store.quarantine()
+    assert "contains itself" in kept.reason
+
+
+def test_sqlite_direct_and_batched_appends_write_the_same_rows(sqlite_url: str) -> None:
+    """``append`` goes through the driver directly, ``append_many`` through SQLAlchemy."""
+    import sqlite3
+
+    moment = "2026-03-01T10:00:00.123456+02:00"
+    with open_store(sqlite_url) as store:
+        store.append(event("direct", time=moment))
+        store.append_many([event("batched", time=moment)])
+        store.append(b"\x00garbage")
+        store.append_many([b"\x00more garbage"])
+        direct, batched = store.events()
+        assert direct.event_time == batched.event_time == datetime.fromisoformat(moment)
+        assert direct.received_at.tzinfo is not None and batched.received_at.tzinfo is not None
+        assert [q.raw for q in store.quarantine()] == ["\x00garbage", "\x00more garbage"]
+    path = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as raw:
+        rows = raw.execute("SELECT event_time, typeof(received_at) FROM blindata_events").fetchall()
+        kinds = raw.execute("SELECT typeof(raw) FROM blindata_quarantine").fetchall()
+    assert rows == [("2026-03-01 08:00:00.123456", "text")] * 2
+    assert kinds == [("blob",), ("blob",)]
