@@ -34,6 +34,7 @@ class GapCode(StrEnum):
     PRODUCER_PARTIAL_LINEAGE = "PRODUCER_PARTIAL_LINEAGE"
     UNREADABLE_EVENT = "UNREADABLE_EVENT"
     FIELD_DESCRIPTION_TOO_LONG = "FIELD_DESCRIPTION_TOO_LONG"
+    QUALITY_CODE_CONFLICT = "QUALITY_CODE_CONFLICT"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -57,6 +58,8 @@ GAP_HINTS: dict[GapCode, str] = {
     "event is kept in the store's quarantine.",
     GapCode.FIELD_DESCRIPTION_TOO_LONG: "Blindata has no field documentation: shorten the "
     "description to 250 characters or fewer.",
+    GapCode.QUALITY_CODE_CONFLICT: "The check code belongs to a check of another suite, which is "
+    "never overwritten. Keep one job definition per dataset's checks, or remove the other check.",
 }
 
 

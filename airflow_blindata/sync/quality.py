@@ -116,9 +116,9 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     if existing is None:
         return
     ledger = _Ledger(existing)
-    uuids = _checks(ctx, quality, index, suite, existing)
+    uuids, conflicts = _checks(ctx, quality, index, suite, existing)
     seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    _results(ctx, quality, uuids, ledger, seen)
+    _results(ctx, quality, uuids, conflicts, ledger, seen)
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
     rows = ledger.rows(suite_ref, seen)
@@ -174,8 +174,8 @@ def _checks(
     index: CatalogIndex,
     suite: QualitySuite,
     existing: list[QualityCheck],
-) -> dict[str, str]:
-    """Upsert the checks by code; the uuids of those that are this suite's."""
+) -> tuple[dict[str, str], set[str]]:
+    """Upsert the checks by code: the uuids of this suite's checks, and the conflicting codes."""
     rows: list[QualityCheck] = []
     for check in quality.checks:
         entity = index.entities.get(check.entity)
@@ -183,21 +183,19 @@ def _checks(
             ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"check {check.code}")
             continue
         rows.append(_check_row(check, suite, entity))
+    conflicts: set[str] = set()
     if rows:
+        body = QualityImport(quality_suite=suite, quality_checks=rows)
         answer = ctx.attempt(
-            "quality check",
-            suite.code,
-            lambda: ctx.client.api.quality_suites.import_objects(
-                QualityImport(quality_suite=suite, quality_checks=rows)
-            ),
+            "quality check", suite.code, partial(ctx.client.api.quality_suites.import_objects, body)
         )
         if answer is not None:
             ctx.report.count("qualityChecksCreated", answer.row_created)
             ctx.report.count("qualityChecksRefreshed", answer.row_updated)
             for error in answer.errors:
                 code = rows[error.index].code if 0 <= error.index < len(rows) else "?"
-                ctx.report.count("qualityCheckConflicts")
-                ctx.report.fail("quality check", code, error.message)
+                conflicts.add(code)
+                ctx.report.gap(GapCode.QUALITY_CODE_CONFLICT, f"{code}: {error.message}")
     listed = ctx.attempt(
         "quality check",
         suite.code,
@@ -205,13 +203,15 @@ def _checks(
             ctx.client.api.quality_checks.list(page_size=LIST_PAGE_SIZE, suiteUuid=suite.uuid)
         ),
     )
-    return {c.code: c.uuid for c in listed or existing if c.uuid}
+    uuids = {c.code: c.uuid for c in listed or existing if c.uuid}
+    return uuids, conflicts
 
 
 def _results(
     ctx: SyncContext,
     quality: QualityPlan,
     uuids: dict[str, str],
+    conflicts: set[str],
     ledger: _Ledger,
     seen: dict[str, dict[str, set[str]]],
 ) -> None:
@@ -224,6 +224,8 @@ def _results(
         if ledger.has(job, PUBLISHED_RUN, result.run_id):
             ctx.report.count("qualityResultsAlreadyPublished")
             continue
+        if result.check in conflicts:
+            continue  # not ours to publish: the gap says why, and retrying would not help
         uuid = uuids.get(result.check)
         if uuid is None:
             complete[run] = False

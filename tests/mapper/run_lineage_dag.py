@@ -1,7 +1,7 @@
-"""Runs ``airflow_dags/lineage_demo`` with ``dag.test()`` and the OpenLineage FileTransport.
+"""Runs a DAG of ``airflow_dags/`` with ``dag.test()`` and the OpenLineage FileTransport.
 
-Run as a separate process (``python run_lineage_dag.py EVENTS_FILE WORK_DIR [DAG_MODULE]``): Airflow reads its
-configuration when first imported, so the environment is set before that import.
+Run as a separate process (``python run_lineage_dag.py EVENTS WORK_DIR [DAG_MODULE]``): Airflow
+reads its configuration when first imported, so the environment is set before that import.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import pytest
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import QualityCheck, QualitySuite, Ref
 from airflow_blindata.emulator import Kind
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import DEFINITION_UUID, dbt_events, definition, objects, plan_for
 
@@ -140,7 +141,8 @@ def test_a_check_code_of_another_suite_is_never_overwritten(
         client,
         job,
     )
-    assert report.counters["qualityCheckConflicts"] == 1
+    assert report.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 1
+    assert report.status == "success"  # a conflict is reported, not a failure
     assert checks(emulator)[code]["name"] == "theirs"
     assert checks(emulator)[code]["qualitySuite"]["uuid"] == other.uuid
 
