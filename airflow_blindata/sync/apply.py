@@ -25,8 +25,8 @@ from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, PER_OBJECT_LOOKUP_
 from airflow_blindata.sync.entities import CatalogIndex, sync_entities
 from airflow_blindata.sync.fields import sync_fields
 from airflow_blindata.sync.flows import sync_flows
-from airflow_blindata.sync.quality import sync_quality
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
+from airflow_blindata.sync.quality import sync_quality
 from airflow_blindata.sync.report import RunReport, SystemUse
 from airflow_blindata.sync.routines import sync_routines
 from airflow_blindata.sync.systems import sync_systems
