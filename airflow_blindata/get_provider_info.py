@@ -132,6 +132,50 @@ def get_provider_info() -> dict[str, Any]:
                         "example": "/var/log/airflow/blindata-lost-events.jsonl",
                         "default": "",
                     },
+                    "receiver_enabled": {
+                        "description": "Mount the OpenLineage receiver (POST "
+                        "/blindata/api/v1/lineage) in the Airflow API server, for producers "
+                        "outside Airflow (Spark, dbt, Flink, Hop). See "
+                        "docs/configure-your-producers.md.\n",
+                        "version_added": "0.1.0",
+                        "type": "boolean",
+                        "example": "False",
+                        "default": "True",
+                    },
+                    "receiver_api_key": {
+                        "description": "API key(s) producers send as Authorization: Bearer "
+                        "<key>; several separated by commas (rotation), each at least 16 "
+                        "characters. Empty: the keys of the connection receiver_conn_id. No key "
+                        "anywhere: the receiver refuses every request (503).\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "sensitive": True,
+                        "example": None,
+                        "default": "",
+                    },
+                    "receiver_conn_id": {
+                        "description": "Connection whose password (and extra api_keys, a "
+                        "list) holds the receiver's keys when receiver_api_key is empty.\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": None,
+                        "default": "blindata_receiver",
+                    },
+                    "receiver_max_body_bytes": {
+                        "description": "Largest request body the receiver takes, as sent and "
+                        "after gzip decompression (413 beyond).\n",
+                        "version_added": "0.1.0",
+                        "type": "integer",
+                        "example": None,
+                        "default": "16777216",
+                    },
+                    "receiver_max_batch_events": {
+                        "description": "Most events in one request (413 beyond).\n",
+                        "version_added": "0.1.0",
+                        "type": "integer",
+                        "example": None,
+                        "default": "1000",
+                    },
                 },
             }
         },

@@ -61,8 +61,16 @@ _LISTENERS, _READERS = _capture_setup()
 
 
 class BlindataPlugin(AirflowPlugin):
-    """Registers ``BlindataListener`` when capture needs it (see the module docstring)."""
+    """Registers ``BlindataListener`` when capture needs it (see the module docstring), and mounts
+    the OpenLineage receiver for producers outside Airflow in the API server."""
 
     name = "blindata"
     listeners = _LISTENERS
     hook_lineage_readers = _READERS
+
+    @property
+    def fastapi_apps(self) -> list[dict[str, Any]]:
+        """The OpenLineage receiver, built only where Airflow reads this (the API server)."""
+        from airflow_blindata.openlineage.receiver import plugin_fastapi_apps
+
+        return plugin_fastapi_apps()

@@ -86,11 +86,6 @@ def test_the_receiver_keeps_its_own_auth_and_airflow_keeps_its_own(
     assert airflows.status_code in (401, 403)  # our key opens nothing of Airflow's
 
 
-@pytest.mark.xfail(
-    reason="until airflow_blindata/openlineage/plugin.py returns receiver.plugin_fastapi_apps() "
-    "from BlindataPlugin.fastapi_apps (remove this marker then)",
-    strict=True,
-)
 def test_the_provider_plugin_mounts_the_receiver() -> None:
     from airflow_blindata.openlineage.plugin import BlindataPlugin
 
