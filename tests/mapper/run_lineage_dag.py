@@ -1,7 +1,8 @@
 """Runs a DAG of ``airflow_dags/`` with ``dag.test()`` and the OpenLineage FileTransport.
 
 Run as a separate process (``python run_lineage_dag.py EVENTS WORK_DIR [DAG_MODULE]``): Airflow
-reads its configuration when first imported, so the environment is set before that import.
+reads its configuration when first imported, so the environment is set before that import. The
+DAG run's state is written to ``WORK_DIR/state.txt``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ os.environ.update(
             {"type": "file", "log_file_path": str(events), "append": True}
         ),
         "AIRFLOW__OPENLINEAGE__NAMESPACE": "lineage-tests",
+        # only the FileTransport captures here: the provider's own listener stays out of it
+        "AIRFLOW__BLINDATA__LISTENER_ENABLED": "False",
         "AIRFLOW_CONN_QUALITY_PG": os.environ.get("BLINDATA_TEST_POSTGRES_URL", ""),
         "AIRFLOW_CONN_LINEAGE_SQLITE": json.dumps(
             {"conn_type": "sqlite", "host": str(work / "warehouse.db")}
@@ -36,4 +39,5 @@ subprocess.run([airflow, "db", "migrate"], check=True, capture_output=True)
 
 module = __import__(dag_name)  # after the environment is set
 run = module.dag.test()
-print("STATE", run.state)
+# the state goes to a file: forked OpenLineage children write to the same stdout
+(work / "state.txt").write_text(str(run.state))

@@ -33,7 +33,8 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> CatalogPlan:
         timeout=300,
         check=False,
     )
-    assert "STATE success" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    state = (work / "state.txt").read_text() if (work / "state.txt").exists() else "none"
+    assert state == "success", done.stdout[-3000:] + done.stderr[-3000:]
     definition = JobDefinition.from_dict(
         {
             "uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
