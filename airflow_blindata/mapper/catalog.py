@@ -29,7 +29,7 @@ from airflow_blindata.mapper.events import (
     SymlinksDatasetFacet,
     facet_of,
 )
-from airflow_blindata.mapper.fold import DatasetFold, Fold, JobFold
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold
 from airflow_blindata.mapper.identity import entity_name, normalize_namespace, strip_user_info
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
@@ -45,7 +45,7 @@ from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.sql import sql_hash
 from airflow_blindata.mapper.systems import SystemResolver
 
-__all__ = ["dataset_entity_key", "flatten_fields", "map_datasets", "map_jobs"]
+__all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
 
 
 @dataclass
@@ -128,6 +128,15 @@ def flatten_fields(
             yield from walk(item.fields or (), name)
 
     yield from walk(fields, prefix)
+
+
+def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey:
+    """The entity of any dataset, also one named only inside a facet (it has no fold: no facets)."""
+    known = fold.dataset(key)
+    if known is None:
+        found = entity_name(key.namespace, key.name)
+        return EntityKey(system=system, schema_=found.schema, name=found.name)
+    return dataset_entity_key(known, system)
 
 
 def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey:

@@ -14,11 +14,10 @@ name, so the same events always give byte-identical names and scopes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.catalog import dataset_entity_key
-from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobKey
+from airflow_blindata.mapper.catalog import entity_of
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -34,7 +33,6 @@ from airflow_blindata.mapper.systems import SystemResolver
 
 __all__ = ["MAX_FLOW_NAME", "FlowCollector", "end_label"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 MAX_FLOW_NAME = 255
 """Longest flow name; longer names end with a hash."""
@@ -80,10 +78,7 @@ class FlowCollector:
             else:
                 self.plan.report.count("flowEndsIgnored")
             return None
-        known = self.fold.dataset(key) or DatasetFold(
-            key=key, facets={}, first_event_time=_EPOCH, last_event_time=_EPOCH
-        )
-        entity = dataset_entity_key(known, system.name)
+        entity = entity_of(self.fold, key, system.name)
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed.
             self._entities[entity] = PlannedEntity(

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.catalog import dataset_entity_key
+from airflow_blindata.mapper.catalog import entity_of
 from airflow_blindata.mapper.events import (
     BaseFacet,
     DataQualityAssertionsDatasetFacet,
@@ -34,7 +34,7 @@ from airflow_blindata.mapper.events import (
     TestRunFacet,
     facet_of,
 )
-from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, RunFold
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, RunFold
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
@@ -51,7 +51,6 @@ from airflow_blindata.mapper.systems import SystemResolver
 __all__ = ["MAX_CODE_LENGTH", "map_quality"]
 
 MAX_CODE_LENGTH = 255
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RESULT_STATES = frozenset({EventType.COMPLETE, EventType.FAIL})
 _STATISTICS = {
     "input": ("rowsRead", "bytesRead", "filesRead", "inputExtra_"),
@@ -76,10 +75,7 @@ class _Quality:
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
             return None
-        known = self.fold.dataset(key) or DatasetFold(
-            key=key, facets={}, first_event_time=_EPOCH, last_event_time=_EPOCH
-        )
-        return dataset_entity_key(known, system.name)
+        return entity_of(self.fold, key, system.name)
 
     # -- assertions ----------------------------------------------------------------------------
 
