@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -22,7 +23,7 @@ from .app import Emulator, create_app
 from .middleware import DroppedConnection
 from .settings import EmulatorSettings
 
-__all__ = ["EmulatorHandle", "running_emulator", "serve"]
+__all__ = ["EmulatorHandle", "running_emulator", "serve", "serving"]
 
 STARTUP_TIMEOUT_SECONDS = 10.0
 SHUTDOWN_TIMEOUT_SECONDS = 10.0
@@ -68,6 +69,41 @@ class EmulatorHandle:
 
 
 @contextmanager
+def serving(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    name: str = "asgi-server",
+) -> Iterator[str]:
+    """Serve an ASGI ``app`` with uvicorn in a background thread; yields its root URL.
+
+    ``port=0`` takes a free port. Used for the emulator, and by tests that serve another app
+    (the OpenLineage receiver) over real loopback HTTP.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound_port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            sock.close()
+            raise RuntimeError(f"{name} did not start on {host}:{bound_port}")
+        time.sleep(_POLL_SECONDS)
+    try:
+        yield f"http://{host}:{bound_port}"
+    finally:
+        server.should_exit = True
+        thread.join(SHUTDOWN_TIMEOUT_SECONDS)
+        sock.close()
+
+
+@contextmanager
 def running_emulator(
     settings: EmulatorSettings,
     host: str = "127.0.0.1",
@@ -77,26 +113,8 @@ def running_emulator(
     """Serve an emulator on `host:port` (0: a free port) in a background thread."""
     _hide_injected_drops()
     app = create_app(settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="blindata-emulator", daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            sock.close()
-            raise RuntimeError(f"the emulator did not start on {host}:{bound_port}")
-        time.sleep(_POLL_SECONDS)
     try:
-        yield EmulatorHandle(f"http://{host}:{bound_port}", app, app.state.emulator)
+        with serving(app, host, port, log_level, name="blindata-emulator") as url:
+            yield EmulatorHandle(url, app, app.state.emulator)
     finally:
-        server.should_exit = True
-        thread.join(SHUTDOWN_TIMEOUT_SECONDS)
-        sock.close()
         app.state.emulator.close()

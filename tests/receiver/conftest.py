@@ -7,9 +7,6 @@ own store and server, so "exactly the accepted events are in the store" needs no
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset, sql_job
 
+from airflow_blindata.emulator.server import serving as serve_in_thread
 from airflow_blindata.openlineage.receiver import (
     ROUTE,
     URL_PREFIX,
@@ -36,8 +33,6 @@ API_KEY = "receiver-key-that-must-never-be-logged"
 OTHER_KEY = "another-receiver-key-for-rotation"
 TEST_MAX_BODY_BYTES = 64 * 1024
 TEST_MAX_BATCH_EVENTS = 50
-STARTUP_TIMEOUT_SECONDS = 10.0
-SHUTDOWN_TIMEOUT_SECONDS = 10.0
 PRODUCER = "https://github.com/airflow-blindata/tests/receiver"
 NAMESPACE = "postgres://db:5432"
 
@@ -68,28 +63,8 @@ class Served:
 @contextmanager
 def serving(app: FastAPI, host: str = "127.0.0.1") -> Iterator[str]:
     """Serve ``app`` with uvicorn in a thread on a free port; yields the root URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="receiver", daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            sock.close()
-            raise RuntimeError(f"the receiver did not start on {host}:{port}")
-        time.sleep(0.01)
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(SHUTDOWN_TIMEOUT_SECONDS)
-        sock.close()
+    with serve_in_thread(app, host, name="receiver") as url:
+        yield url
 
 
 def mounted(receiver: FastAPI) -> FastAPI:
