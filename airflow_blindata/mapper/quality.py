@@ -107,16 +107,12 @@ class _Quality:
                         description=assertion.description,
                         warn_only=(assertion.severity or "").lower() == "warn",
                         job=scope,
-                        properties=tuple(
-                            (name, value)
-                            for name, value in (
-                                ("openLineageKind", "assertion"),
-                                ("openLineageDataset", where),
-                                ("openLineageAssertionType", assertion.assertion),
-                                ("openLineageColumn", assertion.column),
-                                ("openLineageJobScope", scope),
-                            )
-                            if value
+                        properties=_present(
+                            ("openLineageKind", "assertion"),
+                            ("openLineageDataset", where),
+                            ("openLineageAssertionType", assertion.assertion),
+                            ("openLineageColumn", assertion.column),
+                            ("openLineageJobScope", scope),
                         ),
                     )
                 )
@@ -145,14 +141,10 @@ class _Quality:
                     description=test.description,
                     warn_only=(test.severity or "").lower() == "warn",
                     job=scope,
-                    properties=tuple(
-                        (name, value)
-                        for name, value in (
-                            ("openLineageKind", "test"),
-                            ("openLineageTestType", test.type),
-                            ("openLineageJobScope", scope),
-                        )
-                        if value
+                    properties=_present(
+                        ("openLineageKind", "test"),
+                        ("openLineageTestType", test.type),
+                        ("openLineageJobScope", scope),
                     ),
                 )
             )
@@ -220,6 +212,11 @@ class _Quality:
             failures=1 if failed else 0,
             notes=notes,
         )
+
+
+def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:
+    """The properties that have a value: an empty one is never sent."""
+    return tuple((name, value) for name, value in pairs if value)
 
 
 def _code(text: str) -> str:
