@@ -282,7 +282,7 @@ def _problem(item: Item) -> str | None:
     """Why ``item`` is not an OpenLineage event (``parse_event``'s reason), or None."""
     if item.data is None:
         return item.problem or "not a JSON object"
-    parsed = parse_event(item.data)
+    parsed = parse_event(item.data, facets=False)
     return None if parsed.event is not None else (parsed.problem or "not an OpenLineage event")
 
 

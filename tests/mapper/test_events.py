@@ -739,3 +739,46 @@ def test_mutations_of_a_valid_event_never_raise(data: st.DataObject) -> None:
     events = read_events([*mutated, json.dumps(mutated[0]), base], report)
     assert report.counters["eventsRead"] == len(events) >= 1
     fold(events).model_dump()
+
+
+# --- the envelope alone gives the same verdict ----------------------------------------------
+
+
+def _verdicts_agree(raw: Any) -> None:
+    full, envelope = parse_event(raw), parse_event(raw, facets=False)
+    assert (envelope.event is None) == (full.event is None)
+    assert envelope.problem == full.problem
+    if envelope.event is not None and full.event is not None:
+        assert type(envelope.event) is type(full.event)
+        assert envelope.event.event_time == full.event.event_time
+        assert envelope.malformed_facets == ()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=json_values | st.dictionaries(st.sampled_from(EVENT_KEYS), json_values, max_size=6))
+def test_an_event_is_unreadable_without_its_facets_exactly_when_it_is_with_them(value: Any) -> None:
+    """Capture judges events by their envelope (``facets=False``); the mapper reads them whole.
+
+    Both must quarantine the same events for the same reason, or an event the mapper cannot
+    read would be stored as readable (or the reverse).
+    """
+    _verdicts_agree(value)
+    _verdicts_agree(json.dumps(value))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_events_get_the_same_verdict_from_the_envelope_alone(data: st.DataObject) -> None:
+    base = data.draw(st.sampled_from(dbt_samples()))
+    for _ in range(data.draw(st.integers(1, 3))):
+        base = mutate(base, data)
+    _verdicts_agree(base)
+
+
+def test_the_envelope_read_leaves_every_facet_map_empty() -> None:
+    raw = json.loads(dbt_lines(FIXTURES / "dbt" / "postgres_test_test_ol_events.jsonl")[0])
+    event = parse_event(raw, facets=False).event
+    assert isinstance(event, RunEvent)
+    assert event.run.facets == {} and event.job.facets == {}
+    assert all(dataset.facets == {} for dataset in [*event.inputs, *event.outputs])
+    assert event.job.name == raw["job"]["name"] and event.run.run_id == raw["run"]["runId"]
