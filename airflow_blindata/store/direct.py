@@ -73,14 +73,19 @@ class DirectAppender:
         self._connection: sqlite3.Connection | None = None
         self._pid = os.getpid()
 
-    def insert(self, table: str, prepared: Prepared) -> bool:
-        """Insert ``prepared`` into ``table`` and commit; False when its key was already there."""
-        sql, names, processors = self._statements[table]
+    def parameters(self, table: str, prepared: Prepared) -> list[Any]:
+        """The INSERT's parameters for ``prepared``, converted as SQLAlchemy would."""
+        _, names, processors = self._statements[table]
         values = prepared.values
-        parameters = [
+        return [
             process(values[name]) if process else values[name]
             for name, process in zip(names, processors, strict=True)
         ]
+
+    def insert(self, table: str, prepared: Prepared) -> bool:
+        """Insert ``prepared`` into ``table`` and commit; False when its key was already there."""
+        sql = self._statements[table][0]
+        parameters = self.parameters(table, prepared)
         fresh = self._connection is None or self._pid != os.getpid()
         connection = self._own_connection()
         try:

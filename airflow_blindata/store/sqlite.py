@@ -45,6 +45,8 @@ from .sql import SqlEventStore
 __all__ = ["SqliteEventStore"]
 
 DEFAULT_TIMEOUT = 5.0
+WARM_UP_ROUNDS = 64
+"""Enough calls for CPython to specialize the append's code (it starts after a few)."""
 SYNCHRONOUS = ("normal", "full")
 _WRITE = "blindata_write"
 
@@ -68,6 +70,7 @@ class SqliteEventStore(SqlEventStore):
         event.listen(engine, "connect", self._on_connect)
         event.listen(engine, "begin", _on_begin)
         self._timeout = timeout
+        self._lock_path = str(self.path) + ".lock"
         self._lock_pid: int | None = None
         self._lock_fd: int | None = None
         self._thread_lock = threading.Lock()
@@ -201,20 +204,28 @@ class SqliteEventStore(SqlEventStore):
         # a thread lock may have been held by a thread that does not exist in the child.
         if self._lock_pid != os.getpid():
             self._lock_pid, self._lock_fd, self._thread_lock = os.getpid(), None, threading.Lock()
-            lock_path = self.path.with_name(self.path.name + ".lock")
             with suppress(OSError):
-                self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+                self._lock_fd = os.open(self._lock_path, flags, 0o644)
         return self._lock_fd, self._thread_lock
 
-    def warm_up(self) -> None:
+    def warm_up(self, sample: RawEvent | None = None, *, rounds: int = WARM_UP_ROUNDS) -> None:
         """Check the schema and compile the append, then close the connection it used.
 
         Called by the capture plugin in the process that forks a child per event: the children
         inherit a checked schema and a compiled statement, and their ``emit`` only connects and
-        inserts.
+        inserts. With a ``sample`` event, the rest of ``append`` is rehearsed ``rounds`` times
+        without writing anything (the row is prepared, the write turn taken and released): the
+        children then run code the interpreter has already specialized, instead of rewriting it
+        in pages shared with this process (a copy of each page per child).
         """
         self._ensure_schema()
-        self._appender()
+        appender = self._appender()
+        table = self._tables.events.name
+        for _ in range(rounds if sample is not None else 0):
+            prepared = prepare(sample, source="transport", received_at=datetime.now(UTC))
+            with self._guard("rehearsing an append"), self._queued(strict=True):
+                appender.parameters(table, prepared)
         self.release_connections()
 
     def release_connections(self) -> None:

@@ -27,6 +27,7 @@ from openlineage.client.event_v2 import (
     RunState,
     StaticDataset,
 )
+from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
 
 from airflow_blindata.openlineage import transport as transport_module
@@ -209,7 +210,7 @@ def test_a_read_only_store_file(tmp_path: Path, caplog: pytest.LogCaptureFixture
 
 
 def run_event_dict() -> dict[str, object]:
-    return json.loads(json.dumps(transport_module.Serde.to_dict(run_event("seed"))))
+    return json.loads(json.dumps(Serde.to_dict(run_event("seed"))))
 
 
 def test_a_full_disk_injected(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
