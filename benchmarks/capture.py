@@ -11,11 +11,11 @@ ratios hold on a noisy machine:
 * sustained: N processes emit as fast as they can through one transport, then the other;
   events per second over the whole run;
 * fork per event: as Airflow's OpenLineage provider does — a child forked per event builds the
-  transport from its config dict and emits once (the store is built in the parent first, as the
-  plugin does); the child's ``emit`` is timed.
+  event and the transport (from its config dict) and emits once; the child's ``emit`` is timed.
+  The store is preloaded in the parent first, as the plugin does, and the transports take turns.
 
 Usage: ``python benchmarks/capture.py [--events 2000] [--writers 8] [--store URL]
-[--synchronous normal|full] [--fork-events 200]``. Without ``--store``, a SQLite store in a
+[--synchronous normal|full] [--fork-events 400]``. Without ``--store``, a SQLite store in a
 temporary directory (``--synchronous`` picks its durability; see docs/capture.md).
 """
 
@@ -200,23 +200,35 @@ def latency_in_writers(
     return merged
 
 
-def fork_per_event(config: dict[str, Any], count: int) -> list[float]:
-    """Each event from a fresh child that builds the transport from ``config`` and emits once."""
-    times: list[float] = []
+def fork_per_event(configs: dict[str, dict[str, Any]], count: int) -> dict[str, list[float]]:
+    """Each event from a fresh child that builds the event and the transport, and emits once.
+
+    As the provider does: its child builds the event, so the event's memory is the child's own.
+    The transports take turns event by event, so that each pair of children is forked from the
+    same parent (the parent's memory, and its collector's counts, shape a child's first steps).
+    """
+    times: dict[str, list[float]] = {name: [] for name in configs}
     for i in range(count):
-        read, write = os.pipe()
-        event = airflow_like_event(900_000_000 + i)
-        child = os.fork()
-        if child == 0:
-            os.close(read)
-            elapsed = timed(build(config), event)
-            os.write(write, f"{elapsed}".encode())
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read) as answer:
-            times.append(float(answer.read()))
-        os.waitpid(child, 0)
+        order = list(configs.items()) if i % 2 else list(reversed(configs.items()))
+        for name, config in order:
+            times[name].append(_forked_emit(config, seed=900_000_000 + i))
     return times
+
+
+def _forked_emit(config: dict[str, Any], seed: int) -> float:
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        event = airflow_like_event(seed)
+        elapsed = timed(build(config), event)
+        os.write(write, f"{elapsed}".encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        elapsed = float(answer.read())
+    os.waitpid(child, 0)
+    return elapsed
 
 
 def summary(times: list[float]) -> tuple[float, float]:
@@ -242,7 +254,7 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=8, help="concurrent processes (8)")
     parser.add_argument("--store", help="store URL (default: SQLite in a temporary directory)")
     parser.add_argument("--synchronous", choices=["normal", "full"], default="normal")
-    parser.add_argument("--fork-events", type=int, default=200, help="events, one fork each")
+    parser.add_argument("--fork-events", type=int, default=400, help="events, one fork each")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="capture-bench-") as scratch:
@@ -280,10 +292,7 @@ def main() -> None:
             flush=True,
         )
         blindata_transport.preload(store_url)  # what the plugin does in the task's process
-        forked = {
-            name: fork_per_event(config, args.fork_events) for name, config in configs.items()
-        }
-        compare("fork per event", forked)
+        compare("fork per event", fork_per_event(configs, args.fork_events))
         stored = open_store(store_url).stats().events
         print(f"stored events: {stored:,} (every Blindata emit above, none lost)")
 
