@@ -353,3 +353,20 @@ def test_the_wal_stays_small_when_every_event_comes_from_a_fresh_fork(
     assert not wal.exists() or wal.stat().st_size < 300_000
     with open_store(url) as store:
         assert store.stats().events == 300
+
+
+def test_preload_rehearses_emit_without_storing_or_holding_anything(tmp_path: Path) -> None:
+    """The plugin preloads in the task's process: nothing may be stored, locked or left open."""
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    transport_module.preload(url)
+    store = transport_module._STORES[url]
+    assert store.stats().events == 0 and store.stats().quarantined == 0
+    appender = getattr(store, "_direct", None)
+    assert isinstance(appender, DirectAppender) and appender._connection is None
+    # The write turn was released: another process takes it at once.
+    probe = sqlite3.connect(tmp_path / "events.db", timeout=0)
+    probe.execute("BEGIN IMMEDIATE")
+    probe.rollback()
+    probe.close()
+    assert transport(url).emit(run_event()) is AppendOutcome.ACCEPTED
+    assert store.stats().events == 1
