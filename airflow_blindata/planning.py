@@ -17,6 +17,7 @@ from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import KnownSystem
+from airflow_blindata.sync.render import excerpt, gap_table, table
 
 __all__ = ["load_known_systems", "plan_files", "render_tables"]
 
@@ -53,21 +54,11 @@ def plan_files(
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers], *[["" if c is None else str(c) for c in r] for r in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = [
-        "  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True))
-        for row in cells
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(line.rstrip() for line in lines)
+    return table(headers, rows, max_cell=None)  # a plan is read whole: no cell is cut
 
 
 def _excerpt(text: str | None) -> str:
-    if not text:
-        return ""
-    text = " ".join(text.split())
-    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+    return excerpt(text or "", _EXCERPT)
 
 
 def render_tables(plan: CatalogPlan) -> str:
@@ -138,13 +129,7 @@ def render_tables(plan: CatalogPlan) -> str:
         parts += [
             "",
             "Gaps",
-            _table(
-                ("gap", "count", "examples", "what to do"),
-                (
-                    (gap.code.value, gap.count, "; ".join(gap.examples[:2]), gap.hint)
-                    for gap in sorted(report.gaps.values(), key=lambda g: g.code.value)
-                ),
-            ),
+            gap_table(report.gaps.values(), max_cell=None),
         ]
     if report.unknown_facets:
         parts += [

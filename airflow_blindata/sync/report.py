@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from airflow_blindata.mapper.report import MAX_EXAMPLES, Report
-from airflow_blindata.sync.render import table
+from airflow_blindata.sync.render import gap_table, table
 
 __all__ = [
     "Ledger",
@@ -179,13 +179,7 @@ class RunReport(Report):
         if self.gaps:
             parts += [
                 "",
-                table(
-                    ("gap", "count", "examples", "what to do"),
-                    (
-                        (gap.code.value, gap.count, "; ".join(gap.examples[:2]), gap.hint)
-                        for gap in sorted(self.gaps.values(), key=lambda g: g.code.value)
-                    ),
-                ),
+                gap_table(self.gaps.values()),
             ]
         if self.removed:
             verb = "would remove" if self.dry_run else "removed"
