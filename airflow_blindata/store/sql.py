@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import Table, func, insert, inspect, select
+from sqlalchemy import ColumnElement, Row, Select, Table, func, insert, inspect, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError, SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
@@ -256,16 +256,8 @@ class SqlEventStore(EventStore):
             query = query.where(ev.c.job_namespace == namespace, ev.c.job_name == name)
         if received_after is not None:
             query = query.where(ev.c.received_at > received_after)
-        cursor = since or 0
-        while True:
-            page = query.where(cursor_column > cursor).order_by(cursor_column).limit(PAGE_SIZE)
-            with self._guard("reading events"), self._engine.connect() as conn:
-                rows = conn.execute(page).all()
-            for row in rows:
-                yield self._to_event(row)
-            if len(rows) < PAGE_SIZE:
-                return
-            cursor = rows[-1].cursor
+        for row in self._pages(query, cursor_column, "cursor", since or 0, "reading events"):
+            yield self._to_event(row)
 
     def last_id(self) -> int:
         self._ensure_schema()
@@ -277,23 +269,33 @@ class SqlEventStore(EventStore):
 
     def quarantine(self) -> Iterator[QuarantinedEvent]:
         self._ensure_schema()
-        table, last = self._tables.quarantine, 0
+        table = self._tables.quarantine
+        for row in self._pages(select(table), table.c.id, "id", 0, "reading the quarantine"):
+            yield QuarantinedEvent(
+                id=row.id,
+                key=row.key,
+                received_at=row.received_at,
+                source=row.source,
+                reason=row.reason,
+                raw=bytes(row.raw).decode("utf-8", "replace"),
+            )
+
+    def _pages(
+        self, query: Select[Any], key: ColumnElement[Any], label: str, after: int, action: str
+    ) -> Iterator[Row[Any]]:
+        """The rows of ``query`` with ``key > after``, in key order, ``PAGE_SIZE`` per query.
+
+        Keyset pages, each on a short-lived connection: no read transaction is held open while
+        the caller works through the rows. ``label`` names the key's column in a row.
+        """
         while True:
-            page = select(table).where(table.c.id > last).order_by(table.c.id).limit(PAGE_SIZE)
-            with self._guard("reading the quarantine"), self._engine.connect() as conn:
+            page = query.where(key > after).order_by(key).limit(PAGE_SIZE)
+            with self._guard(action), self._engine.connect() as conn:
                 rows = conn.execute(page).all()
-            for row in rows:
-                yield QuarantinedEvent(
-                    id=row.id,
-                    key=row.key,
-                    received_at=row.received_at,
-                    source=row.source,
-                    reason=row.reason,
-                    raw=bytes(row.raw).decode("utf-8", "replace"),
-                )
+            yield from rows
             if len(rows) < PAGE_SIZE:
                 return
-            last = rows[-1].id
+            after = getattr(rows[-1], label)
 
     def stats(self) -> StoreStats:
         self._ensure_schema()
