@@ -186,24 +186,28 @@ def fetch(db: TenantView, res: Resource, uuid: str) -> Doc:
 
 def create(db: TenantView, res: Resource, body: Any, now: str) -> Doc:
     """POST: a new object; 400 when invalid, 409 when its natural key is taken."""
-    try:
-        doc = new_doc(res, clean(body, res.fields), now)
-        require(doc, res.required)
-        res.resolve(db, doc)
-    except RowError as err:
-        raise ApiError(400, str(err)) from None
-    other = _conflict(db, res, doc)
-    if other is not None:
-        raise ApiError(409, _conflict_message(res, doc, other))
+    doc = _checked(db, res, lambda: new_doc(res, clean(body, res.fields), now))
     return db.insert(res.kind, doc, res.key(doc), res.parent(doc))
 
 
 def update(db: TenantView, res: Resource, uuid: str, body: Any, now: str) -> Doc:
     """PUT: the body is the whole object; absent properties become null."""
     stored = fetch(db, res, uuid)
-    try:
+
+    def replaced() -> Doc:
         doc = replace(stored, clean(body, res.fields), res.fields)
         _apply_defaults(res, doc)
+        return doc
+
+    doc = _checked(db, res, replaced)
+    doc["modificationDate"] = now
+    return db.update(res.kind, doc, res.key(doc), res.parent(doc))
+
+
+def _checked(db: TenantView, res: Resource, build: Callable[[], Doc]) -> Doc:
+    """The doc ``build`` makes, once complete and resolved (else 400) and its key free (409)."""
+    try:
+        doc = build()
         require(doc, res.required)
         res.resolve(db, doc)
     except RowError as err:
@@ -211,8 +215,7 @@ def update(db: TenantView, res: Resource, uuid: str, body: Any, now: str) -> Doc
     other = _conflict(db, res, doc)
     if other is not None:
         raise ApiError(409, _conflict_message(res, doc, other))
-    doc["modificationDate"] = now
-    return db.update(res.kind, doc, res.key(doc), res.parent(doc))
+    return doc
 
 
 def remove(db: TenantView, res: Resource, uuid: str) -> None:
