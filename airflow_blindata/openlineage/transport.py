@@ -133,14 +133,11 @@ def preload(store_url: str | None) -> None:
         warm_up = getattr(store, "warm_up", None)  # SQLite: a local file, cheap to open here
         if warm_up is not None:
             sample = _sample_event()
-            for _ in range(WARM_UP_ROUNDS):
+            for _ in range(sqlite.WARM_UP_ROUNDS):  # the serialization, rehearsed like the rest
                 to_dict(sample)
-            warm_up(to_dict(sample), rounds=WARM_UP_ROUNDS)
+            warm_up(to_dict(sample))
     except Exception:
         log.debug("Blindata store not preloaded", exc_info=True)
-
-
-WARM_UP_ROUNDS = 64
 
 
 def _sample_event() -> RunEvent:
