@@ -2,25 +2,31 @@
 
 Like sqlglot's optimizer, the mapping is a fold over an ordered tuple of passes, each a pure
 function that reads the fold and adds to the plan. Lineage and quality add their passes here.
+
+``build_groups`` is the snapshot's entry: it takes the events one job at a time (the store reads
+them that way), folds each group and lets its events go before the next is read, so that memory
+follows the catalog and not the history (see ``FoldBuilder``). ``build`` is the same over events
+given all at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
 from airflow_blindata.mapper.events import read_events
-from airflow_blindata.mapper.fold import Fold, fold
+from airflow_blindata.mapper.fold import Fold, FoldBuilder
 from airflow_blindata.mapper.lineage import map_lineage
 from airflow_blindata.mapper.orchestration import map_orchestration
 from airflow_blindata.mapper.plan import CatalogPlan
-from airflow_blindata.mapper.quality import map_quality
+from airflow_blindata.mapper.quality import map_quality, quality_retainer
 from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.sql import SqlHashes
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
 
-__all__ = ["PASSES", "Pass", "build"]
+__all__ = ["PASSES", "Pass", "build", "build_groups"]
 
 Pass = Callable[[Fold, JobDefinition, SystemResolver, CatalogPlan], None]
 
@@ -32,12 +38,33 @@ def build(
     events: Iterable[Any],
     definition: JobDefinition,
     known_systems: Iterable[KnownSystem] = (),
+    *,
+    sql_hashes: Mapping[str, str] | None = None,
 ) -> CatalogPlan:
     """The plan for ``events`` (raw JSON, dicts, or parsed events); never raises on bad input."""
+    return build_groups([events], definition, known_systems, sql_hashes=sql_hashes)
+
+
+def build_groups(
+    groups: Iterable[Iterable[Any]],
+    definition: JobDefinition,
+    known_systems: Iterable[KnownSystem] = (),
+    *,
+    sql_hashes: Mapping[str, str] | None = None,
+) -> CatalogPlan:
+    """The plan for events given group by group, every event of a job in one group.
+
+    ``sql_hashes`` is the SQL hash memo of an earlier plan (``plan.sql_hashes.used``): known SQL
+    texts are not parsed again.
+    """
     report = Report()
-    folded = fold(read_events(events, report))
+    builder = FoldBuilder(retain=quality_retainer(definition))
+    for group in groups:
+        builder.add(read_events(group, report))
+    folded = builder.result()
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
+    plan._sql_hashes = SqlHashes(sql_hashes)
     for step in PASSES:
         step(folded, definition, resolver, plan)
     plan.systems = resolver.systems

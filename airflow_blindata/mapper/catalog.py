@@ -42,7 +42,6 @@ from airflow_blindata.mapper.plan import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
-from airflow_blindata.mapper.sql import sql_hash
 from airflow_blindata.mapper.systems import SystemResolver
 
 __all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
@@ -302,7 +301,7 @@ def map_jobs(
                     schema_=job.key.namespace,
                     name=job.key.name,
                     definition=sql.query,
-                    sql_hash=sql_hash(sql.query, sql.dialect),
+                    sql_hash=plan.sql_hashes.hash(sql.query, sql.dialect),
                     dialect=sql.dialect,
                     job=scope,
                 )

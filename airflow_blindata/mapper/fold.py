@@ -13,6 +13,14 @@ facets but no state. JobEvents and DatasetEvents describe design time: they add 
 facets (and a JobEvent its declared inputs and outputs) and create no run.
 
 Every list in the result is sorted by key and every facet map by facet key.
+
+A snapshot folds **one job at a time** (``FoldBuilder``): a job's events are folded, what the
+mapping passes read is kept (the job's merged facets, its latest and latest completed runs, the
+runs a ``retain`` function asks for, the datasets it wrote) and its events are dropped before the
+next job is read. Dataset facets are merged across jobs by remembering, per facet key, the order
+key of the event that last set or deleted it: the latest mention wins, whichever job it came
+from, which is the same result as one merge over every event in order. So memory follows the
+catalog, not the number of runs.
 """
 
 from __future__ import annotations
@@ -45,11 +53,13 @@ __all__ = [
     "DatasetFold",
     "DatasetKey",
     "Fold",
+    "FoldBuilder",
     "InputFold",
     "JobFold",
     "JobKey",
     "OutputFold",
     "RunFold",
+    "RunRetainer",
     "fold",
 ]
 
@@ -144,6 +154,8 @@ class JobFold(BaseModel):
 
     ``inputs`` and ``outputs`` are those of the latest JobEvent that lists any (design time);
     what runs read and wrote is in ``runs``, oldest first (by the time of their latest event).
+    A snapshot's fold keeps only the runs the mapping reads (see ``FoldBuilder``); ``written``
+    lists every dataset any run of the job wrote, whether its run was kept or not.
     """
 
     key: JobKey
@@ -151,6 +163,7 @@ class JobFold(BaseModel):
     inputs: list[InputFold]
     outputs: list[OutputFold]
     runs: list[RunFold]
+    written: list[DatasetKey] = []
     first_event_time: datetime
     last_event_time: datetime
 
@@ -340,15 +353,54 @@ def _fold_run(job: JobKey, run_id: str, events: list[RunEvent]) -> RunFold:
     )
 
 
-def _fold_job(key: JobKey, events: list[RunEvent | JobEvent], order: _Order) -> JobFold:
-    ordered = order.sort(events, _itself)
+RunRetainer = Callable[[RunFold], "RunFold | None"]
+"""Given a run the snapshot would otherwise drop, what of it to keep (``None``: nothing)."""
+
+
+@dataclass(slots=True)
+class _Mention:
+    """The latest mention of one dataset facet key: the facet, or ``None`` when it was deleted."""
+
+    order: tuple[_SortKey, str]
+    facet: BaseFacet | None
+
+
+@dataclass(slots=True)
+class _DatasetMerge:
+    """One dataset's facets merged over the groups of events folded so far."""
+
+    mentions: dict[str, _Mention]
+    first: datetime
+    last: datetime
+
+    def add(self, order: tuple[_SortKey, str], facets: Mapping[str, BaseFacet]) -> None:
+        """A contribution of an event whose order is ``order``; later orders win per key."""
+        for key, facet in facets.items():
+            mention = self.mentions.get(key)
+            if mention is None or mention.order <= order:
+                self.mentions[key] = _Mention(order, None if facet.deleted else facet)
+        moment = order[0][0]
+        self.first = min(self.first, moment)
+        self.last = max(self.last, moment)
+
+    def fold(self, key: DatasetKey) -> DatasetFold:
+        facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
+        return DatasetFold(
+            key=key, facets=_sorted(facets), first_event_time=self.first, last_event_time=self.last
+        )
+
+
+def _fold_job(key: JobKey, ordered: list[RunEvent | JobEvent]) -> JobFold:
+    """Merge one job's events, already in order."""
     facets: dict[str, BaseFacet] = {}
     runs: dict[str, list[RunEvent]] = {}
     designs: list[JobEvent] = []
+    written: set[DatasetKey] = set()
     for event in ordered:
         _merge(facets, event.job.facets, deletable=True)
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
+            written.update(DatasetKey(o.namespace, o.name) for o in event.outputs)
         elif event.inputs or event.outputs:
             designs.append(event)
     inputs: _Slots = {}
@@ -365,42 +417,93 @@ def _fold_job(key: JobKey, events: list[RunEvent | JobEvent], order: _Order) -> 
         inputs=_inputs(inputs),
         outputs=_outputs(outputs),
         runs=folded,
+        written=sorted(written),
         first_event_time=ordered[0].event_time,
         last_event_time=ordered[-1].event_time,
     )
 
 
-_Contribution = tuple[Event, Mapping[str, BaseFacet]]
+def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
+    """The latest run and the latest completed one whole; of the others what ``retain`` keeps."""
+    whole = {id(runs[-1])} if runs else set()
+    completed = next((run for run in reversed(runs) if run.completed), None)
+    if completed is not None:
+        whole.add(id(completed))
+    kept: list[RunFold] = []
+    for run in runs:
+        part = run if id(run) in whole else retain(run)
+        if part is not None:
+            kept.append(part)
+    return kept
 
 
-def _fold_dataset(key: DatasetKey, seen: list[_Contribution], order: _Order) -> DatasetFold:
-    ordered = order.sort(seen, lambda contribution: contribution[0])
-    facets: dict[str, BaseFacet] = {}
-    for _, contributed in ordered:
-        _merge(facets, contributed, deletable=True)
-    return DatasetFold(
-        key=key,
-        facets=_sorted(facets),
-        first_event_time=ordered[0][0].event_time,
-        last_event_time=ordered[-1][0].event_time,
-    )
+class FoldBuilder:
+    """Folds events group by group; ``result()`` is the ``Fold`` of every event added.
+
+    Every event of a job must come in one ``add`` call (a job added twice is an error): that is
+    what lets the builder drop a job's events once they are folded. DatasetEvents may come in any
+    number of calls. With ``retain``, a job keeps only the runs the mapping passes read (its
+    latest, its latest completed, and what ``retain`` returns for the others); without it, every
+    run, as ``fold`` does.
+    """
+
+    def __init__(self, retain: RunRetainer | None = None) -> None:
+        self._retain = retain
+        self._jobs: dict[JobKey, JobFold] = {}
+        self._datasets: dict[DatasetKey, _DatasetMerge] = {}
+
+    def add(self, events: Iterable[Event]) -> None:
+        """Fold a group of events: whole jobs, and DatasetEvents. Non-events are skipped."""
+        by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+        designs: list[DatasetEvent] = []
+        for event in events:
+            if isinstance(event, RunEvent | JobEvent):
+                by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+            elif isinstance(event, DatasetEvent):
+                designs.append(event)
+        order = _Order()
+        for key, job_events in by_job.items():
+            if key in self._jobs:
+                raise ValueError(f"job {key} was already folded: add all its events at once")
+            ordered = order.sort(job_events, _itself)
+            folded = _fold_job(key, ordered)
+            if self._retain is not None:
+                folded.runs = _kept_runs(folded.runs, self._retain)
+            self._jobs[key] = folded
+            for event in ordered:
+                # Events of two jobs never tie on the sort key (it holds the job): no content.
+                position = (_sort_key(event), "")
+                for dataset in (*event.inputs, *event.outputs):
+                    self._mention(dataset.namespace, dataset.name, position, dataset.facets)
+        for design in order.sort(designs, _itself):
+            # DatasetEvents tie with each other: the content breaks the tie, in every group.
+            position = (_sort_key(design), order.content(design))
+            dataset = design.dataset
+            self._mention(dataset.namespace, dataset.name, position, dataset.facets)
+
+    def _mention(
+        self,
+        namespace: str,
+        name: str,
+        order: tuple[_SortKey, str],
+        facets: Mapping[str, BaseFacet],
+    ) -> None:
+        key = DatasetKey(namespace, name)
+        merge = self._datasets.get(key)
+        if merge is None:
+            moment = order[0][0]
+            merge = self._datasets[key] = _DatasetMerge({}, moment, moment)
+        merge.add(order, facets)
+
+    def result(self) -> Fold:
+        return Fold(
+            jobs=[self._jobs[key] for key in sorted(self._jobs)],
+            datasets=[self._datasets[key].fold(key) for key in sorted(self._datasets)],
+        )
 
 
 def fold(events: Iterable[Event]) -> Fold:
     """Fold a set of events; the same set always gives the same ``Fold``. Non-events are skipped."""
-    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
-    by_dataset: dict[DatasetKey, list[_Contribution]] = {}
-    for event in events:
-        if isinstance(event, RunEvent | JobEvent):
-            by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
-            for dataset in (*event.inputs, *event.outputs):
-                key = DatasetKey(dataset.namespace, dataset.name)
-                by_dataset.setdefault(key, []).append((event, dataset.facets))
-        elif isinstance(event, DatasetEvent):
-            key = DatasetKey(event.dataset.namespace, event.dataset.name)
-            by_dataset.setdefault(key, []).append((event, event.dataset.facets))
-    order = _Order()
-    return Fold(
-        jobs=[_fold_job(key, by_job[key], order) for key in sorted(by_job)],
-        datasets=[_fold_dataset(key, by_dataset[key], order) for key in sorted(by_dataset)],
-    )
+    builder = FoldBuilder()
+    builder.add(events)
+    return builder.result()

@@ -354,8 +354,7 @@ def map_lineage(
         _job_flows(job, collector, definition)
         _job_to_job_flows(job, collector)
         _producer_gaps(job, collector)
-        for run in job.runs:
-            written.update((normalize_namespace(o.key.namespace), o.key.name) for o in run.outputs)
+        written.update((normalize_namespace(key.namespace), key.name) for key in job.written)
         written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
     _dataset_event_flows(fold, collector, written)
     flows = collector.flows()

@@ -15,9 +15,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.sql import SqlHashes
 
 __all__ = [
     "CatalogPlan",
@@ -210,3 +211,9 @@ class CatalogPlan(BaseModel):
     quality: QualityPlan | None = None
     """None when ``quality.enabled`` is false."""
     report: Report = Field(default_factory=Report)
+    _sql_hashes: SqlHashes = PrivateAttr(default_factory=SqlHashes)
+
+    @property
+    def sql_hashes(self) -> SqlHashes:
+        """The SQL hash memo the mapping used; ``used`` is the one to keep for the next plan."""
+        return self._sql_hashes

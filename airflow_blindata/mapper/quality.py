@@ -34,7 +34,15 @@ from airflow_blindata.mapper.events import (
     TestRunFacet,
     facet_of,
 )
-from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, RunFold
+from airflow_blindata.mapper.fold import (
+    DatasetKey,
+    Fold,
+    InputFold,
+    JobFold,
+    OutputFold,
+    RunFold,
+    RunRetainer,
+)
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
@@ -297,6 +305,59 @@ def _capture_date(facet: BaseFacet) -> datetime | None:
             return None
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return None
+
+
+_ASSERTION_KEYS = frozenset({DataQualityAssertionsDatasetFacet.KEY})
+_METRIC_KEYS = frozenset(
+    {
+        DataQualityMetricsDatasetFacet.KEY,
+        DataQualityMetricsInputDatasetFacet.KEY,
+        InputStatisticsInputDatasetFacet.KEY,
+        OutputStatisticsOutputDatasetFacet.KEY,
+    }
+)
+
+
+def _only(facets: dict[str, BaseFacet], keys: frozenset[str]) -> dict[str, BaseFacet]:
+    return {key: facet for key, facet in facets.items() if key in keys}
+
+
+def quality_retainer(definition: JobDefinition) -> RunRetainer:
+    """What a snapshot keeps of a run it would otherwise drop: the facets its results and
+    records come from, and nothing of a run that has none (see ``FoldBuilder``)."""
+    enabled = definition.quality.enabled
+    metrics = definition.quality.metrics_enabled
+
+    def retain(run: RunFold) -> RunFold | None:
+        if not enabled or run.state not in _RESULT_STATES:
+            return None
+        keys = _ASSERTION_KEYS | (_METRIC_KEYS if metrics else frozenset())
+        tests = _only(run.run_facets, frozenset({TestRunFacet.KEY}))
+        inputs = [
+            InputFold(
+                key=item.key,
+                facets=_only(item.facets, keys),
+                input_facets=_only(item.input_facets, keys),
+            )
+            for item in run.inputs
+        ]
+        outputs = [
+            OutputFold(
+                key=item.key,
+                facets=_only(item.facets, keys),
+                output_facets=_only(item.output_facets, keys),
+            )
+            for item in run.outputs
+        ]
+        inputs = [item for item in inputs if item.facets or item.input_facets]
+        outputs = [item for item in outputs if item.facets or item.output_facets]
+        if not (tests or inputs or outputs):
+            return None
+        return run.model_copy(
+            update={"run_facets": tests, "job_facets": {}, "inputs": inputs, "outputs": outputs}
+        )
+
+    return retain
 
 
 def map_quality(

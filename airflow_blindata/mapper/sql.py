@@ -9,11 +9,12 @@ raw text with whitespace collapsed.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 import sqlglot
 from sqlglot.errors import SqlglotError
 
-__all__ = ["OPENLINEAGE_DIALECTS", "normalize_sql", "sql_hash", "sqlglot_dialect"]
+__all__ = ["OPENLINEAGE_DIALECTS", "SqlHashes", "normalize_sql", "sql_hash", "sqlglot_dialect"]
 
 OPENLINEAGE_DIALECTS: dict[str, str | None] = {
     "postgres": "postgres",
@@ -71,3 +72,32 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
 def sql_hash(sql: str, dialect: str | None = None) -> str:
     """The ``openLineageSqlHash`` of a statement."""
     return "sha256:" + hashlib.sha256(normalize_sql(sql, dialect).encode()).hexdigest()
+
+
+def _digest(sql: str, dialect: str | None) -> str:
+    text = f"{dialect or ''}\n{sql}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(text).hexdigest()
+
+
+class SqlHashes:
+    """``sql_hash`` memoised by a digest of the raw text and dialect.
+
+    Parsing with sqlglot is most of the cost of mapping SQL jobs, and the same texts come back on
+    every run and every snapshot. ``known`` is the memo of an earlier snapshot (the store keeps
+    it); ``used`` is what this mapping needed, the memo to keep for the next one.
+    """
+
+    def __init__(self, known: Mapping[str, str] | None = None) -> None:
+        self._known = known or {}
+        self.used: dict[str, str] = {}
+        self.parsed = 0
+        """How many texts had to be parsed: the ones neither memo knew."""
+
+    def hash(self, sql: str, dialect: str | None = None) -> str:
+        digest = _digest(sql, dialect)
+        found = self.used.get(digest) or self._known.get(digest)
+        if found is None:
+            found = sql_hash(sql, dialect)
+            self.parsed += 1
+        self.used[digest] = found
+        return found
