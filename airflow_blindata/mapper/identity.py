@@ -9,14 +9,19 @@ producer put in a URI ever reaches the catalog.
 Then the dataset name is split into a schema and an entity by the first rule of seed 000 that
 applies: the hierarchy facet, the profile of the namespace scheme, a TABLE symlink, or the name as
 it is.
+
+Everything here is total: a namespace or a name from any producer gives an answer, never an
+exception. A namespace whose authority cannot be read (a bracket outside an IPv6 literal, as in
+``postgres://db]:5432``, or no namespace at all) is named by ``namespace_problem``; the System
+resolver then creates no System for it and reports the dataset as ``UNMAPPED_NAMESPACE``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -25,6 +30,7 @@ __all__ = [
     "NamespaceParts",
     "entity_name",
     "namespace_parts",
+    "namespace_problem",
     "normalize_namespace",
     "strip_user_info",
 ]
@@ -122,7 +128,7 @@ def strip_user_info(uri: str) -> str:
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:
-    if authority.startswith("["):  # IPv6 literal
+    if authority.startswith("[") and "]" in authority:  # IPv6 literal
         host, _, rest = authority.partition("]")
         return host + "]", rest.removeprefix(":")
     host, sep, port = authority.rpartition(":")
@@ -131,13 +137,57 @@ def _split_host_port(authority: str) -> tuple[str, str]:
     return authority, ""
 
 
+def _authority(namespace: str) -> tuple[str, str]:
+    """Scheme and authority of a URI namespace: what lies between ``://`` and ``/``, ``?``, ``#``.
+
+    Read by hand, not with ``urllib.parse``: ``urlsplit`` raises ``ValueError`` for a bracket
+    outside an IPv6 literal and for some non-ASCII hosts, and no namespace may stop a run.
+    """
+    scheme, _, rest = namespace.partition("://")
+    for end in "/?#":
+        rest = rest.split(end, 1)[0]
+    return scheme.lower(), rest
+
+
+_IPV6_LITERAL = re.compile(r"\[([^\[\]]*)\](?::[0-9]*)?")
+
+
+def namespace_problem(namespace: str) -> str | None:
+    """Why ``namespace`` cannot name a store, or None when it can.
+
+    A namespace is bad when it is empty, or when it is a URI whose authority cannot be read: a
+    ``[`` or ``]`` anywhere but around an IPv6 address at the start of the host. Such a namespace
+    still resolves by an explicit ``namespaceMappings`` entry or an ``openLineageNamespace``
+    stamp (plain text comparisons), but no System is created from it. The reason never quotes
+    the namespace (the report's example names the dataset).
+    """
+    if not namespace.strip():
+        return "the namespace is empty"
+    if "://" not in namespace:
+        return None
+    scheme, authority = _authority(namespace.strip())
+    if "@" in authority and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
+        authority = authority.rsplit("@", 1)[1]
+    if "[" not in authority and "]" not in authority:
+        return None
+    literal = _IPV6_LITERAL.fullmatch(authority)
+    if literal is None:
+        return "the namespace is not a valid URI: a bracket outside an IPv6 address literal"
+    try:
+        ipaddress.IPv6Address(literal.group(1))
+    except ValueError:
+        return "the namespace is not a valid URI: its bracketed host is not an IPv6 address"
+    return None
+
+
 def namespace_parts(namespace: str) -> NamespaceParts:
-    """Scheme, host, port and bucket of a (normalised) namespace; empty strings when absent."""
+    """Scheme, host, port and bucket of a (normalised) namespace; empty strings when absent.
+
+    Total: any text gives parts (see ``namespace_problem`` for the namespaces that are bad).
+    """
     if "://" not in namespace:
         return NamespaceParts(namespace, "", "", "", "")
-    split = urlsplit(namespace)
-    scheme = split.scheme
-    authority = split.netloc
+    scheme, authority = _authority(namespace)
     host, port = _split_host_port(authority.rsplit("@", 1)[-1])
     bucket = host if scheme in _BUCKET_SCHEMES else ""
     if scheme in _AUTHORITY_IS_NOT_USER_INFO:

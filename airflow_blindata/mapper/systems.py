@@ -7,6 +7,10 @@
    System of the planned name is reused and stamped instead of duplicated;
 5. otherwise ``UNMAPPED_NAMESPACE``.
 
+A bad namespace (``identity.namespace_problem``: empty, or a URI whose authority cannot be read)
+goes through steps 1 to 3 like any other, but step 4 never creates a System from it: it is
+reported ``UNMAPPED_NAMESPACE`` with the reason, and the rest of the run goes on.
+
 The Systems Blindata already holds are an input (``KnownSystem``), so this stays pure. Only
 Systems this definition creates are stamped ``openLineageOwner``: cleanup removes by that stamp,
 so a reused crawled System must never carry it.
@@ -18,7 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef
-from airflow_blindata.mapper.identity import namespace_parts, normalize_namespace
+from airflow_blindata.mapper.identity import (
+    namespace_parts,
+    namespace_problem,
+    normalize_namespace,
+)
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -59,6 +67,7 @@ class SystemResolver:
     _by_uuid: dict[str, KnownSystem] = field(init=False)
     _by_stamp: dict[str, KnownSystem] = field(init=False)
     _resolved: dict[str, PlannedSystem | None] = field(init=False, default_factory=dict)
+    _problems: dict[str, str] = field(init=False, default_factory=dict)
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -106,12 +115,13 @@ class SystemResolver:
             self._resolved[normalized] = self._resolve(normalized)
         system = self._resolved[normalized]
         if system is None and example is not None:
-            code = (
-                GapCode.IGNORED_NAMESPACE
-                if self.definition.is_ignored(normalized)
-                else GapCode.UNMAPPED_NAMESPACE
-            )
-            self.report.gap(code, example)
+            if self.definition.is_ignored(normalized):
+                self.report.gap(GapCode.IGNORED_NAMESPACE, example)
+            else:
+                problem = self._problems.get(normalized)
+                self.report.gap(
+                    GapCode.UNMAPPED_NAMESPACE, f"{example}: {problem}" if problem else example
+                )
         return system
 
     def _resolve(self, namespace: str) -> PlannedSystem | None:
@@ -125,6 +135,10 @@ class SystemResolver:
         stamped = self._by_stamp.get(namespace)
         if stamped is not None:
             return self._existing(stamped, "stamped", namespace, policy)
+        problem = namespace_problem(namespace)
+        if problem is not None:
+            self._problems[namespace] = problem
+            return None
         if policy is None or policy.creation != "IF_MISSING":
             return None
         parts = namespace_parts(namespace)
