@@ -72,5 +72,6 @@ def build_groups(
     report.count("entities", len(plan.entities))
     report.count("fields", len(plan.fields))
     report.count("routines", len(plan.routines))
+    report.count("sqlTextsParsed", plan.sql_hashes.parsed)
     plan.entities.sort(key=lambda e: (e.key.system, e.key.schema_ or "", e.key.name))
     return plan

@@ -22,7 +22,10 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["EventStore", "RawEvent"]
+__all__ = ["DATASET_EVENT_GROUP", "EventStore", "RawEvent"]
+
+DATASET_EVENT_GROUP = 5_000
+"""DatasetEvents are read in groups of this size (they belong to no job to group them by)."""
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""
@@ -57,8 +60,44 @@ class EventStore(ABC):
         since: int | None = None,
         job: tuple[str, str] | None = None,
         received_after: datetime | None = None,
+        until: int | None = None,
     ) -> Iterator[StoredEvent]:
-        """Stored events with ``id > since``, of one job (namespace, name), in cursor order."""
+        """Stored events with ``since < id <= until``, of one job (namespace, name), in cursor
+        order."""
+
+    @abstractmethod
+    def job_keys(self, *, until: int | None = None) -> list[tuple[str, str]]:
+        """Every job (namespace, name) with an event whose cursor is at most ``until``, sorted."""
+
+    @abstractmethod
+    def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
+        """The stored DatasetEvents (they have no job), in cursor order, up to ``until``."""
+
+    def event_groups(self, *, until: int | None = None) -> Iterator[list[StoredEvent]]:
+        """The events up to cursor ``until`` one job at a time, then the DatasetEvents in pages.
+
+        A snapshot maps group by group and drops each group before reading the next (see
+        ``mapper.build.build_groups``), so that its memory follows the catalog, not the history.
+        """
+        last = self.last_id() if until is None else until
+        for job in self.job_keys(until=last):
+            yield list(self.events(job=job, until=last))
+        page: list[StoredEvent] = []
+        for event in self.dataset_events(until=last):
+            page.append(event)
+            if len(page) >= DATASET_EVENT_GROUP:
+                yield page
+                page = []
+        if page:
+            yield page
+
+    @abstractmethod
+    def sql_hashes(self) -> dict[str, str]:
+        """The SQL hash memo kept by the last snapshot (digest of the text → hash)."""
+
+    @abstractmethod
+    def keep_sql_hashes(self, memo: Mapping[str, str]) -> None:
+        """Replace the SQL hash memo by ``memo``: what the latest snapshot used, nothing older."""
 
     @abstractmethod
     def last_id(self) -> int:

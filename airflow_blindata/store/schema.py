@@ -42,11 +42,20 @@ from sqlalchemy.types import TypeDecorator
 __all__ = ["MIGRATIONS", "PREFIX", "SCHEMA_VERSION", "Tables", "UtcDateTime", "build_tables"]
 
 PREFIX = "blindata_"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Migration = Callable[[Connection, "Tables"], None]
-MIGRATIONS: dict[int, Migration] = {}
-"""Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema)."""
+
+
+def _add_tables(conn: Connection, tables: Tables) -> None:
+    """A step that only adds tables: ``create_all`` after the steps creates them."""
+
+
+MIGRATIONS: dict[int, Migration] = {2: _add_tables}
+"""Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema).
+
+2: ``sql_hashes``, the SQL hash memo of the last snapshot.
+"""
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -83,6 +92,7 @@ class Tables:
     quarantine: Table
     sync_history: Table
     meta: Table
+    sql_hashes: Table
     seq: Sequence | None
 
     @property
@@ -161,4 +171,10 @@ def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> 
         Column("key", String(64), primary_key=True),
         Column("value", Text, nullable=False),
     )
-    return Tables(metadata, events, quarantine, sync_history, meta, seq)
+    sql_hashes = Table(
+        f"{PREFIX}sql_hashes",
+        metadata,
+        Column("digest", String(64), primary_key=True),
+        Column("sql_hash", String(80), nullable=False),
+    )
+    return Tables(metadata, events, quarantine, sync_history, meta, sql_hashes, seq)

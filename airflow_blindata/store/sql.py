@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -245,19 +245,70 @@ class SqlEventStore(EventStore):
         since: int | None = None,
         job: tuple[str, str] | None = None,
         received_after: datetime | None = None,
+        until: int | None = None,
+    ) -> Iterator[StoredEvent]:
+        ev = self._tables.events
+        conditions: list[ColumnElement[bool]] = []
+        if job is not None:
+            namespace, name = column_text(job[0]), column_text(job[1])
+            conditions += [ev.c.job_namespace == namespace, ev.c.job_name == name]
+        if received_after is not None:
+            conditions.append(ev.c.received_at > received_after)
+        return self._read(conditions, since=since, until=until)
+
+    def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
+        return self._read([self._tables.events.c.kind == "DatasetEvent"], until=until)
+
+    def _read(
+        self,
+        conditions: list[ColumnElement[bool]],
+        *,
+        since: int | None = None,
+        until: int | None = None,
     ) -> Iterator[StoredEvent]:
         self._ensure_schema()
         with self._guard("stamping new events"):
             self._stamp()
         ev, cursor_column = self._tables.events, self._tables.cursor
-        query = select(*ev.c, cursor_column.label("cursor")).where(cursor_column.is_not(None))
-        if job is not None:
-            namespace, name = column_text(job[0]), column_text(job[1])
-            query = query.where(ev.c.job_namespace == namespace, ev.c.job_name == name)
-        if received_after is not None:
-            query = query.where(ev.c.received_at > received_after)
+        query = select(*ev.c, cursor_column.label("cursor")).where(
+            cursor_column.is_not(None), *conditions
+        )
+        if until is not None:
+            query = query.where(cursor_column <= until)
         for row in self._pages(query, cursor_column, "cursor", since or 0, "reading events"):
             yield self._to_event(row)
+
+    def job_keys(self, *, until: int | None = None) -> list[tuple[str, str]]:
+        self._ensure_schema()
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        query = (
+            select(ev.c.job_namespace, ev.c.job_name)
+            .where(ev.c.job_namespace.is_not(None), ev.c.job_name.is_not(None))
+            .where(cursor_column.is_not(None))
+            .distinct()
+            .order_by(ev.c.job_namespace, ev.c.job_name)
+        )
+        if until is not None:
+            query = query.where(cursor_column <= until)
+        with self._guard("listing jobs"):
+            self._stamp()
+            with self._engine.connect() as conn:
+                return [(str(row[0]), str(row[1])) for row in conn.execute(query)]
+
+    def sql_hashes(self) -> dict[str, str]:
+        self._ensure_schema()
+        table = self._tables.sql_hashes
+        with self._guard("reading the SQL hash memo"), self._engine.connect() as conn:
+            return {row.digest: row.sql_hash for row in conn.execute(select(table))}
+
+    def keep_sql_hashes(self, memo: Mapping[str, str]) -> None:
+        self._ensure_schema()
+        table = self._tables.sql_hashes
+        rows = [{"digest": digest, "sql_hash": value} for digest, value in sorted(memo.items())]
+        with self._guard("keeping the SQL hash memo"), self._writing() as conn:
+            conn.execute(table.delete())
+            for start in range(0, len(rows), BATCH_SIZE):
+                conn.execute(insert(table), rows[start : start + BATCH_SIZE])
 
     def last_id(self) -> int:
         self._ensure_schema()

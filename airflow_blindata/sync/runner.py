@@ -1,8 +1,9 @@
 """One snapshot or cleanup with the event store around it: what the operators and the CLI run.
 
 ``run_snapshot``: prune the store by the definition's retention (a job with no event for
-``jobDescribedForDays`` stops being described), read the Systems Blindata holds, map every stored
-event, apply the plan, and record the report in the sync history. ``run_cleanup``: read that
+``jobDescribedForDays`` stops being described), read the Systems Blindata holds, map the stored
+events one job at a time (memory follows the catalog, not the history), apply the plan, and
+record the report in the sync history. ``run_cleanup``: read that
 history, clean up, record. Blindata and store failures become a ``failed`` report, so that the
 history says what happened; a report that cannot be recorded raises (``StoreError``), because the
 next cleanup depends on it.
@@ -10,9 +11,14 @@ next cleanup depends on it.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.build import build_groups
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
@@ -22,7 +28,9 @@ from airflow_blindata.sync.removal import cleanup
 from airflow_blindata.sync.report import RunKind, RunReport, utcnow
 from airflow_blindata.sync.systems import fetch_known_systems
 
-__all__ = ["history", "record", "run_cleanup", "run_snapshot"]
+log = logging.getLogger(__name__)
+
+__all__ = ["history", "plan_from_store", "record", "run_cleanup", "run_snapshot"]
 
 
 def record(store: EventStore, report: RunReport) -> None:
@@ -37,6 +45,23 @@ def record(store: EventStore, report: RunReport) -> None:
             report=report.to_record(),
         )
     )
+
+
+def plan_from_store(
+    store: EventStore, definition: JobDefinition, known: Sequence[KnownSystem] = ()
+) -> CatalogPlan:
+    """Map the stored events one job at a time, with the store's SQL hash memo.
+
+    The memo the plan used replaces the stored one (best effort: a memo that cannot be kept
+    costs the next snapshot some parsing, nothing else).
+    """
+    groups = ([event.payload for event in group] for group in store.event_groups())
+    plan = build_groups(groups, definition, known, sql_hashes=store.sql_hashes())
+    try:
+        store.keep_sql_hashes(plan.sql_hashes.used)
+    except StoreError as exc:
+        log.warning("The SQL hash memo could not be kept (the next snapshot parses again): %s", exc)
+    return plan
 
 
 def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport:
@@ -63,7 +88,7 @@ def run_snapshot(
                 job_described_for_days=retention.job_described_for_days,
             ).events_removed
         known = fetch_known_systems(client)
-        plan = build((event.payload for event in store.events()), definition, known)
+        plan = plan_from_store(store, definition, known)
         report = snapshot(plan, client, definition, progress=progress, batch_size=batch_size)
     except BlindataError as exc:
         report = _failed("snapshot", definition, f"Blindata cannot be used: {exc}")

@@ -18,6 +18,7 @@ from airflow_blindata.store import (
     open_store,
     redact_url,
 )
+from airflow_blindata.store import schema
 from airflow_blindata.store import sql as sql_module
 from airflow_blindata.store.prepare import prepare
 
@@ -155,7 +156,7 @@ def test_stats(store: EventStore) -> None:
     assert stats.oldest_received_at <= stats.newest_received_at
     assert stats.newest_received_at.tzinfo is not None
     assert stats.size_bytes and stats.size_bytes > 0
-    assert stats.schema_version == 1
+    assert stats.schema_version == schema.SCHEMA_VERSION
 
 
 def test_sync_history(store: EventStore) -> None:
@@ -206,27 +207,26 @@ def test_an_upgrade_keeps_the_stored_events(
     """A migration step runs once, in order, and the events stored before it are still read."""
     from sqlalchemy import text
 
-    from airflow_blindata.store import schema
-
     with open_store(store_url) as old:
         old.append(event("before", run="r0"))
     ran: list[int] = []
+    newer = schema.SCHEMA_VERSION + 1
 
     def step(conn: object, tables: schema.Tables) -> None:
-        ran.append(2)
+        ran.append(newer)
         name = tables.events.name
         prefix = f'"{tables.events.schema}".' if tables.events.schema else ""
         conn.execute(text(f"CREATE INDEX upgraded_idx ON {prefix}{name} (kind)"))  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(sql_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(schema.MIGRATIONS, 2, step)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", newer)
+    monkeypatch.setattr(sql_module, "SCHEMA_VERSION", newer)
+    monkeypatch.setitem(schema.MIGRATIONS, newer, step)
     with open_store(store_url) as new:
         new.append(event("after"))
         assert [s.job_name for s in new.events()] == ["before", "after"]
     with open_store(store_url) as again:
         assert len(list(again.events())) == 2
-    assert ran == [2]
+    assert ran == [newer]
 
 
 def test_default_and_configured_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
