@@ -30,7 +30,12 @@ from airflow_blindata.mapper.events import (
     facet_of,
 )
 from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold
-from airflow_blindata.mapper.identity import entity_name, normalize_namespace, strip_user_info
+from airflow_blindata.mapper.identity import (
+    EntityName,
+    entity_name,
+    normalize_namespace,
+    strip_user_info,
+)
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
     CatalogPlan,
@@ -129,16 +134,29 @@ def flatten_fields(
     yield from walk(fields, prefix)
 
 
-def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey:
-    """The entity of any dataset, also one named only inside a facet (it has no fold: no facets)."""
+def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey | None:
+    """The entity of any dataset, also one named only inside a facet (it has no fold: no facets).
+
+    None when the dataset's name gives no entity name (see ``dataset_entity_key``).
+    """
     known = fold.dataset(key)
     if known is None:
-        found = entity_name(key.namespace, key.name)
-        return EntityKey(system=system, schema_=found.schema, name=found.name)
+        return _entity_key(system, entity_name(key.namespace, key.name))
     return dataset_entity_key(known, system)
 
 
-def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey:
+def _entity_key(system: str, found: EntityName) -> EntityKey | None:
+    if not found.name.strip():
+        return None
+    return EntityKey(system=system, schema_=found.schema, name=found.name)
+
+
+def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
+    """The entity of a dataset; None when its name gives none (``""``, or ``db.schema.``).
+
+    Blindata refuses an entity without a name, so it is never planned: the dataset is reported
+    as ``EMPTY_DATASET_NAME`` instead of an upload that fails on every run.
+    """
     hierarchy = facet_of(dataset.facets, HierarchyDatasetFacet)
     symlinks = facet_of(dataset.facets, SymlinksDatasetFacet)
     found = entity_name(
@@ -149,7 +167,7 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey:
         if symlinks
         else (),
     )
-    return EntityKey(system=system, schema_=found.schema, name=found.name)
+    return _entity_key(system, found)
 
 
 def _dataset_properties(draft: _Draft, dataset: DatasetFold) -> None:
@@ -253,6 +271,9 @@ def map_datasets(
         if system is None:
             continue
         key = dataset_entity_key(dataset, system.name)
+        if key is None:
+            report.gap(GapCode.EMPTY_DATASET_NAME, where)
+            continue
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)

@@ -2,9 +2,10 @@
 
 A flow is anchored (seed 001): both ends must be entities the plan describes or that the catalog
 may hold. An end whose dataset maps to no System is dropped with ``DANGLING_FLOW`` (its dataset
-gap is already in the report); an end in an ignored namespace is dropped silently, since ignoring
-it was asked for. A column flow to a field that a System created by OpenLineage will not have is
-dropped with ``FIELD_NOT_CATALOGUED``; on other Systems the sync checks the field in Blindata.
+gap is already in the report), and so is an end whose dataset has no name; an end in an ignored
+namespace is dropped silently, since ignoring it was asked for. A column flow to a field that a
+System created by OpenLineage will not have is dropped with ``FIELD_NOT_CATALOGUED``; on other
+Systems the sync checks the field in Blindata.
 
 Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
 flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
@@ -79,6 +80,9 @@ class FlowCollector:
                 self.plan.report.count("flowEndsIgnored")
             return None
         entity = entity_of(self.fold, key, system.name)
+        if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
+            self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {key}")
+            return None
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed.
             self._entities[entity] = PlannedEntity(

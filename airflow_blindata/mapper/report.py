@@ -2,7 +2,10 @@
 
 Gaps work like a warning level: they are collected, never raised. Each gap code is one of the
 seeds' (``001`` "Why is my lineage missing?", ``000`` namespace resolution), with the hint of the
-seed's table, a count and a few examples so a steward can find the offending dataset or job.
+seed's table, a count and a few examples so a steward can find the offending dataset or job. The
+codes after ``PRODUCER_PARTIAL_LINEAGE`` name what the seeds do not (an unreadable event, a field
+description Blindata cannot hold, a quality code conflict, a dataset with no name); they are
+documented in docs/facet-support.md and docs/mapping-reference.md.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class GapCode(StrEnum):
     UNREADABLE_EVENT = "UNREADABLE_EVENT"
     FIELD_DESCRIPTION_TOO_LONG = "FIELD_DESCRIPTION_TOO_LONG"
     QUALITY_CODE_CONFLICT = "QUALITY_CODE_CONFLICT"
+    EMPTY_DATASET_NAME = "EMPTY_DATASET_NAME"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -60,6 +64,9 @@ GAP_HINTS: dict[GapCode, str] = {
     "description to 250 characters or fewer.",
     GapCode.QUALITY_CODE_CONFLICT: "The check code belongs to a check of another suite, which is "
     "never overwritten. Keep one job definition per dataset's checks, or remove the other check.",
+    GapCode.EMPTY_DATASET_NAME: "The dataset has no name, or a name that gives no entity name "
+    "(like 'db.schema.'): fix the producer. Nothing is catalogued for it; flows to it are "
+    "dropped.",
 }
 
 

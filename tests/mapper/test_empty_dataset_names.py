@@ -1,0 +1,107 @@
+"""Issue 18, item 4: an empty dataset name is a gap, not an upload Blindata refuses on every run.
+
+A dataset ``{"namespace": "postgres://db:5432", "name": ""}`` is a valid event, but it names no
+entity: planned as an entity with an empty name, it was uploaded (and refused) at every snapshot.
+It is now reported as ``EMPTY_DATASET_NAME``; flows to it are dropped with ``DANGLING_FLOW``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.report import GapCode
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+PG = "postgres://db:5432"
+DEFINITION = JobDefinition.from_dict(
+    {
+        "uuid": UUID,
+        "systemPolicies": [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
+    }
+)
+
+
+def run_event(*outputs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-29T10:00:00Z",
+        "producer": "https://example.com/producer",
+        "run": {"runId": "0190b1c2-0000-7000-8000-000000000001"},
+        "job": {"namespace": "airflow", "name": "etl.load"},
+        "inputs": [{"namespace": PG, "name": "analytics.raw.orders"}],
+        "outputs": list(outputs),
+    }
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [
+        (PG, ""),
+        (PG, "   "),
+        (PG, "analytics.sales."),  # the postgres profile's entity part is empty
+        ("s3://lake", ""),
+        ("kafka://broker:9092", ""),
+    ],
+)
+def test_a_dataset_whose_name_gives_no_entity_name_is_a_gap_and_never_an_entity(
+    namespace: str, name: str
+) -> None:
+    schema = {"fields": [{"name": "id", "type": "int"}]}
+    plan = build(
+        [
+            run_event(
+                {"namespace": namespace, "name": name, "facets": {"schema": schema}},
+                {"namespace": PG, "name": "analytics.sales.totals"},
+            )
+        ],
+        DEFINITION,
+    )
+    gap = plan.report.gaps[GapCode.EMPTY_DATASET_NAME]
+    assert (gap.count, gap.examples) == (1, [f"{namespace}/{name}"])
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 1
+    assert all(e.key.name.strip() for e in plan.entities)
+    assert all(f.entity.name.strip() for f in plan.fields)
+    assert {e.key.name for e in plan.entities} == {"orders", "totals", "etl.load"}
+    assert [(f.source.entity.name, f.target.entity.name) for f in plan.flows] == [
+        ("orders", "totals")
+    ]
+
+
+def test_an_empty_name_in_a_lineage_facet_drops_that_flow_and_keeps_the_others() -> None:
+    output = {
+        "namespace": PG,
+        "name": "analytics.sales.totals",
+        "facets": {
+            "columnLineage": {
+                "fields": {
+                    "total": {
+                        "inputFields": [
+                            {"namespace": PG, "name": "", "field": "x"},
+                            {"namespace": PG, "name": "analytics.raw.orders", "field": "amount"},
+                        ]
+                    }
+                }
+            }
+        },
+    }
+    plan = build([run_event(output)], DEFINITION)
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 1
+    assert all(e.key.name.strip() for e in plan.entities)
+    assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {
+        ("orders", "totals")
+    }
+
+
+def test_an_assertion_on_a_dataset_with_no_name_makes_no_check() -> None:
+    assertions = {"assertions": [{"assertion": "not_null", "success": True, "column": "id"}]}
+    event = run_event({"namespace": PG, "name": "analytics.sales.totals"})
+    event["inputs"] = [
+        {"namespace": PG, "name": "", "inputFacets": {"dataQualityAssertions": assertions}}
+    ]
+    plan = build([event], DEFINITION)
+    assert plan.quality.checks == []
+    assert plan.report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 1
