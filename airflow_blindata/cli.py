@@ -43,10 +43,13 @@ def _emulator(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from airflow_blindata.hooks.blindata import BlindataHook
+    from airflow_blindata.sync.cli import answer_only_on_stdout
 
-    ok, message = BlindataHook(blindata_conn_id=args.conn_id).test_connection()
-    print(message)
+    with answer_only_on_stdout() as answer:  # Airflow logs to stdout while it loads
+        from airflow_blindata.hooks.blindata import BlindataHook
+
+        ok, message = BlindataHook(blindata_conn_id=args.conn_id).test_connection()
+    print(message, file=answer)
     return 0 if ok else 1
 
 

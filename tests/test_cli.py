@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -87,3 +88,28 @@ def test_emulator_serves_and_check_proves_the_connection(tmp_path: Path) -> None
         server.terminate()
         server.wait(timeout=10)
     assert (tmp_path / "e.db").exists()
+
+
+@pytest.mark.integration
+def test_check_never_shows_the_password_of_the_url(emulator: Any) -> None:
+    from tests.blindata.test_client_http import URL_SECRETS, URL_USER, with_url_credentials
+    from tests.conftest import API_KEY, TENANT, USER
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    outputs: list[str] = []
+    for url, code, says in ((emulator.base_url, 0, "Connected to"), (dead, 1, "Cannot reach")):
+        conn = {
+            "conn_type": "blindata",
+            "host": with_url_credentials(url),
+            "login": USER,
+            "password": API_KEY,
+            "extra": {"tenant": TENANT},
+        }
+        env = {**os.environ, "AIRFLOW_CONN_BLINDATA_DEFAULT": json.dumps(conn)}
+        done = subprocess.run([CLI, "check"], capture_output=True, text=True, env=env, check=False)
+        assert done.returncode == code, done.stdout + done.stderr
+        shown = url.replace("://", f"://{URL_USER}:***@")
+        assert done.stdout.startswith(f"{says} Blindata at {shown}")  # the answer, and only it
+        outputs += [done.stdout, done.stderr]
+    for secret in (*URL_SECRETS, API_KEY):
+        assert all(secret not in text for text in outputs), secret

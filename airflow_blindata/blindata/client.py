@@ -39,6 +39,7 @@ from airflow_blindata.blindata.errors import (
 )
 from airflow_blindata.blindata.models import ErrorBody, Page, UploadResponse, WireModel
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
+from airflow_blindata.redaction import redact_url, scrub, url_secrets, without_credentials
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -114,6 +115,11 @@ class BlindataClient:
 
     ``transport`` replaces the network (e.g. ``httpx.WSGITransport`` around the emulator, or
     ``httpx.MockTransport``); everything else behaves as in production.
+
+    Credentials in the URL (``https://user:password@host``) are not sent (``credentials`` are)
+    and not kept: ``base_url`` is the URL without them, so that neither httpx's request log nor
+    its errors can show them, and messages, errors and ``repr`` show ``shown_url``, the URL with
+    ``***`` in place of the password.
     """
 
     def __init__(
@@ -128,10 +134,13 @@ class BlindataClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         base_url = base_url.strip().rstrip("/")
+        self.shown_url = redact_url(base_url)
+        self._secrets = url_secrets(base_url)
         if not base_url.startswith(("http://", "https://")):
             raise BlindataConfigError(
-                f"Blindata URL {base_url!r} must start with http:// or https://"
+                f"Blindata URL {self.shown_url!r} must start with http:// or https://"
             )
+        base_url = without_credentials(base_url)
         self.base_url = base_url
         self.tenant = tenant or None
         self.credentials = credentials
@@ -141,33 +150,42 @@ class BlindataClient:
         if self.tenant:
             headers[TENANT_HEADER] = self.tenant
         login = ENDPOINTS["login"]
-        self._http = httpx.Client(
-            base_url=base_url,
-            headers=headers,
-            auth=auth_for(
-                credentials,
-                login_url=base_url + login.path(),
-                on_login_failure=lambda response: error_from_response(
-                    response, f"{login.method} {login.template}"
+        try:
+            self._http = httpx.Client(
+                base_url=base_url,
+                headers=headers,
+                auth=auth_for(
+                    credentials,
+                    login_url=base_url + login.path(),
+                    on_login_failure=lambda response: error_from_response(
+                        response, f"{login.method} {login.template}"
+                    ),
                 ),
-            ),
-            verify=verify,
-            timeout=timeout,
-            transport=transport,
-            follow_redirects=False,
-        )
+                verify=verify,
+                timeout=timeout,
+                transport=transport,
+                follow_redirects=False,
+            )
+        except httpx.InvalidURL as exc:
+            raise BlindataConfigError(
+                f"Blindata URL {self.shown_url!r} is not a valid URL: {self._scrub(str(exc))}"
+            ) from None
         from airflow_blindata.blindata.resources import Resources
 
         self.api = Resources(self)
 
     def __repr__(self) -> str:
         return (
-            f"BlindataClient(base_url={self.base_url!r}, tenant={self.tenant!r}, "
+            f"BlindataClient(base_url={self.shown_url!r}, tenant={self.tenant!r}, "
             f"credentials={self.credentials!r})"
         )
 
     def close(self) -> None:
         self._http.close()
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the URL's credentials (a library's message may quote the URL)."""
+        return scrub(text, self._secrets)
 
     def __enter__(self) -> BlindataClient:
         return self
@@ -241,10 +259,8 @@ class BlindataClient:
         except httpx.TransportError as exc:
             # Nothing reached the server when it refused the connection; anything else may have.
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
-            error = BlindataRequestError(
-                f"{operation} failed: {_describe_transport_error(exc, self.base_url)}",
-                operation=operation,
-            )
+            reason = self._scrub(_describe_transport_error(exc, self.shown_url))
+            error = BlindataRequestError(f"{operation} failed: {reason}", operation=operation)
             return _Failure(error, unsent or endpoint.idempotent)
         except BlindataStatusError as exc:  # raised by the login flow
             return _Failure(exc, _retryable_status(exc.status, endpoint), exc.retry_after)

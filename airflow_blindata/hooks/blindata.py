@@ -39,6 +39,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
     RetryPolicy,
 )
+from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 __all__ = ["AUTH_METHODS", "BlindataConnectionSettings", "BlindataHook"]
 
@@ -51,7 +52,11 @@ TEST_CONNECTION_RETRY = RetryPolicy(deadline=15.0, max_attempts=2, backoff_initi
 
 @dataclass(frozen=True)
 class BlindataConnectionSettings:
-    """What a BLINDATA connection says, validated; every error names the field to fix."""
+    """What a BLINDATA connection says, validated; every error names the field to fix.
+
+    The URL may carry credentials (``https://user:password@host``): ``repr`` and every message
+    show ``shown_url``, with ``***`` in place of the password, and never the secret.
+    """
 
     url: str
     tenant: str | None
@@ -75,7 +80,7 @@ class BlindataConnectionSettings:
         if not host:
             raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")
         url = host if "://" in host else f"https://{host}"
-        if conn.port and url.count(":") < 2:
+        if conn.port and ":" not in _host_and_port(url):
             url = f"{url.rstrip('/')}:{conn.port}"
         auth_method = str(extra.get("auth_method") or "api_key").strip().lower()
         if auth_method not in AUTH_METHODS:
@@ -101,6 +106,22 @@ class BlindataConnectionSettings:
         )
 
     @property
+    def shown_url(self) -> str:
+        """The URL as messages show it: any password replaced by ``***``."""
+        return redact_url(self.url)
+
+    def __repr__(self) -> str:
+        return (
+            f"BlindataConnectionSettings(url={self.shown_url!r}, tenant={self.tenant!r}, "
+            f"auth_method={self.auth_method!r}, username={self.username!r}, "
+            f"verify_ssl={self.verify_ssl!r}, timeout={self.timeout!r}, deadline={self.deadline!r})"
+        )
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the secret and the URL's credentials."""
+        return scrub(text, (self.secret, *url_secrets(self.url)))
+
+    @property
     def credentials(self) -> Credentials:
         if self.auth_method == "bearer":
             return BearerToken(self.secret)
@@ -119,6 +140,14 @@ class BlindataConnectionSettings:
         }
         options.update(overrides)
         return BlindataClient(self.url, **options)
+
+
+def _host_and_port(url: str) -> str:
+    """``host[:port]`` of ``url``: its authority without the path and the credentials."""
+    authority = url.partition("://")[2]
+    for end in "/?#":
+        authority = authority.partition(end)[0]
+    return authority.rpartition("@")[2].rpartition("]")[2]  # an IPv6 address is not a port
 
 
 def _boolean(value: Any, name: str) -> bool:
@@ -179,16 +208,16 @@ class BlindataHook(BaseHook):
             with settings.client(retry=TEST_CONNECTION_RETRY) as client:
                 user = client.api.me()
         except BlindataError as exc:
-            return False, _explain(exc, settings)
+            return False, settings.scrub(_explain(exc, settings))
         except Exception as exc:  # the UI must get a message, never a traceback
-            return False, f"Unexpected error: {type(exc).__name__}: {exc}"
+            return False, settings.scrub(f"Unexpected error: {type(exc).__name__}: {exc}")
         tenant = settings.tenant or "the user's default tenant"
-        return True, f"Connected to Blindata at {settings.url} as {user.username} on {tenant}"
+        return True, f"Connected to Blindata at {settings.shown_url} as {user.username} on {tenant}"
 
 
 def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     """A message that says what is wrong and what to check."""
-    url = settings.url
+    url = settings.shown_url
     if isinstance(exc, BlindataDeadlineError):
         exc_last = exc.last_error
         if isinstance(exc_last, BlindataRequestError):

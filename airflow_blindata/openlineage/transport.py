@@ -39,6 +39,7 @@ from openlineage.client.facet_v2 import schema_dataset, sql_job
 from openlineage.client.transport import Config, Transport
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from airflow_blindata.redaction import redact_url, url_secrets
 from airflow_blindata.store import (
     AppendOutcome,
     EventStore,
@@ -46,7 +47,6 @@ from airflow_blindata.store import (
     configured_store_url,
     default_store_url,
     open_store,
-    redact_url,
 )
 from airflow_blindata.store.connections import describe_error
 
@@ -269,8 +269,7 @@ class BlindataTransport(Transport):
     def _lose(self, data: Any, error: Exception) -> None:
         """One warning line, the event kept in the lost-events file, the loss counted."""
         target = self._target()
-        password = _password(target) if "@" in target else None
-        secrets = (password,) if password else ()
+        secrets = url_secrets(target)
         if isinstance(error, StoreError):
             reason = describe_error(error, secrets=secrets)
         else:
@@ -294,12 +293,3 @@ class BlindataTransport(Transport):
         )
         log.debug("Blindata capture failure details:", exc_info=True)
         _count_metric()
-
-
-def _password(url: str) -> str | None:
-    try:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).password  # type: ignore[return-value]
-    except Exception:
-        return None

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
 
+from airflow_blindata.redaction import scrub
+
 __all__ = ["describe_error", "set_aside", "set_aside_object", "track"]
 
 
@@ -65,7 +67,4 @@ def describe_error(error: BaseException, *, secrets: Iterable[str] = ()) -> str:
     orig = getattr(error, "orig", None) or error
     lines = str(orig).strip().splitlines()
     text = f"{type(orig).__name__}: {lines[0]}" if lines else type(orig).__name__
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    return scrub(text, secrets)

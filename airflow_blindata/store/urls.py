@@ -17,8 +17,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.engine import URL
+
+from airflow_blindata.redaction import redact_url
 
 from .base import EventStore
 from .models import StoreURLError
@@ -63,15 +64,6 @@ def configured_store_url() -> str | None:
     # ``store_url_cmd`` output ends with a newline: strip it.
     configured = str(conf.get("blindata", "store_url", fallback="") or "").strip()
     return configured or None
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``: the only form that may reach a log."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        scheme, _, rest = url.partition("://")
-        return f"{scheme}://***" if rest else "***"
 
 
 def _scheme(url: str) -> str:

@@ -9,6 +9,9 @@ secret in the environment variable ``BLINDATA_SECRET`` (never a flag: it would s
 Exit codes: 0 success or nothing to do, 1 failed or refused, 2 bad arguments, 3 partial (some
 objects refused: see the report).
 
+Stdout carries the answer only (the report, or ``--json``'s JSON): progress, log lines (Airflow's
+logging writes to stdout) and anything else printed while the command works go to stderr.
+
 Only ``argparse`` is imported here: the parser is built on every ``airflow-blindata`` call, the
 sync is imported when one of these commands runs.
 """
@@ -17,16 +20,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
-from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, redirect_stdout
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from airflow_blindata.blindata import BlindataClient, Credentials
     from airflow_blindata.sync.report import RunReport
 
-__all__ = ["SECRET_ENV", "add_sync_commands"]
+__all__ = ["SECRET_ENV", "add_sync_commands", "answer_only_on_stdout"]
 
 SECRET_ENV = "BLINDATA_SECRET"
 EXIT_CODES = {"success": 0, "skipped": 0, "failed": 1, "refused": 1, "partial": 3, "running": 1}
@@ -109,6 +114,36 @@ def _client(args: argparse.Namespace) -> BlindataClient:
     return BlindataHook(blindata_conn_id=args.conn_id).get_conn()
 
 
+@contextmanager
+def answer_only_on_stdout() -> Iterator[TextIO]:
+    """Yield stdout for the answer; meanwhile prints and log handlers write to stderr.
+
+    Log handlers set up before (Airflow configures its logging, on stdout, when first imported)
+    are pointed at stderr for the duration; those set up meanwhile find stderr as ``sys.stdout``.
+    """
+    answer = sys.stdout
+    moved = [handler for handler in _stream_handlers() if handler.stream is answer]
+    for handler in moved:
+        handler.setStream(sys.stderr)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield answer
+    finally:
+        for handler in moved:
+            handler.setStream(answer)
+
+
+def _stream_handlers() -> list[logging.StreamHandler[Any]]:
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    return [
+        handler
+        for logger in loggers
+        if isinstance(logger, logging.Logger)
+        for handler in logger.handlers
+        if isinstance(handler, logging.StreamHandler)
+    ]
+
+
 def _print_progress(phase: str, done: int, total: int) -> None:
     print(f"  {phase}: {done}/{total}", file=sys.stderr, flush=True)
 
@@ -121,6 +156,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     try:
         definition = JobDefinition.load(args.definition)
         with ExitStack() as stack:
+            answer = stack.enter_context(answer_only_on_stdout())
             store = stack.enter_context(open_store(args.store))
             client = stack.enter_context(_client(args))
             if kind == "snapshot":
@@ -147,7 +183,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     except Exception as exc:  # e.g. the Airflow connection does not exist
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    _show([report], as_json=args.json)
+    _show([report], as_json=args.json, out=answer)
     return EXIT_CODES[report.status]
 
 
@@ -159,11 +195,12 @@ def _cleanup(args: argparse.Namespace) -> int:
     return _run(args, "cleanup")
 
 
-def _show(reports: list[RunReport], *, as_json: bool) -> None:
+def _show(reports: list[RunReport], *, as_json: bool, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     if as_json:
-        print(json.dumps([report.to_xcom() for report in reports], indent=2))
+        print(json.dumps([report.to_xcom() for report in reports], indent=2), file=out)
         return
-    print("\n".join(report.render() for report in reports), end="")
+    print("\n".join(report.render() for report in reports), end="", file=out)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -173,7 +210,7 @@ def _report(args: argparse.Namespace) -> int:
 
     try:
         uuid = args.uuid or JobDefinition.load(args.definition).uuid
-        with open_store(args.store) as store:
+        with answer_only_on_stdout(), open_store(args.store) as store:
             reports = history(store, uuid, kind=args.kind, limit=args.limit)
     except (JobDefinitionError, StoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ import logging
 import socket
 import time
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from airflow_blindata.blindata import (
     BearerToken,
     BlindataAuthError,
     BlindataClient,
+    BlindataConfigError,
     BlindataConflictError,
     BlindataContractError,
     BlindataDeadlineError,
@@ -320,3 +322,55 @@ def test_secrets_never_reach_logs_reprs_or_exception_messages(
     texts.append(str(request_log(emulator)))
     for secret in (API_KEY, PASSWORD, token):
         assert all(secret not in text for text in texts)
+
+
+URL_USER = "proxy-user"
+URL_PASSWORD = "url-pa55%2Fword-that-must-never-be-logged"
+URL_SECRETS = (URL_PASSWORD, unquote(URL_PASSWORD))
+
+
+def with_url_credentials(url: str) -> str:
+    """``url`` with ``user:password@`` in it, as someone may type the Blindata URL."""
+    return url.replace("://", f"://{URL_USER}:{URL_PASSWORD}@", 1)
+
+
+def test_credentials_in_the_url_are_redacted_like_the_key(
+    emulator: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    texts: list[str] = []
+    shown = with_url_credentials(emulator.base_url).replace(URL_PASSWORD, "***")
+    set_faults(emulator, fail_next=1, status=503)  # a retry, and its warning
+    with BlindataClient(
+        with_url_credentials(emulator.base_url),
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+    ) as client:
+        assert client.api.me().username == USER  # the URL works: credentials and all
+        assert client.shown_url == shown
+        texts += [repr(client), client.shown_url]
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = with_url_credentials(f"http://127.0.0.1:{port}")
+    policy = RetryPolicy(deadline=2.0, max_attempts=2, backoff_initial=0.05)
+    with (
+        BlindataClient(dead, credentials=ApiKeyCredentials(USER, API_KEY), retry=policy) as client,
+        pytest.raises(BlindataDeadlineError) as caught,
+    ):
+        client.api.me()
+    assert f"cannot connect to http://{URL_USER}:***@127.0.0.1:{port}" in str(caught.value)
+    texts += [str(caught.value), str(caught.value.last_error), repr(caught.value)]
+
+    for bad in (with_url_credentials("ftp://blindata"), with_url_credentials("http://h:port")):
+        with pytest.raises(BlindataConfigError) as refused:
+            BlindataClient(bad, credentials=ApiKeyCredentials(USER, API_KEY))
+        assert f"{URL_USER}:***@" in str(refused.value)
+        texts.append(str(refused.value))
+
+    texts.append(caplog.text)
+    assert "attempt 2 of" in caplog.text  # the warnings were logged ...
+    for secret in URL_SECRETS:  # ... and nothing shows the password
+        assert all(secret not in text for text in texts), secret

@@ -4,6 +4,7 @@ emulator served on loopback."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
 )
 from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
+from tests.blindata.test_client_http import URL_SECRETS, URL_USER, with_url_credentials
 from tests.conftest import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
 
 
@@ -39,6 +41,15 @@ def connection(**fields: Any) -> SimpleNamespace:
         ({"host": "blindata.example.com"}, "https://blindata.example.com"),
         ({"host": "blindata.example.com", "port": 8443}, "https://blindata.example.com:8443"),
         ({"host": "http://127.0.0.1:9000"}, "http://127.0.0.1:9000"),
+        (
+            {"host": "https://u:pw@blindata.example.com", "port": 8443},
+            "https://u:pw@blindata.example.com:8443",
+        ),
+        (
+            {"host": "https://u:pw@blindata.example.com:9443", "port": 8443},
+            "https://u:pw@blindata.example.com:9443",
+        ),
+        ({"host": "https://[::1]", "port": 8443}, "https://[::1]:8443"),
     ],
 )
 def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
@@ -171,3 +182,25 @@ def test_test_connection_reports_an_unusable_connection(monkeypatch: pytest.Monk
     ok, message = BlindataHook().test_connection()
     assert not ok
     assert "auth_method 'kerberos'" in message
+
+
+@pytest.mark.integration
+def test_credentials_in_the_url_are_never_shown(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    texts: list[str] = []
+    for url, works in ((emulator.base_url, True), (f"http://127.0.0.1:{port}", False)):
+        use_connection(monkeypatch, with_url_credentials(url))
+        hook = BlindataHook()
+        ok, message = hook.test_connection()
+        assert ok is works, message
+        shown = url.replace("://", f"://{URL_USER}:***@")
+        assert (f"at {shown} as" if works else f"Cannot reach Blindata at {shown}") in message
+        texts += [message, repr(hook.settings)]
+    texts.append(caplog.text)
+    for secret in (*URL_SECRETS, API_KEY):
+        assert all(secret not in text for text in texts), secret

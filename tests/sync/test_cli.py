@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +14,12 @@ import pytest
 
 from airflow_blindata.cli import main
 from airflow_blindata.store import open_store
+from tests.blindata.test_client_http import (
+    URL_SECRETS,
+    URL_USER,
+    set_faults,
+    with_url_credentials,
+)
 from tests.conftest import API_KEY, TENANT, USER
 from tests.sync.conftest import DEFINITION_UUID, dbt_events
 
@@ -111,3 +121,55 @@ def test_report_without_history_says_so(
 ) -> None:
     assert main(["report", "--uuid", DEFINITION_UUID, "--store", setup["store"]]) == 0
     assert "No sync report" in capsys.readouterr().err
+
+
+# -- run as a user runs it: stdout holds the answer only, and no URL credentials anywhere -------
+
+CLI = str(Path(sys.executable).with_name("airflow-blindata"))
+
+
+def run_cli(*arguments: str, conn: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """The command in its own process: Airflow configures its logging (on stdout) there."""
+    env = {**os.environ, "AIRFLOW_CONN_BLINDATA_DEFAULT": json.dumps(conn)}
+    env.pop("BLINDATA_SECRET", None)
+    return subprocess.run(
+        [CLI, *arguments], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def stored_bytes(store_url: str) -> bytes:
+    """Every byte of the SQLite store: the sync history as recorded, whatever the API shows."""
+    path = Path(store_url.removeprefix("sqlite:///"))
+    return b"".join(file.read_bytes() for file in path.parent.glob(path.name + "*"))
+
+
+def test_snapshot_json_prints_only_json_and_never_the_urls_password(
+    setup: dict[str, str], emulator: Any
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    arguments = ["--definition", setup["definition"], "--store", setup["store"], "--json"]
+    outputs: list[str] = []
+    for url, status in ((setup["url"], "success"), (dead, "failed")):
+        conn = {
+            "conn_type": "blindata",
+            "host": with_url_credentials(url),
+            "login": USER,
+            "password": API_KEY,
+            "extra": {"tenant": TENANT, "deadline": 3},
+        }
+        set_faults(emulator, fail_next=1, status=503)  # a retry, so a log line, either way
+        done = run_cli("snapshot", *arguments, conn=conn)
+        (report,) = json.loads(done.stdout)  # stdout is the JSON, nothing else
+        assert report["status"] == status, done.stderr
+        assert "attempt 2 of" in done.stderr  # the retry's warning went to stderr
+        outputs += [done.stdout, done.stderr]
+    assert f"cannot connect to {dead.replace('://', f'://{URL_USER}:***@')}" in outputs[2]
+    with open_store(setup["store"]) as store:
+        records = store.sync_history(DEFINITION_UUID)
+    assert [record.status for record in records][:2] == ["failed", "success"]
+    outputs.append(json.dumps([record.report for record in records], default=str))
+    for secret in (*URL_SECRETS, API_KEY):
+        assert all(secret not in text for text in outputs), secret
+        assert secret.encode() not in stored_bytes(setup["store"])

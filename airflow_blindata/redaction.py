@@ -1,0 +1,79 @@
+"""Secrets kept out of text: the one place where a URL becomes text for a log or a message.
+
+A URL may carry credentials (``https://user:password@host``, ``postgresql://user:pw@db/x``).
+Everything that shows a URL — the event store's, the Blindata connection's — shows
+``redact_url(url)``, and text that may quote one anyway (a driver's or a library's message) goes
+through ``scrub`` with ``url_secrets(url)``.
+
+Plain string handling, no imports: the store, the Blindata client, the hook and the commands all
+use it, whatever else they import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+__all__ = ["REDACTED", "redact_url", "scrub", "url_secrets", "without_credentials"]
+
+REDACTED = "***"
+
+
+def _userinfo(url: str) -> tuple[str, str, str] | None:
+    """``(prefix, userinfo, rest)`` of a URL with ``user[:password]@`` in it, else None.
+
+    The userinfo ends at the last ``@`` before the path, query or fragment that follows the
+    first ``@``: a password with an unencoded ``@``, ``/``, ``?`` or ``#`` is still all hidden.
+    An ``@`` in the path of a URL without userinfo is taken for one: too much hidden, never too
+    little.
+    """
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        scheme, rest = "", url
+    if rest.startswith("/"):  # no authority (``sqlite:///path``): nothing to hide
+        return None
+    first = rest.find("@")
+    if first < 0:
+        return None
+    ends = [index for index in (rest.find(char, first) for char in "/?#") if index >= 0]
+    last = rest.rindex("@", 0, min(ends) if ends else len(rest))
+    return scheme + separator, rest[:last], rest[last + 1 :]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``: the only form that may reach a log.
+
+    ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
+    ``https://<token>@host``) becomes ``***@``.
+    """
+    parts = _userinfo(url)
+    if parts is None:
+        return url
+    prefix, userinfo, rest = parts
+    user, colon, _ = userinfo.partition(":")
+    shown = f"{user}:{REDACTED}" if colon else REDACTED
+    return f"{prefix}{shown}@{rest}"
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without its ``user:password@``: for a client that sends credentials otherwise."""
+    parts = _userinfo(url)
+    return url if parts is None else parts[0] + parts[2]
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``."""
+    parts = _userinfo(url)
+    if parts is None:
+        return ()
+    userinfo = parts[1]
+    user, colon, password = userinfo.partition(":")
+    secret = password if colon else user
+    return tuple(dict.fromkeys(value for value in (secret, unquote(secret)) if value))
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every non-empty secret replaced by ``***`` (the longest first)."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
