@@ -1,27 +1,39 @@
 """``airflow-blindata plan``: where each OpenLineage object will land, before any sync.
 
-Reads event files, a job definition and optionally the Systems Blindata holds (a JSON list in the
-wire format of ``GET /api/v1/systems``), and renders the mapper's plan and report as JSON or as
-readable tables.
+Reads event files (or the event store), a job definition and optionally the Systems Blindata
+holds (a JSON list in the wire format of ``GET /api/v1/systems``), and renders the mapper's plan
+and report as JSON or as readable tables.
+
+Event files are read the way a snapshot reads the store: one job at a time. A first pass notes
+where each job's lines are (JSON lines files), a second reads them job by job, so that a plan of
+a long history needs the memory of its catalog, not of its history.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.eventfiles import read_event_file
-from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.build import build_groups
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.sync.render import excerpt, gap_table, table
 
-__all__ = ["load_known_systems", "plan_files", "render_tables"]
+__all__ = [
+    "event_files_groups",
+    "load_known_systems",
+    "plan_files",
+    "plan_store",
+    "render_tables",
+]
 
 _EXCERPT = 40
+_LOOSE_GROUP = 5_000
+"""Events that belong to no job (DatasetEvents, unreadable lines) are mapped this many at once."""
 
 
 def load_known_systems(path: str | Path) -> list[KnownSystem]:
@@ -47,10 +59,99 @@ def plan_files(
     definition: JobDefinition,
     known_systems: Sequence[KnownSystem] = (),
 ) -> CatalogPlan:
-    events: list[Any] = []
-    for path in event_files:
-        events.extend(read_event_file(path))
-    return build(events, definition, known_systems)
+    """The plan of the events in ``event_files``, read one job at a time."""
+    return build_groups(event_files_groups(event_files), definition, known_systems)
+
+
+def _job_of(value: Any) -> tuple[str, str] | None:
+    job = value.get("job") if isinstance(value, dict) else None
+    if isinstance(job, dict):
+        namespace, name = job.get("namespace"), job.get("name")
+        if isinstance(namespace, str) and isinstance(name, str):
+            return namespace, name
+    return None
+
+
+def _is_json_lines(handle: IO[bytes]) -> bool:
+    """A file whose first non-blank line is a JSON object on its own: JSON lines."""
+    for line in handle:
+        if line.strip():
+            try:
+                return isinstance(json.loads(line), dict)
+            except ValueError:
+                return False
+    return False
+
+
+def _decode(line: bytes) -> Any:
+    text = line.decode("utf-8", "replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.rstrip("\r\n")  # passed on: the mapper reports it as unreadable
+
+
+def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]:
+    """The raw events of ``event_files`` one job at a time, then those of no job.
+
+    JSON lines files are indexed (where each job's lines start) and read again job by job; a
+    file that is one JSON document (an event, or an array of events) is read whole.
+    """
+    handles: list[IO[bytes]] = []
+    lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    held: dict[tuple[str, str], list[Any]] = {}
+    loose: list[Any] = []
+    loose_lines: list[tuple[int, int]] = []
+    try:
+        for path in event_files:
+            handle: IO[bytes] = Path(path).open("rb")  # noqa: SIM115 - closed after the 2nd pass
+            if not _is_json_lines(handle):
+                handle.close()
+                for value in read_event_file(path):
+                    job = _job_of(value)
+                    (held.setdefault(job, []) if job else loose).append(value)
+                continue
+            handles.append(handle)
+            number = len(handles) - 1
+            handle.seek(0)
+            offset = 0
+            for line in handle:
+                if line.strip():
+                    try:
+                        job = _job_of(json.loads(line))
+                    except ValueError:
+                        job = None
+                    spot = (number, offset)
+                    (lines.setdefault(job, []) if job else loose_lines).append(spot)
+                offset += len(line)
+
+        def read(spots: list[tuple[int, int]]) -> Iterator[Any]:
+            for number, offset in spots:
+                source = handles[number]
+                source.seek(offset)
+                yield _decode(source.readline())
+
+        for job in sorted({*lines, *held}):
+            yield [*held.pop(job, ()), *read(lines.pop(job, []))]
+        loose.extend(read(loose_lines))
+        for start in range(0, len(loose), _LOOSE_GROUP):
+            yield loose[start : start + _LOOSE_GROUP]
+    finally:
+        for opened in handles:
+            opened.close()
+
+
+def plan_store(
+    store_url: str | None,
+    definition: JobDefinition,
+    known_systems: Sequence[KnownSystem] = (),
+) -> CatalogPlan:
+    """The plan of the events in the event store, as the next snapshot will map them."""
+    from airflow_blindata.store import open_store
+    from airflow_blindata.sync.runner import plan_from_store
+
+    with open_store(store_url) as store:
+        return plan_from_store(store, definition, known_systems, keep_memo=False)
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

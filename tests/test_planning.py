@@ -116,3 +116,63 @@ def test_plan_names_the_bad_key_of_a_definition(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "procesLayer" in done.stderr and "did you mean processLayer" in done.stderr
+
+
+def all_fixture_events() -> list[object]:
+    events: list[object] = []
+    for path in sorted((FIXTURES / "openlineage").rglob("*.json*")):
+        events.extend(read_event_file(path))
+    return events
+
+
+def test_a_plan_read_job_by_job_is_the_plan_of_every_event_at_once(tmp_path: Path) -> None:
+    """Issue "Scale": event files are read one job at a time, with the same plan."""
+    import random
+
+    from airflow_blindata.config import JobDefinition
+    from airflow_blindata.mapper.build import build
+    from airflow_blindata.planning import event_files_groups, plan_files
+
+    events = all_fixture_events()
+    shuffled = list(events)
+    random.Random(5).shuffle(shuffled)
+    half = len(shuffled) // 2
+    lines = tmp_path / "events.jsonl"
+    lines.write_text(
+        "".join(f"{json.dumps(e)}\n" for e in shuffled[:half]) + "not an event\n\n",
+        encoding="utf-8",
+    )
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps(shuffled[half:]), encoding="utf-8")
+    definition = JobDefinition.load(write_definition(tmp_path))
+    groups = list(event_files_groups([lines, array]))
+    jobs = [
+        {(e["job"]["namespace"], e["job"]["name"]) for e in group if isinstance(e, dict)}
+        for group in groups[:-1]
+    ]
+    assert all(len(keys) == 1 for keys in jobs)  # one job per group, then the rest
+    assert sum(len(group) for group in groups) == len(events) + 1
+    assert "not an event" in groups[-1]
+    expected = build([*events, "not an event"], definition)
+    assert plan_files([lines, array], definition) == expected
+
+
+def test_plan_with_no_event_files_plans_from_the_store(tmp_path: Path) -> None:
+    """Issue "Scale": `plan --definition F` with no event files reads the configured store."""
+    store = f"sqlite:///{tmp_path / 'events.db'}"
+    subprocess.run([CLI, "ingest", str(DBT), "--store", store], check=True, capture_output=True)
+    definition = str(write_definition(tmp_path))
+    from_store = subprocess.run(
+        [CLI, "plan", "--definition", definition, "--store", store, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    from_file = subprocess.run(
+        [CLI, "plan", str(DBT), "--definition", definition, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(from_store.stdout) == json.loads(from_file.stdout)
+    assert json.loads(from_store.stdout)["entities"]

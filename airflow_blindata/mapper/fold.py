@@ -437,11 +437,32 @@ def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
     return kept
 
 
+def _combine(earlier: JobFold, later: JobFold) -> JobFold:
+    """A job that came in two groups (which ``FoldBuilder`` asks callers not to do): the group
+    whose latest event is later wins per facet key, and the runs are put together. Close to the
+    fold of both groups at once, and never an error."""
+    first, second = sorted((earlier, later), key=lambda job: job.last_event_time)
+    runs: dict[str, RunFold] = {run.run_id: run for run in first.runs}
+    runs.update((run.run_id, run) for run in second.runs)
+    return JobFold(
+        key=second.key,
+        facets=_sorted({**first.facets, **second.facets}),
+        inputs=second.inputs or first.inputs,
+        outputs=second.outputs or first.outputs,
+        runs=sorted(
+            runs.values(), key=lambda run: (run.last_event_time, run.first_event_time, run.run_id)
+        ),
+        written=sorted({*first.written, *second.written}),
+        first_event_time=min(first.first_event_time, second.first_event_time),
+        last_event_time=second.last_event_time,
+    )
+
+
 class FoldBuilder:
     """Folds events group by group; ``result()`` is the ``Fold`` of every event added.
 
-    Every event of a job must come in one ``add`` call (a job added twice is an error): that is
-    what lets the builder drop a job's events once they are folded. DatasetEvents may come in any
+    Every event of a job should come in one ``add`` call: that is what lets the builder drop a
+    job's events once they are folded (a job that comes again is combined, close to exactly). DatasetEvents may come in any
     number of calls. With ``retain``, a job keeps only the runs the mapping passes read (its
     latest, its latest completed, and what ``retain`` returns for the others); without it, every
     run, as ``fold`` does.
@@ -463,10 +484,11 @@ class FoldBuilder:
                 designs.append(event)
         order = _Order()
         for key, job_events in by_job.items():
-            if key in self._jobs:
-                raise ValueError(f"job {key} was already folded: add all its events at once")
             ordered = order.sort(job_events, _itself)
             folded = _fold_job(key, ordered)
+            earlier = self._jobs.get(key)
+            if earlier is not None:
+                folded = _combine(earlier, folded)
             if self._retain is not None:
                 folded.runs = _kept_runs(folded.runs, self._retain)
             self._jobs[key] = folded

@@ -48,15 +48,21 @@ def record(store: EventStore, report: RunReport) -> None:
 
 
 def plan_from_store(
-    store: EventStore, definition: JobDefinition, known: Sequence[KnownSystem] = ()
+    store: EventStore,
+    definition: JobDefinition,
+    known: Sequence[KnownSystem] = (),
+    *,
+    keep_memo: bool = True,
 ) -> CatalogPlan:
     """Map the stored events one job at a time, with the store's SQL hash memo.
 
-    The memo the plan used replaces the stored one (best effort: a memo that cannot be kept
-    costs the next snapshot some parsing, nothing else).
+    With ``keep_memo``, the memo the plan used replaces the stored one (best effort: a memo that
+    cannot be kept costs the next snapshot some parsing, nothing else).
     """
     groups = ([event.payload for event in group] for group in store.event_groups())
     plan = build_groups(groups, definition, known, sql_hashes=store.sql_hashes())
+    if not keep_memo:
+        return plan
     try:
         store.keep_sql_hashes(plan.sql_hashes.used)
     except StoreError as exc:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import Event, RunEvent, parse_event
+from airflow_blindata.mapper.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer
 
@@ -145,11 +144,25 @@ def test_runs_with_results_keep_only_their_quality_facets() -> None:
     assert "acme" in job.runs[-1].run_facets  # the latest run is kept whole
 
 
-def test_a_job_must_come_in_one_group() -> None:
+def test_a_job_split_over_two_groups_is_combined_not_an_error() -> None:
+    """Design 3.4: the mapper is total; a job that comes twice still gives one job."""
     builder = FoldBuilder()
-    builder.add([event("START", 1)])
-    with pytest.raises(ValueError, match="already folded"):
-        builder.add([event("COMPLETE", 2)])
+    builder.add([event("START", 1, job_facets=doc("old"))])
+    builder.add([event("COMPLETE", 2, job_facets=doc("new"), outputs=[dataset("a")])])
+    (job,) = builder.result().jobs
+    assert job.latest is not None and job.latest.state is EventType.COMPLETE
+    assert job.facets == fold_of_both().facets  # the later group's description wins
+    assert [key.name for key in job.written] == ["a"]
+
+
+def fold_of_both() -> Any:
+    both = fold(
+        [
+            event("START", 1, job_facets=doc("old")),
+            event("COMPLETE", 2, job_facets=doc("new"), outputs=[dataset("a")]),
+        ]
+    )
+    return both.jobs[0]
 
 
 def test_the_job_remembers_every_dataset_its_runs_wrote() -> None:
