@@ -55,13 +55,22 @@ def _check(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from airflow_blindata.config import JobDefinition, JobDefinitionError
-    from airflow_blindata.planning import load_known_systems, plan_files, render_tables
+    from airflow_blindata.planning import (
+        load_known_systems,
+        plan_files,
+        plan_store,
+        render_tables,
+    )
+    from airflow_blindata.store import StoreError
 
     try:
         definition = JobDefinition.load(args.definition)
         known = load_known_systems(args.systems) if args.systems else []
-        plan = plan_files(args.events, definition, known)
-    except (JobDefinitionError, OSError, ValueError) as exc:
+        if args.events:
+            plan = plan_files(args.events, definition, known)
+        else:
+            plan = plan_store(args.store, definition, known)
+    except (JobDefinitionError, OSError, ValueError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
@@ -205,11 +214,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulator.set_defaults(run=_emulator)
 
+    store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
     plan = commands.add_parser(
         "plan", help="show where OpenLineage events will land in Blindata, without syncing"
     )
-    plan.add_argument("events", nargs="+", help="event files: JSON, JSON array or JSON lines")
+    plan.add_argument(
+        "events",
+        nargs="*",
+        help="event files: JSON, JSON array or JSON lines (none: the events in the store)",
+    )
     plan.add_argument("--definition", required=True, help="the job definition (YAML or JSON)")
+    plan.add_argument("--store", help=store_help)
     plan.add_argument(
         "--systems", help="JSON list of the Systems Blindata holds (as GET /api/v1/systems)"
     )
@@ -222,7 +237,6 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--conn-id", default="blindata_default", help="connection id")
     check.set_defaults(run=_check)
 
-    store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
     ingest = commands.add_parser(
         "ingest", help="append OpenLineage events from files to the event store"
     )
