@@ -21,6 +21,8 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
   unavailable (producers retry a 503); 413 past ``receiver_max_body_bytes`` or
   ``receiver_max_batch_events``; 415 for an encoding other than gzip.
 * Secrets never reach a response or a log: no key, no header, no store URL is echoed.
+* A producer that disconnects before its body is complete gets nothing stored and one warning
+  line in the log (throttled like the others), never a traceback.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from airflow_blindata.mapper.events import parse_event
 from airflow_blindata.store import (
@@ -344,6 +347,15 @@ def create_receiver_app(
                 "body", "Blindata receiver refused a body from %s: %s", _client(request), error
             )
             return _error(error.status, error.message)
+        except ClientDisconnect:  # a producer killed or timed out mid-body: a line, no traceback
+            _count("requests.disconnected")
+            receiver.warnings.warn(
+                "disconnect",
+                "Blindata receiver: %s disconnected before its request body was complete; "
+                "nothing of that request was stored",
+                _client(request),
+            )
+            return _error(400, "the client disconnected before the request body was complete")
         try:
             if body.batch:
                 return await run_in_threadpool(receiver.store_batch, body.items)

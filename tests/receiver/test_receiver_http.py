@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -320,3 +322,36 @@ def test_no_secret_reaches_a_log_or_a_response(
     for secret in (API_KEY, WRONG_KEY):  # ... without the keys
         assert secret not in caplog.text
         assert all(secret not in response.text for response in responses)
+
+
+def test_a_client_that_disconnects_mid_body_costs_one_log_line(
+    store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    server_errors = logging.getLogger("uvicorn.error")  # does not propagate to the root logger
+    server_errors.addHandler(caplog.handler)
+    body = _json(run_event(1))
+    head = (
+        "POST /blindata/api/v1/lineage HTTP/1.1\r\nHost: receiver\r\n"
+        f"Authorization: Bearer {API_KEY}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    try:
+        with serve_receiver(store) as served:
+            address = served.root.removeprefix("http://").rsplit(":", 1)
+            with socket.create_connection((address[0], int(address[1]))) as producer:
+                producer.sendall(head + body[: len(body) // 2])
+            # the server notices, answers no one, and still serves the next producer
+            deadline = time.monotonic() + 10
+            while "disconnected" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+            after = httpx.post(served.lineage_url, json=run_event(2), headers=AUTH)
+    finally:
+        server_errors.removeHandler(caplog.handler)
+    assert after.status_code == 200
+    lines = [record for record in caplog.records if "disconnected" in record.getMessage()]
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING
+    assert "before its request body was complete" in lines[0].getMessage()
+    assert not [record for record in caplog.records if record.exc_info]  # no traceback
+    assert "Exception in ASGI application" not in caplog.text
+    assert [event["run"]["runId"] for event in served.stored()] == [run_event(2)["run"]["runId"]]
