@@ -26,9 +26,11 @@ after ``[openlineage] execution_timeout``:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
@@ -65,6 +67,8 @@ log = logging.getLogger(__name__)
 
 LOST_EVENTS_METRIC = "blindata.capture.lost"
 LOST_EVENTS_FILE = "lost-events.jsonl"
+LOST_EVENTS_LOCK_WAIT = 1.0
+"""Seconds a writer waits for its turn on the lost-events file (turns last microseconds)."""
 
 
 class _Options(BaseModel):
@@ -224,6 +228,50 @@ def _as_line(data: Any) -> bytes:
     return (json.dumps(data, default=str) + "\n").encode()
 
 
+def _keep_line(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` whole, or not at all; ``OSError`` says why it could not.
+
+    One ``os.write`` on an ``O_APPEND`` descriptor: the kernel appends it in one piece, so the
+    lines of concurrent writers never interleave. A short write (the disk filled up, a file size
+    limit) is taken back, so that the next line starts on a line of its own; writers take turns on
+    the file's lock for that, so that the bytes taken back are this writer's.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    try:
+        locked = _take_turn(descriptor)
+        written = os.write(descriptor, line)
+        if written == len(line):
+            return
+        end = os.lseek(descriptor, 0, os.SEEK_CUR)  # after an O_APPEND write: where it ended
+        left = f"; {written} bytes of it are left at the end of the file"
+        if locked and os.fstat(descriptor).st_size == end:
+            try:
+                os.ftruncate(descriptor, end - written)
+                left = ""
+            except OSError:
+                pass
+        raise OSError(f"only {written} of {len(line)} bytes could be written{left}")
+    finally:
+        os.close(descriptor)  # and the turn with it
+
+
+def _take_turn(descriptor: int) -> bool:
+    """The file's lock within ``LOST_EVENTS_LOCK_WAIT``; False when it could not be had."""
+    deadline, pause = time.monotonic() + LOST_EVENTS_LOCK_WAIT, 0.0005
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+        except OSError:  # a filesystem without locks: the line is still appended whole
+            return False
+
+
 def _count_metric() -> None:
     try:
         from airflow.providers.common.compat.sdk import Stats
@@ -276,15 +324,11 @@ class BlindataTransport(Transport):
             reason = f"{describe_error(error, secrets=secrets)} (store {redact_url(target)})"
         path = lost_events_path(self.config.lost_events_path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-            try:
-                os.write(descriptor, _as_line(data))  # one write: O_APPEND keeps lines whole
-            finally:
-                os.close(descriptor)
+            _keep_line(path, _as_line(data))
             kept = f"kept in {path}; store it later with `airflow-blindata ingest {path}`"
         except OSError as file_error:
-            kept = f"and could not be kept in {path} ({file_error.strerror}): it is lost"
+            why = file_error.strerror or str(file_error)
+            kept = f"and could not be kept in {path} ({why}): it is lost"
         log.warning(
             "Blindata capture could not store %s: %s; %s. The task is not affected.",
             _describe(data),

@@ -307,6 +307,52 @@ def test_when_even_the_lost_file_fails(tmp_path: Path, caplog: pytest.LogCapture
     assert "could not be kept in" in _one_warning(caplog) and "it is lost" in caplog.text
 
 
+SHORT_WRITE = textwrap.dedent(
+    """
+    import logging, os, resource, signal, sys
+    from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    lost = sys.argv[1]
+    config = BlindataTransportConfig(store_url="mysql://db/x", lost_events_path=lost)
+    sink = BlindataTransport(config)
+    def event(name, size=0):
+        return {"eventTime": "2026-01-01T00:00:00+00:00", "eventType": "COMPLETE",
+                "run": {"runId": "01900000-0000-7000-8000-000000000001"},
+                "job": {"namespace": "n", "name": name}, "producer": "p" * size}
+    sink.emit(event("before"))
+    # A file size limit 100 bytes past the end: the next line is written only in part.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(lost) + 100, hard))
+    sink.emit(event("cut", 1000))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    sink.emit(event("after"))
+    """
+)
+
+
+def test_a_short_write_to_the_lost_events_file_is_a_loss_and_leaves_lines_whole(
+    tmp_path: Path,
+) -> None:
+    """A real short write: a file size limit (RLIMIT_FSIZE) in a process of its own."""
+    lost = tmp_path / "lost.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", SHORT_WRITE, str(lost)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = [json.loads(line)["job"]["name"] for line in lost.read_bytes().splitlines()]
+    assert names == ["before", "after"]  # every line whole: the cut one was taken back
+    assert count_lost_events(lost) == 2
+    log = done.stdout + done.stderr  # Airflow, once imported, logs to stdout
+    (cut,) = [line for line in log.splitlines() if "of job n/cut" in line]
+    assert "(only 100 of " in cut and "bytes could be written): it is lost." in cut
+    assert "kept in" not in cut.replace("could not be kept in", "")
+
+
 def test_anything_at_all_never_raises(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     sink = transport(f"sqlite:///{tmp_path / 'events.db'}")
     assert sink.emit("not json") is AppendOutcome.QUARANTINED
