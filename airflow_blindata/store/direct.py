@@ -82,13 +82,19 @@ class DirectAppender:
             for name, process in zip(names, processors, strict=True)
         ]
 
-    def insert(self, table: str, prepared: Prepared) -> bool:
-        """Insert ``prepared`` into ``table`` and commit; False when its key was already there."""
+    def insert(self, table: str, prepared: Prepared, *, busy_timeout: float | None = None) -> bool:
+        """Insert ``prepared`` into ``table`` and commit; False when its key was already there.
+
+        ``busy_timeout``: the seconds SQLite may wait for its write lock (what is left of the
+        store's bound), instead of the connection's own.
+        """
         sql = self._statements[table][0]
         parameters = self.parameters(table, prepared)
         fresh = self._connection is None or self._pid != os.getpid()
         connection = self._own_connection()
         try:
+            if busy_timeout is not None:
+                connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             connection.execute("BEGIN IMMEDIATE")
             inserted = connection.execute(sql, parameters).fetchall()
             connection.execute("COMMIT")

@@ -9,9 +9,12 @@ rolled back (never corrupted). ``?synchronous=full`` adds an fsync to every appe
 those too, at the cost of a disk flush per event (see ``benchmarks/capture.py``).
 
 Many processes: every write transaction starts with ``BEGIN IMMEDIATE``, so a writer queues for
-the lock (up to ``timeout`` seconds, default 5) instead of failing half-way; appends hold it for
-well under a millisecond. WAL needs shared memory: keep the file on a local disk, never on NFS —
-for workers on several machines use PostgreSQL.
+the lock instead of failing half-way; appends hold it for well under a millisecond. A write waits
+at most ``timeout`` seconds (default 3) for its turn, every wait included — its thread's, the lock
+file's and SQLite's busy handler's — so that an append from the OpenLineage provider's child
+fails, and the transport keeps the event in the lost-events file, well before the provider kills
+the child (``[openlineage] execution_timeout``, 10 s). WAL needs shared memory: keep the file on
+a local disk, never on NFS — for workers on several machines use PostgreSQL.
 
 URL: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``; options
 ``synchronous=normal|full`` and ``timeout=<seconds>``.
@@ -44,7 +47,9 @@ from .sql import SqlEventStore
 
 __all__ = ["SqliteEventStore"]
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = 3.0
+"""Seconds a write waits for its turn, all waits together: well below the 10 s the OpenLineage
+provider gives an emitting child, so that an event that cannot be stored in time is kept."""
 WARM_UP_ROUNDS = 64
 """Enough calls for CPython to specialize the append's code (it starts after a few)."""
 SYNCHRONOUS = ("normal", "full")
@@ -141,8 +146,8 @@ class SqliteEventStore(SqlEventStore):
         self._ensure_schema()
         tables = self._tables
         table = tables.quarantine if prepared.quarantined else tables.events
-        with self._guard("appending an event"), self._queued(strict=True):
-            inserted = self._appender().insert(table.name, prepared)
+        with self._guard("appending an event"), self._queued(strict=True) as left:
+            inserted = self._appender().insert(table.name, prepared, busy_timeout=left)
         if not inserted:
             return AppendOutcome.DUPLICATE
         return AppendOutcome.QUARANTINED if prepared.quarantined else AppendOutcome.ACCEPTED
@@ -156,32 +161,43 @@ class SqliteEventStore(SqlEventStore):
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
-        with self._queued(), self._engine.connect() as conn:
-            conn.execution_options(**{_WRITE: True})
-            with conn.begin():
-                yield conn
+        with self._queued() as left, self._engine.connect() as conn:
+            driver = conn.connection.driver_connection
+            _set_busy_timeout(driver, left)
+            try:
+                conn.execution_options(**{_WRITE: True})
+                with conn.begin():
+                    yield conn
+            finally:
+                with suppress(sqlite3.Error):  # reads, on this pooled connection, wait the bound
+                    _set_busy_timeout(driver, self._timeout)
 
     @contextmanager
-    def _queued(self, *, strict: bool = False) -> Iterator[None]:
+    def _queued(self, *, strict: bool = False) -> Iterator[float]:
         """Queue writers — threads on a lock, processes on ``<db>.lock`` — before SQLite's lock.
 
         SQLite's busy handler sleeps 1, 2, 5, 10 ... ms between tries, so with 8 writers an
         append that holds the lock for a fraction of a millisecond makes others wait whole
         milliseconds. Queuing here, with a finer backoff, lets the next writer in almost at once.
-        It is only a queue: SQLite's own lock still guarantees one writer at a time. Bounded by
-        ``timeout`` like SQLite's wait; without the lock file (a read-only directory) processes
-        fall back to SQLite's handler alone.
+        It is only a queue: SQLite's own lock still guarantees one writer at a time. Without the
+        lock file (a read-only directory) processes fall back to SQLite's handler alone.
+
+        One bound, ``timeout``, for every wait of the write: this yields the seconds left of it,
+        which the caller gives SQLite as its busy timeout (0 when the queue took them all: SQLite
+        then tries its lock once, which still succeeds when the lock file's holder is not
+        writing).
         """
+        deadline = time.monotonic() + self._timeout
         descriptor, threads = self._queue_locks()
         if not threads.acquire(timeout=self._timeout):
             if strict:  # the direct path shares one connection between the process's threads
                 raise StoreUnavailableError(
-                    f"{self.url} is busy: no write turn in {self._timeout} s"
+                    f"{self.url} is busy: no write turn in {self._timeout:g} s"
                 )
-            yield  # SQLite's busy timeout decides from here
+            yield _left(deadline)  # SQLite's busy timeout decides from here
             return
         try:
-            deadline, pause, locked = time.monotonic() + self._timeout, 0.0001, False
+            pause, locked = 0.0001, False
             while descriptor is not None and not locked:
                 try:
                     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -192,7 +208,7 @@ class SqliteEventStore(SqlEventStore):
                     time.sleep(pause)
                     pause = min(pause * 2, 0.002)
             try:
-                yield
+                yield _left(deadline)
             finally:
                 if locked and descriptor is not None:
                     fcntl.flock(descriptor, fcntl.LOCK_UN)
@@ -244,6 +260,15 @@ class SqliteEventStore(SqlEventStore):
     def _size_bytes(self) -> int | None:
         files = (self.path, self.path.with_name(self.path.name + "-wal"))
         return sum(file.stat().st_size for file in files if file.exists())
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+def _set_busy_timeout(connection: Any, seconds: float) -> None:
+    """How long SQLite's busy handler may wait for its lock on ``connection`` (a sqlite3 one)."""
+    connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
 
 
 def _one(value: Any) -> Any:

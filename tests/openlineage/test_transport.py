@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +41,7 @@ from airflow_blindata.openlineage.transport import (
 )
 from airflow_blindata.store import AppendOutcome, open_store
 from airflow_blindata.store.direct import DirectAppender
+from airflow_blindata.store.sqlite import DEFAULT_TIMEOUT as SQLITE_TIMEOUT
 from tests.store.helpers import postgres_base_url, postgres_schema
 
 TIME = "2026-03-01T10:00:00.000000+00:00"
@@ -216,7 +219,7 @@ def run_event_dict() -> dict[str, object]:
 def test_a_full_disk_injected(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """SQLITE_FULL from the driver (the real thing is the tmpfs test below)."""
 
-    def full(*_: object) -> bool:
+    def full(*_: object, **__: object) -> bool:
         raise sqlite3.OperationalError("database or disk is full")
 
     url = f"sqlite:///{tmp_path / 'events.db'}"
@@ -305,6 +308,44 @@ def test_when_even_the_lost_file_fails(tmp_path: Path, caplog: pytest.LogCapture
     with caplog.at_level(logging.WARNING):
         assert sink.emit(run_event()) is None
     assert "could not be kept in" in _one_warning(caplog) and "it is lost" in caplog.text
+
+
+OPENLINEAGE_EXECUTION_TIMEOUT = 10.0
+"""The provider's default ``[openlineage] execution_timeout``: it kills the emitting child then."""
+
+
+@pytest.mark.parametrize("queue_held", [True, False], ids=["queue-and-sqlite", "sqlite"])
+def test_a_locked_store_gives_up_within_one_bound_and_keeps_the_event(
+    tmp_path: Path, queue_held: bool
+) -> None:
+    """Another writer holds SQLite's write lock (and maybe the lock file's turn) and never lets go:
+    the append gives up after ``timeout`` in all, well before the provider kills the child at
+    its 10 s ``execution_timeout``, and the event is in the lost-events file."""
+    import airflow.providers.common.compat.sdk  # noqa: F401  (as in Airflow: the loss's metric)
+
+    path = tmp_path / "events.db"
+    url = f"sqlite:///{path}"
+    sink = transport(url)
+    assert sink.emit(run_event("etl.before")) is AppendOutcome.ACCEPTED
+    queue = os.open(f"{path}.lock", os.O_RDWR)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        if queue_held:
+            fcntl.flock(queue, fcntl.LOCK_EX)
+        holder.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        outcome = sink.emit(run_event("etl.locked"))
+        waited = time.monotonic() - started
+    finally:
+        holder.rollback()
+        holder.close()
+        os.close(queue)
+    assert outcome is None
+    assert SQLITE_TIMEOUT - 0.1 <= waited < SQLITE_TIMEOUT + 1.5, waited  # one bound, not two
+    assert waited < OPENLINEAGE_EXECUTION_TIMEOUT / 2  # well before the child is killed
+    (line,) = lost_file(tmp_path).read_text().splitlines()
+    assert json.loads(line)["job"]["name"] == "etl.locked"
+    assert sink.emit(run_event("etl.after")) is AppendOutcome.ACCEPTED  # the lock is gone
 
 
 SHORT_WRITE = textwrap.dedent(
