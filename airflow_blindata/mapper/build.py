@@ -16,12 +16,12 @@ from typing import Any
 
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
-from airflow_blindata.mapper.events import read_events
 from airflow_blindata.mapper.fold import Fold, FoldBuilder
 from airflow_blindata.mapper.lineage import map_lineage
 from airflow_blindata.mapper.orchestration import map_orchestration
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import map_quality, quality_retainer
+from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.sql import SqlHashes
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
@@ -60,7 +60,7 @@ def build_groups(
     report = Report()
     builder = FoldBuilder(retain=quality_retainer(definition))
     for group in groups:
-        builder.add(read_events(group, report))
+        builder.add(read_job_events(group, report, quality=definition.quality.enabled))
     folded = builder.result()
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)

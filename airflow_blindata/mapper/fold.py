@@ -61,6 +61,8 @@ __all__ = [
     "RunFold",
     "RunRetainer",
     "fold",
+    "order_key",
+    "runs_kept_whole",
 ]
 
 
@@ -267,6 +269,11 @@ def _sort_key(event: Event) -> _SortKey:
     return event.event_time, _DESIGN_RANK, "", "", ""
 
 
+def order_key(event: Event) -> tuple[datetime, int, str, str, str]:
+    """Where an event stands in the fold's order (equal keys are then ordered by content)."""
+    return _sort_key(event)
+
+
 def _itself(event: Event) -> Event:
     return event
 
@@ -437,6 +444,22 @@ def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
     return kept
 
 
+def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, str]]:
+    """The runs a snapshot keeps whole: per job, its latest run and its latest completed one.
+
+    Facets play no part in this, so events read without them (``facets=False``) give the answer.
+    """
+    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+    for event in events:
+        by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+    kept: set[tuple[JobKey, str]] = set()
+    for key, job_events in by_job.items():
+        job = _fold_job(key, sorted(job_events, key=_sort_key))
+        latest = (job.latest, job.latest_completed)
+        kept.update((key, run.run_id) for run in latest if run is not None)
+    return kept
+
+
 def _combine(earlier: JobFold, later: JobFold) -> JobFold:
     """A job that came in two groups (which ``FoldBuilder`` asks callers not to do): the group
     whose latest event is later wins per facet key, and the runs are put together. Close to the
@@ -462,10 +485,10 @@ class FoldBuilder:
     """Folds events group by group; ``result()`` is the ``Fold`` of every event added.
 
     Every event of a job should come in one ``add`` call: that is what lets the builder drop a
-    job's events once they are folded (a job that comes again is combined, close to exactly). DatasetEvents may come in any
-    number of calls. With ``retain``, a job keeps only the runs the mapping passes read (its
-    latest, its latest completed, and what ``retain`` returns for the others); without it, every
-    run, as ``fold`` does.
+    job's events once they are folded (a job that comes again is combined, close to exactly).
+    DatasetEvents may come in any number of calls. With ``retain``, a job keeps only the runs the
+    mapping passes read (its latest, its latest completed, and what ``retain`` returns for the
+    others); without it, every run, as ``fold`` does.
     """
 
     def __init__(self, retain: RunRetainer | None = None) -> None:

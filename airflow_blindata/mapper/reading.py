@@ -1,0 +1,170 @@
+"""Reading a job's events for a snapshot: validate the facets that contribute, skim the rest.
+
+Validating facets is most of the cost of reading an event, and most facets of a long history are
+superseded: a job sends the same schema, SQL and lineage facets on every run, and the fold keeps
+only the latest of each key (seed 004's replacement rule). So the events of a job are first read
+without their facets (``parse_event(..., facets=False)``), put in the fold's order, and walked
+from the newest back. An event is read whole when something of it can still matter:
+
+* it belongs to a run the snapshot keeps whole (the job's latest and latest completed run);
+* it carries a job facet key, or a dataset facet key of one of its datasets, that no newer event
+  read whole has decided (set, or deleted with ``_deleted``) — a malformed facet decides nothing,
+  so an older valid one still wins, exactly as in a fold of every event;
+* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on;
+* it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
+  fold's order (the tie is broken by content).
+
+Every other event is *skimmed*: it counts in the run cycle (states, times, outputs) with no
+facets, which is all the fold takes from it. Malformed and unknown facets are reported for what
+is read whole, that is for everything that is used. The result is the same fold as reading every
+event whole (``tests/mapper/test_reading.py`` checks it on random histories).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from airflow_blindata.mapper.events import (
+    DataQualityAssertionsDatasetFacet,
+    DataQualityMetricsDatasetFacet,
+    DataQualityMetricsInputDatasetFacet,
+    Event,
+    InputStatisticsInputDatasetFacet,
+    OutputStatisticsOutputDatasetFacet,
+    ParsedEvent,
+    RunEvent,
+    TestRunFacet,
+    parse_event,
+    read_events,
+)
+from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
+from airflow_blindata.mapper.report import Report
+
+__all__ = ["read_job_events"]
+
+QUALITY_KEYS = frozenset(
+    {
+        DataQualityAssertionsDatasetFacet.KEY,
+        DataQualityMetricsDatasetFacet.KEY,
+        DataQualityMetricsInputDatasetFacet.KEY,
+        InputStatisticsInputDatasetFacet.KEY,
+        OutputStatisticsOutputDatasetFacet.KEY,
+        TestRunFacet.KEY,
+    }
+)
+
+
+def _object(raw: Any) -> Any:
+    """The decoded JSON of a raw event (text is decoded once here, not once per reading)."""
+    if isinstance(raw, str | bytes | bytearray):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw  # parse_event says why
+    return raw
+
+
+def _facet_keys(container: Any) -> Iterable[str]:
+    facets = container.get("facets") if isinstance(container, Mapping) else None
+    return facets.keys() if isinstance(facets, Mapping) else ()
+
+
+def _datasets(data: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    for side in ("inputs", "outputs"):
+        items = data.get(side)
+        if isinstance(items, list):
+            yield from (item for item in items if isinstance(item, Mapping))
+
+
+def _carries_quality(data: Mapping[str, Any]) -> bool:
+    if not QUALITY_KEYS.isdisjoint(_facet_keys(data.get("run"))):
+        return True
+    for dataset in _datasets(data):
+        for container in ("facets", "inputFacets", "outputFacets"):
+            facets = dataset.get(container)
+            if isinstance(facets, Mapping) and not QUALITY_KEYS.isdisjoint(facets.keys()):
+                return True
+    return False
+
+
+class _Decided:
+    """The facet keys a newer event read whole has set or deleted, per job and per dataset."""
+
+    def __init__(self) -> None:
+        self.job: set[str] = set()
+        self.datasets: dict[DatasetKey, set[str]] = {}
+
+    def covers(self, data: Mapping[str, Any]) -> bool:
+        """Whether every job and dataset facet key of ``data`` is decided already."""
+        if not self.job.issuperset(_facet_keys(data.get("job"))):
+            return False
+        for dataset in _datasets(data):
+            key = DatasetKey(str(dataset.get("namespace")), str(dataset.get("name")))
+            if not self.datasets.get(key, set()).issuperset(_facet_keys(dataset)):
+                return False
+        return True
+
+    def add(self, event: RunEvent) -> None:
+        self.job.update(event.job.facets)
+        for dataset in (*event.inputs, *event.outputs):
+            key = DatasetKey(dataset.namespace, dataset.name)
+            self.datasets.setdefault(key, set()).update(dataset.facets)
+
+
+def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = True) -> list[Event]:
+    """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
+
+    Counts as ``read_events`` does, plus ``eventsSkimmed``: events read without their facets
+    because newer events supersede every facet they carry.
+    """
+    decoded = [_object(item) for item in items]
+    results: list[ParsedEvent | Event | None] = [None] * len(decoded)
+    envelopes: dict[int, RunEvent] = {}
+    for index, data in enumerate(decoded):
+        if isinstance(data, Event):
+            results[index] = data
+            continue
+        skim = parse_event(data, facets=False) if isinstance(data, dict) else None
+        if skim is not None and isinstance(skim.event, RunEvent):
+            envelopes[index] = skim.event
+        else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
+            results[index] = parse_event(data)
+    skimmed = _read_runs(decoded, envelopes, results, quality) if envelopes else 0
+    report.count("eventsSkimmed", skimmed)
+    return read_events((r for r in results if r is not None), report)
+
+
+def _read_runs(
+    decoded: list[Any],
+    envelopes: dict[int, RunEvent],
+    results: list[ParsedEvent | Event | None],
+    quality: bool,
+) -> int:
+    """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
+    of events skimmed."""
+    kept = runs_kept_whole(envelopes.values())
+    skimmed = 0
+    ties = Counter(order_key(event) for event in envelopes.values())
+    decided: dict[JobKey, _Decided] = {}
+    for index in sorted(envelopes, key=lambda i: order_key(envelopes[i]), reverse=True):
+        event, data = envelopes[index], decoded[index]
+        job = JobKey(event.job.namespace, event.job.name)
+        seen = decided.setdefault(job, _Decided())
+        whole = (
+            (job, event.run.run_id) in kept
+            or ties[order_key(event)] > 1
+            or (quality and _carries_quality(data))
+            or not seen.covers(data)
+        )
+        if not whole:
+            results[index] = ParsedEvent(event)
+            skimmed += 1
+            continue
+        parsed = parse_event(data)
+        results[index] = parsed
+        if isinstance(parsed.event, RunEvent):
+            seen.add(parsed.event)
+    return skimmed

@@ -1,0 +1,324 @@
+"""Scale: a plan's memory follows the catalog, not the history; its time, what is new.
+
+Airflow-shaped events (each job its own SQL, schema facets on inputs and outputs, a
+columnLineage facet, a parent facet, START and COMPLETE per run) for ``--jobs`` jobs are stored in
+a SQLite event store with 1, 2, 10, 12 and 50 runs per job (the same catalog each time), and
+planned from the store in a fresh process each, measuring:
+
+* peak RSS of the process, and its growth against the same catalog with fewer runs;
+* mapping time against ``json.loads`` of the same stored bytes (the floor), measured in the same
+  process;
+* the same events mapped all at once (read every event, then fold: the mapping before it went
+  job by job), where that fits in memory;
+* a second plan with the SQL hash memo of the first (what the next snapshot does).
+
+``--snapshot-events N`` adds a snapshot of N stored events against the Blindata emulator (a
+first snapshot that creates the catalog, and a second with no new events), on SQLite and, with
+``--postgres URL``, on PostgreSQL.
+
+Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50]
+[--snapshot-events 1000000] [--postgres postgresql://root@127.0.0.1:5432/test]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import secrets
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from airflow_blindata.config import JobDefinition
+
+UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+NAMESPACE = "airflow-bench"
+DATABASE = "postgres://warehouse:5432"
+COLUMNS = 10
+ALL_AT_ONCE_LIMIT = 50_000
+"""Events above which the all-at-once mapping is not tried (it needs about 40 KB per event)."""
+
+DEFINITION = {
+    "uuid": UUID,
+    "systemPolicies": [{"pattern": "postgres://*", "creation": "IF_MISSING"}],
+}
+
+
+def _fields() -> list[dict[str, Any]]:
+    return [
+        {"name": f"c{i}", "type": "varchar", "description": f"column {i}"} for i in range(COLUMNS)
+    ]
+
+
+def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
+    return {"namespace": DATABASE, "name": name, "facets": facets}
+
+
+def job_events(job: int, runs: int) -> Iterator[dict[str, Any]]:
+    """The events of ``runs`` runs of job number ``job``: START and COMPLETE each."""
+    dag = f"dag_{job // 10}"
+    name = f"{dag}.task_{job}"
+    inputs = [f"raw.events_{job % 400}", f"raw.users_{job % 300}"]
+    output = f"analytics.out_{job}"
+    schema = {
+        "_producer": "https://github.com/apache/airflow",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+        "fields": _fields(),
+    }
+    lineage = {
+        "fields": {
+            f"c{i}": {
+                "inputFields": [
+                    {
+                        "namespace": DATABASE,
+                        "name": source,
+                        "field": f"c{i}",
+                        "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
+                    }
+                    for source in inputs
+                ]
+            }
+            for i in range(COLUMNS)
+        }
+    }
+    query = (
+        f"INSERT INTO {output} SELECT "
+        + ", ".join(f"e.c{i}" for i in range(COLUMNS))
+        + f" FROM {inputs[0]} e JOIN {inputs[1]} u ON e.c0 = u.c0 WHERE e.c1 > {job}"
+    )
+    for run in range(runs):
+        run_id = str(uuid.UUID(int=job * 1_000_003 + run))
+        day = 1 + run % 28
+        for event_type, second in (("START", 0), ("COMPLETE", 40)):
+            yield {
+                "eventType": event_type,
+                "eventTime": f"2026-{1 + run // 28 % 12:02d}-{day:02d}T10:00:{second:02d}Z",
+                "producer": "https://github.com/apache/airflow/tree/providers-openlineage/2.9.0",
+                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+                "run": {
+                    "runId": run_id,
+                    "facets": {
+                        "parent": {
+                            "run": {"runId": str(uuid.UUID(int=job // 10 * 7 + run))},
+                            "job": {"namespace": NAMESPACE, "name": dag},
+                        },
+                        "nominalTime": {"nominalStartTime": f"2026-01-{day:02d}T10:00:00Z"},
+                    },
+                },
+                "job": {
+                    "namespace": NAMESPACE,
+                    "name": name,
+                    "facets": {
+                        "sql": {"query": query, "dialect": "postgres"},
+                        "jobType": {
+                            "processingType": "BATCH",
+                            "integration": "AIRFLOW",
+                            "jobType": "TASK",
+                        },
+                    },
+                },
+                "inputs": [_dataset(source, {"schema": schema}) for source in inputs],
+                "outputs": [_dataset(output, {"schema": schema, "columnLineage": lineage})],
+            }
+
+
+def fill_store(url: str, jobs: int, runs: int) -> tuple[int, int]:
+    """Store the events; return (events, bytes of JSON)."""
+    from airflow_blindata.store import open_store
+
+    count = size = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count, size
+        for job in range(jobs):
+            for event in job_events(job, runs):
+                text = json.dumps(event)
+                count += 1
+                size += len(text)
+                yield text
+
+    with open_store(url) as store:
+        store.append_many(lines(), source="ingest")
+    return count, size
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+
+
+# -- measurements, each in a fresh process ---------------------------------------------------
+
+
+def child_plan(url: str, mode: str) -> dict[str, Any]:
+    from airflow_blindata.mapper.build import build
+    from airflow_blindata.store import open_store
+    from airflow_blindata.sync.runner import plan_from_store
+
+    definition = JobDefinition.from_dict(DEFINITION)
+    result: dict[str, Any] = {"rss_start": peak_rss_mb()}
+    with open_store(url) as store:
+        # The floor: json.loads of the same stored bytes, in this process.
+        path = url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as raw:
+            texts = [row[0] for row in raw.execute("SELECT payload FROM blindata_events")]
+        started = time.perf_counter()
+        for text in texts:
+            json.loads(text)
+        result["floor"] = time.perf_counter() - started
+        del texts
+        started = time.perf_counter()
+        if mode == "all-at-once":
+            plan = build([event.payload for event in store.events()], definition)
+        else:
+            plan = plan_from_store(store, definition, keep_memo=True)
+        result["seconds"] = time.perf_counter() - started
+        if mode == "job-by-job":
+            started = time.perf_counter()
+            again = plan_from_store(store, definition)
+            result["second"] = time.perf_counter() - started
+            result["parsed_again"] = again.report.counters.get("sqlTextsParsed", 0)
+    result["rss"] = peak_rss_mb()
+    result["entities"] = len(plan.entities)
+    result["flows"] = len(plan.flows)
+    return result
+
+
+def child_snapshot(url: str, blindata: str, api_key: str) -> dict[str, Any]:
+    from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient, RetryPolicy
+    from airflow_blindata.store import open_store
+    from airflow_blindata.sync.runner import run_snapshot
+
+    definition = JobDefinition.from_dict(DEFINITION)
+    result: dict[str, Any] = {}
+    with (
+        open_store(url) as store,
+        BlindataClient(
+            blindata,
+            credentials=ApiKeyCredentials(USER, api_key),
+            tenant=TENANT,
+            retry=RetryPolicy(deadline=600.0),
+            timeout=300.0,
+        ) as client,
+    ):
+        for label in ("first", "second"):
+            started = time.perf_counter()
+            report = run_snapshot(definition, client, store, apply_retention=False)
+            result[label] = time.perf_counter() - started
+            result[f"{label}_status"] = report.status
+            result[f"{label}_mapping"] = report.timings.get("mapping")
+    result["rss"] = peak_rss_mb()
+    return result
+
+
+def in_child(*arguments: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child {arguments[0]} failed:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+# -- the emulator ------------------------------------------------------------------------------
+
+TENANT = "00000000-0000-4000-8000-00000000b1da"
+USER = "bench"
+
+
+def start_emulator(state: Path, api_key: str) -> tuple[subprocess.Popen[bytes], str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.sync import start_emulator as start
+
+    return start(state, api_key)
+
+
+# -- main --------------------------------------------------------------------------------------
+
+
+def plans(jobs: int, runs_list: list[int], work: Path) -> None:
+    print(f"plan from the store, {jobs:,} jobs (same catalog), Airflow-shaped events", flush=True)
+    header = (
+        f"{'runs/job':>8} {'events':>9} {'JSON MB':>8} {'peak RSS':>9} {'time':>8} "
+        f"{'x json.loads':>12} {'2nd plan':>9} {'all at once: RSS':>17} {'time':>7}"
+    )
+    print(header)
+    for runs in runs_list:
+        url = f"sqlite:///{work / f'runs{runs}.db'}"
+        events, size = fill_store(url, jobs, runs)
+        mine = in_child("plan", url, "job-by-job")
+        line = (
+            f"{runs:>8} {events:>9,} {size / 1e6:>8.0f} {mine['rss']:>7.0f}MB "
+            f"{mine['seconds']:>7.1f}s {mine['seconds'] / mine['floor']:>11.1f}x "
+            f"{mine['second']:>8.1f}s"
+        )
+        if events <= ALL_AT_ONCE_LIMIT:
+            whole = in_child("plan", url, "all-at-once")
+            line += f" {whole['rss']:>15.0f}MB {whole['seconds']:>6.1f}s"
+        else:
+            line += f" {'(not tried)':>17}"
+        print(line, flush=True)
+        (work / f"runs{runs}.db").unlink()
+
+
+def snapshots(events: int, jobs: int, urls: list[str], work: Path) -> None:
+    runs = max(1, events // (jobs * 2))
+    api_key = secrets.token_urlsafe(16)
+    print(f"\nsnapshot of {jobs * runs * 2:,} stored events ({jobs:,} jobs x {runs} runs)")
+    for url in urls:
+        started = time.perf_counter()
+        stored, size = fill_store(url, jobs, runs)
+        filled = time.perf_counter() - started
+        server, blindata = start_emulator(work / f"emulator-{len(url)}.db", api_key)
+        try:
+            result = in_child("snapshot", url, blindata, api_key)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        backend = url.split(":", 1)[0]
+        print(
+            f"{backend}: {stored:,} events ({size / 1e9:.2f} GB, stored in {filled:.0f} s); "
+            f"first snapshot {result['first']:.0f} s ({result['first_status']}, mapping "
+            f"{result['first_mapping'] or 0:.0f} s); second, nothing new, {result['second']:.0f} s "
+            f"(mapping {result['second_mapping'] or 0:.0f} s); peak RSS {result['rss']:.0f} MB",
+            flush=True,
+        )
+
+
+def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        kind, *rest = sys.argv[2:]
+        result = child_plan(*rest) if kind == "plan" else child_snapshot(*rest)
+        print(json.dumps(result))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2_000)
+    parser.add_argument("--runs", default="1,2,10,12,50")
+    parser.add_argument("--snapshot-events", type=int, default=0)
+    parser.add_argument("--snapshot-jobs", type=int, default=2_000)
+    parser.add_argument("--postgres", help="a PostgreSQL URL for the snapshot on PostgreSQL")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="blindata-scale-") as directory:
+        work = Path(directory)
+        if args.runs:
+            plans(args.jobs, [int(part) for part in args.runs.split(",")], work)
+        if args.snapshot_events:
+            urls = [f"sqlite:///{work / 'snapshot.db'}"]
+            if args.postgres:
+                schema = f"bench_{secrets.token_hex(4)}"
+                urls.append(f"{args.postgres}?schema={schema}")
+            snapshots(args.snapshot_events, args.snapshot_jobs, urls, work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""A snapshot validates the facets that contribute and skims the rest, with the same fold.
+
+Named after issue "Scale": "An event whose facets are superseded by a later event of the same run
+or job need not have every facet validated; validate what is used, and still report malformed
+facets of what is used."
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.events import read_events
+from airflow_blindata.mapper.fold import FoldBuilder
+from airflow_blindata.mapper.quality import quality_retainer
+from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.report import GapCode, Report
+
+from .test_fold import NS, at
+
+DEFINITION = JobDefinition.from_dict({"uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"})
+GOOD_DOC = {"documentation": {"description": "fine"}}
+BAD_DOC = {"documentation": {"description": {"not": "text"}}}
+
+
+def raw_event(
+    event_type: str,
+    second: int,
+    run_id: str,
+    *,
+    job_facets: dict[str, Any] | None = None,
+    outputs: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "eventTime": at(second),
+        "producer": "https://example.com/p",
+        "run": {"runId": run_id, "facets": {}},
+        "job": {"namespace": "halden", "name": "pv.aggregate", "facets": job_facets or {}},
+        "inputs": [],
+        "outputs": outputs or [],
+    }
+
+
+def folded(events: list[Any], skim: bool) -> tuple[Any, Report]:
+    report = Report()
+    read = read_job_events(events, report) if skim else read_events(events, report)
+    builder = FoldBuilder(retain=quality_retainer(DEFINITION))
+    builder.add(read)
+    return builder.result(), report
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Runs of one job whose facets repeat, change, are deleted, or are malformed."""
+    facet = st.sampled_from(
+        [
+            {},
+            GOOD_DOC,
+            BAD_DOC,
+            {"documentation": {"_deleted": True}},
+            {"sql": {"query": "SELECT 1"}},
+            {"sql": {"query": 7}},
+            {"acme": {"v": 1}},
+        ]
+    )
+    events = []
+    for number in range(draw(st.integers(1, 6))):
+        run = f"r{number}"
+        for event_type, second in (("START", 2 * number), ("COMPLETE", 2 * number + 1)):
+            if draw(st.integers(0, 5)) == 0:
+                event_type = draw(st.sampled_from(["FAIL", "RUNNING", "ABORT"]))
+            outputs = [
+                {"namespace": NS, "name": name, "facets": draw(facet)}
+                for name in draw(st.lists(st.sampled_from(["a", "b"]), max_size=2))
+            ]
+            second = draw(st.sampled_from([second, 0]))  # ties are common
+            events.append(
+                raw_event(event_type, second, run, job_facets=draw(facet), outputs=outputs)
+            )
+    return events
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories())
+def test_skimming_superseded_events_gives_the_same_fold(events: list[dict[str, Any]]) -> None:
+    whole, whole_report = folded(events, skim=False)
+    skimmed, skim_report = folded(events, skim=True)
+    assert skimmed.model_dump() == whole.model_dump()
+    for name in ("eventsRead", "runEvents"):
+        assert skim_report.counters.get(name) == whole_report.counters.get(name)
+
+
+def test_old_runs_with_superseded_facets_are_not_validated() -> None:
+    events = [
+        raw_event("COMPLETE", number, f"r{number}", job_facets=GOOD_DOC) for number in range(10)
+    ]
+    _, report = folded(events, skim=True)
+    assert report.counters["eventsSkimmed"] == 9  # only the latest run is read whole
+
+
+def test_a_malformed_facet_of_what_is_used_is_still_reported() -> None:
+    """Facet support: a malformed facet is reported; an older valid one then wins."""
+    events = [
+        raw_event("COMPLETE", 1, "old", job_facets=GOOD_DOC),
+        raw_event("COMPLETE", 2, "mid", job_facets=GOOD_DOC),
+        raw_event("COMPLETE", 3, "new", job_facets=BAD_DOC),
+    ]
+    result, report = folded(events, skim=True)
+    assert report.gap_count(GapCode.MALFORMED_FACET) == 1
+    assert report.counters["eventsSkimmed"] == 1  # "old": "mid" decided the documentation
+    (job,) = result.jobs
+    assert job.facets["documentation"].model_dump(by_alias=True)["description"] == "fine"
+
+
+def test_malformed_facets_of_superseded_events_are_not_read() -> None:
+    events = [
+        raw_event("COMPLETE", 1, "old", job_facets=BAD_DOC),
+        raw_event("COMPLETE", 2, "new", job_facets=GOOD_DOC),
+    ]
+    _, report = folded(events, skim=True)
+    assert report.gap_count(GapCode.MALFORMED_FACET) == 0
