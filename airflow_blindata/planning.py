@@ -148,10 +148,10 @@ def plan_store(
 ) -> CatalogPlan:
     """The plan of the events in the event store, as the next snapshot will map them."""
     from airflow_blindata.store import open_store
-    from airflow_blindata.sync.runner import plan_from_store
+    from airflow_blindata.sync.mapping import plan_from_store
 
     with open_store(store_url) as store:
-        return plan_from_store(store, definition, known_systems, keep_memo=False)
+        return plan_from_store(store, definition, known_systems, keep=False)
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

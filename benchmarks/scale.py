@@ -159,7 +159,7 @@ def peak_rss_mb() -> float:
 def child_plan(url: str, mode: str) -> dict[str, Any]:
     from airflow_blindata.mapper.build import build
     from airflow_blindata.store import open_store
-    from airflow_blindata.sync.runner import plan_from_store
+    from airflow_blindata.sync.mapping import plan_from_store
 
     definition = JobDefinition.from_dict(DEFINITION)
     result: dict[str, Any] = {"rss_start": peak_rss_mb()}
@@ -177,7 +177,7 @@ def child_plan(url: str, mode: str) -> dict[str, Any]:
         if mode == "all-at-once":
             plan = build([event.payload for event in store.events()], definition)
         else:
-            plan = plan_from_store(store, definition, keep_memo=True)
+            plan = plan_from_store(store, definition, keep=True)
         result["seconds"] = time.perf_counter() - started
         if mode == "job-by-job":
             started = time.perf_counter()

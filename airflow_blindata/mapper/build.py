@@ -26,7 +26,7 @@ from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.sql import SqlHashes
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
 
-__all__ = ["PASSES", "Pass", "build", "build_groups"]
+__all__ = ["PASSES", "Pass", "build", "build_groups", "plan_of_fold"]
 
 Pass = Callable[[Fold, JobDefinition, SystemResolver, CatalogPlan], None]
 
@@ -61,7 +61,18 @@ def build_groups(
     builder = FoldBuilder(retain=quality_retainer(definition))
     for group in groups:
         builder.add(read_job_events(group, report, quality=definition.quality.enabled))
-    folded = builder.result()
+    return plan_of_fold(builder.result(), report, definition, known_systems, sql_hashes=sql_hashes)
+
+
+def plan_of_fold(
+    folded: Fold,
+    report: Report,
+    definition: JobDefinition,
+    known_systems: Iterable[KnownSystem] = (),
+    *,
+    sql_hashes: Mapping[str, str] | None = None,
+) -> CatalogPlan:
+    """The passes over a fold; ``report`` holds what reading the events found already."""
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
     plan._sql_hashes = SqlHashes(sql_hashes)

@@ -54,6 +54,7 @@ __all__ = [
     "DatasetKey",
     "Fold",
     "FoldBuilder",
+    "FoldedJob",
     "InputFold",
     "JobFold",
     "JobKey",
@@ -61,6 +62,7 @@ __all__ = [
     "RunFold",
     "RunRetainer",
     "fold",
+    "fold_jobs",
     "order_key",
     "runs_kept_whole",
 ]
@@ -390,6 +392,15 @@ class _DatasetMerge:
         self.first = min(self.first, moment)
         self.last = max(self.last, moment)
 
+    def absorb(self, other: _DatasetMerge) -> None:
+        """Merge another group's mentions of the same dataset: later orders win per key."""
+        for key, mention in other.mentions.items():
+            mine = self.mentions.get(key)
+            if mine is None or mine.order <= mention.order:
+                self.mentions[key] = mention
+        self.first = min(self.first, other.first)
+        self.last = max(self.last, other.last)
+
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
         return DatasetFold(
@@ -481,6 +492,54 @@ def _combine(earlier: JobFold, later: JobFold) -> JobFold:
     )
 
 
+@dataclass(slots=True)
+class FoldedJob:
+    """One job folded on its own: what a snapshot keeps of it, and what its events say of their
+    datasets (merged with other jobs' by ``FoldBuilder``). Small, and the same whenever the job's
+    events are the same: a snapshot may keep it and skip reading the events next time."""
+
+    job: JobFold
+    datasets: dict[DatasetKey, _DatasetMerge]
+
+
+def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> list[FoldedJob]:
+    """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``)."""
+    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+    for event in events:
+        if isinstance(event, RunEvent | JobEvent):
+            by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+    order = _Order()
+    folded: list[FoldedJob] = []
+    for key, job_events in by_job.items():
+        ordered = order.sort(job_events, _itself)
+        job = _fold_job(key, ordered)
+        if retain is not None:
+            job.runs = _kept_runs(job.runs, retain)
+        datasets: dict[DatasetKey, _DatasetMerge] = {}
+        for event in ordered:
+            # Events of two jobs never tie on the sort key (it holds the job): no content.
+            position = (_sort_key(event), "")
+            for dataset in (*event.inputs, *event.outputs):
+                _mention(
+                    datasets, DatasetKey(dataset.namespace, dataset.name), position, dataset.facets
+                )
+        folded.append(FoldedJob(job, datasets))
+    return folded
+
+
+def _mention(
+    into: dict[DatasetKey, _DatasetMerge],
+    key: DatasetKey,
+    order: tuple[_SortKey, str],
+    facets: Mapping[str, BaseFacet],
+) -> None:
+    merge = into.get(key)
+    if merge is None:
+        moment = order[0][0]
+        merge = into[key] = _DatasetMerge({}, moment, moment)
+    merge.add(order, facets)
+
+
 class FoldBuilder:
     """Folds events group by group; ``result()`` is the ``Fold`` of every event added.
 
@@ -498,47 +557,32 @@ class FoldBuilder:
 
     def add(self, events: Iterable[Event]) -> None:
         """Fold a group of events: whole jobs, and DatasetEvents. Non-events are skipped."""
-        by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
-        designs: list[DatasetEvent] = []
-        for event in events:
-            if isinstance(event, RunEvent | JobEvent):
-                by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
-            elif isinstance(event, DatasetEvent):
-                designs.append(event)
+        events = list(events)
+        for folded in fold_jobs(events, self._retain):
+            self.add_folded(folded)
+        designs = [event for event in events if isinstance(event, DatasetEvent)]
         order = _Order()
-        for key, job_events in by_job.items():
-            ordered = order.sort(job_events, _itself)
-            folded = _fold_job(key, ordered)
-            earlier = self._jobs.get(key)
-            if earlier is not None:
-                folded = _combine(earlier, folded)
-            if self._retain is not None:
-                folded.runs = _kept_runs(folded.runs, self._retain)
-            self._jobs[key] = folded
-            for event in ordered:
-                # Events of two jobs never tie on the sort key (it holds the job): no content.
-                position = (_sort_key(event), "")
-                for dataset in (*event.inputs, *event.outputs):
-                    self._mention(dataset.namespace, dataset.name, position, dataset.facets)
         for design in order.sort(designs, _itself):
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
             position = (_sort_key(design), order.content(design))
-            dataset = design.dataset
-            self._mention(dataset.namespace, dataset.name, position, dataset.facets)
+            key = DatasetKey(design.dataset.namespace, design.dataset.name)
+            _mention(self._datasets, key, position, design.dataset.facets)
 
-    def _mention(
-        self,
-        namespace: str,
-        name: str,
-        order: tuple[_SortKey, str],
-        facets: Mapping[str, BaseFacet],
-    ) -> None:
-        key = DatasetKey(namespace, name)
-        merge = self._datasets.get(key)
-        if merge is None:
-            moment = order[0][0]
-            merge = self._datasets[key] = _DatasetMerge({}, moment, moment)
-        merge.add(order, facets)
+    def add_folded(self, folded: FoldedJob) -> None:
+        """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot)."""
+        job = folded.job
+        earlier = self._jobs.get(job.key)
+        if earlier is not None:
+            job = _combine(earlier, job)
+            if self._retain is not None:
+                job.runs = _kept_runs(job.runs, self._retain)
+        self._jobs[job.key] = job
+        for key, merge in folded.datasets.items():
+            mine = self._datasets.get(key)
+            if mine is None:
+                self._datasets[key] = _DatasetMerge(dict(merge.mentions), merge.first, merge.last)
+            else:
+                mine.absorb(merge)
 
     def result(self) -> Fold:
         return Fold(

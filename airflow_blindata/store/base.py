@@ -92,6 +92,27 @@ class EventStore(ABC):
             yield page
 
     @abstractmethod
+    def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]:
+        """Every job with events up to cursor ``until``, sorted, with a digest of its events.
+
+        The digest changes whenever an event of the job is added or removed (retention).
+        """
+
+    @abstractmethod
+    def folded_job(self, settings: str, job: tuple[str, str]) -> tuple[str, str] | None:
+        """The kept fold of ``job`` under ``settings``: (digest of its events, text), or None."""
+
+    @abstractmethod
+    def keep_folded_jobs(
+        self, settings: str, folds: Iterable[tuple[tuple[str, str], str, str]]
+    ) -> None:
+        """Keep (job, digest, text) folds under ``settings``, replacing those of the same jobs."""
+
+    @abstractmethod
+    def forget_folded_jobs(self, settings: str, keep: Iterable[tuple[str, str]]) -> None:
+        """Drop the kept folds under ``settings`` of every job not in ``keep``."""
+
+    @abstractmethod
     def sql_hashes(self) -> dict[str, str]:
         """The SQL hash memo kept by the last snapshot (digest of the text → hash)."""
 

@@ -54,7 +54,8 @@ def _add_tables(conn: Connection, tables: Tables) -> None:
 MIGRATIONS: dict[int, Migration] = {2: _add_tables}
 """Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema).
 
-2: ``sql_hashes``, the SQL hash memo of the last snapshot.
+2: ``sql_hashes``, the SQL hash memo of the last snapshot; ``job_folds``, each job as the last
+snapshot folded it, with the digest of the events it was folded from.
 """
 
 
@@ -93,6 +94,7 @@ class Tables:
     sync_history: Table
     meta: Table
     sql_hashes: Table
+    job_folds: Table
     seq: Sequence | None
 
     @property
@@ -177,4 +179,12 @@ def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> 
         Column("digest", String(64), primary_key=True),
         Column("sql_hash", String(80), nullable=False),
     )
-    return Tables(metadata, events, quarantine, sync_history, meta, sql_hashes, seq)
+    job_folds = Table(
+        f"{PREFIX}job_folds",
+        metadata,
+        Column("settings", String(64), primary_key=True),
+        Column("job_key", String(64), primary_key=True),
+        Column("digest", String(64), nullable=False),
+        Column("fold", Text, nullable=False),
+    )
+    return Tables(metadata, events, quarantine, sync_history, meta, sql_hashes, job_folds, seq)

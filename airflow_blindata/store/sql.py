@@ -8,6 +8,7 @@ that names the store by its redacted URL and never carries SQL parameters or a p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,6 +44,12 @@ BATCH_SIZE = 500
 """Rows per transaction in ``append_many``: big enough to be fast, short enough not to block."""
 PAGE_SIZE = 1000
 """Rows per query when reading: memory stays flat however many events are stored."""
+
+
+def _job_key(job: tuple[str, str]) -> str:
+    """A job's key in tables that index it: a digest, whatever the length of its names."""
+    text = json.dumps(list(job), ensure_ascii=False).encode("utf-8", "backslashreplace")
+    return hashlib.sha256(text).hexdigest()
 
 
 def _now() -> datetime:
@@ -294,6 +301,76 @@ class SqlEventStore(EventStore):
             self._stamp()
             with self._engine.connect() as conn:
                 return [(str(row[0]), str(row[1])) for row in conn.execute(query)]
+
+    def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]:
+        self._ensure_schema()
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        query = (
+            select(
+                ev.c.job_namespace,
+                ev.c.job_name,
+                func.count(),
+                func.min(cursor_column),
+                func.max(cursor_column),
+                func.sum(cursor_column),
+            )
+            .where(ev.c.job_namespace.is_not(None), ev.c.job_name.is_not(None))
+            .where(cursor_column.is_not(None))
+            .group_by(ev.c.job_namespace, ev.c.job_name)
+            .order_by(ev.c.job_namespace, ev.c.job_name)
+        )
+        if until is not None:
+            query = query.where(cursor_column <= until)
+        with self._guard("listing jobs"):
+            self._stamp()
+            with self._engine.connect() as conn:
+                rows = conn.execute(query).all()
+        return {(str(row[0]), str(row[1])): f"{row[2]}:{row[3]}:{row[4]}:{row[5]}" for row in rows}
+
+    def folded_job(self, settings: str, job: tuple[str, str]) -> tuple[str, str] | None:
+        self._ensure_schema()
+        table = self._tables.job_folds
+        query = select(table.c.digest, table.c.fold).where(
+            table.c.settings == settings, table.c.job_key == _job_key(job)
+        )
+        with self._guard("reading a kept fold"), self._engine.connect() as conn:
+            row = conn.execute(query).first()
+        return (row.digest, row.fold) if row is not None else None
+
+    def keep_folded_jobs(
+        self, settings: str, folds: Iterable[tuple[tuple[str, str], str, str]]
+    ) -> None:
+        self._ensure_schema()
+        table = self._tables.job_folds
+        rows = [
+            {"settings": settings, "job_key": _job_key(job), "digest": digest, "fold": text}
+            for job, digest, text in folds
+        ]
+        if not rows:
+            return
+        keys = [row["job_key"] for row in rows]
+        with self._guard("keeping folds"), self._writing() as conn:
+            conn.execute(
+                table.delete().where(table.c.settings == settings, table.c.job_key.in_(keys))
+            )
+            conn.execute(insert(table), rows)
+
+    def forget_folded_jobs(self, settings: str, keep: Iterable[tuple[str, str]]) -> None:
+        self._ensure_schema()
+        table = self._tables.job_folds
+        wanted = {_job_key(job) for job in keep}
+        with self._guard("forgetting folds"), self._writing() as conn:
+            stored = conn.execute(
+                select(table.c.job_key).where(table.c.settings == settings)
+            ).scalars()
+            gone = [key for key in stored if key not in wanted]
+            for start in range(0, len(gone), BATCH_SIZE):
+                conn.execute(
+                    table.delete().where(
+                        table.c.settings == settings,
+                        table.c.job_key.in_(gone[start : start + BATCH_SIZE]),
+                    )
+                )
 
     def sql_hashes(self) -> dict[str, str]:
         self._ensure_schema()

@@ -11,29 +11,21 @@ next cleanup depends on it.
 
 from __future__ import annotations
 
-import gc
-import logging
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.build import build_groups
-from airflow_blindata.mapper.plan import CatalogPlan
-from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
 from airflow_blindata.sync.history import HISTORY_LIMIT, store_status
+from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
 from airflow_blindata.sync.report import RunKind, RunReport, utcnow
 from airflow_blindata.sync.systems import fetch_known_systems
 
-log = logging.getLogger(__name__)
-
-__all__ = ["history", "plan_from_store", "record", "run_cleanup", "run_snapshot"]
+__all__ = ["history", "record", "run_cleanup", "run_snapshot"]
 
 
 def record(store: EventStore, report: RunReport) -> None:
@@ -48,44 +40,6 @@ def record(store: EventStore, report: RunReport) -> None:
             report=report.to_record(),
         )
     )
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Mapping allocates millions of objects and frees few; the cyclic garbage collector would
-    traverse the growing plan again and again (a third of the mapping time, measured with
-    ``benchmarks/scale.py``). The plan holds no reference cycles worth collecting meanwhile."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def plan_from_store(
-    store: EventStore,
-    definition: JobDefinition,
-    known: Sequence[KnownSystem] = (),
-    *,
-    keep_memo: bool = True,
-) -> CatalogPlan:
-    """Map the stored events one job at a time, with the store's SQL hash memo.
-
-    With ``keep_memo``, the memo the plan used replaces the stored one (best effort: a memo that
-    cannot be kept costs the next snapshot some parsing, nothing else).
-    """
-    groups = ([event.payload for event in group] for group in store.event_groups())
-    with _collector_paused():
-        plan = build_groups(groups, definition, known, sql_hashes=store.sql_hashes())
-    if not keep_memo:
-        return plan
-    try:
-        store.keep_sql_hashes(plan.sql_hashes.used)
-    except StoreError as exc:
-        log.warning("The SQL hash memo could not be kept (the next snapshot parses again): %s", exc)
-    return plan
 
 
 def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport:

@@ -73,3 +73,31 @@ def test_a_store_of_the_first_schema_is_upgraded_with_its_events(sqlite_url: str
         assert new.sql_hashes() == {"d": "sha256:x"}
         assert [e.job_name for e in new.events()] == ["before"]
         assert new.stats().schema_version == schema_module.SCHEMA_VERSION
+
+
+def test_a_job_digest_changes_with_its_events_and_only_then(store: EventStore) -> None:
+    store.append(event("a", run="r1"))
+    store.append(event("b", run="r1"))
+    before = store.job_digests()
+    assert list(before) == [("ns", "a"), ("ns", "b")]
+    again = event("b", run="r2", time="2026-01-01T00:00:00Z")
+    store.append(again)
+    store.append(again)  # a duplicate is not stored: no change
+    after = store.job_digests()
+    assert after[("ns", "a")] == before[("ns", "a")]
+    assert after[("ns", "b")] != before[("ns", "b")]
+    assert store.job_digests(until=store.last_id() - 1) == before
+
+
+def test_kept_folds_are_replaced_per_job_and_forgotten_with_their_job(store: EventStore) -> None:
+    long_name = ("ns", "x" * 900)  # a job key of any length is indexed by its digest
+    store.keep_folded_jobs("s1", [(("ns", "a"), "d1", "A1"), (long_name, "d1", "L1")])
+    store.keep_folded_jobs("s2", [(("ns", "a"), "d1", "other settings")])
+    store.keep_folded_jobs("s1", [(("ns", "a"), "d2", "A2")])
+    assert store.folded_job("s1", ("ns", "a")) == ("d2", "A2")
+    assert store.folded_job("s1", long_name) == ("d1", "L1")
+    assert store.folded_job("s1", ("ns", "b")) is None
+    store.forget_folded_jobs("s1", [("ns", "a")])
+    assert store.folded_job("s1", long_name) is None
+    assert store.folded_job("s1", ("ns", "a")) == ("d2", "A2")
+    assert store.folded_job("s2", ("ns", "a")) == ("d1", "other settings")

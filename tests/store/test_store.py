@@ -17,8 +17,8 @@ from airflow_blindata.store import (
     SyncRecord,
     open_store,
     redact_url,
+    schema,
 )
-from airflow_blindata.store import schema
 from airflow_blindata.store import sql as sql_module
 from airflow_blindata.store.prepare import prepare
 

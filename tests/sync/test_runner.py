@@ -10,11 +10,21 @@ from typing import Any
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
-from airflow_blindata.sync.runner import plan_from_store, run_snapshot
+from airflow_blindata.sync.mapping import plan_from_store
+from airflow_blindata.sync.runner import run_snapshot
 
 from .conftest import dbt_events, definition
+
+
+def without_cache_counter(plan: CatalogPlan) -> dict[str, Any]:
+    """The plan without the counters of what the memos saved."""
+    data = plan.model_dump()
+    for counter in ("jobsUnchanged", "sqlTextsParsed"):
+        data["report"]["counters"].pop(counter, None)
+    return data
 
 
 def test_the_store_is_mapped_job_by_job_into_the_plan_of_every_event(
@@ -23,8 +33,41 @@ def test_the_store_is_mapped_job_by_job_into_the_plan_of_every_event(
     events = dbt_events()
     store.append_many(events)
     known = fetch_known_systems(client)
-    expected = build(events, definition(), known)
-    assert plan_from_store(store, definition(), known, keep_memo=False) == expected
+    expected = without_cache_counter(build(events, definition(), known))
+    assert (
+        without_cache_counter(plan_from_store(store, definition(), known, keep=False)) == expected
+    )
+
+
+def test_jobs_that_received_nothing_new_are_loaded_not_read_again(
+    client: BlindataClient, store: EventStore
+) -> None:
+    """Issue "Scale": a snapshot's mapping follows what was received since the last one."""
+    events = dbt_events()
+    store.append_many(events[:-5])
+    known = fetch_known_systems(client)
+    first = plan_from_store(store, definition(), known)
+    assert first.report.counters["jobsUnchanged"] == 0
+    store.append_many(events[-5:])  # new events for a few jobs
+    second = plan_from_store(store, definition(), known)
+    jobs = len(store.job_digests())
+    changed = len({(e["job"]["namespace"], e["job"]["name"]) for e in events[-5:]})
+    assert second.report.counters["jobsUnchanged"] == jobs - changed
+    third = plan_from_store(store, definition(), known)
+    assert third.report.counters["jobsUnchanged"] == jobs
+    expected = without_cache_counter(build(events, definition(), known))
+    assert without_cache_counter(second) == without_cache_counter(third) == expected
+
+
+def test_retention_changes_the_digest_of_a_job(store: EventStore) -> None:
+    events = dbt_events()
+    store.append_many(events)
+    before = store.job_digests()
+    with store._writing() as conn:  # type: ignore[attr-defined]
+        table = store._tables.events  # type: ignore[attr-defined]
+        conn.execute(table.delete().where(table.c.id == store.last_id()))
+    after = store.job_digests()
+    assert sum(before[job] != after.get(job) for job in before) == 1
 
 
 def test_a_second_snapshot_does_not_parse_known_sql_again(

@@ -35,7 +35,7 @@ from .airflow_facets import (
 )
 from .base import BaseFacet, FacetIssues, FacetLocation
 
-__all__ = ["FACETS", "SCHEMAS", "error_reason", "read_facets", "schema_name"]
+__all__ = ["FACETS", "SCHEMAS", "error_reason", "read_facet", "read_facets", "schema_name"]
 
 _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
     FacetLocation.RUN: (
@@ -190,3 +190,19 @@ def read_facets(
             if issues is not None:
                 issues.add_malformed(where, location, name, error_reason(error))
     return facets
+
+
+def read_facet(key: str, value: dict[str, Any], location: FacetLocation) -> BaseFacet:
+    """One facet already filed under ``key`` (by ``read_facets``), typed again the same way.
+
+    For facets written back from a read one (a kept fold): the key is not moved, and a facet
+    that no longer validates raises ``ValidationError``.
+    """
+    model: type[BaseFacet] | None = None
+    if value.get("_deleted") is not True:
+        model = FACETS[location].get(key)
+        url = value.get("_schemaURL")
+        if model is None and isinstance(url, str):
+            model = SCHEMAS[location].get(schema_name(url))
+    facet: BaseFacet = (model or BaseFacet).__pydantic_validator__.validate_python(value)
+    return facet

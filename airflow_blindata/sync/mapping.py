@@ -1,0 +1,158 @@
+"""Mapping the event store for a snapshot: one job at a time, and only the jobs that changed.
+
+The store is read job by job (``EventStore.job_digests``, then each job's events): a job's events
+are read, folded and dropped before the next job is read, so that memory follows the catalog,
+not the length of the history. Each job's fold is kept in the store with the digest of the
+events it came from (``mapper.cache``); the next snapshot loads the fold of a job whose digest is
+unchanged instead of reading its events again. So a snapshot's mapping time follows what was
+received since the last one plus the size of the catalog. The uploads still refresh every
+described object (seed 000, "Every run uploads again").
+
+The SQL hash memo is kept the same way: SQL texts already hashed are not parsed again.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import plan_of_fold
+from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
+from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.quality import quality_retainer
+from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.systems import KnownSystem
+from airflow_blindata.store import EventStore, StoreError
+
+__all__ = ["KEEP_BATCH", "plan_from_store"]
+
+log = logging.getLogger(__name__)
+
+KEEP_BATCH = 200
+"""Folds written to the store per transaction."""
+
+_Fold = tuple[tuple[str, str], str, str]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Mapping allocates millions of objects and frees few; the cyclic garbage collector would
+    traverse the growing plan again and again (a sixth of the mapping time, measured with
+    ``benchmarks/scale.py``). Nothing made meanwhile holds cycles worth collecting early."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Keeper:
+    """Writes folds to the store in batches, best effort: a fold that cannot be kept costs the
+    next snapshot a read of the job's events, nothing else."""
+
+    def __init__(self, store: EventStore, settings: str, enabled: bool) -> None:
+        self.store, self.settings, self.enabled = store, settings, enabled
+        self.pending: list[_Fold] = []
+        self.failed = False
+
+    def add(self, job: tuple[str, str], digest: str, folded: FoldedJob, report: Report) -> None:
+        if not self.enabled or self.failed:
+            return
+        self.pending.append((job, digest, dump_folded(folded, report)))
+        if len(self.pending) >= KEEP_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending or self.failed:
+            return
+        try:
+            self.store.keep_folded_jobs(self.settings, self.pending)
+        except StoreError as exc:
+            self.failed = True
+            log.warning("Folds could not be kept (the next snapshot reads every event): %s", exc)
+        self.pending = []
+
+
+def _kept(
+    store: EventStore, settings: str, job: tuple[str, str], digest: str
+) -> tuple[FoldedJob, Report] | None:
+    found = store.folded_job(settings, job)
+    if found is None or found[0] != digest:
+        return None
+    try:
+        return load_folded(found[1])
+    except (ValueError, KeyError, TypeError) as exc:  # a fold of another version, or damaged
+        log.info("The kept fold of %s/%s is not usable (%s): reading its events", *job, exc)
+        return None
+
+
+def plan_from_store(
+    store: EventStore,
+    definition: JobDefinition,
+    known: Sequence[KnownSystem] = (),
+    *,
+    keep: bool = True,
+) -> CatalogPlan:
+    """The plan of every stored event, read one job at a time, changed jobs only.
+
+    With ``keep``, the folds of the jobs read and the SQL hash memo are written back for the next
+    snapshot (``plan`` passes ``keep=False``: it only reads).
+    """
+    settings = fold_settings(definition)
+    retain = quality_retainer(definition)
+    quality = definition.quality.enabled
+    until = store.last_id()
+    digests = store.job_digests(until=until)
+    keeper = _Keeper(store, settings, keep)
+    report = Report()
+    builder = FoldBuilder(retain=retain)
+    reused = 0
+    with _collector_paused():
+        for job, digest in digests.items():
+            kept = _kept(store, settings, job, digest)
+            if kept is not None:
+                folded, job_report = kept
+                report.merge(job_report)
+                builder.add_folded(folded)
+                reused += 1
+                continue
+            job_report = Report()
+            payloads = [event.payload for event in store.events(job=job, until=until)]
+            folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
+            if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
+                keeper.add(job, digest, folds[0], job_report)
+            report.merge(job_report)
+            for folded in folds:
+                builder.add_folded(folded)
+        page: list[object] = []
+        for event in store.dataset_events(until=until):
+            page.append(event.payload)
+            if len(page) >= KEEP_BATCH * 25:
+                builder.add(read_job_events(page, report, quality=quality))
+                page = []
+        builder.add(read_job_events(page, report, quality=quality))
+        report.count("jobsUnchanged", reused)
+        plan = plan_of_fold(
+            builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
+        )
+    if keep:
+        keeper.flush()
+        _forget_and_keep_memo(store, settings, digests, plan)
+    return plan
+
+
+def _forget_and_keep_memo(
+    store: EventStore, settings: str, jobs: dict[tuple[str, str], str], plan: CatalogPlan
+) -> None:
+    try:
+        store.forget_folded_jobs(settings, jobs)
+        store.keep_sql_hashes(plan.sql_hashes.used)
+    except StoreError as exc:
+        log.warning("The snapshot's memo could not be kept (the next one maps more): %s", exc)
