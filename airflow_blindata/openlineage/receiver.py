@@ -14,6 +14,10 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
 * 200 only once every stored event is committed to the event store. A re-sent event is a
   duplicate, reported as such and never an error. The receiver never talks to Blindata.
 * One event that is not an OpenLineage event: 400 with the reason, and nothing is stored.
+* An event the store can read but never hold as it is (a NUL or a lone surrogate in a string, a
+  job name over the store's bound): 200 with ``outcome: quarantined`` (``quarantined`` in a
+  batch's summary), kept with the reason in the store's quarantine and logged; never a 503,
+  which producers would retry for ever.
 * A batch: the readable events are stored and the others listed by index with the reason, in
   the response of OpenLineage's batch API (``status: partial_success``, ``failed_events``);
   when none is readable, 400 and nothing is stored. Each rejection is also logged.
@@ -207,7 +211,19 @@ class _Receiver:
             return _error(400, f"not an OpenLineage event: {problem}")
         outcome = self.append(item.data or {})
         _count(f"events.{outcome.value}")
+        if outcome is AppendOutcome.QUARANTINED:
+            self._quarantined(1)
         return JSONResponse({"status": "success", "outcome": outcome.value})
+
+    def _quarantined(self, count: int) -> None:
+        """Events the store could read but not hold as they are (a NUL, a lone surrogate, an
+        over-long job name): kept with the reason, so the producer must not retry them."""
+        self.warnings.warn(
+            "quarantined",
+            "Blindata receiver stored %d event(s) in quarantine: the store cannot hold them as "
+            "they are; `airflow-blindata store quarantine` says why",
+            count,
+        )
 
     def store_batch(self, items: Sequence[Item]) -> JSONResponse:
         good: list[dict[str, Any]] = []
@@ -224,6 +240,9 @@ class _Receiver:
         counts = self.append_many(good) if good else AppendCounts()
         _count("events.accepted", counts.accepted)
         _count("events.duplicate", counts.duplicate)
+        _count("events.quarantined", counts.quarantined)
+        if counts.quarantined:
+            self._quarantined(counts.quarantined)
         _count("events.rejected", len(failed))
         content = _batch_answer(len(items), counts, failed)
         if not failed:

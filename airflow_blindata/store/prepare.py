@@ -10,6 +10,21 @@ Only the envelope is read here (``parse_event(..., facets=False)``): a malformed
 makes an event unreadable (the mapper drops and reports it when it reads the event), so the
 verdict is the same, and capture, which judges each event in a child forked for it, saves most
 of the cost of reading.
+
+This is also where the store decides, once for every way in (transport, listener, receiver,
+ingest), on an event it could read but can never store as it is. Such an event is quarantined
+with the reason, its raw bytes kept, so that it never blocks other events and nothing
+downstream (the sync, Blindata) ever meets it:
+
+* a string that is not text, anywhere in the event: a lone surrogate (``"\\ud800"``, valid JSON
+  but not Unicode, so it cannot be encoded as UTF-8) or a NUL character (``"\\u0000"``, which
+  PostgreSQL text refuses). The reason names the field (``job.name: holds a NUL character ...``),
+  never its value; the mapper reads such an event as unreadable with the same reason
+  (``mapper.events.text``);
+* a job namespace, job name or run id longer than ``MAX_INDEXED_BYTES``.
+
+A database that still refuses a row (``sql.SqlEventStore``) quarantines it with its reason too
+(``refused``).
 """
 
 from __future__ import annotations
@@ -21,9 +36,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_blindata.mapper.events import JobEvent, RunEvent, event_key, parse_event
+from airflow_blindata.mapper.events import Event, JobEvent, RunEvent, event_key, parse_event
+from airflow_blindata.mapper.events.text import first_text_problem
 
-__all__ = ["Prepared", "column_text", "prepare"]
+__all__ = ["MAX_INDEXED_BYTES", "Prepared", "column_text", "prepare", "refused"]
+
+MAX_INDEXED_BYTES = 1000
+"""The longest job namespace, job name or run id the store takes, in UTF-8 bytes.
+
+The store indexes each event by job namespace and name together, and PostgreSQL refuses a btree
+index entry over 2,704 bytes (a third of a page), for good: such an event was answered "retry
+later" for ever and blocked its whole batch. Two values of 1,000 bytes stay well under it with the
+row id; the run id is held to the same bound. Past it the event is quarantined, on every store,
+so that SQLite and PostgreSQL keep the same events. No producer names a job or a run this long.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,37 +94,75 @@ def _raw_bytes(raw: Any) -> bytes:
         return repr(raw).encode("utf-8", "backslashreplace")
 
 
-def _canonical(data: dict[str, Any]) -> tuple[str, str] | None:
-    """The key and the stored text of an event, from one serialization.
+def _canonical(data: dict[str, Any]) -> tuple[str, str, bool] | None:
+    """The key and the stored text of an event, from one serialization, and whether that text
+    is Unicode (holds no lone surrogate).
 
     The text is ``event_key``'s canonical JSON (sorted keys, no whitespace), so the key is its
     sha256 — the same as ``event_key(data)`` (a test pins this) at half the cost of computing
-    both. Text holding a lone surrogate, which no database column accepts, is stored with
-    ``\\u`` escapes instead: the same JSON value. None when ``data`` cannot be JSON at all
-    (a mapping that contains itself: no decoded JSON does).
+    both. None when ``data`` cannot be JSON at all (a mapping that contains itself: no decoded
+    JSON does).
     """
     try:
         text = json.dumps(
             data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
         )
-        encoded = text.encode("utf-8", "surrogatepass")
     except (TypeError, ValueError, RecursionError):
         return None
-    key = hashlib.sha256(encoded).hexdigest()
-    if not text.isascii():
-        try:
-            encoded.decode("utf-8")
-        except UnicodeDecodeError:
-            text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
-    return key, text
+    try:
+        encoded, unicode = text.encode("utf-8"), True
+    except UnicodeEncodeError:
+        encoded, unicode = text.encode("utf-8", "surrogatepass"), False
+    return hashlib.sha256(encoded).hexdigest(), text, unicode
+
+
+_NUL_ESCAPE = "\\u0000"
+"""How the canonical text writes a NUL character (an escaped backslash before ``u0000`` is a false
+alarm, which the walk of ``first_text_problem`` clears)."""
+
+
+def _identifiers(event: Event) -> list[tuple[str, str | None]]:
+    if isinstance(event, RunEvent):
+        return [
+            ("job.namespace", event.job.namespace),
+            ("job.name", event.job.name),
+            ("run.runId", event.run.run_id),
+        ]
+    if isinstance(event, JobEvent):
+        return [("job.namespace", event.job.namespace), ("job.name", event.job.name)]
+    return []
+
+
+def _unstorable(data: dict[str, Any], text: str, unicode: bool, event: Event) -> str | None:
+    """Why a readable event cannot be stored as it is (see the module), or None."""
+    if not unicode or _NUL_ESCAPE in text:
+        problem = first_text_problem(data)
+        if problem is not None:
+            return problem
+        if not unicode:  # not reached: the walk finds what the encoder refused
+            return "a string holds a lone surrogate, which is not Unicode text"
+    for where, value in _identifiers(event):
+        if value is None or len(value) * 4 <= MAX_INDEXED_BYTES:
+            continue
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_INDEXED_BYTES:
+            return (
+                f"{where}: {size:,} bytes long, over the {MAX_INDEXED_BYTES:,} bytes the store "
+                "indexes"
+            )
+    return None
 
 
 def column_text(value: str | None) -> str | None:
-    """Text a database column accepts: a lone surrogate becomes its ``\\udc80`` escape.
+    """Text a database column accepts: a lone surrogate or NUL becomes its escape (``\\udc80``).
 
     Readers filter by the same form (``events(job=...)`` applies this too).
     """
-    if value is None or value.isascii():
+    if value is None:
+        return value
+    if "\x00" in value:  # PostgreSQL text refuses NUL: a reason may quote a key that holds one
+        value = value.replace("\x00", "\\u0000")
+    if value.isascii():
         return value
     try:
         value.encode("utf-8")
@@ -120,8 +184,12 @@ def prepare(raw: Any, *, source: str, received_at: datetime) -> Prepared:
     parsed = parse_event(data if data is not None else raw, facets=False)
     event, problem = parsed.event, parsed.problem
     canonical = _canonical(data) if data is not None and event is not None else None
-    if data is not None and event is not None and canonical is None:
-        problem = "not serializable as JSON (a value that contains itself)"
+    if data is not None and event is not None:
+        if canonical is None:
+            problem = "not serializable as JSON (a value that contains itself)"
+        else:
+            problem = _unstorable(data, canonical[1], canonical[2], event)
+            canonical = None if problem is not None else canonical
     if canonical is None or event is None:
         return Prepared(
             True,
@@ -133,7 +201,7 @@ def prepare(raw: Any, *, source: str, received_at: datetime) -> Prepared:
                 "raw": _raw_bytes(raw),
             },
         )
-    key, text = canonical
+    key, text, _ = canonical
     values: dict[str, Any] = {
         "key": key,
         "received_at": received_at,
@@ -153,3 +221,22 @@ def prepare(raw: Any, *, source: str, received_at: datetime) -> Prepared:
         values["run_id"] = column_text(event.run.run_id)
         values["event_type"] = event.event_type.value if event.event_type else None
     return Prepared(False, values)
+
+
+def refused(prepared: Prepared, reason: str) -> Prepared:
+    """The quarantine row of an event row that the database refused, with its reason.
+
+    The raw bytes are the event's canonical JSON (the same JSON value as received, and the same
+    key, so a re-sent copy is a duplicate of the quarantined one).
+    """
+    values = prepared.values
+    return Prepared(
+        True,
+        {
+            "key": values["key"],
+            "received_at": values["received_at"],
+            "source": values["source"],
+            "reason": column_text(f"the store refused it: {reason}"),
+            "raw": str(values["payload"]).encode("utf-8", "surrogatepass"),
+        },
+    )

@@ -6,6 +6,7 @@ Each test is named after the sentence of a seed (000-004) or of spec 2-0-2 that 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,7 @@ from airflow_blindata.mapper.events import (
 )
 from airflow_blindata.mapper.fold import fold
 from airflow_blindata.mapper.report import GapCode, Report
+from airflow_blindata.store.prepare import column_text, prepare
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
 DBT_FILES = sorted((FIXTURES / "dbt").glob("*.jsonl"))
@@ -746,6 +748,13 @@ def test_mutations_of_a_valid_event_never_raise(data: st.DataObject) -> None:
 
 def _verdicts_agree(raw: Any) -> None:
     full, envelope = parse_event(raw), parse_event(raw, facets=False)
+    if full.event is None and envelope.event is not None:
+        # A string no store can hold (a lone surrogate, NUL): the envelope read leaves it to
+        # the store's prepare, which finds it in the text it writes, for the same reason.
+        stored = prepare(raw, source="test", received_at=datetime.now(UTC))
+        assert stored.quarantined
+        assert stored.values["reason"] == column_text(full.problem)
+        return
     assert (envelope.event is None) == (full.event is None)
     assert envelope.problem == full.problem
     if envelope.event is not None and full.event is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from ..report import GapCode, Report
 from .base import FacetIssues, MalformedFacet
 from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent
 from .registry import error_reason
+from .text import first_text_problem, text_problem, unencodable
 
 __all__ = ["ParsedEvent", "event_key", "parse_event", "read_events"]
 
@@ -46,6 +48,27 @@ def _json_kind(value: Any) -> str:
         if isinstance(value, kind):
             return name
     return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+_SUSPECT_ESCAPE = r"\\u(?:[dD][89a-fA-F]|0000)"
+"""A JSON escape that may decode to a lone surrogate or to NUL (a surrogate pair, or an escaped
+backslash before it, is a false alarm that the walk clears)."""
+_SUSPECT_IN_TEXT = re.compile(_SUSPECT_ESCAPE)
+_SUSPECT_IN_BYTES = re.compile(_SUSPECT_ESCAPE.encode())
+
+
+def _text_problem(raw: Any, data: dict[str, Any]) -> str | None:
+    """``text.text_problem`` of an event; a scan of its JSON text when it came as text."""
+    if isinstance(raw, bytearray | memoryview):
+        raw = bytes(raw)
+    if isinstance(raw, bytes) and b"\x00" not in raw:
+        # UTF-8 (UTF-16 and UTF-32 hold NUL bytes): json.loads refuses bytes that are not valid
+        # UTF-8, so only an escape can make a bad string.
+        return first_text_problem(data) if _SUSPECT_IN_BYTES.search(raw) else None
+    if isinstance(raw, str):
+        suspect = _SUSPECT_IN_TEXT.search(raw) or unencodable(raw)
+        return first_text_problem(data) if suspect else None
+    return text_problem(data)
 
 
 def _decode(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -84,6 +107,9 @@ def parse_event(raw: str | bytes | Mapping[str, Any] | Any, *, facets: bool = Tr
 
     ``facets=False`` reads the envelope only (every facet map comes back empty): the same verdict
     on whether the event can be read, for a third of the cost. Capture uses it to judge events.
+    One check is left to the caller there: a string that no store can hold (a lone surrogate or
+    NUL, ``text.py``), which a full read reports as the problem and the store's ``prepare``
+    finds in the JSON text it writes anyway.
     """
     try:
         data, problem = _decode(raw)
@@ -98,6 +124,9 @@ def parse_event(raw: str | bytes | Mapping[str, Any] | Any, *, facets: bool = Tr
         event = model.model_validate(data, context=issues)
         if issues.malformed and isinstance(event, RunEvent):
             issues.name_unnamed(event.job.ref)
+        problem = _text_problem(raw, data)  # after the envelope: its problems come first
+        if problem is not None:
+            return ParsedEvent(None, problem)
     except ValidationError as error:
         return ParsedEvent(None, error_reason(error))
     except RecursionError:

@@ -1,0 +1,219 @@
+"""Issue 18, items 2 and 3: an event the store can never hold is quarantined, never a blocker.
+
+Before: a lone surrogate (``"\\ud800"``, valid JSON) was stored and crashed ``plan`` and the
+snapshot later; on PostgreSQL a NUL in a string or a job name over the btree index limit was
+answered "store unavailable, retry later" for ever, failed its whole batch (0 of 19 good events
+stored) and made ``ingest`` of the lost-events file store nothing. Now the store's ``prepare``
+quarantines such an event with the reason and its raw bytes, on every store and every way in
+(transport, receiver, ingest), and a row the database still refuses is quarantined on its own
+while the rest of its batch is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_blindata.config import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.openlineage import transport as transport_module
+from airflow_blindata.openlineage.receiver import ROUTE, create_receiver_app
+from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+from airflow_blindata.store import AppendOutcome, EventStore, open_store
+from airflow_blindata.store import prepare as prepare_module
+
+from .helpers import event
+
+CLI = str(Path(sys.executable).with_name("airflow-blindata"))
+KEY = "a-receiver-key-for-these-tests"
+DEFINITION = JobDefinition.from_dict(
+    {
+        "uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "systemPolicies": [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
+    }
+)
+
+
+def with_output(name: str, **facets: Any) -> dict[str, Any]:
+    return event("load", outputs=[{"namespace": "postgres://db:5432", "name": name, **facets}])
+
+
+# (what the event holds, the event, the start of the quarantine reason)
+UNSTORABLE: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "a lone surrogate in the job name",
+        event("load \ud800"),
+        "job.name: holds a lone surrogate (\\ud800)",
+    ),
+    (
+        "a lone surrogate in a dataset name",
+        with_output("a.b.\udc80"),
+        "outputs.0.name: holds a lone surrogate (\\udc80)",
+    ),
+    (
+        "a lone surrogate in a facet key",
+        with_output("a.b.c", facets={"x\udfff": {"k": 1}}),
+        "outputs.0.facets.x\\udfff: the key holds a lone surrogate",
+    ),
+    (
+        "a NUL in the job name",
+        event("load\x00"),
+        "job.name: holds a NUL character (\\u0000)",
+    ),
+    (
+        "a NUL in a facet value",
+        event("load", run="r-nul", producer="p\x00"),
+        "producer: holds a NUL character",
+    ),
+    (
+        "a job name over the bound the store indexes",
+        event("j" * 3000),
+        "job.name: 3,000 bytes long, over the 1,000 bytes the store indexes",
+    ),
+    (
+        "a job namespace over the bound",
+        event("load", namespace="é" * 501),
+        "job.namespace: 1,002 bytes long",
+    ),
+    (
+        "a run id over the bound",
+        event("load", run="r" * 1001),
+        "run.runId: 1,001 bytes long",
+    ),
+]
+IDS = [what for what, _, _ in UNSTORABLE]
+
+
+def good_events(count: int) -> list[dict[str, Any]]:
+    events = [with_output(f"analytics.sales.t{i}") for i in range(count)]
+    for i, raw in enumerate(events):
+        raw["job"]["name"] = f"j{i}"
+    return events
+
+
+def check_the_store(store: EventStore, bad: dict[str, Any], reason: str, good: int) -> None:
+    """``good`` events stored, the bad one quarantined with its reason and its raw event, and
+    what is stored maps to a plan that can be printed."""
+    assert len(list(store.events())) == good
+    (kept,) = store.quarantine()
+    assert kept.reason.startswith(reason), kept.reason
+    assert json.loads(kept.raw) == json.loads(json.dumps(bad))  # the same JSON value, escapes
+    plan = build((stored.payload for stored in store.events()), DEFINITION)
+    plan.model_dump_json().encode("utf-8")
+    assert len([e for e in plan.entities if e.key.name.startswith("t")]) == good
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_append_quarantines_an_event_no_store_can_hold_with_the_reason(
+    store: EventStore, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    for form in (bad, json.dumps(bad), json.dumps(bad).encode()):
+        assert store.append(form) in (AppendOutcome.QUARANTINED, AppendOutcome.DUPLICATE)
+    assert store.stats().quarantined == 1  # one event, in any form: one key
+    for raw in good_events(3):
+        assert store.append(raw) is AppendOutcome.ACCEPTED
+    check_the_store(store, bad, reason, 3)
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_append_many_stores_the_rest_of_the_batch_and_quarantines_the_bad_one(
+    store: EventStore, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    good = good_events(19)
+    counts = store.append_many([*good[:9], bad, *good[9:]])
+    assert (counts.accepted, counts.duplicate, counts.quarantined) == (19, 0, 1)
+    check_the_store(store, bad, reason, 19)
+
+
+def test_a_lone_surrogate_in_raw_text_is_kept_in_quarantine_as_its_bytes(
+    store: EventStore,
+) -> None:
+    text = json.dumps(event("load \ud800"), ensure_ascii=False)  # the surrogate itself, no escape
+    assert store.append(text) is AppendOutcome.QUARANTINED
+    (kept,) = store.quarantine()
+    assert kept.reason.startswith("job.name: holds a lone surrogate")
+    assert kept.raw == text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def test_text_that_only_looks_like_an_escape_is_stored() -> None:
+    """``"\\\\u0000"`` (a backslash, then ``u0000``) and a surrogate pair are plain text."""
+    fine = event("a literal \\u0000 and an emoji \U0001f600 \\ud800")
+    prepared = prepare_module.prepare(fine, source="t", received_at=datetime.now(UTC))
+    assert not prepared.quarantined
+    assert json.loads(prepared.values["payload"]) == fine
+
+
+# -- the ways in: transport, receiver, ingest ------------------------------------------------
+
+
+@pytest.fixture
+def fresh_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(transport_module, "_STORES", {})
+    yield tmp_path / "lost-events.jsonl"
+    for opened in transport_module._STORES.values():
+        opened.close()
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_the_transport_quarantines_it_and_loses_nothing(
+    store_url: str, fresh_transports: Path, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    sink = BlindataTransport(
+        BlindataTransportConfig(store_url=store_url, lost_events_path=str(fresh_transports))
+    )
+    assert sink.emit(bad) is AppendOutcome.QUARANTINED
+    for raw in good_events(2):
+        assert sink.emit(raw) is AppendOutcome.ACCEPTED
+    assert not fresh_transports.exists()  # nothing went to the lost-events file
+    with open_store(store_url) as store:
+        check_the_store(store, bad, reason, 2)
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_the_receiver_answers_200_quarantined_never_503(
+    store: EventStore, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    app = create_receiver_app(keys=[KEY], store=store)
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    with TestClient(app) as client:  # the app closes the store when it shuts down
+        single = client.post(ROUTE, content=json.dumps(bad), headers=headers)
+        assert (single.status_code, single.json()) == (
+            200,
+            {"status": "success", "outcome": "quarantined"},
+        )
+        good = good_events(19)
+        batch = client.post(
+            f"{ROUTE}/batch", content=json.dumps([*good[:5], bad, *good[5:]]), headers=headers
+        )
+        assert batch.status_code == 200
+        summary = batch.json()["summary"]
+        assert (summary["accepted"], summary["duplicate"], summary["failed"]) == (19, 1, 0)
+        check_the_store(store, bad, reason, 19)
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_ingest_of_the_lost_events_file_stores_the_good_events(
+    store_url: str, tmp_path: Path, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    lost = tmp_path / "lost-events.jsonl"  # as the transport writes it: json.dumps, one a line
+    good = good_events(19)
+    lost.write_text("".join(json.dumps(raw) + "\n" for raw in [*good[:3], bad, *good[3:]]))
+    done = subprocess.run(
+        [CLI, "ingest", str(lost), "--store", store_url],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{lost}: 19 accepted, 0 duplicate, 1 quarantined" in done.stdout
+    with open_store(store_url) as store:
+        check_the_store(store, bad, reason, 19)
