@@ -10,7 +10,10 @@ for every event committed so far. Stamps are handed out in the order events beca
 ``seq`` is a cursor that never skips, while appends stay lock-free.
 
 Timeouts keep a capturing task from hanging on an unreachable server: ``connect_timeout``
-(default 3 s) and ``statement_timeout`` (default 5000 ms), both settable in the URL.
+(default 3 s) and ``statement_timeout`` (default 5000 ms), both settable in the URL. The store
+always speaks UTF-8 to the server (``client_encoding``): in a database of another encoding
+(``LATIN1``), an event with a character the encoding lacks is refused for its row, and that row
+is quarantined (``sql.SqlEventStore``).
 
 URL: ``postgresql://user:password@host:5432/db`` (or ``postgresql+psycopg://``), options
 ``schema=<name>`` (a schema of its own, created if missing), ``connect_timeout=<s>``,
@@ -78,6 +81,9 @@ class PostgresEventStore(SqlEventStore):
         if not str(statement_timeout).isdigit():
             raise StoreURLError("the PostgreSQL store option statement_timeout must be ms")
         query.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        # Events are Unicode: sent as UTF-8, a character the database's encoding lacks is refused
+        # by the server for its row (quarantined), not by the driver for the whole connection.
+        query["client_encoding"] = "UTF8"
         query["options"] = f"{query.get('options', '')} -c statement_timeout={statement_timeout}"
         query["options"] = query["options"].strip()
         driver_url = parsed.set(drivername="postgresql+psycopg", query=query)

@@ -18,7 +18,14 @@ from typing import Any, ClassVar
 
 from sqlalchemy import ColumnElement, Row, Select, Table, func, insert, inspect, select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 from sqlalchemy.sql.dml import Insert
 
 from . import retention
@@ -35,7 +42,7 @@ from .models import (
     StoreUnavailableError,
     SyncRecord,
 )
-from .prepare import Prepared, column_text, prepare
+from .prepare import Prepared, column_text, prepare, refused
 from .schema import MIGRATIONS, SCHEMA_VERSION, Tables
 
 __all__ = ["SqlEventStore", "describe_error"]
@@ -54,6 +61,26 @@ def _job_key(job: tuple[str, str]) -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+_REFUSED_ROW_CLASSES = frozenset({"22", "23", "54"})
+"""SQLSTATE classes of a row the database will never take, whenever it is sent again: data
+exception (22: NUL in text, a value too long, a character the encoding lacks), integrity
+constraint violation (23), program limit exceeded (54: an index entry over the btree limit)."""
+
+
+def _refuses_the_row(error: DBAPIError) -> bool:
+    """Whether ``error`` refuses the row itself, rather than saying the store is unavailable.
+
+    A refused row is quarantined; anything else (a connection lost, a timeout, a full disk, a
+    read-only database) stays an error, and the event is kept by its sender for a retry.
+    """
+    if error.connection_invalidated:
+        return False
+    if isinstance(error, DataError | IntegrityError):  # the driver's own, like psycopg's NUL check
+        return True
+    sqlstate = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    return isinstance(sqlstate, str) and sqlstate[:2] in _REFUSED_ROW_CLASSES
 
 
 class SqlEventStore(EventStore):
@@ -199,15 +226,24 @@ class SqlEventStore(EventStore):
         self._ensure_schema()
         with self._guard("appending an event"):
             try:
-                with self._appending() as conn:
-                    return self._write(conn, prepared)
+                return self._append_one(prepared)
             except DBAPIError as error:
-                if not error.connection_invalidated:
+                if prepared.quarantined or not _refuses_the_row(error):
                     raise
-            # A pooled connection the server dropped (a restart): once more, on a new one.
-            # Cheaper than pinging before every append; harmless, as a duplicate is skipped.
+                reason = describe_error(error, secrets=self._secrets)
+            return self._append_one(refused(prepared, reason))
+
+    def _append_one(self, prepared: Prepared) -> AppendOutcome:
+        try:
             with self._appending() as conn:
                 return self._write(conn, prepared)
+        except DBAPIError as error:
+            if not error.connection_invalidated:
+                raise
+        # A pooled connection the server dropped (a restart): once more, on a new one.
+        # Cheaper than pinging before every append; harmless, as a duplicate is skipped.
+        with self._appending() as conn:
+            return self._write(conn, prepared)
 
     def append_many(self, events: Iterable[Any], *, source: str = "ingest") -> AppendCounts:
         self._ensure_schema()
@@ -223,11 +259,39 @@ class SqlEventStore(EventStore):
         return counts
 
     def _write_batch(self, batch: list[Prepared]) -> AppendCounts:
+        """One transaction for the batch; when the database refuses a row of it, one each.
+
+        A refused row (see ``_refuses_the_row``) would otherwise fail its batch for ever and
+        with it every good event around it. Rolled back, the batch is written again event by
+        event, and the refused one is quarantined with the database's reason. A store that is
+        down still fails the whole batch (``StoreUnavailableError``).
+        """
         counts = AppendCounts()
-        with self._guard("appending events"), self._writing() as conn:
+        with self._guard("appending events"):
+            try:
+                with self._writing() as conn:
+                    for prepared in batch:
+                        counts.add(self._write(conn, prepared))
+                return counts
+            except DBAPIError as error:
+                if not _refuses_the_row(error):
+                    raise
+            counts = AppendCounts()
             for prepared in batch:
-                counts.add(self._write(conn, prepared))
+                counts.add(self._write_alone(prepared))
         return counts
+
+    def _write_alone(self, prepared: Prepared) -> AppendOutcome:
+        """``prepared`` in a transaction of its own; quarantined when the database refuses it."""
+        try:
+            with self._writing() as conn:
+                return self._write(conn, prepared)
+        except DBAPIError as error:
+            if prepared.quarantined or not _refuses_the_row(error):
+                raise
+            reason = describe_error(error, secrets=self._secrets)
+        with self._writing() as conn:
+            return self._write(conn, refused(prepared, reason))
 
     # -- reading --------------------------------------------------------------------------
 

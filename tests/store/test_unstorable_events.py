@@ -11,9 +11,12 @@ while the rest of its batch is stored.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +33,7 @@ from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTr
 from airflow_blindata.store import AppendOutcome, EventStore, open_store
 from airflow_blindata.store import prepare as prepare_module
 
-from .helpers import event
+from .helpers import _libpq, event, postgres_base_url, postgres_schema
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
 KEY = "a-receiver-key-for-these-tests"
@@ -217,3 +220,69 @@ def test_ingest_of_the_lost_events_file_stores_the_good_events(
     assert f"{lost}: 19 accepted, 0 duplicate, 1 quarantined" in done.stdout
     with open_store(store_url) as store:
         check_the_store(store, bad, reason, 19)
+
+
+# -- PostgreSQL: a row the database refuses after all -----------------------------------------
+
+
+@pytest.fixture
+def latin1_url() -> Iterator[str]:
+    """A store in a LATIN1 database: text outside Latin-1 is refused by the server itself."""
+    import psycopg
+
+    base = postgres_base_url()
+    name = f"bd_latin1_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = _libpq(base)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE DATABASE {name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' "
+            "TEMPLATE template0"
+        )
+    try:
+        yield base.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def past_the_bound(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A store whose prepare lets a long job name through, so PostgreSQL's index refuses it."""
+    monkeypatch.setattr(prepare_module, "MAX_INDEXED_BYTES", 10_000)
+    with postgres_schema(postgres_base_url()) as url:
+        yield url
+
+
+REFUSED_BY_POSTGRES = [
+    # (the database, the refused event, what PostgreSQL says)
+    ("latin1_url", event("load 日本"), "has no equivalent in encoding"),
+    (
+        "past_the_bound",
+        event(base64.b64encode(os.urandom(3000)).decode()),
+        "index row size",
+    ),
+]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("database", "bad", "says"),
+    REFUSED_BY_POSTGRES,
+    ids=["a character the database encoding lacks", "an index entry over the btree limit"],
+)
+def test_a_row_postgres_refuses_is_quarantined_alone_and_the_batch_is_stored(
+    request: pytest.FixtureRequest, database: str, bad: dict[str, Any], says: str
+) -> None:
+    url = request.getfixturevalue(database)
+    good = good_events(19)
+    with open_store(url) as store:
+        counts = store.append_many([*good[:9], bad, *good[9:]])
+        assert (counts.accepted, counts.duplicate, counts.quarantined) == (19, 0, 1)
+        assert store.append(bad) is AppendOutcome.DUPLICATE  # the quarantined copy
+        second = event("again " + bad["job"]["name"])
+        assert store.append(second) is AppendOutcome.QUARANTINED  # one event: not a 503
+        assert len(list(store.events())) == 19
+        kept = list(store.quarantine())
+    assert [k.reason.startswith("the store refused it: ") for k in kept] == [True, True]
+    assert all(says in k.reason for k in kept)
+    assert json.loads(kept[0].raw) == bad
