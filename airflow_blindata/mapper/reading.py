@@ -40,6 +40,7 @@ from airflow_blindata.mapper.events import (
     parse_event,
     read_events,
 )
+from airflow_blindata.mapper.events.text import unencodable
 from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
 from airflow_blindata.mapper.report import Report
 
@@ -88,6 +89,15 @@ def _carries_quality(data: Mapping[str, Any]) -> bool:
             if isinstance(facets, Mapping) and not QUALITY_KEYS.isdisjoint(facets.keys()):
                 return True
     return False
+
+
+def _envelope_is_text(event: RunEvent) -> bool:
+    """Whether the strings a skimmed event brings into the fold can be stored and sent (a store
+    of an earlier version may hold events that ``store.prepare`` now quarantines)."""
+    names = [event.job.namespace, event.job.name, event.run.run_id, event.producer]
+    for dataset in (*event.inputs, *event.outputs):
+        names += (dataset.namespace, dataset.name)
+    return all(unencodable(name) is None for name in names)
 
 
 class _Decided:
@@ -158,6 +168,7 @@ def _read_runs(
             or ties[order_key(event)] > 1
             or (quality and _carries_quality(data))
             or not seen.covers(data)
+            or not _envelope_is_text(event)
         )
         if not whole:
             results[index] = ParsedEvent(event)

@@ -123,3 +123,14 @@ def test_malformed_facets_of_superseded_events_are_not_read() -> None:
     ]
     _, report = folded(events, skim=True)
     assert report.gap_count(GapCode.MALFORMED_FACET) == 0
+
+
+def test_a_skimmed_event_with_a_name_no_store_can_hold_is_unreadable() -> None:
+    """Issue "One bad event": a store written by an earlier version may hold a lone surrogate;
+    the fold never meets it, skimmed or not."""
+    old = raw_event("COMPLETE", 1, "old", outputs=[{"namespace": NS, "name": "bad \udc80"}])
+    events = [old, raw_event("COMPLETE", 2, "new")]
+    result, report = folded(events, skim=True)
+    assert report.gap_count(GapCode.UNREADABLE_EVENT) == 1
+    (job,) = result.jobs
+    assert job.written == [] and result.datasets == []
