@@ -22,10 +22,7 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["DATASET_EVENT_GROUP", "EventStore", "RawEvent"]
-
-DATASET_EVENT_GROUP = 5_000
-"""DatasetEvents are read in groups of this size (they belong to no job to group them by)."""
+__all__ = ["EventStore", "RawEvent"]
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""
@@ -66,36 +63,16 @@ class EventStore(ABC):
         order."""
 
     @abstractmethod
-    def job_keys(self, *, until: int | None = None) -> list[tuple[str, str]]:
-        """Every job (namespace, name) with an event whose cursor is at most ``until``, sorted."""
-
-    @abstractmethod
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
         """The stored DatasetEvents (they have no job), in cursor order, up to ``until``."""
-
-    def event_groups(self, *, until: int | None = None) -> Iterator[list[StoredEvent]]:
-        """The events up to cursor ``until`` one job at a time, then the DatasetEvents in pages.
-
-        A snapshot maps group by group and drops each group before reading the next (see
-        ``mapper.build.build_groups``), so that its memory follows the catalog, not the history.
-        """
-        last = self.last_id() if until is None else until
-        for job in self.job_keys(until=last):
-            yield list(self.events(job=job, until=last))
-        page: list[StoredEvent] = []
-        for event in self.dataset_events(until=last):
-            page.append(event)
-            if len(page) >= DATASET_EVENT_GROUP:
-                yield page
-                page = []
-        if page:
-            yield page
 
     @abstractmethod
     def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]:
         """Every job with events up to cursor ``until``, sorted, with a digest of its events.
 
-        The digest changes whenever an event of the job is added or removed (retention).
+        The digest changes whenever an event of the job is added or removed (retention). A
+        snapshot reads the store job by job from this list (``sync.mapping``), so that its memory
+        follows the catalog, not the history.
         """
 
     @abstractmethod

@@ -349,23 +349,6 @@ class SqlEventStore(EventStore):
         for row in self._pages(query, cursor_column, "cursor", since or 0, "reading events"):
             yield self._to_event(row)
 
-    def job_keys(self, *, until: int | None = None) -> list[tuple[str, str]]:
-        self._ensure_schema()
-        ev, cursor_column = self._tables.events, self._tables.cursor
-        query = (
-            select(ev.c.job_namespace, ev.c.job_name)
-            .where(ev.c.job_namespace.is_not(None), ev.c.job_name.is_not(None))
-            .where(cursor_column.is_not(None))
-            .distinct()
-            .order_by(ev.c.job_namespace, ev.c.job_name)
-        )
-        if until is not None:
-            query = query.where(cursor_column <= until)
-        with self._guard("listing jobs"):
-            self._stamp()
-            with self._engine.connect() as conn:
-                return [(str(row[0]), str(row[1])) for row in conn.execute(query)]
-
     def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]:
         self._ensure_schema()
         ev, cursor_column = self._tables.events, self._tables.cursor
