@@ -76,8 +76,13 @@ class EventStore(ABC):
         """
 
     @abstractmethod
-    def folded_job(self, settings: str, job: tuple[str, str]) -> tuple[str, str] | None:
-        """The kept fold of ``job`` under ``settings``: (digest of its events, text), or None."""
+    def folded_jobs(
+        self, settings: str, jobs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[str, str]]:
+        """The kept folds of ``jobs`` under ``settings``: job → (digest of its events, text).
+
+        Jobs with no kept fold are absent. Callers ask for a few hundred jobs at a time.
+        """
 
     @abstractmethod
     def keep_folded_jobs(

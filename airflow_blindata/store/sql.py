@@ -374,15 +374,23 @@ class SqlEventStore(EventStore):
                 rows = conn.execute(query).all()
         return {(str(row[0]), str(row[1])): f"{row[2]}:{row[3]}:{row[4]}:{row[5]}" for row in rows}
 
-    def folded_job(self, settings: str, job: tuple[str, str]) -> tuple[str, str] | None:
+    def folded_jobs(
+        self, settings: str, jobs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[str, str]]:
         self._ensure_schema()
         table = self._tables.job_folds
-        query = select(table.c.digest, table.c.fold).where(
-            table.c.settings == settings, table.c.job_key == _job_key(job)
-        )
-        with self._guard("reading a kept fold"), self._engine.connect() as conn:
-            row = conn.execute(query).first()
-        return (row.digest, row.fold) if row is not None else None
+        by_key = {_job_key(job): job for job in jobs}
+        found: dict[tuple[str, str], tuple[str, str]] = {}
+        keys = list(by_key)
+        with self._guard("reading kept folds"), self._engine.connect() as conn:
+            for start in range(0, len(keys), BATCH_SIZE):
+                query = select(table.c.job_key, table.c.digest, table.c.fold).where(
+                    table.c.settings == settings,
+                    table.c.job_key.in_(keys[start : start + BATCH_SIZE]),
+                )
+                for row in conn.execute(query):
+                    found[by_key[row.job_key]] = (row.digest, row.fold)
+        return found
 
     def keep_folded_jobs(
         self, settings: str, folds: Iterable[tuple[tuple[str, str], str, str]]

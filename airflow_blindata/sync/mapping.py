@@ -34,7 +34,7 @@ __all__ = ["KEEP_BATCH", "plan_from_store"]
 log = logging.getLogger(__name__)
 
 KEEP_BATCH = 200
-"""Folds written to the store per transaction."""
+"""Folds read from, and written to, the store per query."""
 
 _Fold = tuple[tuple[str, str], str, str]
 
@@ -80,17 +80,20 @@ class _Keeper:
         self.pending = []
 
 
-def _kept(
-    store: EventStore, settings: str, job: tuple[str, str], digest: str
-) -> tuple[FoldedJob, Report] | None:
-    found = store.folded_job(settings, job)
-    if found is None or found[0] != digest:
-        return None
+def _load(job: tuple[str, str], text: str) -> tuple[FoldedJob, Report] | None:
     try:
-        return load_folded(found[1])
+        return load_folded(text)
     except (ValueError, KeyError, TypeError) as exc:  # a fold of another version, or damaged
         log.info("The kept fold of %s/%s is not usable (%s): reading its events", *job, exc)
         return None
+
+
+def _chunks(
+    digests: dict[tuple[str, str], str], size: int
+) -> Iterator[list[tuple[tuple[str, str], str]]]:
+    items = list(digests.items())
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def plan_from_store(
@@ -115,22 +118,25 @@ def plan_from_store(
     builder = FoldBuilder(retain=retain)
     reused = 0
     with _collector_paused():
-        for job, digest in digests.items():
-            kept = _kept(store, settings, job, digest)
-            if kept is not None:
-                folded, job_report = kept
+        for chunk in _chunks(digests, KEEP_BATCH):
+            stored = store.folded_jobs(settings, (job for job, _ in chunk))
+            for job, digest in chunk:
+                found = stored.pop(job, None)
+                kept = _load(job, found[1]) if found and found[0] == digest else None
+                if kept is not None:
+                    folded, job_report = kept
+                    report.merge(job_report)
+                    builder.add_folded(folded)
+                    reused += 1
+                    continue
+                job_report = Report()
+                payloads = [event.payload for event in store.events(job=job, until=until)]
+                folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
+                if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
+                    keeper.add(job, digest, folds[0], job_report)
                 report.merge(job_report)
-                builder.add_folded(folded)
-                reused += 1
-                continue
-            job_report = Report()
-            payloads = [event.payload for event in store.events(job=job, until=until)]
-            folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
-            if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
-                keeper.add(job, digest, folds[0], job_report)
-            report.merge(job_report)
-            for folded in folds:
-                builder.add_folded(folded)
+                for folded in folds:
+                    builder.add_folded(folded)
         page: list[object] = []
         for event in store.dataset_events(until=until):
             page.append(event.payload)

@@ -95,10 +95,8 @@ def test_kept_folds_are_replaced_per_job_and_forgotten_with_their_job(store: Eve
     store.keep_folded_jobs("s1", [(("ns", "a"), "d1", "A1"), (long_name, "d1", "L1")])
     store.keep_folded_jobs("s2", [(("ns", "a"), "d1", "other settings")])
     store.keep_folded_jobs("s1", [(("ns", "a"), "d2", "A2")])
-    assert store.folded_job("s1", ("ns", "a")) == ("d2", "A2")
-    assert store.folded_job("s1", long_name) == ("d1", "L1")
-    assert store.folded_job("s1", ("ns", "b")) is None
+    wanted = [("ns", "a"), long_name, ("ns", "b")]
+    assert store.folded_jobs("s1", wanted) == {("ns", "a"): ("d2", "A2"), long_name: ("d1", "L1")}
     store.forget_folded_jobs("s1", [("ns", "a")])
-    assert store.folded_job("s1", long_name) is None
-    assert store.folded_job("s1", ("ns", "a")) == ("d2", "A2")
-    assert store.folded_job("s2", ("ns", "a")) == ("d1", "other settings")
+    assert store.folded_jobs("s1", wanted) == {("ns", "a"): ("d2", "A2")}
+    assert store.folded_jobs("s2", wanted) == {("ns", "a"): ("d1", "other settings")}
