@@ -3,9 +3,10 @@
 Every request goes through ``BlindataClient.send``, which
 
 * adds ``X-BD-Tenant`` (when a tenant is set) and the credentials' headers;
-* retries connection failures, 429 and 5xx with exponential backoff and jitter, honouring
-  ``Retry-After``, within one total deadline per operation (``RetryPolicy``); requests that may have
-  reached the server are sent again only when the endpoint is idempotent (``Endpoint.idempotent``);
+* retries connection failures, 429, 5xx and answers cut short (a 200 whose JSON is truncated) with
+  exponential backoff and jitter, honouring ``Retry-After``, until one total deadline per operation
+  (``RetryPolicy``); requests that may have reached the server are sent again only when the
+  endpoint is idempotent (``Endpoint.idempotent``);
 * turns every failure into a ``BlindataError`` that names the operation and the server's message.
 
 Lists are read page by page (``iter_pages``) and uploads go in batches whose rows are accounted one
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -63,27 +64,36 @@ TENANT_HEADER = "X-BD-Tenant"
 _SNIPPET_LENGTH = 200
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+_MAX_BACKOFF_EXPONENT = 32
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """When and how long to retry one operation.
 
-    The ``deadline`` bounds the whole operation, waits included: the client gives up with
-    ``BlindataDeadlineError`` rather than start an attempt it would have to sleep past it for.
-    The wait before attempt ``n + 1`` is ``Retry-After`` when the server sent one, otherwise
+    The ``deadline`` bounds the whole operation, waits and slow answers included: each exchange
+    must be complete by it, and the client gives up with ``BlindataDeadlineError`` rather than
+    start an attempt it would have to sleep past it for. The deadline is the bound: attempts are
+    not counted unless ``max_attempts`` is given, and then the client also gives up after that
+    many. The wait before attempt ``n + 1`` is ``Retry-After`` when the server sent one, otherwise
     ``backoff_initial * 2**(n - 1)`` capped at ``backoff_max``, of which the upper half is random
     ("equal jitter"), so that many workers retrying together spread out.
     """
 
     deadline: float = 120.0
-    max_attempts: int = 8
+    max_attempts: int | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
 
     def backoff(self, attempt: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_initial * 2.0 ** (attempt - 1))
+        exponent = min(attempt - 1, _MAX_BACKOFF_EXPONENT)
+        ceiling = min(self.backoff_max, self.backoff_initial * 2.0**exponent)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    def exhausted(self, attempt: int) -> bool:
+        """Whether ``attempt`` was the last one ``max_attempts`` allows."""
+        return self.max_attempts is not None and attempt >= self.max_attempts
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,25 +215,47 @@ class BlindataClient:
         retry: RetryPolicy | None = None,
     ) -> httpx.Response:
         """Send one operation, retrying as ``retry`` allows; return a successful response."""
+        return self._exchange(endpoint, ids, params, json, retry, _as_is)
+
+    def _exchange(
+        self,
+        endpoint: Endpoint,
+        ids: Mapping[str, str] | None,
+        params: Mapping[str, Any] | None,
+        json: Any,
+        retry: RetryPolicy | None,
+        read: Callable[[httpx.Response, str], ResultT],
+    ) -> ResultT:
+        """Send one operation and ``read`` its successful answer, retrying within the deadline.
+
+        ``read`` raising ``BlindataContractError`` with ``incomplete`` (the JSON was cut short) is
+        a failure like a dropped connection: retried when the endpoint is idempotent.
+        """
         policy = retry or self.retry
         path = endpoint.path(**(ids or {}))
         operation = f"{endpoint.method} {path}"
         query = _query(endpoint, params or {})
         started = time.monotonic()
-        for attempt in range(1, policy.max_attempts + 1):
-            remaining = policy.deadline - (time.monotonic() - started)
-            outcome = self._attempt(
-                endpoint, operation, path, query, json, min(self.timeout, max(remaining, 0.001))
-            )
+        deadline = started + policy.deadline
+        attempt = 0
+        while True:
+            attempt += 1
+            until = min(time.monotonic() + self.timeout, deadline)
+            outcome = self._attempt(endpoint, operation, path, query, json, until)
             if isinstance(outcome, httpx.Response):
-                return outcome
+                try:
+                    return read(outcome, operation)
+                except BlindataContractError as exc:
+                    if not exc.incomplete:
+                        raise
+                    outcome = _Failure(exc, endpoint.idempotent)
             if not outcome.retryable:
                 raise outcome.error
             wait = (
                 outcome.retry_after if outcome.retry_after is not None else policy.backoff(attempt)
             )
             elapsed = time.monotonic() - started
-            if attempt == policy.max_attempts or elapsed + wait >= policy.deadline:
+            if policy.exhausted(attempt) or elapsed + wait >= policy.deadline:
                 raise BlindataDeadlineError(
                     f"Gave up on {operation} after {attempt} attempt(s) in {elapsed:.1f} s "
                     f"(deadline {policy.deadline:g} s, next wait {wait:.1f} s): {outcome.error}",
@@ -232,15 +264,16 @@ class BlindataClient:
                     last_error=outcome.error,
                 ) from outcome.error
             log.warning(
-                "Blindata %s failed (%s); attempt %d of %d in %.1f s",
+                "Blindata %s failed (%s); attempt %d%s in %.1f s (%.0f s of %g s left)",
                 operation,
                 outcome.error,
                 attempt + 1,
-                policy.max_attempts,
+                f" of {policy.max_attempts}" if policy.max_attempts is not None else "",
                 wait,
+                policy.deadline - elapsed,
+                policy.deadline,
             )
             time.sleep(wait)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _attempt(
         self,
@@ -249,9 +282,10 @@ class BlindataClient:
         path: str,
         query: dict[str, str],
         body: Any,
-        timeout: float,
+        until: float,
     ) -> httpx.Response | _Failure:
-        """One try: the successful response, or what went wrong and whether to try again."""
+        """One try, complete by ``until``: the successful response, or what went wrong."""
+        timeout = max(until - time.monotonic(), 0.001)
         try:
             response = self._http.request(
                 endpoint.method, path, params=query, json=body, timeout=timeout
@@ -285,8 +319,9 @@ class BlindataClient:
         json: Any = None,
     ) -> ModelT:
         """Send one operation and read its answer as ``model``."""
-        response = self.send(endpoint, ids=ids, params=params, json=json)
-        return decode(response, model, f"{endpoint.method} {endpoint.path(**(ids or {}))}")
+        return self._exchange(
+            endpoint, ids, params, json, None, lambda response, op: decode(response, model, op)
+        )
 
     def iter_pages(
         self,
@@ -444,17 +479,29 @@ def error_from_response(response: httpx.Response, operation: str) -> BlindataSta
     )
 
 
+def _as_is(response: httpx.Response, operation: str) -> httpx.Response:
+    return response
+
+
 def decode(response: httpx.Response, model: type[ModelT], operation: str) -> ModelT:
-    """Read a successful answer as ``model``, or fail with ``BlindataContractError``."""
+    """Read a successful answer as ``model``, or fail with ``BlindataContractError``.
+
+    A body announced as JSON (or not announced at all) that does not parse was cut short on its
+    way: the error is ``incomplete``, and the client asks again when that is safe. Any other
+    body (an HTML page) is the answer of something that is not Blindata: asking again would
+    not help.
+    """
     try:
         data = response.json()
     except ValueError:
-        content_type = response.headers.get("content-type", "no content type")
+        content_type = response.headers.get("content-type", "")
         raise BlindataContractError(
             f"{operation} answered {response.status_code} with a body that is not valid JSON "
-            f"({content_type}, {len(response.content)} bytes): {_snippet(response)!r}",
+            f"({content_type or 'no content type'}, {len(response.content)} bytes): "
+            f"{_snippet(response)!r}",
             operation=operation,
             status=response.status_code,
+            incomplete=not content_type or "json" in content_type.lower(),
         ) from None
     try:
         return model.model_validate(data)

@@ -15,7 +15,7 @@ The hierarchy, like httpx's, has base classes to catch and leaves that carry con
      │    ├── BlindataRateLimitError    429 (``retry_after`` seconds)
      │    └── BlindataServerError       5xx
      └── BlindataContractError        the answer does not follow the contract (HTML, truncated JSON,
-                                       a field of the wrong type)
+                                       a field of the wrong type); ``incomplete`` when cut short
 
 Messages name the operation (method and path) and the server's own message, never a header, a
 credential or a token: these exceptions end up in task logs and run reports.
@@ -125,12 +125,19 @@ class BlindataServerError(BlindataStatusError):
 
 
 class BlindataContractError(BlindataError):
-    """The server's answer does not follow the contract in ``blindata-api.md``."""
+    """The server's answer does not follow the contract in ``blindata-api.md``.
 
-    def __init__(self, message: str, *, operation: str, status: int | None = None) -> None:
+    ``incomplete``: the answer was JSON cut short (a truncated body), not a wrong answer; the
+    client sends an idempotent request again, as after a dropped connection.
+    """
+
+    def __init__(
+        self, message: str, *, operation: str, status: int | None = None, incomplete: bool = False
+    ) -> None:
         super().__init__(message)
         self.operation = operation
         self.status = status
+        self.incomplete = incomplete
 
 
 STATUS_ERRORS: dict[int, type[BlindataStatusError]] = {

@@ -222,6 +222,8 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
         exc_last = exc.last_error
         if isinstance(exc_last, BlindataRequestError):
             return f"Cannot reach Blindata at {url}: {exc_last}"
+        if isinstance(exc_last, BlindataContractError):  # cut short every time it was asked
+            return f"The server at {url} does not answer like Blindata: {exc_last}"
         return f"Blindata at {url} did not answer in time: {exc}"
     if isinstance(exc, BlindataRequestError):
         return f"Cannot reach Blindata at {url}: {exc}"

@@ -6,6 +6,7 @@ Each test is named after the sentence of ``blindata-api.md`` (or of the foundati
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import time
 from typing import Any
@@ -291,11 +292,81 @@ def test_an_html_error_page_gives_a_typed_server_error(emulator: Any) -> None:
     assert "502" in str(last)
 
 
-def test_truncated_json_gives_a_contract_error(emulator: Any) -> None:
-    set_faults(emulator, truncate_next=1)
+def _update_a_system(client: BlindataClient) -> str:
+    created = client.api.systems.create(System(name="Truncated update"))
+    return client.api.systems.update(created.model_copy(update={"description": "new"})).name
+
+
+def _upload_an_entity(client: BlindataClient) -> int:
+    system = client.api.systems.create(System(name="Truncated upload"))
+    row = PhysicalEntity(system=Ref(uuid=system.uuid or ""), schema="s", name="t")
+    return client.api.physical_entities.upload([row]).accepted
+
+
+@pytest.mark.parametrize(
+    ("call", "method", "path", "answer"),
+    [
+        pytest.param(lambda c: c.api.me().username, "GET", r"/users/me$", USER, id="GET"),
+        pytest.param(
+            _update_a_system, "PUT", r"/systems/[^/]+$", "Truncated update", id="PUT-update"
+        ),
+        pytest.param(_upload_an_entity, "POST", r"/\*/upload$", 1, id="POST-upload-by-key"),
+    ],
+)
+def test_a_truncated_200_is_sent_again_when_the_call_is_idempotent(
+    emulator: Any, call: Any, method: str, path: str, answer: Any
+) -> None:
+    emulator.emulator.faults.truncate_next(1, path=path)
+    with client_for(emulator) as client:
+        assert call(client) == answer
+    sent = [
+        r for r in request_log(emulator) if r["method"] == method and re.search(path, r["path"])
+    ]
+    assert [r["fault"] for r in sent] == ["truncate", None]
+
+
+def test_a_truncated_answer_to_a_create_is_a_contract_error_and_is_not_sent_twice(
+    emulator: Any,
+) -> None:
+    """The create landed before its answer was cut: sending it again could create twice."""
+    set_faults(emulator, truncate_next=1, path=r"/systems$")
     with client_for(emulator) as client, pytest.raises(BlindataContractError) as caught:
+        client.api.systems.create(System(name="Created once"))
+    assert "not valid JSON" in str(caught.value) and caught.value.incomplete
+    assert requests_to(emulator, "POST", "/api/v1/systems") == 1
+    assert len(emulator.emulator.objects("system")) == 1
+
+
+@pytest.mark.parametrize(
+    "inject",
+    [
+        pytest.param(lambda f: f.rate_limit_next(12, retry_after=0), id="429"),
+        pytest.param(lambda f: f.fail_next(12, status=503), id="503"),
+        pytest.param(lambda f: f.drop_next(12), id="dropped-connection"),
+        pytest.param(lambda f: f.truncate_next(12), id="truncated-200"),
+    ],
+)
+def test_retries_go_on_until_the_deadline_not_for_a_count_of_attempts(
+    emulator: Any, inject: Any
+) -> None:
+    """More failures in a row than the 8 attempts the client used to stop at, well within it."""
+    inject(emulator.emulator.faults)
+    policy = RetryPolicy(deadline=3.0, backoff_initial=0.01, backoff_max=0.02)
+    with client_for(emulator, retry=policy) as client:
+        assert client.api.me().username == USER
+    assert requests_to(emulator, "GET", "/api/v1/users/me") == 13
+
+
+def test_a_max_attempts_given_explicitly_still_stops_the_retries_early(emulator: Any) -> None:
+    set_faults(emulator, fail_next=5, status=503)
+    policy = RetryPolicy(deadline=3.0, max_attempts=2, backoff_initial=0.01)
+    with (
+        client_for(emulator, retry=policy) as client,
+        pytest.raises(BlindataDeadlineError) as caught,
+    ):
         client.api.me()
-    assert "not valid JSON" in str(caught.value)
+    assert caught.value.attempts == 2
+    assert requests_to(emulator, "GET", "/api/v1/users/me") == 2
 
 
 # -- secrets ---------------------------------------------------------------------------------------

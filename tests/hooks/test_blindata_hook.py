@@ -177,6 +177,18 @@ def test_test_connection_fails_precisely_for_a_dead_port(monkeypatch: pytest.Mon
     assert f"Cannot reach Blindata at http://127.0.0.1:{port}" in message
 
 
+@pytest.mark.integration
+def test_test_connection_says_a_server_whose_answers_are_always_cut_short_is_not_blindata(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A truncated answer is asked again; one truncated every time is still explained."""
+    emulator.emulator.faults.truncate_next(100)
+    use_connection(monkeypatch, emulator.base_url)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "does not answer like Blindata" in message and "not valid JSON" in message
+
+
 def test_test_connection_reports_an_unusable_connection(monkeypatch: pytest.MonkeyPatch) -> None:
     use_connection(monkeypatch, "http://127.0.0.1:1", auth_method="kerberos")
     ok, message = BlindataHook().test_connection()
