@@ -7,6 +7,8 @@ Every request goes through ``BlindataClient.send``, which
   exponential backoff and jitter, honouring ``Retry-After``, until one total deadline per operation
   (``RetryPolicy``); requests that may have reached the server are sent again only when the
   endpoint is idempotent (``Endpoint.idempotent``);
+* bounds each exchange as a whole, not only each read (``bound.py``): a server that trickles its
+  answer cannot hold an operation past its deadline;
 * turns every failure into a ``BlindataError`` that names the operation and the server's message.
 
 Lists are read page by page (``iter_pages``) and uploads go in batches whose rows are accounted one
@@ -27,6 +29,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from airflow_blindata import __version__
+from airflow_blindata.blindata.bound import bounded, install
 from airflow_blindata.blindata.credentials import Credentials, auth_for
 from airflow_blindata.blindata.errors import (
     BlindataConfigError,
@@ -180,6 +183,8 @@ class BlindataClient:
             raise BlindataConfigError(
                 f"Blindata URL {self.shown_url!r} is not a valid URL: {self._scrub(str(exc))}"
             ) from None
+        self.bounded_exchanges = install(self._http)
+        """Whether each exchange is bounded as a whole (False for an in-process transport)."""
         from airflow_blindata.blindata.resources import Resources
 
         self.api = Resources(self)
@@ -287,9 +292,10 @@ class BlindataClient:
         """One try, complete by ``until``: the successful response, or what went wrong."""
         timeout = max(until - time.monotonic(), 0.001)
         try:
-            response = self._http.request(
-                endpoint.method, path, params=query, json=body, timeout=timeout
-            )
+            with bounded(until):
+                response = self._http.request(
+                    endpoint.method, path, params=query, json=body, timeout=timeout
+                )
         except httpx.TransportError as exc:
             # Nothing reached the server when it refused the connection; anything else may have.
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
