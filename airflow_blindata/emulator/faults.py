@@ -11,8 +11,10 @@ Two families, switchable per test from Python (`emulator.faults`) or over HTTP
 - rates, for benchmarks: `error_rate` (share of requests answered with a 5xx) and `latency_ms`
   (added to every request), drawn from a generator seeded with `seed` so that a run repeats.
 
-Each switch may carry a `path` regular expression (matched with `re.search` against the URL path):
-the fault then only hits matching requests. Admin requests (`/_emulator/...`) are never faulted.
+Each switch may carry a `path` regular expression (matched with `re.search` against the URL path)
+and a `method` regular expression (matched whole against the HTTP method, e.g. `"POST|PUT|DELETE"`
+for every write): the fault then only hits matching requests. Admin requests (`/_emulator/...`) are
+never faulted.
 """
 
 from __future__ import annotations
@@ -62,9 +64,18 @@ class _Rule:
     retry_after: int
     processed: bool
     pattern: re.Pattern[str] | None
+    method: re.Pattern[str] | None = None
 
-    def matches(self, path: str) -> bool:
-        return self.pattern is None or self.pattern.search(path) is not None
+    def matches(self, path: str, method: str) -> bool:
+        return _hits(self.pattern, self.method, path, method)
+
+
+def _hits(
+    pattern: re.Pattern[str] | None, method_pattern: re.Pattern[str] | None, path: str, method: str
+) -> bool:
+    return (pattern is None or pattern.search(path) is not None) and (
+        method_pattern is None or method_pattern.fullmatch(method) is not None
+    )
 
 
 def _pattern(path: str | None) -> re.Pattern[str] | None:
@@ -74,6 +85,15 @@ def _pattern(path: str | None) -> re.Pattern[str] | None:
         return re.compile(path)
     except re.error as err:
         raise ValueError(f"path {path!r} is not a regular expression: {err}") from None
+
+
+def _method(method: str | None) -> re.Pattern[str] | None:
+    if method is None:
+        return None
+    try:
+        return re.compile(method, re.IGNORECASE)
+    except re.error as err:
+        raise ValueError(f"method {method!r} is not a regular expression: {err}") from None
 
 
 def _count(n: int) -> int:
@@ -103,6 +123,7 @@ class Faults:
         self.latency_ms = 0.0
         self._seed: int | None = None
         self._rate_pattern: re.Pattern[str] | None = None
+        self._rate_method: re.Pattern[str] | None = None
         self._random = random.Random(None)
 
     @property
@@ -125,43 +146,72 @@ class Faults:
         retry_after: int = DEFAULT_RETRY_AFTER,
         processed: bool = False,
         path: str | None = None,
+        method: str | None = None,
     ) -> None:
-        rule = _Rule(kind, _count(n), status, retry_after, processed, _pattern(path))
+        rule = _Rule(
+            kind, _count(n), status, retry_after, processed, _pattern(path), _method(method)
+        )
         if rule.remaining:
             with self._lock:
                 self._rules.append(rule)
 
     def fail_next(
-        self, n: int = 1, *, status: int = DEFAULT_FAIL_STATUS, path: str | None = None
+        self,
+        n: int = 1,
+        *,
+        status: int = DEFAULT_FAIL_STATUS,
+        path: str | None = None,
+        method: str | None = None,
     ) -> None:
         """The next `n` matching requests get `status` with a Spring error body."""
-        self._add(FaultKind.FAIL, n, status=_status(status), path=path)
+        self._add(FaultKind.FAIL, n, status=_status(status), path=path, method=method)
 
     def rate_limit_next(
-        self, n: int = 1, *, retry_after: int = DEFAULT_RETRY_AFTER, path: str | None = None
+        self,
+        n: int = 1,
+        *,
+        retry_after: int = DEFAULT_RETRY_AFTER,
+        path: str | None = None,
+        method: str | None = None,
     ) -> None:
         """The next `n` matching requests get 429 with `Retry-After: <retry_after>` (seconds)."""
         if isinstance(retry_after, bool) or not isinstance(retry_after, int) or retry_after < 0:
             raise ValueError(f"retry_after must be an integer >= 0 (seconds), got {retry_after!r}")
-        self._add(FaultKind.RATE_LIMIT, n, status=429, retry_after=retry_after, path=path)
+        self._add(
+            FaultKind.RATE_LIMIT, n, status=429, retry_after=retry_after, path=path, method=method
+        )
 
-    def drop_next(self, n: int = 1, *, path: str | None = None, processed: bool = False) -> None:
+    def drop_next(
+        self,
+        n: int = 1,
+        *,
+        path: str | None = None,
+        processed: bool = False,
+        method: str | None = None,
+    ) -> None:
         """The next `n` matching requests lose their connection mid-response.
 
         With `processed=True` the request is handled first, so its writes land although the
         client never hears so: the case that needs idempotent retries.
         """
-        self._add(FaultKind.DROP, n, processed=processed, path=path)
+        self._add(FaultKind.DROP, n, processed=processed, path=path, method=method)
 
     def html_error_next(
-        self, n: int = 1, *, status: int = DEFAULT_HTML_STATUS, path: str | None = None
+        self,
+        n: int = 1,
+        *,
+        status: int = DEFAULT_HTML_STATUS,
+        path: str | None = None,
+        method: str | None = None,
     ) -> None:
         """The next `n` matching requests get an HTML error page (text/html) with `status`."""
-        self._add(FaultKind.HTML_ERROR, n, status=_status(status), path=path)
+        self._add(FaultKind.HTML_ERROR, n, status=_status(status), path=path, method=method)
 
-    def truncate_next(self, n: int = 1, *, path: str | None = None) -> None:
+    def truncate_next(
+        self, n: int = 1, *, path: str | None = None, method: str | None = None
+    ) -> None:
         """The next `n` matching requests are handled, then answered 200 with cut JSON."""
-        self._add(FaultKind.TRUNCATE, n, processed=True, path=path)
+        self._add(FaultKind.TRUNCATE, n, processed=True, path=path, method=method)
 
     def set_rates(
         self,
@@ -171,13 +221,15 @@ class Faults:
         seed: int | None = None,
         error_status: int | None = None,
         path: str | None = None,
+        method: str | None = None,
     ) -> None:
-        """Set the benchmark rates; arguments left None keep their value (except `path`)."""
+        """Set the benchmark rates; arguments left None keep their value (except the filters)."""
         if error_rate is not None and not 0.0 <= error_rate <= 1.0:
             raise ValueError(f"error_rate must be between 0 and 1, got {error_rate!r}")
         if latency_ms is not None and latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0, got {latency_ms!r}")
         pattern = _pattern(path)
+        method_pattern = _method(method)
         with self._lock:
             if error_rate is not None:
                 self.error_rate = float(error_rate)
@@ -189,6 +241,7 @@ class Faults:
                 self._seed = seed
                 self._random = random.Random(seed)
             self._rate_pattern = pattern
+            self._rate_method = method_pattern
 
     def clear(self) -> None:
         """No fault at all."""
@@ -199,6 +252,7 @@ class Faults:
             self.latency_ms = 0.0
             self._seed = None
             self._rate_pattern = None
+            self._rate_method = None
             self._random = random.Random(None)
 
     def pending(self) -> list[dict[str, Any]]:
@@ -210,6 +264,7 @@ class Faults:
                     "remaining": rule.remaining,
                     "status": rule.status,
                     "path": rule.pattern.pattern if rule.pattern else None,
+                    "method": rule.method.pattern if rule.method else None,
                 }
                 for rule in self._rules
             ]
@@ -223,15 +278,16 @@ class Faults:
             "latency_ms": self.latency_ms,
             "seed": self._seed,
             "rates_path": self._rate_pattern.pattern if self._rate_pattern else None,
+            "rates_method": self._rate_method.pattern if self._rate_method else None,
         }
 
-    def decide(self, path: str) -> FaultDecision:
-        """Consume the fault for one request to `path` (FIFO counters first, then rates)."""
+    def decide(self, path: str, method: str = "GET") -> FaultDecision:
+        """Consume the fault for one `method` request to `path` (FIFO counters, then rates)."""
         with self._lock:
-            rate_hit = self._rate_pattern is None or self._rate_pattern.search(path) is not None
+            rate_hit = _hits(self._rate_pattern, self._rate_method, path, method)
             latency = self.latency_ms / 1000.0 if rate_hit else 0.0
             for rule in self._rules:
-                if rule.matches(path):
+                if rule.matches(path, method):
                     rule.remaining -= 1
                     if rule.remaining <= 0:
                         self._rules.remove(rule)
@@ -248,33 +304,33 @@ class Faults:
         Counters: fail_next, rate_limit_next, drop_next, html_error_next, truncate_next, with
         `status` (for fail_next: default 503; for html_error_next: default 502), `retry_after`
         (rate_limit_next) and `processed` (drop_next). Rates: error_rate, error_status,
-        latency_ms, seed. `path` applies to everything in the call.
+        latency_ms, seed. `path` and `method` apply to everything in the call.
         """
         unknown = sorted(set(spec) - _SPEC_KEYS)
         if unknown:
             raise ValueError(f"unknown fault switches {unknown}; known: {sorted(_SPEC_KEYS)}")
-        path = spec.get("path")
+        where = {"path": spec.get("path"), "method": spec.get("method")}
         if "fail_next" in spec:
             status = spec.get("status", DEFAULT_FAIL_STATUS)
-            self.fail_next(spec["fail_next"], status=status, path=path)
+            self.fail_next(spec["fail_next"], status=status, **where)
         if "rate_limit_next" in spec:
             retry_after = spec.get("retry_after", DEFAULT_RETRY_AFTER)
-            self.rate_limit_next(spec["rate_limit_next"], retry_after=retry_after, path=path)
+            self.rate_limit_next(spec["rate_limit_next"], retry_after=retry_after, **where)
         if "drop_next" in spec:
             processed = bool(spec.get("processed", False))
-            self.drop_next(spec["drop_next"], path=path, processed=processed)
+            self.drop_next(spec["drop_next"], processed=processed, **where)
         if "html_error_next" in spec:
             status = spec.get("status", DEFAULT_HTML_STATUS)
-            self.html_error_next(spec["html_error_next"], status=status, path=path)
+            self.html_error_next(spec["html_error_next"], status=status, **where)
         if "truncate_next" in spec:
-            self.truncate_next(spec["truncate_next"], path=path)
+            self.truncate_next(spec["truncate_next"], **where)
         if _SPEC_KEYS_RATES & set(spec):
             self.set_rates(
                 error_rate=spec.get("error_rate"),
                 latency_ms=spec.get("latency_ms"),
                 seed=spec.get("seed"),
                 error_status=spec.get("error_status"),
-                path=path,
+                **where,
             )
 
 
@@ -291,6 +347,7 @@ _SPEC_KEYS = (
             "status",
             "truncate_next",
             "path",
+            "method",
         }
     )
     | _SPEC_KEYS_RATES

@@ -165,7 +165,7 @@ class FaultMiddleware:
         started = time.perf_counter()
         note = RequestNote()
         scope[NOTE_KEY] = note
-        decision = self.faults.decide(scope["path"])
+        decision = self.faults.decide(scope["path"], scope["method"])
         logged = False
 
         def record(status: int | None) -> None:

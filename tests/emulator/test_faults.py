@@ -88,6 +88,24 @@ def test_a_path_filter_limits_a_fault_to_matching_requests(
     assert api.get("/api/v1/systems").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "switch",
+    [
+        lambda f: f.fail_next(1, method="POST|PUT|DELETE"),
+        lambda f: f.configure({"fail_next": 1, "method": "post|put|delete"}),
+        lambda f: f.set_rates(error_rate=1.0, method="POST|PUT|DELETE"),
+    ],
+    ids=["counter", "admin-json", "rate"],
+)
+def test_a_method_filter_limits_a_fault_to_writes_while_reads_pass(
+    api: httpx.Client, emulator: Emulator, switch: object
+) -> None:
+    switch(emulator.faults)  # type: ignore[operator]
+    assert api.get("/api/v1/systems").status_code == 200
+    assert api.post("/api/v1/systems", json={"name": "Refused"}).status_code == 503
+    assert api.get("/api/v1/systems").json()["totalElements"] == 0
+
+
 def test_counters_fire_first_in_first_out(api: httpx.Client, emulator: Emulator) -> None:
     emulator.faults.rate_limit_next(1)
     emulator.faults.fail_next(1)
@@ -148,7 +166,7 @@ def test_admin_endpoints_switch_faults_tokens_and_state_over_http(
             admin.post("/_emulator/faults", json={"fail_next": 1, "status": 504, "path": "users"})
         )
         assert shown["pending"] == [
-            {"kind": "fail", "remaining": 1, "status": 504, "path": "users"}
+            {"kind": "fail", "remaining": 1, "status": 504, "path": "users", "method": None}
         ]
         assert admin.post("/_emulator/faults", json={"fail_nxt": 1}).status_code == 400
         assert api.get(ME).status_code == 504
