@@ -194,6 +194,8 @@ class QualityPlan(BaseModel):
     """The suite of the job definition with its checks, results and records."""
 
     suite_code: str
+    jobs: list[str] = Field(default_factory=list)
+    """The scopes of every job the plan describes: the checks of any other job are disabled."""
     checks: list[PlannedCheck] = Field(default_factory=list)
     results: list[PlannedResult] = Field(default_factory=list)
     records: list[PlannedRecord] = Field(default_factory=list)

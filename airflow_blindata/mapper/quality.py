@@ -377,6 +377,7 @@ def map_quality(
                 quality.metrics(job, run)
     plan.quality = QualityPlan(
         suite_code=definition.quality_suite_code,
+        jobs=sorted({job_scope(job.key.namespace, job.key.name) for job in fold.jobs}),
         checks=[quality.checks[code] for code in sorted(quality.checks)],
         results=[quality.results[key] for key in sorted(quality.results)],
         records=sorted(

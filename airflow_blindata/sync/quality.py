@@ -8,8 +8,8 @@ retried on the next sync, and a run already in it is never sent again. The ledge
 runs the plan still sees, so it does not grow past the store's retention.
 
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
-another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When a
-job's checks are no longer described, they are disabled — never deleted, so their history stays.
+another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When the
+plan no longer describes a job, its checks are disabled — never deleted, so their history stays.
 """
 
 from __future__ import annotations
@@ -313,10 +313,17 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
 
 
 def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[QualityCheck]) -> None:
-    """Disable the enabled checks of jobs the plan no longer describes (history is kept)."""
-    described = {check.job for check in quality.checks}
-    if not described:
-        return  # an empty plan proves nothing: disabling everything would be a guess
+    """Disable the enabled checks of jobs the plan no longer describes (history is kept).
+
+    A job is removed when the plan no longer describes it, whether or not other jobs still have
+    checks. A plan that describes no job at all is the empty snapshot that cleanup refuses
+    (``cleanup.refuseEmptySnapshot``): it disables nothing either, since an empty store proves
+    nothing. A check the plan still holds (another job runs the same assertion) stays enabled.
+    """
+    described = set(quality.jobs) | {check.job for check in quality.checks}
+    if not described and ctx.definition.cleanup.refuse_empty_snapshot:
+        return
+    planned = {check.code for check in quality.checks}
     for check in existing:
         job = next(
             (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
@@ -326,6 +333,7 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
             or not check.enabled
             or job is None
             or job in described
+            or check.code in planned
         ):
             continue
         disabled = check.model_copy(update={"enabled": False})
