@@ -175,6 +175,9 @@ class PlannedResult(_Frozen):
     failures: int
     total: int = 1
     notes: str
+    job: str
+    """The scope of the job whose run gave it: the ledger of published runs is per job (a check
+    can be run by several jobs: the same assertion on the same dataset)."""
 
 
 class PlannedRecord(_Frozen):

@@ -124,7 +124,7 @@ class _Quality:
                         ),
                     )
                 )
-                self.result(code, run, not assertion.success, _notes(run, assertion))
+                self.result(code, scope, run, not assertion.success, _notes(run, assertion))
 
     # -- tests ---------------------------------------------------------------------------------
 
@@ -156,7 +156,7 @@ class _Quality:
                     ),
                 )
             )
-            self.result(code, run, status == "fail", _notes(run, test))
+            self.result(code, scope, run, status == "fail", _notes(run, test))
 
     # -- records -------------------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ class _Quality:
     def check(self, check: PlannedCheck) -> None:
         self.checks.setdefault(check.code, check)
 
-    def result(self, code: str, run: RunFold, failed: bool, notes: str) -> None:
+    def result(self, code: str, job: str, run: RunFold, failed: bool, notes: str) -> None:
         key = (code, run.run_id)
         if key in self.results and not failed:
             return  # several assertions on one check in one run: any failure fails it
@@ -219,6 +219,7 @@ class _Quality:
             finished_at=run.end_time or run.last_event_time,
             failures=1 if failed else 0,
             notes=notes,
+            job=job,
         )
 
 

@@ -4,8 +4,12 @@ Idempotence rests on a **ledger** kept in the suite itself: one disabled check p
 ``ol-ledger:<hash of the job scope>``, whose additional properties list the runs already
 published (``publishedRun``) and the runs whose records were uploaded (``recordedRun``). A run
 enters the ledger only when all its results (or records) were accepted, so a partial upload is
-retried on the next sync, and a run already in it is never sent again. The ledger keeps only the
-runs the plan still sees, so it does not grow past the store's retention.
+retried on the next sync, and a run already in it is never sent again. Until then, each of its
+results that was accepted is listed (``publishedResult``: the run id and a digest of the check
+code), so that one result is published once per check and run: a retry sends only what is
+missing, and a result whose check cannot exist yet (its dataset is not catalogued) waits for it
+without holding back the others. The ledger keeps only the runs the plan still sees, so it does
+not grow past the store's retention.
 
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
 another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When the
@@ -41,6 +45,12 @@ LEDGER_PREFIX = "ol-ledger:"
 MONITOR_NAME = "OpenLineage"
 PUBLISHED_RUN = "publishedRun"
 RECORDED_RUN = "recordedRun"
+PUBLISHED_RESULT = "publishedResult"
+"""One result of a run not yet wholly published: ``<run id> <digest of the check code>``."""
+LEDGER_KINDS = (PUBLISHED_RUN, RECORDED_RUN, PUBLISHED_RESULT)
+LEDGER_NONE = "-"
+"""Sent for a kind whose last value goes: an upsert replaces the values of the names it sends and
+keeps the others, so a name must be sent to be emptied. Never a run id; ignored when read."""
 JOB_SCOPE = "openLineageJobScope"
 LEDGER_DESCRIPTION = (
     "Runs of this job already published by airflow-blindata. Do not enable or delete."
@@ -51,6 +61,11 @@ SUCCESS_THRESHOLD = 100.0
 
 def ledger_code(job: str) -> str:
     return LEDGER_PREFIX + hashlib.sha256(job.encode()).hexdigest()[:32]
+
+
+def result_key(run_id: str, check: str) -> str:
+    """A (check, run) pair in the ledger: check codes run to 255 characters, so a digest."""
+    return f"{run_id} {hashlib.sha256(check.encode()).hexdigest()[:16]}"
 
 
 class _Ledger:
@@ -65,7 +80,7 @@ class _Ledger:
                 (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
             )
             for prop in check.additional_properties or ():
-                if job and prop.name in (PUBLISHED_RUN, RECORDED_RUN):
+                if job and prop.name in LEDGER_KINDS and prop.value != LEDGER_NONE:
                     self.runs[job][prop.name].add(prop.value)
 
     def has(self, job: str, kind: str, run_id: str) -> bool:
@@ -77,13 +92,13 @@ class _Ledger:
         for job in sorted(set(self.runs) | set(seen)):
             keep = {
                 kind: sorted(self.runs[job][kind] & seen.get(job, {}).get(kind, set()))
-                for kind in (PUBLISHED_RUN, RECORDED_RUN)
+                for kind in LEDGER_KINDS
             }
             properties = [AdditionalProperty(name=JOB_SCOPE, value=job)]
             properties += [
                 AdditionalProperty(name=kind, value=run)
                 for kind, runs in keep.items()
-                for run in runs
+                for run in runs or ([LEDGER_NONE] if self.runs[job][kind] else [])
             ]
             rows.append(
                 QualityCheck(
@@ -215,19 +230,31 @@ def _results(
     ledger: _Ledger,
     seen: dict[str, dict[str, set[str]]],
 ) -> None:
+    """One result per check and run: a run enters the ledger once all its results are in;
+    until then the results already accepted are listed one by one, and never sent again."""
     job_of = {check.code: check.job for check in quality.checks}
     complete: dict[tuple[str, str], bool] = {}
+    accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
     for result in quality.results:
-        job = job_of[result.check]
+        job = result.job
         run = (job, result.run_id)
         complete.setdefault(run, True)
-        if ledger.has(job, PUBLISHED_RUN, result.run_id):
+        # before results named their job, a run was ledgered under the job of its check
+        owners = (job, job_of.get(result.check, job))
+        if any(ledger.has(owner, PUBLISHED_RUN, result.run_id) for owner in owners):
             ctx.report.count("qualityResultsAlreadyPublished")
+            continue
+        pair = result_key(result.run_id, result.check)
+        if ledger.has(job, PUBLISHED_RESULT, pair):
+            ctx.report.count("qualityResultsAlreadyPublished")
+            accepted[run].add(pair)
             continue
         if result.check in conflicts:
             continue  # not ours to publish: the gap says why, and retrying would not help
         uuid = uuids.get(result.check)
         if uuid is None:
+            # no check yet (its dataset is not catalogued: the gap says so): this result waits
+            # for it, and the results of the run's other checks are kept as published
             complete[run] = False
             continue
         body = QualityResult(
@@ -249,10 +276,13 @@ def _results(
             complete[run] = False
         else:
             ctx.report.count("qualityResultsPublished")
+            accepted[run].add(pair)
     for (job, run_id), ok in complete.items():
-        if ok:
-            seen[job][PUBLISHED_RUN].add(run_id)
-            ledger.runs[job][PUBLISHED_RUN].add(run_id)
+        kind, entries = (
+            (PUBLISHED_RUN, {run_id}) if ok else (PUBLISHED_RESULT, accepted[(job, run_id)])
+        )
+        seen[job][kind].update(entries)
+        ledger.runs[job][kind].update(entries)
 
 
 def _records(

@@ -103,8 +103,9 @@ def test_a_partly_rejected_run_is_published_fully_on_the_next_sync_and_only_then
         p["name"] != "publishedRun" for c in ledger for p in c.get("additionalProperties") or []
     )
     second = snapshot(plan_for(client, events, job), client, job)
-    assert second.counters["qualityResultsPublished"] == 2  # the whole run again: same identity
-    assert len(objects(emulator, Kind.RESULT)) == 2  # (check, startedAt) updates, never duplicates
+    assert second.counters["qualityResultsPublished"] == 1  # only the refused one: once per check
+    assert second.counters["qualityResultsAlreadyPublished"] == 1
+    assert len(objects(emulator, Kind.RESULT)) == 2
     ledger = [c for code, c in checks(emulator).items() if code.startswith("ol-ledger:")]
     assert {"publishedRun": "run-1"}.items() <= {
         p["name"]: p["value"] for c in ledger for p in c["additionalProperties"]

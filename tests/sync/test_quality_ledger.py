@@ -13,13 +13,20 @@ from typing import Any
 import pytest
 
 from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref, System
 from airflow_blindata.emulator import Kind
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
 PG = "postgres://warehouse:5432"
+CRAWLED = "postgres://crawled:5432"
+"""The namespace of a crawled System: entities there are never created, only found."""
+UNMAPPED = "mysql://nowhere:3306"
+"""A namespace that maps to no System."""
 
 
 def run(
@@ -119,3 +126,67 @@ def test_when_a_snapshot_removes_a_job_the_agent_disables_the_checks_of_that_job
     assert report.counters.get("qualityChecksDisabled", 0) == disabled
     assert enabled_by_assertion(emulator) == enabled
     assert len(objects(emulator, Kind.CHECK)) >= len(enabled)  # disabled, never deleted
+
+
+# -- "One result is written per check and run" ---------------------------------------------------
+
+
+def ledger_entries(emulator: Any) -> set[tuple[str, str]]:
+    return {
+        (p["name"], p["value"])
+        for c in objects(emulator, Kind.CHECK)
+        if c["code"].startswith("ol-ledger:")
+        for p in c.get("additionalProperties") or []
+        if p["name"] != "openLineageJobScope"
+    }
+
+
+@pytest.mark.parametrize(
+    ("elsewhere", "catalogued_later"),
+    [
+        pytest.param(CRAWLED, True, id="an-entity-the-crawled-system-does-not-hold"),
+        pytest.param(UNMAPPED, False, id="a-namespace-that-maps-to-no-system"),
+    ],
+)
+def test_one_result_is_written_per_check_and_run_when_another_of_the_run_is_not_catalogued(
+    emulator: Any, client: BlindataClient, elsewhere: str, catalogued_later: bool
+) -> None:
+    crawled = client.api.systems.create(
+        System(
+            name="Crawled",
+            subtype="DATABASE",
+            additional_properties=AdditionalProperty.many(((NAMESPACE_PROPERTY, CRAWLED),)),
+        )
+    )
+    job = definition()
+    events = run(
+        "check_both",
+        "run-1",
+        {
+            (PG, "dwh.sales.orders"): [{"assertion": "not_null", "column": "id", "success": True}],
+            (elsewhere, "dwh.sales.customers"): [{"assertion": "unique", "success": False}],
+        },
+    )
+    first = snapshot(plan_for(client, events, job), client, job)
+    assert first.counters["qualityResultsPublished"] == 1
+    assert first.gap_count(GapCode.TARGET_NOT_CATALOGUED) >= 1
+    second = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in second.counters  # never re-sent
+    assert second.counters["qualityResultsAlreadyPublished"] == 1
+    assert len(objects(emulator, Kind.RESULT)) == 1
+    if not catalogued_later:
+        return
+    assert ("publishedRun", "run-1") not in ledger_entries(emulator)  # its other result waits
+    client.api.physical_entities.upload(
+        [PhysicalEntity(system=Ref(uuid=crawled.uuid or ""), schema="sales", name="customers")]
+    )
+    third = snapshot(plan_for(client, events, job), client, job)
+    assert third.counters["qualityResultsPublished"] == 1  # the result that waited for its check
+    assert third.counters["qualityResultsAlreadyPublished"] == 1
+    assert len(objects(emulator, Kind.RESULT)) == 2
+    entries = ledger_entries(emulator)
+    assert ("publishedRun", "run-1") in entries
+    assert {value for kind, value in entries if kind == "publishedResult"} <= {"-"}
+    fourth = snapshot(plan_for(client, events, job), client, job)
+    assert fourth.counters["qualityResultsAlreadyPublished"] == 2
+    assert "qualityResultsPublished" not in fourth.counters
