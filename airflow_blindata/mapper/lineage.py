@@ -20,7 +20,7 @@ names no transformation is taken as direct: the producer mapped the field and sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from airflow_blindata.config import JobDefinition
@@ -292,14 +292,37 @@ def _entry_inputs(entry: LineageDatasetEntry | LineageJobEntry) -> list[LineageI
     return inputs
 
 
+def _own_lineage(job: JobFold) -> Iterator[tuple[tuple[str, str], LineageDatasetFacet]]:
+    """The dataset-level lineage facets the job itself sent on its outputs (they are its
+    declared lineage, whatever other events say of the dataset)."""
+    outputs = [(o.key, {**o.facets, **o.output_facets}) for r in job.runs for o in r.outputs]
+    outputs += [(o.key, dict(o.facets)) for o in job.outputs]
+    for key, facets in outputs:
+        facet = facet_of(facets, LineageDatasetFacet)
+        if facet is not None:
+            yield (normalize_namespace(key.namespace), key.name), facet
+
+
 def _dataset_event_flows(
-    fold: Fold, collector: FlowCollector, written: set[tuple[str, str]]
+    fold: Fold,
+    collector: FlowCollector,
+    written: set[tuple[str, str]],
+    own: Mapping[tuple[str, str], list[LineageDatasetFacet]],
 ) -> None:
-    """A dataset's own lineage facet, when no job writes it: flows with no job."""
+    """A dataset's own lineage facet, when no job writes it: flows with no job.
+
+    When a job writes the dataset, the job's lineage is the evidence and the dataset's facet is
+    set aside — counted (``datasetLineageSetAside``), never dropped silently — unless it is the
+    facet the job itself sent on its output.
+    """
     for dataset in fold.datasets:
         facet = facet_of(dataset.facets, LineageDatasetFacet)
         normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
-        if facet is None or normalized in written:
+        if facet is None:
+            continue
+        if normalized in written:
+            if facet not in own.get(normalized, ()):
+                collector.plan.report.count("datasetLineageSetAside")
             continue
         owner = f"dataset {dataset.key}"
         scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
@@ -350,13 +373,16 @@ def map_lineage(
     """Table and column data flows of every job, and of datasets that describe their lineage."""
     collector = FlowCollector(fold, definition, resolver, plan)
     written: set[tuple[str, str]] = set()
+    own: dict[tuple[str, str], list[LineageDatasetFacet]] = {}
     for job in fold.jobs:
         _job_flows(job, collector, definition)
         _job_to_job_flows(job, collector)
         _producer_gaps(job, collector)
         written.update((normalize_namespace(key.namespace), key.name) for key in job.written)
         written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
-    _dataset_event_flows(fold, collector, written)
+        for key, facet in _own_lineage(job):
+            own.setdefault(key, []).append(facet)
+    _dataset_event_flows(fold, collector, written, own)
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("flows", len(flows))
