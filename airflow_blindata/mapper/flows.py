@@ -1,11 +1,14 @@
 """What every flow pass shares: resolving ends to catalog keys, naming, and collecting flows.
 
 A flow is anchored (seed 001): both ends must be entities the plan describes or that the catalog
-may hold. An end whose dataset maps to no System is dropped with ``DANGLING_FLOW`` (its dataset
-gap is already in the report), and so is an end whose dataset has no name; an end in an ignored
-namespace is dropped silently, since ignoring it was asked for. A column flow to a field that a
-System created by OpenLineage will not have is dropped with ``FIELD_NOT_CATALOGUED``; on other
-Systems the sync checks the field in Blindata.
+may hold. A flow with an end whose dataset maps to no System is dropped with ``DANGLING_FLOW``
+(the dataset's gap is already in the report), and so is one with an end whose dataset has no
+name; a flow with an end in an ignored namespace (its scheme in any case) is dropped silently,
+since ignoring it was asked for. ``DANGLING_FLOW`` counts flows that existed: ends are resolved
+quietly (``end``, ``job_end``) and a flow is reported only when it is dropped (``dropped``), so
+an output that nothing feeds reports nothing, whatever its namespace. A column flow to a field
+that a System created by OpenLineage will not have is dropped with ``FIELD_NOT_CATALOGUED``; on
+other Systems the sync checks the field in Blindata.
 
 Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
 flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
@@ -70,18 +73,13 @@ class FlowCollector:
 
     # -- ends ----------------------------------------------------------------------------------
 
-    def dataset(self, key: DatasetKey, *, owner: str) -> EntityKey | None:
-        """The entity of a dataset, or ``None`` (gap recorded) when it has none."""
+    def end(self, key: DatasetKey) -> EntityKey | None:
+        """The entity of a dataset, or ``None`` when it has none; nothing is reported."""
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
-            if not self.definition.is_ignored(key.namespace):
-                self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {key}")
-            else:
-                self.plan.report.count("flowEndsIgnored")
             return None
         entity = entity_of(self.fold, key, system.name)
         if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
-            self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {key}")
             return None
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed.
@@ -90,6 +88,27 @@ class FlowCollector:
             )
             self.plan.entities.append(self._entities[entity])
         return entity
+
+    def job_end(self, key: JobKey) -> EntityKey | None:
+        """The job entity of ``key``, or ``None`` when it is not catalogued; nothing reported."""
+        if not self.definition.process_layer or self.fold.job(key) is None:
+            return None
+        system = self.resolver.job_system(key.namespace)
+        return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+
+    def dropped(self, owner: str, *missing: DatasetKey | JobKey) -> None:
+        """A flow was dropped because its ``missing`` ends resolve to nothing.
+
+        Without the process layer a job end is not a gap (``flowsWithoutProcessLayer``), nor is
+        an end in an ignored namespace (``flowEndsIgnored``); otherwise ``DANGLING_FLOW``.
+        """
+        if not self.definition.process_layer and any(isinstance(k, JobKey) for k in missing):
+            self.plan.report.count("flowsWithoutProcessLayer")
+        elif any(isinstance(k, DatasetKey) and self.resolver.ignores(k.namespace) for k in missing):
+            self.plan.report.count("flowEndsIgnored")
+        else:
+            ends = ", ".join(f"job {k}" if isinstance(k, JobKey) else str(k) for k in missing)
+            self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {ends}")
 
     def job(self, key: JobKey, *, owner: str, code: GapCode) -> EntityKey | None:
         """The job entity of ``key``; ``None`` with ``code`` when it is not catalogued."""

@@ -29,6 +29,7 @@ __all__ = [
     "EntityName",
     "NamespaceParts",
     "entity_name",
+    "lower_scheme",
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
@@ -114,6 +115,14 @@ def normalize_namespace(namespace: str) -> str:
     authority = f"{host}:{port}" if port else host
     path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+def lower_scheme(text: str) -> str:
+    """``text`` with the scheme of a URI in lower case (``ELASTICSEARCH://h`` →
+    ``elasticsearch://h``): URI schemes are case-insensitive (RFC 3986), hosts and paths are not
+    touched. A pattern spells its scheme the same way, so that matching ignores its case."""
+    scheme, sep, rest = text.partition("://")
+    return f"{scheme.lower()}{sep}{rest}" if sep else text
 
 
 def strip_user_info(uri: str) -> str:

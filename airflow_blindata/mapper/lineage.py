@@ -44,7 +44,7 @@ from airflow_blindata.mapper.events import (
 from airflow_blindata.mapper.flows import FlowCollector
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, JobKey
 from airflow_blindata.mapper.identity import normalize_namespace
-from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd, FlowEvidence
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
@@ -183,15 +183,17 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     for output, facets in outputs:
         evidence, sources = _output_evidence(job, output, facets, inputs)
         uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
-        target = collector.dataset(output, owner=owner)
-        if target is None:
-            continue
         by_dataset: dict[DatasetKey, list[Source]] = {}
         for source in sources:
-            by_dataset.setdefault(source.dataset, []).append(source)
+            if not _same(source.dataset, output):  # a dataset read and written: no flow
+                by_dataset.setdefault(source.dataset, []).append(source)
+        if not by_dataset:
+            continue  # nothing feeds this output: no flow, so none can dangle
+        target = collector.end(output)
         for dataset, items in sorted(by_dataset.items()):
-            origin = collector.dataset(dataset, owner=owner)
-            if origin is None:
+            origin = collector.end(dataset)
+            if origin is None or target is None:
+                collector.dropped(owner, *_missing((dataset, origin), (output, target)))
                 continue
             notes = []
             if analysed:
@@ -235,6 +237,11 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         report.gap(GapCode.UNCORRELATED_IO, owner)
 
 
+def _missing(*ends: tuple[DatasetKey | JobKey, EntityKey | None]) -> list[DatasetKey | JobKey]:
+    """The keys of the ends that resolved to no entity."""
+    return [key for key, entity in ends if entity is None]
+
+
 def _indirect_note(source: Source) -> str:
     where = f"{source.dataset.name}.{source.field}" if source.field else source.dataset.name
     into = f" into {source.target_field}" if source.target_field else " (whole dataset)"
@@ -251,25 +258,26 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
     scope = job_scope(job.key.namespace, job.key.name)
     producer = job.latest.producer if job.latest else ""
     for entry in declared.entries:
+        target_key: DatasetKey | JobKey
         if isinstance(entry, LineageJobEntry):
-            target_job = JobKey(entry.namespace or job.key.namespace, entry.name or job.key.name)
-            target = collector.job(target_job, owner=owner, code=GapCode.DANGLING_FLOW)
-            target_dataset = None
+            target_key = JobKey(entry.namespace or job.key.namespace, entry.name or job.key.name)
         else:
-            target = None
-            target_dataset = DatasetKey(entry.namespace, entry.name)
+            target_key = DatasetKey(entry.namespace, entry.name)
+        target: EntityKey | None = None
+        resolved = False
         for item in _entry_inputs(entry):
+            origin_key: DatasetKey | JobKey
             if isinstance(item, LineageJobInput):
-                source_job = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
-                origin = collector.job(source_job, owner=owner, code=GapCode.DANGLING_FLOW)
+                origin_key = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
             elif isinstance(entry, LineageJobEntry):
-                origin = collector.dataset(DatasetKey(item.namespace, item.name), owner=owner)
+                origin_key = DatasetKey(item.namespace, item.name)
             else:
                 continue  # dataset → dataset: the data flow pass handles it
-            end = target or (
-                collector.dataset(target_dataset, owner=owner) if target_dataset else None
-            )
-            if origin is None or end is None:
+            if not resolved:  # only once a flow exists, so that an entry with none reports none
+                target, resolved = _end_of(collector, target_key), True
+            origin = _end_of(collector, origin_key)
+            if origin is None or target is None:
+                collector.dropped(owner, *_missing((origin_key, origin), (target_key, target)))
                 continue
             collector.add(
                 scope=scope,
@@ -277,9 +285,13 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
                 kind="table",
                 evidence="declared",
                 source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=end),
+                target=FlowEnd(entity=target),
                 description=_describe("declared", producer),
             )
+
+
+def _end_of(collector: FlowCollector, key: DatasetKey | JobKey) -> EntityKey | None:
+    return collector.job_end(key) if isinstance(key, JobKey) else collector.end(key)
 
 
 def _entry_inputs(entry: LineageDatasetEntry | LineageJobEntry) -> list[LineageInput]:
@@ -326,12 +338,15 @@ def _dataset_event_flows(
             continue
         owner = f"dataset {dataset.key}"
         scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
-        target = collector.dataset(dataset.key, owner=owner)
-        if target is None:
-            continue
+        by_dataset: dict[DatasetKey, list[Source]] = {}
         for source in _declared_sources(facet.inputs, facet.fields):
-            origin = collector.dataset(source.dataset, owner=owner)
-            if origin is None:
+            if not _same(source.dataset, dataset.key):
+                by_dataset.setdefault(source.dataset, []).append(source)
+        target = collector.end(dataset.key) if by_dataset else None
+        for key, items in sorted(by_dataset.items()):
+            origin = collector.end(key)
+            if origin is None or target is None:
+                collector.dropped(owner, *_missing((key, origin), (dataset.key, target)))
                 continue
             collector.add(
                 scope=scope,
@@ -342,7 +357,9 @@ def _dataset_event_flows(
                 target=FlowEnd(entity=target),
                 description=_describe("dataset_event", "the dataset's producer"),
             )
-            if source.direct and source.field and source.target_field:
+            for source in items:
+                if not (source.direct and source.field and source.target_field):
+                    continue
                 collector.add(
                     scope=scope,
                     owner_label="",

@@ -1,6 +1,7 @@
 """Namespace → System, in the five steps of seed 000, and job namespace → job System.
 
-1. an ignored namespace is skipped (``IGNORED_NAMESPACE``);
+1. an ignored namespace is skipped (``IGNORED_NAMESPACE``); its scheme is matched whatever its
+   case (``ELASTICSEARCH://`` is ignored by ``elasticsearch://*``);
 2. the first ``namespaceMappings`` entry whose pattern matches and whose System exists;
 3. the System stamped ``openLineageNamespace = <namespace>`` (first by name when several);
 4. creation, when the first matching ``systemPolicies`` entry says ``IF_MISSING`` — an existing
@@ -21,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef
+from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef, matches_pattern
 from airflow_blindata.mapper.identity import (
+    lower_scheme,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
@@ -69,8 +71,11 @@ class SystemResolver:
     _resolved: dict[str, PlannedSystem | None] = field(init=False, default_factory=dict)
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
+    _ignored: tuple[str, ...] = field(init=False)
+    """``ignoredNamespaces`` with their schemes in lower case."""
 
     def __post_init__(self) -> None:
+        self._ignored = tuple(lower_scheme(p) for p in self.definition.ignored_namespaces)
         ordered = sorted(self.known, key=lambda system: (system.name, system.uuid))
         self._by_name = {}
         self._by_uuid = {}
@@ -104,6 +109,15 @@ class SystemResolver:
 
     # -- datasets ------------------------------------------------------------------------------
 
+    def ignores(self, namespace: str) -> bool:
+        """Whether ``namespace`` matches ``ignoredNamespaces``, the scheme in any case.
+
+        Matched in its normal form (the scheme in lower case, as in ``ELASTICSEARCH://h``), the
+        patterns' schemes too, so ``elasticsearch://*`` and ``ELASTICSEARCH://*`` mean the same.
+        """
+        normalized = normalize_namespace(namespace)
+        return any(matches_pattern(normalized, pattern) for pattern in self._ignored)
+
     def dataset_system(self, namespace: str, example: str | None) -> PlannedSystem | None:
         """The System of a dataset namespace, or ``None`` with the gap recorded for ``example``.
 
@@ -115,7 +129,7 @@ class SystemResolver:
             self._resolved[normalized] = self._resolve(normalized)
         system = self._resolved[normalized]
         if system is None and example is not None:
-            if self.definition.is_ignored(normalized):
+            if self.ignores(normalized):
                 self.report.gap(GapCode.IGNORED_NAMESPACE, example)
             else:
                 problem = self._problems.get(normalized)
@@ -125,7 +139,7 @@ class SystemResolver:
         return system
 
     def _resolve(self, namespace: str) -> PlannedSystem | None:
-        if self.definition.is_ignored(namespace):
+        if self.ignores(namespace):
             return None
         policy = self.definition.system_policy_for(namespace)
         for mapping in self.definition.namespace_mappings_for(namespace):

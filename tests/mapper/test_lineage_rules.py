@@ -16,9 +16,13 @@ import pytest
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import GapCode
 
 UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 PG = "postgres://warehouse:5432"
+UNMAPPED = "mysql://nowhere:3306"
+SHOUTED = "ELASTICSEARCH://es:9200"
+"""An ignored namespace (``elasticsearch://*``) as a producer may spell it."""
 
 
 def definition(**options: Any) -> JobDefinition:
@@ -42,24 +46,27 @@ def run(
     inputs: list[dict[str, Any]] | None = None,
     outputs: list[dict[str, Any]] | None = None,
     second: int = 0,
+    job_facets: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "eventType": "COMPLETE",
         "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
         "producer": "https://example.com/etl",
         "run": {"runId": run_id, "facets": {}},
-        "job": {"namespace": "etl", "name": job, "facets": {}},
+        "job": {"namespace": "etl", "name": job, "facets": job_facets or {}},
         "inputs": inputs or [],
         "outputs": outputs or [],
     }
 
 
-def dataset_event(name: str, facets: dict[str, Any], second: int = 59) -> dict[str, Any]:
+def dataset_event(
+    name: str, facets: dict[str, Any], second: int = 59, namespace: str = PG
+) -> dict[str, Any]:
     return {
         "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
         "producer": "https://example.com/catalog",
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
-        "dataset": {"namespace": PG, "name": name, "facets": facets},
+        "dataset": {"namespace": namespace, "name": name, "facets": facets},
     }
 
 
@@ -128,3 +135,111 @@ def test_a_dataset_event_lineage_facet_is_set_aside_when_a_job_writes_the_datase
     plan = build(events, definition())
     assert table_pairs(plan) == flows
     assert plan.report.counters.get("datasetLineageSetAside", 0) == set_aside
+
+
+# -- "DANGLING_FLOW: A flow had an end that could not be resolved and was dropped" ---------------
+
+
+def job_entry(name: str, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A lineage job facet whose one entry is the job ``etl/<name>``."""
+    entry = {"namespace": "etl", "name": name, "type": "JOB", "inputs": inputs}
+    return {"lineage": {"entries": [entry]}}
+
+
+@pytest.mark.parametrize(
+    ("events", "options", "dangling", "ignored"),
+    [
+        pytest.param(
+            [run("export", "r1", outputs=[ds("a.b", UNMAPPED)])],
+            {},
+            0,
+            0,
+            id="a-job-with-no-inputs-and-an-unmapped-output",
+        ),
+        pytest.param(
+            [run("index", "r1", inputs=[ds("db.s.a")], outputs=[ds("orders", SHOUTED)])],
+            {},
+            0,
+            1,
+            id="an-output-in-an-ignored-namespace-in-capitals",
+        ),
+        pytest.param(
+            [run("load", "r1", inputs=[ds("orders", SHOUTED)], outputs=[ds("db.s.a")])],
+            {},
+            0,
+            1,
+            id="an-input-in-an-ignored-namespace-in-capitals",
+        ),
+        pytest.param(
+            [
+                run(
+                    "load",
+                    "r1",
+                    inputs=[ds("orders", "elasticsearch://es:9200")],
+                    outputs=[ds("db.s.a")],
+                )
+            ],
+            {"ignoredNamespaces": ["ELASTICSEARCH://*"]},
+            0,
+            1,
+            id="a-pattern-that-spells-the-scheme-in-capitals",
+        ),
+        pytest.param(
+            [dataset_event("a.b", {"lineage": {"inputs": []}}, namespace=UNMAPPED)],
+            {},
+            0,
+            0,
+            id="a-dataset-lineage-facet-with-no-inputs-on-an-unmapped-dataset",
+        ),
+        pytest.param(
+            [run("load", "r1", job_facets=job_entry("not_a_job", []))],
+            {},
+            0,
+            0,
+            id="a-job-entry-with-no-inputs-naming-an-unknown-job",
+        ),
+        pytest.param(
+            [run("load", "r1", inputs=[ds("a.b", UNMAPPED)], outputs=[ds("db.s.a")])],
+            {},
+            1,
+            0,
+            id="an-input-that-maps-to-no-system",
+        ),
+        pytest.param(
+            [
+                run(
+                    "load",
+                    "r1",
+                    inputs=[ds("db.s.a"), ds("db.s.b")],
+                    outputs=[ds("a.b", UNMAPPED)],
+                )
+            ],
+            {},
+            2,
+            0,
+            id="two-flows-into-an-output-that-maps-to-no-system",
+        ),
+        pytest.param(
+            [
+                run(
+                    "load",
+                    "r1",
+                    job_facets=job_entry(
+                        "not_a_job", [{"namespace": PG, "name": "db.s.a", "type": "DATASET"}]
+                    ),
+                )
+            ],
+            {},
+            1,
+            0,
+            id="a-job-entry-naming-an-unknown-job-with-an-input",
+        ),
+    ],
+)
+def test_dangling_flow_only_for_a_flow_that_had_an_end_that_could_not_be_resolved(
+    events: list[dict[str, Any]], options: dict[str, Any], dangling: int, ignored: int
+) -> None:
+    plan = build(events, definition(**options))
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == dangling
+    assert plan.report.counters.get("flowEndsIgnored", 0) == ignored
+    assert [f for f in plan.flows if f.kind != "orchestration"] == []
