@@ -163,7 +163,7 @@ def test_snapshot_json_prints_only_json_and_never_the_urls_password(
         done = run_cli("snapshot", *arguments, conn=conn)
         (report,) = json.loads(done.stdout)  # stdout is the JSON, nothing else
         assert report["status"] == status, done.stderr
-        assert "attempt 2 of" in done.stderr  # the retry's warning went to stderr
+        assert "; attempt 2 in" in done.stderr  # the retry's warning went to stderr
         outputs += [done.stdout, done.stderr]
     assert f"cannot connect to {dead.replace('://', f'://{URL_USER}:***@')}" in outputs[2]
     with open_store(setup["store"]) as store:
