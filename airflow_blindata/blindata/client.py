@@ -68,6 +68,7 @@ _SNIPPET_LENGTH = 200
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
+Observer = Callable[[Endpoint, BlindataError | None], None]
 _MAX_BACKOFF_EXPONENT = 32
 
 
@@ -185,6 +186,10 @@ class BlindataClient:
             ) from None
         self.bounded_exchanges = install(self._http)
         """Whether each exchange is bounded as a whole (False for an in-process transport)."""
+        self.observer: Observer | None = None
+        """Told the outcome of every operation: its endpoint, and its error after the retries
+        (``None`` on success), before the error is raised; what it raises replaces the error.
+        The sync watches writes with it (``sync.context.WriteWatch``)."""
         from airflow_blindata.blindata.resources import Resources
 
         self.api = Resources(self)
@@ -223,6 +228,26 @@ class BlindataClient:
         return self._exchange(endpoint, ids, params, json, retry, _as_is)
 
     def _exchange(
+        self,
+        endpoint: Endpoint,
+        ids: Mapping[str, str] | None,
+        params: Mapping[str, Any] | None,
+        json: Any,
+        retry: RetryPolicy | None,
+        read: Callable[[httpx.Response, str], ResultT],
+    ) -> ResultT:
+        """Send one operation and ``read`` its successful answer; tell ``observer`` how it went."""
+        try:
+            result = self._retrying(endpoint, ids, params, json, retry, read)
+        except BlindataError as exc:
+            if self.observer is not None:
+                self.observer(endpoint, exc)  # may raise in its stead
+            raise
+        if self.observer is not None:
+            self.observer(endpoint, None)
+        return result
+
+    def _retrying(
         self,
         endpoint: Endpoint,
         ids: Mapping[str, str] | None,

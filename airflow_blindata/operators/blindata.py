@@ -7,8 +7,9 @@ The report is logged as a table, kept in the store's sync history, and returned 
 
 Outcomes, as an administrator scheduling the sync expects them:
 
-* a snapshot that could not use Blindata or the store **fails** (Airflow retries it); one with
-  refused objects succeeds with the failures in its report, or fails with ``fail_on_partial``;
+* a snapshot that could not use Blindata or the store, or that Blindata could not take writes
+  from (an outage: 5xx or no answer), **fails** (Airflow retries it); one with objects refused
+  (4xx) succeeds with the failures in its report, or fails with ``fail_on_partial``;
 * a cleanup refused by a fail-safe (removal over ``maxRemovalShare``, failed snapshot) **fails**
   without retry: somebody must look, then run it with ``force``; a cleanup with nothing to do
   yet (no snapshot, an empty one, cleanup disabled) is **skipped**.

@@ -1,9 +1,12 @@
 """``snapshot``: bring Blindata in line with a catalog plan, and report what happened.
 
 Phases, in the order their objects need each other: Systems, entities (with documentation),
-fields, routines (with the query bucket and statements), flows. Each phase uploads in batches and
-records refused objects without stopping; a run stops only when Blindata cannot be used at all
-(unreachable past the retry deadline, credentials refused), and then reports ``failed``.
+fields, routines (with the query bucket and statements), flows, quality. Each phase uploads in
+batches and records refused objects without stopping (``partial``). A run stops, and reports
+``failed``, when Blindata cannot be used: credentials refused, or an outage (``WriteWatch``): a
+request given up at the retry deadline stops it at once, and a phase none of whose writes got
+through (5xx, lost connections) stops it at the end of that phase. The later phases would need
+what it could not write, and each of their batches would wait out the deadline again.
 
 Every described object is uploaded on every run, so a second snapshot of the same plan creates
 nothing and refreshes everything. The report keeps ``watermark``, Blindata's own time when the
@@ -21,7 +24,13 @@ from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
-from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, PER_OBJECT_LOOKUP_LIMIT, SyncContext
+from airflow_blindata.sync.context import (
+    DEFAULT_BATCH_SIZE,
+    PER_OBJECT_LOOKUP_LIMIT,
+    OutageError,
+    SyncContext,
+    WriteWatch,
+)
 from airflow_blindata.sync.entities import CatalogIndex, sync_entities
 from airflow_blindata.sync.fields import sync_fields
 from airflow_blindata.sync.flows import sync_flows
@@ -72,22 +81,43 @@ def snapshot(
         batch_size=batch_size,
         lookup_limit=lookup_limit,
     )
+    watch = WriteWatch()
+    observer, client.observer = client.observer, watch
+    phase = "start"
     try:
         report.watermark = server_time(client)
-        with report.timed("systems"):
+        phase = "systems"
+        with report.timed(phase):
             systems = sync_systems(ctx, plan)
-        with report.timed("entities"):
+        watch.end_phase()
+        phase = "entities"
+        with report.timed(phase):
             index = sync_entities(ctx, plan, systems)
-        with report.timed("fields"):
-            sync_fields(ctx, plan, index)
-        with report.timed("routines"):
-            sync_routines(ctx, plan, index)
-        with report.timed("flows"):
-            sync_flows(ctx, plan, index)
-        with report.timed("quality"):
+        watch.end_phase()
+        for phase, sync_phase in (
+            ("fields", sync_fields),
+            ("routines", sync_routines),
+            ("flows", sync_flows),
+        ):
+            with report.timed(phase):
+                sync_phase(ctx, plan, index)
+            watch.end_phase()
+        phase = "quality"
+        with report.timed(phase):
             sync_quality(ctx, plan.quality, index)
+        watch.end_phase()
+    except OutageError as exc:
+        message = f"Blindata cannot {'take writes' if exc.write else 'be used'}: {exc.error}"
+        if phase != "start":
+            message += (
+                f". The snapshot stopped in its {phase} phase; the next snapshot writes what this "
+                "one could not."
+            )
+        return report.finish("failed", message)
     except BlindataError as exc:
         return report.finish("failed", f"Blindata cannot be used: {exc}")
+    finally:
+        client.observer = observer
     report.systems = _systems_used(plan, index)
     return report.finish()
 

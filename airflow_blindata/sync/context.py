@@ -1,10 +1,14 @@
 """The state one sync run carries from phase to phase, and its batched writes.
 
 Every write goes through ``upload`` or ``attempt`` here, so that the rule "a refused object is
-recorded and the rest applied" is written once: a row Blindata discards, a batch that fails after
-the client's retries, or a single call that fails, becomes a failure of its kind in the report,
-and the run goes on. Only a refusal of the credentials or of a permission stops a phase early,
-because every further request of that phase would be refused the same way.
+recorded and the rest applied" is written once: a row Blindata discards, a batch it refuses, or a
+single call that fails, becomes a failure of its kind in the report, and the run goes on. A
+refusal of the credentials or of a permission stops a phase early, because every further request
+of that phase would be refused the same way.
+
+An outage is not a refusal: ``WriteWatch`` tells them apart from the client's side (it sees every
+operation with its method and outcome) and stops the snapshot with ``OutageError`` when
+Blindata cannot take writes, instead of paying the retry deadline once per batch.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ from typing import Any, Protocol, TypeVar
 from airflow_blindata.blindata import (
     BlindataAuthError,
     BlindataClient,
+    BlindataDeadlineError,
     BlindataError,
     BlindataNotFoundError,
     BlindataPermissionError,
+    BlindataRequestError,
+    BlindataServerError,
     UploadReport,
 )
 from airflow_blindata.blindata.models import WireModel
+from airflow_blindata.blindata.paths import Endpoint
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.sync.progress import Progress
 from airflow_blindata.sync.report import RunReport
@@ -31,8 +39,10 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "LIST_PAGE_SIZE",
     "PER_OBJECT_LOOKUP_LIMIT",
+    "OutageError",
     "SyncContext",
     "UploadTally",
+    "WriteWatch",
 ]
 
 DEFAULT_BATCH_SIZE = 500
@@ -45,6 +55,66 @@ System is listed instead. One request per object is cheaper on a large crawled S
 job touches at a few tables; listing is cheaper when the job describes many of them."""
 
 T = TypeVar("T")
+
+
+class OutageError(Exception):
+    """Blindata cannot be used for this run: the sync stops and reports ``failed``.
+
+    Deliberately not a ``BlindataError``: the phases record a ``BlindataError`` as a failure of
+    one object and go on, which is right for a refused object and wrong for an outage.
+    """
+
+    def __init__(self, error: BlindataError, *, write: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.write = write
+        """Whether a write failed (rather than a read)."""
+
+
+def _lost(error: BlindataError) -> bool:
+    """An error that says nothing about the object: Blindata failed (5xx) or did not answer."""
+    return isinstance(error, BlindataServerError | BlindataRequestError)
+
+
+@dataclass
+class WriteWatch:
+    """Watches every operation of the client (``BlindataClient.observer``) during a snapshot.
+
+    Blindata cannot take writes when
+
+    * an operation was given up at the retry deadline (``BlindataDeadlineError``): it answered
+      5xx or 429, or nothing, for the whole deadline, and every further batch would wait as long.
+      The watch raises ``OutageError`` at once (a read given up so is the same outage);
+    * or a phase ends in which no write got through and at least one was lost to a 5xx answer or
+      a lost connection (``end_phase``): a create is not retried on those (it may have landed),
+      so an outage shows as fast failures, one per create, and nothing else.
+
+    A write Blindata refuses with a 4xx (a bad row, a conflict) is about that object: the run
+    goes on, and ends ``partial``.
+    """
+
+    writes: int = 0
+    """Writes that got through in the current phase."""
+    lost: BlindataError | None = None
+    """The last write of the current phase lost to a 5xx or a lost connection."""
+
+    def __call__(self, endpoint: Endpoint, error: BlindataError | None) -> None:
+        write = endpoint.method != "GET"
+        if isinstance(error, BlindataDeadlineError):
+            raise OutageError(error, write=write)
+        if not write:
+            return
+        if error is None:
+            self.writes += 1
+        elif _lost(error):
+            self.lost = error
+
+    def end_phase(self) -> None:
+        """Raise ``OutageError`` when the phase could not write; start the next one."""
+        lost, wrote = self.lost, self.writes
+        self.writes, self.lost = 0, None
+        if lost is not None and not wrote:
+            raise OutageError(lost, write=True)
 
 
 class Uploader(Protocol):
@@ -100,6 +170,10 @@ class SyncContext:
                 continue
             try:
                 result = collection.upload([row for _, row in batch], batch_size=len(batch))
+            except OutageError as exc:  # the run stops; the batch in flight is what it lost
+                for key, _ in batch:
+                    self._failed(tally, kind, key, str(exc.error))
+                raise
             except (BlindataAuthError, BlindataPermissionError) as exc:
                 refusal = exc
                 for key, _ in batch:
@@ -123,6 +197,9 @@ class SyncContext:
         """Run one call; on a Blindata error record it under ``kind`` and return ``None``."""
         try:
             return call()
+        except OutageError as exc:
+            self.report.fail(kind, key, str(exc.error))
+            raise
         except BlindataError as exc:
             self.report.fail(kind, key, str(exc))
             return None

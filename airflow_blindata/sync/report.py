@@ -35,9 +35,10 @@ __all__ = [
 
 RunKind = Literal["snapshot", "cleanup"]
 RunStatus = Literal["running", "success", "partial", "failed", "refused", "skipped"]
-"""``partial``: some objects were refused and reported, the rest applied. ``failed``: the run
-stopped (Blindata unreachable, credentials refused). ``refused``: a cleanup fail-safe held.
-``skipped``: nothing to do (cleanup disabled, or an empty snapshot)."""
+"""``partial``: some objects were refused (4xx) and reported, the rest applied. ``failed``: the
+run stopped (Blindata unreachable, credentials refused, or, for a snapshot, unable to take writes:
+see ``context.WriteWatch``). ``refused``: a cleanup fail-safe held. ``skipped``: nothing to do
+(cleanup disabled, or an empty snapshot)."""
 
 XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger"})
 """Long lists kept in the sync history but not in the XCom."""

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_blindata.get_provider_info import get_provider_info
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
@@ -80,6 +81,31 @@ def test_the_snapshot_operator_syncs_the_store_and_returns_a_small_xcom(
         (record,) = store.sync_history(DEFINITION_UUID)
     assert (record.kind, record.status) == ("snapshot", "success")
     assert record.report["scopes"]  # the history keeps what cleanup needs
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("status", [503, 500], ids=["503-retried-to-the-deadline", "500-at-once"])
+def test_a_write_outage_fails_the_snapshot_task_so_that_airflow_retries_it(
+    connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    """Not ``partial``, which the operator takes for success: the history says ``failed``."""
+    conn = json.loads(os.environ["AIRFLOW_CONN_BLINDATA_DEFAULT"])
+    conn["extra"]["deadline"] = 2
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    connected.emulator.faults.fail_next(10**6, status=status, method="POST|PUT|DELETE")
+    operator = BlindataSnapshotOperator(
+        task_id="snapshot", definition=DEFINITION, store_url=store_url
+    )
+
+    with pytest.raises(AirflowException, match="Blindata cannot take writes") as caught:
+        operator.execute(context={})
+
+    assert not isinstance(caught.value, AirflowFailException)  # failed, and retried by Airflow
+    with open_store(store_url) as store:
+        (record,) = store.sync_history(DEFINITION_UUID)
+    assert (record.status, record.report["status"]) == ("failed", "failed")
 
 
 @pytest.mark.integration

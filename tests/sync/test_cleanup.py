@@ -212,7 +212,9 @@ def test_what_a_partial_snapshot_could_not_refresh_is_held_back(
     run(client, history, events, job)
     next_second()
     entities_before = len(objects(emulator, Kind.ENTITY))
-    emulator.emulator.faults.fail_next(1000, status=500, path=r"physical_entities/\*/upload")
+    # Blindata refuses every entity (4xx): a partial snapshot. (A 5xx on every upload would be an
+    # outage, which fails the snapshot: test_faults.py.)
+    emulator.emulator.faults.fail_next(1000, status=400, path=r"physical_entities/\*/upload")
     _, partial = run(client, history, without_job(events), job)
     emulator.emulator.faults.clear()
     assert partial.status == "partial" and partial.failed("entity") > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -77,14 +78,14 @@ def test_objects_blindata_keeps_refusing_are_reported_and_a_rerun_completes(
 ) -> None:
     job = definition()
     plan = plan_for(client, dbt_events(), job)
-    emulator.emulator.faults.fail_next(1000, status=500, path="dataflows")
+    emulator.emulator.faults.fail_next(1000, status=400, path="dataflows")
 
     failed = snapshot(plan, client, job)
 
     emulator.emulator.faults.clear()
     assert failed.status == "partial"
     assert failed.failures["flow"].count == len(plan.flows)
-    assert "500" in failed.failures["flow"].examples[0]
+    assert "injected failure" in failed.failures["flow"].examples[0]  # the 400 body's message
     assert set(failed.failed_scopes) == {flow.scope for flow in plan.flows}
     assert scoped_flows(emulator) == 0
     assert len(objects(emulator, Kind.ENTITY)) == len(plan.entities)
@@ -128,3 +129,97 @@ def plan_for_unreachable(job: Any) -> Any:
     from airflow_blindata.mapper.build import build
 
     return build(dbt_events(), job, [])
+
+
+WRITES = "POST|PUT|DELETE"
+OUTAGE_DEADLINE = 2.0
+
+
+def _writes(emulator: Any, since: int) -> list[str]:
+    return [
+        f"{entry['method']} {entry['path']}"
+        for entry in emulator.emulator.requests.entries(since)
+        if entry["method"] != "GET"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("inject", "second", "status", "stopped_in"),
+    [
+        pytest.param(
+            lambda f: f.fail_next(10**6, status=503, method=WRITES),
+            False,
+            "failed",
+            "systems",
+            id="503-on-every-write-first-snapshot",
+        ),
+        pytest.param(
+            lambda f: f.fail_next(10**6, status=500, method=WRITES),
+            False,
+            "failed",
+            "systems",
+            id="500-on-every-create-is-not-retried-but-stops-the-phase",
+        ),
+        pytest.param(
+            lambda f: f.fail_next(10**6, status=500, method=WRITES),
+            True,
+            "failed",
+            "entities",
+            id="500-on-every-upload-second-snapshot",
+        ),
+        pytest.param(
+            lambda f: f.drop_next(10**6, method=WRITES),
+            True,
+            "failed",
+            "entities",
+            id="unreachable-for-writes-second-snapshot",
+        ),
+        pytest.param(
+            lambda f: f.fail_next(3, status=409, path=r"/dataflows/\*/upload$"),
+            True,
+            "partial",
+            None,
+            id="4xx-on-some-rows-stays-partial",
+        ),
+    ],
+)
+def test_a_write_outage_fails_the_snapshot_at_the_first_phase_that_cannot_write(
+    client: BlindataClient,
+    emulator: Any,
+    inject: Any,
+    second: bool,
+    status: str,
+    stopped_in: str | None,
+) -> None:
+    """Reads pass, writes do not: ``failed`` (the operator fails, the CLI exits 1), not ``partial``
+    (exit 3, which the operator takes for success), and without waiting out the deadline for
+    every batch of every later phase."""
+    from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
+    from tests.conftest import API_KEY, TENANT, USER
+
+    job = definition()
+    if second:
+        assert snapshot(plan_for(client, dbt_events(), job), client, job).status == "success"
+    policy = RetryPolicy(deadline=OUTAGE_DEADLINE, backoff_initial=0.05, backoff_max=0.2)
+    with BlindataClient(
+        emulator.base_url, credentials=ApiKeyCredentials(USER, API_KEY), tenant=TENANT, retry=policy
+    ) as blindata:
+        plan = plan_for(blindata, dbt_events(), job)
+        since = max((entry["id"] for entry in emulator.emulator.requests.entries()), default=0)
+        inject(emulator.emulator.faults)
+        started = time.monotonic()
+
+        report = snapshot(plan, blindata, job, batch_size=10)
+
+        elapsed = time.monotonic() - started
+    emulator.emulator.faults.clear()
+    assert report.status == status, report.render()
+    if stopped_in is None:
+        assert set(report.failures) == {"flow"} and report.failures["flow"].count == 30
+        return
+    assert f"stopped in its {stopped_in} phase" in (report.message or "")
+    assert (report.message or "").startswith("Blindata cannot take writes")
+    assert elapsed < OUTAGE_DEADLINE + 2.0, elapsed  # one deadline, not one per batch
+    written = _writes(emulator, since)
+    assert len(set(written)) == 1, written  # one operation was tried, the run stopped there
+    assert not any("dataflows" in write for write in written)
