@@ -28,6 +28,7 @@ class GapCode(StrEnum):
     UNCORRELATED_IO = "UNCORRELATED_IO"
     QLP_PENDING = "QLP_PENDING"
     QLP_ANALYSIS_ERROR = "QLP_ANALYSIS_ERROR"
+    QLP_PARTIALLY_ANALYZED = "QLP_PARTIALLY_ANALYZED"
     UNRESOLVED_ORCHESTRATION_TARGET = "UNRESOLVED_ORCHESTRATION_TARGET"
     DANGLING_FLOW = "DANGLING_FLOW"
     JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
@@ -50,6 +51,9 @@ GAP_HINTS: dict[GapCode, str] = {
     GapCode.UNCORRELATED_IO: "Add the lineage facet.",
     GapCode.QLP_PENDING: "Wait one run.",
     GapCode.QLP_ANALYSIS_ERROR: "See SQL lineage.",
+    GapCode.QLP_PARTIALLY_ANALYZED: "Part of the SQL names tables or columns Blindata does not "
+    "hold: catalogue them (crawl, or let their producer send a schema facet). The SQL is analysed "
+    "again when the tables it names change in the catalog.",
     GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "Make sure that job's events reach a definition "
     "with processLayer on.",
     GapCode.DANGLING_FLOW: "Fix the dataset gaps above.",

@@ -13,6 +13,7 @@ from airflow_blindata.blindata.models import AdditionalProperty
 from airflow_blindata.mapper.systems import OWNER_PROPERTY
 
 __all__ = [
+    "ANALYSIS_CONTEXT_PROPERTY",
     "DOCUMENTATION_HASH_PROPERTY",
     "JOB_SCOPE_PROPERTY",
     "OWNER_PROPERTY",
@@ -25,6 +26,9 @@ DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
 SQL_HASH_PROPERTY = "openLineageSqlHash"
 SQL_DIALECT_PROPERTY = "openLineageSqlDialect"
 JOB_SCOPE_PROPERTY = "openLineageJobScope"
+ANALYSIS_CONTEXT_PROPERTY = "openLineageAnalysisContext"
+"""A digest of the catalogued tables (and their columns) that a routine's SQL names, as they were
+when its statement was last submitted: a change is when a partial analysis is worth repeating."""
 
 
 def values_of(properties: Iterable[AdditionalProperty] | None, name: str) -> list[str]:

@@ -7,12 +7,20 @@ analysis is asynchronous, so a new or changed SQL reports ``QLP_PENDING`` first,
 (``QLP_ANALYSIS_ERROR``) shows in a later run. Statements and the flows their analysis creates
 belong to the routine and go with it; they carry no ``ol:`` scope.
 
-A statement is submitted only when the SQL hash changed, when it is missing (a previous run failed
-half-way), or when its text is not the routine's. Nothing else costs an analysis.
+A statement is submitted when the SQL hash changed, when it is missing (a previous run failed
+half-way), or when its text is not the routine's. A statement that was only partially analysed
+(its SQL names tables or columns Blindata did not hold then) is submitted again when the catalog
+around it changed: the routine keeps ``openLineageAnalysisContext``, a digest of the catalogued
+tables its SQL names and of their columns, and a different digest means that what was missing may
+be there now (a writer job catalogued its table, or a failed upload went through). At most
+``REANALYSIS_LIMIT`` routines take a new digest per snapshot; the others keep their old one and
+come next time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -28,6 +36,7 @@ from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, PlannedRo
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.properties import (
+    ANALYSIS_CONTEXT_PROPERTY,
     JOB_SCOPE_PROPERTY,
     OWNER_PROPERTY,
     SQL_DIALECT_PROPERTY,
@@ -36,9 +45,12 @@ from airflow_blindata.sync.properties import (
 )
 from airflow_blindata.sync.statements import RoutineState, sync_statements
 
-__all__ = ["routine_key", "sync_routines"]
+__all__ = ["REANALYSIS_LIMIT", "analysis_contexts", "routine_key", "sync_routines"]
 
 KIND = "routine"
+REANALYSIS_LIMIT = 200
+"""Routines whose analysis context may change in one snapshot (each may cost an analysis)."""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 BUCKET_DESCRIPTION = "SQL of OpenLineage jobs, analysed for lineage (airflow-blindata)"
 
 RoutineKey = tuple[str, str, str]
@@ -61,6 +73,8 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
         by_system[routine.system].append(routine)
     rows: list[tuple[str, SystemRoutine]] = []
     before: dict[str, SystemRoutine | None] = {}
+    contexts = analysis_contexts(plan, index)
+    changed: set[str] = set()
     ctx.progress.start("routines", len(plan.routines))
     for name, routines in sorted(by_system.items()):
         system = index.systems.get(name)
@@ -74,7 +88,8 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
         for routine in routines:
             found = stored.get(routine_key(routine.catalog, routine.schema_, routine.name))
             before[_label(routine)] = found
-            rows.append((_label(routine), _row(ctx.owner, routine, system.uuid, found)))
+            context = _context(routine, found, contexts[_label(routine)], changed)
+            rows.append((_label(routine), _row(ctx.owner, routine, system.uuid, found, context)))
     tally = ctx.upload(ctx.client.api.routines, rows, kind=KIND)
     ctx.progress.end()
     ctx.report.count("routinesDescribed", len(rows))
@@ -86,7 +101,8 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
     states: list[RoutineState] = []
     for routine in landed:
         if _label(routine) in after:
-            states.append(RoutineState(routine, before[_label(routine)], after[_label(routine)]))
+            label = _label(routine)
+            states.append(RoutineState(routine, before[label], after[label], label in changed))
         else:
             ctx.report.fail(KIND, _label(routine), "uploaded, but Blindata does not list it")
     bucket = _bucket(ctx, _dataset_systems(plan, index))
@@ -115,12 +131,54 @@ def _existing(
     return found
 
 
+def analysis_contexts(plan: CatalogPlan, index: CatalogIndex) -> dict[str, str]:
+    """Routine label → a digest of the catalogued tables its SQL names, with their columns.
+
+    A table counts when Blindata holds it (it is in ``index``) and its name is an identifier of
+    the SQL (case-insensitive); its columns are those the plan describes.
+    """
+    columns: dict[str, set[str]] = defaultdict(set)
+    for planned in plan.fields:
+        columns[str(planned.entity)].add(planned.name)
+    tables: dict[str, list[str]] = defaultdict(list)
+    for entity in plan.entities:
+        if entity.table_type != OPENLINEAGE_JOB and entity.key in index.entities:
+            tables[entity.key.name.rsplit(".", 1)[-1].lower()].append(str(entity.key))
+    contexts: dict[str, str] = {}
+    for routine in plan.routines:
+        names = {word.lower() for word in _IDENTIFIER.findall(routine.definition)}
+        named = sorted(key for name in names for key in tables.get(name, ()))
+        text = "\n".join(f"{key}:{','.join(sorted(columns[key]))}" for key in named)
+        contexts[_label(routine)] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return contexts
+
+
+def _context(
+    routine: PlannedRoutine, stored: SystemRoutine | None, context: str, changed: set[str]
+) -> str:
+    """The context to write on the routine: the new one, unless the snapshot's bound is spent."""
+    if stored is None:
+        return context  # a new routine: its statement is analysed now anyway
+    kept = values_of(stored.additional_properties, ANALYSIS_CONTEXT_PROPERTY)
+    if context in kept:
+        return context
+    if len(changed) >= REANALYSIS_LIMIT:
+        return kept[0] if kept else context
+    changed.add(_label(routine))
+    return context
+
+
 def _row(
-    owner: str, routine: PlannedRoutine, system_uuid: str, stored: SystemRoutine | None
+    owner: str,
+    routine: PlannedRoutine,
+    system_uuid: str,
+    stored: SystemRoutine | None,
+    context: str,
 ) -> SystemRoutine:
     properties: list[Property] = [
         (SQL_HASH_PROPERTY, routine.sql_hash),
         (JOB_SCOPE_PROPERTY, routine.job),
+        (ANALYSIS_CONTEXT_PROPERTY, context),
     ]
     if routine.dialect:
         properties.append((SQL_DIALECT_PROPERTY, routine.dialect))

@@ -25,6 +25,8 @@ class RoutineState:
     planned: PlannedRoutine
     before: SystemRoutine | None
     now: SystemRoutine
+    context_changed: bool = False
+    """The catalog around its SQL changed since its last analysis (see ``routines``)."""
 
     @property
     def label(self) -> str:
@@ -113,6 +115,9 @@ def _bring_in_line(
         return statement.uuid
     if statement.analysis_status is None:
         return statement.uuid  # never analysed: an earlier submission was lost
+    if statement.analysis_status == AnalysisStatus.PARTIALLY_ANALYZED and state.context_changed:
+        ctx.report.count("statementsReanalysed")
+        return statement.uuid  # what it missed may be catalogued now
     return None
 
 
@@ -135,6 +140,9 @@ def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatemen
         ctx.report.gap(GapCode.QLP_ANALYSIS_ERROR, f"{state.label}: {message}")
     elif status == AnalysisStatus.PARTIALLY_ANALYZED:
         ctx.report.count("statementsPartiallyAnalyzed")
+        message = " ".join((statement.analysis_message or "").split())[:MESSAGE_EXCERPT]
+        example = f"{state.label}: {message}" if message else state.label
+        ctx.report.gap(GapCode.QLP_PARTIALLY_ANALYZED, example)
     elif status == AnalysisStatus.ANALYZED:
         ctx.report.count("statementsAnalyzed")
         ctx.analysed_jobs.add(state.planned.job)

@@ -1,0 +1,113 @@
+"""A partial SQL analysis is repeated when the catalog around it changes, within a bound.
+
+Named after issue "One bad event or one fault" item 4: "Re-analyse what is not fully analysed
+when the catalog around it changed (new entities), with a bound, and report
+QLP_PENDING/partial analysis as a gap with its statements." Seed 001: "the analysis result may
+become visible only in a later run".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.emulator import Kind
+from airflow_blindata.sync import routines as sync_routines_module
+from airflow_blindata.sync import snapshot
+from tests.sync.conftest import definition, objects, plan_for
+
+pytestmark = pytest.mark.integration
+
+PG = "postgres://warehouse:5432"
+COLUMNS = [{"name": "a", "type": "int"}, {"name": "b", "type": "int"}]
+
+
+def sql_job(name: str, query: str, source: str, target: str, *, schema: bool) -> dict[str, Any]:
+    """A SQL job reading ``source`` into ``target``; ``schema``: whether it describes its input
+    (its output it always describes)."""
+    described = {"schema": {"fields": COLUMNS}}
+    facets = described if schema else {}
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-29T10:00:00.000Z",
+        "producer": "https://example.com/producer",
+        "run": {"runId": f"0190b1c2-0000-7000-8000-00000000000{len(name)}", "facets": {}},
+        "job": {
+            "namespace": "airflow",
+            "name": name,
+            "facets": {"sql": {"query": query, "dialect": "postgres"}},
+        },
+        "inputs": [{"namespace": PG, "name": f"dwh.sales.{source}", "facets": facets}],
+        "outputs": [{"namespace": PG, "name": f"dwh.sales.{target}", "facets": described}],
+    }
+
+
+READER = sql_job(
+    "etl.report",
+    "INSERT INTO sales.report (a, b) SELECT a, b FROM sales.staging",
+    "staging",
+    "report",
+    schema=False,
+)
+WRITER = sql_job(
+    "etl.stage",
+    "INSERT INTO sales.staging (a, b) SELECT a, b FROM sales.raw",
+    "raw",
+    "staging",
+    schema=True,
+)
+
+
+def analysed_column_flows(emulator: Any, routine: str) -> int:
+    statements = {s["uuid"] for s in objects(emulator, Kind.STATEMENT) if s.get("name") == routine}
+    return sum(
+        1
+        for flow in objects(emulator, Kind.FLOW)
+        if (flow.get("queryStatement") or {}).get("uuid") in statements
+        and flow.get("fromPhysicalField")
+    )
+
+
+def sync(client: BlindataClient, events: list[dict[str, Any]]) -> Any:
+    job = definition()
+    return snapshot(plan_for(client, events, job), client, job)
+
+
+def test_a_reader_analysed_before_its_writer_is_analysed_again_when_the_writer_comes(
+    emulator: Any, client: BlindataClient
+) -> None:
+    sync(client, [READER])
+    first = sync(client, [READER])  # analysed by now: its input has no columns yet
+    assert first.gaps["QLP_PARTIALLY_ANALYZED"].examples[0].startswith("OpenLineage:airflow/")
+    assert analysed_column_flows(emulator, "etl.report") == 0
+
+    second = sync(client, [READER, WRITER])  # the writer catalogues the reader's input
+    assert second.counters["statementsReanalysed"] == 1
+    third = sync(client, [READER, WRITER])
+    assert analysed_column_flows(emulator, "etl.report") == 2  # as when both come at once
+    assert third.counters.get("statementsReanalysed", 0) == 0  # nothing changed since
+    assert "QLP_PARTIALLY_ANALYZED" not in third.gaps
+
+
+def test_a_snapshot_reanalyses_a_bounded_number_of_routines(
+    emulator: Any, client: BlindataClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readers = [
+        sql_job(
+            f"etl.report{number}",
+            f"INSERT INTO sales.report{number} (a, b) SELECT a, b FROM sales.staging",
+            "staging",
+            f"report{number}",
+            schema=False,
+        )
+        for number in range(3)
+    ]
+    sync(client, readers)
+    sync(client, readers)
+    monkeypatch.setattr(sync_routines_module, "REANALYSIS_LIMIT", 2)
+    bounded = sync(client, [*readers, WRITER])
+    assert bounded.counters["statementsReanalysed"] == 2
+    rest = sync(client, [*readers, WRITER])
+    assert rest.counters["statementsReanalysed"] == 1  # the third one, one snapshot later
