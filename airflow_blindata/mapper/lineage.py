@@ -15,7 +15,10 @@ For each job and each of its outputs, the finest evidence the events prove:
 A table flow is published for every proven input → output pair. Only DIRECT transformations
 (IDENTITY, TRANSFORMATION, AGGREGATION) make column flows; INDIRECT ones and dataset-wide inputs
 are not flows and, with ``includeIndirect``, are described on the table flow. A field input that
-names no transformation is taken as direct: the producer mapped the field and said nothing more.
+names no transformation is not a flow either (seed 001: the producer sends the transformation
+"only when you are sure"): it is described on the table flow, whatever ``includeIndirect`` says.
+The deprecated field-level ``transformationType`` of ``columnLineage`` (IDENTITY, MASKED) names
+a direct transformation.
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ from airflow_blindata.mapper.systems import SystemResolver
 __all__ = ["DIRECT_SUBTYPES", "Source", "map_lineage"]
 
 DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
+_LEGACY_DIRECT = DIRECT_SUBTYPES | {"MASKED"}
+"""The values of the deprecated ``columnLineage`` ``transformationType`` that name a direct
+transformation (the spec allows IDENTITY and MASKED)."""
 
 _EVIDENCE_TEXT: dict[FlowEvidence, str] = {
     "declared": "Declared lineage (lineage facet)",
@@ -74,19 +80,20 @@ class Source:
 
 
 def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, ...]]:
-    """Whether the transformations are direct, and their labels for the description."""
+    """Whether a DIRECT transformation is among them (none named: not direct), and their labels.
+
+    A field input with a DIRECT transformation is derived from its input, whatever INDIRECT ones
+    come with it (``sum(a) ... GROUP BY a``: DIRECT/AGGREGATION and INDIRECT/GROUP_BY)."""
     labels: list[str] = []
-    direct = True
-    seen_any = False
+    direct = False
     for item in items or ():
-        seen_any = True
         kind = str(getattr(item, "type", "") or "").upper()
         subtype = str(getattr(item, "subtype", "") or "").upper()
         text = getattr(item, "description", None)
         labels.append(f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind)
-        if kind != "DIRECT" or (subtype and subtype not in DIRECT_SUBTYPES):
-            direct = False
-    return (direct if seen_any else True), tuple(labels)
+        if kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES):
+            direct = True
+    return direct, tuple(labels)
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:
@@ -120,8 +127,10 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
-                # the deprecated field-level form: IDENTITY or TRANSFORMATION, both direct
-                labels = (f"DIRECT/{entry.transformation_type.upper()}",)
+                # the deprecated field-level form: IDENTITY or MASKED, both a direct copy
+                kind = entry.transformation_type.upper()
+                direct = kind in _LEGACY_DIRECT
+                labels = (f"DIRECT/{kind}" if direct else kind,)
             sources.append(
                 Source(
                     DatasetKey(item.namespace, item.name), item.field, target_field, direct, labels
@@ -198,8 +207,15 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             notes = []
             if analysed:
                 notes.append("The SQL of the job is analysed by Blindata for column flows.")
+            undeclared = [s for s in items if _undeclared(s)]
+            if undeclared:
+                notes.append(_undeclared_note(undeclared))
             if definition.include_indirect:
-                indirect = [s for s in items if not s.direct or (s.field and not s.target_field)]
+                indirect = [
+                    s
+                    for s in items
+                    if not _undeclared(s) and (not s.direct or (s.field and not s.target_field))
+                ]
                 notes.extend(_indirect_note(s) for s in indirect)
             collector.add(
                 scope=scope,
@@ -240,6 +256,16 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
 def _missing(*ends: tuple[DatasetKey | JobKey, EntityKey | None]) -> list[DatasetKey | JobKey]:
     """The keys of the ends that resolved to no entity."""
     return [key for key, entity in ends if entity is None]
+
+
+def _undeclared(source: Source) -> bool:
+    """A field mapped into a field with no transformation named: described, never a flow."""
+    return bool(source.field and source.target_field and not source.transformations)
+
+
+def _undeclared_note(sources: Sequence[Source]) -> str:
+    pairs = "; ".join(f"{s.dataset.name}.{s.field} into {s.target_field}" for s in sources)
+    return f"Field inputs with no transformation declared (not column flows): {pairs}."
 
 
 def _indirect_note(source: Source) -> str:

@@ -243,3 +243,64 @@ def test_dangling_flow_only_for_a_flow_that_had_an_end_that_could_not_be_resolve
     assert plan.report.gap_count(GapCode.DANGLING_FLOW) == dangling
     assert plan.report.counters.get("flowEndsIgnored", 0) == ignored
     assert [f for f in plan.flows if f.kind != "orchestration"] == []
+
+
+# -- "Only direct transformations make column flows" ---------------------------------------------
+
+IDENTITY = {"type": "DIRECT", "subtype": "IDENTITY"}
+FILTER = {"type": "INDIRECT", "subtype": "FILTER"}
+GROUP_BY = {"type": "INDIRECT", "subtype": "GROUP_BY"}
+UNDECLARED = "Field inputs with no transformation declared (not column flows): db.s.a.x into y."
+
+
+def field_lineage(facet: str, transformations: list[dict[str, str]] | None) -> dict[str, Any]:
+    """``db.s.a.x`` into ``db.s.out.y``, in the ``columnLineage`` or the ``lineage`` facet."""
+    source: dict[str, Any] = {"namespace": PG, "name": "db.s.a", "field": "x"}
+    if transformations is not None:
+        source["transformations"] = transformations
+    if facet == "columnLineage":
+        return {"columnLineage": {"fields": {"y": {"inputFields": [source]}}}}
+    return {"lineage": {"fields": {"y": {"inputs": [{**source, "type": "DATASET"}]}}}}
+
+
+@pytest.mark.parametrize("facet", ["columnLineage", "lineage"])
+@pytest.mark.parametrize(
+    ("transformations", "include_indirect", "is_flow", "described", "not_described"),
+    [
+        pytest.param([IDENTITY], False, True, None, UNDECLARED, id="direct"),
+        pytest.param([IDENTITY, GROUP_BY], False, True, None, UNDECLARED, id="direct-and-indirect"),
+        pytest.param(None, False, False, UNDECLARED, None, id="no-transformation"),
+        pytest.param([], False, False, UNDECLARED, None, id="an-empty-list"),
+        pytest.param(None, True, False, UNDECLARED, "INDIRECT", id="no-transformation-indirect-on"),
+        pytest.param([FILTER], False, False, None, "INDIRECT/FILTER", id="indirect"),
+        pytest.param([FILTER], True, False, "INDIRECT/FILTER", UNDECLARED, id="indirect-described"),
+    ],
+)
+def test_only_direct_transformations_make_column_flows_the_others_are_described(
+    facet: str,
+    transformations: list[dict[str, str]] | None,
+    include_indirect: bool,
+    is_flow: bool,
+    described: str | None,
+    not_described: str | None,
+) -> None:
+    output = ds("db.s.out", schema={"fields": [{"name": "y"}]})
+    output["facets"].update(field_lineage(facet, transformations))
+    plan = build(
+        [
+            run(
+                "load",
+                "r1",
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
+                outputs=[output],
+            )
+        ],
+        definition(includeIndirect=include_indirect),
+    )
+    (table,) = [f for f in plan.flows if f.kind == "table"]  # the table flow always
+    columns = {(f.source.field, f.target.field) for f in plan.flows if f.kind == "column"}
+    assert columns == ({("x", "y")} if is_flow else set())
+    if described is not None:
+        assert described in table.description
+    if not_described is not None:
+        assert not_described not in table.description
