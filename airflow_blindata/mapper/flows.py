@@ -7,8 +7,10 @@ name; a flow with an end in an ignored namespace (its scheme in any case) is dro
 since ignoring it was asked for. ``DANGLING_FLOW`` counts flows that existed: ends are resolved
 quietly (``end``, ``job_end``) and a flow is reported only when it is dropped (``dropped``), so
 an output that nothing feeds reports nothing, whatever its namespace. A column flow to a field
-that a System created by OpenLineage will not have is dropped with ``FIELD_NOT_CATALOGUED``; on
-other Systems the sync checks the field in Blindata.
+that a System this definition created will not have (no schema facet names it) is dropped with
+``FIELD_NOT_CATALOGUED``; on any other System (crawled, mapped, another definition's, whatever
+its ``entityCreation``) the field may be there without the events naming it: the flow is kept
+and the sync looks its fields up in Blindata, in bulk, and publishes it when both exist.
 
 Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
 flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
@@ -61,15 +63,13 @@ class FlowCollector:
     _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
     _entities: dict[EntityKey, PlannedEntity] = field(default_factory=dict)
     _fields: dict[EntityKey, set[str]] = field(default_factory=dict)
-    _created_systems: set[str] = field(default_factory=set)
+    _created_systems: dict[str, bool] = field(default_factory=dict)
+    """System name → whether this definition created it (asked as flows name it)."""
 
     def __post_init__(self) -> None:
         self._entities = {entity.key: entity for entity in self.plan.entities}
         for planned in self.plan.fields:
             self._fields.setdefault(planned.entity, set()).add(planned.name)
-        self._created_systems = {
-            system.name for system in self.resolver.systems if system.entity_creation
-        }
 
     # -- ends ----------------------------------------------------------------------------------
 
@@ -122,11 +122,20 @@ class FlowCollector:
         return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
 
     def field_is_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> bool:
-        """False (gap recorded) when a System created by OpenLineage will not have the field."""
-        if entity.system not in self._created_systems or name in self._fields.get(entity, ()):
+        """False (gap recorded) when a System this definition created will not have the field;
+        True elsewhere, where the sync looks it up."""
+        if not self._created_here(entity.system) or name in self._fields.get(entity, ()):
             return True
         self.plan.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{owner}: {entity}.{name}")
         return False
+
+    def _created_here(self, system_name: str) -> bool:
+        if system_name not in self._created_systems:
+            planned = next((s for s in self.resolver.systems if s.name == system_name), None)
+            self._created_systems[system_name] = planned is not None and (
+                self.resolver.created_here(planned)
+            )
+        return self._created_systems[system_name]
 
     # -- flows ---------------------------------------------------------------------------------
 

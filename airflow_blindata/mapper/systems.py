@@ -200,6 +200,15 @@ class SystemResolver:
     def _owned(self, system: KnownSystem) -> bool:
         return self.definition.uuid in system.values(OWNER_PROPERTY)
 
+    def created_here(self, system: PlannedSystem) -> bool:
+        """Whether this definition creates or created ``system``: the plan then knows every
+        field it will hold (from the schema facets). On any other System (crawled, mapped, or
+        another definition's) the fields are someone else's, and only Blindata knows them."""
+        if system.create:
+            return True
+        known = self._by_uuid.get(system.uuid or "")
+        return known is not None and self._owned(known)
+
     @staticmethod
     def _entity_creation(policy: SystemPolicy | None, owned: bool) -> bool:
         """``entityCreation`` of the policy, else true on Systems created by OpenLineage."""

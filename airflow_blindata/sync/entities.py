@@ -53,6 +53,10 @@ class CatalogIndex:
     unread_fields: set[tuple[str, str]] = field(default_factory=set)
     """Fields written without being read (new, or on an owned entity): their uuids are read
     only when a column flow needs them."""
+    read_entities: set[str] = field(default_factory=set)
+    """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
+    written since) is not in the catalog. The fields of any other entity are looked up when a
+    column flow names one (a crawled entity the events give no schema facet for)."""
 
     def add_entity(self, key: EntityKey, uuid: str, system_uuid: str, *, owned: bool) -> None:
         self.entities[key] = uuid
