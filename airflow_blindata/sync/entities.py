@@ -7,7 +7,12 @@ What the upload carries depends on whose entity it is:
 * an entity that does not exist is created only where the plan and the System allow it
   (``entityCreation``); otherwise it is the gap ``TARGET_NOT_CATALOGUED``. An entity this job
   creates is stamped ``openLineageOwner = <definition uuid>``: cleanup removes by that stamp;
-* on an entity it owns, the job writes what it knows;
+* on an entity it owns, the job writes what it knows, except a description a person edited: the
+  job stamps the hash of the description it writes (``openLineageDescriptionHash``), and a
+  stored description that no longer hashes to it is kept and counted
+  (``descriptionsKeptUserEdited``), unless the System's policy says ``replaceUserDocumentation``.
+  An owned entity with a description and no stamp (written before the stamp existed) counts as
+  edited when its description differs from the planned one: a person's text is never lost;
 * on an entity it did not create (crawled, or another definition's), it never replaces a stored
   description or table type, and never sends the owner stamp. An empty description is never sent.
 
@@ -22,12 +27,14 @@ from dataclasses import dataclass, field
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
+from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, Property
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
 from airflow_blindata.sync.lookup import entity_ref, existing_entities
 from airflow_blindata.sync.properties import (
+    DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
     OWNER_PROPERTY,
     values_of,
@@ -135,7 +142,24 @@ def _plan_row(
     documentation_hash = prepare_documentation(
         ctx, planned, stored, replace_user_edits=system.replace_user_documentation
     )
-    return entity_row(ctx.owner, planned, stored, system.uuid, documentation_hash)
+    row = entity_row(ctx.owner, planned, stored, system.uuid, documentation_hash)
+    if owned and _description_edited(planned, stored, system.replace_user_documentation):
+        ctx.report.count("descriptionsKeptUserEdited")
+        row.description = None
+        row.additional_properties = [
+            p for p in row.additional_properties or () if p.name != DESCRIPTION_HASH_PROPERTY
+        ] or None
+    return row
+
+
+def _description_edited(planned: PlannedEntity, stored: PhysicalEntity, replace: bool) -> bool:
+    """Whether the stored description of an owned entity is a person's edit, to keep."""
+    wanted = (planned.description or "").strip()
+    current = (stored.description or "").strip()
+    if replace or not wanted or not current or current == wanted:
+        return False
+    stamps = values_of(stored.additional_properties, DESCRIPTION_HASH_PROPERTY)
+    return text_hash(current) not in stamps
 
 
 def entity_row(
@@ -156,6 +180,8 @@ def entity_row(
     properties: list[Property] = list(planned.properties)
     if owned:
         properties.append((OWNER_PROPERTY, owner))
+        if description:
+            properties.append((DESCRIPTION_HASH_PROPERTY, text_hash(description)))
     if documentation_hash:
         properties.append((DOCUMENTATION_HASH_PROPERTY, documentation_hash))
     return PhysicalEntity(

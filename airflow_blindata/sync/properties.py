@@ -1,8 +1,8 @@
 """The additional properties the sync writes, and reads back to know what it wrote.
 
 ``openLineageOwner`` (the definition uuid) marks what a definition created: cleanup removes only
-objects that carry it. The hashes tell the job's own text from a person's edit (documentation)
-and a changed SQL from an unchanged one (routines).
+objects that carry it. The hashes tell the job's own text from a person's edit (documentation,
+and the description of an entity it created) and a changed SQL from an unchanged one (routines).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from airflow_blindata.mapper.systems import OWNER_PROPERTY
 
 __all__ = [
     "ANALYSIS_CONTEXT_PROPERTY",
+    "DESCRIPTION_HASH_PROPERTY",
     "DOCUMENTATION_HASH_PROPERTY",
     "JOB_SCOPE_PROPERTY",
     "OWNER_PROPERTY",
@@ -23,6 +24,9 @@ __all__ = [
 ]
 
 DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
+DESCRIPTION_HASH_PROPERTY = "openLineageDescriptionHash"
+"""The hash of the description the job wrote on an entity it created: a stored description that
+no longer hashes to it was edited by a person, and is kept."""
 SQL_HASH_PROPERTY = "openLineageSqlHash"
 SQL_DIALECT_PROPERTY = "openLineageSqlDialect"
 JOB_SCOPE_PROPERTY = "openLineageJobScope"
