@@ -334,6 +334,12 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
             return None
         keys = _ASSERTION_KEYS | (_METRIC_KEYS if metrics else frozenset())
         tests = _only(run.run_facets, frozenset({TestRunFacet.KEY}))
+        held = [
+            *(key for item in run.inputs for key in (*item.facets, *item.input_facets)),
+            *(key for item in run.outputs for key in (*item.facets, *item.output_facets)),
+        ]
+        if not tests and keys.isdisjoint(held):
+            return None  # the usual case: a run with no quality facet, dropped at once
         inputs = [
             InputFold(
                 key=item.key,

@@ -12,7 +12,8 @@ from the newest back. An event is read whole when something of it can still matt
   so an older valid one still wins, exactly as in a fold of every event;
 * it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on;
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
-  fold's order (the tie is broken by content).
+  fold's order (the tie is broken by content);
+* its job has at most two runs (both are kept whole; the first read is skipped then).
 
 Every other event is *skimmed*: it counts in the run cycle (states, times, outputs) with no
 facets, which is all the fold takes from it. Malformed and unknown facets are reported for what
@@ -124,6 +125,23 @@ class _Decided:
             self.datasets.setdefault(key, set()).update(dataset.facets)
 
 
+def _raw_job(data: dict[str, Any]) -> tuple[Any, Any] | None:
+    job = data.get("job")
+    return (job.get("namespace"), job.get("name")) if isinstance(job, dict) else None
+
+
+def _short_histories(decoded: list[Any]) -> set[tuple[Any, Any] | None]:
+    """The jobs (as the raw JSON names them) with at most two runs: a snapshot keeps both whole,
+    so their events are read whole at once, without a first read of their envelopes."""
+    runs: dict[tuple[Any, Any] | None, set[Any]] = {}
+    for data in decoded:
+        if isinstance(data, dict):
+            run = data.get("run")
+            run_id = run.get("runId") if isinstance(run, dict) else None
+            runs.setdefault(_raw_job(data), set()).add(repr(run_id))
+    return {job for job, ids in runs.items() if job is not None and len(ids) <= 2}
+
+
 def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = True) -> list[Event]:
     """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
 
@@ -133,9 +151,13 @@ def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = Tru
     decoded = [_object(item) for item in items]
     results: list[ParsedEvent | Event | None] = [None] * len(decoded)
     envelopes: dict[int, RunEvent] = {}
+    short = _short_histories(decoded)
     for index, data in enumerate(decoded):
         if isinstance(data, Event):
             results[index] = data
+            continue
+        if isinstance(data, dict) and _raw_job(data) in short:
+            results[index] = parse_event(data)  # every run is kept whole: nothing to skim
             continue
         skim = parse_event(data, facets=False) if isinstance(data, dict) else None
         if skim is not None and isinstance(skim.event, RunEvent):

@@ -94,6 +94,13 @@ def test_skimming_superseded_events_gives_the_same_fold(events: list[dict[str, A
         assert skim_report.counters.get(name) == whole_report.counters.get(name)
 
 
+def test_a_job_with_two_runs_at_most_is_read_whole_at_once() -> None:
+    """Both runs are kept whole: reading their envelopes first would only cost time."""
+    events = [raw_event("COMPLETE", n, f"r{n}", job_facets=GOOD_DOC) for n in range(2)]
+    _, report = folded(events, skim=True)
+    assert report.counters["eventsSkimmed"] == 0 and report.counters["eventsRead"] == 2
+
+
 def test_old_runs_with_superseded_facets_are_not_validated() -> None:
     events = [
         raw_event("COMPLETE", number, f"r{number}", job_facets=GOOD_DOC) for number in range(10)
@@ -119,7 +126,8 @@ def test_a_malformed_facet_of_what_is_used_is_still_reported() -> None:
 def test_malformed_facets_of_superseded_events_are_not_read() -> None:
     events = [
         raw_event("COMPLETE", 1, "old", job_facets=BAD_DOC),
-        raw_event("COMPLETE", 2, "new", job_facets=GOOD_DOC),
+        raw_event("COMPLETE", 2, "mid", job_facets=GOOD_DOC),
+        raw_event("COMPLETE", 3, "new", job_facets=GOOD_DOC),
     ]
     _, report = folded(events, skim=True)
     assert report.gap_count(GapCode.MALFORMED_FACET) == 0
@@ -129,7 +137,7 @@ def test_a_skimmed_event_with_a_name_no_store_can_hold_is_unreadable() -> None:
     """Issue "One bad event": a store written by an earlier version may hold a lone surrogate;
     the fold never meets it, skimmed or not."""
     old = raw_event("COMPLETE", 1, "old", outputs=[{"namespace": NS, "name": "bad \udc80"}])
-    events = [old, raw_event("COMPLETE", 2, "new")]
+    events = [old, raw_event("COMPLETE", 2, "mid"), raw_event("COMPLETE", 3, "new")]
     result, report = folded(events, skim=True)
     assert report.gap_count(GapCode.UNREADABLE_EVENT) == 1
     (job,) = result.jobs
