@@ -22,10 +22,10 @@ from airflow_blindata.mapper.events import BaseFacet, FacetLocation
 from airflow_blindata.mapper.events.registry import read_facet
 from airflow_blindata.mapper.fold import (
     DatasetKey,
+    DatasetMentions,
     FoldedJob,
     JobFold,
-    _DatasetMerge,
-    _Mention,
+    Mention,
 )
 from airflow_blindata.mapper.report import Report
 
@@ -97,12 +97,12 @@ def _load_job(data: dict[str, Any]) -> JobFold:
     return JobFold.model_validate(data)
 
 
-def _mention(key: str, data: dict[str, Any]) -> _Mention:
+def _mention(key: str, data: dict[str, Any]) -> Mention:
     moment, rank, namespace, name, run = data["order"]
     order = ((datetime.fromisoformat(moment), rank, namespace, name, run), data["content"])
     raw = data["facet"]
     facet = None if raw is None else read_facet(key, raw, FacetLocation.DATASET)
-    return _Mention(order, facet)
+    return Mention(order, facet)
 
 
 def load_folded(text: str) -> tuple[FoldedJob, Report]:
@@ -111,7 +111,7 @@ def load_folded(text: str) -> tuple[FoldedJob, Report]:
     data = json.loads(text)
     job = _load_job(data["job"])
     datasets = {
-        DatasetKey(item["namespace"], item["name"]): _DatasetMerge(
+        DatasetKey(item["namespace"], item["name"]): DatasetMentions(
             {key: _mention(key, mention) for key, mention in item["mentions"].items()},
             datetime.fromisoformat(item["first"]),
             datetime.fromisoformat(item["last"]),

@@ -52,12 +52,14 @@ from .events import (
 __all__ = [
     "DatasetFold",
     "DatasetKey",
+    "DatasetMentions",
     "Fold",
     "FoldBuilder",
     "FoldedJob",
     "InputFold",
     "JobFold",
     "JobKey",
+    "Mention",
     "OutputFold",
     "RunFold",
     "RunRetainer",
@@ -367,7 +369,7 @@ RunRetainer = Callable[[RunFold], "RunFold | None"]
 
 
 @dataclass(slots=True)
-class _Mention:
+class Mention:
     """The latest mention of one dataset facet key: the facet, or ``None`` when it was deleted."""
 
     order: tuple[_SortKey, str]
@@ -375,10 +377,10 @@ class _Mention:
 
 
 @dataclass(slots=True)
-class _DatasetMerge:
+class DatasetMentions:
     """One dataset's facets merged over the groups of events folded so far."""
 
-    mentions: dict[str, _Mention]
+    mentions: dict[str, Mention]
     first: datetime
     last: datetime
 
@@ -387,12 +389,12 @@ class _DatasetMerge:
         for key, facet in facets.items():
             mention = self.mentions.get(key)
             if mention is None or mention.order <= order:
-                self.mentions[key] = _Mention(order, None if facet.deleted else facet)
+                self.mentions[key] = Mention(order, None if facet.deleted else facet)
         moment = order[0][0]
         self.first = min(self.first, moment)
         self.last = max(self.last, moment)
 
-    def absorb(self, other: _DatasetMerge) -> None:
+    def absorb(self, other: DatasetMentions) -> None:
         """Merge another group's mentions of the same dataset: later orders win per key."""
         for key, mention in other.mentions.items():
             mine = self.mentions.get(key)
@@ -499,7 +501,7 @@ class FoldedJob:
     events are the same: a snapshot may keep it and skip reading the events next time."""
 
     job: JobFold
-    datasets: dict[DatasetKey, _DatasetMerge]
+    datasets: dict[DatasetKey, DatasetMentions]
 
 
 def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> list[FoldedJob]:
@@ -515,7 +517,7 @@ def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> lis
         job = _fold_job(key, ordered)
         if retain is not None:
             job.runs = _kept_runs(job.runs, retain)
-        datasets: dict[DatasetKey, _DatasetMerge] = {}
+        datasets: dict[DatasetKey, DatasetMentions] = {}
         for event in ordered:
             # Events of two jobs never tie on the sort key (it holds the job): no content.
             position = (_sort_key(event), "")
@@ -528,7 +530,7 @@ def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> lis
 
 
 def _mention(
-    into: dict[DatasetKey, _DatasetMerge],
+    into: dict[DatasetKey, DatasetMentions],
     key: DatasetKey,
     order: tuple[_SortKey, str],
     facets: Mapping[str, BaseFacet],
@@ -536,7 +538,7 @@ def _mention(
     merge = into.get(key)
     if merge is None:
         moment = order[0][0]
-        merge = into[key] = _DatasetMerge({}, moment, moment)
+        merge = into[key] = DatasetMentions({}, moment, moment)
     merge.add(order, facets)
 
 
@@ -553,7 +555,7 @@ class FoldBuilder:
     def __init__(self, retain: RunRetainer | None = None) -> None:
         self._retain = retain
         self._jobs: dict[JobKey, JobFold] = {}
-        self._datasets: dict[DatasetKey, _DatasetMerge] = {}
+        self._datasets: dict[DatasetKey, DatasetMentions] = {}
 
     def add(self, events: Iterable[Event]) -> None:
         """Fold a group of events: whole jobs, and DatasetEvents. Non-events are skipped."""
@@ -580,7 +582,7 @@ class FoldBuilder:
         for key, merge in folded.datasets.items():
             mine = self._datasets.get(key)
             if mine is None:
-                self._datasets[key] = _DatasetMerge(dict(merge.mentions), merge.first, merge.last)
+                self._datasets[key] = DatasetMentions(dict(merge.mentions), merge.first, merge.last)
             else:
                 mine.absorb(merge)
 
