@@ -15,6 +15,9 @@ What the upload carries depends on whose entity it is:
   edited when its description differs from the planned one: a person's text is never lost;
 * on an entity it did not create (crawled, or another definition's), it never replaces a stored
   description or table type, and never sends the owner stamp. An empty description is never sent.
+  On another definition's entity it adds its uuid to ``openLineageDescribedBy``, so that the
+  owner's cleanup keeps a table this definition still describes; this definition's cleanup takes
+  the uuid off the entities its last snapshot no longer described (``ownership.py``).
 
 Uploads answer with counts, not uuids, so the entities created are read back once afterwards.
 """
@@ -34,6 +37,7 @@ from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
 from airflow_blindata.sync.lookup import entity_ref, existing_entities
 from airflow_blindata.sync.properties import (
+    DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
     OWNER_PROPERTY,
@@ -182,6 +186,11 @@ def entity_row(
         properties.append((OWNER_PROPERTY, owner))
         if description:
             properties.append((DESCRIPTION_HASH_PROPERTY, text_hash(description)))
+    elif stored is not None and values_of(stored.additional_properties, OWNER_PROPERTY):
+        # Another definition's entity: say that this one describes it too (all values are sent:
+        # an upload replaces every value of a name it sends).
+        marks = {owner, *values_of(stored.additional_properties, DESCRIBED_BY_PROPERTY)}
+        properties.extend((DESCRIBED_BY_PROPERTY, mark) for mark in sorted(marks))
     if documentation_hash:
         properties.append((DOCUMENTATION_HASH_PROPERTY, documentation_hash))
     return PhysicalEntity(

@@ -4,7 +4,9 @@ A field is written only on an entity that exists after the entities phase (seed 
 created only when the job may create entities of the System, or the entity exists"). On an entity
 this job owns, its fields follow the schema facet. On any other entity, an existing field keeps
 its type, position and description (a crawler's knowledge of the store wins); the job adds only
-what is missing. Upload never removes a field, so crawled fields the facet omits stay.
+what is missing. Upload never removes a field, so crawled fields the facet omits stay. The fields
+of an entity this job owns carry ``openLineageOwner``: cleanup keeps an entity that holds a field
+someone else added.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from airflow_blindata.blindata import BlindataError
-from airflow_blindata.blindata.models import PhysicalEntityRef, PhysicalField
+from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntityRef, PhysicalField
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedField
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.lookup import StoredField, existing_fields
+from airflow_blindata.sync.properties import OWNER_PROPERTY
 
 __all__ = ["field_row", "read_back_fields", "sync_fields"]
 
@@ -43,6 +46,7 @@ def sync_fields(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> Non
     described = len(plan.fields) - skipped
     ctx.report.count("fieldsSkipped", skipped)
     ctx.report.count("fieldsDescribed", described)
+    ctx.report.count("fieldsOwned", len(owned))  # what cleanup weighs a removal against
     ctx.progress.start("fields", described)
     tally = ctx.upload(ctx.client.api.physical_fields, _rows(ctx, index, owned, others), kind=KIND)
     ctx.progress.end()
@@ -61,7 +65,8 @@ def _rows(
     """
     for entity_uuid, planned in owned:
         index.unread_fields.add((entity_uuid, planned.name))
-        yield f"{planned.entity}.{planned.name}", field_row(planned, entity_uuid, None, owned=True)
+        row = field_row(planned, entity_uuid, None, owned=True, owner=ctx.owner)
+        yield f"{planned.entity}.{planned.name}", row
     for system_uuid, described in sorted(others.items()):
         try:
             uuids = sorted({uuid for uuid, _ in described})
@@ -82,9 +87,19 @@ def _rows(
 
 
 def field_row(
-    planned: PlannedField, entity_uuid: str, stored: StoredField | None, *, owned: bool
+    planned: PlannedField,
+    entity_uuid: str,
+    stored: StoredField | None,
+    *,
+    owned: bool,
+    owner: str | None = None,
 ) -> PhysicalField:
-    """The upload row: all of it on a new field or an owned entity, additions only otherwise."""
+    """The upload row: all of it on a new field or an owned entity, additions only otherwise.
+
+    A field of an entity this definition owns carries ``openLineageOwner`` too: cleanup tells
+    the fields it wrote from those a crawler or a person added to the entity since, which keep
+    the entity (``ownership.py``).
+    """
     kept = stored if stored is not None and not owned else None
     description = (planned.description or "").strip() or None
     return PhysicalField(
@@ -93,6 +108,9 @@ def field_row(
         type=None if kept and kept.has_type else planned.type,
         ordinal_position=None if kept and kept.has_position else planned.ordinal_position,
         description=None if kept and kept.has_description else description,
+        additional_properties=(
+            AdditionalProperty.many([(OWNER_PROPERTY, owner)]) if owned and owner else None
+        ),
     )
 
 

@@ -4,20 +4,43 @@ Read-only: ``collect`` lists the owned objects (by the ``openLineageOwner`` stam
 scope) and splits them into what the snapshot refreshed and what it did not. Kinds the snapshot
 could not fully refresh are held back (a failure is not a removal), and so are the scopes whose
 flows it could not all write.
+
+Blindata deletes with an entity its fields, documentation and every flow that ends on it, and
+with a System its entities, routines and flows. So before an entity or a System goes, ``collect``
+reads what refers to it, and keeps it when anything outside this cleanup does (seed 001: the job
+"acts on scopes, never on flows created by crawlers or other jobs"):
+
+* a flow that this cleanup does not remove: another scope (``crawler:...``, another job's
+  ``ol:...``), no scope (a person's), the analysis of a statement whose routine stays, or a flow
+  of this definition that is still described;
+* a field of the entity this definition did not write (it stamps the fields of its entities);
+* another definition that still describes the entity (``openLineageDescribedBy``: each
+  definition's snapshot adds its uuid to the other definitions' entities it describes, and its
+  cleanup takes it off those its last snapshot did not refresh);
+* for a System, any entity or routine it holds that this cleanup does not remove.
+
+A kept object is counted and listed with the reason (``RunReport.kept``). What a removal takes
+with it is counted in the removal (the fields of an entity, the statements of a routine), and
+weighed against everything the definition owns, fields and statements included: the share
+``maxRemovalShare`` limits is of objects of the catalog, not of tables.
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from airflow_blindata.blindata import BlindataPermissionError
 from airflow_blindata.blindata.models import (
     DataFlow,
     Page,
     PhysicalEntity,
+    PhysicalField,
+    QueryStatement,
     System,
     SystemRoutine,
     format_timestamp,
@@ -26,12 +49,26 @@ from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
 from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
-from airflow_blindata.sync.properties import JOB_SCOPE_PROPERTY, OWNER_PROPERTY, values_of
+from airflow_blindata.sync.properties import (
+    DESCRIBED_BY_PROPERTY,
+    JOB_SCOPE_PROPERTY,
+    OWNER_PROPERTY,
+    values_of,
+)
 from airflow_blindata.sync.report import Ledger, RunReport
 
-__all__ = ["Removal", "collect"]
+__all__ = ["Kept", "Removal", "collect", "entity_key"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A stale owned object that stays, and why."""
+
+    kind: str
+    key: str
+    reason: str
 
 
 @dataclass
@@ -42,6 +79,14 @@ class Removal:
     routines: list[SystemRoutine] = field(default_factory=list)
     entities: list[PhysicalEntity] = field(default_factory=list)
     systems: list[System] = field(default_factory=list)
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    """Entity uuid → the names of the fields that go with it."""
+    statements: dict[str, list[str]] = field(default_factory=dict)
+    """Routine uuid → the names of the statements (and their analysis) that go with it."""
+    kept: list[Kept] = field(default_factory=list)
+    marks: list[PhysicalEntity] = field(default_factory=list)
+    """Other definitions' entities that carry this definition's ``openLineageDescribedBy`` and
+    that the last snapshot did not describe: the mark comes off (no object is removed)."""
     owned_total: int = 0
     scopes: set[str] = field(default_factory=set)
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
@@ -50,7 +95,19 @@ class Removal:
 
     @property
     def count(self) -> int:
-        return len(self.flows) + len(self.routines) + len(self.entities) + len(self.systems)
+        """Every object the removal deletes, with what Blindata deletes along with them."""
+        return (
+            len(self.flows)
+            + len(self.routines)
+            + sum(len(self.statements.get(r.uuid or "", ())) for r in self.routines)
+            + len(self.entities)
+            + sum(len(self.fields.get(e.uuid or "", ())) for e in self.entities)
+            + len(self.systems)
+        )
+
+
+def entity_key(entity: PhysicalEntity) -> str:
+    return f"{entity.schema_ or ''}.{entity.name}".lstrip(".")
 
 
 def _alive(ctx: SyncContext, items: Iterable[T]) -> Iterator[T]:
@@ -103,9 +160,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     used = {use.uuid for use in last.systems.values()}
     if hold_entities:
         ctx.report.count("entitiesHeldBack", len(stale_entities))
-    else:
-        removal.entities = stale_entities
-        removal.systems = [s for s in systems if s.uuid not in used]
 
     job_systems = set(ledger.job_systems)
     job_systems.update(use.uuid for use in last.systems.values() if use.jobs)
@@ -122,12 +176,240 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         ctx.report.count("routinesHeldBack", len(stale_routines))
     else:
         removal.routines = stale_routines
+    statements = _statements(ctx, routines)
+    removal.statements = {
+        r.uuid or "": [s.name or s.uuid or "" for s in statements.get(r.uuid or "", [])]
+        for r in removal.routines
+    }
 
     removal.scopes = set(ledger.scopes) | set(last.scopes) | job_scopes
     removal.flows = _stale_flows(ctx, removal.scopes - removal.held_scopes, watermark)
+    outside = _Outside(
+        removing={flow.uuid for flow in removal.flows if flow.uuid},
+        analysed={
+            statement.uuid
+            for routine in removal.routines
+            for statement in statements.get(routine.uuid or "", [])
+            if statement.uuid
+        },
+    )
+    stale_fields = 0
+    if not hold_entities:
+        references = _entity_references(ctx, stale_entities)
+        for entity in stale_entities:
+            found = references.get(entity.uuid or "", _References())
+            stale_fields += len(found.fields)
+            reason = _entity_reason(entity, found, outside, owner)
+            if reason:
+                removal.kept.append(Kept("entity", entity_key(entity), reason))
+            else:
+                removal.entities.append(entity)
+                removal.fields[entity.uuid or ""] = sorted(f.name for f in found.fields)
+        candidates = [s for s in systems if s.uuid not in used]
+        for system in candidates:
+            reason = _system_reason(ctx, system, removal, outside)
+            if reason:
+                removal.kept.append(Kept("system", system.name, reason))
+            else:
+                removal.systems.append(system)
+        removal.marks = _stale_marks(ctx, owner, watermark)
+
     flows_total = last.counters.get("flowsDescribed", 0) + len(removal.flows)
-    removal.owned_total = len(entities) + len(systems) + len(routines) + flows_total
+    fields_total = last.counters.get("fieldsOwned", 0) + stale_fields
+    statements_total = sum(len(statements.get(r.uuid or "", [])) for r in routines)
+    removal.owned_total = (
+        len(entities) + fields_total + len(systems) + len(routines) + statements_total + flows_total
+    )
     return removal
+
+
+# -- what refers to an entity or a System -------------------------------------------------------
+
+
+@dataclass
+class _References:
+    """What refers to one entity: its fields, and the flows that end on it, by uuid."""
+
+    fields: list[PhysicalField] = field(default_factory=list)
+    flows: dict[str, DataFlow] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Outside:
+    """Tells a flow this cleanup removes (with a scope, or with a routine) from any other."""
+
+    removing: set[str]
+    """uuids of the flows of the definition's scopes this cleanup removes."""
+    analysed: set[str]
+    """uuids of the statements of the routines this cleanup removes: their flows go with them."""
+
+    def __call__(self, flow: DataFlow) -> bool:
+        if flow.uuid in self.removing:
+            return False
+        statement = flow.query_statement.uuid if flow.query_statement else None
+        return statement is None or statement not in self.analysed
+
+
+def _statements(ctx: SyncContext, routines: list[SystemRoutine]) -> dict[str, list[QueryStatement]]:
+    """Routine uuid → its statements in the definition's query bucket.
+
+    A user without the query parser's permission reads none (``statementsUnread``): the flows of
+    their analysis then count as references from outside, which keeps the entities they end on.
+    """
+    if not routines:
+        return {}
+    api = ctx.client.api
+    name = ctx.definition.query_bucket_name
+    found: dict[str, list[QueryStatement]] = defaultdict(list)
+    try:
+        bucket = next((b for b in api.query_buckets.list(name=name) if b.name == name), None)
+        if bucket is None or not bucket.uuid:
+            return {}
+        for statement in _alive(
+            ctx, api.statements.list(page_size=LIST_PAGE_SIZE, bucketUuid=bucket.uuid)
+        ):
+            if statement.routine and statement.routine.uuid:
+                found[statement.routine.uuid].append(statement)
+    except BlindataPermissionError:
+        ctx.report.count("statementsUnread")
+        return {}
+    return found
+
+
+def _entity_references(ctx: SyncContext, entities: list[PhysicalEntity]) -> dict[str, _References]:
+    """The fields and flows of each entity, read the cheaper way for each System: entity by
+    entity (three requests each), or the whole System's fields and flows past
+    ``lookup_limit`` entities."""
+    api = ctx.client.api
+    by_system: dict[str, set[str]] = defaultdict(set)
+    for entity in entities:
+        if entity.uuid:
+            by_system[entity.system.uuid if entity.system else ""].add(entity.uuid)
+    found: dict[str, _References] = defaultdict(_References)
+    for system_uuid, uuids in sorted(by_system.items()):
+        fields: list[Iterable[PhysicalField]]
+        flows: list[Iterable[DataFlow]]
+        if system_uuid and len(uuids) > ctx.lookup_limit:
+            fields = [api.physical_fields.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid)]
+            flows = [
+                api.dataflows.list(page_size=LIST_PAGE_SIZE, **{side: system_uuid})
+                for side in ("fromSystemUuid", "toSystemUuid")
+            ]
+        else:
+            fields = [
+                api.physical_fields.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+                for uuid in sorted(uuids)
+            ]
+            flows = [
+                api.dataflows.list(page_size=LIST_PAGE_SIZE, **{side: uuid})
+                for uuid in sorted(uuids)
+                for side in ("fromPhysicalEntityUuid", "toPhysicalEntityUuid")
+            ]
+        for stored in _alive(ctx, (f for listing in fields for f in listing)):
+            entity_uuid = stored.physical_entity.uuid if stored.physical_entity else None
+            if entity_uuid in uuids:
+                found[entity_uuid].fields.append(stored)
+        for flow in _alive(ctx, (f for listing in flows for f in listing)):
+            for end in (flow.from_physical_entity, flow.to_physical_entity):
+                if end is not None and end.uuid in uuids and flow.uuid:
+                    found[end.uuid].flows[flow.uuid] = flow
+    return found
+
+
+def _entity_reason(
+    entity: PhysicalEntity, found: _References, outside: _Outside, owner: str
+) -> str | None:
+    """Why the entity must stay, or ``None`` when nothing outside this cleanup refers to it."""
+    reasons: list[str] = []
+    flows = [flow for flow in found.flows.values() if outside(flow)]
+    if flows:
+        reasons.append(_flows_reason(flows))
+    others = sorted(
+        f.name
+        for f in found.fields
+        if owner not in values_of(f.additional_properties, OWNER_PROPERTY)
+    )
+    if others:
+        reasons.append(f"{_many(len(others), 'field')} it did not create ({_few(others)})")
+    describers = sorted(
+        set(values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)) - {owner}
+    )
+    if describers:
+        reasons.append(f"still described by job definition {_few(describers)}")
+    return "; ".join(reasons) or None
+
+
+def _system_reason(
+    ctx: SyncContext, system: System, removal: Removal, outside: _Outside
+) -> str | None:
+    """Why an owned System no longer used must stay: what it holds or what refers to it, beyond
+    what this cleanup removes."""
+    uuid = system.uuid or ""
+    api = ctx.client.api
+    reasons: list[str] = []
+    removed_here = sum(1 for e in removal.entities if e.system and e.system.uuid == uuid)
+    entities = _total(ctx, "physical_entities.list", systemUuid=uuid)
+    if entities > removed_here:
+        reasons.append(f"holds {_many(entities - removed_here, 'entity')} it does not remove")
+    routines_here = sum(1 for r in removal.routines if r.system and r.system.uuid == uuid)
+    routines = _total(ctx, "routines.list", systemUuid=uuid)
+    if routines > routines_here:
+        reasons.append(f"holds {_many(routines - routines_here, 'routine')} it does not remove")
+    flows: dict[str, DataFlow] = {}
+    for side in ("fromSystemUuid", "toSystemUuid"):
+        for flow in _alive(ctx, api.dataflows.list(page_size=LIST_PAGE_SIZE, **{side: uuid})):
+            if flow.uuid and outside(flow):
+                flows[flow.uuid] = flow
+    if flows:
+        reasons.append(_flows_reason(list(flows.values())))
+    return "; ".join(reasons) or None
+
+
+def _stale_marks(ctx: SyncContext, owner: str, watermark: datetime) -> list[PhysicalEntity]:
+    """Entities marked described by this definition that its last snapshot did not refresh (it
+    uploads every entity it describes, so it no longer describes them)."""
+    marked = ctx.client.api.physical_entities.list(
+        page_size=LIST_PAGE_SIZE,
+        additionalPropertyName=DESCRIBED_BY_PROPERTY,
+        additionalPropertyValue=owner,
+    )
+    return [
+        entity
+        for entity in _alive(ctx, marked)
+        if owner in values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)
+        and owner not in values_of(entity.additional_properties, OWNER_PROPERTY)
+        and _stale(entity.modification_date, watermark)
+    ]
+
+
+def _total(ctx: SyncContext, operation: str, **filters: str) -> int:
+    """How many objects a listing holds, from a page of one."""
+    page: Page[dict[str, Any]] = ctx.client.call(
+        ENDPOINTS[operation], Page[dict[str, Any]], params={**filters, "page": 0, "size": 1}
+    )
+    return page.total_elements
+
+
+def _flows_reason(flows: list[DataFlow]) -> str:
+    owners = sorted({_flow_owner(flow) for flow in flows})
+    verb = "ends" if len(flows) == 1 else "end"
+    return f"{_many(len(flows), 'flow')} of other owners {verb} on it ({_few(owners)})"
+
+
+def _flow_owner(flow: DataFlow) -> str:
+    if flow.query_statement is not None:
+        return "SQL analysis"
+    return f"scope {flow.scope}" if flow.scope else "no scope"
+
+
+def _many(count: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{count} {noun if count == 1 else plural}"
+
+
+def _few(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", … {len(items) - limit} more" if len(items) > limit else "")
 
 
 def _stale_flows(ctx: SyncContext, scopes: set[str], watermark: datetime) -> list[DataFlow]:

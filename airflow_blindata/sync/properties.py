@@ -14,6 +14,7 @@ from airflow_blindata.mapper.systems import OWNER_PROPERTY
 
 __all__ = [
     "ANALYSIS_CONTEXT_PROPERTY",
+    "DESCRIBED_BY_PROPERTY",
     "DESCRIPTION_HASH_PROPERTY",
     "DOCUMENTATION_HASH_PROPERTY",
     "JOB_SCOPE_PROPERTY",
@@ -24,6 +25,10 @@ __all__ = [
 ]
 
 DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
+DESCRIBED_BY_PROPERTY = "openLineageDescribedBy"
+"""On an entity another job definition created: the uuids of the definitions whose snapshots
+describe it too. Its owner's cleanup keeps it while another definition still describes it; each
+definition's cleanup takes its own uuid off the entities its last snapshot did not refresh."""
 DESCRIPTION_HASH_PROPERTY = "openLineageDescriptionHash"
 """The hash of the description the job wrote on an entity it created: a stored description that
 no longer hashes to it was edited by a person, and is kept."""

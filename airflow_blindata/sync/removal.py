@@ -16,19 +16,27 @@ removal larger than ``maxRemovalShare`` of what the definition owns is refused u
 ``dry_run`` reports what would go. Removal order: flows, routines (with the statements and flows
 of their analysis), entities (with their fields and documentation), then owned Systems that are
 no longer used and hold nothing.
+
+Blindata deletes with an entity or a System the flows that end on it: an entity or System that
+anything outside this cleanup refers to (another scope's flow, a person's, a field the definition
+did not write, another definition that still describes it) is kept, counted and listed with the
+reason (``ownership.py``). The share counts what a deletion takes with it (fields, statements).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
+from airflow_blindata.blindata.models import PhysicalEntity, SystemRoutine
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.history import SyncRecordLike, carried_ledger, last_snapshot
-from airflow_blindata.sync.ownership import Removal, collect
+from airflow_blindata.sync.ownership import Removal, collect, entity_key
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
+from airflow_blindata.sync.properties import DESCRIBED_BY_PROPERTY
 from airflow_blindata.sync.report import Ledger, RunReport
 
 __all__ = ["REASONS", "cleanup"]
@@ -86,6 +94,7 @@ def cleanup(
         return report.finish("failed", f"Blindata cannot be used: {exc}")
     report.count("ownedObjects", removal.owned_total)
     report.count("objectsToRemove", removal.count)
+    _note_kept(report, removal)
     share = removal.count / removal.owned_total if removal.owned_total else 0.0
     limit = definition.cleanup.max_removal_share
     unchanged = Ledger(
@@ -134,21 +143,45 @@ def _refuse(report: RunReport, reason: str, detail: str | None = None) -> RunRep
     return report.finish("skipped" if reason in SKIPPING_REASONS else "refused", message)
 
 
+def _note_kept(report: RunReport, removal: Removal) -> None:
+    """Stale owned objects that stay because something outside this cleanup refers to them."""
+    for kept in removal.kept:
+        report.note_kept(kept.kind, kept.key, kept.reason)
+        report.count("entitiesKeptReferenced" if kept.kind == "entity" else "systemsKeptReferenced")
+
+
 def _list(report: RunReport, removal: Removal) -> None:
     for flow in removal.flows:
         report.note_removed("flow", f"{flow.scope} {flow.name}")
     for routine in removal.routines:
-        report.note_removed("routine", f"{routine.catalog}/{routine.name}")
+        _note_routine(report, removal, routine)
     for entity in removal.entities:
-        report.note_removed("entity", f"{entity.schema_ or ''}.{entity.name}".lstrip("."))
+        _note_entity(report, removal, entity)
     for system in removal.systems:
         report.note_removed("system", system.name)
+
+
+def _note_routine(report: RunReport, removal: Removal, routine: SystemRoutine) -> None:
+    key = f"{routine.catalog}/{routine.name}"
+    report.note_removed("routine", key)
+    for statement in removal.statements.get(routine.uuid or "", ()):
+        report.note_removed("statement", f"{key}: {statement}")
+
+
+def _note_entity(report: RunReport, removal: Removal, entity: PhysicalEntity) -> None:
+    key = entity_key(entity)
+    report.note_removed("entity", key)
+    for name in removal.fields.get(entity.uuid or "", ()):
+        report.note_removed("field", f"{key}.{name}")
 
 
 def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
     outcome = _Outcome()
     api = ctx.client.api
-    ctx.progress.start("cleanup: remove", removal.count)
+    ctx.progress.start(
+        "cleanup: remove",
+        len(removal.flows) + len(removal.routines) + len(removal.entities) + len(removal.systems),
+    )
     for flow in removal.flows:
         if ctx.delete(api.dataflows, "flow", f"{flow.scope} {flow.name}", flow.uuid):
             ctx.report.note_removed("flow", f"{flow.scope} {flow.name}")
@@ -157,11 +190,12 @@ def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
     for routine in removal.routines:
         key = f"{routine.catalog}/{routine.name}"
         if ctx.delete(api.routines, "routine", key, routine.uuid):
-            ctx.report.note_removed("routine", key)
+            _note_routine(ctx.report, removal, routine)
     for entity in removal.entities:
-        key = f"{entity.schema_ or ''}.{entity.name}".lstrip(".")
-        if ctx.delete(api.physical_entities, "entity", key, entity.uuid):
-            ctx.report.note_removed("entity", key)
+        if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
+            _note_entity(ctx.report, removal, entity)
+    for entity in removal.marks:
+        _retire_mark(ctx, entity)
     for system in removal.systems:
         if not _holds_nothing(ctx, system.uuid or ""):
             ctx.report.count("systemsKeptNotEmpty")
@@ -173,14 +207,34 @@ def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
     return outcome
 
 
+def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:
+    """Take this definition off ``openLineageDescribedBy`` of an entity it no longer describes.
+
+    A PUT of the entity as read, less the mark: an upload cannot remove a property.
+    """
+    kept = [
+        prop
+        for prop in entity.additional_properties or ()
+        if not (prop.name == DESCRIBED_BY_PROPERTY and prop.value == ctx.owner)
+    ]
+    retired = entity.model_copy(update={"additional_properties": kept})
+    api = ctx.client.api.physical_entities
+    if ctx.attempt("describedBy mark", entity_key(entity), partial(api.update, retired)):
+        ctx.report.count("describedByRetired")
+
+
 def _holds_nothing(ctx: SyncContext, uuid: str) -> bool:
-    """A System is removed only once empty: whatever someone added to it since stays."""
+    """A System is removed only once empty, and once no flow ends on it: whatever someone added
+    to it or pointed at it since the cleanup read it stays (this cleanup's own flows are gone by
+    now)."""
 
     def empty() -> bool:
         api = ctx.client.api
         return (
             api.physical_entities.first(systemUuid=uuid) is None
             and api.routines.first(systemUuid=uuid) is None
+            and api.dataflows.first(fromSystemUuid=uuid) is None
+            and api.dataflows.first(toSystemUuid=uuid) is None
         )
 
     return bool(ctx.attempt("system", uuid, empty))

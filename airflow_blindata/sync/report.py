@@ -93,6 +93,9 @@ class RunReport(Report):
     failures: dict[str, ObjectGroup] = Field(default_factory=dict)
     removed: dict[str, ObjectGroup] = Field(default_factory=dict)
     """Cleanup: what it removed (or, in a dry run, would remove), by kind."""
+    kept: dict[str, ObjectGroup] = Field(default_factory=dict)
+    """Cleanup: stale owned objects it keeps because others reference them, by kind; each
+    example says why."""
     timings: dict[str, float] = Field(default_factory=dict)
     systems: dict[str, SystemUse] = Field(default_factory=dict)
     scopes: list[str] = Field(default_factory=list)
@@ -111,6 +114,10 @@ class RunReport(Report):
     def note_removed(self, kind: str, key: str) -> None:
         """Record one object of ``kind`` removed (or to remove, in a dry run)."""
         _add(self.removed, kind, key)
+
+    def note_kept(self, kind: str, key: str, reason: str) -> None:
+        """Record one stale owned object of ``kind`` kept because of ``reason``."""
+        _add(self.kept, kind, f"{key}: {reason}")
 
     def failed(self, kind: str) -> int:
         group = self.failures.get(kind)
@@ -191,6 +198,17 @@ class RunReport(Report):
                     (
                         (kind, group.count, "; ".join(group.examples[:2]))
                         for kind, group in sorted(self.removed.items())
+                    ),
+                ),
+            ]
+        if self.kept:
+            parts += [
+                "",
+                table(
+                    ("kept", "count", "first example (why)"),
+                    (
+                        (kind, group.count, group.examples[0] if group.examples else "")
+                        for kind, group in sorted(self.kept.items())
                     ),
                 ),
             ]

@@ -1,0 +1,257 @@
+"""Cleanup never reaches what others own (issue 13 item 2, issue 18 items 6 and 7).
+
+Seed 001, "Scopes": the job "acts on scopes, never on flows created by crawlers or other jobs";
+docs/removal-of-deprecated-metadata.md: cleanup "never removes what a crawler, a person or another
+job definition created". Blindata deletes with an entity its fields and every flow that ends on
+it, and with a System its entities and flows: so a stale table or System the job created stays
+while anything outside the job's scopes refers to it, and the report says why.
+
+"The removal share counts what is removed": ``maxRemovalShare`` weighs everything a deletion
+takes with it (the fields of a table), against everything the definition owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
+from airflow_blindata.emulator import Kind
+from airflow_blindata.sync import cleanup, snapshot
+from tests.sync.conftest import OTHER_DEFINITION, definition, next_second, objects, plan_for
+from tests.sync.test_cleanup import History, run
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
+
+JOBDB = "postgres://jobdb:5432"
+GONE = "postgres://gone:5432"
+"""Only the removed job writes there: its System becomes unused."""
+
+
+def dataset(namespace: str, name: str, fields: list[str]) -> dict[str, Any]:
+    return {
+        "namespace": namespace,
+        "name": name,
+        "facets": {"schema": {"fields": [{"name": f, "type": "int"} for f in fields]}},
+    }
+
+
+def job_event(
+    name: str, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-29T10:00:00.000Z",
+        "producer": "https://example.com/etl",
+        "run": {"runId": "019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11", "facets": {}},
+        "job": {"namespace": "airflow", "name": name, "facets": {}},
+        "inputs": inputs,
+        "outputs": outputs,
+    }
+
+
+SRC = dataset(JOBDB, "db.s.src", ["id"])
+DST = dataset(GONE, "db.s.dst", ["id", "amount"])
+LOAD = job_event("etl.load", [SRC], [DST])
+"""The job that stops being described: it created the table ``s.dst`` and the System ``gone``."""
+KEEP = job_event("etl.keep", [SRC], [dataset(JOBDB, "db.s.kept", ["id"])])
+
+
+def uuid_of(emulator: Any, kind: str, name: str) -> str:
+    (found,) = [o["uuid"] for o in objects(emulator, kind) if o["name"] == name]
+    return str(found)
+
+
+# -- what others leave on the job's table or System, between two snapshots ---------------------
+
+
+def flow_on_dst(scope: str | None) -> Callable[[BlindataClient, Any], str]:
+    def plant(client: BlindataClient, emulator: Any) -> str:
+        client.api.dataflows.upload(
+            [
+                DataFlow(
+                    name=f"theirs {scope}",
+                    scope=scope,
+                    from_physical_entity=Ref(uuid=uuid_of(emulator, Kind.ENTITY, "src")),
+                    to_physical_entity=Ref(uuid=uuid_of(emulator, Kind.ENTITY, "dst")),
+                )
+            ]
+        )
+        return uuid_of(emulator, Kind.FLOW, f"theirs {scope}")
+
+    return plant
+
+
+def crawled_field(client: BlindataClient, emulator: Any) -> str:
+    dst = uuid_of(emulator, Kind.ENTITY, "dst")
+    client.api.physical_fields.upload(
+        [PhysicalField(physical_entity=PhysicalEntityRef(uuid=dst), name="loaded_at", type="ts")]
+    )
+    return uuid_of(emulator, Kind.FIELD, "loaded_at")
+
+
+def system_flow(client: BlindataClient, emulator: Any) -> str:
+    client.api.dataflows.upload(
+        [
+            DataFlow(
+                name="a steward's System flow",
+                from_system=Ref(uuid=uuid_of(emulator, Kind.SYSTEM, "gone")),
+                to_system=Ref(uuid=uuid_of(emulator, Kind.SYSTEM, "jobdb")),
+            )
+        ]
+    )
+    return uuid_of(emulator, Kind.FLOW, "a steward's System flow")
+
+
+def described_by_another_definition(client: BlindataClient, emulator: Any) -> str:
+    other = definition(uuid=OTHER_DEFINITION, processLayer=False)
+    reader = job_event("other.read", [DST], [])
+    report = snapshot(plan_for(client, [reader], other), client, other)
+    assert report.status == "success", report.render()
+    return uuid_of(emulator, Kind.ENTITY, "dst")
+
+
+def nothing(client: BlindataClient, emulator: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    plant: Callable[[BlindataClient, Any], str | None]
+    table_kept: bool
+    system_kept: bool
+    reason: str
+    """In the reason the report gives."""
+
+
+CASES = [
+    Case(
+        "a crawler's flow ends on the table", flow_on_dst("crawler:nightly"), True, True, "crawler"
+    ),
+    Case("another job's flow ends on it", flow_on_dst("ol:spark|enrich"), True, True, "ol:spark"),
+    Case("a person's flow (no scope) ends on it", flow_on_dst(None), True, True, "no scope"),
+    Case("a crawler added a field to it", crawled_field, True, True, "loaded_at"),
+    Case("a person's flow ends on the System", system_flow, False, True, "no scope"),
+    Case(
+        "another definition still describes it",
+        described_by_another_definition,
+        True,
+        True,
+        OTHER_DEFINITION,
+    ),
+    Case("nothing refers to them", nothing, False, False, ""),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_cleanup_acts_on_scopes_never_on_what_crawlers_people_or_other_jobs_created(
+    client: BlindataClient, emulator: Any, case: Case
+) -> None:
+    job = definition()
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    planted = case.plant(client, emulator)
+    next_second()
+    run(client, history, [KEEP], job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    entities = {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    systems = {s["name"] for s in objects(emulator, Kind.SYSTEM)}
+    assert ("dst" in entities) == case.table_kept, report.render()
+    assert ("gone" in systems) == case.system_kept, report.render()
+    assert "etl.load" not in entities and "etl.keep" in entities  # the job entity went
+    assert not any(f["scope"] == "ol:airflow|etl.load" for f in objects(emulator, Kind.FLOW))
+    if planted is not None:  # what others created is still there
+        everything = {o["uuid"] for kind in Kind.ALL for o in objects(emulator, kind)}
+        assert planted in everything
+    kept = report.kept.get("entity" if case.table_kept else "system")
+    if case.reason:
+        assert kept is not None and case.reason in kept.examples[0], report.render()
+        counter = "entitiesKeptReferenced" if case.table_kept else "systemsKeptReferenced"
+        assert report.counters[counter] == 1
+    else:
+        assert not report.kept
+        assert report.removed["field"].count == 2  # dst's fields, counted with it
+        assert report.removed["system"].count == 1
+    again = history.add(cleanup(job, client, history, force=True))  # and it stays kept
+    assert not again.removed.get("entity") and not again.removed.get("system")
+
+
+def test_a_table_another_definition_no_longer_describes_is_removed(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    other = definition(uuid=OTHER_DEFINITION, processLayer=False)
+    history, others_history = History(), History()
+    run(client, history, [LOAD, KEEP], job)
+    run(client, others_history, [job_event("other.read", [DST], [])], other)
+    dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
+    mark = {"name": "openLineageDescribedBy", "value": OTHER_DEFINITION}
+    assert mark in dst["additionalProperties"]
+    next_second()
+    run(client, others_history, [job_event("other.read", [SRC], [])], other)
+    moved_on = others_history.add(cleanup(other, client, others_history))
+    assert moved_on.counters["describedByRetired"] == 1, moved_on.render()
+    dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
+    assert mark not in dst["additionalProperties"]
+    assert {"name": "openLineageOwner", "value": job.uuid} in dst["additionalProperties"]
+    next_second()
+    run(client, history, [KEEP], job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success" and not report.kept, report.render()
+    assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+
+
+# -- the removal share ----------------------------------------------------------------------------
+
+SMALL_JOBS = [
+    job_event(f"etl.small_{i}", [SRC], [dataset(JOBDB, f"db.s.out_{i}", ["a", "b"])])
+    for i in range(10)
+]
+WIDE = job_event("etl.wide", [SRC], [dataset(JOBDB, "db.s.wide", [f"c{i}" for i in range(300)])])
+
+
+@dataclass(frozen=True)
+class ShareCase:
+    removed_job: str
+    reason: str | None
+    """``share_exceeded`` when the cleanup must refuse; None when it removes."""
+    removes_at_least: int
+
+
+SHARE_CASES = [
+    ShareCase("etl.small_3", None, 5),
+    ShareCase("etl.wide", "share_exceeded", 300),
+]
+
+
+@pytest.mark.parametrize("case", SHARE_CASES, ids=[case.removed_job for case in SHARE_CASES])
+def test_the_removal_share_counts_what_is_removed(
+    client: BlindataClient, emulator: Any, case: ShareCase
+) -> None:
+    job = definition()
+    history = History()
+    events = [*SMALL_JOBS, WIDE]
+    run(client, history, events, job)
+    history.add(cleanup(job, client, history))
+    next_second()
+    run(client, history, [e for e in events if e["job"]["name"] != case.removed_job], job)
+    fields_before = len(objects(emulator, Kind.FIELD))
+
+    report = history.add(cleanup(job, client, history))
+
+    assert report.reason == case.reason, report.render()
+    assert report.counters["objectsToRemove"] >= case.removes_at_least, report.render()
+    assert report.counters["ownedObjects"] >= fields_before  # the fields are weighed too
+    removed_fields = fields_before - len(objects(emulator, Kind.FIELD))
+    assert removed_fields == (0 if case.reason else report.removed["field"].count)
