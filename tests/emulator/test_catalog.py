@@ -322,3 +322,26 @@ def test_deleting_a_system_removes_its_entities_and_routines(
     api.delete(f"/api/v1/systems/{system['uuid']}")
     for kind in (Kind.ENTITY, Kind.FIELD, Kind.ROUTINE, Kind.SYSTEM):
         assert emulator.objects(kind) == [], kind
+
+
+@pytest.mark.parametrize(
+    "ends",
+    [
+        pytest.param(("fromSystem", "toSystem"), id="a System-level flow from it"),
+        pytest.param(("toSystem", "fromSystem"), id="a System-level flow to it"),
+    ],
+)
+def test_deleting_a_system_removes_the_flows_that_end_on_it(
+    api: httpx.Client, emulator: Emulator, ends: tuple[str, str]
+) -> None:
+    """Blindata cascades a deletion to the flows of the object (cleanup relies on it: it keeps a
+    System a person's flow ends on, since deleting the System would take the flow with it)."""
+    doomed = create_system(api, "doomed")
+    other = create_system(api, "other")
+    flow = {"name": "a steward's flow", ends[0]: {"uuid": doomed["uuid"]}}
+    flow[ends[1]] = {"uuid": other["uuid"]}
+    upload(api, "/api/v1/dataflows", [flow])
+    assert len(emulator.objects(Kind.FLOW)) == 1
+    assert api.delete(f"/api/v1/systems/{doomed['uuid']}").status_code == 204
+    assert emulator.objects(Kind.FLOW) == []
+    assert [s["name"] for s in emulator.objects(Kind.SYSTEM)] == ["other"]
