@@ -42,6 +42,11 @@ __all__ = ["PostgresEventStore"]
 
 DEFAULT_CONNECT_TIMEOUT = "3"
 DEFAULT_STATEMENT_TIMEOUT_MS = "5000"
+STAMP_BATCH = 10_000
+"""Events stamped with a cursor per statement, well within the statement timeout."""
+READ_STATEMENT_TIMEOUT = "600s"
+"""The statement timeout of the sync's reads: ``statement_timeout`` bounds what capture waits for
+(an append), but listing the jobs of a store of millions of events may take longer."""
 
 
 def _lock_key(schema: str | None, purpose: str) -> int:
@@ -99,6 +104,12 @@ class PostgresEventStore(SqlEventStore):
         with self._engine.connect() as conn:
             yield conn.execution_options(isolation_level="AUTOCOMMIT")
 
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        with self._engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL statement_timeout = '{READ_STATEMENT_TIMEOUT}'"))
+            yield conn
+
     def _lock_schema(self, conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(self._schema_key)))
         if self._schema and not inspect(conn).has_schema(self._schema):
@@ -111,14 +122,21 @@ class PostgresEventStore(SqlEventStore):
             pending = conn.execute(select(events.c.id).where(events.c.seq.is_(None)).limit(1))
             if pending.first() is None:
                 return
-        with self._engine.begin() as conn:
-            conn.execute(select(func.pg_advisory_xact_lock(self._stamp_key)))
-            rows = select(events.c.id).where(events.c.seq.is_(None)).order_by(events.c.id)
-            unstamped = rows.subquery()
-            numbered = select(unstamped.c.id, seq.next_value().label("seq")).subquery()
-            conn.execute(
-                update(events).where(events.c.id == numbered.c.id).values(seq=numbered.c.seq)
-            )
+        # In batches, each its own short transaction under the stamping lock: a backlog of a
+        # million events (a burst at the receiver, a big ingest) would otherwise be one UPDATE
+        # that the statement timeout cancels on every read, and the store could not be read.
+        # An event committed late, between two batches, is stamped by a later batch: commit order.
+        while True:
+            with self._engine.begin() as conn:
+                conn.execute(select(func.pg_advisory_xact_lock(self._stamp_key)))
+                rows = select(events.c.id).where(events.c.seq.is_(None)).order_by(events.c.id)
+                unstamped = rows.limit(STAMP_BATCH).subquery()
+                numbered = select(unstamped.c.id, seq.next_value().label("seq")).subquery()
+                stamped = conn.execute(
+                    update(events).where(events.c.id == numbered.c.id).values(seq=numbered.c.seq)
+                ).rowcount
+            if stamped < STAMP_BATCH:
+                return
 
     def _size_bytes(self) -> int | None:
         tables = self._tables

@@ -121,6 +121,12 @@ class SqlEventStore(EventStore):
         with self._writing() as conn:
             yield conn
 
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection for the sync's reads, which may scan the whole store (see PostgreSQL)."""
+        with self._engine.connect() as conn:
+            yield conn
+
     def _lock_schema(self, conn: Connection) -> None:
         """Serialize schema creation and upgrades between processes (in ``conn``'s transaction)."""
 
@@ -370,7 +376,7 @@ class SqlEventStore(EventStore):
             query = query.where(cursor_column <= until)
         with self._guard("listing jobs"):
             self._stamp()
-            with self._engine.connect() as conn:
+            with self._reading() as conn:
                 rows = conn.execute(query).all()
         return {(str(row[0]), str(row[1])): f"{row[2]}:{row[3]}:{row[4]}:{row[5]}" for row in rows}
 
@@ -382,7 +388,7 @@ class SqlEventStore(EventStore):
         by_key = {_job_key(job): job for job in jobs}
         found: dict[tuple[str, str], tuple[str, str]] = {}
         keys = list(by_key)
-        with self._guard("reading kept folds"), self._engine.connect() as conn:
+        with self._guard("reading kept folds"), self._reading() as conn:
             for start in range(0, len(keys), BATCH_SIZE):
                 query = select(table.c.job_key, table.c.digest, table.c.fold).where(
                     table.c.settings == settings,
@@ -473,7 +479,7 @@ class SqlEventStore(EventStore):
         """
         while True:
             page = query.where(key > after).order_by(key).limit(PAGE_SIZE)
-            with self._guard(action), self._engine.connect() as conn:
+            with self._guard(action), self._reading() as conn:
                 rows = conn.execute(page).all()
             yield from rows
             if len(rows) < PAGE_SIZE:
@@ -486,7 +492,7 @@ class SqlEventStore(EventStore):
         namespace = func.coalesce(ev.c.job_namespace, "(dataset events)")
         with self._guard("reading statistics"):
             self._stamp()
-            with self._engine.connect() as conn:
+            with self._reading() as conn:
                 by_namespace = conn.execute(
                     select(namespace, func.count()).group_by(namespace).order_by(namespace)
                 ).all()

@@ -7,6 +7,7 @@ does not parse known SQL again".
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import text
 
 from airflow_blindata.store import EventStore, open_store
@@ -100,3 +101,33 @@ def test_kept_folds_are_replaced_per_job_and_forgotten_with_their_job(store: Eve
     store.forget_folded_jobs("s1", [("ns", "a")])
     assert store.folded_jobs("s1", wanted) == {("ns", "a"): ("d2", "A2")}
     assert store.folded_jobs("s2", wanted) == {("ns", "a"): ("d1", "other settings")}
+
+
+@pytest.mark.postgres
+def test_a_backlog_larger_than_a_stamping_batch_is_read_whole(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst at the receiver or a big ingest leaves many events to stamp: they are stamped in
+    batches that each fit the statement timeout, none skipped, in order."""
+    from airflow_blindata.store import postgres
+
+    monkeypatch.setattr(postgres, "STAMP_BATCH", 7)
+    with open_store(postgres_url) as store:
+        store.append_many([event(f"j{n % 3}", run=f"r{n}") for n in range(30)])
+        assert store.last_id() == 30
+        assert sorted(e.id for e in store.events()) == list(range(1, 31))
+        assert sum(1 for job in store.job_digests() for _ in store.events(job=job)) == 30
+
+
+@pytest.mark.postgres
+def test_the_syncs_reads_are_not_bound_by_the_appends_statement_timeout(
+    postgres_url: str,
+) -> None:
+    """``statement_timeout`` bounds what capture waits for; listing a big store may take longer."""
+    with open_store(f"{postgres_url}&statement_timeout=50") as store:
+        store.append(event("a", run="r1"))
+        with store._reading() as conn:  # type: ignore[attr-defined]
+            conn.execute(text("SELECT pg_sleep(0.2)"))  # over the 50 ms of appends
+        appending = store._appending()  # type: ignore[attr-defined]
+        with appending as conn, pytest.raises(Exception, match="statement timeout"):
+            conn.execute(text("SELECT pg_sleep(0.2)"))
