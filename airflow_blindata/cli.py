@@ -43,12 +43,24 @@ def _emulator(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from airflow_blindata.sync.cli import answer_only_on_stdout
+    from airflow_blindata.sync.cli import answer_only_on_stdout, connection_settings
 
     with answer_only_on_stdout() as answer:  # Airflow logs to stdout while it loads
-        from airflow_blindata.hooks.blindata import BlindataHook
+        from airflow_blindata.blindata import BlindataError
+        from airflow_blindata.hooks.blindata import check_settings
 
-        ok, message = BlindataHook(blindata_conn_id=args.conn_id).test_connection()
+        name = "--url" if args.url else args.conn_id
+        try:
+            settings = connection_settings(args)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except BlindataError as exc:
+            ok, message = False, f"The connection {name} is not usable: {exc}"
+        except Exception as exc:  # the connection is nowhere Airflow keeps connections
+            ok, message = False, f"Cannot read the connection {name}: {exc}"
+        else:
+            ok, message = check_settings(settings)
     print(message, file=answer)
     return 0 if ok else 1
 
@@ -234,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check", help="test a BLINDATA connection against its server (as the Airflow UI does)"
     )
-    check.add_argument("--conn-id", default="blindata_default", help="connection id")
+    from airflow_blindata.sync.cli import add_connection_arguments  # argparse only
+
+    add_connection_arguments(check)
     check.set_defaults(run=_check)
 
     ingest = commands.add_parser(

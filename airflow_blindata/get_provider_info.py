@@ -42,15 +42,21 @@ def get_provider_info() -> dict[str, Any]:
                 "connection-type": "blindata",
                 "hook-class-name": "airflow_blindata.hooks.blindata.BlindataHook",
                 "hook-name": "Blindata",
+                # The port stays in the form: Airflow 3.3.2's Test button (connection list) sends
+                # port 0 for a connection without one, which the API refuses with 400 ("The host
+                # or port to test differs from the stored connection"). A connection saved with
+                # its port (443 for https) tests fine. See docs/connection.md.
                 "ui-field-behaviour": {
-                    "hidden-fields": ["port", "schema"],
+                    "hidden-fields": ["schema"],
                     "relabeling": {
                         "host": "Blindata URL",
+                        "port": "Port (443 for https; the Test button needs it)",
                         "login": "Username",
                         "password": "API key, password or token",
                     },
                     "placeholders": {
                         "host": "https://app.blindata.io",
+                        "port": "443",
                         "login": "etl-user (not used with bearer)",
                         "password": "API key (api_key), password (login) or token (bearer)",
                     },

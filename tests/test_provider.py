@@ -64,10 +64,12 @@ def test_airflow_providers_widgets_shows_the_form_fields(tmp_path: Path) -> None
     }
 
 
-def test_the_connection_form_hides_port_and_schema_and_relabels_host() -> None:
+def test_the_connection_form_hides_schema_shows_the_port_and_relabels_host() -> None:
     (conn_type,) = get_provider_info()["connection-types"]
     behaviour = conn_type["ui-field-behaviour"]
-    assert set(behaviour["hidden-fields"]) == {"port", "schema"}
+    # the port stays: Airflow 3.3.2's Test button needs it (tests/test_metadata_db_connections.py)
+    assert set(behaviour["hidden-fields"]) == {"schema"}
+    assert "443" in behaviour["relabeling"]["port"] and behaviour["placeholders"]["port"] == "443"
     assert behaviour["relabeling"]["host"] == "Blindata URL"
     assert conn_type["conn-fields"]["auth_method"]["schema"]["enum"] == [
         "api_key",

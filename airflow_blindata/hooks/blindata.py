@@ -41,7 +41,13 @@ from airflow_blindata.blindata import (
 )
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
-__all__ = ["AUTH_METHODS", "BlindataConnectionSettings", "BlindataHook"]
+__all__ = [
+    "AUTH_METHODS",
+    "BlindataConnectionSettings",
+    "BlindataHook",
+    "check_settings",
+    "settings_from_airflow",
+]
 
 AuthMethod = Literal["api_key", "login", "bearer"]
 AUTH_METHODS: tuple[AuthMethod, ...] = ("api_key", "login", "bearer")
@@ -204,15 +210,38 @@ class BlindataHook(BaseHook):
             return False, f"The connection {self.blindata_conn_id} is not usable: {exc}"
         except Exception as exc:  # e.g. the connection does not exist
             return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
-        try:
-            with settings.client(retry=TEST_CONNECTION_RETRY) as client:
-                user = client.api.me()
-        except BlindataError as exc:
-            return False, settings.scrub(_explain(exc, settings))
-        except Exception as exc:  # the UI must get a message, never a traceback
-            return False, settings.scrub(f"Unexpected error: {type(exc).__name__}: {exc}")
-        tenant = settings.tenant or "the user's default tenant"
-        return True, f"Connected to Blindata at {settings.shown_url} as {user.username} on {tenant}"
+        return check_settings(settings)
+
+
+def settings_from_airflow(conn_id: str) -> BlindataConnectionSettings:
+    """The connection ``conn_id`` wherever Airflow keeps it, as the ``airflow`` command reads it.
+
+    For command-line tools run outside Airflow's own processes. There ``BaseHook.get_connection``
+    (the Task SDK) reads only environment variables and secrets backends, while ``airflow
+    connections get|test`` also find connections kept in the metadata database: they read
+    ``airflow.models.Connection.get_connection_from_secrets``, which asks the configured secrets
+    backend, the environment variables and the metadata database, in Airflow's order. So does
+    this. Raises ``AirflowNotFoundException`` when no source has it, ``BlindataConfigError``
+    when it is not usable.
+    """
+    from airflow.models.connection import Connection
+
+    connection = Connection.get_connection_from_secrets(conn_id)
+    return BlindataConnectionSettings.from_connection(connection)
+
+
+def check_settings(settings: BlindataConnectionSettings) -> tuple[bool, str]:
+    """One real call (``GET /api/v1/users/me``): whether the URL, credentials and tenant work,
+    and a message that says what is wrong otherwise (never a secret)."""
+    try:
+        with settings.client(retry=TEST_CONNECTION_RETRY) as client:
+            user = client.api.me()
+    except BlindataError as exc:
+        return False, settings.scrub(_explain(exc, settings))
+    except Exception as exc:  # the UI must get a message, never a traceback
+        return False, settings.scrub(f"Unexpected error: {type(exc).__name__}: {exc}")
+    tenant = settings.tenant or "the user's default tenant"
+    return True, f"Connected to Blindata at {settings.shown_url} as {user.username} on {tenant}"
 
 
 def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:

@@ -3,8 +3,10 @@
 For administrators (a first sync by hand, a cleanup in dry run before enabling the DAG, reading
 the last reports) and for the demo. The commands run the same ``sync.runner`` functions as the
 operators. Blindata is reached through the Airflow connection ``--conn-id`` (default
-``blindata_default``, e.g. from ``AIRFLOW_CONN_BLINDATA_DEFAULT``), or through ``--url`` with the
-secret in the environment variable ``BLINDATA_SECRET`` (never a flag: it would show in ``ps``).
+``blindata_default``), found wherever Airflow keeps it, as the ``airflow`` command finds it
+(environment variables, the secrets backend, the metadata database), or through ``--url`` with
+the secret in the environment variable ``BLINDATA_SECRET`` (never a flag: it would show in
+``ps``). ``airflow-blindata check`` takes the same arguments.
 
 Exit codes: 0 success or nothing to do, 1 failed or refused, 2 bad arguments, 3 partial (some
 objects refused: see the report).
@@ -25,13 +27,21 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, redirect_stdout
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from airflow_blindata.blindata import BlindataClient, Credentials
+    from airflow_blindata.blindata import BlindataClient
+    from airflow_blindata.hooks.blindata import BlindataConnectionSettings
     from airflow_blindata.sync.report import RunReport
 
-__all__ = ["SECRET_ENV", "add_sync_commands", "answer_only_on_stdout"]
+__all__ = [
+    "SECRET_ENV",
+    "add_connection_arguments",
+    "add_sync_commands",
+    "answer_only_on_stdout",
+    "connection_settings",
+]
 
 SECRET_ENV = "BLINDATA_SECRET"
 EXIT_CODES = {"success": 0, "skipped": 0, "failed": 1, "refused": 1, "partial": 3, "running": 1}
@@ -41,8 +51,16 @@ DEFAULT_REPORTS = 5
 def _connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--definition", required=True, help="the job definition (YAML or JSON)")
     parser.add_argument("--store", help="event store URL (default: the configured store)")
+    add_connection_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--conn-id``, or ``--url``, ``--user``, ``--tenant`` and ``--auth-method``."""
     parser.add_argument(
-        "--conn-id", default="blindata_default", help="Airflow connection (blindata_default)"
+        "--conn-id",
+        default="blindata_default",
+        help="Airflow connection, wherever Airflow keeps it (blindata_default)",
     )
     parser.add_argument(
         "--url", help=f"Blindata URL instead of a connection; secret in ${SECRET_ENV}"
@@ -55,7 +73,6 @@ def _connection_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["api_key", "login", "bearer"],
         help="with --url",
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def add_sync_commands(commands: Any) -> None:
@@ -90,28 +107,37 @@ def add_sync_commands(commands: Any) -> None:
     report.set_defaults(run=_report)
 
 
-def _credentials(method: str, user: str | None, secret: str) -> Credentials:
-    from airflow_blindata.blindata import ApiKeyCredentials, BearerToken, LoginCredentials
+def connection_settings(args: argparse.Namespace) -> BlindataConnectionSettings:
+    """The Blindata connection the arguments name: ``--url`` (the secret in ``$BLINDATA_SECRET``),
+    else the Airflow connection ``--conn-id`` wherever Airflow keeps it, the metadata database
+    included (``settings_from_airflow``).
 
-    if method == "bearer":
-        return BearerToken(secret)
-    if not user:
-        raise ValueError(f"--auth-method {method} needs --user")
-    return LoginCredentials(user, secret) if method == "login" else ApiKeyCredentials(user, secret)
+    Raises ``ValueError`` for arguments that do not go together, ``BlindataConfigError`` for a
+    connection that cannot be used, and Airflow's ``AirflowNotFoundException`` for a connection
+    that does not exist.
+    """
+    from airflow_blindata.hooks.blindata import BlindataConnectionSettings, settings_from_airflow
+
+    if not args.url:
+        return settings_from_airflow(args.conn_id)
+    secret = os.environ.get(SECRET_ENV)
+    if not secret:
+        raise ValueError(f"--url needs the API key, password or token in ${SECRET_ENV}")
+    if args.auth_method != "bearer" and not args.user:
+        raise ValueError(f"--auth-method {args.auth_method} needs --user")
+    given = SimpleNamespace(
+        conn_id="--url",
+        host=args.url,
+        port=None,
+        login=args.user,
+        password=secret,
+        extra_dejson={"tenant": args.tenant, "auth_method": args.auth_method},
+    )
+    return BlindataConnectionSettings.from_connection(given)
 
 
 def _client(args: argparse.Namespace) -> BlindataClient:
-    if args.url:
-        from airflow_blindata.blindata import BlindataClient
-
-        secret = os.environ.get(SECRET_ENV)
-        if not secret:
-            raise ValueError(f"--url needs the API key, password or token in ${SECRET_ENV}")
-        credentials = _credentials(args.auth_method, args.user, secret)
-        return BlindataClient(args.url, credentials=credentials, tenant=args.tenant)
-    from airflow_blindata.hooks.blindata import BlindataHook
-
-    return BlindataHook(blindata_conn_id=args.conn_id).get_conn()
+    return connection_settings(args).client()
 
 
 @contextmanager
