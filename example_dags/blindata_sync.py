@@ -14,6 +14,9 @@ without a connection.
 
 Trigger parameters: ``dry_run`` (the cleanup only reports), ``force`` (lift the share limit).
 ``max_active_runs=1``: two syncs of one definition must never overlap.
+
+The provider's capture leaves this DAG's events out by itself: the sync is not lineage to
+catalogue (docs/operators.md, "The sync is not captured").
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ extracted twice, once per listener (tens of milliseconds per task in a forked ch
 It stands down when the provider already sends to ``BlindataTransport`` (otherwise every run
 would be captured twice); with ``[openlineage] config_conn_id`` that is decided on the first
 event, in the process that runs the hook, not in a fork.
+
+The plugin does not register it: it registers ``CaptureListener`` (``capture.py``), which builds
+this listener in a process's first event (importing this module is the costly part) and hands it
+every event but those of the provider's own tasks and of the sync DAG (``own.py``).
 """
 
 from __future__ import annotations

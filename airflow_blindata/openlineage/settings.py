@@ -7,8 +7,10 @@ the default the provider info declares.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 __all__ = ["TRANSPORT_PATH", "blindata_legs", "listener_enabled", "openlineage_blindata_legs"]
@@ -30,13 +32,12 @@ def _is_blindata(transport_type: Any) -> bool:
         return False
     if transport_type == TRANSPORT_PATH:
         return True
-    try:  # a subclass of ours, under any dotted path
-        from openlineage.client.utils import import_from_string
-
-        from .transport import BlindataTransport
-
-        found = import_from_string(transport_type)
-        return isinstance(found, type) and issubclass(found, BlindataTransport)
+    try:  # a subclass of ours, under any dotted path (compared by name: nothing else imported)
+        module, _, name = transport_type.rpartition(".")
+        found = getattr(importlib.import_module(module), name)
+        return isinstance(found, type) and any(
+            f"{cls.__module__}.{cls.__qualname__}" == TRANSPORT_PATH for cls in found.__mro__
+        )
     except Exception:
         return False
 
@@ -66,18 +67,39 @@ def openlineage_blindata_legs(*, resolve_connection: bool) -> list[Mapping[str, 
     every Airflow process. Client-level sources (``OPENLINEAGE__*`` variables,
     ``openlineage.yml``) are not read: with those, set ``[blindata] listener_enabled = False``
     when they include BlindataTransport.
+
+    Without a connection to resolve this imports nothing heavy: it runs in every process that
+    loads the plugin.
     """
     from airflow.providers.openlineage import conf as openlineage_conf
 
     if openlineage_conf.is_disabled():
         return []
-    if openlineage_conf.config_conn_id() and not resolve_connection:
-        return None
     try:
-        from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
+        if openlineage_conf.config_conn_id():
+            if not resolve_connection:
+                return None
+            from airflow.providers.openlineage.plugins.adapter import OpenLineageAdapter
 
-        config = OpenLineageAdapter().get_openlineage_config()
+            config = OpenLineageAdapter().get_openlineage_config()
+        else:
+            config = _config_without_connection(openlineage_conf)
     except Exception as error:
         log.warning("Blindata capture could not read the OpenLineage configuration: %s", error)
         return []
     return blindata_legs((config or {}).get("transport"))
+
+
+def _config_without_connection(openlineage_conf: Any) -> Mapping[str, Any] | None:
+    """What ``OpenLineageAdapter.get_openlineage_config`` reads when ``config_conn_id`` is
+    empty — the ``config_path`` YAML file, else ``[openlineage] transport`` — without importing
+    the adapter (the OpenLineage client, the provider's utilities: hundreds of milliseconds)."""
+    path = openlineage_conf.config_path(check_legacy_env_var=False)
+    if path:
+        import yaml
+
+        with Path(path).open() as config_file:
+            loaded: Mapping[str, Any] | None = yaml.safe_load(config_file)
+        return loaded
+    transport = openlineage_conf.transport()
+    return {"transport": transport} if transport else None

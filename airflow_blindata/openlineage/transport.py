@@ -22,6 +22,11 @@ after ``[openlineage] execution_timeout``:
   transport of the process. A forked child opens its own connections (see ``EventStore``).
 * It needs no Airflow connection unless ``store_url`` is ``airflow-conn://...``, which hangs in
   a forked child under ``dag.test()`` for a connection kept in the metadata database.
+* The events of the provider's own tasks and of the sync DAG are left out (``own``): ``emit``
+  returns without storing them. To tell the end of a DAG run, which names no operator, from
+  the others, the transport asks Airflow's metadata database which operators the run's task
+  instances ran, where Airflow emits DAG events (as the OpenLineage provider does for the same
+  event).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from airflow_blindata.store import (
 )
 from airflow_blindata.store.connections import describe_error
 
+from .own import is_own_event
 from .serialize import to_dict
 
 __all__ = [
@@ -297,6 +303,9 @@ class BlindataTransport(Transport):
         try:
             if attr.has(type(event)):  # the client's events; not ``isinstance(event, Mapping)``:
                 data = to_dict(event)  # its first abstract check costs ~0.5 ms in a child
+            if is_own_event(data, ask_airflow=self.source == "transport"):
+                log.debug("Blindata capture leaves out %s: the provider's own", _describe(data))
+                return None
             return _shared_store(self.config.store_url).append(data, source=self.source)
         except Exception as error:
             try:

@@ -13,6 +13,13 @@ Outcomes, as an administrator scheduling the sync expects them:
 * a cleanup refused by a fail-safe (removal over ``maxRemovalShare``, failed snapshot) **fails**
   without retry: somebody must look, then run it with ``force``; a cleanup with nothing to do
   yet (no snapshot, an empty one, cleanup disabled) is **skipped**.
+
+Parsing a DAG file that uses them costs what parsing one with ``EmptyOperator`` does
+(``benchmarks/imports.py``): the definition, the hook, the store and the sync are imported when
+a task runs, never when the DAG processor parses the file.
+
+Capture leaves their events out: the sync is not lineage to catalogue
+(``airflow_blindata.openlineage.own``; docs/operators.md).
 """
 
 from __future__ import annotations
@@ -20,20 +27,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from airflow_blindata.config import JobDefinition
-from airflow_blindata.hooks.blindata import BlindataHook
-from airflow_blindata.store import open_store
-from airflow_blindata.sync import DEFAULT_BATCH_SIZE, DEFAULT_PROGRESS_INTERVAL, Progress, RunReport
-from airflow_blindata.sync.runner import run_cleanup, run_snapshot
+if TYPE_CHECKING:
+    from airflow_blindata.config import JobDefinition
+    from airflow_blindata.hooks.blindata import BlindataHook
+    from airflow_blindata.sync import Progress, RunReport
+
+    DefinitionArg = JobDefinition | Mapping[str, Any] | str | os.PathLike[str]
 
 __all__ = ["BlindataCleanupOperator", "BlindataSnapshotOperator"]
 
-DefinitionArg = JobDefinition | Mapping[str, Any] | str | os.PathLike[str]
+# The defaults of ``airflow_blindata.sync`` (context.DEFAULT_BATCH_SIZE,
+# progress.DEFAULT_PROGRESS_INTERVAL), repeated so that parsing a DAG does not import the sync;
+# tests/operators check that they agree.
+DEFAULT_CONN_ID = "blindata_default"
+DEFAULT_BATCH_SIZE = 500
+DEFAULT_PROGRESS_INTERVAL = 5.0
 
 
 class _BlindataSyncOperator(BaseOperator):
@@ -46,7 +59,7 @@ class _BlindataSyncOperator(BaseOperator):
         self,
         *,
         definition: DefinitionArg,
-        blindata_conn_id: str = BlindataHook.default_conn_name,
+        blindata_conn_id: str = DEFAULT_CONN_ID,
         store_url: str | None = None,
         progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
         **kwargs: Any,
@@ -60,12 +73,18 @@ class _BlindataSyncOperator(BaseOperator):
     @cached_property
     def hook(self) -> BlindataHook:
         """Built when the task runs, never when the DAG file is parsed."""
+        from airflow_blindata.hooks.blindata import BlindataHook
+
         return BlindataHook(blindata_conn_id=self.blindata_conn_id)
 
     def job_definition(self) -> JobDefinition:
+        from airflow_blindata.config import JobDefinition
+
         return JobDefinition.coerce(self.definition)
 
     def progress(self) -> Progress:
+        from airflow_blindata.sync import Progress
+
         return Progress(self._log_progress, interval=self.progress_interval)
 
     def _log_progress(self, phase: str, done: int, total: int) -> None:
@@ -102,6 +121,9 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
         self.fail_on_partial = fail_on_partial
 
     def execute(self, context: Any) -> dict[str, Any]:
+        from airflow_blindata.store import open_store
+        from airflow_blindata.sync.runner import run_snapshot
+
         definition = self.job_definition()
         with open_store(self.store_url) as store, self.hook.get_conn() as client:
             report = run_snapshot(
@@ -141,6 +163,9 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
         self.force = force
 
     def execute(self, context: Any) -> dict[str, Any]:
+        from airflow_blindata.store import open_store
+        from airflow_blindata.sync.runner import run_cleanup
+
         definition = self.job_definition()
         with open_store(self.store_url) as store, self.hook.get_conn() as client:
             report = run_cleanup(

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,10 +76,10 @@ def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def run_dag(home: Path, **extra: str) -> str:
+def run_dag(home: Path, dag_file: str = "capture_e2e.py", **extra: str) -> str:
     """``dag.test()`` in a fresh process; its log. The run must succeed whatever capture does."""
     done = subprocess.run(
-        [sys.executable, str(DAGS / "capture_e2e.py")],
+        [sys.executable, str(DAGS / dag_file)],
         env=_environment(home, **extra),
         capture_output=True,
         text=True,
@@ -184,3 +185,36 @@ def test_store_down_the_task_succeeds_and_nothing_is_lost(
     assert done.returncode == 0, done.stderr
     assert "9 accepted, 0 duplicate, 0 quarantined" in done.stdout
     assert stored(recovered) == (EXPECTED, {"ingest"})
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("via", ["listener", "transport"])
+def test_the_sync_dag_is_left_out_of_capture(
+    airflow_home: Path, tmp_path: Path, emulator: Any, via: str
+) -> None:
+    """The provider's own operators (``capture_own.py``: a snapshot and a cleanup, the sync DAG's
+    shape) run against the emulator; capture keeps none of their task events nor the DAG's,
+    with no configuration, whether the listener or the transport captures."""
+    from tests.conftest import API_KEY, TENANT, USER
+
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    connection = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": USER,
+        "password": API_KEY,
+        "extra": {"tenant": TENANT},
+    }
+    extra = {"AIRFLOW__BLINDATA__STORE_URL": url}  # the operators' store, and the listener's
+    if via == "transport":
+        extra["AIRFLOW__OPENLINEAGE__TRANSPORT"] = json.dumps({"type": TRANSPORT_PATH})
+    log = run_dag(
+        airflow_home,
+        "capture_own.py",
+        AIRFLOW_CONN_BLINDATA_DEFAULT=json.dumps(connection),
+        **extra,
+    )
+    assert "state=success" in log
+    assert stored(url) == (Counter(), set())  # no event of the sync, task or DAG
+    with open_store(url) as store:
+        assert store.stats().sync_records >= 1  # the snapshot did run, on the same store

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,21 +98,150 @@ def test_a_config_connection_is_read_only_when_allowed(monkeypatch: pytest.Monke
 
 
 def test_the_plugin_registers_the_listener_only_when_needed(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from airflow_blindata.openlineage import plugin
+    from airflow_blindata.openlineage.capture import CaptureListener
     from airflow_blindata.openlineage.listener import BlindataListener
 
     listeners, readers = plugin._capture_setup()  # OpenLineage not configured: we capture
-    assert [type(listener) for listener in listeners] == [BlindataListener] and readers
+    assert [type(listener) for listener in listeners] == [CaptureListener] and readers
+    (capture,) = listeners
+    assert capture.listen and transport_module._STORES == {}  # nothing built yet
+    assert isinstance(capture.prepare(), BlindataListener)  # the first event builds it...
+    assert None in transport_module._STORES  # ...and its store, for the forks
     configure_openlineage(monkeypatch, MARQUEZ)  # OpenLineage sends elsewhere: we capture
-    assert len(plugin._capture_setup()[0]) == 1
-    configure_openlineage(monkeypatch, {"type": TRANSPORT_PATH})  # it sends to us already
-    assert plugin._capture_setup() == ([], [])
-    assert None in transport_module._STORES  # ...and the store waits, built, for the forks
+    assert plugin._capture_setup()[0][0].listen
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    configure_openlineage(monkeypatch, {"type": TRANSPORT_PATH, "store_url": url})
+    (capture,), readers = plugin._capture_setup()  # it sends to us already: only the stores
+    assert not capture.listen and readers == [] and capture.store_urls == (url,)
+    assert capture.prepare() is None and url in transport_module._STORES
     monkeypatch.delenv("AIRFLOW__OPENLINEAGE__TRANSPORT")
     monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", "False")
     assert plugin._capture_setup() == ([], [])
+
+
+IMPORTS_PROBE = """
+import json, sys
+import airflow
+before = set(sys.modules)
+from airflow_blindata.openlineage import plugin
+print("MODULES " + json.dumps(sorted(set(sys.modules) - before)))
+print("LISTENERS " + json.dumps([repr(listener) for listener in plugin.BlindataPlugin.listeners]))
+"""
+
+
+@pytest.mark.airflow
+@pytest.mark.parametrize("transport", [None, TRANSPORT_PATH], ids=["listener", "transport"])
+def test_loading_the_plugin_imports_nothing_heavy(tmp_path: Path, transport: str | None) -> None:
+    """Every Airflow process loads the plugin; only those that emit need the capture's modules
+    (benchmarks/imports.py measures the time)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "OPENLINEAGE"))}
+    env.update({"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"})
+    if transport:
+        env["AIRFLOW__OPENLINEAGE__TRANSPORT"] = json.dumps({"type": transport})
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_PROBE], env=env, capture_output=True, text=True, check=False
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert "MODULES" in lines, done.stdout[-2000:] + done.stderr[-2000:]
+    imported = set(json.loads(lines["MODULES"]))
+    heavy = {
+        "airflow.providers.openlineage.plugins.listener",
+        "airflow.providers.openlineage.plugins.adapter",
+        "airflow.providers.openlineage.utils.utils",
+        "openlineage.client.client",
+        "airflow_blindata.openlineage.listener",
+        "airflow_blindata.openlineage.transport",
+        "airflow_blindata.store",
+        "airflow_blindata.mapper",
+    }
+    assert not imported & heavy, sorted(imported & heavy)
+    assert json.loads(lines["LISTENERS"]) == [
+        "CaptureListener(listener, prepared=False)"
+        if transport is None
+        else "CaptureListener(transport stores (None,), prepared=False)"
+    ]
+
+
+def test_the_capture_listener_answers_every_hook_of_the_openlineage_listener() -> None:
+    """The same hooks, with the same arguments (pluggy passes them by name)."""
+    import inspect
+
+    from airflow.providers.openlineage.plugins.listener import OpenLineageListener
+
+    from airflow_blindata.openlineage.capture import CaptureListener
+
+    def hooks(cls: type) -> dict[str, list[str]]:
+        return {
+            name: list(inspect.signature(member).parameters)[1:]
+            for name, member in inspect.getmembers(cls, inspect.isfunction)
+            if hasattr(member, "airflow_impl")
+        }
+
+    theirs, ours = hooks(OpenLineageListener), hooks(CaptureListener)
+    del theirs["on_starting"]  # a debug line there; nothing to prepare for
+    assert ours == theirs
+
+
+class Recorder:
+    """Stands in for BlindataListener: records the calls handed over."""
+
+    store_url = None
+
+    def __init__(self, calls: list[tuple[str, Any]]) -> None:
+        self.calls = calls
+
+    def __getattr__(self, name: str) -> Any:
+        def record(**kwargs: Any) -> None:
+            self.calls.append((name, kwargs))
+
+        return record
+
+
+def test_the_first_event_prepares_capture_before_it_is_handed_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from airflow_blindata.openlineage import listener as listener_module
+    from airflow_blindata.openlineage.capture import CaptureListener
+
+    calls: list[tuple[str, Any]] = []
+
+    def build(**_: Any) -> Recorder:
+        calls.append(("built", dict(transport_module._STORES)))
+        return Recorder(calls)
+
+    monkeypatch.setattr(listener_module, "get_blindata_listener", build)
+    capture = CaptureListener(listen=True)
+    task_instance = SimpleNamespace(task=SimpleNamespace(task_id="load"))
+    capture.on_task_instance_running(previous_state=None, task_instance=task_instance)
+    assert [name for name, _ in calls] == ["built", "on_task_instance_running"]
+    assert None in transport_module._STORES  # preloaded before the hand-over (and any fork)
+    capture.on_task_instance_success(previous_state=None, task_instance=task_instance)
+    assert [name for name, _ in calls][-1] == "on_task_instance_success"
+    assert len([name for name, _ in calls if name == "built"]) == 1  # once per process
+
+
+def test_a_failing_capture_never_raises_into_airflow(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from types import SimpleNamespace
+
+    from airflow_blindata.openlineage.capture import CaptureListener
+
+    class Broken:
+        store_url = None
+
+        def on_task_instance_running(self, **_: Any) -> None:
+            raise RuntimeError("boom")
+
+    capture = CaptureListener(listen=True)
+    monkeypatch.setattr(capture, "prepare", lambda: Broken())
+    capture.on_task_instance_running(previous_state=None, task_instance=SimpleNamespace(task=None))
+    assert "Blindata capture failed in on_task_instance_running" in caplog.text
 
 
 def test_the_plugin_never_breaks_airflow(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -143,7 +145,7 @@ def test_a_refused_cleanup_fails_the_task_without_retry(
     refused = RunReport(kind="cleanup", definition_uuid=DEFINITION_UUID)
     refused.reason = "share_exceeded"
     monkeypatch.setattr(
-        "airflow_blindata.operators.blindata.run_cleanup",
+        "airflow_blindata.sync.runner.run_cleanup",
         lambda *args, **kwargs: refused.finish("refused", "too much"),
     )
     cleanup = BlindataCleanupOperator(task_id="cleanup", definition=DEFINITION, store_url=store_url)
@@ -196,3 +198,46 @@ def test_the_demo_pipeline_imports_and_declares_its_lineage() -> None:
 def test_the_provider_declares_the_operators() -> None:
     (operators,) = get_provider_info()["operators"]
     assert operators["python-modules"] == ["airflow_blindata.operators.blindata"]
+
+
+def test_the_operators_defaults_are_the_sync_and_the_hook_defaults() -> None:
+    """Repeated in the operators' module so that parsing a DAG imports neither."""
+    from airflow_blindata.hooks.blindata import BlindataHook
+    from airflow_blindata.operators import blindata
+    from airflow_blindata.sync import DEFAULT_BATCH_SIZE, DEFAULT_PROGRESS_INTERVAL
+
+    assert BlindataHook.default_conn_name == blindata.DEFAULT_CONN_ID
+    assert blindata.DEFAULT_BATCH_SIZE == DEFAULT_BATCH_SIZE
+    assert blindata.DEFAULT_PROGRESS_INTERVAL == DEFAULT_PROGRESS_INTERVAL
+
+
+PARSE_PROBE = """
+import json, runpy, sys
+import airflow.sdk
+before = set(sys.modules)
+runpy.run_path(sys.argv[1])
+print("MODULES " + json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+@pytest.mark.airflow
+def test_parsing_the_sync_dag_imports_only_the_operators(tmp_path: Path) -> None:
+    """The DAG processor parses the file often: it costs what a DAG of EmptyOperator tasks costs
+    (benchmarks/imports.py measures the time); the sync is imported when a task runs."""
+    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE_PROBE, str(EXAMPLE_DAGS / "blindata_sync.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
+    assert lines, done.stdout[-2000:] + done.stderr[-2000:]
+    ours = {name for name in json.loads(lines[-1].removeprefix("MODULES ")) if "blindata" in name}
+    assert ours <= {
+        "airflow_blindata",
+        "airflow_blindata.get_provider_info",
+        "airflow_blindata.operators",
+        "airflow_blindata.operators.blindata",
+    }, sorted(ours)
