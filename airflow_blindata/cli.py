@@ -281,12 +281,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _as_the_airflow_command() -> None:
+    """Read Airflow connections where the ``airflow`` command reads them.
+
+    Outside Airflow's own processes the Task SDK (``BaseHook.get_connection``, used by the store
+    for ``airflow-conn://`` URLs) reads only environment variables and secrets backends; the
+    ``airflow connections get|test`` commands declare themselves a server process first
+    (``_AIRFLOW_PROCESS_CONTEXT=server``), so that the metadata database is read too. So does
+    this command, unless its caller already declared a context.
+    """
+    os.environ.setdefault("_AIRFLOW_PROCESS_CONTEXT", "server")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
+    if args.command != "emulator":
+        _as_the_airflow_command()
     code: int = args.run(args)
     return code
 

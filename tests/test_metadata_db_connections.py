@@ -61,8 +61,10 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     yield env
 
 
-def add_connection(env: dict[str, str], conn_id: str, *options: str) -> None:
-    done = run([AIRFLOW, "connections", "add", conn_id, "--conn-type", "blindata", *options], env)
+def add_connection(
+    env: dict[str, str], conn_id: str, *options: str, conn_type: str = "blindata"
+) -> None:
+    done = run([AIRFLOW, "connections", "add", conn_id, "--conn-type", conn_type, *options], env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
@@ -93,11 +95,16 @@ def test_the_commands_find_a_connection_kept_in_the_metadata_database(
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == f"Connected to Blindata at {emulator.base_url} as {USER} on {TENANT}\n"
 
+    # the event store named by a connection of the metadata database too (airflow-conn://)
+    events = Path(airflow_env["AIRFLOW_HOME"]) / "events-by-connection.db"
+    add_connection(airflow_env, "blindata_events", "--conn-host", str(events), conn_type="sqlite")
+    store = ["--store", "airflow-conn://blindata_events"]
     for command in (["snapshot"], ["cleanup", "--dry-run"]):
-        done = run([CLI, *command, "--definition", DEFINITION, "--json"], airflow_env)
+        done = run([CLI, *command, "--definition", DEFINITION, *store, "--json"], airflow_env)
         assert done.returncode == 0, done.stdout + done.stderr
         (report,) = json.loads(done.stdout)
         assert report["status"] in ("success", "skipped"), report
+    assert events.exists()
 
     done = run([CLI, "check", "--conn-id", "blindata_elsewhere"], airflow_env)
     assert done.returncode == 1
