@@ -9,38 +9,56 @@ id 9), so a reader paging by id could step over an event for good. Appends there
 for every event committed so far. Stamps are handed out in the order events became visible, so
 ``seq`` is a cursor that never skips, while appends stay lock-free.
 
-Timeouts keep a capturing task from hanging on an unreachable server: ``connect_timeout``
-(default 3 s) and ``statement_timeout`` (default 5000 ms), both settable in the URL. The store
-always speaks UTF-8 to the server (``client_encoding``): in a database of another encoding
-(``LATIN1``), an event with a character the encoding lacks is refused for its row, and that row
-is quarantined (``sql.SqlEventStore``).
+Bounds: an append gives up after ``timeout`` seconds (default 3), every wait included — for a
+pooled connection (the pool's timeout), for the server's answer to each statement (a watchdog on
+the client, ``deadlines``: it also ends the wait on a server that hangs and answers nothing) —
+well below the 10 s the OpenLineage provider gives the child that emits, so that the transport
+keeps the event in the lost-events file in time. Connecting is bounded by ``connect_timeout``
+(default 2 s, the least psycopg takes, per address the host name resolves to). The server itself
+ends a wait for a lock at ``lock_timeout`` (default two thirds of ``timeout``: the connection stays
+usable) and a statement at ``statement_timeout`` (default 5000 ms; the sync's reads get their
+own). A batch (``append_many``: ``ingest``, the receiver's batches) bounds each wait alone, not the
+whole batch. The store always speaks UTF-8 to the server (``client_encoding``): in a database of
+another encoding (``LATIN1``), an event with a character the encoding lacks is refused for its
+row, and that row is quarantined (``sql.SqlEventStore``).
 
 URL: ``postgresql://user:password@host:5432/db`` (or ``postgresql+psycopg://``), options
-``schema=<name>`` (a schema of its own, created if missing), ``connect_timeout=<s>``,
-``statement_timeout=<ms>``, and any libpq parameter (``sslmode=require``, ...). Needs the
-``postgres`` extra: ``pip install 'airflow-blindata[postgres]'``.
+``schema=<name>`` (a schema of its own, created if missing), ``timeout=<s>``,
+``connect_timeout=<s>``, ``lock_timeout=<ms>``, ``statement_timeout=<ms>``, and any libpq
+parameter (``sslmode=require``, ...). Needs the ``postgres`` extra:
+``pip install 'airflow-blindata[postgres]'``.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from sqlalchemy import Table, create_engine, func, inspect, select, text, update
+from sqlalchemy import Table, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.engine import URL, Connection, Dialect, make_url
+from sqlalchemy.exc import ProgrammingError
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.schema import CreateSchema
 from sqlalchemy.sql.dml import Insert
 
+from .deadlines import Bound, bounded, bounded_connection_class, current_bound
 from .models import StoreURLError
 from .schema import PREFIX, build_tables
 from .sql import SqlEventStore
 
 __all__ = ["PostgresEventStore"]
 
-DEFAULT_CONNECT_TIMEOUT = "3"
+DEFAULT_TIMEOUT = 3.0
+"""Seconds an append may take, all waits together: as SQLite's, well below the OpenLineage
+provider's 10 s ``execution_timeout``, so that an event that cannot be stored in time is kept."""
+DEFAULT_CONNECT_TIMEOUT = "2"
+"""Seconds to connect, per address: the least psycopg takes (it raises anything lower to 2)."""
+LOCK_TIMEOUT_SHARE = 2 / 3
+"""The default ``lock_timeout``, as a share of ``timeout``: the server ends a wait for a lock
+before the client's bound does, so the connection stays usable and the error says why."""
 DEFAULT_STATEMENT_TIMEOUT_MS = "5000"
 STAMP_BATCH = 10_000
 """Events stamped with a cursor per statement, well within the statement timeout."""
@@ -60,8 +78,18 @@ class PostgresEventStore(SqlEventStore):
 
     backend = "postgresql"
 
-    def __init__(self, url: URL, *, schema: str | None = None, shown_url: str = "") -> None:
-        engine = create_engine(url)
+    def __init__(
+        self,
+        url: URL,
+        *,
+        schema: str | None = None,
+        shown_url: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        # The pool's timeout bounds a thread's wait for a pooled connection (the receiver's).
+        engine = create_engine(url, pool_timeout=timeout)
+        event.listen(engine, "do_connect", _connect_bounded)
+        self._timeout = timeout
         self._schema = schema
         self._schema_key = _lock_key(schema, "schema")
         self._stamp_key = _lock_key(schema, "stamp")
@@ -82,17 +110,43 @@ class PostgresEventStore(SqlEventStore):
         shown = parsed.render_as_string(hide_password=True)
         query: dict[str, Any] = {k: _one(v) for k, v in parsed.query.items()}
         schema = query.pop("schema", None)
-        statement_timeout = query.pop("statement_timeout", DEFAULT_STATEMENT_TIMEOUT_MS)
-        if not str(statement_timeout).isdigit():
-            raise StoreURLError("the PostgreSQL store option statement_timeout must be ms")
+        timeout = _seconds(query.pop("timeout", DEFAULT_TIMEOUT))
+        statement_timeout = _milliseconds(
+            "statement_timeout", query.pop("statement_timeout", DEFAULT_STATEMENT_TIMEOUT_MS)
+        )
+        lock_timeout = _milliseconds(
+            "lock_timeout",
+            query.pop("lock_timeout", max(1, round(timeout * 1000 * LOCK_TIMEOUT_SHARE))),
+        )
         query.setdefault("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
         # Events are Unicode: sent as UTF-8, a character the database's encoding lacks is refused
         # by the server for its row (quarantined), not by the driver for the whole connection.
         query["client_encoding"] = "UTF8"
-        query["options"] = f"{query.get('options', '')} -c statement_timeout={statement_timeout}"
-        query["options"] = query["options"].strip()
+        # Per session, at connection: no round trip. Settings in the URL's own ``options`` come
+        # after, so they win.
+        settings = f"-c statement_timeout={statement_timeout} -c lock_timeout={lock_timeout}"
+        query["options"] = f"{settings} {query.get('options', '')}".strip()
         driver_url = parsed.set(drivername="postgresql+psycopg", query=query)
-        return cls(driver_url, schema=schema, shown_url=shown)
+        return cls(driver_url, schema=schema, shown_url=shown, timeout=timeout)
+
+    def _bounded(self, *, whole: bool) -> AbstractContextManager[Bound]:
+        return bounded(self._timeout, whole=whole)
+
+    def _may_retry(self) -> bool:
+        bound = current_bound()
+        return bound is None or not bound.expired()
+
+    def _quick_version(self) -> int | None:
+        """The version in one query; None only when the store's tables are not there yet.
+
+        A server that cannot be reached or does not answer is an error at once (not a reason
+        to try again, slowly, through the schema lock).
+        """
+        try:
+            with self._engine.connect() as conn:
+                return self._read_version(conn)
+        except ProgrammingError:  # no such table, or no such schema
+            return None
 
     def _insert(self, table: Table) -> Insert:
         skip_duplicate = pg_insert(table).on_conflict_do_nothing(index_elements=["key"])
@@ -150,6 +204,30 @@ class PostgresEventStore(SqlEventStore):
                 ).scalar()
                 total += int(size or 0)
         return total
+
+
+def _connect_bounded(
+    dialect: Dialect, record: ConnectionPoolEntry, cargs: Any, cparams: dict[str, Any]
+) -> Any:
+    """psycopg's ``connect``, with a connection whose waits honour the bound (``deadlines``)."""
+    return bounded_connection_class().connect(*cargs, **cparams)
+
+
+def _seconds(value: Any) -> float:
+    try:
+        seconds = float(_one(value))
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise StoreURLError("the PostgreSQL store option timeout must be seconds (above 0)")
+    return seconds
+
+
+def _milliseconds(option: str, value: Any) -> int:
+    text = str(_one(value)).strip()
+    if not text.isdigit():
+        raise StoreURLError(f"the PostgreSQL store option {option} must be ms")
+    return int(text)
 
 
 def _one(value: Any) -> Any:

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -127,6 +127,18 @@ class SqlEventStore(EventStore):
         with self._engine.connect() as conn:
             yield conn
 
+    def _bounded(self, *, whole: bool) -> AbstractContextManager[object]:
+        """Bound how long the block may wait for the database (PostgreSQL: ``deadlines``).
+
+        ``whole``: one bound for the whole block (one event), else for each wait (a batch).
+        SQLite bounds its own waits (``sqlite._queued``).
+        """
+        return nullcontext()
+
+    def _may_retry(self) -> bool:
+        """Whether the bound leaves time to try an append once more, on a new connection."""
+        return True
+
     def _lock_schema(self, conn: Connection) -> None:
         """Serialize schema creation and upgrades between processes (in ``conn``'s transaction)."""
 
@@ -229,39 +241,42 @@ class SqlEventStore(EventStore):
 
     def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome:
         prepared = prepare(event, source=source, received_at=_now())
-        self._ensure_schema()
-        with self._guard("appending an event"):
-            try:
-                return self._append_one(prepared)
-            except DBAPIError as error:
-                if prepared.quarantined or not _refuses_the_row(error):
-                    raise
-                reason = describe_error(error, secrets=self._secrets)
-            return self._append_one(refused(prepared, reason))
+        with self._bounded(whole=True):  # the schema check included: a fresh process's first
+            self._ensure_schema()
+            with self._guard("appending an event"):
+                try:
+                    return self._append_one(prepared)
+                except DBAPIError as error:
+                    if prepared.quarantined or not _refuses_the_row(error):
+                        raise
+                    reason = describe_error(error, secrets=self._secrets)
+                return self._append_one(refused(prepared, reason))
 
     def _append_one(self, prepared: Prepared) -> AppendOutcome:
         try:
             with self._appending() as conn:
                 return self._write(conn, prepared)
         except DBAPIError as error:
-            if not error.connection_invalidated:
+            if not error.connection_invalidated or not self._may_retry():
                 raise
-        # A pooled connection the server dropped (a restart): once more, on a new one.
-        # Cheaper than pinging before every append; harmless, as a duplicate is skipped.
+        # A pooled connection the server dropped (a restart): once more, on a new one, if the
+        # bound leaves time. Cheaper than pinging before every append; harmless, as a duplicate
+        # is skipped.
         with self._appending() as conn:
             return self._write(conn, prepared)
 
     def append_many(self, events: Iterable[Any], *, source: str = "ingest") -> AppendCounts:
-        self._ensure_schema()
-        counts = AppendCounts()
-        batch: list[Prepared] = []
-        for raw in events:
-            batch.append(prepare(raw, source=source, received_at=_now()))
-            if len(batch) >= BATCH_SIZE:
+        with self._bounded(whole=False):
+            self._ensure_schema()
+            counts = AppendCounts()
+            batch: list[Prepared] = []
+            for raw in events:
+                batch.append(prepare(raw, source=source, received_at=_now()))
+                if len(batch) >= BATCH_SIZE:
+                    counts += self._write_batch(batch)
+                    batch = []
+            if batch:
                 counts += self._write_batch(batch)
-                batch = []
-        if batch:
-            counts += self._write_batch(batch)
         return counts
 
     def _write_batch(self, batch: list[Prepared]) -> AppendCounts:

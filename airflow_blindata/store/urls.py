@@ -6,9 +6,9 @@ Like the OpenLineage transport factory, a scheme maps to a factory; ``register_s
 ``$AIRFLOW_HOME/blindata/events.db`` (``AIRFLOW_HOME`` defaults to ``~/airflow``).
 
 ``airflow-conn://<conn_id>`` reads an Airflow connection (type ``postgres`` or ``sqlite``; extras
-``schema``, ``sslmode``, ...). Do not use it for capture from a forked OpenLineage child under
-``dag.test()`` with a connection kept in the metadata database: that lookup hangs there (see
-docs/capture.md). Environment-variable and secrets-backend connections work everywhere.
+``schema``, ``sslmode``, ``timeout``, ...). Do not use it for capture from a forked OpenLineage
+child under ``dag.test()`` with a connection kept in the metadata database: that lookup hangs
+there (see docs/capture.md). Environment-variable and secrets-backend connections work everywhere.
 """
 
 from __future__ import annotations
@@ -35,7 +35,17 @@ __all__ = [
 
 AIRFLOW_CONN_SCHEME = "airflow-conn"
 STORE_URL_ENV = "AIRFLOW__BLINDATA__STORE_URL"
-_PG_PARAMS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name")
+_PG_PARAMS = (
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "connect_timeout",
+    "application_name",
+    "timeout",
+    "lock_timeout",
+    "statement_timeout",
+)
 
 StoreFactory = Callable[[str], EventStore]
 _FACTORIES: dict[str, StoreFactory] = {}

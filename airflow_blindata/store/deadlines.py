@@ -1,0 +1,204 @@
+"""A bound on the client for how long the PostgreSQL store waits for its server.
+
+PostgreSQL's own settings end most waits: ``connect_timeout`` (connecting), ``lock_timeout`` (a
+statement waiting for a lock another session holds) and ``statement_timeout``. All of them need a
+server that answers. A server that hangs — stopped, its disk stalled, a network that lets the
+handshake through and then drops everything — answers nothing, and a statement sent on a
+connection the store already holds would wait for ever: the kernel acknowledges what is sent, so
+no TCP setting notices either. It would hold a capturing task until the OpenLineage provider kills
+the child that emits (the event vanishes), or a receiver thread for good.
+
+So while an append runs inside ``bounded()``, every wait of the store's connections for the
+server (a statement, a commit, a rollback) is armed on a watchdog: one thread per process that
+sleeps until the earliest alarm. When an alarm goes off before the server answered, the watchdog
+shuts the connection's socket down; the wait ends at once with an error, which the connection
+turns into ``NoAnswer``, and it closes itself so that the pool discards it. The append then fails
+like any other unavailable store: the transport keeps the event in the lost-events file, the
+receiver answers 503.
+
+``bounded(seconds, whole=True)`` bounds the whole call (one event: the transport, the listener, a
+receiver request of one event); ``whole=False`` bounds each wait alone (a batch, which may take
+longer in all but whose every round trip must be answered in time).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any
+
+__all__ = ["Bound", "bounded", "bounded_connection_class", "current_bound"]
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """How long the server may take: ``seconds`` per wait, and all of them until ``deadline``."""
+
+    seconds: float
+    deadline: float | None = None
+
+    def alarm_at(self, now: float) -> float:
+        """When a wait that starts ``now`` gives up."""
+        at = now + self.seconds
+        return at if self.deadline is None else min(at, self.deadline)
+
+    def expired(self) -> bool:
+        """Whether the whole bound has passed (never, for a bound on each wait alone)."""
+        return self.deadline is not None and monotonic() >= self.deadline
+
+
+_BOUND: ContextVar[Bound | None] = ContextVar("blindata_store_bound", default=None)
+
+
+def current_bound() -> Bound | None:
+    """The bound of the operation running in this thread (or task), if any."""
+    return _BOUND.get()
+
+
+@contextmanager
+def bounded(seconds: float, *, whole: bool) -> Iterator[Bound]:
+    """Bound the store's waits for the server while the block runs (module docstring).
+
+    Nested in another bound, the earlier deadline stays: an inner call never extends it.
+    """
+    outer = _BOUND.get()
+    deadline = monotonic() + seconds if whole else None
+    if outer is not None and outer.deadline is not None:
+        deadline = outer.deadline if deadline is None else min(deadline, outer.deadline)
+    bound = Bound(seconds, deadline)
+    token = _BOUND.set(bound)
+    try:
+        yield bound
+    finally:
+        _BOUND.reset(token)
+
+
+class _Alarm:
+    __slots__ = ("at", "done", "fileno", "fired")
+
+    def __init__(self, at: float, fileno: int) -> None:
+        self.at = at
+        self.fileno = fileno
+        self.fired = False
+        self.done = False
+
+
+class _Watchdog:
+    """One thread per process: shuts down the socket of a wait that outlived its alarm."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._alarms: list[tuple[float, int, _Alarm]] = []
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, at: float, fileno: int) -> _Alarm:
+        alarm = _Alarm(at, fileno)
+        with self._cond:
+            self._count += 1
+            earliest = not self._alarms or at < self._alarms[0][0]
+            heapq.heappush(self._alarms, (at, self._count, alarm))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._watch, name="blindata-store-watchdog", daemon=True
+                )
+                self._thread.start()
+            elif earliest:
+                self._cond.notify()
+        return alarm
+
+    def disarm(self, alarm: _Alarm) -> bool:
+        """Whether the alarm went off; after this it never will."""
+        with self._cond:
+            alarm.done = True
+            return alarm.fired
+
+    def _watch(self) -> None:
+        with self._cond:
+            while True:
+                alarms = self._alarms
+                while alarms and alarms[0][2].done:
+                    heapq.heappop(alarms)
+                if not alarms:
+                    self._cond.wait()
+                    continue
+                left = alarms[0][0] - monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                alarm = heapq.heappop(alarms)[2]
+                alarm.fired = alarm.done = True
+                # Under the lock: the waiting thread cannot disarm, and so cannot close the
+                # connection (and free its descriptor for another socket), meanwhile.
+                _shut_down(alarm.fileno)
+
+
+def _shut_down(fileno: int) -> None:
+    """End every wait on the socket behind ``fileno`` (a copy of the descriptor: never closed
+    under its owner)."""
+    with suppress(OSError), socket.socket(fileno=os.dup(fileno)) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _after_fork_in_child() -> None:
+    # The watchdog thread does not exist in a child, and its lock may have been held at the fork.
+    global _WATCHDOG
+    _WATCHDOG = _Watchdog()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_CONNECTION_CLASS: type[Any] | None = None
+
+
+def bounded_connection_class() -> type[Any]:
+    """A ``psycopg.Connection`` whose waits for the server honour ``bounded()`` (needs psycopg)."""
+    global _CONNECTION_CLASS
+    if _CONNECTION_CLASS is None:
+        _CONNECTION_CLASS = _build_connection_class()
+    return _CONNECTION_CLASS
+
+
+def _build_connection_class() -> type[Any]:
+    import psycopg
+
+    class NoAnswer(psycopg.OperationalError):
+        """The server did not answer within the store's bound; the connection is closed."""
+
+    class BoundedConnection(psycopg.Connection[Any]):
+        """Every wait for the server (a statement, a commit) armed on the watchdog when bound."""
+
+        def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:
+            bound = _BOUND.get()
+            if bound is None:
+                return super().wait(gen, *args, **kwargs)
+            watchdog = _WATCHDOG
+            alarm = watchdog.arm(bound.alarm_at(monotonic()), self.pgconn.socket)
+            try:
+                result = super().wait(gen, *args, **kwargs)
+            except psycopg.Error as error:
+                if not watchdog.disarm(alarm):
+                    raise
+                self.close()
+                raise NoAnswer(
+                    f"no answer from PostgreSQL within {bound.seconds:g} s "
+                    "(the store's timeout); the connection is closed"
+                ) from error
+            finally:
+                fired = watchdog.disarm(alarm)
+            if fired:  # answered just as the alarm went off: the socket is shut down all the same
+                self.close()
+            return result
+
+    return BoundedConnection
