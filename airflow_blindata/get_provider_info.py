@@ -182,6 +182,15 @@ def get_provider_info() -> dict[str, Any]:
                         "example": None,
                         "default": "1000",
                     },
+                    "receiver_store_timeout": {
+                        "description": "Seconds a request waits for the event store; then the "
+                        "answer is 503 with Retry-After, whatever the store does. Keep it below "
+                        "the producers' own HTTP timeouts.\n",
+                        "version_added": "0.1.0",
+                        "type": "float",
+                        "example": None,
+                        "default": "4",
+                    },
                 },
             }
         },

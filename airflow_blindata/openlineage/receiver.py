@@ -24,6 +24,10 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
 * 401 without a valid key; 503 when no key is configured (it never runs open) or the store is
   unavailable (producers retry a 503); 413 past ``receiver_max_body_bytes`` or
   ``receiver_max_batch_events``; 415 for an encoding other than gzip.
+* Bounded, whatever the store does: a request waits at most ``receiver_store_timeout`` seconds
+  for the store (4 by default, in a pool of its own threads), then is answered 503 with
+  ``Retry-After``. A thread given up on finishes within the store's own bound (3 s per append on
+  SQLite and PostgreSQL), so a hung store never piles up threads or hangs producers.
 * Secrets never reach a response or a log: no key, no header, no store URL is echoed.
 * A producer that disconnects before its body is complete gets nothing stored and one warning
   line in the log (throttled like the others), never a traceback.
@@ -31,12 +35,15 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -94,6 +101,11 @@ SERIALIZED_BACKEND = "sqlite"
 """SQLite takes one writer at a time and makes the others poll with sleeps (its busy handler):
 the receiver's threads queue on a lock instead, which wakes the next writer at once."""
 METRIC_PREFIX = "blindata.receiver"
+STORE_THREADS = 16
+"""Threads that write to the store, the receiver's own (not the API server's shared pool): as
+many as a PostgreSQL store's pooled connections (5 + 10 overflow) and one more."""
+
+T = TypeVar("T")
 
 
 def _count(name: str, count: int = 1) -> None:
@@ -126,7 +138,9 @@ class _Receiver:
         self._store_factory = store_factory
         self._store: EventStore | None = None
         self._lock = threading.Lock()
-        self._writes: AbstractContextManager[Any] = nullcontext()
+        self._writes: threading.Lock | None = None
+        self._threads: ThreadPoolExecutor | None = None
+        self._threads_pid = 0
         self.warnings = ThrottledWarnings(log)
 
     def store(self) -> EventStore:
@@ -152,16 +166,55 @@ class _Receiver:
 
     def append(self, data: dict[str, Any]) -> AppendOutcome:
         store = self.store()
-        with self._writes:
+        with self._write_turn():
             return store.append(data, source=SOURCE)
 
     def append_many(self, events: list[dict[str, Any]]) -> AppendCounts:
         store = self.store()
-        with self._writes:
+        with self._write_turn():
             return store.append_many(events, source=SOURCE)
+
+    @contextmanager
+    def _write_turn(self) -> Iterator[None]:
+        """SQLite's write turn, waited for no longer than a request waits for the store."""
+        writes = self._writes
+        if writes is None:
+            yield
+            return
+        if not writes.acquire(timeout=self.settings.store_timeout):
+            raise StoreUnavailableError(
+                f"the event store is busy: no write turn in {self.settings.store_timeout:g} s"
+            )
+        try:
+            yield
+        finally:
+            writes.release()
+
+    async def in_thread(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` in one of the receiver's threads, waited for ``store_timeout`` at
+        most (``StoreTimeoutError`` then). A call not started by then is dropped; one running ends
+        by itself, within the store's own bound."""
+        future = asyncio.get_running_loop().run_in_executor(self._pool(), call, *args)
+        try:
+            return await asyncio.wait_for(future, self.settings.store_timeout)
+        except TimeoutError:
+            raise StoreTimeoutError(
+                f"the event store did not answer within {self.settings.store_timeout:g} s"
+            ) from None
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._threads is None or self._threads_pid != os.getpid():
+            with self._lock:
+                if self._threads is None or self._threads_pid != os.getpid():
+                    self._threads = ThreadPoolExecutor(STORE_THREADS, "blindata-receiver")
+                    self._threads_pid = os.getpid()
+        return self._threads
 
     def close(self) -> None:
         with self._lock:
+            if self._threads is not None and self._threads_pid == os.getpid():
+                self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
             if self._store is not None:
                 self._store.close()
                 self._store = None
@@ -267,12 +320,25 @@ class _Receiver:
     def store_unavailable(self, error: StoreError) -> JSONResponse:
         # The store's message names the store (redacted); producers only learn that it failed.
         self.warnings.warn("store", "Blindata receiver could not store events: %s", error)
+        retry = {"Retry-After": str(STORE_RETRY_AFTER_SECONDS)}
+        if isinstance(error, StoreTimeoutError):
+            _count("store_timeout")
+            return _error(
+                503,
+                f"{error}; retry later (re-sending is safe: an event of this request stored "
+                "meanwhile is a duplicate)",
+                retry,
+            )
         _count("store_unavailable")
         return _error(
             503,
             "the event store is unavailable; nothing of this request was stored, retry later",
-            {"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+            retry,
         )
+
+
+class StoreTimeoutError(StoreUnavailableError):
+    """The store did not answer a request within ``receiver_store_timeout``."""
 
 
 def _batch_answer(
@@ -377,8 +443,8 @@ def create_receiver_app(
             return _error(400, "the client disconnected before the request body was complete")
         try:
             if body.batch:
-                return await run_in_threadpool(receiver.store_batch, body.items)
-            return await run_in_threadpool(receiver.store_single, body.items[0])
+                return await receiver.in_thread(receiver.store_batch, body.items)
+            return await receiver.in_thread(receiver.store_single, body.items[0])
         except StoreError as error:
             return receiver.store_unavailable(error)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 __all__ = [
     "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_STORE_TIMEOUT",
     "ReceiverSettings",
     "receiver_enabled",
     "receiver_settings",
@@ -21,14 +22,21 @@ _SECTION = "blindata"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """Spark events with schema and column-lineage facets reach a few MB; 16 MiB leaves room."""
 DEFAULT_MAX_BATCH_EVENTS = 1000
+DEFAULT_STORE_TIMEOUT = 4.0
+"""Seconds a request waits for the event store before a 503: below the 5 s the producers'
+examples give their ``http`` transports, above the stores' own 3 s bound on one append."""
 
 
 @dataclass(frozen=True, slots=True)
 class ReceiverSettings:
-    """The receiver's limits; ``problem`` (a configuration error) makes it refuse everything."""
+    """The receiver's limits; ``problem`` (a configuration error) makes it refuse everything.
+
+    ``store_timeout``: seconds a request waits for the store.
+    """
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_batch_events: int = DEFAULT_MAX_BATCH_EVENTS
+    store_timeout: float = DEFAULT_STORE_TIMEOUT
     problem: str | None = None
 
 
@@ -45,11 +53,33 @@ def _positive_int(option: str, default: int) -> tuple[int, str | None]:
     return value, None
 
 
+def _positive_seconds(option: str, default: float) -> tuple[float, str | None]:
+    from airflow.configuration import conf
+
+    raw = conf.get(_SECTION, option, fallback=str(default))
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        return default, f"[{_SECTION}] {option} must be a positive number of seconds, not {raw!r}"
+    return value, None
+
+
 def receiver_settings() -> ReceiverSettings:
-    """[blindata] receiver_max_body_bytes and receiver_max_batch_events."""
+    """[blindata] receiver_max_body_bytes, receiver_max_batch_events and
+    receiver_store_timeout."""
     body, body_problem = _positive_int("receiver_max_body_bytes", DEFAULT_MAX_BODY_BYTES)
     batch, batch_problem = _positive_int("receiver_max_batch_events", DEFAULT_MAX_BATCH_EVENTS)
-    return ReceiverSettings(body, batch, body_problem or batch_problem)
+    store_timeout, timeout_problem = _positive_seconds(
+        "receiver_store_timeout", DEFAULT_STORE_TIMEOUT
+    )
+    return ReceiverSettings(
+        max_body_bytes=body,
+        max_batch_events=batch,
+        store_timeout=store_timeout,
+        problem=body_problem or batch_problem or timeout_problem,
+    )
 
 
 def receiver_enabled() -> bool:
