@@ -182,6 +182,16 @@ def get_provider_info() -> dict[str, Any]:
                         "example": None,
                         "default": "1000",
                     },
+                    "receiver_max_bytes_in_flight": {
+                        "description": "Bytes of request bodies the receiver holds at once, all "
+                        "requests together (as read and decompressed, until each is answered); "
+                        "past it a request waits a second for room, then gets 503 with "
+                        "Retry-After.\n",
+                        "version_added": "0.1.0",
+                        "type": "integer",
+                        "example": None,
+                        "default": "67108864",
+                    },
                     "receiver_store_timeout": {
                         "description": "Seconds a request waits for the event store; then the "
                         "answer is 503 with Retry-After, whatever the store does. Keep it below "

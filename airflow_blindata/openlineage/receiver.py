@@ -28,6 +28,9 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
   for the store (4 by default, in a pool of its own threads), then is answered 503 with
   ``Retry-After``. A thread given up on finishes within the store's own bound (3 s per append on
   SQLite and PostgreSQL), so a hung store never piles up threads or hangs producers.
+* Bounded memory: the bodies of all requests in flight share ``receiver_max_bytes_in_flight``
+  bytes (``receiver_budget``); past it a request waits a moment, then is answered 503 with
+  ``Retry-After``, the rest of its body read and dropped, never kept.
 * Secrets never reach a response or a log: no key, no header, no store URL is echoed.
 * A producer that disconnects before its body is complete gets nothing stored and one warning
   line in the log (throttled like the others), never a traceback.
@@ -41,10 +44,11 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import cache
 from typing import Any, TypeVar
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -60,7 +64,8 @@ from airflow_blindata.store import (
     open_store,
 )
 
-from .receiver_body import Body, BodyError, Item, decompress, read_body, split_events
+from .receiver_body import Body, BodyError, Item, decompress_within, read_body, split_events
+from .receiver_budget import BodyBudget, BudgetSpentError, Share
 from .receiver_keys import CachedKeys, KeyLoader, KeySet, bearer_token, configured_keys, key_set
 from .receiver_log import ThrottledWarnings
 from .receiver_settings import (
@@ -101,6 +106,8 @@ SERIALIZED_BACKEND = "sqlite"
 """SQLite takes one writer at a time and makes the others poll with sleeps (its busy handler):
 the receiver's threads queue on a lock instead, which wakes the next writer at once."""
 METRIC_PREFIX = "blindata.receiver"
+DRAIN_SECONDS = 10.0
+"""How long the receiver reads, and drops, the rest of a body it turned away before it answers."""
 STORE_THREADS = 16
 """Threads that write to the store, the receiver's own (not the API server's shared pool): as
 many as a PostgreSQL store's pooled connections (5 + 10 overflow) and one more."""
@@ -141,6 +148,7 @@ class _Receiver:
         self._writes: threading.Lock | None = None
         self._threads: ThreadPoolExecutor | None = None
         self._threads_pid = 0
+        self.budget = BodyBudget(settings.max_bytes_in_flight, settings.busy_wait)
         self.warnings = ThrottledWarnings(log)
 
     def store(self) -> EventStore:
@@ -243,12 +251,26 @@ class _Receiver:
         )
         return _error(401, problem or "unauthorized", {"WWW-Authenticate": challenge})
 
-    async def body(self, request: Request, *, force_batch: bool) -> Body:
+    async def body(self, request: Request, *, force_batch: bool, share: Share) -> Body:
+        """The events of the request's body, its bytes held in ``share`` of the budget."""
         limit = self.settings.max_body_bytes
-        raw = await read_body(
-            request.stream(), declared_length=request.headers.get("content-length"), limit=limit
+        stream = request.stream()
+        try:
+            raw = await read_body(
+                stream,
+                declared_length=request.headers.get("content-length"),
+                limit=limit,
+                reserve=share.grow_to,
+            )
+        except BudgetSpentError:
+            share.shrink_to(0)  # what was read is let go
+            await _drain(stream)
+            raise
+        decoded = await decompress_within(
+            raw, request.headers.get("content-encoding"), limit=limit, reserve=share.grow_to
         )
-        decoded = decompress(raw, request.headers.get("content-encoding"), limit=limit)
+        share.shrink_to(len(decoded))  # the compressed body is let go
+        del raw
         body = split_events(
             decoded,
             request.headers.get("content-type"),
@@ -336,6 +358,18 @@ class _Receiver:
             retry,
         )
 
+    def busy(self, request: Request, error: BudgetSpentError) -> JSONResponse:
+        """Too many bytes of bodies in flight: a 503 before reading more of this one."""
+        _count("requests.busy")
+        self.warnings.warn(
+            "busy", "Blindata receiver turned a request from %s away: %s", _client(request), error
+        )
+        return _error(
+            503,
+            f"the receiver is busy: {error}; nothing of this request was stored, retry later",
+            {"Retry-After": str(STORE_RETRY_AFTER_SECONDS)},
+        )
+
 
 class StoreTimeoutError(StoreUnavailableError):
     """The store did not answer a request within ``receiver_store_timeout``."""
@@ -372,6 +406,17 @@ def _problem(item: Item) -> str | None:
         return item.problem or "not a JSON object"
     parsed = parse_event(item.data, facets=False)
     return None if parsed.event is not None else (parsed.problem or "not an OpenLineage event")
+
+
+async def _drain(stream: AsyncIterator[bytes]) -> None:
+    """Read the rest of a refused body and keep none of it, for ``DRAIN_SECONDS`` at most.
+
+    A producer still sending its body when the answer comes would otherwise meet a closed
+    connection (a reset) instead of the 503 it can retry.
+    """
+    with anyio.move_on_after(DRAIN_SECONDS), suppress(ClientDisconnect):
+        async for _ in stream:
+            pass
 
 
 def _client(request: Request) -> str:
@@ -424,8 +469,14 @@ def create_receiver_app(
         refusal = receiver.refusal(request, keys)
         if refusal is not None:
             return refusal
+        async with receiver.budget.share() as share:  # held until the request is answered
+            return await stored(request, force_batch=force_batch, share=share)
+
+    async def stored(request: Request, *, force_batch: bool, share: Share) -> JSONResponse:
         try:
-            body = await receiver.body(request, force_batch=force_batch)
+            body = await receiver.body(request, force_batch=force_batch, share=share)
+        except BudgetSpentError as error:
+            return receiver.busy(request, error)
         except BodyError as error:
             _count("requests.rejected")
             receiver.warnings.warn(

@@ -9,13 +9,17 @@ The size limit applies to the body as read (compressed) and to the decompressed 
 gzip body that inflates past the limit is refused after inflating at most the limit plus one
 byte, so a zip bomb costs nothing. Every refusal is a ``BodyError`` with the HTTP status and a
 message that says what to change.
+
+Memory: ``read_body`` and ``inflate`` hand each chunk they are about to keep to a ``reserve``
+callback first (the receiver's budget of bytes in flight, ``receiver_budget``), which may make the
+request wait for room, or refuse it, before it takes more memory.
 """
 
 from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +30,8 @@ __all__ = [
     "BodyError",
     "Item",
     "decompress",
+    "decompress_within",
+    "inflate",
     "read_body",
     "split_events",
 ]
@@ -42,6 +48,8 @@ NDJSON_TYPES = frozenset(
     }
 )
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
+INFLATE_STEP = 256 * 1024
+"""Bytes decompressed at a time: the most a body inflates before its memory is accounted."""
 _STATUS_BAD_REQUEST = 400
 _STATUS_TOO_LARGE = 413
 _STATUS_UNSUPPORTED = 415
@@ -91,46 +99,99 @@ def _too_large(limit: int, what: str) -> BodyError:
     )
 
 
+Reserve = Callable[[int], Awaitable[None]]
+"""``reserve(total)``: make room for ``total`` bytes of this request's body, or raise."""
+
+
 async def read_body(
-    chunks: AsyncIterator[bytes], *, declared_length: str | None, limit: int
+    chunks: AsyncIterator[bytes],
+    *,
+    declared_length: str | None,
+    limit: int,
+    reserve: Reserve | None = None,
 ) -> bytes:
-    """The body, read at most ``limit`` bytes far: a declared or actual excess is a 413."""
+    """The body, read at most ``limit`` bytes far: a declared or actual excess is a 413.
+
+    ``reserve`` is given the declared length before anything is read, then the size the body
+    reaches with each chunk, before the chunk is kept.
+    """
     declared = (declared_length or "").strip()
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit, "request body")
+    if reserve is not None and declared.isdigit():
+        await reserve(int(declared))
     received = bytearray()
     async for chunk in chunks:
-        received += chunk
-        if len(received) > limit:
+        if len(received) + len(chunk) > limit:
             raise _too_large(limit, "request body")
+        if reserve is not None:
+            await reserve(len(received) + len(chunk))
+        received += chunk
     return bytes(received)
 
 
-def decompress(raw: bytes, content_encoding: str | None, *, limit: int) -> bytes:
-    """``raw`` decoded by its ``Content-Encoding`` (gzip or none), inflating at most ``limit``."""
+def _encoding(content_encoding: str | None) -> str:
     encoding = (content_encoding or "").strip().lower()
     if encoding in IDENTITY_ENCODINGS:
-        return raw
+        return ""
     if encoding not in GZIP_ENCODINGS:
         raise BodyError(
             _STATUS_UNSUPPORTED,
             f"Content-Encoding {encoding!r} is not supported: send gzip or no encoding",
         )
-    out = bytearray()
+    return encoding
+
+
+def inflate(
+    raw: bytes, content_encoding: str | None, *, limit: int, step: int = INFLATE_STEP
+) -> Iterator[bytes]:
+    """``raw`` decoded by its ``Content-Encoding`` (gzip or none), in pieces of at most ``step``
+    bytes (``raw`` itself without an encoding), inflating at most ``limit`` bytes."""
+    if not _encoding(content_encoding):
+        yield raw
+        return
+    produced = 0
     pending = raw
     try:
         while pending:  # a gzip body may hold several members, one after the other
             inflater = zlib.decompressobj(_GZIP_WBITS)
-            out += inflater.decompress(pending, limit + 1 - len(out))
-            if len(out) > limit:
-                raise _too_large(limit, "decompressed request body")
-            if not inflater.eof:
-                if inflater.unconsumed_tail:  # stopped by the limit with input left over
+            data = pending
+            while True:
+                most = min(step, limit + 1 - produced)
+                piece = inflater.decompress(data, most)
+                produced += len(piece)
+                if produced > limit:
                     raise _too_large(limit, "decompressed request body")
-                raise BodyError(_STATUS_BAD_REQUEST, "the gzip body is truncated")
+                if piece:
+                    yield piece
+                if inflater.eof:
+                    break
+                data = inflater.unconsumed_tail
+                if not data and len(piece) < most:  # all input used, and nothing held back
+                    raise BodyError(_STATUS_BAD_REQUEST, "the gzip body is truncated")
             pending = inflater.unused_data
     except zlib.error as error:
         raise BodyError(_STATUS_BAD_REQUEST, f"the body is not valid gzip: {error}") from None
+
+
+def decompress(raw: bytes, content_encoding: str | None, *, limit: int) -> bytes:
+    """``raw`` decoded by its ``Content-Encoding`` (gzip or none), inflating at most ``limit``."""
+    if not _encoding(content_encoding):
+        return raw
+    return b"".join(inflate(raw, content_encoding, limit=limit))
+
+
+async def decompress_within(
+    raw: bytes, content_encoding: str | None, *, limit: int, reserve: Reserve
+) -> bytes:
+    """``decompress``, giving ``reserve`` the bytes held (``raw`` and what it inflated so far)
+    before each piece is kept."""
+    if not _encoding(content_encoding):
+        return raw
+    out = bytearray()
+    for piece in inflate(raw, content_encoding, limit=limit):
+        await reserve(len(raw) + len(out) + len(piece))
+        out += piece
     return bytes(out)
 
 

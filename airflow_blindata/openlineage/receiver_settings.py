@@ -12,6 +12,7 @@ from dataclasses import dataclass
 __all__ = [
     "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_BYTES_IN_FLIGHT",
     "DEFAULT_STORE_TIMEOUT",
     "ReceiverSettings",
     "receiver_enabled",
@@ -22,21 +23,29 @@ _SECTION = "blindata"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """Spark events with schema and column-lineage facets reach a few MB; 16 MiB leaves room."""
 DEFAULT_MAX_BATCH_EVENTS = 1000
+DEFAULT_MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024
+"""Four bodies of the largest size at once; more wait for their turn, briefly, or get a 503."""
 DEFAULT_STORE_TIMEOUT = 4.0
 """Seconds a request waits for the event store before a 503: below the 5 s the producers'
 examples give their ``http`` transports, above the stores' own 3 s bound on one append."""
+DEFAULT_BUSY_WAIT = 1.0
+"""Seconds a request waits for room among the bodies in flight before a 503."""
 
 
 @dataclass(frozen=True, slots=True)
 class ReceiverSettings:
     """The receiver's limits; ``problem`` (a configuration error) makes it refuse everything.
 
-    ``store_timeout``: seconds a request waits for the store.
+    ``max_bytes_in_flight``: bytes of request bodies held at once, all requests together (as
+    read and decompressed), until each is answered. ``store_timeout``: seconds a request waits
+    for the store. ``busy_wait``: seconds a request waits for room among the bodies in flight.
     """
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_batch_events: int = DEFAULT_MAX_BATCH_EVENTS
+    max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT
     store_timeout: float = DEFAULT_STORE_TIMEOUT
+    busy_wait: float = DEFAULT_BUSY_WAIT
     problem: str | None = None
 
 
@@ -67,18 +76,22 @@ def _positive_seconds(option: str, default: float) -> tuple[float, str | None]:
 
 
 def receiver_settings() -> ReceiverSettings:
-    """[blindata] receiver_max_body_bytes, receiver_max_batch_events and
-    receiver_store_timeout."""
+    """[blindata] receiver_max_body_bytes, receiver_max_batch_events,
+    receiver_max_bytes_in_flight and receiver_store_timeout."""
     body, body_problem = _positive_int("receiver_max_body_bytes", DEFAULT_MAX_BODY_BYTES)
     batch, batch_problem = _positive_int("receiver_max_batch_events", DEFAULT_MAX_BATCH_EVENTS)
+    in_flight, in_flight_problem = _positive_int(
+        "receiver_max_bytes_in_flight", DEFAULT_MAX_BYTES_IN_FLIGHT
+    )
     store_timeout, timeout_problem = _positive_seconds(
         "receiver_store_timeout", DEFAULT_STORE_TIMEOUT
     )
     return ReceiverSettings(
         max_body_bytes=body,
         max_batch_events=batch,
+        max_bytes_in_flight=in_flight,
         store_timeout=store_timeout,
-        problem=body_problem or batch_problem or timeout_problem,
+        problem=body_problem or batch_problem or in_flight_problem or timeout_problem,
     )
 
 
