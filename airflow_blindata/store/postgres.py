@@ -63,8 +63,13 @@ DEFAULT_STATEMENT_TIMEOUT_MS = "5000"
 STAMP_BATCH = 10_000
 """Events stamped with a cursor per statement, well within the statement timeout."""
 READ_STATEMENT_TIMEOUT = "600s"
-"""The statement timeout of the sync's reads: ``statement_timeout`` bounds what capture waits for
-(an append), but listing the jobs of a store of millions of events may take longer."""
+"""The statement and lock timeouts of the sync's reads: ``statement_timeout`` and ``lock_timeout``
+bound what capture waits for (an append), but listing the jobs of a store of millions of events
+may take longer, and stamping waits for another reader's stamps."""
+_READ_TIMEOUTS = text(
+    f"SELECT set_config('statement_timeout', '{READ_STATEMENT_TIMEOUT}', true), "
+    f"set_config('lock_timeout', '{READ_STATEMENT_TIMEOUT}', true)"
+)
 
 
 def _lock_key(schema: str | None, purpose: str) -> int:
@@ -161,7 +166,7 @@ class PostgresEventStore(SqlEventStore):
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
         with self._engine.begin() as conn:
-            conn.execute(text(f"SET LOCAL statement_timeout = '{READ_STATEMENT_TIMEOUT}'"))
+            conn.execute(_READ_TIMEOUTS)  # for this transaction only: one round trip
             yield conn
 
     def _lock_schema(self, conn: Connection) -> None:
@@ -172,7 +177,7 @@ class PostgresEventStore(SqlEventStore):
     def _stamp(self) -> None:
         events, seq = self._tables.events, self._tables.seq
         assert seq is not None
-        with self._engine.connect() as conn:
+        with self._reading() as conn:
             pending = conn.execute(select(events.c.id).where(events.c.seq.is_(None)).limit(1))
             if pending.first() is None:
                 return
@@ -182,6 +187,7 @@ class PostgresEventStore(SqlEventStore):
         # An event committed late, between two batches, is stamped by a later batch: commit order.
         while True:
             with self._engine.begin() as conn:
+                conn.execute(_READ_TIMEOUTS)  # another reader may be stamping: wait for it
                 conn.execute(select(func.pg_advisory_xact_lock(self._stamp_key)))
                 rows = select(events.c.id).where(events.c.seq.is_(None)).order_by(events.c.id)
                 unstamped = rows.limit(STAMP_BATCH).subquery()

@@ -130,6 +130,26 @@ def test_an_append_waiting_for_a_lock_gives_up_at_the_lock_timeout(
     assert store.append(event("after")) is AppendOutcome.ACCEPTED  # the connection was kept
 
 
+def test_the_syncs_reads_wait_for_a_lock_longer_than_an_append(
+    postgres_url: str, stack: ExitStack
+) -> None:
+    import psycopg
+
+    store = _store(f"{postgres_url}&timeout=1", stack)
+    store.append(event("stored"))
+    schema = postgres_url.rsplit("schema=", 1)[1]
+    holder = stack.enter_context(psycopg.connect(postgres_url.split("?")[0]))
+    holder.execute(f'LOCK TABLE "{schema}".blindata_events IN ACCESS EXCLUSIVE MODE')
+    release = threading.Timer(1.5, holder.rollback)  # longer than an append's lock_timeout
+    release.start()
+    stack.callback(release.join)
+
+    seconds, outcome = timed(lambda: [stored.job_name for stored in store.events()])
+
+    assert outcome == ["stored"]
+    assert seconds >= 1.4
+
+
 def test_a_server_that_hangs_mid_session_is_given_up_at_the_timeout(
     postgres_url: str, stack: ExitStack
 ) -> None:
