@@ -317,6 +317,8 @@ _METRIC_KEYS = frozenset(
         OutputStatisticsOutputDatasetFacet.KEY,
     }
 )
+QUALITY_FACET_KEYS = _ASSERTION_KEYS | _METRIC_KEYS | {TestRunFacet.KEY}
+"""Every facet key quality reads results and records from (``reading`` reads these whole)."""
 
 
 def _only(facets: dict[str, BaseFacet], keys: frozenset[str]) -> dict[str, BaseFacet]:

@@ -28,35 +28,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from airflow_blindata.mapper.events import (
-    DataQualityAssertionsDatasetFacet,
-    DataQualityMetricsDatasetFacet,
-    DataQualityMetricsInputDatasetFacet,
-    Event,
-    InputStatisticsInputDatasetFacet,
-    OutputStatisticsOutputDatasetFacet,
-    ParsedEvent,
-    RunEvent,
-    TestRunFacet,
-    parse_event,
-    read_events,
-)
+from airflow_blindata.mapper.events import Event, ParsedEvent, RunEvent, parse_event, read_events
 from airflow_blindata.mapper.events.text import unencodable
 from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
+from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import Report
 
 __all__ = ["read_job_events"]
-
-QUALITY_KEYS = frozenset(
-    {
-        DataQualityAssertionsDatasetFacet.KEY,
-        DataQualityMetricsDatasetFacet.KEY,
-        DataQualityMetricsInputDatasetFacet.KEY,
-        InputStatisticsInputDatasetFacet.KEY,
-        OutputStatisticsOutputDatasetFacet.KEY,
-        TestRunFacet.KEY,
-    }
-)
 
 
 def _object(raw: Any) -> Any:
@@ -82,12 +60,12 @@ def _datasets(data: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
 
 
 def _carries_quality(data: Mapping[str, Any]) -> bool:
-    if not QUALITY_KEYS.isdisjoint(_facet_keys(data.get("run"))):
+    if not QUALITY_FACET_KEYS.isdisjoint(_facet_keys(data.get("run"))):
         return True
     for dataset in _datasets(data):
         for container in ("facets", "inputFacets", "outputFacets"):
             facets = dataset.get(container)
-            if isinstance(facets, Mapping) and not QUALITY_KEYS.isdisjoint(facets.keys()):
+            if isinstance(facets, Mapping) and not QUALITY_FACET_KEYS.isdisjoint(facets.keys()):
                 return True
     return False
 
