@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_event_file"]
+__all__ = ["read_event_file", "read_line"]
 
 
 def read_event_file(path: str | Path) -> Iterator[Any]:
@@ -33,9 +33,13 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
             yield whole
         return
     for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except ValueError:
-            yield line
+        if line.strip():
+            yield read_line(line)
+
+
+def read_line(line: str) -> Any:
+    """One line of a JSON lines file: its JSON value, or its text when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line.rstrip("\r\n")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.eventfiles import read_event_file
+from airflow_blindata.eventfiles import read_event_file, read_line
 from airflow_blindata.mapper.build import build_groups
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import KnownSystem
@@ -83,14 +83,6 @@ def _is_json_lines(handle: IO[bytes]) -> bool:
     return False
 
 
-def _decode(line: bytes) -> Any:
-    text = line.decode("utf-8", "replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text.rstrip("\r\n")  # passed on: the mapper reports it as unreadable
-
-
 def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]:
     """The raw events of ``event_files`` one job at a time, then those of no job.
 
@@ -129,7 +121,7 @@ def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]
             for number, offset in spots:
                 source = handles[number]
                 source.seek(offset)
-                yield _decode(source.readline())
+                yield read_line(source.readline().decode("utf-8", "replace"))
 
         for job in sorted({*lines, *held}):
             yield [*held.pop(job, ()), *read(lines.pop(job, []))]
