@@ -25,8 +25,8 @@ from typing import Any
 
 from airflow_blindata.config import JobDefinition
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.events import read_events
 from airflow_blindata.mapper.fold import fold
+from airflow_blindata.mapper.reading import read_events
 from airflow_blindata.mapper.report import Report
 
 DEFINITION = JobDefinition.from_dict(

@@ -18,8 +18,8 @@ from typing import Any
 
 from airflow_blindata import __version__
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import BaseFacet, FacetLocation
-from airflow_blindata.mapper.events.registry import read_facet
+from airflow_blindata.events import BaseFacet, FacetLocation
+from airflow_blindata.events.registry import read_facet
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     DatasetMentions,

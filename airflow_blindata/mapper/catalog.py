@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     AirflowRunFacet,
     BaseFacet,
     DatasetTypeDatasetFacet,
@@ -29,6 +28,7 @@ from airflow_blindata.mapper.events import (
     SymlinksDatasetFacet,
     facet_of,
 )
+from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
 from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold
 from airflow_blindata.mapper.identity import (
     EntityName,

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, PrivateAttr
 
-from .events import (
+from airflow_blindata.events import (
     BaseFacet,
     DatasetEvent,
     Event,

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     BaseFacet,
     ColumnLineageDatasetFacet,
     ExtractionErrorRunFacet,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     AirflowJobFacet,
     AirflowRunFacet,
     JobDependenciesRunFacet,

@@ -22,8 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.catalog import entity_of
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     BaseFacet,
     DataQualityAssertionsDatasetFacet,
     DataQualityMetricsDatasetFacet,
@@ -34,6 +33,7 @@ from airflow_blindata.mapper.events import (
     TestRunFacet,
     facet_of,
 )
+from airflow_blindata.mapper.catalog import entity_of
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     Fold,

@@ -28,13 +28,20 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from airflow_blindata.mapper.events import Event, ParsedEvent, RunEvent, parse_event, read_events
-from airflow_blindata.mapper.events.text import unencodable
+from airflow_blindata.events import (
+    DatasetEvent,
+    Event,
+    JobEvent,
+    ParsedEvent,
+    RunEvent,
+    parse_event,
+)
+from airflow_blindata.events.text import unencodable
 from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
-from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.report import GapCode, Report
 
-__all__ = ["read_job_events"]
+__all__ = ["read_events", "read_job_events"]
 
 
 def _object(raw: Any) -> Any:
@@ -179,3 +186,38 @@ def _read_runs(
         if isinstance(parsed.event, RunEvent):
             seen.add(parsed.event)
     return skimmed
+
+
+def read_events(items: Iterable[Any], report: Report) -> list[Event]:
+    """Read raw events (or already read ones) and record what could not be read in ``report``.
+
+    Counters: ``eventsRead`` (readable events), ``eventsUnreadable``, ``facetsMalformed``, and
+    ``runEvents`` / ``jobEvents`` / ``datasetEvents`` by kind.
+    """
+    events: list[Event] = []
+    for item in items:
+        if isinstance(item, (RunEvent, JobEvent, DatasetEvent)):
+            event: Event = item
+        else:
+            parsed = item if isinstance(item, ParsedEvent) else parse_event(item)
+            if parsed.event is None:
+                report.count("eventsUnreadable")
+                report.gap(GapCode.UNREADABLE_EVENT, parsed.problem or "unreadable")
+                continue
+            event = parsed.event
+            for issue in parsed.malformed_facets:
+                report.count("facetsMalformed")
+                report.gap(GapCode.MALFORMED_FACET, str(issue))
+            for key in parsed.unknown_facets:
+                report.unknown_facet(key)
+        report.count("eventsRead")
+        report.count(_KIND_COUNTERS[type(event)])
+        events.append(event)
+    return events
+
+
+_KIND_COUNTERS: dict[type[Any], str] = {
+    RunEvent: "runEvents",
+    JobEvent: "jobEvents",
+    DatasetEvent: "datasetEvents",
+}

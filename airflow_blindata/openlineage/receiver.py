@@ -54,7 +54,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from airflow_blindata.mapper.events import parse_event
+from airflow_blindata.events import parse_event
 from airflow_blindata.store import (
     AppendCounts,
     AppendOutcome,

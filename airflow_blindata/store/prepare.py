@@ -20,7 +20,7 @@ downstream (the sync, Blindata) ever meets it:
   but not Unicode, so it cannot be encoded as UTF-8) or a NUL character (``"\\u0000"``, which
   PostgreSQL text refuses). The reason names the field (``job.name: holds a NUL character ...``),
   never its value; the mapper reads such an event as unreadable with the same reason
-  (``mapper.events.text``);
+  (``events.text``);
 * a job namespace, job name or run id longer than ``MAX_INDEXED_BYTES``.
 
 A database that still refuses a row (``sql.SqlEventStore``) quarantines it with its reason too
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_blindata.mapper.events import Event, JobEvent, RunEvent, event_key, parse_event
-from airflow_blindata.mapper.events.text import first_text_problem
+from airflow_blindata.events import Event, JobEvent, RunEvent, event_key, parse_event
+from airflow_blindata.events.text import first_text_problem
 
 __all__ = ["MAX_INDEXED_BYTES", "Prepared", "column_text", "prepare", "refused"]
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     BaseFacet,
     DocumentationDatasetFacet,
     DocumentationJobFacet,
@@ -24,9 +24,9 @@ from airflow_blindata.mapper.events import (
     SQLJobFacet,
     facet_of,
     parse_event,
-    read_events,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey, RunFold, fold
+from airflow_blindata.mapper.reading import read_events
 from airflow_blindata.mapper.report import Report
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"

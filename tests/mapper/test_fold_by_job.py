@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import Event, EventType, RunEvent, parse_event
+from airflow_blindata.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer
 

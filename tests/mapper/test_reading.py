@@ -13,10 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_blindata.config import JobDefinition
-from airflow_blindata.mapper.events import read_events
 from airflow_blindata.mapper.fold import FoldBuilder
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
 
 from .test_fold import NS, at

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from airflow_blindata.config import JobDefinition
+from airflow_blindata.events import parse_event
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.events import parse_event
 from airflow_blindata.mapper.report import GapCode
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))

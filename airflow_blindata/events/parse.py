@@ -3,8 +3,7 @@
 ``parse_event`` never raises. An event that cannot be read at all (not JSON, not an object, no
 ``eventTime``, no job, ...) comes back with a ``problem`` that says precisely why; a malformed
 facet is dropped and listed while the rest of the event is read; unknown facet keys are listed.
-``read_events`` turns those results into the run's ``Report``: ``UNREADABLE_EVENT`` and
-``MALFORMED_FACET`` gaps, unknown facets by key, and counters.
+The mapper's ``read_events`` (``mapper/reading.py``) turns those results into a run's gaps.
 
 The event kind follows the spec: a ``run`` makes a RunEvent (which also needs a job), a job
 without a run a JobEvent, a dataset without either a DatasetEvent.
@@ -15,21 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..report import GapCode, Report
 from .base import FacetIssues, MalformedFacet
 from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent
 from .registry import error_reason
 from .text import first_text_problem, text_problem, unencodable
 
-__all__ = ["ParsedEvent", "event_key", "parse_event", "read_events"]
-
-_EVENT_TYPES = (RunEvent, JobEvent, DatasetEvent)
+__all__ = ["ParsedEvent", "event_key", "parse_event"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,38 +152,3 @@ def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, nesting too deep
         canonical = repr(data)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def read_events(items: Iterable[Any], report: Report) -> list[Event]:
-    """Read raw events (or already read ones) and record what could not be read in ``report``.
-
-    Counters: ``eventsRead`` (readable events), ``eventsUnreadable``, ``facetsMalformed``, and
-    ``runEvents`` / ``jobEvents`` / ``datasetEvents`` by kind.
-    """
-    events: list[Event] = []
-    for item in items:
-        if isinstance(item, _EVENT_TYPES):
-            event: Event = item
-        else:
-            parsed = item if isinstance(item, ParsedEvent) else parse_event(item)
-            if parsed.event is None:
-                report.count("eventsUnreadable")
-                report.gap(GapCode.UNREADABLE_EVENT, parsed.problem or "unreadable")
-                continue
-            event = parsed.event
-            for issue in parsed.malformed_facets:
-                report.count("facetsMalformed")
-                report.gap(GapCode.MALFORMED_FACET, str(issue))
-            for key in parsed.unknown_facets:
-                report.unknown_facet(key)
-        report.count("eventsRead")
-        report.count(_KIND_COUNTERS[type(event)])
-        events.append(event)
-    return events
-
-
-_KIND_COUNTERS: dict[type[Any], str] = {
-    RunEvent: "runEvents",
-    JobEvent: "jobEvents",
-    DatasetEvent: "datasetEvents",
-}

@@ -1,10 +1,12 @@
 """OpenLineage events of spec 2-0-2 and their facets, read tolerantly.
 
-``parse_event`` reads one raw event and never raises; ``read_events`` reads many and records
-what it could not read in a ``Report``. Facet models are found in one table per container
+Capture, the store and the mapper all read them, so they live in their own package.
+``parse_event`` reads one raw event and never raises; recording what could not be read as gaps is
+the mapper's (``mapper.reading.read_events``). Facet models are found in one table per container
 (``registry.FACETS``), by key and by schema URL; ``facet_of(facets, SchemaDatasetFacet)`` gets one
 facet typed. Modules: ``core`` (events, runs, jobs, datasets), ``*_facets`` (the models by
-concern), ``registry`` (the tables), ``parse`` (reading and reporting).
+concern), ``registry`` (the tables), ``parse`` (reading one event), ``text`` (text no store can
+hold).
 """
 
 from __future__ import annotations
@@ -94,7 +96,6 @@ from .parse import (
     ParsedEvent,
     event_key,
     parse_event,
-    read_events,
 )
 from .quality_facets import (
     Assertion,
@@ -244,7 +245,6 @@ __all__ = [
     "event_key",
     "facet_of",
     "parse_event",
-    "read_events",
     "read_facets",
     "schema_name",
 ]

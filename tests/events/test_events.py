@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.mapper.events import (
+from airflow_blindata.events import (
     FACETS,
     AirflowJobFacet,
     AirflowRunFacet,
@@ -67,10 +67,10 @@ from airflow_blindata.mapper.events import (
     event_key,
     facet_of,
     parse_event,
-    read_events,
     read_facets,
 )
 from airflow_blindata.mapper.fold import fold
+from airflow_blindata.mapper.reading import read_events
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.store.prepare import column_text, prepare
 
