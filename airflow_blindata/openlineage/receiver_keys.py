@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_blindata.options import SECTION, receiver_api_key, receiver_conn_id
+
 __all__ = [
-    "DEFAULT_CONN_ID",
     "KEY_REFRESH_SECONDS",
     "MIN_KEY_LENGTH",
     "CachedKeys",
@@ -44,10 +45,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SECTION = "blindata"
 KEY_OPTION = "receiver_api_key"
 CONN_ID_OPTION = "receiver_conn_id"
-DEFAULT_CONN_ID = "blindata_receiver"
 CONN_EXTRA_KEYS = "api_keys"
 MIN_KEY_LENGTH = 16
 """Shorter keys are guessable; ``openssl rand -hex 32`` gives 64 characters."""
@@ -160,13 +159,11 @@ def _connection_keys(conn_id: str) -> list[str] | None:
 
 def configured_keys() -> KeySet:
     """The keys from Airflow's configuration, first source that has one (module docstring)."""
-    from airflow.configuration import conf
-
     option = f"[{SECTION}] {KEY_OPTION}"
-    configured = str(conf.get(SECTION, KEY_OPTION, fallback="") or "")
+    configured = receiver_api_key()
     if split_keys(configured):
         return key_set(split_keys(configured), source=option)
-    conn_id = str(conf.get(SECTION, CONN_ID_OPTION, fallback=DEFAULT_CONN_ID) or DEFAULT_CONN_ID)
+    conn_id = receiver_conn_id()
     keys = _connection_keys(conn_id)
     if keys is None:
         return KeySet(

@@ -1,6 +1,6 @@
-"""The receiver's ``[blindata]`` options, one small function each (read when called).
+"""The receiver's limits, from its ``[blindata]`` options (read by ``airflow_blindata.options``).
 
-``receiver_api_key`` and ``receiver_conn_id`` are read by ``receiver_keys``; ``store_url`` by the
+``receiver_api_key`` and ``receiver_conn_id`` are used by ``receiver_keys``; ``store_url`` by the
 store. A bad value does not stop the API server: it becomes the ``problem`` of the settings, and
 the receiver answers every request with 503 and that problem.
 """
@@ -8,6 +8,8 @@ the receiver answers every request with 503 and that problem.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from airflow_blindata.options import flag, positive_int, positive_seconds
 
 __all__ = [
     "DEFAULT_MAX_BATCH_EVENTS",
@@ -19,7 +21,6 @@ __all__ = [
     "receiver_settings",
 ]
 
-_SECTION = "blindata"
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """Spark events with schema and column-lineage facets reach a few MB; 16 MiB leaves room."""
 DEFAULT_MAX_BATCH_EVENTS = 1000
@@ -49,41 +50,15 @@ class ReceiverSettings:
     problem: str | None = None
 
 
-def _positive_int(option: str, default: int) -> tuple[int, str | None]:
-    from airflow.configuration import conf
-
-    raw = conf.get(_SECTION, option, fallback=str(default))
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
-        return default, f"[{_SECTION}] {option} must be a positive integer, not {raw!r}"
-    return value, None
-
-
-def _positive_seconds(option: str, default: float) -> tuple[float, str | None]:
-    from airflow.configuration import conf
-
-    raw = conf.get(_SECTION, option, fallback=str(default))
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        return default, f"[{_SECTION}] {option} must be a positive number of seconds, not {raw!r}"
-    return value, None
-
-
 def receiver_settings() -> ReceiverSettings:
     """[blindata] receiver_max_body_bytes, receiver_max_batch_events,
     receiver_max_bytes_in_flight and receiver_store_timeout."""
-    body, body_problem = _positive_int("receiver_max_body_bytes", DEFAULT_MAX_BODY_BYTES)
-    batch, batch_problem = _positive_int("receiver_max_batch_events", DEFAULT_MAX_BATCH_EVENTS)
-    in_flight, in_flight_problem = _positive_int(
+    body, body_problem = positive_int("receiver_max_body_bytes", DEFAULT_MAX_BODY_BYTES)
+    batch, batch_problem = positive_int("receiver_max_batch_events", DEFAULT_MAX_BATCH_EVENTS)
+    in_flight, in_flight_problem = positive_int(
         "receiver_max_bytes_in_flight", DEFAULT_MAX_BYTES_IN_FLIGHT
     )
-    store_timeout, timeout_problem = _positive_seconds(
+    store_timeout, timeout_problem = positive_seconds(
         "receiver_store_timeout", DEFAULT_STORE_TIMEOUT
     )
     return ReceiverSettings(
@@ -97,6 +72,4 @@ def receiver_settings() -> ReceiverSettings:
 
 def receiver_enabled() -> bool:
     """[blindata] receiver_enabled."""
-    from airflow.configuration import conf
-
-    return bool(conf.getboolean(_SECTION, "receiver_enabled", fallback=True))
+    return flag("receiver_enabled", default=True)

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from airflow_blindata.options import flag
+
 __all__ = ["TRANSPORT_PATH", "blindata_legs", "listener_enabled", "openlineage_blindata_legs"]
 
 log = logging.getLogger(__name__)
@@ -22,9 +24,7 @@ TRANSPORT_PATH = "airflow_blindata.openlineage.transport.BlindataTransport"
 
 def listener_enabled() -> bool:
     """[blindata] listener_enabled."""
-    from airflow.configuration import conf
-
-    return bool(conf.getboolean("blindata", "listener_enabled", fallback=True))
+    return flag("listener_enabled", default=True)
 
 
 def _is_blindata(transport_type: Any) -> bool:

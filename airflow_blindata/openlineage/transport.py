@@ -46,6 +46,7 @@ from openlineage.client.facet_v2 import schema_dataset, sql_job
 from openlineage.client.transport import Config, Transport
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from airflow_blindata.options import blindata_home, lost_events_file
 from airflow_blindata.redaction import redact_url, url_secrets
 from airflow_blindata.store import (
     AppendOutcome,
@@ -174,11 +175,10 @@ def lost_events_path(configured: str | None = None) -> Path:
     """The lost-events file: ``configured``, ``[blindata] lost_events_file``, or the default."""
     if configured:
         return Path(configured).expanduser()
-    from_airflow = _airflow_option("lost_events_file")
+    from_airflow = lost_events_file()
     if from_airflow:
         return Path(from_airflow).expanduser()
-    home = Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser()
-    return home / "blindata" / LOST_EVENTS_FILE
+    return blindata_home() / LOST_EVENTS_FILE
 
 
 def count_lost_events(path: Path | None = None) -> int:
@@ -189,18 +189,6 @@ def count_lost_events(path: Path | None = None) -> int:
             return sum(1 for line in lines if line.strip())
     except FileNotFoundError:
         return 0
-
-
-def _airflow_option(key: str) -> str | None:
-    value = os.environ.get(f"AIRFLOW__BLINDATA__{key.upper()}", "").strip()
-    if value:
-        return value
-    try:
-        from airflow.configuration import conf
-    except ImportError:
-        return None
-    configured = str(conf.get("blindata", key, fallback="") or "").strip()
-    return configured or None
 
 
 def _describe(data: Any) -> str:

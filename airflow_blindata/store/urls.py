@@ -13,12 +13,11 @@ there (see docs/capture.md). Environment-variable and secrets-backend connection
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 from sqlalchemy.engine import URL
 
+from airflow_blindata.options import blindata_home, store_url
 from airflow_blindata.redaction import redact_url
 
 from .base import EventStore
@@ -34,7 +33,6 @@ __all__ = [
 ]
 
 AIRFLOW_CONN_SCHEME = "airflow-conn"
-STORE_URL_ENV = "AIRFLOW__BLINDATA__STORE_URL"
 _PG_PARAMS = (
     "sslmode",
     "sslrootcert",
@@ -58,22 +56,12 @@ def register_store(scheme: str, factory: StoreFactory) -> None:
 
 def default_store_url() -> str:
     """The SQLite file in ``$AIRFLOW_HOME/blindata/`` (``~/airflow`` without AIRFLOW_HOME)."""
-    home = Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser()
-    return f"sqlite:///{home / 'blindata' / 'events.db'}"
+    return f"sqlite:///{blindata_home() / 'events.db'}"
 
 
 def configured_store_url() -> str | None:
     """``[blindata] store_url`` if set (read through Airflow's configuration when installed)."""
-    url = os.environ.get(STORE_URL_ENV, "").strip()
-    if url:
-        return url
-    try:
-        from airflow.configuration import conf
-    except ImportError:
-        return None
-    # ``store_url_cmd`` output ends with a newline: strip it.
-    configured = str(conf.get("blindata", "store_url", fallback="") or "").strip()
-    return configured or None
+    return store_url()
 
 
 def _scheme(url: str) -> str:

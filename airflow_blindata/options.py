@@ -1,0 +1,110 @@
+"""The provider's ``[blindata]`` options in Airflow's configuration, read in one place.
+
+Every option is read when asked, as the OpenLineage provider's ``conf.py`` does, so that
+``AIRFLOW__BLINDATA__*`` variables, ``*_cmd`` and ``*_secret`` work and a changed value takes
+effect without a restart. Defaults and descriptions are declared once, in ``get_provider_info``
+(the ``config`` section Airflow shows). Importing this module imports nothing of Airflow; where
+Airflow is not installed (the command line on a laptop) the environment variables still apply.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "SECTION",
+    "blindata_home",
+    "flag",
+    "lost_events_file",
+    "option",
+    "positive_int",
+    "positive_seconds",
+    "receiver_api_key",
+    "receiver_conn_id",
+    "store_url",
+]
+
+SECTION = "blindata"
+DEFAULT_RECEIVER_CONN_ID = "blindata_receiver"
+
+
+def blindata_home() -> Path:
+    """``$AIRFLOW_HOME/blindata`` (``~/airflow`` without ``AIRFLOW_HOME``): the default store
+    and lost-events file live there."""
+    return Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser() / "blindata"
+
+
+def _environment_variable(key: str) -> str:
+    return f"AIRFLOW__{SECTION.upper()}__{key.upper()}"
+
+
+def option(key: str) -> str | None:
+    """``[blindata] key``, stripped (a ``*_cmd`` output ends with a newline); None when empty."""
+    value = os.environ.get(_environment_variable(key), "").strip()
+    if value:
+        return value
+    try:
+        from airflow.configuration import conf
+    except ImportError:
+        return None
+    configured = str(conf.get(SECTION, key, fallback="") or "").strip()
+    return configured or None
+
+
+def flag(key: str, *, default: bool) -> bool:
+    """``[blindata] key`` as a boolean, in Airflow's spelling (true/false, 1/0, t/f)."""
+    try:
+        from airflow.configuration import conf
+    except ImportError:
+        raw = os.environ.get(_environment_variable(key), "").strip().lower()
+        return default if not raw else raw in {"true", "t", "1"}
+    return bool(conf.getboolean(SECTION, key, fallback=default))
+
+
+def positive_int(key: str, default: int) -> tuple[int, str | None]:
+    """``[blindata] key`` as a positive integer, or the default and the problem with the value."""
+    raw = option(key)
+    if raw is None:
+        return default, None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        return default, f"[{SECTION}] {key} must be a positive integer, not {raw!r}"
+    return value, None
+
+
+def positive_seconds(key: str, default: float) -> tuple[float, str | None]:
+    """``[blindata] key`` as a positive number of seconds, or the default and the problem."""
+    raw = option(key)
+    if raw is None:
+        return default, None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        return default, f"[{SECTION}] {key} must be a positive number of seconds, not {raw!r}"
+    return value, None
+
+
+def store_url() -> str | None:
+    """``[blindata] store_url``: the event store every part of the provider uses."""
+    return option("store_url")
+
+
+def lost_events_file() -> str | None:
+    """``[blindata] lost_events_file``: where capture keeps what the store refused."""
+    return option("lost_events_file")
+
+
+def receiver_api_key() -> str:
+    """``[blindata] receiver_api_key``: one or more keys (separated by commas or spaces)."""
+    return option("receiver_api_key") or ""
+
+
+def receiver_conn_id() -> str:
+    """``[blindata] receiver_conn_id``: the connection whose extra holds more receiver keys."""
+    return option("receiver_conn_id") or DEFAULT_RECEIVER_CONN_ID
