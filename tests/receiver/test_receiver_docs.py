@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.mapper.events import LineageJobFacet, RunEvent, SQLJobFacet, parse_event
+from airflow_blindata.events import LineageJobFacet, RunEvent, SQLJobFacet, parse_event
 
 DOC = Path(__file__).parents[2] / "docs" / "configure-your-producers.md"
 JSON_BLOCK = re.compile(r"```json\n(.*?)```", re.DOTALL)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_blindata.mapper.events import event_key
+from airflow_blindata.events import event_key
 from airflow_blindata.store import (
     AppendOutcome,
     EventStore,
