@@ -98,7 +98,7 @@ def get_provider_info() -> dict[str, Any]:
         "plugins": [
             {
                 "name": "blindata",
-                "plugin-class": "airflow_blindata.openlineage.plugin.BlindataPlugin",
+                "plugin-class": "airflow_blindata.plugin.BlindataPlugin",
             }
         ],
         "config": {

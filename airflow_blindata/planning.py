@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.eventfiles import read_event_file, read_line
 from airflow_blindata.mapper.build import build_groups
 from airflow_blindata.mapper.plan import CatalogPlan

@@ -49,8 +49,8 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.serde import Serde
 from openlineage.client.transport import Transport, get_default_factory
 
-from airflow_blindata.openlineage import transport as blindata_transport
-from airflow_blindata.openlineage.settings import TRANSPORT_PATH
+from airflow_blindata.capture import transport as blindata_transport
+from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
 from airflow_blindata.store import open_store
 
 

@@ -6,7 +6,7 @@ sync DAG file. Measured in fresh processes (each import happens once per process
 the variants so that a noisy machine affects them alike; medians over ``--rounds``:
 
 * **plugin**: after ``import airflow`` and the OpenLineage provider's own plugin (which every such
-  process loads anyway: the baseline), the time to import ``airflow_blindata.openlineage.plugin``;
+  process loads anyway: the baseline), the time to import ``airflow_blindata.plugin``;
   capture on, through the listener (the default) and through ``BlindataTransport``
   (``[openlineage] transport``). Also the set-up a process pays on its first task or DAG event
   (``--setup``: imports and the store, done before the first fork).
@@ -37,7 +37,7 @@ import airflow
 import airflow.providers.openlineage.plugins.openlineage  # Airflow loads it in every such process
 baseline = time.perf_counter()
 if sys.argv[1] == "plugin":
-    from airflow_blindata.openlineage import plugin
+    from airflow_blindata.capture import plugin
 loaded = time.perf_counter()
 setup = None
 if sys.argv[1] == "plugin" and sys.argv[2] == "setup":
@@ -90,7 +90,7 @@ with DAG(
 """
 
 PLAIN = "plain DAG (EmptyOperator)"
-TRANSPORT = '{"type": "airflow_blindata.openlineage.transport.BlindataTransport"}'
+TRANSPORT = '{"type": "airflow_blindata.capture.transport.BlindataTransport"}'
 
 
 def probe(script: str, args: list[str], env: dict[str, str]) -> dict[str, float]:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import fold
 from airflow_blindata.mapper.reading import read_events

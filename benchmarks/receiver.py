@@ -100,7 +100,7 @@ def serve(store_spec: str) -> None:
     import uvicorn
     from fastapi import FastAPI
 
-    from airflow_blindata.openlineage.receiver import URL_PREFIX, create_receiver_app
+    from airflow_blindata.receiver.app import URL_PREFIX, create_receiver_app
     from airflow_blindata.store import open_store
 
     store = _null_store() if store_spec == NULL_STORE else open_store(store_spec)

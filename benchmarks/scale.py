@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 
 UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 NAMESPACE = "airflow-bench"

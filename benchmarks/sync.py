@@ -34,7 +34,7 @@ from pathlib import Path
 import httpx
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient, RetryPolicy
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
     CatalogPlan,

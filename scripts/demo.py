@@ -49,7 +49,7 @@ def step(title: str) -> None:
 
 def environment(url: str, api_key: str) -> dict[str, str]:
     """Everything Airflow and the provider read, set before any of them is imported."""
-    transport = {"type": "airflow_blindata.openlineage.transport.BlindataTransport"}
+    transport = {"type": "airflow_blindata.capture.transport.BlindataTransport"}
     return {
         "AIRFLOW_HOME": str(DEMO / "airflow"),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),

@@ -27,7 +27,7 @@ HUMAN = "steward"
 
 def emulator_settings() -> Any:
     """Two tenants; the ETL user may use only the first, the steward logs in with a password."""
-    from airflow_blindata.emulator import EmulatorSettings, EmulatorUser
+    from blindata_emulator import EmulatorSettings, EmulatorUser
 
     return EmulatorSettings(
         tenants=[TENANT, OTHER_TENANT],
@@ -41,7 +41,7 @@ def emulator_settings() -> Any:
 @pytest.fixture(scope="session")
 def served_emulator() -> Iterator[Any]:
     """One emulator served over real HTTP on loopback for the whole session."""
-    from airflow_blindata.emulator import running_emulator
+    from blindata_emulator import running_emulator
 
     with running_emulator(emulator_settings()) as handle:
         yield handle

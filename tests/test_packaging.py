@@ -58,6 +58,35 @@ def test_the_wheel_carries_the_license_and_complete_metadata(dist: Path) -> None
     assert any(dep.startswith("apache-airflow>=") for dep in metadata.get_all("Requires-Dist"))
     assert "[apache_airflow_provider]" in entry_points and "[airflow.plugins]" in entry_points
     assert "airflow-blindata = airflow_blindata.cli:main" in entry_points
+    assert not [name for name in names if "emulator" in name]  # a distribution of its own
+
+
+def test_the_emulator_is_a_distribution_of_its_own(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--outdir",
+            str(tmp_path),
+            str(ROOT / "emulator"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (wheel,) = tmp_path.glob("blindata_emulator-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata_name,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+        metadata = email.message_from_bytes(archive.read(metadata_name))
+    assert "blindata_emulator/app.py" in names
+    assert not [name for name in names if name.startswith("airflow_blindata")]
+    requires = " ".join(metadata.get_all("Requires-Dist"))
+    assert "starlette" in requires and "uvicorn" in requires and "airflow" not in requires
 
 
 def test_the_source_archive_carries_the_license_docs_and_the_sync_dag(dist: Path) -> None:

@@ -129,7 +129,7 @@ def test_a_plan_read_job_by_job_is_the_plan_of_every_event_at_once(tmp_path: Pat
     """Issue "Scale": event files are read one job at a time, with the same plan."""
     import random
 
-    from airflow_blindata.config import JobDefinition
+    from airflow_blindata.definition import JobDefinition
     from airflow_blindata.mapper.build import build
     from airflow_blindata.planning import event_files_groups, plan_files
 

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
+from airflow_blindata.definition import SystemSubtype
+
 __all__ = [
     "AdditionalProperty",
     "AnalysisStatus",
@@ -26,7 +28,6 @@ __all__ = [
     "DataFlow",
     "Documentation",
     "ErrorBody",
-    "LoginResponse",
     "MetricRecord",
     "Page",
     "PhysicalEntity",
@@ -80,15 +81,6 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON body for this object, without the fields that are ``None``."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-class SystemSubtype(StrEnum):
-    APPLICATION = "APPLICATION"
-    ARCHIVE = "ARCHIVE"
-    SERVICE = "SERVICE"
-    DATABASE = "DATABASE"
-    QUEUE = "QUEUE"
-    JOB = "JOB"
 
 
 class RoutineType(StrEnum):
@@ -332,12 +324,6 @@ class CurrentUser(WireModel):
     username: str
     full_name: str | None = None
     permissions: list[str] = []
-
-
-class LoginResponse(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    access_token: str = Field(repr=False)
 
 
 class ErrorBody(WireModel):

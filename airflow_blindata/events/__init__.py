@@ -94,6 +94,7 @@ from .lineage_facets import (
 )
 from .parse import (
     ParsedEvent,
+    canonical_json,
     event_key,
     parse_event,
 )
@@ -241,6 +242,7 @@ __all__ = [
     "UnknownOperatorAttributeRunFacet",
     "UnknownOperatorInstance",
     "WireModel",
+    "canonical_json",
     "error_reason",
     "event_key",
     "facet_of",

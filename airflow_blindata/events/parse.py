@@ -25,7 +25,7 @@ from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent
 from .registry import error_reason
 from .text import first_text_problem, text_problem, unencodable
 
-__all__ = ["ParsedEvent", "event_key", "parse_event"]
+__all__ = ["ParsedEvent", "canonical_json", "event_key", "parse_event"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +132,16 @@ def parse_event(raw: str | bytes | Mapping[str, Any] | Any, *, facets: bool = Tr
     return ParsedEvent(event, None, tuple(issues.malformed), tuple(issues.unknown))
 
 
+def canonical_json(data: Any) -> str:
+    """The canonical JSON text of ``data``: sorted keys, no whitespace, non-ASCII kept as is.
+
+    The store's dedup key is the sha256 of this text (``event_key``), and the store keeps this
+    text, so both must come from here. Raises what ``json.dumps`` raises (``TypeError``,
+    ``ValueError``, ``RecursionError``) for what cannot be JSON.
+    """
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
     """The content key of an event: sha256 of its canonical JSON (sorted keys, no whitespace).
 
@@ -146,9 +156,7 @@ def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
             text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
             return hashlib.sha256(text).hexdigest()
     try:
-        canonical = json.dumps(
-            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-        )
+        canonical = canonical_json(data)
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, nesting too deep
         canonical = repr(data)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()

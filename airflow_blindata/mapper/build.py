@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
 from airflow_blindata.mapper.fold import Fold, FoldBuilder
 from airflow_blindata.mapper.lineage import map_lineage

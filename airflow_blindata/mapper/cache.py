@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_blindata import __version__
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import BaseFacet, FacetLocation
 from airflow_blindata.events.registry import read_facet
 from airflow_blindata.mapper.fold import (

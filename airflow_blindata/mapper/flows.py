@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import entity_of
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
 from airflow_blindata.mapper.plan import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
     AirflowJobFacet,
     AirflowRunFacet,

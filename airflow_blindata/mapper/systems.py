@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from airflow_blindata.config import JobDefinition, SystemPolicy, SystemRef, matches_pattern
+from airflow_blindata.definition import JobDefinition, SystemPolicy, SystemRef, matches_pattern
 from airflow_blindata.mapper.identity import (
     lower_scheme,
     namespace_parts,

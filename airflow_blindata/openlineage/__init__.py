@@ -1,1 +1,4 @@
-"""Capture: OpenLineage transport, listener and Airflow plugin of the provider."""
+"""The transport's first dotted path, kept for deployments that configured it (see ``transport``).
+
+Capture lives in ``airflow_blindata.capture``; nothing else is here.
+"""

@@ -19,7 +19,7 @@ Parsing a DAG file that uses them costs what parsing one with ``EmptyOperator`` 
 a task runs, never when the DAG processor parses the file.
 
 Capture leaves their events out: the sync is not lineage to catalogue
-(``airflow_blindata.openlineage.own``; docs/operators.md).
+(``airflow_blindata.capture.own``; docs/operators.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 if TYPE_CHECKING:
-    from airflow_blindata.config import JobDefinition
+    from airflow_blindata.definition import JobDefinition
     from airflow_blindata.hooks.blindata import BlindataHook
     from airflow_blindata.sync import Progress, RunReport
 
@@ -78,7 +78,7 @@ class _BlindataSyncOperator(BaseOperator):
         return BlindataHook(blindata_conn_id=self.blindata_conn_id)
 
     def job_definition(self) -> JobDefinition:
-        from airflow_blindata.config import JobDefinition
+        from airflow_blindata.definition import JobDefinition
 
         return JobDefinition.coerce(self.definition)
 

@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_blindata.events import Event, JobEvent, RunEvent, event_key, parse_event
+from airflow_blindata.events import (
+    Event,
+    JobEvent,
+    RunEvent,
+    canonical_json,
+    event_key,
+    parse_event,
+)
 from airflow_blindata.events.text import first_text_problem
 
 __all__ = ["MAX_INDEXED_BYTES", "Prepared", "column_text", "prepare", "refused"]
@@ -104,9 +111,7 @@ def _canonical(data: dict[str, Any]) -> tuple[str, str, bool] | None:
     JSON does).
     """
     try:
-        text = json.dumps(
-            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-        )
+        text = canonical_json(data)
     except (TypeError, ValueError, RecursionError):
         return None
     try:

@@ -22,7 +22,7 @@ from email.utils import parsedate_to_datetime
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.paths import ENDPOINTS
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
 from airflow_blindata.sync.context import (
     DEFAULT_BATCH_SIZE,

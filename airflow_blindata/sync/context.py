@@ -31,7 +31,7 @@ from airflow_blindata.blindata import (
 )
 from airflow_blindata.blindata.models import WireModel
 from airflow_blindata.blindata.paths import Endpoint
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync.progress import Progress
 from airflow_blindata.sync.report import RunReport
 

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
 from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs

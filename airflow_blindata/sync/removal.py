@@ -31,7 +31,7 @@ from functools import partial
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.models import PhysicalEntity, SystemRoutine
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.history import SyncRecordLike, carried_ledger, last_snapshot
 from airflow_blindata.sync.ownership import Removal, collect, entity_key

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE

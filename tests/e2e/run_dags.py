@@ -39,7 +39,7 @@ os.environ.update(
         "AIRFLOW__BLINDATA__STORE_URL": store,
         # Capture through the transport: it also receives the SQL steps that hooks report.
         "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-            {"type": "airflow_blindata.openlineage.transport.BlindataTransport", "store_url": store}
+            {"type": "airflow_blindata.capture.transport.BlindataTransport", "store_url": store}
         ),
         "AIRFLOW_CONN_DEMO_SQLITE": json.dumps(
             {"conn_type": "sqlite", "host": str(work / "warehouse.db")}

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
-from airflow_blindata.emulator import Kind
 from airflow_blindata.store import open_store
 from tests.conftest import API_KEY, TENANT, USER
 

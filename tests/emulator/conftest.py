@@ -12,9 +12,8 @@ from typing import Any
 import httpx
 import pytest
 from a2wsgi import ASGIMiddleware
+from blindata_emulator import Emulator, EmulatorSettings, EmulatorUser, create_app
 from starlette.applications import Starlette
-
-from airflow_blindata.emulator import Emulator, EmulatorSettings, EmulatorUser, create_app
 
 TENANT = "aaaaaaaa-0000-4000-8000-000000000001"
 OTHER_TENANT = "aaaaaaaa-0000-4000-8000-000000000002"

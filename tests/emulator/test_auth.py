@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from blindata_emulator import Emulator
 from starlette.applications import Starlette
-
-from airflow_blindata.emulator import Emulator
 
 from .conftest import (
     API_KEY,

@@ -6,8 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from airflow_blindata.emulator import Emulator, Kind
+from blindata_emulator import Emulator, Kind
 
 from .conftest import create_entity, create_system, fields_of, ok, upload
 

@@ -7,9 +7,8 @@ import time
 
 import httpx
 import pytest
+from blindata_emulator import DroppedConnection, Emulator, Faults, create_app
 from starlette.applications import Starlette
-
-from airflow_blindata.emulator import DroppedConnection, Emulator, Faults, create_app
 
 from .conftest import API_KEY, STEWARD, api_key_headers, in_process, make_settings, ok
 

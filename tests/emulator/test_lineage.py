@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-
-from airflow_blindata.emulator import Emulator
+from blindata_emulator import Emulator
 
 from .conftest import create_entity, create_system, fields_of, ok, upload
 

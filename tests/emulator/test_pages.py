@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from blindata_emulator import create_app
 from starlette.applications import Starlette
-
-from airflow_blindata.emulator import create_app
 
 from .conftest import api_key_headers, create_system, in_process, make_settings, ok, upload
 

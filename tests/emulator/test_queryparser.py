@@ -6,8 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from airflow_blindata.emulator import create_app
+from blindata_emulator import create_app
 
 from .conftest import api_key_headers, create_entity, create_system, in_process, make_settings, ok
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from airflow_blindata.emulator import EmulatorHandle, running_emulator
+from blindata_emulator import EmulatorHandle, running_emulator
 
 from .conftest import API_KEY, TENANT, USER, api_key_headers, make_settings, ok
 
@@ -140,7 +139,7 @@ def test_serve_runs_the_emulator_in_the_foreground(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     code = (
-        "from airflow_blindata.emulator import EmulatorSettings, serve; "
+        "from blindata_emulator import EmulatorSettings, serve; "
         f"serve(EmulatorSettings.single({TENANT!r}, {USER!r}, {API_KEY!r}, "
         f"db_path={str(tmp_path / 'cli.sqlite')!r}), port={port}, log_level='warning')"
     )

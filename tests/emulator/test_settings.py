@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from airflow_blindata.emulator import ALL_PERMISSIONS, EmulatorSettings, EmulatorUser
+from blindata_emulator import ALL_PERMISSIONS, EmulatorSettings, EmulatorUser
 
 
 def test_single_gives_one_tenant_and_one_user_with_every_permission() -> None:

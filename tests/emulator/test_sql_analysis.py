@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from airflow_blindata.emulator import analyze_script, analyze_sql
-from airflow_blindata.emulator.sql_analysis import sqlglot_dialect
+from blindata_emulator import analyze_script, analyze_sql
+from blindata_emulator.sql_analysis import sqlglot_dialect
 
 CASES = [
     pytest.param(

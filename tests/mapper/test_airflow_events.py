@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan

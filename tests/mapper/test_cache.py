@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
 from airflow_blindata.mapper.fold import FoldBuilder, fold_jobs

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
 

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.fold import FoldBuilder
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_events, read_job_events

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import (
     JOB_SYSTEM_PROPERTY,

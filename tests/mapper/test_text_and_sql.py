@@ -72,3 +72,18 @@ def test_sql_that_sqlglot_cannot_parse_falls_back_to_the_raw_text() -> None:
     assert normalize_sql(broken) == "SELECT ((( FROM WHERE"
     assert sql_hash(broken) == sql_hash("SELECT (((   FROM\nWHERE")
     assert sql_hash(broken) != sql_hash("SELECT ((( FROM WHERE x")
+
+
+def test_the_emulator_reads_every_dialect_name_as_the_mapper_does() -> None:
+    """The emulator stands in for Blindata's SQL analysis in a distribution of its own, so it
+    keeps its own table; for every name the mapper knows, both pick the same sqlglot dialect."""
+    from blindata_emulator.sql_analysis import sqlglot_dialect as emulator_dialect
+
+    from airflow_blindata.mapper.sql import OPENLINEAGE_DIALECTS, sqlglot_dialect
+
+    differing = {
+        name: (sqlglot_dialect(name), emulator_dialect(name))
+        for name in OPENLINEAGE_DIALECTS
+        if sqlglot_dialect(name) != emulator_dialect(name)
+    }
+    assert differing == {}

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from blindata_emulator.server import serving as serve_in_thread
 from fastapi import FastAPI
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset, sql_job
 
-from airflow_blindata.emulator.server import serving as serve_in_thread
-from airflow_blindata.openlineage.receiver import (
+from airflow_blindata.receiver.app import (
     ROUTE,
     URL_PREFIX,
     ReceiverSettings,

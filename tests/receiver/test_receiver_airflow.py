@@ -18,7 +18,7 @@ import pytest
 from openlineage.client.event_v2 import RunState
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from airflow_blindata.openlineage.receiver import ROUTE, URL_PREFIX, fastapi_app
+from airflow_blindata.receiver.app import ROUTE, URL_PREFIX, fastapi_app
 from airflow_blindata.store import open_store
 
 from .conftest import API_KEY, run_event, serving, spark_like_run, transport_config
@@ -87,7 +87,7 @@ def test_the_receiver_keeps_its_own_auth_and_airflow_keeps_its_own(
 
 
 def test_the_provider_plugin_mounts_the_receiver() -> None:
-    from airflow_blindata.openlineage.plugin import BlindataPlugin
+    from airflow_blindata.plugin import BlindataPlugin
 
     entries = BlindataPlugin().fastapi_apps
 

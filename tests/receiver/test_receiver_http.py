@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_blindata.openlineage.receiver_keys import KeySet
+from airflow_blindata.receiver.keys import KeySet
 from airflow_blindata.store import EventStore, StoreUnavailableError, StoreURLError
 from airflow_blindata.store.sqlite import SqliteEventStore
 

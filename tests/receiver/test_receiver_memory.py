@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_blindata.openlineage.receiver import ReceiverSettings, create_receiver_app
-from airflow_blindata.openlineage.receiver_body import BodyError, inflate
-from airflow_blindata.openlineage.receiver_budget import BodyBudget
+from airflow_blindata.receiver.app import ReceiverSettings, create_receiver_app
+from airflow_blindata.receiver.body import BodyError, inflate
+from airflow_blindata.receiver.budget import BodyBudget
 from airflow_blindata.store import EventStore
 
 from .conftest import (
@@ -215,7 +215,7 @@ def test_a_body_larger_than_the_budget_gets_through_alone(store: EventStore) -> 
 
 
 def test_the_budget_is_an_option(monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow_blindata.openlineage.receiver import receiver_settings
+    from airflow_blindata.receiver.app import receiver_settings
 
     monkeypatch.setenv("AIRFLOW__BLINDATA__RECEIVER_MAX_BYTES_IN_FLIGHT", "1048576")
     assert receiver_settings().max_bytes_in_flight == 1048576

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_blindata.openlineage.receiver import ReceiverSettings, receiver_settings
+from airflow_blindata.receiver.app import ReceiverSettings, receiver_settings
 from airflow_blindata.store import EventStore, open_store
 from tests.store.helpers import postgres_base_url, postgres_schema
 from tests.store.stalls import FreezingProxy, address, through

@@ -11,19 +11,19 @@ from typing import Any
 import anyio
 import pytest
 
-from airflow_blindata.openlineage.receiver import (
+from airflow_blindata.receiver.app import (
     ReceiverSettings,
     fastapi_app,
     plugin_fastapi_apps,
     receiver_settings,
 )
-from airflow_blindata.openlineage.receiver_body import (
+from airflow_blindata.receiver.body import (
     BodyError,
     decompress,
     read_body,
     split_events,
 )
-from airflow_blindata.openlineage.receiver_keys import (
+from airflow_blindata.receiver.keys import (
     MIN_KEY_LENGTH,
     CachedKeys,
     KeySet,
@@ -32,7 +32,7 @@ from airflow_blindata.openlineage.receiver_keys import (
     key_set,
     split_keys,
 )
-from airflow_blindata.openlineage.receiver_log import ThrottledWarnings
+from airflow_blindata.receiver.log import ThrottledWarnings
 
 from .conftest import API_KEY, OTHER_KEY
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
 from airflow_blindata.store import AppendOutcome, EventStore, StoreUnavailableError, open_store
 from airflow_blindata.store.postgres import PostgresEventStore
 

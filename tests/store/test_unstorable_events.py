@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from airflow_blindata.config import JobDefinition
+from airflow_blindata.capture import transport as transport_module
+from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
-from airflow_blindata.openlineage import transport as transport_module
-from airflow_blindata.openlineage.receiver import ROUTE, create_receiver_app
-from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+from airflow_blindata.receiver.app import ROUTE, create_receiver_app
 from airflow_blindata.store import AppendOutcome, EventStore, open_store
 from airflow_blindata.store import prepare as prepare_module
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient, RetryPolicy
 from airflow_blindata.blindata.models import (
@@ -25,8 +26,7 @@ from airflow_blindata.blindata.models import (
     Ref,
     System,
 )
-from airflow_blindata.config import JobDefinition
-from airflow_blindata.emulator import Kind
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan

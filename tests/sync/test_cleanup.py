@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, Ref
-from airflow_blindata.config import JobDefinition
-from airflow_blindata.emulator import Kind
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import SyncRecord
 from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status

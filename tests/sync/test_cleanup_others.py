@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
-from airflow_blindata.emulator import Kind
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import OTHER_DEFINITION, definition, next_second, objects, plan_for
 from tests.sync.test_cleanup import History, run

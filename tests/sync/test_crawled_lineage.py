@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.emulator import Kind
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot

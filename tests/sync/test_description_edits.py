@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.emulator import Kind
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.sync import fetch_known_systems, snapshot
 from tests.sync.conftest import DEFINITION_UUID, definition, objects

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.emulator import Kind
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
     CatalogPlan,

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from blindata_emulator import EmulatorSettings, EmulatorUser, Kind, running_emulator
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
-from airflow_blindata.emulator import EmulatorSettings, EmulatorUser, Kind, running_emulator
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import FAST_RETRY, dbt_events, definition
 from tests.sync.test_cleanup import History

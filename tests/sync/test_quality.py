@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import QualityCheck, QualitySuite, Ref
-from airflow_blindata.emulator import Kind
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import DEFINITION_UUID, dbt_events, definition, objects, plan_for

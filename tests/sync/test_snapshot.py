@@ -6,9 +6,9 @@ import copy
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.emulator import Kind
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot

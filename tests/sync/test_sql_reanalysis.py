@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.emulator import Kind
 from airflow_blindata.sync import routines as sync_routines_module
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import definition, objects, plan_for

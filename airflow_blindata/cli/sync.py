@@ -175,7 +175,7 @@ def _print_progress(phase: str, done: int, total: int) -> None:
 
 
 def _run(args: argparse.Namespace, kind: str) -> int:
-    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.store import StoreError, open_store
     from airflow_blindata.sync.runner import run_cleanup, run_snapshot
 
@@ -230,7 +230,7 @@ def _show(reports: list[RunReport], *, as_json: bool, out: TextIO | None = None)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.store import StoreError, open_store
     from airflow_blindata.sync.runner import history
 

@@ -1,6 +1,6 @@
 """The receiver's limits, from its ``[blindata]`` options (read by ``airflow_blindata.options``).
 
-``receiver_api_key`` and ``receiver_conn_id`` are used by ``receiver_keys``; ``store_url`` by the
+``receiver_api_key`` and ``receiver_conn_id`` are used by ``keys``; ``store_url`` by the
 store. A bad value does not stop the API server: it becomes the ``problem`` of the settings, and
 the receiver answers every request with 503 and that problem.
 """

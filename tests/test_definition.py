@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from airflow_blindata.config import (
+from airflow_blindata.definition import (
     MAX_RETENTION_DAYS,
     Cleanup,
     Creation,

@@ -42,7 +42,7 @@ from openlineage.client.facet_v2 import (
 )
 from openlineage.client.serde import Serde
 
-from airflow_blindata.openlineage.serialize import to_dict
+from airflow_blindata.capture.serialize import to_dict
 
 
 class Colour(Enum):

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 
-from airflow_blindata.openlineage import settings
-from airflow_blindata.openlineage import transport as transport_module
-from airflow_blindata.openlineage.settings import TRANSPORT_PATH, blindata_legs
-from airflow_blindata.openlineage.transport import BlindataTransport
+from airflow_blindata.capture import openlineage_config
+from airflow_blindata.capture import transport as transport_module
+from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH, blindata_legs
+from airflow_blindata.capture.transport import BlindataTransport
 from airflow_blindata.store import open_store
 
 MARQUEZ = {"type": "http", "url": "http://marquez:5000"}
@@ -69,22 +69,22 @@ def test_blindata_is_found_anywhere_in_a_transport_config(config: Any, found: in
 def test_what_the_openlineage_provider_sends_to(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    assert settings.openlineage_blindata_legs(resolve_connection=False) == []  # disabled
+    assert openlineage_config.openlineage_blindata_legs(resolve_connection=False) == []  # disabled
     configure_openlineage(monkeypatch, MARQUEZ)
-    assert settings.openlineage_blindata_legs(resolve_connection=False) == []
+    assert openlineage_config.openlineage_blindata_legs(resolve_connection=False) == []
     composite = {"type": "composite", "transports": {"m": MARQUEZ, "b": {"type": TRANSPORT_PATH}}}
     configure_openlineage(monkeypatch, composite)
-    assert settings.openlineage_blindata_legs(resolve_connection=False) == [
+    assert openlineage_config.openlineage_blindata_legs(resolve_connection=False) == [
         {"type": TRANSPORT_PATH}
     ]
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__DISABLED", "True")
-    assert settings.openlineage_blindata_legs(resolve_connection=False) == []
+    assert openlineage_config.openlineage_blindata_legs(resolve_connection=False) == []
     monkeypatch.delenv("AIRFLOW__OPENLINEAGE__DISABLED")
     config_file = tmp_path / "openlineage.yml"
     config_file.write_text(f"transport:\n  type: {TRANSPORT_PATH}\n")
     monkeypatch.delenv("AIRFLOW__OPENLINEAGE__TRANSPORT")
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__CONFIG_PATH", str(config_file))
-    assert len(settings.openlineage_blindata_legs(resolve_connection=False) or []) == 1
+    assert len(openlineage_config.openlineage_blindata_legs(resolve_connection=False) or []) == 1
 
 
 def test_a_config_connection_is_read_only_when_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,16 +93,16 @@ def test_a_config_connection_is_read_only_when_allowed(monkeypatch: pytest.Monke
         "AIRFLOW_CONN_OL_CONFIG",
         json.dumps({"conn_type": "generic", "extra": {"transport": {"type": TRANSPORT_PATH}}}),
     )
-    assert settings.openlineage_blindata_legs(resolve_connection=False) is None
-    assert len(settings.openlineage_blindata_legs(resolve_connection=True) or []) == 1
+    assert openlineage_config.openlineage_blindata_legs(resolve_connection=False) is None
+    assert len(openlineage_config.openlineage_blindata_legs(resolve_connection=True) or []) == 1
 
 
 def test_the_plugin_registers_the_listener_only_when_needed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from airflow_blindata.openlineage import plugin
-    from airflow_blindata.openlineage.capture import CaptureListener
-    from airflow_blindata.openlineage.listener import BlindataListener
+    from airflow_blindata import plugin
+    from airflow_blindata.capture.lazy import CaptureListener
+    from airflow_blindata.capture.listener import BlindataListener
 
     listeners, readers = plugin._capture_setup()  # OpenLineage not configured: we capture
     assert [type(listener) for listener in listeners] == [CaptureListener] and readers
@@ -126,7 +126,7 @@ IMPORTS_PROBE = """
 import json, sys
 import airflow
 before = set(sys.modules)
-from airflow_blindata.openlineage import plugin
+from airflow_blindata import plugin
 print("MODULES " + json.dumps(sorted(set(sys.modules) - before)))
 print("LISTENERS " + json.dumps([repr(listener) for listener in plugin.BlindataPlugin.listeners]))
 """
@@ -152,8 +152,8 @@ def test_loading_the_plugin_imports_nothing_heavy(tmp_path: Path, transport: str
         "airflow.providers.openlineage.plugins.adapter",
         "airflow.providers.openlineage.utils.utils",
         "openlineage.client.client",
-        "airflow_blindata.openlineage.listener",
-        "airflow_blindata.openlineage.transport",
+        "airflow_blindata.capture.listener",
+        "airflow_blindata.capture.transport",
         "airflow_blindata.store",
         "airflow_blindata.mapper",
     }
@@ -171,7 +171,7 @@ def test_the_capture_listener_answers_every_hook_of_the_openlineage_listener() -
 
     from airflow.providers.openlineage.plugins.listener import OpenLineageListener
 
-    from airflow_blindata.openlineage.capture import CaptureListener
+    from airflow_blindata.capture.lazy import CaptureListener
 
     def hooks(cls: type) -> dict[str, list[str]]:
         return {
@@ -205,8 +205,8 @@ def test_the_first_event_prepares_capture_before_it_is_handed_over(
 ) -> None:
     from types import SimpleNamespace
 
-    from airflow_blindata.openlineage import listener as listener_module
-    from airflow_blindata.openlineage.capture import CaptureListener
+    from airflow_blindata.capture import listener as listener_module
+    from airflow_blindata.capture.lazy import CaptureListener
 
     calls: list[tuple[str, Any]] = []
 
@@ -230,7 +230,7 @@ def test_a_failing_capture_never_raises_into_airflow(
 ) -> None:
     from types import SimpleNamespace
 
-    from airflow_blindata.openlineage.capture import CaptureListener
+    from airflow_blindata.capture.lazy import CaptureListener
 
     class Broken:
         store_url = None
@@ -247,12 +247,12 @@ def test_a_failing_capture_never_raises_into_airflow(
 def test_the_plugin_never_breaks_airflow(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from airflow_blindata.openlineage import plugin
+    from airflow_blindata import plugin
 
     def broken(**_: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(settings, "openlineage_blindata_legs", broken)
+    monkeypatch.setattr(openlineage_config, "openlineage_blindata_legs", broken)
     assert plugin._capture_setup() == ([], [])
     assert "could not be set up" in caplog.text
 
@@ -260,7 +260,7 @@ def test_the_plugin_never_breaks_airflow(
 def test_dag_events_go_through_the_blindata_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow.providers.openlineage.plugins import listener as provider_listener
 
-    from airflow_blindata.openlineage.listener import BlindataListener, _capture
+    from airflow_blindata.capture.listener import BlindataListener, _capture
 
     submitted: list[tuple[Any, ...]] = []
 
@@ -283,7 +283,7 @@ def test_dag_events_go_through_the_blindata_adapter(monkeypatch: pytest.MonkeyPa
 
 
 def test_capture_stores_with_the_listener_as_source(tmp_path: Path) -> None:
-    from airflow_blindata.openlineage.listener import _capture
+    from airflow_blindata.capture.listener import _capture
 
     url = f"sqlite:///{tmp_path / 'pool.db'}"
     event = RunEvent(
@@ -302,7 +302,7 @@ def test_capture_stores_with_the_listener_as_source(tmp_path: Path) -> None:
 def test_the_listener_stands_down_when_the_connection_config_sends_to_blindata(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from airflow_blindata.openlineage.listener import BlindataListener
+    from airflow_blindata.capture.listener import BlindataListener
 
     ran: list[str] = []
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__CONFIG_CONN_ID", "ol_config")

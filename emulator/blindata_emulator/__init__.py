@@ -6,7 +6,7 @@ Spring pages with a size cap, the Spring error body, last-update refresh on ever
 upserts that never blank, per-row upload errors, asynchronous SQL analysis, quality result
 identity) and injects the faults a client must survive (see `faults.py`).
 
-    from airflow_blindata.emulator import EmulatorSettings, create_app, running_emulator
+    from blindata_emulator import EmulatorSettings, create_app, running_emulator
 
     settings = EmulatorSettings.single(tenant, "etl", "secret-key")
     app = create_app(settings)                      # in-process, through a2wsgi

@@ -40,7 +40,7 @@ from airflow.providers.openlineage.plugins.listener import (
 )
 from openlineage.client import OpenLineageClient
 
-from .settings import openlineage_blindata_legs
+from .openlineage_config import openlineage_blindata_legs
 from .transport import BlindataTransport, BlindataTransportConfig
 
 __all__ = ["BlindataListener", "blindata_adapter", "get_blindata_listener"]

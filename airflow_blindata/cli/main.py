@@ -16,34 +16,24 @@ from typing import Any
 
 from airflow_blindata import __version__
 
-EMULATOR_API_KEY_ENV = "BLINDATA_EMULATOR_API_KEY"
-DEFAULT_EMULATOR_TENANT = "00000000-0000-4000-8000-00000000b1da"
-
 
 def _emulator(args: argparse.Namespace) -> int:
-    from airflow_blindata.emulator import EmulatorSettings, serve
-
-    api_key = args.api_key or os.environ.get(EMULATOR_API_KEY_ENV)
-    if not api_key:
+    """Forward to the emulator's own command: a separate distribution, installed for tests and
+    demos (``pip install ./emulator`` in the repository), never with the provider."""
+    try:
+        from blindata_emulator.__main__ import main as emulator_main
+    except ImportError:
         print(
-            f"error: give the emulator user's API key with --api-key or {EMULATOR_API_KEY_ENV}",
+            "error: the Blindata emulator is not installed; it is a separate distribution, "
+            "blindata-emulator (in the repository: pip install ./emulator)",
             file=sys.stderr,
         )
         return 2
-    settings = EmulatorSettings.single(
-        tenant=args.tenant, username=args.user, api_key=api_key, db_path=args.db
-    )
-    print(
-        f"Blindata emulator on http://{args.host}:{args.port} (tenant {args.tenant}, "
-        f"user {args.user}, state in {args.db})",
-        flush=True,
-    )
-    serve(settings, host=args.host, port=args.port, log_level=args.log_level)
-    return 0
+    return emulator_main(args.arguments, prog="airflow-blindata emulator")
 
 
 def _check(args: argparse.Namespace) -> int:
-    from airflow_blindata.sync.cli import answer_only_on_stdout, connection_settings
+    from airflow_blindata.cli.sync import answer_only_on_stdout, connection_settings
 
     with answer_only_on_stdout() as answer:  # Airflow logs to stdout while it loads
         from airflow_blindata.blindata import BlindataError
@@ -66,7 +56,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from airflow_blindata.config import JobDefinition, JobDefinitionError
+    from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.planning import (
         load_known_systems,
         plan_files,
@@ -135,8 +125,9 @@ def _counts(counts: Any) -> str:
 
 
 def _store_stats(args: argparse.Namespace) -> int:
-    from airflow_blindata.openlineage.transport import count_lost_events, lost_events_path
+    from airflow_blindata.capture.transport import count_lost_events, lost_events_path
     from airflow_blindata.store import StoreError
+    from airflow_blindata.sync.render import table
 
     try:  # Airflow may log while its configuration loads: keep stdout for the answer
         with redirect_stdout(sys.stderr), _open_store(args.store) as store:
@@ -151,7 +142,6 @@ def _store_stats(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, default=str))
         return 0
     rows = [
-        ("store", stats.url),
         ("schema version", str(stats.schema_version)),
         ("events", str(stats.events)),
         ("jobs", str(stats.jobs)),
@@ -164,13 +154,10 @@ def _store_stats(args: argparse.Namespace) -> int:
         ("lost events", f"{lost} in {lost_path}"),
     ]
     rows += [(f"  {kind}", str(count)) for kind, count in sorted(stats.events_by_kind.items())]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print(table(("store", stats.url), rows, max_cell=None))
     if stats.events_by_namespace:
         print("\nevents by job namespace:")
-        for namespace, count in stats.events_by_namespace.items():
-            print(f"  {count:>10}  {namespace}")
+        print(table(("events", "job namespace"), stats.events_by_namespace.items(), max_cell=None))
     return 0
 
 
@@ -204,26 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     emulator = commands.add_parser(
-        "emulator", help="serve the Blindata API emulator (for tests and demos)"
+        "emulator",
+        help="serve the Blindata API emulator (for tests and demos; installed separately)",
+        add_help=False,
     )
-    emulator.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    emulator.add_argument("--port", type=int, default=8080, help="port (8080)")
-    emulator.add_argument(
-        "--db", default="blindata-emulator.db", help="SQLite file that holds its state"
-    )
-    emulator.add_argument(
-        "--tenant", default=DEFAULT_EMULATOR_TENANT, help="the tenant uuid it serves"
-    )
-    emulator.add_argument("--user", default="airflow", help="the application user")
-    emulator.add_argument(
-        "--api-key", help=f"the user's API key (or set {EMULATOR_API_KEY_ENV}, kept out of ps)"
-    )
-    emulator.add_argument(
-        "--log-level",
-        default="info",
-        choices=["critical", "error", "warning", "info", "debug"],
-        help="server log level; info logs every request (info)",
-    )
+    emulator.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     emulator.set_defaults(run=_emulator)
 
     store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
@@ -246,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check", help="test a BLINDATA connection against its server (as the Airflow UI does)"
     )
-    from airflow_blindata.sync.cli import add_connection_arguments  # argparse only
+    from airflow_blindata.cli.sync import add_connection_arguments  # argparse only
 
     add_connection_arguments(check)
     check.set_defaults(run=_check)
@@ -275,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     quarantine.add_argument("--limit", type=int, default=50, help="how many to show (50)")
     quarantine.set_defaults(run=_store_quarantine)
 
-    from airflow_blindata.sync.cli import add_sync_commands  # argparse only: stays instant
+    from airflow_blindata.cli.sync import add_sync_commands  # argparse only: stays instant
 
     add_sync_commands(commands)
     return parser
@@ -295,7 +267,11 @@ def _as_the_airflow_command() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "emulator":  # the emulator's own command reads its arguments
+        args.arguments = [*args.arguments, *rest]
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

@@ -29,8 +29,11 @@ log = logging.getLogger(__name__)
 def _capture_setup() -> tuple[list[Any], list[Any]]:
     """The listeners and hook-lineage readers to register (both empty when not needed)."""
     try:
-        from .capture import CaptureListener
-        from .settings import listener_enabled, openlineage_blindata_legs
+        from airflow_blindata.capture.lazy import CaptureListener
+        from airflow_blindata.capture.openlineage_config import (
+            listener_enabled,
+            openlineage_blindata_legs,
+        )
 
         legs = openlineage_blindata_legs(resolve_connection=False)
         if legs:
@@ -60,6 +63,6 @@ class BlindataPlugin(AirflowPlugin):
     @property
     def fastapi_apps(self) -> list[dict[str, Any]]:
         """The OpenLineage receiver, built only where Airflow reads this (the API server)."""
-        from airflow_blindata.openlineage.receiver import plugin_fastapi_apps
+        from airflow_blindata.receiver.app import plugin_fastapi_apps
 
         return plugin_fastapi_apps()

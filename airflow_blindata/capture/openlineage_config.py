@@ -19,7 +19,7 @@ __all__ = ["TRANSPORT_PATH", "blindata_legs", "listener_enabled", "openlineage_b
 
 log = logging.getLogger(__name__)
 
-TRANSPORT_PATH = "airflow_blindata.openlineage.transport.BlindataTransport"
+TRANSPORT_PATH = "airflow_blindata.capture.transport.BlindataTransport"
 
 
 def listener_enabled() -> bool:

@@ -32,9 +32,9 @@ from openlineage.client.event_v2 import (
 from openlineage.client.serde import Serde
 from openlineage.client.transport import get_default_factory
 
-from airflow_blindata.openlineage import transport as transport_module
-from airflow_blindata.openlineage.settings import TRANSPORT_PATH
-from airflow_blindata.openlineage.transport import (
+from airflow_blindata.capture import transport as transport_module
+from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
+from airflow_blindata.capture.transport import (
     BlindataTransport,
     BlindataTransportConfig,
     count_lost_events,
@@ -235,7 +235,7 @@ def test_a_full_disk_injected(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
 FULL_DISK = textwrap.dedent(
     """
     import json, sqlite3, sys, uuid
-    from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+    from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
     from airflow_blindata.store import open_store
     store_dir, lost = sys.argv[1], sys.argv[2]
     url = f"sqlite:///{store_dir}/events.db"
@@ -351,7 +351,7 @@ def test_a_locked_store_gives_up_within_one_bound_and_keeps_the_event(
 SHORT_WRITE = textwrap.dedent(
     """
     import logging, os, resource, signal, sys
-    from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+    from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     lost = sys.argv[1]
     config = BlindataTransportConfig(store_url="mysql://db/x", lost_events_path=lost)

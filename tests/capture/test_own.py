@@ -15,16 +15,16 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 
-from airflow_blindata.openlineage import transport as transport_module
-from airflow_blindata.openlineage.capture import CaptureListener
-from airflow_blindata.openlineage.own import (
+from airflow_blindata.capture import transport as transport_module
+from airflow_blindata.capture.lazy import CaptureListener
+from airflow_blindata.capture.own import (
     OWN_OPERATORS,
     is_own_dag,
     is_own_event,
     is_own_operator,
     is_own_task_instance,
 )
-from airflow_blindata.openlineage.transport import BlindataTransport, BlindataTransportConfig
+from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
 from airflow_blindata.store import open_store
 
@@ -109,7 +109,7 @@ def test_events_are_recognised_by_their_airflow_facets() -> None:
 
 @pytest.fixture(autouse=True)
 def nothing_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow_blindata.openlineage import own
+    from airflow_blindata.capture import own
 
     monkeypatch.setattr(own, "_OWN_TASK_JOBS", set())
 
@@ -157,7 +157,7 @@ def test_the_transport_leaves_out_the_statements_of_an_own_task_the_listener_saw
 def test_the_transport_leaves_the_own_events_out(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from airflow_blindata.openlineage import own
+    from airflow_blindata.capture import own
 
     transport = BlindataTransport(BlindataTransportConfig(store_url=store_url))
     assert transport.emit(task_event(SNAPSHOT)) is None
@@ -181,7 +181,7 @@ def test_the_transport_leaves_the_own_events_out(
 def test_the_listener_never_extracts_the_own_tasks_and_dags(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from airflow_blindata.openlineage import listener as listener_module
+    from airflow_blindata.capture import listener as listener_module
 
     handed: list[str] = []
 
@@ -215,7 +215,7 @@ def test_a_dag_run_of_the_own_operators_is_told_by_its_task_instances(
 ) -> None:
     from airflow.models.dagrun import DagRun
 
-    from airflow_blindata.openlineage import own
+    from airflow_blindata.capture import own
 
     operators = {"r1": ["BlindataSnapshotOperator", "BlindataCleanupOperator"], "r2": []}
     operators["r3"] = ["BlindataSnapshotOperator", "EmptyOperator"]

@@ -11,7 +11,7 @@ byte, so a zip bomb costs nothing. Every refusal is a ``BodyError`` with the HTT
 message that says what to change.
 
 Memory: ``read_body`` and ``inflate`` hand each chunk they are about to keep to a ``reserve``
-callback first (the receiver's budget of bytes in flight, ``receiver_budget``), which may make the
+callback first (the receiver's budget of bytes in flight, ``budget``), which may make the
 request wait for room, or refuse it, before it takes more memory.
 """
 

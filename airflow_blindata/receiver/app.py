@@ -7,7 +7,7 @@ transports work unchanged:
 * ``POST /blindata/api/v1/lineage``: one event (a JSON object), or a batch (a JSON array, or
   JSON lines with ``Content-Type: application/x-ndjson``);
 * ``POST /blindata/api/v1/lineage/batch``: a batch, OpenLineage's batch endpoint;
-* ``Content-Encoding: gzip`` bodies; ``Authorization: Bearer <key>`` (see ``receiver_keys``).
+* ``Content-Encoding: gzip`` bodies; ``Authorization: Bearer <key>`` (see ``keys``).
 
 The contract, the same as the transport's on the capture path (docs/configure-your-producers.md):
 
@@ -29,7 +29,7 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
   ``Retry-After``. A thread given up on finishes within the store's own bound (3 s per append on
   SQLite and PostgreSQL), so a hung store never piles up threads or hangs producers.
 * Bounded memory: the bodies of all requests in flight share ``receiver_max_bytes_in_flight``
-  bytes (``receiver_budget``); past it a request waits a moment, then is answered 503 with
+  bytes (``budget``); past it a request waits a moment, then is answered 503 with
   ``Retry-After``, the rest of its body read and dropped, never kept.
 * Secrets never reach a response or a log: no key, no header, no store URL is echoed.
 * A producer that disconnects before its body is complete gets nothing stored and one warning
@@ -55,6 +55,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from airflow_blindata.events import parse_event
+from airflow_blindata.metrics import count
 from airflow_blindata.store import (
     AppendCounts,
     AppendOutcome,
@@ -64,11 +65,11 @@ from airflow_blindata.store import (
     open_store,
 )
 
-from .receiver_body import Body, BodyError, Item, decompress_within, read_body, split_events
-from .receiver_budget import BodyBudget, BudgetSpentError, Share
-from .receiver_keys import CachedKeys, KeyLoader, KeySet, bearer_token, configured_keys, key_set
-from .receiver_log import ThrottledWarnings
-from .receiver_settings import (
+from .body import Body, BodyError, Item, decompress_within, read_body, split_events
+from .budget import BodyBudget, BudgetSpentError, Share
+from .keys import CachedKeys, KeyLoader, KeySet, bearer_token, configured_keys, key_set
+from .log import ThrottledWarnings
+from .settings import (
     DEFAULT_MAX_BATCH_EVENTS,
     DEFAULT_MAX_BODY_BYTES,
     ReceiverSettings,
@@ -115,16 +116,9 @@ many as a PostgreSQL store's pooled connections (5 + 10 overflow) and one more."
 T = TypeVar("T")
 
 
-def _count(name: str, count: int = 1) -> None:
+def _count(name: str, amount: int = 1) -> None:
     """Airflow's metric ``blindata.receiver.<name>``; nothing when metrics are not set up."""
-    if count <= 0:
-        return
-    try:
-        from airflow.providers.common.compat.sdk import Stats
-
-        Stats.incr(f"{METRIC_PREFIX}.{name}", count)
-    except Exception:
-        log.debug("Could not count %s.%s", METRIC_PREFIX, name, exc_info=True)
+    count(f"{METRIC_PREFIX}.{name}", amount)
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.openlineage.settings import TRANSPORT_PATH
-from airflow_blindata.openlineage.transport import count_lost_events
+from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
+from airflow_blindata.capture.transport import count_lost_events
 from airflow_blindata.store import open_store
 
 pytestmark = pytest.mark.airflow

@@ -1,0 +1,328 @@
+"""``BlindataTransport``: the OpenLineage transport that writes each event to the event store.
+
+Select it by its dotted path, alone or as one leg of a ``composite``::
+
+    [openlineage]
+    transport = {"type": "airflow_blindata.capture.transport.BlindataTransport"}
+
+Options (all optional): ``store_url`` (default ``[blindata] store_url``, else the SQLite file
+``$AIRFLOW_HOME/blindata/events.db``) and ``lost_events_path`` (default
+``[blindata] lost_events_file``, else ``$AIRFLOW_HOME/blindata/lost-events.jsonl``).
+
+The contract, shaped by how Airflow's OpenLineage provider calls transports — from a forked child
+per event, with a new client and transport each time, ``close()`` never called, the child killed
+after ``[openlineage] execution_timeout``:
+
+* ``emit`` writes the event to the store before it returns: no queue, no thread.
+* ``emit`` never raises. When the store cannot take the event it logs one warning line, appends
+  the event to the lost-events file (JSON lines: ``airflow-blindata ingest <file>`` puts them in
+  the store later) and counts it (metric ``blindata.capture.lost``; ``airflow-blindata store
+  stats`` shows the file's count).
+* Construction costs nothing: the store opens on the first ``emit`` and is shared by every
+  transport of the process. A forked child opens its own connections (see ``EventStore``).
+* It needs no Airflow connection unless ``store_url`` is ``airflow-conn://...``, which hangs in
+  a forked child under ``dag.test()`` for a connection kept in the metadata database.
+* The events of the provider's own tasks and of the sync DAG are left out (``own``): ``emit``
+  returns without storing them. To tell the end of a DAG run, which names no operator, from
+  the others, the transport asks Airflow's metadata database which operators the run's task
+  instances ran, where Airflow emits DAG events (as the OpenLineage provider does for the same
+  event).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Self
+
+import attr
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import schema_dataset, sql_job
+from openlineage.client.transport import Config, Transport
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from airflow_blindata.metrics import count
+from airflow_blindata.options import blindata_home, lost_events_file
+from airflow_blindata.redaction import redact_url, url_secrets
+from airflow_blindata.store import (
+    AppendOutcome,
+    EventStore,
+    StoreError,
+    configured_store_url,
+    default_store_url,
+    open_store,
+)
+from airflow_blindata.store.connections import describe_error
+
+from .own import is_own_event
+from .serialize import to_dict
+
+__all__ = [
+    "LOST_EVENTS_METRIC",
+    "BlindataTransport",
+    "BlindataTransportConfig",
+    "count_lost_events",
+    "lost_events_path",
+    "preload",
+]
+
+log = logging.getLogger(__name__)
+
+LOST_EVENTS_METRIC = "blindata.capture.lost"
+LOST_EVENTS_FILE = "lost-events.jsonl"
+LOST_EVENTS_LOCK_WAIT = 1.0
+"""Seconds a writer waits for its turn on the lost-events file (turns last microseconds)."""
+
+
+class _Options(BaseModel):
+    """The transport's options as they come from ``[openlineage] transport``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str | None = None  # the factory passes the dict with its "type" still in it
+    store_url: str | None = None
+    lost_events_path: str | None = None
+
+
+def _config_error(error: ValidationError) -> ValueError:
+    known = ", ".join(name for name in _Options.model_fields if name != "type")
+    problems = []
+    for issue in error.errors():
+        key = ".".join(str(part) for part in issue["loc"])
+        if issue["type"] == "extra_forbidden":
+            problems.append(f"unknown key `{key}`")
+        else:
+            problems.append(f"`{key}`: {issue['msg']}")
+    return ValueError(f"BlindataTransport config: {'; '.join(problems)} (known keys: {known})")
+
+
+@attr.define
+class BlindataTransportConfig(Config):
+    """Where the transport stores events, and where it keeps those it could not store."""
+
+    store_url: str | None = None
+    lost_events_path: str | None = None
+
+    @classmethod
+    def from_dict(cls, params: dict[str, Any]) -> Self:
+        """Checked with pydantic: a misspelt key is an error that names it, not a default."""
+        try:
+            options = _Options.model_validate(params)
+        except ValidationError as error:
+            raise _config_error(error) from None
+        return cls(store_url=options.store_url, lost_events_path=options.lost_events_path)
+
+
+_STORES: dict[str | None, EventStore] = {}
+"""One store per configured URL and process; each store guards itself against ``fork``."""
+
+
+def _shared_store(url: str | None) -> EventStore:
+    store = _STORES.get(url)
+    if store is None:
+        store = _STORES[url] = open_store(url)
+    return store
+
+
+def preload(store_url: str | None) -> None:
+    """Build the store of ``store_url`` ahead of the first ``emit``.
+
+    The plugin calls this in every Airflow process where the transport is configured: the
+    children forked per event then inherit the store (engine, tables and, for SQLite, a checked
+    schema and compiled statements) and only open their own connection. For SQLite the rest of
+    ``emit`` is rehearsed on a sample event, without writing it (``warm_up``). A PostgreSQL
+    store is not connected to here. A bad URL or an unavailable store is left for ``emit``.
+    """
+    from airflow_blindata.store import postgres, sqlite  # noqa: F401  (imported for the fork)
+
+    try:
+        store = _shared_store(store_url)
+        warm_up = getattr(store, "warm_up", None)  # SQLite: a local file, cheap to open here
+        if warm_up is not None:
+            sample = _sample_event()
+            for _ in range(sqlite.WARM_UP_ROUNDS):  # the serialization, rehearsed like the rest
+                to_dict(sample)
+            warm_up(to_dict(sample))
+    except Exception:
+        log.debug("Blindata store not preloaded", exc_info=True)
+
+
+def _sample_event() -> RunEvent:
+    """An event shaped like a task's, for ``preload`` to rehearse ``emit`` with."""
+    schema = schema_dataset.SchemaDatasetFacet(
+        fields=[schema_dataset.SchemaDatasetFacetFields(name="id", type="INTEGER")]
+    )
+    return RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime="2026-01-01T00:00:00+00:00",
+        run=Run(runId="01900000-0000-7000-8000-000000000000"),
+        job=Job(
+            namespace="airflow",
+            name="dag.task",
+            facets={"sql": sql_job.SQLJobFacet(query="INSERT INTO b SELECT id FROM a")},
+        ),
+        inputs=[InputDataset("postgres://db:5432", "public.a", facets={"schema": schema})],
+        outputs=[OutputDataset("postgres://db:5432", "public.b", facets={"schema": schema})],
+        producer="https://github.com/apache/airflow/tree/providers-openlineage",
+    )
+
+
+def lost_events_path(configured: str | None = None) -> Path:
+    """The lost-events file: ``configured``, ``[blindata] lost_events_file``, or the default."""
+    if configured:
+        return Path(configured).expanduser()
+    from_airflow = lost_events_file()
+    if from_airflow:
+        return Path(from_airflow).expanduser()
+    return blindata_home() / LOST_EVENTS_FILE
+
+
+def count_lost_events(path: Path | None = None) -> int:
+    """How many events the lost-events file holds (0 when there is none)."""
+    path = path or lost_events_path()
+    try:
+        with path.open("rb") as lines:
+            return sum(1 for line in lines if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+def _describe(data: Any) -> str:
+    """``the COMPLETE event of job ns/name (run id)``: enough to find it, nothing more."""
+    if not isinstance(data, Mapping):
+        return "an event"
+    job, run = data.get("job"), data.get("run")
+    what = f"the {data.get('eventType')} event" if data.get("eventType") else "an event"
+    if isinstance(job, Mapping):
+        what += f" of job {job.get('namespace')}/{job.get('name')}"
+    if isinstance(run, Mapping) and run.get("runId"):
+        what += f" (run {run.get('runId')})"
+    return what
+
+
+def _as_line(data: Any) -> bytes:
+    """One JSON line for the lost-events file (what ``airflow-blindata ingest`` reads)."""
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data).decode("utf-8", "replace")
+    if isinstance(data, str):
+        text: str = data
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return (text.replace("\r", " ").replace("\n", " ") + "\n").encode()
+    if not isinstance(data, Mapping):
+        try:
+            data = to_dict(data)
+        except Exception:
+            data = {"unserializable": repr(data)}
+    return (json.dumps(data, default=str) + "\n").encode()
+
+
+def _keep_line(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` whole, or not at all; ``OSError`` says why it could not.
+
+    One ``os.write`` on an ``O_APPEND`` descriptor: the kernel appends it in one piece, so the
+    lines of concurrent writers never interleave. A short write (the disk filled up, a file size
+    limit) is taken back, so that the next line starts on a line of its own; writers take turns on
+    the file's lock for that, so that the bytes taken back are this writer's.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    try:
+        locked = _take_turn(descriptor)
+        written = os.write(descriptor, line)
+        if written == len(line):
+            return
+        end = os.lseek(descriptor, 0, os.SEEK_CUR)  # after an O_APPEND write: where it ended
+        left = f"; {written} bytes of it are left at the end of the file"
+        if locked and os.fstat(descriptor).st_size == end:
+            try:
+                os.ftruncate(descriptor, end - written)
+                left = ""
+            except OSError:
+                pass
+        raise OSError(f"only {written} of {len(line)} bytes could be written{left}")
+    finally:
+        os.close(descriptor)  # and the turn with it
+
+
+def _take_turn(descriptor: int) -> bool:
+    """The file's lock within ``LOST_EVENTS_LOCK_WAIT``; False when it could not be had."""
+    deadline, pause = time.monotonic() + LOST_EVENTS_LOCK_WAIT, 0.0005
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+        except OSError:  # a filesystem without locks: the line is still appended whole
+            return False
+
+
+class BlindataTransport(Transport):
+    """Writes OpenLineage events (RunEvent, JobEvent, DatasetEvent) to the Blindata event store."""
+
+    kind = "blindata"
+    config_class = BlindataTransportConfig
+
+    def __init__(self, config: BlindataTransportConfig, *, source: str = "transport") -> None:
+        self.config = config
+        self.source = source
+
+    def emit(self, event: Any) -> AppendOutcome | None:
+        """Store ``event``; on failure log, keep and count it — never raise into Airflow."""
+        data: Any = event
+        try:
+            if attr.has(type(event)):  # the client's events; not ``isinstance(event, Mapping)``:
+                data = to_dict(event)  # its first abstract check costs ~0.5 ms in a child
+            if is_own_event(data, ask_airflow=self.source == "transport"):
+                log.debug("Blindata capture leaves out %s: the provider's own", _describe(data))
+                return None
+            return _shared_store(self.config.store_url).append(data, source=self.source)
+        except Exception as error:
+            try:
+                self._lose(data, error)
+            except Exception:  # the last guard: even the report of a loss must not raise
+                log.warning("Blindata capture lost an event: %s", type(error).__name__)
+            return None
+
+    def close(self, timeout: float = -1) -> bool:
+        return True
+
+    def _target(self) -> str:
+        try:
+            return self.config.store_url or configured_store_url() or default_store_url()
+        except Exception:
+            return "the configured store"
+
+    def _lose(self, data: Any, error: Exception) -> None:
+        """One warning line, the event kept in the lost-events file, the loss counted."""
+        target = self._target()
+        secrets = url_secrets(target)
+        if isinstance(error, StoreError):
+            reason = describe_error(error, secrets=secrets)
+        else:
+            reason = f"{describe_error(error, secrets=secrets)} (store {redact_url(target)})"
+        path = lost_events_path(self.config.lost_events_path)
+        try:
+            _keep_line(path, _as_line(data))
+            kept = f"kept in {path}; store it later with `airflow-blindata ingest {path}`"
+        except OSError as file_error:
+            why = file_error.strerror or str(file_error)
+            kept = f"and could not be kept in {path} ({why}): it is lost"
+        log.warning(
+            "Blindata capture could not store %s: %s; %s. The task is not affected.",
+            _describe(data),
+            reason,
+            kept,
+        )
+        log.debug("Blindata capture failure details:", exc_info=True)
+        count(LOST_EVENTS_METRIC)
