@@ -5,7 +5,8 @@ Every request goes through ``BlindataClient.send``, which
 * adds ``X-BD-Tenant`` (when a tenant is set) and the credentials' headers;
 * retries connection failures, 429, 5xx and answers cut short (a 200 whose JSON is truncated) with
   exponential backoff and jitter, honouring ``Retry-After``, until one total deadline per operation
-  (``RetryPolicy``); requests that may have reached the server are sent again only when the
+  (``RetryPolicy``, run by tenacity as in Airflow's http provider: ``stop_before_delay`` is the
+  deadline); requests that may have reached the server are sent again only when the
   endpoint is idempotent (``Endpoint.idempotent``);
 * bounds each exchange as a whole, not only each read (``bound.py``): a server that trickles its
   answer cannot hold an operation past its deadline;
@@ -26,6 +27,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import httpx
+import tenacity
 from pydantic import BaseModel, ValidationError
 
 from airflow_blindata import __version__
@@ -98,6 +100,21 @@ class RetryPolicy:
     def exhausted(self, attempt: int) -> bool:
         """Whether ``attempt`` was the last one ``max_attempts`` allows."""
         return self.max_attempts is not None and attempt >= self.max_attempts
+
+    def wait(self, state: tenacity.RetryCallState) -> float:
+        """tenacity's wait: the server's ``Retry-After``, else the backoff."""
+        failure = state.outcome.result() if state.outcome is not None else None
+        if isinstance(failure, _Failure) and failure.retry_after is not None:
+            return failure.retry_after
+        return self.backoff(state.attempt_number)
+
+    def stop(self) -> tenacity.stop.stop_base:
+        """tenacity's stop: before a wait that would end past the deadline (tenacity's
+        ``stop_before_delay``), or after ``max_attempts``."""
+        stop: tenacity.stop.stop_base = tenacity.stop_before_delay(self.deadline)
+        if self.max_attempts is not None:
+            stop = stop | tenacity.stop_after_attempt(self.max_attempts)
+        return stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,45 +282,57 @@ class BlindataClient:
         path = endpoint.path(**(ids or {}))
         operation = f"{endpoint.method} {path}"
         query = _query(endpoint, params or {})
-        started = time.monotonic()
-        deadline = started + policy.deadline
-        attempt = 0
-        while True:
-            attempt += 1
+        deadline = time.monotonic() + policy.deadline
+
+        def attempt() -> ResultT | _Failure:
             until = min(time.monotonic() + self.timeout, deadline)
             outcome = self._attempt(endpoint, operation, path, query, json, until)
-            if isinstance(outcome, httpx.Response):
-                try:
-                    return read(outcome, operation)
-                except BlindataContractError as exc:
-                    if not exc.incomplete:
-                        raise
-                    outcome = _Failure(exc, endpoint.idempotent)
-            if not outcome.retryable:
-                raise outcome.error
-            wait = (
-                outcome.retry_after if outcome.retry_after is not None else policy.backoff(attempt)
-            )
-            elapsed = time.monotonic() - started
-            if policy.exhausted(attempt) or elapsed + wait >= policy.deadline:
-                raise BlindataDeadlineError(
-                    f"Gave up on {operation} after {attempt} attempt(s) in {elapsed:.1f} s "
-                    f"(deadline {policy.deadline:g} s, next wait {wait:.1f} s): {outcome.error}",
-                    operation=operation,
-                    attempts=attempt,
-                    last_error=outcome.error,
-                ) from outcome.error
+            if not isinstance(outcome, httpx.Response):
+                return outcome
+            try:
+                return read(outcome, operation)
+            except BlindataContractError as exc:
+                if not exc.incomplete:
+                    raise
+                return _Failure(exc, endpoint.idempotent)
+
+        def give_up(state: tenacity.RetryCallState) -> ResultT:
+            failure: _Failure = state.outcome.result()  # type: ignore[union-attr]
+            raise BlindataDeadlineError(
+                f"Gave up on {operation} after {state.attempt_number} attempt(s) in "
+                f"{state.seconds_since_start or 0.0:.1f} s (deadline {policy.deadline:g} s, "
+                f"next wait {state.upcoming_sleep:.1f} s): {failure.error}",
+                operation=operation,
+                attempts=state.attempt_number,
+                last_error=failure.error,
+            ) from failure.error
+
+        def announce(state: tenacity.RetryCallState) -> None:
+            failure: _Failure = state.outcome.result()  # type: ignore[union-attr]
+            elapsed = state.seconds_since_start or 0.0
             log.warning(
                 "Blindata %s failed (%s); attempt %d%s in %.1f s (%.0f s of %g s left)",
                 operation,
-                outcome.error,
-                attempt + 1,
+                failure.error,
+                state.attempt_number + 1,
                 f" of {policy.max_attempts}" if policy.max_attempts is not None else "",
-                wait,
+                state.upcoming_sleep,
                 policy.deadline - elapsed,
                 policy.deadline,
             )
-            time.sleep(wait)
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_result(_is_retryable),
+            wait=policy.wait,
+            stop=policy.stop(),
+            before_sleep=announce,
+            retry_error_callback=give_up,
+        )
+        outcome = retrying(attempt)
+        if isinstance(outcome, _Failure):
+            raise outcome.error
+        result: ResultT = outcome
+        return result
 
     def _attempt(
         self,
@@ -448,6 +477,10 @@ class _Failure:
     error: BlindataError
     retryable: bool
     retry_after: float | None = None
+
+
+def _is_retryable(outcome: object) -> bool:
+    return isinstance(outcome, _Failure) and outcome.retryable
 
 
 def _retryable_status(status: int, endpoint: Endpoint) -> bool:
