@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from airflow_blindata import __version__
+from airflow_blindata.cli import main
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
 
@@ -113,3 +114,13 @@ def test_check_never_shows_the_password_of_the_url(emulator: Any) -> None:
         outputs += [done.stdout, done.stderr]
     for secret in (*URL_SECRETS, API_KEY):
         assert all(secret not in text for text in outputs), secret
+
+
+def test_emulator_where_it_is_not_installed_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The emulator is a distribution of its own, never installed with the provider."""
+    monkeypatch.setitem(sys.modules, "blindata_emulator.__main__", None)  # import fails
+
+    assert main(["emulator", "--port", "1"]) == 2
+    assert "pip install ./emulator" in capsys.readouterr().err

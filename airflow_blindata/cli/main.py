@@ -17,7 +17,7 @@ from typing import Any
 from airflow_blindata import __version__
 
 
-def _emulator(args: argparse.Namespace) -> int:
+def _emulator(arguments: Sequence[str]) -> int:
     """Forward to the emulator's own command: a separate distribution, installed for tests and
     demos (``pip install ./emulator`` in the repository), never with the provider."""
     try:
@@ -29,7 +29,7 @@ def _emulator(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return emulator_main(args.arguments, prog="airflow-blindata emulator")
+    return emulator_main(arguments, prog="airflow-blindata emulator")
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -195,8 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the Blindata API emulator (for tests and demos; installed separately)",
         add_help=False,
     )
-    emulator.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    emulator.set_defaults(run=_emulator)
+    emulator.set_defaults(run=lambda args: _emulator([]))
 
     store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
     plan = commands.add_parser(
@@ -266,17 +265,15 @@ def _as_the_airflow_command() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["emulator"]:  # the emulator's own command reads its arguments
+        return _emulator(arguments[1:])
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.command == "emulator":  # the emulator's own command reads its arguments
-        args.arguments = [*args.arguments, *rest]
-    elif rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args = parser.parse_args(arguments)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
-    if args.command != "emulator":
-        _as_the_airflow_command()
+    _as_the_airflow_command()
     code: int = args.run(args)
     return code
 
