@@ -1,0 +1,110 @@
+"""The rooms of the package and what each may import (docs/architecture.md), checked on the source.
+
+Imports go one way — capture → store → mapper → sync → Blindata — and the mapper stays pure: no
+IO, no Airflow, no httpx. A new import across rooms that the table does not allow fails here,
+so the table in the docs and the code cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "airflow_blindata"
+
+EVERYWHERE = {"airflow_blindata"}  # ``from airflow_blindata import __version__``
+MAY_IMPORT: dict[str, set[str]] = {
+    "events": set(),
+    "definition": set(),
+    "options": set(),
+    "metrics": set(),
+    "redaction": set(),
+    "get_provider_info": set(),
+    "store": {"events", "options", "redaction"},
+    "capture": {"store", "events", "options", "metrics", "redaction"},
+    "receiver": {"store", "events", "options", "metrics", "redaction"},
+    "mapper": {"events", "definition"},
+    "blindata": {"definition", "redaction"},
+    "sync": {"mapper", "blindata", "store", "events", "definition", "redaction"},
+    "hooks": {"blindata", "redaction"},
+    "operators": {"hooks", "sync", "store", "definition", "redaction"},
+    "eventfiles": {"events", "store"},
+    "planning": {"mapper", "sync", "store", "events", "eventfiles", "definition"},
+    "plugin": {"capture", "receiver"},
+    "openlineage": {"capture"},  # the transport's first dotted path, kept as an alias
+    "cli": {
+        *("blindata", "capture", "definition", "eventfiles", "hooks", "planning"),
+        *("store", "sync", "options", "redaction"),
+    },
+}
+"""Room → the rooms of ours it may import (its own always)."""
+
+MAPPER_MUST_NOT_USE = {"airflow", "httpx", "sqlalchemy", "psycopg", "fastapi", "starlette"}
+
+
+def _room(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _imports(path: Path) -> set[str]:
+    """Every absolute module name ``path`` imports, at module level or inside functions."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rpartition(".")[0]  # ``a.b`` for ``a/b/c.py`` and for ``a/b/__init__.py``
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                found.add(".".join([*base, *([node.module] if node.module else [])]))
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_room_is_in_the_table() -> None:
+    assert {_room(path) for path in _sources()} - {"__init__"} <= set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_one_way(path: Path) -> None:
+    room = _room(path)
+    allowed = MAY_IMPORT.get(room, set()) | {room} | EVERYWHERE
+    crossing = {
+        name.split(".")[1]
+        for name in _imports(path)
+        if name.startswith("airflow_blindata.") and name.split(".")[1] not in allowed
+    }
+    assert not crossing, f"{room} may not import {sorted(crossing)} (docs/architecture.md)"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PACKAGE / "mapper").rglob("*.py")) + sorted((PACKAGE / "events").rglob("*.py")),
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_the_mapper_and_the_events_stay_pure(path: Path) -> None:
+    """No IO library, no Airflow, no HTTP: the mapper runs anywhere, on any input."""
+    used = {name.split(".")[0] for name in _imports(path)} & MAPPER_MUST_NOT_USE
+    assert not used, f"{path.name} imports {sorted(used)}"
+
+
+def test_the_emulator_knows_nothing_of_the_provider() -> None:
+    """A distribution of its own, standing in for Blindata: it may not lean on the client."""
+    emulator = ROOT / "emulator" / "blindata_emulator"
+    leaning = {
+        str(path.relative_to(emulator)): sorted(
+            name for name in _imports(path) if name.startswith("airflow_blindata")
+        )
+        for path in sorted(emulator.rglob("*.py"))
+    }
+    assert {name: found for name, found in leaning.items() if found} == {}
