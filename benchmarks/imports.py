@@ -37,7 +37,7 @@ import airflow
 import airflow.providers.openlineage.plugins.openlineage  # Airflow loads it in every such process
 baseline = time.perf_counter()
 if sys.argv[1] == "plugin":
-    from airflow_blindata.capture import plugin
+    from airflow_blindata import plugin
 loaded = time.perf_counter()
 setup = None
 if sys.argv[1] == "plugin" and sys.argv[2] == "setup":
