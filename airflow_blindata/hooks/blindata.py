@@ -8,7 +8,8 @@ login      the username (an application user for ``api_key``, a person or servic
 password   the API key, the password, or the bearer token, depending on ``auth_method``
 extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``bearer``, default
            ``api_key``), ``verify_ssl`` (default true), ``timeout`` (seconds per request, default
-           30), ``deadline`` (seconds for one operation with its retries, default 120)
+           30), ``deadline`` (seconds for one operation with its retries, default 120),
+           ``api_paths`` (contract path -> the path this instance serves; ``api_paths.py``)
 ========== ================================================================================
 
 The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn-fields``).
@@ -39,6 +40,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
     RetryPolicy,
 )
+from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 __all__ = [
@@ -72,6 +74,7 @@ class BlindataConnectionSettings:
     verify_ssl: bool = True
     timeout: float = DEFAULT_TIMEOUT
     deadline: float = DEFAULT_DEADLINE
+    api_paths: ApiPaths = field(default_factory=ApiPaths)
 
     @classmethod
     def from_connection(cls, conn: Any) -> BlindataConnectionSettings:
@@ -109,6 +112,7 @@ class BlindataConnectionSettings:
             verify_ssl=_boolean(extra.get("verify_ssl", True), f"{conn_id}: verify_ssl"),
             timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
             deadline=_seconds(extra.get("deadline", DEFAULT_DEADLINE), f"{conn_id}: deadline"),
+            api_paths=ApiPaths.parse(extra.get("api_paths"), where=f"{conn_id}: api_paths"),
         )
 
     @property
@@ -120,7 +124,8 @@ class BlindataConnectionSettings:
         return (
             f"BlindataConnectionSettings(url={self.shown_url!r}, tenant={self.tenant!r}, "
             f"auth_method={self.auth_method!r}, username={self.username!r}, "
-            f"verify_ssl={self.verify_ssl!r}, timeout={self.timeout!r}, deadline={self.deadline!r})"
+            f"verify_ssl={self.verify_ssl!r}, timeout={self.timeout!r}, "
+            f"deadline={self.deadline!r}, api_paths={dict(self.api_paths.moved)!r})"
         )
 
     def scrub(self, text: str) -> str:
@@ -143,6 +148,7 @@ class BlindataConnectionSettings:
             "verify": self.verify_ssl,
             "timeout": self.timeout,
             "retry": RetryPolicy(deadline=self.deadline),
+            "api_paths": self.api_paths,
         }
         options.update(overrides)
         return BlindataClient(self.url, **options)
