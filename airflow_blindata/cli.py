@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import redirect_stdout
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from airflow_blindata import __version__
@@ -21,7 +21,7 @@ DEFAULT_EMULATOR_TENANT = "00000000-0000-4000-8000-00000000b1da"
 
 
 def _emulator(args: argparse.Namespace) -> int:
-    from airflow_blindata.emulator import EmulatorSettings, serve
+    from airflow_blindata.emulator import EmulatorSettings, create_app, serve
 
     api_key = args.api_key or os.environ.get(EMULATOR_API_KEY_ENV)
     if not api_key:
@@ -30,9 +30,24 @@ def _emulator(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = EmulatorSettings.single(
-        tenant=args.tenant, username=args.user, api_key=api_key, db_path=args.db
-    )
+    moved: dict[str, str] = {}
+    for move in args.move_path:
+        source, equals, target = move.partition("=")
+        if not equals:
+            print(f"error: --move-path {move!r} is not CONTRACT_PATH=SERVED_PATH", file=sys.stderr)
+            return 2
+        moved[source] = target
+    try:
+        settings = replace(
+            EmulatorSettings.single(
+                tenant=args.tenant, username=args.user, api_key=api_key, db_path=args.db
+            ),
+            moved_paths=moved,
+        )
+        create_app(settings).state.emulator.close()  # an unknown path fails before serving
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(
         f"Blindata emulator on http://{args.host}:{args.port} (tenant {args.tenant}, "
         f"user {args.user}, state in {args.db})",
@@ -45,9 +60,12 @@ def _emulator(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from airflow_blindata.sync.cli import answer_only_on_stdout, connection_settings
 
+    if (args.openapi or args.probe or args.format == "json") and not args.api:
+        print("error: --openapi, --probe and --format go with --api", file=sys.stderr)
+        return 2
     with answer_only_on_stdout() as answer:  # Airflow logs to stdout while it loads
         from airflow_blindata.blindata import BlindataError
-        from airflow_blindata.hooks.blindata import check_settings
+        from airflow_blindata.hooks.blindata import check_api_settings, check_settings
 
         name = "--url" if args.url else args.conn_id
         try:
@@ -60,9 +78,26 @@ def _check(args: argparse.Namespace) -> int:
         except Exception as exc:  # the connection is nowhere Airflow keeps connections
             ok, message = False, f"Cannot read the connection {name}: {exc}"
         else:
+            if args.api:
+                return _print_api_check(
+                    check_api_settings(settings, openapi=args.openapi, probe=args.probe),
+                    args.format,
+                    answer,
+                )
             ok, message = check_settings(settings)
     print(message, file=answer)
     return 0 if ok else 1
+
+
+def _print_api_check(result: Any, output_format: str, answer: Any) -> int:
+    """``check --api``: the table (or JSON); 0 when every path is served, else 1."""
+    from airflow_blindata.blindata.apicheck import render_api_check
+
+    if output_format == "json":
+        print(json.dumps(result.to_dict(), indent=2), file=answer)
+    else:
+        print(render_api_check(result), end="", file=answer)
+    return 0 if result.ok else 1
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -224,6 +259,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["critical", "error", "warning", "info", "debug"],
         help="server log level; info logs every request (info)",
     )
+    emulator.add_argument(
+        "--move-path",
+        action="append",
+        default=[],
+        metavar="CONTRACT_PATH=SERVED_PATH",
+        help="serve a path of the contract elsewhere (as a tenant might); repeatable",
+    )
     emulator.set_defaults(run=_emulator)
 
     store_help = "event store URL (default: [blindata] store_url, else $AIRFLOW_HOME/blindata)"
@@ -249,6 +291,23 @@ def build_parser() -> argparse.ArgumentParser:
     from airflow_blindata.sync.cli import add_connection_arguments  # argparse only
 
     add_connection_arguments(check)
+    check.add_argument(
+        "--api",
+        action="store_true",
+        help="compare the instance's OpenAPI description with every path the client may call",
+    )
+    check.add_argument(
+        "--openapi",
+        metavar="FILE_OR_URL",
+        help="with --api: read the description here instead of the instance's /v3/api-docs",
+    )
+    check.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --api: without a description, ask the instance (GET of lists, OPTIONS; "
+        "no writes)",
+    )
+    check.add_argument("--format", choices=["table", "json"], default="table")
     check.set_defaults(run=_check)
 
     ingest = commands.add_parser(

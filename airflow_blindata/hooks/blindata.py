@@ -17,9 +17,9 @@ The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from airflow.sdk import BaseHook
 
@@ -43,10 +43,14 @@ from airflow_blindata.blindata import (
 from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
+if TYPE_CHECKING:
+    from airflow_blindata.blindata.apicheck import ApiCheck
+
 __all__ = [
     "AUTH_METHODS",
     "BlindataConnectionSettings",
     "BlindataHook",
+    "check_api_settings",
     "check_settings",
     "settings_from_airflow",
 ]
@@ -218,6 +222,16 @@ class BlindataHook(BaseHook):
             return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
         return check_settings(settings)
 
+    def check_api(self, *, openapi: str | None = None, probe: bool = False) -> ApiCheck:
+        """Whether the instance serves every path the client may call (``apicheck.py``).
+
+        Reads the instance's OpenAPI description (or ``openapi``, a file or URL), or with
+        ``probe`` asks the instance with safe requests when there is none. The result is
+        structured (``.ok``, ``.missing``, ``.rows``, ``.to_dict()`` for an XCom); it never
+        raises for what the instance answers, only for a connection that cannot be read.
+        """
+        return check_api_settings(self.settings, openapi=openapi, probe=probe)
+
 
 def settings_from_airflow(conn_id: str) -> BlindataConnectionSettings:
     """The connection ``conn_id`` wherever Airflow keeps it, as the ``airflow`` command reads it.
@@ -280,3 +294,21 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def check_api_settings(
+    settings: BlindataConnectionSettings, *, openapi: str | None = None, probe: bool = False
+) -> ApiCheck:
+    """``BlindataHook.check_api`` for settings read elsewhere (the ``check --api`` command)."""
+    from airflow_blindata.blindata.apicheck import ApiCheck, check_api
+
+    try:
+        with settings.client() as client:
+            result = check_api(
+                client, openapi=openapi, probe_paths=probe, verify=settings.verify_ssl
+            )
+    except BlindataError as exc:
+        result = ApiCheck(url=settings.shown_url, problem=_explain(exc, settings))
+    result.problem = settings.scrub(result.problem) if result.problem else None
+    result.rows = [replace(row, detail=settings.scrub(row.detail)) for row in result.rows]
+    return result
