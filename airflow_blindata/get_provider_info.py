@@ -92,6 +92,14 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Total seconds for one operation including its retries",
                         "schema": {"type": "number", "minimum": 1, "default": 120},
                     },
+                    "api_paths": {
+                        "label": "API paths",
+                        "description": "Only when this instance serves a path elsewhere: a JSON "
+                        'object from a contract path (docs/blindata-endpoints.md, e.g. "/api/v1/'
+                        'dataflows/*/upload") to the path it serves. Check with airflow-blindata '
+                        "check --api",
+                        "schema": {"type": ["object", "null"]},
+                    },
                 },
             }
         ],

@@ -31,6 +31,7 @@ import tenacity
 from pydantic import BaseModel, ValidationError
 
 from airflow_blindata import __version__
+from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.blindata.bound import bounded, install
 from airflow_blindata.blindata.credentials import Credentials, auth_for
 from airflow_blindata.blindata.errors import (
@@ -151,6 +152,10 @@ class BlindataClient:
     and not kept: ``base_url`` is the URL without them, so that neither httpx's request log nor
     its errors can show them, and messages, errors and ``repr`` show ``shown_url``, the URL with
     ``***`` in place of the password.
+
+    ``api_paths`` moves paths of the contract to where this instance serves them
+    (``api_paths.py``): requests, and the errors that name them, go to the served path; the
+    endpoints the resources and the ``observer`` see stay those of the contract.
     """
 
     def __init__(
@@ -163,6 +168,7 @@ class BlindataClient:
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
+        api_paths: ApiPaths | None = None,
     ) -> None:
         base_url = base_url.strip().rstrip("/")
         self.shown_url = redact_url(base_url)
@@ -177,10 +183,11 @@ class BlindataClient:
         self.credentials = credentials
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        self.api_paths = api_paths or ApiPaths()
         headers = {"Accept": "application/json", "User-Agent": f"airflow-blindata/{__version__}"}
         if self.tenant:
             headers[TENANT_HEADER] = self.tenant
-        login = ENDPOINTS["login"]
+        login = self.api_paths.resolve(ENDPOINTS["login"])
         try:
             self._http = httpx.Client(
                 base_url=base_url,
@@ -279,7 +286,7 @@ class BlindataClient:
         a failure like a dropped connection: retried when the endpoint is idempotent.
         """
         policy = retry or self.retry
-        path = endpoint.path(**(ids or {}))
+        path = self.api_paths.resolve(endpoint).path(**(ids or {}))
         operation = f"{endpoint.method} {path}"
         query = _query(endpoint, params or {})
         deadline = time.monotonic() + policy.deadline

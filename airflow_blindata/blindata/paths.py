@@ -4,7 +4,9 @@ Blindata publishes no OpenAPI file, so part of the contract is inferred
 (``blindata-api.md``).
 Each endpoint carries the mark of the contract: ``VERIFIED`` paths were seen in public client code
 or on Blindata's help site; ``INFERRED`` paths follow the same conventions but must be checked
-against a real tenant's API Docs. Correcting a path means editing this module only.
+against a real tenant's API Docs. Correcting a path for everyone means editing this module only;
+a tenant that serves a path elsewhere is corrected in its connection (``api_paths.py``), and
+``apicheck.py`` says which paths a tenant serves.
 
 Collection actions use a literal ``*`` in place of an id (``/api/v1/physical_entities/*/upload``);
 ``Endpoint.path`` never percent-encodes it, while it does encode the ids it substitutes.

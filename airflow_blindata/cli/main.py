@@ -35,9 +35,12 @@ def _emulator(arguments: Sequence[str]) -> int:
 def _check(args: argparse.Namespace) -> int:
     from airflow_blindata.cli.sync import answer_only_on_stdout, connection_settings
 
+    if (args.openapi or args.probe or args.format == "json") and not args.api:
+        print("error: --openapi, --probe and --format go with --api", file=sys.stderr)
+        return 2
     with answer_only_on_stdout() as answer:  # Airflow logs to stdout while it loads
         from airflow_blindata.blindata import BlindataError
-        from airflow_blindata.hooks.blindata import check_settings
+        from airflow_blindata.hooks.blindata import check_api_settings, check_settings
 
         name = "--url" if args.url else args.conn_id
         try:
@@ -50,9 +53,26 @@ def _check(args: argparse.Namespace) -> int:
         except Exception as exc:  # the connection is nowhere Airflow keeps connections
             ok, message = False, f"Cannot read the connection {name}: {exc}"
         else:
+            if args.api:
+                return _print_api_check(
+                    check_api_settings(settings, openapi=args.openapi, probe=args.probe),
+                    args.format,
+                    answer,
+                )
             ok, message = check_settings(settings)
     print(message, file=answer)
     return 0 if ok else 1
+
+
+def _print_api_check(result: Any, output_format: str, answer: Any) -> int:
+    """``check --api``: the table (or JSON); 0 when every path is served, else 1."""
+    from airflow_blindata.blindata.apicheck import render_api_check
+
+    if output_format == "json":
+        print(json.dumps(result.to_dict(), indent=2), file=answer)
+    else:
+        print(render_api_check(result), end="", file=answer)
+    return 0 if result.ok else 1
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -220,6 +240,23 @@ def build_parser() -> argparse.ArgumentParser:
     from airflow_blindata.cli.sync import add_connection_arguments  # argparse only
 
     add_connection_arguments(check)
+    check.add_argument(
+        "--api",
+        action="store_true",
+        help="compare the instance's OpenAPI description with every path the client may call",
+    )
+    check.add_argument(
+        "--openapi",
+        metavar="FILE_OR_URL",
+        help="with --api: read the description here instead of the instance's /v3/api-docs",
+    )
+    check.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --api: without a description, ask the instance (GET of lists, OPTIONS; "
+        "no writes)",
+    )
+    check.add_argument("--format", choices=["table", "json"], default="table")
     check.set_defaults(run=_check)
 
     ingest = commands.add_parser(

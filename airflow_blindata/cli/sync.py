@@ -56,7 +56,7 @@ def _connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--conn-id``, or ``--url``, ``--user``, ``--tenant`` and ``--auth-method``."""
+    """``--conn-id``, or ``--url``, ``--user``, ``--tenant``, ``--auth-method``, ``--api-paths``."""
     parser.add_argument(
         "--conn-id",
         default="blindata_default",
@@ -72,6 +72,11 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         default="api_key",
         choices=["api_key", "login", "bearer"],
         help="with --url",
+    )
+    parser.add_argument(
+        "--api-paths",
+        metavar="JSON",
+        help="with --url: paths this instance serves elsewhere, as the connection's api_paths",
     )
 
 
@@ -119,6 +124,8 @@ def connection_settings(args: argparse.Namespace) -> BlindataConnectionSettings:
     from airflow_blindata.hooks.blindata import BlindataConnectionSettings, settings_from_airflow
 
     if not args.url:
+        if getattr(args, "api_paths", None):
+            raise ValueError("--api-paths goes with --url; a connection keeps its own api_paths")
         return settings_from_airflow(args.conn_id)
     secret = os.environ.get(SECRET_ENV)
     if not secret:
@@ -131,7 +138,11 @@ def connection_settings(args: argparse.Namespace) -> BlindataConnectionSettings:
         port=None,
         login=args.user,
         password=secret,
-        extra_dejson={"tenant": args.tenant, "auth_method": args.auth_method},
+        extra_dejson={
+            "tenant": args.tenant,
+            "auth_method": args.auth_method,
+            "api_paths": getattr(args, "api_paths", None),
+        },
     )
     return BlindataConnectionSettings.from_connection(given)
 

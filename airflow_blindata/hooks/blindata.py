@@ -8,7 +8,8 @@ login      the username (an application user for ``api_key``, a person or servic
 password   the API key, the password, or the bearer token, depending on ``auth_method``
 extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``bearer``, default
            ``api_key``), ``verify_ssl`` (default true), ``timeout`` (seconds per request, default
-           30), ``deadline`` (seconds for one operation with its retries, default 120)
+           30), ``deadline`` (seconds for one operation with its retries, default 120),
+           ``api_paths`` (contract path -> the path this instance serves; ``api_paths.py``)
 ========== ================================================================================
 
 The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn-fields``).
@@ -16,9 +17,9 @@ The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from airflow.sdk import BaseHook
 
@@ -39,12 +40,17 @@ from airflow_blindata.blindata import (
     LoginCredentials,
     RetryPolicy,
 )
+from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
+
+if TYPE_CHECKING:
+    from airflow_blindata.blindata.apicheck import ApiCheck
 
 __all__ = [
     "AUTH_METHODS",
     "BlindataConnectionSettings",
     "BlindataHook",
+    "check_api_settings",
     "check_settings",
     "settings_from_airflow",
 ]
@@ -72,6 +78,7 @@ class BlindataConnectionSettings:
     verify_ssl: bool = True
     timeout: float = DEFAULT_TIMEOUT
     deadline: float = DEFAULT_DEADLINE
+    api_paths: ApiPaths = field(default_factory=ApiPaths)
 
     @classmethod
     def from_connection(cls, conn: Any) -> BlindataConnectionSettings:
@@ -109,6 +116,7 @@ class BlindataConnectionSettings:
             verify_ssl=_boolean(extra.get("verify_ssl", True), f"{conn_id}: verify_ssl"),
             timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
             deadline=_seconds(extra.get("deadline", DEFAULT_DEADLINE), f"{conn_id}: deadline"),
+            api_paths=ApiPaths.parse(extra.get("api_paths"), where=f"{conn_id}: api_paths"),
         )
 
     @property
@@ -120,7 +128,8 @@ class BlindataConnectionSettings:
         return (
             f"BlindataConnectionSettings(url={self.shown_url!r}, tenant={self.tenant!r}, "
             f"auth_method={self.auth_method!r}, username={self.username!r}, "
-            f"verify_ssl={self.verify_ssl!r}, timeout={self.timeout!r}, deadline={self.deadline!r})"
+            f"verify_ssl={self.verify_ssl!r}, timeout={self.timeout!r}, "
+            f"deadline={self.deadline!r}, api_paths={dict(self.api_paths.moved)!r})"
         )
 
     def scrub(self, text: str) -> str:
@@ -143,6 +152,7 @@ class BlindataConnectionSettings:
             "verify": self.verify_ssl,
             "timeout": self.timeout,
             "retry": RetryPolicy(deadline=self.deadline),
+            "api_paths": self.api_paths,
         }
         options.update(overrides)
         return BlindataClient(self.url, **options)
@@ -212,6 +222,16 @@ class BlindataHook(BaseHook):
             return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
         return check_settings(settings)
 
+    def check_api(self, *, openapi: str | None = None, probe: bool = False) -> ApiCheck:
+        """Whether the instance serves every path the client may call (``apicheck.py``).
+
+        Reads the instance's OpenAPI description (or ``openapi``, a file or URL), or with
+        ``probe`` asks the instance with safe requests when there is none. The result is
+        structured (``.ok``, ``.missing``, ``.rows``, ``.to_dict()`` for an XCom); it never
+        raises for what the instance answers, only for a connection that cannot be read.
+        """
+        return check_api_settings(self.settings, openapi=openapi, probe=probe)
+
 
 def settings_from_airflow(conn_id: str) -> BlindataConnectionSettings:
     """The connection ``conn_id`` wherever Airflow keeps it, as the ``airflow`` command reads it.
@@ -274,3 +294,21 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def check_api_settings(
+    settings: BlindataConnectionSettings, *, openapi: str | None = None, probe: bool = False
+) -> ApiCheck:
+    """``BlindataHook.check_api`` for settings read elsewhere (the ``check --api`` command)."""
+    from airflow_blindata.blindata.apicheck import ApiCheck, check_api
+
+    try:
+        with settings.client() as client:
+            result = check_api(
+                client, openapi=openapi, probe_paths=probe, verify=settings.verify_ssl
+            )
+    except BlindataError as exc:
+        result = ApiCheck(url=settings.shown_url, problem=_explain(exc, settings))
+    result.problem = settings.scrub(result.problem) if result.problem else None
+    result.rows = [replace(row, detail=settings.scrub(row.detail)) for row in result.rows]
+    return result

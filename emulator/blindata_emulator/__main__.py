@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 API_KEY_ENV = "BLINDATA_EMULATOR_API_KEY"
 DEFAULT_TENANT = "00000000-0000-4000-8000-00000000b1da"
@@ -35,6 +36,13 @@ def build_parser(prog: str = "blindata-emulator") -> argparse.ArgumentParser:
         choices=["critical", "error", "warning", "info", "debug"],
         help="server log level; info logs every request (info)",
     )
+    parser.add_argument(
+        "--move-path",
+        action="append",
+        default=[],
+        metavar="CONTRACT_PATH=SERVED_PATH",
+        help="serve a path of the contract elsewhere (as a tenant might); repeatable",
+    )
     return parser
 
 
@@ -47,11 +55,26 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "blindata-emulator") 
             file=sys.stderr,
         )
         return 2
-    from blindata_emulator import EmulatorSettings, serve
+    moved: dict[str, str] = {}
+    for move in args.move_path:
+        source, equals, target = move.partition("=")
+        if not equals:
+            print(f"error: --move-path {move!r} is not CONTRACT_PATH=SERVED_PATH", file=sys.stderr)
+            return 2
+        moved[source] = target
+    from blindata_emulator import EmulatorSettings, create_app, serve
 
-    settings = EmulatorSettings.single(
-        tenant=args.tenant, username=args.user, api_key=api_key, db_path=args.db
-    )
+    try:
+        settings = replace(
+            EmulatorSettings.single(
+                tenant=args.tenant, username=args.user, api_key=api_key, db_path=args.db
+            ),
+            moved_paths=moved,
+        )
+        create_app(settings).state.emulator.close()  # an unknown path fails before serving
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(
         f"Blindata emulator on http://{args.host}:{args.port} (tenant {args.tenant}, "
         f"user {args.user}, state in {args.db})",

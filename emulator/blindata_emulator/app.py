@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -32,6 +32,7 @@ from .errors import ApiError, error_body
 from .faults import Faults
 from .middleware import NOTE_KEY, FaultMiddleware, RequestLog, RequestNote
 from .model import Doc, Kind
+from .openapi import docs_routes, options_routes
 from .paging import Params
 from .queryparser import run_due_analyses
 from .resource import NO_BODY, Call, Reply
@@ -208,11 +209,27 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return to_response(reply)
 
 
+def _mounted(settings: EmulatorSettings) -> tuple[str, list[ApiRoute]]:
+    """The login path and the API routes at the paths this emulator serves them."""
+    known = [LOGIN_PATH, *dict.fromkeys(route.path for route in ROUTES)]
+    unknown = sorted(set(settings.moved_paths) - set(known))
+    if unknown:
+        raise ValueError(
+            f"EmulatorSettings.moved_paths: {unknown} are not paths of the emulator; "
+            f"known: {', '.join(known)}"
+        )
+    moved = settings.moved_paths
+    login = moved.get(LOGIN_PATH, LOGIN_PATH)
+    return login, [replace(route, path=moved.get(route.path, route.path)) for route in ROUTES]
+
+
 def create_app(settings: EmulatorSettings) -> Starlette:
     """The ASGI app of a new emulator; the emulator is `app.state.emulator`."""
     emulator = Emulator(settings)
-    routes: list[BaseRoute] = [*admin_routes()]
-    routes.append(Route(LOGIN_PATH, _login, methods=["POST"]))
+    login_path, api_routes = _mounted(settings)
+    operations = [("POST", login_path), *((route.method, route.path) for route in api_routes)]
+    routes: list[BaseRoute] = [*admin_routes(), *docs_routes(operations)]
+    routes.append(Route(login_path, _login, methods=["POST"]))
     routes.extend(
         Route(
             route.path,
@@ -220,8 +237,9 @@ def create_app(settings: EmulatorSettings) -> Starlette:
             methods=[route.method],
             name=f"{route.method} {route.path}",
         )
-        for route in ROUTES
+        for route in api_routes
     )
+    routes.extend(options_routes(operations))
     app = Starlette(
         routes=routes,
         middleware=[

@@ -96,6 +96,9 @@ class EmulatorSettings:
     - `token_ttl_seconds`: lifetime of a bearer token from `/auth/login`.
     - `analysis_delay_seconds`: the least time a statement stays PENDING after `analyze`; it
       also always stays PENDING until a later request, whatever the delay.
+    - `moved_paths`: contract path → the path this emulator serves it at instead (every method
+      of the path moves; the contract path answers 404), to play an instance that serves a path
+      elsewhere. Keys are checked against the routes when the app is created.
     """
 
     db_path: str = ":memory:"
@@ -104,6 +107,7 @@ class EmulatorSettings:
     page_size_cap: int = DEFAULT_PAGE_SIZE_CAP
     token_ttl_seconds: float = DEFAULT_TOKEN_TTL_SECONDS
     analysis_delay_seconds: float = 0.0
+    moved_paths: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.tenants:
@@ -114,6 +118,12 @@ class EmulatorSettings:
             raise ValueError("EmulatorSettings.token_ttl_seconds must be positive")
         if self.analysis_delay_seconds < 0:
             raise ValueError("EmulatorSettings.analysis_delay_seconds must not be negative")
+        for source, target in self.moved_paths.items():
+            if not target.startswith("/") or target == source:
+                raise ValueError(
+                    f"EmulatorSettings.moved_paths[{source!r}] must be another path starting "
+                    f"with '/', got {target!r}"
+                )
         seen: set[str] = set()
         for user in self.users:
             if user.username in seen:

@@ -1,0 +1,393 @@
+"""``check --api``: does this Blindata instance serve every path the client may call?
+
+Before the first sync, compare the instance's own OpenAPI description with every (method, path)
+of ``paths.ENDPOINTS``, as ``api_paths`` moves them: the answer is one row per operation (path,
+method, what uses it, verified or inferred, served or missing) and the missing ones by name.
+
+Where the description comes from, in order: the file or URL the caller gives (``--openapi``);
+else springdoc's ``GET /v3/api-docs``, ``/v3/api-docs.yaml`` and ``/v2/api-docs`` with the
+connection's credentials. When none can be had, the result says why and, with ``probe``, the
+instance is asked directly with safe requests only: ``GET`` of each list with ``size=1`` (and
+of ``/users/me``), ``OPTIONS`` of the other paths (Spring answers with the ``Allow`` header);
+404 and 405 are missing, anything else that does not prove the path is "not probed". Nothing is
+ever written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from airflow_blindata.blindata.client import BlindataClient, RetryPolicy
+from airflow_blindata.blindata.errors import (
+    BlindataError,
+    BlindataNotFoundError,
+    BlindataStatusError,
+)
+from airflow_blindata.blindata.openapi import OpenApiError, ServedApi, parse_openapi
+from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint, Evidence
+from airflow_blindata.redaction import redact_url
+
+__all__ = [
+    "DESCRIPTION_PATHS",
+    "USED_BY",
+    "ApiCheck",
+    "ApiCheckRow",
+    "PathStatus",
+    "check_api",
+    "render_api_check",
+]
+
+DESCRIPTION_PATHS = ("/v3/api-docs", "/v3/api-docs.yaml", "/v2/api-docs")
+"""Where springdoc (and springfox before it) serve the instance's description."""
+CHECK_RETRY = RetryPolicy(deadline=15.0, max_attempts=2, backoff_initial=0.5)
+"""A check answers within seconds; a person waits for it."""
+_NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+_SNAPSHOT, _CLEANUP = "snapshot", "cleanup"
+_TEST = "connection test"
+_LIBRARY = "client library only"
+USED_BY: dict[str, str] = {
+    "login": "every call with auth_method login",
+    "users.me": f"{_TEST}, {_SNAPSHOT}, {_CLEANUP} (server time)",
+    "systems.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "systems.create": _SNAPSHOT,
+    "systems.get": _SNAPSHOT,
+    "systems.update": _SNAPSHOT,
+    "systems.delete": _CLEANUP,
+    "physical_entities.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "physical_entities.create": _LIBRARY,
+    "physical_entities.get": _LIBRARY,
+    "physical_entities.update": f"{_CLEANUP} (describedBy mark)",
+    "physical_entities.delete": _CLEANUP,
+    "physical_entities.upload": _SNAPSHOT,
+    "documentation.get": _SNAPSHOT,
+    "documentation.put": _SNAPSHOT,
+    "physical_fields.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "physical_fields.create": _LIBRARY,
+    "physical_fields.get": _LIBRARY,
+    "physical_fields.update": _LIBRARY,
+    "physical_fields.delete": _LIBRARY,
+    "physical_fields.upload": _SNAPSHOT,
+    "dataflows.list": _CLEANUP,
+    "dataflows.upload": _SNAPSHOT,
+    "dataflows.delete": _CLEANUP,
+    "routines.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "routines.upload": _SNAPSHOT,
+    "routines.delete": _CLEANUP,
+    "query_buckets.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "query_buckets.create": _SNAPSHOT,
+    "query_buckets.update": _SNAPSHOT,
+    "statements.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "statements.create": _SNAPSHOT,
+    "statements.update": _SNAPSHOT,
+    "statements.delete": _LIBRARY,
+    "statements.analyze": _SNAPSHOT,
+    "quality_suites.list": _SNAPSHOT,
+    "quality_suites.create": _SNAPSHOT,
+    "quality_suites.get": _LIBRARY,
+    "quality_suites.update": _LIBRARY,
+    "quality_suites.delete": _LIBRARY,
+    "quality_suites.import": _SNAPSHOT,
+    "quality_checks.list": _SNAPSHOT,
+    "quality_checks.create": _LIBRARY,
+    "quality_checks.get": _LIBRARY,
+    "quality_checks.update": f"{_SNAPSHOT} (disable a check)",
+    "quality_results.create": _SNAPSHOT,
+    "quality_results.list": _LIBRARY,
+    "profiling_monitors.list": _SNAPSHOT,
+    "profiling_monitors.create": _SNAPSHOT,
+    "profiling_records.upload": _SNAPSHOT,
+    "profiling_records.list": _LIBRARY,
+}
+"""What of the provider calls each operation (``client library only``: nothing of the sync)."""
+
+
+class PathStatus(StrEnum):
+    SERVED = "served"
+    MISSING = "missing"
+    NOT_PROBED = "not probed"
+
+
+@dataclass(frozen=True)
+class ApiCheckRow:
+    """One operation of the contract on this instance."""
+
+    operation: str
+    method: str
+    path: str
+    """The path requested on this instance (the contract path, or where ``api_paths`` moves it)."""
+    contract_path: str
+    used_by: str
+    evidence: Evidence
+    status: PathStatus
+    detail: str = ""
+
+
+@dataclass
+class ApiCheck:
+    """The outcome of ``check_api``: where the answer comes from, and one row per operation.
+
+    ``problem`` says why no description could be had (then ``rows`` is empty unless probed).
+    """
+
+    url: str
+    source: str = ""
+    rows: list[ApiCheckRow] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def missing(self) -> list[ApiCheckRow]:
+        return [row for row in self.rows if row.status is PathStatus.MISSING]
+
+    @property
+    def ok(self) -> bool:
+        """Every path the client may call is served (or, probing, none is proved missing)."""
+        return bool(self.rows) and not self.missing
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (an XCom, ``--format json``)."""
+        return {
+            "url": self.url,
+            "source": self.source,
+            "problem": self.problem,
+            "ok": self.ok,
+            "missing": [f"{row.method} {row.path}" for row in self.missing],
+            "rows": [
+                {**asdict(row), "evidence": str(row.evidence), "status": str(row.status)}
+                for row in self.rows
+            ],
+        }
+
+
+# -- the description -----------------------------------------------------------------------------
+
+
+def _from_instance(client: BlindataClient) -> tuple[str, str] | str:
+    """(source, text) of the first description the instance serves, or why none could be had."""
+    tried = []
+    for path in DESCRIPTION_PATHS:
+        endpoint = Endpoint(f"openapi {path}", "GET", path, Evidence.VERIFIED)
+        try:
+            response = client.send(endpoint, retry=CHECK_RETRY)
+        except BlindataError as exc:
+            tried.append(f"GET {path}: {_short(exc)}")
+            continue
+        try:
+            parse_openapi(response.content)
+        except OpenApiError as exc:
+            tried.append(f"GET {path}: not an OpenAPI description ({exc})")
+            continue
+        return f"GET {path}", response.text
+    return "no OpenAPI description at " + client.shown_url + ": " + "; ".join(tried)
+
+
+def _short(exc: BlindataError) -> str:
+    if isinstance(exc, BlindataStatusError):
+        return f"{exc.status}" + (f" ({exc.server_message})" if exc.server_message else "")
+    return str(exc)
+
+
+def load_description(source: str, client: BlindataClient, *, verify: bool | str = True) -> str:
+    """The text of ``--openapi``: a file, or a URL (through the client, with its credentials,
+    when it is on the instance itself)."""
+    if source.startswith(("http://", "https://")):
+        if source.startswith(client.base_url + "/"):
+            path = source.removeprefix(client.base_url)
+            endpoint = Endpoint(
+                "openapi", "GET", path.replace("{", "{{").replace("}", "}}"), Evidence.VERIFIED
+            )
+            return client.send(endpoint, retry=CHECK_RETRY).text
+        try:
+            response = httpx.get(
+                source, verify=verify, timeout=client.timeout, follow_redirects=True
+            )
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise OpenApiError(
+                f"cannot read {redact_url(source)}: {type(exc).__name__}"
+                + (f" {exc.response.status_code}" if isinstance(exc, httpx.HTTPStatusError) else "")
+            ) from None
+        return response.text
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OpenApiError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+
+# -- the comparison ------------------------------------------------------------------------------
+
+
+def _row(
+    client: BlindataClient, name: str, endpoint: Endpoint, status: PathStatus, detail: str = ""
+) -> ApiCheckRow:
+    return ApiCheckRow(
+        operation=name,
+        method=endpoint.method,
+        path=client.api_paths.served(endpoint.template),
+        contract_path=endpoint.template,
+        used_by=USED_BY.get(name, _LIBRARY),
+        evidence=endpoint.evidence,
+        status=status,
+        detail=detail,
+    )
+
+
+def compare(client: BlindataClient, served: ServedApi) -> list[ApiCheckRow]:
+    """One row per operation of the table: served by the description, or missing."""
+    rows = []
+    for name, endpoint in ENDPOINTS.items():
+        path = client.api_paths.served(endpoint.template)
+        found = served.find(endpoint.method, path)
+        if found is not None:
+            detail = "" if found == path else f"as {found}"
+            rows.append(_row(client, name, endpoint, PathStatus.SERVED, detail))
+            continue
+        others = served.methods_at(path)
+        detail = f"path served for {', '.join(others)} only" if others else "path not described"
+        rows.append(_row(client, name, endpoint, PathStatus.MISSING, detail))
+    return rows
+
+
+# -- probing -------------------------------------------------------------------------------------
+
+
+def _probe_one(client: BlindataClient, name: str, endpoint: Endpoint) -> ApiCheckRow:
+    ids = {key: _NIL_UUID for key in ("uuid",) if "{uuid}" in endpoint.template}
+    if endpoint.method == "GET" and "{" not in endpoint.template:
+        params = {"size": 1} if "size" in endpoint.filters else None
+        try:
+            client.send(endpoint, params=params, retry=CHECK_RETRY)
+        except BlindataStatusError as exc:
+            return _probed_error(client, name, endpoint, exc, f"GET → {exc.status}")
+        except BlindataError as exc:
+            return _row(client, name, endpoint, PathStatus.NOT_PROBED, _short(exc))
+        return _row(client, name, endpoint, PathStatus.SERVED, "GET → 2xx")
+    options = replace(endpoint, method="OPTIONS")
+    try:
+        response = client.send(options, ids=ids, retry=CHECK_RETRY)
+    except BlindataStatusError as exc:
+        if isinstance(exc, BlindataNotFoundError):
+            return _row(client, name, endpoint, PathStatus.MISSING, "OPTIONS → 404")
+        return _row(client, name, endpoint, PathStatus.NOT_PROBED, f"OPTIONS → {exc.status}")
+    except BlindataError as exc:
+        return _row(client, name, endpoint, PathStatus.NOT_PROBED, _short(exc))
+    allow = {m.strip().upper() for m in response.headers.get("Allow", "").split(",") if m.strip()}
+    if not allow:
+        return _row(client, name, endpoint, PathStatus.NOT_PROBED, "OPTIONS → no Allow header")
+    if endpoint.method in allow:
+        return _row(client, name, endpoint, PathStatus.SERVED, "OPTIONS → Allow")
+    shown = ", ".join(sorted(allow))
+    return _row(client, name, endpoint, PathStatus.MISSING, f"OPTIONS → Allow: {shown}")
+
+
+def _probed_error(
+    client: BlindataClient, name: str, endpoint: Endpoint, exc: BlindataStatusError, detail: str
+) -> ApiCheckRow:
+    status = PathStatus.MISSING if exc.status in (404, 405) else PathStatus.NOT_PROBED
+    return _row(client, name, endpoint, status, detail)
+
+
+def probe(client: BlindataClient) -> list[ApiCheckRow]:
+    """Ask the instance about each operation with safe requests only (``GET``, ``OPTIONS``)."""
+    return [_probe_one(client, name, endpoint) for name, endpoint in ENDPOINTS.items()]
+
+
+# -- the whole check -----------------------------------------------------------------------------
+
+
+def check_api(
+    client: BlindataClient,
+    *,
+    openapi: str | None = None,
+    probe_paths: bool = False,
+    verify: bool | str = True,
+) -> ApiCheck:
+    """Compare what the instance serves with every path the client may call.
+
+    ``openapi`` is a file or URL to read the description from instead of the instance;
+    ``probe_paths`` asks the instance directly when no description can be had.
+    """
+    result = ApiCheck(url=client.shown_url)
+    text: str | None = None
+    if openapi is not None:
+        try:
+            text = load_description(openapi, client, verify=verify)
+            result.source = redact_url(openapi) if "://" in openapi else openapi
+        except BlindataError as exc:
+            result.problem = f"cannot read the description {redact_url(openapi)}: {exc}"
+    else:
+        found = _from_instance(client)
+        if isinstance(found, tuple):
+            result.source, text = found
+        else:
+            result.problem = found
+    if text is not None:
+        try:
+            result.rows = compare(client, parse_openapi(text))
+            return result
+        except OpenApiError as exc:
+            result.problem = f"{result.source or openapi} is not an OpenAPI description: {exc}"
+    if probe_paths:
+        result.source = "probe (GET of lists with size=1, OPTIONS of the other paths)"
+        result.rows = probe(client)
+    return result
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> str:
+    """The table a person reads, then the verdict naming every missing path."""
+    lines = [f"Blindata at {result.url}"]
+    if result.source:
+        lines.append(f"description: {result.source}")
+    if result.problem:
+        lines.append(shown(result.problem))
+    if result.rows:
+        header = ("path", "method", "used by", "contract", "status", "detail")
+        table = [
+            (
+                row.path
+                + (f" (contract {row.contract_path})" if row.path != row.contract_path else ""),
+                row.method,
+                row.used_by,
+                str(row.evidence),
+                str(row.status),
+                row.detail,
+            )
+            for row in result.rows
+        ]
+        widths = [max(len(cells[i]) for cells in (header, *table)) for i in range(len(header))]
+        for cells in (header, *table):
+            lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    missing = result.missing
+    if missing:
+        lines.append(f"{len(missing)} path(s) the client may call are missing on this instance:")
+        lines.extend(
+            f"  {row.method} {row.path} ({row.operation}; {row.used_by})" for row in missing
+        )
+        lines.append(
+            "Correct a path with api_paths in the connection's extra "
+            "(docs/connection.md#when-a-path-differs)."
+        )
+    elif result.rows and not result.problem:
+        inferred = sum(1 for row in result.rows if row.evidence is Evidence.INFERRED)
+        lines.append(
+            f"Every path the client may call is served ({len(result.rows)} operations, "
+            f"{inferred} of them inferred by the contract)."
+        )
+    elif result.rows:
+        unproved = sum(1 for row in result.rows if row.status is PathStatus.NOT_PROBED)
+        lines.append(f"No path proved missing; {unproved} operation(s) could not be probed.")
+    elif result.problem:
+        lines.append(
+            "Give the description with --openapi FILE_OR_URL (the instance's API Docs), or ask "
+            "the instance directly with --probe (safe requests only: GET of lists, OPTIONS)."
+        )
+    return "\n".join(lines) + "\n"
