@@ -21,7 +21,8 @@ from airflow_blindata.eventfiles import read_event_file, read_line
 from airflow_blindata.mapper.build import build_groups
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import KnownSystem
-from airflow_blindata.sync.render import excerpt, gap_table, table
+from airflow_blindata.sync.render import gap_table
+from airflow_blindata.tables import excerpt, table
 
 __all__ = [
     "event_files_groups",

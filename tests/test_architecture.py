@@ -22,22 +22,23 @@ MAY_IMPORT: dict[str, set[str]] = {
     "options": set(),
     "metrics": set(),
     "redaction": set(),
+    "tables": set(),
     "get_provider_info": set(),
     "store": {"events", "options", "redaction"},
     "capture": {"store", "events", "options", "metrics", "redaction"},
     "receiver": {"store", "events", "options", "metrics", "redaction"},
     "mapper": {"events", "definition"},
-    "blindata": {"definition", "redaction"},
-    "sync": {"mapper", "blindata", "store", "events", "definition", "redaction"},
+    "blindata": {"definition", "redaction", "tables"},
+    "sync": {"mapper", "blindata", "store", "events", "definition", "redaction", "tables"},
     "hooks": {"blindata", "redaction"},
     "operators": {"hooks", "sync", "store", "definition", "redaction"},
     "eventfiles": {"events", "store"},
-    "planning": {"mapper", "sync", "store", "events", "eventfiles", "definition"},
+    "planning": {"mapper", "sync", "store", "events", "eventfiles", "definition", "tables"},
     "plugin": {"capture", "receiver"},
     "openlineage": {"capture"},  # the transport's first dotted path, kept as an alias
     "cli": {
         *("blindata", "capture", "definition", "eventfiles", "hooks", "planning"),
-        *("store", "sync", "options", "redaction"),
+        *("store", "sync", "options", "redaction", "tables"),
     },
 }
 """Room → the rooms of ours it may import (its own always)."""

@@ -32,6 +32,7 @@ from airflow_blindata.blindata.errors import (
 from airflow_blindata.blindata.openapi import OpenApiError, ServedApi, parse_openapi
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint, Evidence
 from airflow_blindata.redaction import redact_url
+from airflow_blindata.tables import table
 
 __all__ = [
     "DESCRIPTION_PATHS",
@@ -51,7 +52,7 @@ _NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
 _SNAPSHOT, _CLEANUP = "snapshot", "cleanup"
 _TEST = "connection test"
-_LIBRARY = "client library only"
+CLIENT_LIBRARY_ONLY = "client library only"
 USED_BY: dict[str, str] = {
     "login": "every call with auth_method login",
     "users.me": f"{_TEST}, {_SNAPSHOT}, {_CLEANUP} (server time)",
@@ -61,18 +62,18 @@ USED_BY: dict[str, str] = {
     "systems.update": _SNAPSHOT,
     "systems.delete": _CLEANUP,
     "physical_entities.list": f"{_SNAPSHOT}, {_CLEANUP}",
-    "physical_entities.create": _LIBRARY,
-    "physical_entities.get": _LIBRARY,
+    "physical_entities.create": CLIENT_LIBRARY_ONLY,
+    "physical_entities.get": CLIENT_LIBRARY_ONLY,
     "physical_entities.update": f"{_CLEANUP} (describedBy mark)",
     "physical_entities.delete": _CLEANUP,
     "physical_entities.upload": _SNAPSHOT,
     "documentation.get": _SNAPSHOT,
     "documentation.put": _SNAPSHOT,
     "physical_fields.list": f"{_SNAPSHOT}, {_CLEANUP}",
-    "physical_fields.create": _LIBRARY,
-    "physical_fields.get": _LIBRARY,
-    "physical_fields.update": _LIBRARY,
-    "physical_fields.delete": _LIBRARY,
+    "physical_fields.create": CLIENT_LIBRARY_ONLY,
+    "physical_fields.get": CLIENT_LIBRARY_ONLY,
+    "physical_fields.update": CLIENT_LIBRARY_ONLY,
+    "physical_fields.delete": CLIENT_LIBRARY_ONLY,
     "physical_fields.upload": _SNAPSHOT,
     "dataflows.list": _CLEANUP,
     "dataflows.upload": _SNAPSHOT,
@@ -86,24 +87,24 @@ USED_BY: dict[str, str] = {
     "statements.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "statements.create": _SNAPSHOT,
     "statements.update": _SNAPSHOT,
-    "statements.delete": _LIBRARY,
+    "statements.delete": CLIENT_LIBRARY_ONLY,
     "statements.analyze": _SNAPSHOT,
     "quality_suites.list": _SNAPSHOT,
     "quality_suites.create": _SNAPSHOT,
-    "quality_suites.get": _LIBRARY,
-    "quality_suites.update": _LIBRARY,
-    "quality_suites.delete": _LIBRARY,
+    "quality_suites.get": CLIENT_LIBRARY_ONLY,
+    "quality_suites.update": CLIENT_LIBRARY_ONLY,
+    "quality_suites.delete": CLIENT_LIBRARY_ONLY,
     "quality_suites.import": _SNAPSHOT,
     "quality_checks.list": _SNAPSHOT,
-    "quality_checks.create": _LIBRARY,
-    "quality_checks.get": _LIBRARY,
+    "quality_checks.create": CLIENT_LIBRARY_ONLY,
+    "quality_checks.get": CLIENT_LIBRARY_ONLY,
     "quality_checks.update": f"{_SNAPSHOT} (disable a check)",
     "quality_results.create": _SNAPSHOT,
-    "quality_results.list": _LIBRARY,
+    "quality_results.list": CLIENT_LIBRARY_ONLY,
     "profiling_monitors.list": _SNAPSHOT,
     "profiling_monitors.create": _SNAPSHOT,
     "profiling_records.upload": _SNAPSHOT,
-    "profiling_records.list": _LIBRARY,
+    "profiling_records.list": CLIENT_LIBRARY_ONLY,
 }
 """What of the provider calls each operation (``client library only``: nothing of the sync)."""
 
@@ -143,11 +144,25 @@ class ApiCheck:
 
     @property
     def missing(self) -> list[ApiCheckRow]:
-        return [row for row in self.rows if row.status is PathStatus.MISSING]
+        """Missing paths that the provider calls: the sync or the connection test would fail."""
+        return [
+            row
+            for row in self.rows
+            if row.status is PathStatus.MISSING and row.used_by != CLIENT_LIBRARY_ONLY
+        ]
+
+    @property
+    def missing_unused(self) -> list[ApiCheckRow]:
+        """Missing paths that only the client library offers: reported, not failing."""
+        return [
+            row
+            for row in self.rows
+            if row.status is PathStatus.MISSING and row.used_by == CLIENT_LIBRARY_ONLY
+        ]
 
     @property
     def ok(self) -> bool:
-        """Every path the client may call is served (or, probing, none is proved missing)."""
+        """Every path the provider calls is served (or, probing, none is proved missing)."""
         return bool(self.rows) and not self.missing
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,6 +173,7 @@ class ApiCheck:
             "problem": self.problem,
             "ok": self.ok,
             "missing": [f"{row.method} {row.path}" for row in self.missing],
+            "missing_unused": [f"{row.method} {row.path}" for row in self.missing_unused],
             "rows": [
                 {**asdict(row), "evidence": str(row.evidence), "status": str(row.status)}
                 for row in self.rows
@@ -231,7 +247,7 @@ def _row(
         method=endpoint.method,
         path=client.api_paths.served(endpoint.template),
         contract_path=endpoint.template,
-        used_by=USED_BY.get(name, _LIBRARY),
+        used_by=USED_BY.get(name, CLIENT_LIBRARY_ONLY),
         evidence=endpoint.evidence,
         status=status,
         detail=detail,
@@ -350,25 +366,37 @@ def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> 
     if result.problem:
         lines.append(shown(result.problem))
     if result.rows:
-        header = ("path", "method", "used by", "contract", "status", "detail")
-        table = [
-            (
-                row.path
-                + (f" (contract {row.contract_path})" if row.path != row.contract_path else ""),
-                row.method,
-                row.used_by,
-                str(row.evidence),
-                str(row.status),
-                row.detail,
+        lines.append(
+            table(
+                ("path", "method", "used by", "contract", "status", "detail"),
+                (
+                    (
+                        row.path
+                        + (
+                            f" (contract {row.contract_path})"
+                            if row.path != row.contract_path
+                            else ""
+                        ),
+                        row.method,
+                        row.used_by,
+                        row.evidence,
+                        row.status,
+                        row.detail,
+                    )
+                    for row in result.rows
+                ),
+                max_cell=None,
             )
-            for row in result.rows
-        ]
-        widths = [max(len(cells[i]) for cells in (header, *table)) for i in range(len(header))]
-        for cells in (header, *table):
-            lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-    missing = result.missing
+        )
+    missing, unused = result.missing, result.missing_unused
+    if unused:
+        lines.append(
+            f"{len(unused)} path(s) only the client library offers are missing (nothing of the "
+            "sync or the connection test calls them):"
+        )
+        lines.extend(f"  {row.method} {row.path} ({row.operation})" for row in unused)
     if missing:
-        lines.append(f"{len(missing)} path(s) the client may call are missing on this instance:")
+        lines.append(f"{len(missing)} path(s) the provider calls are missing on this instance:")
         lines.extend(
             f"  {row.method} {row.path} ({row.operation}; {row.used_by})" for row in missing
         )
@@ -379,7 +407,7 @@ def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> 
     elif result.rows and not result.problem:
         inferred = sum(1 for row in result.rows if row.evidence is Evidence.INFERRED)
         lines.append(
-            f"Every path the client may call is served ({len(result.rows)} operations, "
+            f"Every path the provider calls is served ({len(result.rows)} operations, "
             f"{inferred} of them inferred by the contract)."
         )
     elif result.rows:

@@ -147,7 +147,7 @@ def _counts(counts: Any) -> str:
 def _store_stats(args: argparse.Namespace) -> int:
     from airflow_blindata.capture.transport import count_lost_events, lost_events_path
     from airflow_blindata.store import StoreError
-    from airflow_blindata.sync.render import table
+    from airflow_blindata.tables import table
 
     try:  # Airflow may log while its configuration loads: keep stdout for the answer
         with redirect_stdout(sys.stderr), _open_store(args.store) as store:

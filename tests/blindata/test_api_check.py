@@ -106,7 +106,7 @@ def test_the_emulator_serves_its_own_description_and_the_check_finds_every_path_
     code, out = check(capsys, monkeypatch, emulator.base_url)
     assert code == 0, out
     assert "description: GET /v3/api-docs" in out
-    assert "Every path the client may call is served" in out
+    assert "Every path the provider calls is served" in out
     (row,) = [line for line in out.splitlines() if line.startswith(UPLOAD)]
     assert row.split() == [UPLOAD, "POST", "snapshot", "inferred", "served"]
 
@@ -262,3 +262,37 @@ def test_options_that_go_only_with_api_are_refused_without_it(
 ) -> None:
     assert main(["check", "--probe"]) == 2
     assert "go with --api" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("used_by", "ok", "verdict"),
+    [
+        ("client library only", True, "1 path(s) only the client library offers are missing"),
+        ("snapshot", False, "1 path(s) the provider calls are missing on this instance"),
+    ],
+)
+def test_a_missing_path_fails_the_check_only_when_the_provider_calls_it(
+    used_by: str, ok: bool, verdict: str
+) -> None:
+    from airflow_blindata.blindata.apicheck import (
+        ApiCheck,
+        ApiCheckRow,
+        PathStatus,
+        render_api_check,
+    )
+    from airflow_blindata.blindata.paths import Evidence
+
+    row = ApiCheckRow(
+        "physical_fields.get",
+        "GET",
+        "/api/v1/physical_fields/{uuid}",
+        "/api/v1/physical_fields/{uuid}",
+        used_by,
+        Evidence.INFERRED,
+        PathStatus.MISSING,
+    )
+    served = replace(row, operation="users.me", path="/api/v1/users/me", status=PathStatus.SERVED)
+    result = ApiCheck("http://blindata", rows=[served, row])
+
+    assert result.ok is ok
+    assert verdict in render_api_check(result)
