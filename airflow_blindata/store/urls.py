@@ -75,7 +75,14 @@ def _connection_url(conn_id: str) -> str:
     """The store URL an Airflow connection describes (postgres or sqlite)."""
     from airflow.sdk import BaseHook
 
-    conn = BaseHook.get_connection(conn_id)
+    try:
+        conn = BaseHook.get_connection(conn_id)
+    except Exception as exc:  # not defined, or a secrets backend that failed
+        # Only the kind of failure: a backend's message may quote where it keeps its secrets.
+        reason = "it is not defined" if "NotFound" in type(exc).__name__ else type(exc).__name__
+        raise StoreURLError(
+            f"the store's connection {conn_id!r} could not be read: {reason}"
+        ) from exc
     extra = conn.extra_dejson
     conn_type = (conn.conn_type or "").lower()
     if conn_type == "sqlite":

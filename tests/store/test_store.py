@@ -307,6 +307,8 @@ def test_airflow_connection_urls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     monkeypatch.setenv("AIRFLOW_CONN_BD_HTTP", json.dumps({"conn_type": "http", "host": "h"}))
     with pytest.raises(StoreURLError, match="needs postgres or sqlite"):
         open_store("airflow-conn://bd_http")
+    with pytest.raises(StoreURLError, match="connection 'bd_nowhere' could not be read: it is not"):
+        open_store("airflow-conn://bd_nowhere")
 
 
 def test_store_url_from_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
