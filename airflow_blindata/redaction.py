@@ -1,6 +1,8 @@
 """Secrets kept out of text: the one place where a URL becomes text for a log or a message.
 
-A URL may carry credentials (``https://user:password@host``, ``postgresql://user:pw@db/x``).
+A URL may carry credentials in its userinfo (``https://user:password@host``,
+``postgresql://user:pw@db/x``) or in its query (``postgresql://db/x?password=pw``, as libpq
+accepts; ``?token=…``).
 Everything that shows a URL — the event store's, the Blindata connection's — shows
 ``redact_url(url)``, and text that may quote one anyway (a driver's or a library's message) goes
 through ``scrub`` with ``url_secrets(url)``.
@@ -11,12 +13,39 @@ use it, whatever else they import.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import unquote
 
 __all__ = ["REDACTED", "redact_url", "scrub", "url_secrets", "without_credentials"]
 
 REDACTED = "***"
+
+# Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, and the
+# usual spellings of tokens and keys. Matched on the whole name, case-insensitively.
+_SECRET_PARAMETER = re.compile(
+    r"(?i)^(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
+    r"refresh_token|api_?key|api_?token|private_key|signature)$"
+)
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#]*)=(?P<value>[^&;#]*)")
+
+
+def _query_secrets(url: str) -> list[tuple[int, int]]:
+    """Spans of the secret values in ``url``'s query string (after the first ``?``)."""
+    start = url.find("?")
+    if start < 0:
+        return []
+    spans = []
+    for match in _QUERY_PAIR.finditer(url, start):
+        if match.group("value") and _SECRET_PARAMETER.match(unquote(match.group("name"))):
+            spans.append(match.span("value"))
+    return spans
+
+
+def _redact_query(url: str) -> str:
+    for begin, end in reversed(_query_secrets(url)):
+        url = url[:begin] + REDACTED + url[end:]
+    return url
 
 
 def _userinfo(url: str) -> tuple[str, str, str] | None:
@@ -44,15 +73,16 @@ def redact_url(url: str) -> str:
     """``url`` with its password replaced by ``***``: the only form that may reach a log.
 
     ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
-    ``https://<token>@host``) becomes ``***@``.
+    ``https://<token>@host``) becomes ``***@``; ``?password=pw`` (and the other secret query
+    parameters) becomes ``?password=***``.
     """
     parts = _userinfo(url)
     if parts is None:
-        return url
+        return _redact_query(url)
     prefix, userinfo, rest = parts
     user, colon, _ = userinfo.partition(":")
     shown = f"{user}:{REDACTED}" if colon else REDACTED
-    return f"{prefix}{shown}@{rest}"
+    return f"{prefix}{shown}@{_redact_query(rest)}"
 
 
 def without_credentials(url: str) -> str:
@@ -63,13 +93,13 @@ def without_credentials(url: str) -> str:
 
 def url_secrets(url: str) -> tuple[str, ...]:
     """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``."""
+    secrets = [url[begin:end] for begin, end in _query_secrets(url)]
     parts = _userinfo(url)
-    if parts is None:
-        return ()
-    userinfo = parts[1]
-    user, colon, password = userinfo.partition(":")
-    secret = password if colon else user
-    return tuple(dict.fromkeys(value for value in (secret, unquote(secret)) if value))
+    if parts is not None:
+        user, colon, password = parts[1].partition(":")
+        secrets.append(password if colon else user)
+    decoded = [unquote(secret) for secret in secrets]
+    return tuple(dict.fromkeys(value for value in (*secrets, *decoded) if value))
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

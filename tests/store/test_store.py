@@ -347,3 +347,34 @@ def test_sqlite_direct_and_batched_appends_write_the_same_rows(sqlite_url: str) 
         kinds = raw.execute("SELECT typeof(raw) FROM blindata_quarantine").fetchall()
     assert rows == [("2026-03-01 08:00:00.123456", "text")] * 2
     assert kinds == [("blob",), ("blob",)]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://db/x?password=s3cret", "postgresql://db/x?password=***"),
+        (
+            "postgresql://bob@db/x?sslmode=require&PASSWORD=s3cret&connect_timeout=5",
+            "postgresql://***@db/x?sslmode=require&PASSWORD=***&connect_timeout=5",
+        ),
+        ("postgresql://bob:pw1@db/x?password=s3cret", "postgresql://bob:***@db/x?password=***"),
+        ("https://bd.example/api?api_key=s3cret#top", "https://bd.example/api?api_key=***#top"),
+        ("https://bd.example/api?token=s3cret&page=2", "https://bd.example/api?token=***&page=2"),
+        ("sqlite:///tmp/store.db?mode=ro", "sqlite:///tmp/store.db?mode=ro"),
+        ("https://bd.example/a?passwordless=yes", "https://bd.example/a?passwordless=yes"),
+    ],
+)
+def test_a_password_in_the_query_never_shows(url: str, shown: str) -> None:
+    from airflow_blindata.redaction import scrub, url_secrets
+
+    assert redact_url(url) == shown
+    message = f"connection to {url} failed"
+    assert "s3cret" not in scrub(message, url_secrets(url))
+
+
+def test_a_percent_encoded_query_password_is_scrubbed_as_decoded() -> None:
+    from airflow_blindata.redaction import scrub, url_secrets
+
+    url = "postgresql://db/x?password=p%40ss%2Fw0rd"
+    assert redact_url(url) == "postgresql://db/x?password=***"
+    assert scrub("auth failed for p@ss/w0rd", url_secrets(url)) == "auth failed for ***"
