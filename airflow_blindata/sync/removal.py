@@ -21,6 +21,11 @@ Blindata deletes with an entity or a System the flows that end on it: an entity 
 anything outside this cleanup refers to (another scope's flow, a person's, a field the definition
 did not write, another definition that still describes it) is kept, counted and listed with the
 reason (``ownership.py``). The share counts what a deletion takes with it (fields, statements).
+
+An outage stops the cleanup, as it stops a snapshot (``WriteWatch``): a delete given up at the
+retry deadline, or a step (flows, routines, entities, Systems) in which no delete got through and
+one was lost to a 5xx or a lost connection, ends the run ``failed`` at once instead of paying the
+deadline once per object. Its ledger keeps every scope, so the next cleanup finds what is left.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from functools import partial
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.models import PhysicalEntity, SystemRoutine
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.context import OutageError, SyncContext, WriteWatch
 from airflow_blindata.sync.history import SyncRecordLike, carried_ledger, last_snapshot
 from airflow_blindata.sync.ownership import Removal, collect, entity_key
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
@@ -59,6 +64,8 @@ _DESCRIBED_COUNTERS = ("entitiesDescribed", "flowsDescribed", "routinesDescribed
 class _Outcome:
     failed_scopes: set[str] = field(default_factory=set)
     removed_systems: set[str] = field(default_factory=set)
+    step: str = "flows"
+    """The removal step under way: the one an outage stopped."""
 
 
 def cleanup(
@@ -113,8 +120,25 @@ def cleanup(
         _list(report, removal)
         report.ledger = unchanged
         return report.finish()
-    with report.timed("remove"):
-        outcome = _remove(ctx, removal)
+    outcome = _Outcome()
+    watch = WriteWatch()
+    observer, client.observer = client.observer, watch
+    try:
+        with report.timed("remove"):
+            _remove(ctx, removal, outcome, watch)
+    except OutageError as exc:
+        report.ledger = Ledger(
+            scopes=unchanged.scopes,
+            job_systems=[u for u in removal.job_systems if u not in outcome.removed_systems],
+        )
+        return report.finish(
+            "failed",
+            f"Blindata cannot {'take writes' if exc.write else 'be used'}: {exc.error}. The "
+            f"cleanup stopped in its {outcome.step} step; the next cleanup removes what this one "
+            "could not.",
+        )
+    finally:
+        client.observer = observer
     kept = set(last.scopes) | removal.held_scopes | outcome.failed_scopes
     report.count("scopesRetired", len(set(ledger.scopes) - kept))
     report.ledger = Ledger(
@@ -175,8 +199,8 @@ def _note_entity(report: RunReport, removal: Removal, entity: PhysicalEntity) ->
         report.note_removed("field", f"{key}.{name}")
 
 
-def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
-    outcome = _Outcome()
+def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteWatch) -> None:
+    """Delete in order, one step at a time; ``watch`` stops at a step that could not write."""
     api = ctx.client.api
     ctx.progress.start(
         "cleanup: remove",
@@ -187,15 +211,21 @@ def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
             ctx.report.note_removed("flow", f"{flow.scope} {flow.name}")
         elif flow.scope:
             outcome.failed_scopes.add(flow.scope)
+    watch.end_phase()
+    outcome.step = "routines"
     for routine in removal.routines:
         key = f"{routine.catalog}/{routine.name}"
         if ctx.delete(api.routines, "routine", key, routine.uuid):
             _note_routine(ctx.report, removal, routine)
+    watch.end_phase()
+    outcome.step = "entities"
     for entity in removal.entities:
         if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
             _note_entity(ctx.report, removal, entity)
     for entity in removal.marks:
         _retire_mark(ctx, entity)
+    watch.end_phase()
+    outcome.step = "systems"
     for system in removal.systems:
         if not _holds_nothing(ctx, system.uuid or ""):
             ctx.report.count("systemsKeptNotEmpty")
@@ -203,8 +233,8 @@ def _remove(ctx: SyncContext, removal: Removal) -> _Outcome:
         if ctx.delete(api.systems, "system", system.name, system.uuid):
             ctx.report.note_removed("system", system.name)
             outcome.removed_systems.add(system.uuid or "")
+    watch.end_phase()
     ctx.progress.end()
-    return outcome
 
 
 def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:

@@ -223,3 +223,50 @@ def test_a_write_outage_fails_the_snapshot_at_the_first_phase_that_cannot_write(
     written = _writes(emulator, since)
     assert len(set(written)) == 1, written  # one operation was tried, the run stopped there
     assert not any("dataflows" in write for write in written)
+
+
+@pytest.mark.usefixtures("no_margin")
+@pytest.mark.parametrize(
+    "inject",
+    [
+        pytest.param(lambda f: f.fail_next(10**6, status=503, method="DELETE"), id="503"),
+        pytest.param(lambda f: f.drop_next(10**6, method="DELETE"), id="unreachable"),
+    ],
+)
+def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
+    client: BlindataClient, emulator: Any, inject: Any
+) -> None:
+    """Deletes that Blindata cannot take end the cleanup ``failed`` after one retry deadline,
+    not one deadline per stale object; nothing is forgotten, so the next cleanup removes it."""
+    from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
+    from airflow_blindata.sync import cleanup
+    from tests.conftest import API_KEY, TENANT, USER
+    from tests.sync.conftest import next_second
+    from tests.sync.test_cleanup import History, run, without_job
+
+    job = definition()
+    history = History()
+    run(client, history, dbt_events(), job)
+    next_second()
+    run(client, history, without_job(dbt_events()), job)
+    policy = RetryPolicy(deadline=OUTAGE_DEADLINE, backoff_initial=0.05, backoff_max=0.2)
+    with BlindataClient(
+        emulator.base_url, credentials=ApiKeyCredentials(USER, API_KEY), tenant=TENANT, retry=policy
+    ) as blindata:
+        since = max((entry["id"] for entry in emulator.emulator.requests.entries()), default=0)
+        inject(emulator.emulator.faults)
+        started = time.monotonic()
+
+        stopped = history.add(cleanup(job, blindata, history))
+
+        elapsed = time.monotonic() - started
+    emulator.emulator.faults.clear()
+    assert stopped.status == "failed", stopped.render()
+    assert "stopped in its flows step" in (stopped.message or "")
+    assert elapsed < OUTAGE_DEADLINE + 2.0, elapsed  # one deadline, not one per flow
+    assert len(set(_writes(emulator, since))) == 1  # one delete was tried, the run stopped there
+
+    finished = history.add(cleanup(job, client, history))
+
+    assert finished.status == "success", finished.render()
+    assert finished.removed["flow"].count > 0 and finished.removed["entity"].count > 0
