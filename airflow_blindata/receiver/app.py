@@ -15,9 +15,10 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
   duplicate, reported as such and never an error. The receiver never talks to Blindata.
 * One event that is not an OpenLineage event: 400 with the reason, and nothing is stored.
 * An event the store can read but never hold as it is (a NUL or a lone surrogate in a string, a
-  job name over the store's bound): 200 with ``outcome: quarantined`` (``quarantined`` in a
-  batch's summary), kept with the reason in the store's quarantine and logged; never a 503,
-  which producers would retry for ever.
+  job name over the store's bound): 200 with ``outcome: quarantined`` (in a batch, counted in
+  ``quarantined`` of the summary and listed by index with the reason in ``quarantined_events``),
+  kept with the reason in the store's quarantine and logged; never a 503, which producers would
+  retry for ever.
 * A batch: the readable events are stored and the others listed by index with the reason, in
   the response of OpenLineage's batch API (``status: partial_success``, ``failed_events``);
   when none is readable, 400 and nothing is stored. Each rejection is also logged.
@@ -296,11 +297,13 @@ class _Receiver:
 
     def store_batch(self, items: Sequence[Item]) -> JSONResponse:
         good: list[dict[str, Any]] = []
+        good_indexes: list[int] = []
         failed: list[dict[str, Any]] = []
         for item in items:
             problem = _problem(item)
             if problem is None and item.data is not None:
                 good.append(item.data)
+                good_indexes.append(item.index)
             else:
                 entry: dict[str, Any] = {"index": item.index, "reason": problem, "retriable": False}
                 if item.line is not None:
@@ -313,7 +316,11 @@ class _Receiver:
         if counts.quarantined:
             self._quarantined(counts.quarantined)
         _count("events.rejected", len(failed))
-        content = _batch_answer(len(items), counts, failed)
+        quarantined = [
+            {"index": good_indexes[position], "reason": reason}
+            for position, reason in sorted(counts.quarantine_reasons.items())
+        ]
+        content = _batch_answer(len(items), counts, failed, quarantined)
         if not failed:
             return JSONResponse(content)
         self.warnings.warn(
@@ -370,9 +377,16 @@ class StoreTimeoutError(StoreUnavailableError):
 
 
 def _batch_answer(
-    received: int, counts: AppendCounts, failed: list[dict[str, Any]]
+    received: int,
+    counts: AppendCounts,
+    failed: list[dict[str, Any]],
+    quarantined: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """The answer of OpenLineage's batch API, with our counts; ``first_failure`` for messages."""
+    """The answer of OpenLineage's batch API, with our counts; ``first_failure`` for messages.
+
+    ``quarantined_events`` (ours) lists the events stored aside, by index with the reason: they
+    count as successful (re-sending them would not help) but their producer has something to fix.
+    """
     answer: dict[str, Any] = {
         "status": "partial_success" if failed else "success",
         "summary": {
@@ -386,6 +400,7 @@ def _batch_answer(
             "quarantined": counts.quarantined,
         },
         "failed_events": failed,
+        "quarantined_events": quarantined,
     }
     if failed:
         first = failed[0]

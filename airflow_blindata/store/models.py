@@ -66,19 +66,27 @@ class AppendCounts:
     accepted: int = 0
     duplicate: int = 0
     quarantined: int = 0
+    quarantine_reasons: dict[int, str] = field(default_factory=dict)
+    """Why each quarantined event was, by its position among the events given to
+    ``append_many``: a producer learns which of its batch the store kept aside."""
 
-    def add(self, outcome: AppendOutcome) -> None:
+    def add(
+        self, outcome: AppendOutcome, *, position: int | None = None, reason: str | None = None
+    ) -> None:
         if outcome is AppendOutcome.ACCEPTED:
             self.accepted += 1
         elif outcome is AppendOutcome.DUPLICATE:
             self.duplicate += 1
         else:
             self.quarantined += 1
+            if position is not None:
+                self.quarantine_reasons[position] = reason or "quarantined"
 
     def __iadd__(self, other: AppendCounts) -> AppendCounts:
         self.accepted += other.accepted
         self.duplicate += other.duplicate
         self.quarantined += other.quarantined
+        self.quarantine_reasons.update(other.quarantine_reasons)
         return self
 
     @property

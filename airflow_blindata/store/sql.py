@@ -69,6 +69,12 @@ exception (22: NUL in text, a value too long, a character the encoding lacks), i
 constraint violation (23), program limit exceeded (54: an index entry over the btree limit)."""
 
 
+def _tally(counts: AppendCounts, outcome: AppendOutcome, position: int, row: Prepared) -> None:
+    """Count ``outcome``; a quarantined event with its position and the reason it was kept."""
+    reason = row.values.get("reason") if outcome is AppendOutcome.QUARANTINED else None
+    counts.add(outcome, position=position, reason=reason)
+
+
 def _refuses_the_row(error: DBAPIError) -> bool:
     """Whether ``error`` refuses the row itself, rather than saying the store is unavailable.
 
@@ -270,49 +276,55 @@ class SqlEventStore(EventStore):
             self._ensure_schema()
             counts = AppendCounts()
             batch: list[Prepared] = []
-            for raw in events:
+            start = 0
+            for position, raw in enumerate(events):
                 batch.append(prepare(raw, source=source, received_at=_now()))
                 if len(batch) >= BATCH_SIZE:
-                    counts += self._write_batch(batch)
-                    batch = []
+                    counts += self._write_batch(batch, start)
+                    batch, start = [], position + 1
             if batch:
-                counts += self._write_batch(batch)
+                counts += self._write_batch(batch, start)
         return counts
 
-    def _write_batch(self, batch: list[Prepared]) -> AppendCounts:
+    def _write_batch(self, batch: list[Prepared], start: int) -> AppendCounts:
         """One transaction for the batch; when the database refuses a row of it, one each.
 
         A refused row (see ``_refuses_the_row``) would otherwise fail its batch for ever and
         with it every good event around it. Rolled back, the batch is written again event by
         event, and the refused one is quarantined with the database's reason. A store that is
-        down still fails the whole batch (``StoreUnavailableError``).
+        down still fails the whole batch (``StoreUnavailableError``). ``start`` is the position
+        of the batch's first event among those given to ``append_many``.
         """
         counts = AppendCounts()
         with self._guard("appending events"):
             try:
                 with self._writing() as conn:
-                    for prepared in batch:
-                        counts.add(self._write(conn, prepared))
+                    for position, prepared in enumerate(batch, start):
+                        _tally(counts, self._write(conn, prepared), position, prepared)
                 return counts
             except DBAPIError as error:
                 if not _refuses_the_row(error):
                     raise
             counts = AppendCounts()
-            for prepared in batch:
-                counts.add(self._write_alone(prepared))
+            for position, prepared in enumerate(batch, start):
+                outcome, written = self._write_alone(prepared)
+                _tally(counts, outcome, position, written)
         return counts
 
-    def _write_alone(self, prepared: Prepared) -> AppendOutcome:
-        """``prepared`` in a transaction of its own; quarantined when the database refuses it."""
+    def _write_alone(self, prepared: Prepared) -> tuple[AppendOutcome, Prepared]:
+        """``prepared`` in a transaction of its own; quarantined when the database refuses it.
+
+        Returns the outcome and the row written (the quarantine row, when refused)."""
         try:
             with self._writing() as conn:
-                return self._write(conn, prepared)
+                return self._write(conn, prepared), prepared
         except DBAPIError as error:
             if prepared.quarantined or not _refuses_the_row(error):
                 raise
             reason = describe_error(error, secrets=self._secrets)
+        quarantined = refused(prepared, reason)
         with self._writing() as conn:
-            return self._write(conn, refused(prepared, reason))
+            return self._write(conn, quarantined), quarantined
 
     # -- reading --------------------------------------------------------------------------
 

@@ -221,6 +221,7 @@ def test_a_batch_answer_follows_the_openlineage_batch_api(receiver: Served) -> N
                 "retriable": False,
             }
         ],
+        "quarantined_events": [],
     }
     assert receiver.stored_run_ids() == sorted(
         [run_event(1)["run"]["runId"], run_event(2)["run"]["runId"]]

@@ -133,6 +133,8 @@ def test_append_many_stores_the_rest_of_the_batch_and_quarantines_the_bad_one(
     good = good_events(19)
     counts = store.append_many([*good[:9], bad, *good[9:]])
     assert (counts.accepted, counts.duplicate, counts.quarantined) == (19, 0, 1)
+    assert list(counts.quarantine_reasons) == [9]  # which one, by its place in the batch
+    assert counts.quarantine_reasons[9].startswith(reason)
     check_the_store(store, bad, reason, 19)
 
 
@@ -201,6 +203,25 @@ def test_the_receiver_answers_200_quarantined_never_503(
         summary = batch.json()["summary"]
         assert (summary["accepted"], summary["duplicate"], summary["failed"]) == (19, 1, 0)
         check_the_store(store, bad, reason, 19)
+
+
+@pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
+def test_a_batch_answer_lists_the_quarantined_event_by_index_with_its_reason(
+    store: EventStore, what: str, bad: dict[str, Any], reason: str
+) -> None:
+    """Counted as successful (re-sending it would not help), yet its producer learns which one
+    and why, without reading the Airflow log."""
+    app = create_receiver_app(keys=[KEY], store=store)
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    good = good_events(6)
+    body = [*good[:2], {"eventTime": 1}, *good[2:4], bad, *good[4:]]
+    with TestClient(app) as client:
+        answer = client.post(f"{ROUTE}/batch", content=json.dumps(body), headers=headers).json()
+    assert answer["summary"]["quarantined"] == 1 and answer["summary"]["successful"] == 7
+    assert [failed["index"] for failed in answer["failed_events"]] == [2]
+    (quarantined,) = answer["quarantined_events"]
+    assert quarantined["index"] == 5  # its place in the request, not among the good ones
+    assert quarantined["reason"].startswith(reason)
 
 
 @pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
@@ -278,6 +299,8 @@ def test_a_row_postgres_refuses_is_quarantined_alone_and_the_batch_is_stored(
     with open_store(url) as store:
         counts = store.append_many([*good[:9], bad, *good[9:]])
         assert (counts.accepted, counts.duplicate, counts.quarantined) == (19, 0, 1)
+        assert list(counts.quarantine_reasons) == [9]
+        assert says in counts.quarantine_reasons[9]
         assert store.append(bad) is AppendOutcome.DUPLICATE  # the quarantined copy
         second = event("again " + bad["job"]["name"])
         assert store.append(second) is AppendOutcome.QUARANTINED  # one event: not a 503
