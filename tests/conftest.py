@@ -23,6 +23,22 @@ USER = "etl-user"
 API_KEY = "k3y-that-must-never-be-logged"
 PASSWORD = "pa55-that-must-never-be-logged"
 HUMAN = "steward"
+UPDATE_GOLDEN_ENV = "BLINDATA_UPDATE_GOLDEN"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help=f"rewrite tests/golden/*.json from the plans as they are (or {UPDATE_GOLDEN_ENV}=1)",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether the golden plans are to be rewritten rather than compared."""
+    option = bool(request.config.getoption("--update-golden"))
+    return option or os.environ.get(UPDATE_GOLDEN_ENV, "") not in ("", "0")
 
 
 def emulator_settings() -> Any:

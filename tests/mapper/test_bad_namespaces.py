@@ -28,14 +28,12 @@ from airflow_blindata.mapper.identity import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
+from tests import builders
+from tests.builders import dataset, definition_data, policy
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
 GOOD = "postgres://good:5432"
-CREATE_EVERYTHING = {
-    "uuid": UUID,
-    "systemPolicies": [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
-}
+CREATE_EVERYTHING = definition_data(policy("*", nameTemplate="{host}"))
 
 BAD_NAMESPACES = [
     "postgres://db]:5432",  # the namespace: urlsplit said "Invalid IPv6 URL"
@@ -51,15 +49,10 @@ BAD_NAMESPACES = [
 
 
 def run_event(*outputs: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-29T10:00:00Z",
-        "producer": "https://example.com/producer",
-        "run": {"runId": "0190b1c2-0000-7000-8000-000000000001"},
-        "job": {"namespace": "airflow", "name": "etl.load"},
-        "inputs": [{"namespace": GOOD, "name": "analytics.raw.orders"}],
-        "outputs": [{"namespace": ns, "name": name} for ns, name in outputs],
-    }
+    return builders.run_event(
+        inputs=[dataset("analytics.raw.orders", GOOD)],
+        outputs=[dataset(name, ns) for ns, name in outputs],
+    )
 
 
 @pytest.mark.parametrize("namespace", BAD_NAMESPACES)

@@ -18,11 +18,12 @@ from airflow_blindata.mapper.fold import FoldBuilder, fold_jobs
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
+from tests.builders import definition
 
 from .test_fold import ALL_DBT, dbt_events
 from .test_reading import histories
 
-DEFINITION = JobDefinition.from_dict({"uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"})
+DEFINITION = definition()
 
 
 def round_trip(events: list[Any]) -> tuple[Any, Any]:

@@ -15,47 +15,19 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedEntity
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
+from tests import builders
+from tests.builders import PG, policy, run_event
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-PG = "postgres://db:5432"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
-CREATE_ALL = {
-    "uuid": UUID,
-    "systemPolicies": [
-        {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"},
-        {"pattern": "s3://*", "creation": "IF_MISSING"},
-    ],
-}
+CREATE_ALL = (policy("postgres://*", nameTemplate="{host}"), policy("s3://*"))
 
 
 def definition(**options: Any) -> JobDefinition:
-    return JobDefinition.from_dict({**CREATE_ALL, **options})
+    return builders.definition(*CREATE_ALL, **options)
 
 
 def dataset(name: str, namespace: str = PG, **facets: Any) -> dict[str, Any]:
-    return {"namespace": namespace, "name": name, "facets": facets}
-
-
-def run_event(
-    *,
-    job: str = "etl.load",
-    inputs: list[dict[str, Any]] | None = None,
-    outputs: list[dict[str, Any]] | None = None,
-    job_facets: dict[str, Any] | None = None,
-    event_type: str = "COMPLETE",
-    run_id: str = "0190b1c2-0000-7000-8000-000000000001",
-    time: str = "2026-11-29T10:00:00.000Z",
-) -> dict[str, Any]:
-    return {
-        "eventType": event_type,
-        "eventTime": time,
-        "producer": "https://example.com/producer",
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "run": {"runId": run_id, "facets": {}},
-        "job": {"namespace": "airflow", "name": job, "facets": job_facets or {}},
-        "inputs": inputs or [],
-        "outputs": outputs or [],
-    }
+    return builders.dataset(name, namespace, facets=facets)
 
 
 def schema(*fields: dict[str, Any]) -> dict[str, Any]:

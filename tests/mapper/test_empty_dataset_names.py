@@ -11,30 +11,16 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import PG, dataset, definition, policy
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-PG = "postgres://db:5432"
-DEFINITION = JobDefinition.from_dict(
-    {
-        "uuid": UUID,
-        "systemPolicies": [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
-    }
-)
+DEFINITION = definition(policy("*", nameTemplate="{host}"))
 
 
 def run_event(*outputs: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-29T10:00:00Z",
-        "producer": "https://example.com/producer",
-        "run": {"runId": "0190b1c2-0000-7000-8000-000000000001"},
-        "job": {"namespace": "airflow", "name": "etl.load"},
-        "inputs": [{"namespace": PG, "name": "analytics.raw.orders"}],
-        "outputs": list(outputs),
-    }
+    return builders.run_event(inputs=[dataset("analytics.raw.orders")], outputs=outputs)
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer
+from tests.builders import definition
 
 from .test_fold import FACET_VALUES, JOB, NS, at, dataset, doc, event
 
-DEFINITION = JobDefinition.from_dict({"uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"})
+DEFINITION = definition()
 
 
 def dataset_event(second: int, name: str, facets: dict[str, Any]) -> Event:

@@ -16,8 +16,9 @@ from airflow_blindata.mapper.plan import CatalogPlan, PlannedFlow
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import MAX_SCOPE_LENGTH, job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
+from tests import builders
+from tests.builders import policy, run_event
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 PG = "postgres://pv-db.halden.example:5432"
 WAREHOUSE = "postgresql://warehouse:5432"
 FACETS = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage" / "facets"
@@ -26,41 +27,29 @@ DIRECT = [{"type": "DIRECT", "subtype": "IDENTITY"}]
 
 
 def definition(**options: Any) -> JobDefinition:
-    return JobDefinition.from_dict(
-        {
-            "uuid": UUID,
-            "systemPolicies": [
-                {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
-            ],
-            **options,
-        }
-    )
+    return builders.definition(policy("postgres://*", nameTemplate="{host}"), **options)
 
 
 def ds(name: str, namespace: str = PG, **facets: Any) -> dict[str, Any]:
-    return {"namespace": namespace, "name": name, "facets": facets}
+    return builders.dataset(name, namespace, facets=facets)
 
 
 def event(
     job: str = "pv_weekly_signal.aggregate_ae_counts",
     *,
-    inputs: list[dict[str, Any]] | None = None,
-    outputs: list[dict[str, Any]] | None = None,
-    job_facets: dict[str, Any] | None = None,
-    run_facets: dict[str, Any] | None = None,
-    event_type: str = "COMPLETE",
     run_id: str = RUN_1,
     namespace: str = "halden-airflow-prod",
+    **options: Any,
 ) -> dict[str, Any]:
-    return {
-        "eventType": event_type,
-        "eventTime": "2026-10-26T06:14:52.318Z",
-        "producer": "https://git.halden.example/platform/lineage-emitter/tree/v2.3.0",
-        "run": {"runId": run_id, "facets": run_facets or {}},
-        "job": {"namespace": namespace, "name": job, "facets": job_facets or {}},
-        "inputs": inputs or [],
-        "outputs": outputs or [],
-    }
+    """The seed 004 Halden example's run (its job, run, time and producer)."""
+    return run_event(
+        job,
+        run_id=run_id,
+        namespace=namespace,
+        time="2026-10-26T06:14:52.318Z",
+        producer="https://git.halden.example/platform/lineage-emitter/tree/v2.3.0",
+        **options,
+    )
 
 
 def flows(plan: CatalogPlan, kind: str | None = None) -> list[PlannedFlow]:

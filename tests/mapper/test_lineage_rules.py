@@ -17,8 +17,9 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import at, policy, run_event
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 PG = "postgres://warehouse:5432"
 UNMAPPED = "mysql://nowhere:3306"
 SHOUTED = "ELASTICSEARCH://es:9200"
@@ -26,48 +27,24 @@ SHOUTED = "ELASTICSEARCH://es:9200"
 
 
 def definition(**options: Any) -> JobDefinition:
-    return JobDefinition.from_dict(
-        {
-            "uuid": UUID,
-            "systemPolicies": [{"pattern": "postgres://*", "creation": "IF_MISSING"}],
-            **options,
-        }
-    )
+    return builders.definition(policy("postgres://*"), **options)
 
 
 def ds(name: str, namespace: str = PG, **facets: Any) -> dict[str, Any]:
-    return {"namespace": namespace, "name": name, "facets": facets}
+    return builders.dataset(name, namespace, facets=facets)
 
 
-def run(
-    job: str,
-    run_id: str,
-    *,
-    inputs: list[dict[str, Any]] | None = None,
-    outputs: list[dict[str, Any]] | None = None,
-    second: int = 0,
-    job_facets: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
-        "producer": "https://example.com/etl",
-        "run": {"runId": run_id, "facets": {}},
-        "job": {"namespace": "etl", "name": job, "facets": job_facets or {}},
-        "inputs": inputs or [],
-        "outputs": outputs or [],
-    }
+def run(job: str, run_id: str, *, second: int = 0, **options: Any) -> dict[str, Any]:
+    """A completed run of ``job`` in the ``etl`` namespace, ``second`` seconds in."""
+    return run_event(job, namespace="etl", run_id=run_id, time=at(second), **options)
 
 
 def dataset_event(
     name: str, facets: dict[str, Any], second: int = 59, namespace: str = PG
 ) -> dict[str, Any]:
-    return {
-        "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
-        "producer": "https://example.com/catalog",
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
-        "dataset": {"namespace": namespace, "name": name, "facets": facets},
-    }
+    return builders.dataset_event(
+        name, namespace, facets=facets, time=at(second), producer="https://example.com/catalog"
+    )
 
 
 def lineage(source: str) -> dict[str, Any]:

@@ -10,22 +10,14 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan, QualityPlan
 from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import DEFINITION_UUID as UUID
+from tests.builders import PG, assertions_facet, at, dataset, policy, run_cycle
 from tests.mapper.test_catalog import dbt_events
-
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-PG = "postgres://db:5432"
 
 
 def definition(**options: Any) -> JobDefinition:
-    return JobDefinition.from_dict(
-        {
-            "uuid": UUID,
-            "systemPolicies": [
-                {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
-            ],
-            **options,
-        }
-    )
+    return builders.definition(policy("postgres://*", nameTemplate="{host}"), **options)
 
 
 def run(
@@ -37,26 +29,21 @@ def run(
     run_id: str = "run-1",
     job: str = "dq.check_orders",
 ) -> list[dict[str, Any]]:
-    def event(event_type: str, time: str) -> dict[str, Any]:
-        return {
-            "eventType": event_type,
-            "eventTime": time,
-            "producer": "p",
-            "run": {"runId": run_id, "facets": run_facets or {}},
-            "job": {"namespace": "airflow", "name": job, "facets": {}},
-            "inputs": inputs or [],
-            "outputs": outputs or [],
-        }
-
-    return [event("START", "2026-11-29T10:00:00.000Z"), event(state, "2026-11-29T10:05:00.000Z")]
+    return run_cycle(
+        job,
+        end=state,
+        start_time=at(0),
+        end_time=at(0, minute=5),
+        run_id=run_id,
+        inputs=inputs or (),
+        outputs=outputs or (),
+        run_facets=run_facets,
+        producer="p",
+    )
 
 
 def assertions(*items: dict[str, Any], name: str = "analytics.sales.orders") -> dict[str, Any]:
-    return {
-        "namespace": PG,
-        "name": name,
-        "inputFacets": {"dataQualityAssertions": {"assertions": list(items)}},
-    }
+    return dataset(name, input_facets=assertions_facet(*items, producer=None))
 
 
 def quality(plan: CatalogPlan) -> QualityPlan:

@@ -12,15 +12,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.fold import FoldBuilder
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
+from tests.builders import definition, run_event
 
 from .test_fold import NS, at
 
-DEFINITION = JobDefinition.from_dict({"uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"})
+DEFINITION = definition()
 GOOD_DOC = {"documentation": {"description": "fine"}}
 BAD_DOC = {"documentation": {"description": {"not": "text"}}}
 
@@ -33,15 +33,16 @@ def raw_event(
     job_facets: dict[str, Any] | None = None,
     outputs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    return {
-        "eventType": event_type,
-        "eventTime": at(second),
-        "producer": "https://example.com/p",
-        "run": {"runId": run_id, "facets": {}},
-        "job": {"namespace": "halden", "name": "pv.aggregate", "facets": job_facets or {}},
-        "inputs": [],
-        "outputs": outputs or [],
-    }
+    return run_event(
+        "pv.aggregate",
+        namespace="halden",
+        event_type=event_type,
+        time=at(second),
+        run_id=run_id,
+        job_facets=job_facets,
+        outputs=outputs or (),
+        producer="https://example.com/p",
+    )
 
 
 def folded(events: list[Any], skim: bool) -> tuple[Any, Report]:

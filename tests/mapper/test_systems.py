@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import (
     JOB_SYSTEM_PROPERTY,
@@ -15,8 +14,9 @@ from airflow_blindata.mapper.systems import (
     KnownSystem,
     SystemResolver,
 )
+from tests import builders
+from tests.builders import DEFINITION_UUID as UUID
 
-UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 DWH = KnownSystem("DWH Redshift", "u-dwh")
 CRAWLED_PG = KnownSystem(
     "Crawled PG", "u-pg", ((NAMESPACE_PROPERTY, "postgresql://PG.example.com"),)
@@ -27,9 +27,7 @@ ALSO_PG = KnownSystem(
 
 
 def resolver(known: list[KnownSystem] | None = None, **definition: Any) -> SystemResolver:
-    return SystemResolver(
-        JobDefinition.from_dict({"uuid": UUID, **definition}), known or [], Report()
-    )
+    return SystemResolver(builders.definition(**definition), known or [], Report())
 
 
 def test_an_ignored_namespace_is_skipped_and_counted() -> None:

@@ -21,24 +21,15 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import parse_event
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import dataset, definition_data, policy
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
-DEFINITION = {
-    "uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-    "systemPolicies": [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
-}
+DEFINITION = definition_data(policy("*", nameTemplate="{host}"))
 
 
 def run_event(job: str, output: str = "analytics.sales.orders", **extra: Any) -> dict[str, Any]:
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-29T10:00:00Z",
-        "producer": "https://example.com/producer",
-        "run": {"runId": "0190b1c2-0000-7000-8000-000000000001"},
-        "job": {"namespace": "airflow", "name": job},
-        "outputs": [{"namespace": "postgres://db:5432", "name": output}],
-        **extra,
-    }
+    return builders.run_event(job, outputs=[dataset(output)], **extra)
 
 
 BAD_TEXT = [

@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 
+from tests import builders
+from tests.builders import new_run_id, now
+
 POSTGRES_ENV = "BLINDATA_TEST_POSTGRES_URL"
+PRODUCER = "https://example.com/tests"
 
 
 def event(
@@ -23,38 +27,29 @@ def event(
     time: datetime | str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A small valid RunEvent; ``run`` defaults to a fresh run id."""
+    """A small valid RunEvent of now (the store's retention counts from it); ``run`` defaults to a
+    fresh run id, so that two events are never duplicates unless a test says so."""
     when = time or datetime.now(UTC)
-    return {
-        "eventTime": when if isinstance(when, str) else when.isoformat(),
-        "eventType": event_type,
-        "producer": "https://example.com/tests",
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "run": {"runId": run or str(uuid.uuid4()), "facets": {}},
-        "job": {"namespace": namespace, "name": job, "facets": {}},
-        "inputs": [],
-        "outputs": [],
-        **extra,
-    }
+    return builders.run_event(
+        job,
+        namespace=namespace,
+        event_type=event_type,
+        run_id=run or new_run_id(),
+        time=when if isinstance(when, str) else when.isoformat(),
+        **{"producer": PRODUCER, **extra},
+    )
 
 
 def job_event(job: str = "job", *, namespace: str = "ns", **extra: Any) -> dict[str, Any]:
-    return {
-        "eventTime": datetime.now(UTC).isoformat(),
-        "producer": "https://example.com/tests",
-        "job": {"namespace": namespace, "name": job, "facets": {}},
-        "inputs": [],
-        "outputs": [],
-        **extra,
-    }
+    """A JobEvent of now."""
+    return builders.job_event(
+        job, namespace=namespace, time=now(), producer=PRODUCER, schema_url=None, **extra
+    )
 
 
 def dataset_event(name: str = "public.t", *, namespace: str = "postgres://db") -> dict[str, Any]:
-    return {
-        "eventTime": datetime.now(UTC).isoformat(),
-        "producer": "https://example.com/tests",
-        "dataset": {"namespace": namespace, "name": name, "facets": {}},
-    }
+    """A DatasetEvent of now."""
+    return builders.dataset_event(name, namespace, time=now(), producer=PRODUCER, schema_url=None)
 
 
 def postgres_base_url() -> str:

@@ -32,11 +32,13 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.sync import fetch_known_systems
+from tests import builders
+from tests.builders import policy
 from tests.conftest import API_KEY, TENANT, USER
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DBT_EVENTS = sorted((FIXTURES / "openlineage" / "dbt").glob("*.jsonl"))
-DEFINITION_UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+DEFINITION_UUID = builders.DEFINITION_UUID
 OTHER_DEFINITION = "0f0f0f0f-1111-4222-8333-444444444444"
 FAST_RETRY = RetryPolicy(deadline=20.0, max_attempts=8, backoff_initial=0.01, backoff_max=0.05)
 
@@ -47,19 +49,8 @@ def dbt_events() -> list[Any]:
 
 def definition(**overrides: Any) -> JobDefinition:
     """The dbt fixtures' namespace gets a created System; jobs go to the OpenLineage System."""
-    data: dict[str, Any] = {
-        "uuid": DEFINITION_UUID,
-        "systemPolicies": [
-            {
-                "pattern": "postgres://*",
-                "creation": "IF_MISSING",
-                "nameTemplate": "{host}",
-                "technology": "PostgreSQL",
-            }
-        ],
-    }
-    data.update(overrides)
-    return JobDefinition.from_dict(data)
+    postgres = policy("postgres://*", nameTemplate="{host}", technology="PostgreSQL")
+    return builders.definition(postgres, **overrides)
 
 
 def plan_for(client: BlindataClient, events: list[Any], job: JobDefinition) -> CatalogPlan:

@@ -22,6 +22,8 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
 from airflow_blindata.sync import cleanup, snapshot
+from tests import builders
+from tests.builders import field, run_event, schema_facet
 from tests.sync.conftest import OTHER_DEFINITION, definition, next_second, objects, plan_for
 from tests.sync.test_cleanup import History, run
 
@@ -33,25 +35,20 @@ GONE = "postgres://gone:5432"
 
 
 def dataset(namespace: str, name: str, fields: list[str]) -> dict[str, Any]:
-    return {
-        "namespace": namespace,
-        "name": name,
-        "facets": {"schema": {"fields": [{"name": f, "type": "int"} for f in fields]}},
-    }
+    described = schema_facet(*(field(f, "int") for f in fields), producer=None)
+    return builders.dataset(name, namespace, facets=described)
 
 
 def job_event(
     name: str, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-29T10:00:00.000Z",
-        "producer": "https://example.com/etl",
-        "run": {"runId": "019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11", "facets": {}},
-        "job": {"namespace": "airflow", "name": name, "facets": {}},
-        "inputs": inputs,
-        "outputs": outputs,
-    }
+    return run_event(
+        name,
+        run_id="019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11",
+        producer="https://example.com/etl",
+        inputs=inputs,
+        outputs=outputs,
+    )
 
 
 SRC = dataset(JOBDB, "db.s.src", ["id"])

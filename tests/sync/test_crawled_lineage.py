@@ -19,6 +19,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
+from tests.builders import dataset, run_event
 from tests.sync.conftest import crawl, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
@@ -47,21 +48,14 @@ def lineage_event() -> dict[str, Any]:
             "ghost": {"inputFields": [field_input("id")]},
         }
     }
-    return {
-        "eventType": "COMPLETE",
-        "eventTime": "2026-11-29T10:00:00.000Z",
-        "producer": "https://example.com/etl",
-        "run": {"runId": "019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11", "facets": {}},
-        "job": {"namespace": "etl", "name": "summarise", "facets": {}},
-        "inputs": [{"namespace": NAMESPACE, "name": "db.s.orders", "facets": {}}],
-        "outputs": [
-            {
-                "namespace": NAMESPACE,
-                "name": "db.s.summary",
-                "facets": {"columnLineage": column_lineage},
-            }
-        ],
-    }
+    return run_event(
+        "summarise",
+        namespace="etl",
+        run_id="019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a11",
+        producer="https://example.com/etl",
+        inputs=[dataset("db.s.orders", NAMESPACE)],
+        outputs=[dataset("db.s.summary", NAMESPACE, facets={"columnLineage": column_lineage})],
+    )
 
 
 CRAWLED_TABLES = {
