@@ -133,3 +133,33 @@ def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.Monk
     assert "UNMAPPED_NAMESPACE" in syncs
     with open_store(url) as store:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("raw", "hidden", "shown"),
+    [
+        ('{"url": "https://u:pw-1@h/x"}', "pw-1", "https://u:***@h/x"),
+        ('{"apiKey": "k-2", "a": 1}', "k-2", '"apiKey": "***"'),
+        ('{"db_password" : "p-3"}', "p-3", '"db_password" : "***"'),
+        ('{"Authorization": "Bearer t-4"}', "t-4", '"Authorization": "***"'),
+    ],
+)
+def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: str) -> None:
+    from airflow_blindata.ui.views import _clean
+
+    cleaned = _clean(raw)
+
+    assert hidden not in cleaned
+    assert shown in cleaned
+
+
+@pytest.mark.parametrize(("value", "entries"), [("True", 1), ("False", 0)])
+def test_ui_enabled_adds_or_removes_the_page(
+    monkeypatch: pytest.MonkeyPatch, value: str, entries: int
+) -> None:
+    from airflow_blindata.ui.app import plugin_external_views, plugin_fastapi_apps
+
+    monkeypatch.setenv("AIRFLOW__BLINDATA__UI_ENABLED", value)
+
+    assert len(plugin_fastapi_apps()) == entries
+    assert len(plugin_external_views()) == 2 * entries
