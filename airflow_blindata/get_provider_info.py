@@ -146,6 +146,31 @@ def get_provider_info() -> dict[str, Any]:
                         "example": "/var/log/airflow/blindata-lost-events.jsonl",
                         "default": "",
                     },
+                    "ui_enabled": {
+                        "description": "Add the Blindata page to the Airflow UI (a nav entry, "
+                        "and a view on DAG runs), served by the API server under /blindata-ui. "
+                        "See docs/blindata-page.md.\n",
+                        "version_added": "0.1.0",
+                        "type": "boolean",
+                        "example": "False",
+                        "default": "True",
+                    },
+                    "ui_conn_id": {
+                        "description": "Blindata connection whose URL the page links the "
+                        "catalogued objects to.\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": None,
+                        "default": "blindata_default",
+                    },
+                    "ui_job_definition": {
+                        "description": "The job definition file (YAML or JSON) the page's "
+                        "Where it lands view maps a job with. Empty: the seeds' defaults.\n",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "/opt/airflow/dags/blindata_sync.yaml",
+                        "default": "",
+                    },
                     "receiver_enabled": {
                         "description": "Mount the OpenLineage receiver (POST "
                         "/blindata/api/v1/lineage) in the Airflow API server, for producers "

@@ -23,10 +23,14 @@ __all__ = [
     "receiver_api_key",
     "receiver_conn_id",
     "store_url",
+    "ui_conn_id",
+    "ui_enabled",
+    "ui_job_definition",
 ]
 
 SECTION = "blindata"
 DEFAULT_RECEIVER_CONN_ID = "blindata_receiver"
+DEFAULT_UI_CONN_ID = "blindata_default"
 
 
 def blindata_home() -> Path:
@@ -108,3 +112,18 @@ def receiver_api_key() -> str:
 def receiver_conn_id() -> str:
     """``[blindata] receiver_conn_id``: the connection whose extra holds more receiver keys."""
     return option("receiver_conn_id") or DEFAULT_RECEIVER_CONN_ID
+
+
+def ui_enabled() -> bool:
+    """``[blindata] ui_enabled``: add the Blindata page to the Airflow UI."""
+    return flag("ui_enabled", default=True)
+
+
+def ui_conn_id() -> str:
+    """``[blindata] ui_conn_id``: the Blindata connection whose URL the page links objects to."""
+    return option("ui_conn_id") or DEFAULT_UI_CONN_ID
+
+
+def ui_job_definition() -> str | None:
+    """``[blindata] ui_job_definition``: the job definition file "Where it lands" maps with."""
+    return option("ui_job_definition")

@@ -52,9 +52,20 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
 _LISTENERS, _READERS = _capture_setup()
 
 
+def _external_views() -> list[dict[str, Any]]:
+    try:
+        from airflow_blindata.ui.app import plugin_external_views
+
+        return plugin_external_views()
+    except Exception:
+        log.warning("The Blindata page could not be registered", exc_info=True)
+        return []
+
+
 class BlindataPlugin(AirflowPlugin):
-    """Registers the capture listener (see the module docstring), and mounts the OpenLineage
-    receiver for producers outside Airflow in the API server."""
+    """Registers the capture listener (see the module docstring), and mounts in the API server
+    the OpenLineage receiver for producers outside Airflow and the Blindata page of the UI
+    (``airflow_blindata.ui``: a nav entry and a view on DAG runs)."""
 
     name = "blindata"
     listeners = _LISTENERS
@@ -62,7 +73,13 @@ class BlindataPlugin(AirflowPlugin):
 
     @property
     def fastapi_apps(self) -> list[dict[str, Any]]:
-        """The OpenLineage receiver, built only where Airflow reads this (the API server)."""
+        """The receiver and the page, built only where Airflow reads this (the API server)."""
         from airflow_blindata.receiver.app import plugin_fastapi_apps
+        from airflow_blindata.ui.app import plugin_fastapi_apps as page_apps
 
-        return plugin_fastapi_apps()
+        return [*plugin_fastapi_apps(), *page_apps()]
+
+    @property
+    def external_views(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        """The page's entries in the Airflow UI (none when ``[blindata] ui_enabled`` is off)."""
+        return _external_views()

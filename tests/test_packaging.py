@@ -59,6 +59,7 @@ def test_the_wheel_carries_the_license_and_complete_metadata(dist: Path) -> None
     assert "[apache_airflow_provider]" in entry_points and "[airflow.plugins]" in entry_points
     assert "airflow-blindata = airflow_blindata.cli:main" in entry_points
     assert not [name for name in names if "emulator" in name]  # a distribution of its own
+    assert "airflow_blindata/ui/templates/base.html" in names  # the Blindata page's templates
 
 
 def test_the_emulator_is_a_distribution_of_its_own(tmp_path: Path) -> None:

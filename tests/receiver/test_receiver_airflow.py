@@ -91,4 +91,4 @@ def test_the_provider_plugin_mounts_the_receiver() -> None:
 
     entries = BlindataPlugin().fastapi_apps
 
-    assert [entry["url_prefix"] for entry in entries] == [URL_PREFIX]
+    assert [entry["url_prefix"] for entry in entries] == [URL_PREFIX, "/blindata-ui"]

@@ -1,0 +1,186 @@
+"""What the Blindata page in the Airflow UI reads: counts over recent events and pages of history.
+
+Every query here is bounded by an index, so that the page stays fast however large the store
+grows: recent counts range over ``received_at`` (``events_received_idx``), the quarantine and
+the history are read newest first by primary key, a page at a time (keyset on ``id``), and the
+definitions are grouped on ``sync_history_def_idx``. Nothing scans the whole events table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import case, func, select
+
+from .models import QuarantinedEvent, SyncRecord
+from .sql import SqlEventStore
+
+__all__ = [
+    "CaptureCount",
+    "DefinitionSummary",
+    "HistoryEntry",
+    "capture_counts",
+    "definitions",
+    "history_entry",
+    "history_page",
+    "quarantine_page",
+    "recent_jobs",
+]
+
+DAY = timedelta(days=1)
+WEEK = timedelta(days=7)
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureCount:
+    """Events received from one source for one job namespace, over the last day and week."""
+
+    namespace: str
+    source: str
+    last_day: int
+    last_week: int
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionSummary:
+    """A job definition the sync history knows, with its number of records."""
+
+    definition_uuid: str
+    records: int
+    latest_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One record of the sync history with its id (the key pages are read by)."""
+
+    id: int
+    record: SyncRecord
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or datetime.now(UTC)
+
+
+def capture_counts(store: SqlEventStore, *, now: datetime | None = None) -> list[CaptureCount]:
+    """Events by job namespace and source received in the last week, and in the last day."""
+    store._ensure_schema()
+    ev = store._tables.events
+    moment = _now(now)
+    namespace = func.coalesce(ev.c.job_namespace, "(dataset events)")
+    query = (
+        select(
+            namespace,
+            ev.c.source,
+            func.sum(case((ev.c.received_at > moment - DAY, 1), else_=0)),
+            func.count(),
+        )
+        .where(ev.c.received_at > moment - WEEK)
+        .group_by(namespace, ev.c.source)
+        .order_by(namespace, ev.c.source)
+    )
+    with store._guard("counting recent events"), store._reading() as conn:
+        rows = conn.execute(query).all()
+    return [CaptureCount(str(r[0]), str(r[1]), int(r[2] or 0), int(r[3])) for r in rows]
+
+
+def recent_jobs(
+    store: SqlEventStore, *, now: datetime | None = None, limit: int = 200
+) -> list[tuple[str, str]]:
+    """Jobs with events received in the last week (at most ``limit``), sorted."""
+    store._ensure_schema()
+    ev = store._tables.events
+    query = (
+        select(ev.c.job_namespace, ev.c.job_name)
+        .where(ev.c.received_at > _now(now) - WEEK, ev.c.job_name.is_not(None))
+        .distinct()
+        .order_by(ev.c.job_namespace, ev.c.job_name)
+        .limit(limit)
+    )
+    with store._guard("listing recent jobs"), store._reading() as conn:
+        return [(str(r[0]), str(r[1])) for r in conn.execute(query)]
+
+
+def quarantine_page(store: SqlEventStore, *, limit: int = 20) -> tuple[int, list[QuarantinedEvent]]:
+    """How many events are quarantined, and the newest ``limit`` of them."""
+    store._ensure_schema()
+    table = store._tables.quarantine
+    with store._guard("reading the quarantine"), store._reading() as conn:
+        total = conn.execute(select(func.count()).select_from(table)).scalar()
+        rows = conn.execute(select(table).order_by(table.c.id.desc()).limit(limit)).all()
+    return int(total or 0), [
+        QuarantinedEvent(
+            id=row.id,
+            key=row.key,
+            received_at=row.received_at,
+            source=row.source,
+            reason=row.reason,
+            raw=bytes(row.raw).decode("utf-8", "replace"),
+        )
+        for row in rows
+    ]
+
+
+def definitions(store: SqlEventStore) -> list[DefinitionSummary]:
+    """Every job definition in the sync history, the most recently synced first."""
+    store._ensure_schema()
+    history = store._tables.sync_history
+    query = (
+        select(history.c.definition_uuid, func.count(), func.max(history.c.id))
+        .group_by(history.c.definition_uuid)
+        .order_by(func.max(history.c.id).desc())
+    )
+    with store._guard("listing job definitions"), store._reading() as conn:
+        rows = conn.execute(query).all()
+    return [DefinitionSummary(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+
+def _entry(row: Any) -> HistoryEntry:
+    try:
+        report = json.loads(row.report)
+    except ValueError:
+        report = {}
+    return HistoryEntry(
+        id=int(row.id),
+        record=SyncRecord(
+            definition_uuid=row.definition_uuid,
+            kind=row.kind,
+            started_at=row.started_at,
+            finished_at=row.finished_at,
+            status=row.status,
+            report=report if isinstance(report, dict) else {},
+        ),
+    )
+
+
+def history_page(
+    store: SqlEventStore,
+    definition_uuid: str,
+    *,
+    before: int | None = None,
+    limit: int = 20,
+) -> tuple[list[HistoryEntry], int | None]:
+    """A page of ``definition_uuid``'s records, newest first, with ids below ``before``; and the
+    ``before`` of the next page (None on the last)."""
+    store._ensure_schema()
+    history = store._tables.sync_history
+    query = select(history).where(history.c.definition_uuid == definition_uuid)
+    if before is not None:
+        query = query.where(history.c.id < before)
+    query = query.order_by(history.c.id.desc()).limit(limit + 1)
+    with store._guard("reading the sync history"), store._reading() as conn:
+        rows = conn.execute(query).all()
+    entries = [_entry(row) for row in rows[:limit]]
+    return entries, (entries[-1].id if len(rows) > limit else None)
+
+
+def history_entry(store: SqlEventStore, record_id: int) -> HistoryEntry | None:
+    """One record of the sync history by id."""
+    store._ensure_schema()
+    history = store._tables.sync_history
+    with store._guard("reading the sync history"), store._reading() as conn:
+        row = conn.execute(select(history).where(history.c.id == record_id)).first()
+    return _entry(row) if row is not None else None

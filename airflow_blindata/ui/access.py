@@ -1,0 +1,61 @@
+"""Who may see the page: Airflow's own authentication and authorisation, nothing of ours.
+
+The user comes from the JWT the API server issues, sent as ``Authorization: Bearer`` or in the
+``_token`` cookie the Airflow UI keeps (``airflow.api_fastapi.core_api.security.get_user``). No
+token: 401. A user the auth manager does not let see plugin views: 403; a DAG run's view also
+needs read access to that DAG's runs. Any auth manager works (simple, FAB, Keycloak...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException, Request, status
+from fastapi.security.utils import get_authorization_scheme_param
+
+__all__ = ["require_dag_run_reader", "require_reader"]
+
+
+async def _user(request: Request) -> Any:
+    from airflow.api_fastapi.core_api.security import get_user
+    from fastapi.security import HTTPAuthorizationCredentials
+
+    scheme, token = get_authorization_scheme_param(request.headers.get("Authorization"))
+    bearer = (
+        HTTPAuthorizationCredentials(scheme=scheme, credentials=token)
+        if scheme.lower() == "bearer" and token
+        else None
+    )
+    return await get_user(request, None, bearer)
+
+
+def _forbidden(what: str) -> HTTPException:
+    return HTTPException(status.HTTP_403_FORBIDDEN, f"read access to {what} is needed")
+
+
+async def require_reader(request: Request) -> Any:
+    """The signed-in user, if the auth manager lets them read plugin views (the page is one)."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+
+    user = await _user(request)
+    if not get_auth_manager().is_authorized_view(access_view=AccessView.PLUGINS, user=user):
+        raise _forbidden("plugin views")
+    return user
+
+
+async def require_dag_run_reader(request: Request, dag_id: str) -> Any:
+    """As ``require_reader``, and the user may read the runs of ``dag_id``."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import (
+        DagAccessEntity,
+        DagDetails,
+    )
+
+    user = await require_reader(request)
+    allowed = get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.RUN, details=DagDetails(id=dag_id), user=user
+    )
+    if not allowed:
+        raise _forbidden(f"the runs of DAG {dag_id}")
+    return user

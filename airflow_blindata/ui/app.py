@@ -1,0 +1,129 @@
+"""The page's FastAPI app: routes, Jinja2 rendering, and the entries the plugin registers.
+
+Each route first checks access (``access``), then reads (``views``), then renders a template with
+autoescape on: every value from the store or a producer is escaped. Links inside the page are
+built on the mount's ``root_path``, so the app works under any prefix.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from airflow_blindata.options import ui_enabled
+
+from . import URL_PREFIX, views
+from .access import require_dag_run_reader, require_reader
+
+__all__ = ["APP_NAME", "create_ui_app", "external_views", "plugin_fastapi_apps"]
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "Blindata page"
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@cache
+def _templates() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+
+
+def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    context.setdefault("store_url", views.shown_store_url())
+    html = (
+        _templates().get_template(name).render(root=request.scope.get("root_path", ""), **context)
+    )
+    return HTMLResponse(html, status_code=status)
+
+
+def _page(request: Request, name: str, read: Any, *args: Any) -> HTMLResponse:
+    """``read(*args)`` rendered with ``name``, or the store's problem on the same page."""
+    try:
+        return _render(request, name, **read(*args))
+    except views.UnreadableStoreError as problem:
+        return _render(request, name, status=503, problem=str(problem))
+
+
+def create_ui_app() -> FastAPI:
+    app = FastAPI(title=APP_NAME, docs_url=None, redoc_url=None, openapi_url=None)
+    reader = [Depends(require_reader)]
+
+    @app.get("/", response_class=HTMLResponse, dependencies=reader)
+    def capture(request: Request) -> Response:
+        return _page(request, "capture.html", views.capture_page)
+
+    @app.get("/syncs", response_class=HTMLResponse, dependencies=reader)
+    def syncs(
+        request: Request, definition: str | None = None, before: int | None = None
+    ) -> Response:
+        return _page(request, "syncs.html", views.syncs_page, definition, before)
+
+    @app.get("/syncs/{record_id}", response_class=HTMLResponse, dependencies=reader)
+    def record(request: Request, record_id: int) -> Response:
+        try:
+            found = views.record_page(record_id)
+        except views.UnreadableStoreError as problem:
+            return _render(request, "record.html", status=503, problem=str(problem))
+        if found is None:
+            return _render(request, "record.html", status=404, problem="no such sync record")
+        return _render(request, "record.html", **found)
+
+    @app.get("/lands", response_class=HTMLResponse, dependencies=reader)
+    def lands(request: Request, namespace: str | None = None, name: str | None = None) -> Response:
+        return _page(request, "lands.html", views.lands_page, namespace, name)
+
+    @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
+    async def run(request: Request, dag_id: str, run_id: str) -> Response:
+        await require_dag_run_reader(request, dag_id)
+        reports = views.run_page(dag_id, run_id)
+        return _render(request, "run.html", dag_id=dag_id, run_id=run_id, reports=reports)
+
+    return app
+
+
+def external_views() -> list[dict[str, Any]]:
+    """A top-level nav entry, and a view on every DAG run (empty for runs that did no sync)."""
+    return [
+        {
+            "name": "Blindata",
+            "href": f"{URL_PREFIX}/",
+            "url_route": "blindata",
+            "destination": "nav",
+            "nav_top_level": True,
+        },
+        {
+            "name": "Blindata report",
+            "href": f"{URL_PREFIX}/runs/{{DAG_ID}}/{{RUN_ID}}",
+            "url_route": "blindata-run",
+            "destination": "dag_run",
+        },
+    ]
+
+
+def plugin_fastapi_apps() -> list[dict[str, Any]]:
+    """The page's app for ``fastapi_apps``, unless ``[blindata] ui_enabled`` is False."""
+    try:
+        if not ui_enabled():
+            return []
+        return [{"app": create_ui_app(), "url_prefix": URL_PREFIX, "name": APP_NAME}]
+    except Exception:
+        log.warning("The Blindata page could not be set up; it is not mounted", exc_info=True)
+        return []
+
+
+def plugin_external_views() -> list[dict[str, Any]]:
+    """``external_views`` for the plugin (none when the page is disabled)."""
+    try:
+        return external_views() if ui_enabled() else []
+    except Exception:
+        log.warning("The Blindata page's views could not be set up", exc_info=True)
+        return []

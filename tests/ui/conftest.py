@@ -1,0 +1,61 @@
+"""The page's app behind Airflow's real auth manager (the simple one), on a seeded store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .seed import seed
+
+
+@pytest.fixture(scope="session")
+def seeded_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('ui-store') / 'events.db'}"
+    seed(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def metadata_db() -> None:
+    """Airflow's metadata database in the session's ``AIRFLOW_HOME``: token checks read it."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.fixture(scope="session")
+def auth_manager(metadata_db: None) -> Any:
+    from airflow.api_fastapi.app import init_auth_manager
+
+    return init_auth_manager()
+
+
+def token(auth_manager: Any, role: str | None) -> str:
+    """A JWT the API server would issue for a user with ``role`` (None: no role at all)."""
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    return str(auth_manager.generate_jwt(SimpleAuthManagerUser(username=f"u-{role}", role=role)))
+
+
+@pytest.fixture
+def client(
+    seeded_store: str, auth_manager: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Any]:
+    from fastapi.testclient import TestClient
+
+    from airflow_blindata.ui.app import create_ui_app
+
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", seeded_store)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__LOST_EVENTS_FILE", str(tmp_path / "lost.jsonl"))
+    with TestClient(create_ui_app()) as test_client:
+        yield test_client

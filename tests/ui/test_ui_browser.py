@@ -1,0 +1,172 @@
+"""The page in a real ``airflow api-server``, seen by headless Chromium.
+
+One API server (a temporary ``AIRFLOW_HOME``, the simple auth manager with an admin and a viewer)
+serves a seeded SQLite store. The viewer signs in through the auth manager's own login route;
+Chromium gets the token as the ``_token`` cookie the Airflow UI keeps, opens each page, takes a
+screenshot, and the rendered DOM is checked. Set
+``BLINDATA_UI_SCREENSHOTS`` to a folder to keep the screenshots (the README's comes from here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .browser import Chromium
+from .seed import DEFINITION, SECRET, seed
+
+pytestmark = [pytest.mark.integration, pytest.mark.airflow]
+
+BIN = Path(sys.executable).parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PASSWORDS = {"admin": "admin-pa55word", "viewer": "viewer-pa55word"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``airflow api-server`` on loopback, with the provider's plugin, on a seeded store."""
+    home = tmp_path_factory.mktemp("airflow-home")
+    store_url = f"sqlite:///{home / 'events.db'}"
+    seed(store_url)
+    passwords = home / "passwords.json"
+    passwords.write_text(json.dumps(PASSWORDS))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN"))}
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+            "AIRFLOW__BLINDATA__STORE_URL": store_url,
+            "AIRFLOW__BLINDATA__LISTENER_ENABLED": "False",
+        }
+    )
+    migrated = subprocess.run(
+        [str(BIN / "airflow"), "db", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    port = _free_port()
+    log = (home / "api-server.log").open("w")
+    server = subprocess.Popen(
+        [str(BIN / "airflow"), "api-server", "--port", str(port), "--host", "127.0.0.1"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    root = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{root}/api/v2/monitor/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None, (home / "api-server.log").read_text()[-3000:]
+            time.sleep(0.5)
+        else:
+            pytest.fail("the API server did not start: " + (home / "api-server.log").read_text())
+        yield root
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _token(root: str, user: str = "viewer") -> str:
+    """A JWT from the API server's own login route, as the Airflow UI gets one."""
+    body = {"username": user, "password": PASSWORDS[user]}
+    return str(httpx.post(f"{root}/auth/token", json=body).json()["access_token"])
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Chromium]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (.ci/run installs it: apt-get install chromium)")
+    chromium = Chromium(CHROMIUM)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def _kept(out: Path) -> None:
+    folder = os.environ.get("BLINDATA_UI_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(out, Path(folder) / out.name)
+
+
+def test_the_page_refuses_a_request_without_airflow_login(api_server: str) -> None:
+    anonymous = httpx.get(f"{api_server}/blindata-ui/")
+    token = _token(api_server)
+    signed_in = httpx.get(
+        f"{api_server}/blindata-ui/", headers={"Authorization": f"Bearer {token}"}
+    )
+
+    assert anonymous.status_code == 401
+    assert signed_in.status_code == 200 and "Capture" in signed_in.text
+
+
+def test_airflow_lists_the_nav_entry_and_the_dag_run_view(api_server: str) -> None:
+    token = _token(api_server)
+
+    plugins = httpx.get(
+        f"{api_server}/api/v2/plugins", headers={"Authorization": f"Bearer {token}"}
+    ).json()
+
+    views = [v for p in plugins["plugins"] if p["name"] == "blindata" for v in p["external_views"]]
+    assert {(v["name"], v["destination"]) for v in views} == {
+        ("Blindata", "nav"),
+        ("Blindata report", "dag_run"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "expected"),
+    [
+        ("blindata-capture", "/blindata-ui/", ["spark-prod", "receiver", "Quarantined events (1)"]),
+        ("blindata-syncs", "/blindata-ui/syncs", [DEFINITION, "UNMAPPED_NAMESPACE", "partial"]),
+        ("blindata-report", "/blindata-ui/syncs/2", ["Report, as the task log shows it"]),
+        (
+            "blindata-lands",
+            "/blindata-ui/lands?namespace=spark-prod&name=etl.job_1",
+            ["Entities (", "analytics.marts.t1"],
+        ),
+        ("blindata-run", "/blindata-ui/runs/blindata_sync/manual__1", ["No task of this run"]),
+    ],
+)
+def test_a_browser_shows_each_page(
+    api_server: str, browser: Chromium, tmp_path: Path, name: str, page: str, expected: list[str]
+) -> None:
+    out = tmp_path / f"{name}.png"
+
+    dom = browser.open(f"{api_server}{page}", _token(api_server), out)
+
+    _kept(out)
+    for text in expected:
+        assert text in dom
+    assert SECRET not in dom

@@ -1,0 +1,165 @@
+"""What each page shows, from a real SQLite store (and PostgreSQL when available)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_blindata.store import open_store
+
+from .conftest import token
+from .seed import DEFINITION, SECRET, seed
+
+
+@pytest.fixture
+def viewer(client: Any, auth_manager: Any) -> Any:
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+    return client
+
+
+def test_capture_counts_events_by_namespace_and_source(viewer: Any) -> None:
+    page = viewer.get("/").text
+
+    for row in (
+        "<td>spark-prod</td><td>receiver</td>",
+        "<td>spark-prod</td><td>transport</td>",
+        "<td>airflow-prod</td><td>listener</td>",
+    ):
+        assert row in page
+    assert '<th class="n">31</th>' in page  # every stored event arrived today
+
+
+def test_capture_shows_the_quarantine_and_never_its_secrets(viewer: Any) -> None:
+    page = viewer.get("/").text
+
+    assert "Quarantined events (1)" in page
+    assert SECRET not in page
+    assert "postgresql://u:***@db/x" in page
+
+
+def test_capture_says_how_to_ingest_lost_events(viewer: Any, tmp_path: Path) -> None:
+    (tmp_path / "lost.jsonl").write_text('{"a": 1}\n{"b": 2}\n')
+
+    page = viewer.get("/").text
+
+    assert "<strong>2</strong> event(s) wait in" in page
+    assert f"airflow-blindata ingest {tmp_path / 'lost.jsonl'}" in page
+
+
+def test_the_store_url_is_shown_without_its_password(
+    viewer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", f"postgresql://u:{SECRET}@127.0.0.1:1/x")
+
+    response = viewer.get("/")
+
+    assert response.status_code == 503
+    assert "postgresql://u:***@127.0.0.1:1/x" in response.text
+    assert SECRET not in response.text
+    assert 'id="problem"' in response.text
+
+
+def test_syncs_list_the_history_and_group_the_gaps(viewer: Any) -> None:
+    page = viewer.get("/syncs").text
+
+    assert DEFINITION in page
+    assert page.count("<tr><td><a href=") == 3
+    assert "UNMAPPED_NAMESPACE" in page and "mysql://legacy:3306" in page
+    assert 'class="status-partial"' in page
+
+
+def test_syncs_are_paged(viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'many.db'}"
+    seed(url, events=0, syncs=25)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+    first = viewer.get("/syncs").text
+    second = viewer.get(f"/syncs?definition={DEFINITION}&before=6").text
+
+    assert first.count("<tr><td><a href=") == 20 and "before=6" in first
+    assert second.count("<tr><td><a href=") == 5 and "Older runs" not in second
+
+
+def test_a_record_shows_the_report_as_the_task_log_does(viewer: Any) -> None:
+    page = viewer.get("/syncs/1").text
+
+    assert "Report, as the task log shows it" in page
+    assert f"Blindata snapshot of job definition {DEFINITION}: SUCCESS in 42.0 s" in page
+
+
+def test_an_unknown_record_is_not_found(viewer: Any) -> None:
+    assert viewer.get("/syncs/999").status_code == 404
+
+
+def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
+    chooser = viewer.get("/lands").text
+    page = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+
+    assert "etl.job_1" in chooser
+    assert "Entities (" in page and "analytics.marts.t1" in page
+    assert "No Blindata URL is known" in page
+
+
+def test_a_run_without_a_report_says_so(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow_blindata.ui import views
+
+    monkeypatch.setattr(views, "run_page", lambda dag_id, run_id: [])
+
+    page = viewer.get("/runs/blindata_sync/manual__1").text
+
+    assert "No task of this run returned a Blindata report" in page
+
+
+@pytest.mark.postgres
+def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = os.environ.get("BLINDATA_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("BLINDATA_TEST_POSTGRES_URL is not set")
+    schema = f"ui_{uuid.uuid4().hex[:8]}"
+    url = f"{base}?schema={schema}" if "?" not in base else f"{base}&schema={schema}"
+    try:
+        seed(url)
+    except Exception as error:  # unreachable
+        pytest.skip(f"PostgreSQL is not reachable: {type(error).__name__}")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+    capture, syncs = viewer.get("/").text, viewer.get("/syncs").text
+
+    assert "<td>spark-prod</td><td>receiver</td>" in capture
+    assert "UNMAPPED_NAMESPACE" in syncs
+    with open_store(url) as store:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("raw", "hidden", "shown"),
+    [
+        ('{"url": "https://u:pw-1@h/x"}', "pw-1", "https://u:***@h/x"),
+        ('{"apiKey": "k-2", "a": 1}', "k-2", '"apiKey": "***"'),
+        ('{"db_password" : "p-3"}', "p-3", '"db_password" : "***"'),
+        ('{"Authorization": "Bearer t-4"}', "t-4", '"Authorization": "***"'),
+    ],
+)
+def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: str) -> None:
+    from airflow_blindata.ui.views import _clean
+
+    cleaned = _clean(raw)
+
+    assert hidden not in cleaned
+    assert shown in cleaned
+
+
+@pytest.mark.parametrize(("value", "entries"), [("True", 1), ("False", 0)])
+def test_ui_enabled_adds_or_removes_the_page(
+    monkeypatch: pytest.MonkeyPatch, value: str, entries: int
+) -> None:
+    from airflow_blindata.ui.app import plugin_external_views, plugin_fastapi_apps
+
+    monkeypatch.setenv("AIRFLOW__BLINDATA__UI_ENABLED", value)
+
+    assert len(plugin_fastapi_apps()) == entries
+    assert len(plugin_external_views()) == 2 * entries
