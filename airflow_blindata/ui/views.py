@@ -241,8 +241,23 @@ def _end(end: Any) -> str:
     return f"{end.entity}.{end.field}" if end.field else str(end.entity)
 
 
+def _last_snapshot(store: SqlEventStore, definition_uuid: str | None) -> Any:
+    """The newest snapshot of the definition that completed (what it described is known)."""
+    if not definition_uuid:
+        return None
+    for record in store.sync_history(definition_uuid, kind="snapshot", limit=20):
+        if record.status in ("success", "partial"):
+            return record
+    return None
+
+
 def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
-    """For a chosen job, the objects its stored events map to, with links to Blindata."""
+    """For a chosen job, the objects the last snapshot described from its stored events.
+
+    The last snapshot read the events received before it started: mapped again with the same
+    definition, they give what it described (the events received since are counted, and mapped
+    only while no snapshot has read any of them: then the page shows what the next one sends).
+    """
     from airflow_blindata.mapper.build import build
 
     with _store() as store:
@@ -250,7 +265,13 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
         known = overview.definitions(store)
         if not (namespace and name):
             return {"jobs": jobs, "job": None}
-        events = [event.payload for event in store.events(job=(namespace, name))]
+        last = _last_snapshot(store, known[0].definition_uuid if known else None)
+        stored = list(store.events(job=(namespace, name)))
+    cutoff = last.started_at if last is not None else None
+    read = [e.payload for e in stored if cutoff is not None and e.received_at <= cutoff]
+    since = len(stored) - len(read)
+    next_snapshot = not read
+    events = [e.payload for e in stored] if next_snapshot else read
     definition = _definition(known[0].definition_uuid if known else None)
     plan = build(events, definition)
     base = blindata_url()
@@ -280,6 +301,9 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
         "jobs": jobs,
         "job": (namespace, name),
         "events": len(events),
+        "since": since,
+        "snapshot_at": cutoff,
+        "next_snapshot": next_snapshot,
         "definition_file": ui_job_definition(),
         "blindata_url": base,
         "counts": {

@@ -101,7 +101,40 @@ def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
 
     assert "etl.job_1" in chooser
     assert "Entities (" in page and "analytics.marts.t1" in page
+    # The seeded snapshots ran before these events came: the next snapshot describes them.
+    assert "No snapshot has read the events of" in page
     assert "No Blindata URL is known" in page
+
+
+def test_where_it_lands_shows_what_the_last_snapshot_described_and_counts_what_came_since(
+    client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events received after the last snapshot started are not what it described."""
+    from datetime import UTC, datetime
+
+    from airflow_blindata.store import SyncRecord
+
+    from .seed import run_event, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'lands.db'}"
+    with open_store(url) as store:
+        store.append(run_event(1))  # etl.job_1 writes analytics.marts.t1
+        report = snapshot_report(0)
+        started = datetime.now(UTC)
+        store.record_sync(
+            SyncRecord(DEFINITION, "snapshot", started, started, "success", report.to_record())
+        )
+        later = run_event(4)  # etl.job_1 again, now writing analytics.marts.t_new
+        later["outputs"][0]["name"] = "analytics.marts.t_new"
+        store.append(later)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+
+    page = client.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+
+    assert "What the last snapshot (" in page
+    assert "<strong>1</strong> event(s) received since" in page
+    assert "analytics.marts.t1" in page and "analytics.marts.t_new" not in page
 
 
 def test_a_run_without_a_report_says_so(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
