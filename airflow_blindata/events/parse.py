@@ -74,12 +74,13 @@ _DECODER = msgspec.json.Decoder()
 def decode_json(text: str | bytes | bytearray) -> Any:
     """``json.loads(text)``, the same value or the same error, mostly with msgspec (faster).
 
-    msgspec refuses a little that ``json.loads`` reads (``NaN``, ``1e400``, an escaped lone
-    surrogate, UTF-16 bytes) and reads nothing it refuses; what it refuses goes to ``json.loads``.
+    msgspec refuses a little that ``json.loads`` reads (``NaN``, ``1e400``, a lone surrogate,
+    escaped or not, UTF-16 bytes) and reads nothing it refuses; what it refuses goes to
+    ``json.loads``.
     """
     try:
         return _DECODER.decode(text)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, ValueError):  # ValueError: text it cannot encode as UTF-8
         return json.loads(text)
 
 

@@ -15,6 +15,7 @@ TEXTS = [
     '{"a": NaN, "b": Infinity}',  # msgspec refuses: json.loads reads them
     '{"a": 1e400}',  # out of msgspec's range: inf, as json.loads says
     '{"a": "\\ud800 lone surrogate", "b": "\\u0000"}',
+    '{"a": "\ud800 a lone surrogate itself", "\udc80": 1}',  # as bytes: not UTF-8
     '{"a": "\\ud83d\\ude00 pair", "é": "ü"}',
     '{"a": 1, "a": 2}',  # the last one wins in both
     ' {"spaces": true} ',
