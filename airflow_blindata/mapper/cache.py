@@ -16,9 +16,12 @@ import json
 from datetime import datetime
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from airflow_blindata import __version__
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import BaseFacet, FacetLocation
+from airflow_blindata.events.parse import decode_json
 from airflow_blindata.events.registry import read_facet
 from airflow_blindata.mapper.fold import (
     DatasetKey,
@@ -68,10 +71,17 @@ def dump_folded(folded: FoldedJob, report: Report) -> str:
         }
         for key, merge in folded.datasets.items()
     ]
-    return json.dumps(
-        {"job": job, "datasets": datasets, "report": report.model_dump(mode="json")},
-        separators=(",", ":"),
-    )
+    return _json_text({"job": job, "datasets": datasets, "report": report.model_dump(mode="json")})
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    """``json.dumps(data)`` compact, written by pydantic-core (several times faster): the same
+    values, ``NaN`` and ``Infinity`` included; non-ASCII is written as is, not escaped. What it
+    refuses (a lone surrogate) is written by ``json.dumps``."""
+    try:
+        return to_json(data, inf_nan_mode="constants").decode("utf-8")
+    except (PydanticSerializationError, ValueError):
+        return json.dumps(data, separators=(",", ":"))
 
 
 def _read(raw: dict[str, Any], location: FacetLocation) -> dict[str, BaseFacet]:
@@ -108,7 +118,7 @@ def _mention(key: str, data: dict[str, Any]) -> Mention:
 def load_folded(text: str) -> tuple[FoldedJob, Report]:
     """What ``dump_folded`` wrote; raises ``ValueError``, ``KeyError`` or ``TypeError`` (pydantic's
     ``ValidationError`` is a ``ValueError``) on other text."""
-    data = json.loads(text)
+    data = decode_json(text)
     job = _load_job(data["job"])
     datasets = {
         DatasetKey(item["namespace"], item["name"]): DatasetMentions(

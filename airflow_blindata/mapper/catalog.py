@@ -182,8 +182,13 @@ def _dataset_properties(draft: _Draft, dataset: DatasetFold) -> None:
             draft.set(name, values)
 
 
+_PROPERTY_FACETS = frozenset({"catalog", "dataSource", "storage", "ownership", "tags"})
+
+
 def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]:
     """Additional properties of the catalog, dataSource, storage, ownership and tags facets."""
+    if key not in _PROPERTY_FACETS:  # the others give none: not worth a dump (schema, lineage)
+        return {}
     data = facet.model_dump(by_alias=False, exclude={"producer", "schema_url", "deleted"})
     if key == "catalog":
         names = ("framework", "type", "name", "metadata_uri", "warehouse_uri", "source")

@@ -151,7 +151,7 @@ class FlowCollector:
         description: str,
         superseded_by_analysis: bool = False,
     ) -> None:
-        if source == target:
+        if source.field == target.field and source.entity == target.entity:  # no flow to itself
             return
         with_system = source.entity.system != target.entity.system
         ends = f"{end_label(source, with_system=with_system)} -> "

@@ -461,15 +461,32 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
     """The runs a snapshot keeps whole: per job, its latest run and its latest completed one.
 
     Facets play no part in this, so events read without them (``facets=False``) give the answer.
+    The runs are ranked as ``_fold_job`` ranks them (by their last event time, then their first,
+    then run id) without folding them: a run's state is that of its last terminal event in the
+    fold's order, else of its last START or RUNNING (events tied on order have the same type).
     """
-    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+    runs: dict[JobKey, dict[str, list[Any]]] = {}
     for event in events:
-        by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+        if not isinstance(event, RunEvent):
+            continue
+        key = JobKey(event.job.namespace, event.job.name)
+        moment, rank = event.event_time, _RANK[event.event_type]
+        run = runs.setdefault(key, {}).get(event.run.run_id)
+        if run is None:  # first, last, last terminal (moment, rank), last progress (moment, rank)
+            run = runs[key][event.run.run_id] = [moment, moment, None, None]
+        run[0], run[1] = min(run[0], moment), max(run[1], moment)
+        slot = 2 if event.event_type in _TERMINAL else 3 if event.event_type in _PROGRESS else 0
+        if slot and (run[slot] is None or run[slot] <= (moment, rank)):
+            run[slot] = (moment, rank)
     kept: set[tuple[JobKey, str]] = set()
-    for key, job_events in by_job.items():
-        job = _fold_job(key, sorted(job_events, key=_sort_key))
-        latest = (job.latest, job.latest_completed)
-        kept.update((key, run.run_id) for run in latest if run is not None)
+    for key, by_id in runs.items():
+        ranked = sorted(by_id.items(), key=lambda item: (item[1][1], item[1][0], item[0]))
+        kept.add((key, ranked[-1][0]))
+        for run_id, (_, _, terminal, progress) in reversed(ranked):
+            decisive = terminal or progress
+            if decisive is not None and decisive[1] == _RANK[EventType.COMPLETE]:
+                kept.add((key, run_id))
+                break
     return kept
 
 

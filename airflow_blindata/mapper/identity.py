@@ -22,6 +22,7 @@ import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -92,11 +93,13 @@ class EntityName:
     rule: str
 
 
+@lru_cache(maxsize=4096)
 def normalize_namespace(namespace: str) -> str:
     """The namespace as the naming conventions spell it, without user info.
 
     ``postgresql://USER:pw@DB.Example.com/`` becomes ``postgres://db.example.com:5432``. A
-    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed.
+    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed. Memoised:
+    a catalog has few namespaces and each dataset, field and flow asks again.
     """
     text = namespace.strip()
     if "://" not in text:

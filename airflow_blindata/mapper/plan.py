@@ -67,6 +67,20 @@ class EntityKey(_Frozen):
     def __str__(self) -> str:
         return f"{self.system}:{self.schema_ + '.' if self.schema_ else ''}{self.name}"
 
+    # A plan keys and compares entities by the thousand: by their three fields, not pydantic's
+    # generic comparison (the same answer: a frozen model with no extras and no private state).
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not EntityKey:
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.system == other.system
+            and self.schema_ == other.schema_
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.system, self.schema_, self.name))
+
 
 class PlannedSystem(_Frozen):
     name: str

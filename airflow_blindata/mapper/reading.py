@@ -23,10 +23,9 @@ event whole (``tests/mapper/test_reading.py`` checks it on random histories).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from airflow_blindata.events import (
     DatasetEvent,
@@ -36,6 +35,7 @@ from airflow_blindata.events import (
     RunEvent,
     parse_event,
 )
+from airflow_blindata.events.parse import decode_json
 from airflow_blindata.events.text import unencodable
 from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
@@ -48,22 +48,34 @@ def _object(raw: Any) -> Any:
     """The decoded JSON of a raw event (text is decoded once here, not once per reading)."""
     if isinstance(raw, str | bytes | bytearray):
         try:
-            return json.loads(raw)
+            return decode_json(raw)
         except (ValueError, RecursionError):
             return raw  # parse_event says why
     return raw
 
 
+def _text(raw: Any) -> str | bytes | None:
+    """The JSON text an event came as, for ``parse_event`` to scan instead of the decoded one."""
+    if isinstance(raw, str | bytes):
+        return raw
+    return bytes(raw) if isinstance(raw, bytearray) else None
+
+
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object: a dict, checked first (the abstract check costs more and is rare)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _facet_keys(container: Any) -> Iterable[str]:
-    facets = container.get("facets") if isinstance(container, Mapping) else None
-    return facets.keys() if isinstance(facets, Mapping) else ()
+    facets = container.get("facets") if _is_map(container) else None
+    return facets.keys() if _is_map(facets) else ()
 
 
 def _datasets(data: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
     for side in ("inputs", "outputs"):
         items = data.get(side)
         if isinstance(items, list):
-            yield from (item for item in items if isinstance(item, Mapping))
+            yield from (item for item in items if _is_map(item))
 
 
 def _carries_quality(data: Mapping[str, Any]) -> bool:
@@ -72,18 +84,19 @@ def _carries_quality(data: Mapping[str, Any]) -> bool:
     for dataset in _datasets(data):
         for container in ("facets", "inputFacets", "outputFacets"):
             facets = dataset.get(container)
-            if isinstance(facets, Mapping) and not QUALITY_FACET_KEYS.isdisjoint(facets.keys()):
+            if _is_map(facets) and not QUALITY_FACET_KEYS.isdisjoint(facets.keys()):
                 return True
     return False
 
 
 def _envelope_is_text(event: RunEvent) -> bool:
     """Whether the strings a skimmed event brings into the fold can be stored and sent (a store
-    of an earlier version may hold events that ``store.prepare`` now quarantines)."""
+    of an earlier version may hold events that ``store.prepare`` now quarantines). One check of
+    them all joined: a separator between two names cannot make or hide a bad character."""
     names = [event.job.namespace, event.job.name, event.run.run_id, event.producer]
     for dataset in (*event.inputs, *event.outputs):
         names += (dataset.namespace, dataset.name)
-    return all(unencodable(name) is None for name in names)
+    return unencodable("\n".join(names)) is None
 
 
 class _Decided:
@@ -133,7 +146,13 @@ def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = Tru
     Counts as ``read_events`` does, plus ``eventsSkimmed``: events read without their facets
     because newer events supersede every facet they carry.
     """
-    decoded = [_object(item) for item in items]
+    raws = list(items)
+    decoded = [_object(item) for item in raws]
+    texts = [
+        _text(item) if type(data) is dict else None
+        for item, data in zip(raws, decoded, strict=True)
+    ]
+    del raws
     results: list[ParsedEvent | Event | None] = [None] * len(decoded)
     envelopes: dict[int, RunEvent] = {}
     short = _short_histories(decoded)
@@ -142,20 +161,22 @@ def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = Tru
             results[index] = data
             continue
         if isinstance(data, dict) and _raw_job(data) in short:
-            results[index] = parse_event(data)  # every run is kept whole: nothing to skim
+            # every run is kept whole: nothing to skim
+            results[index] = parse_event(data, text=texts[index])
             continue
         skim = parse_event(data, facets=False) if isinstance(data, dict) else None
         if skim is not None and isinstance(skim.event, RunEvent):
             envelopes[index] = skim.event
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
-            results[index] = parse_event(data)
-    skimmed = _read_runs(decoded, envelopes, results, quality) if envelopes else 0
+            results[index] = parse_event(data, text=texts[index])
+    skimmed = _read_runs(decoded, texts, envelopes, results, quality) if envelopes else 0
     report.count("eventsSkimmed", skimmed)
     return read_events((r for r in results if r is not None), report)
 
 
 def _read_runs(
     decoded: list[Any],
+    texts: list[str | bytes | None],
     envelopes: dict[int, RunEvent],
     results: list[ParsedEvent | Event | None],
     quality: bool,
@@ -181,7 +202,7 @@ def _read_runs(
             results[index] = ParsedEvent(event)
             skimmed += 1
             continue
-        parsed = parse_event(data)
+        parsed = parse_event(data, text=texts[index])
         results[index] = parsed
         if isinstance(parsed.event, RunEvent):
             seen.add(parsed.event)

@@ -7,6 +7,7 @@ Stores are opened by URL through the registry (``airflow_blindata.store.open_sto
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -61,6 +62,20 @@ class EventStore(ABC):
     ) -> Iterator[StoredEvent]:
         """Stored events with ``since < id <= until``, of one job (namespace, name), in cursor
         order."""
+
+    def events_by_job(
+        self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
+    ) -> Iterator[tuple[tuple[str, str], list[str]]]:
+        """The JSON text of each of ``jobs``' events up to ``until``, one job after the other.
+
+        For a reader that decodes the events itself (a snapshot's mapping). Each job's texts
+        come in cursor order; a job with no events is left out. This default asks job by job;
+        a database store reads many small jobs per query.
+        """
+        for job in jobs:
+            texts = [json.dumps(event.payload) for event in self.events(job=job, until=until)]
+            if texts:
+                yield job, texts
 
     @abstractmethod
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import ColumnElement, Row, Select, Table, func, insert, inspect, select
+from sqlalchemy import ColumnElement, Row, Select, Table, func, insert, inspect, select, tuple_
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import (
     DataError,
@@ -406,6 +406,48 @@ class SqlEventStore(EventStore):
             with self._reading() as conn:
                 rows = conn.execute(query).all()
         return {(str(row[0]), str(row[1])): f"{row[2]}:{row[3]}:{row[4]}:{row[5]}" for row in rows}
+
+    def events_by_job(
+        self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
+    ) -> Iterator[tuple[tuple[str, str], list[str]]]:
+        """Many jobs per query (a query per job was a third of a first plan's time with small
+        jobs), in keyset pages of ``PAGE_SIZE`` rows: memory holds a page and one job."""
+        self._ensure_schema()
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        namespace, name = ev.c.job_namespace, ev.c.job_name
+        asked = {(column_text(job[0]), column_text(job[1])): job for job in jobs}
+        keys = list(asked)
+        with self._guard("stamping new events"):
+            self._stamp()
+        for start in range(0, len(keys), BATCH_SIZE):
+            query = select(namespace, name, cursor_column, ev.c.payload).where(
+                cursor_column.is_not(None),
+                tuple_(namespace, name).in_(keys[start : start + BATCH_SIZE]),
+            )
+            if until is not None:
+                query = query.where(cursor_column <= until)
+            current: tuple[Any, Any] | None = None
+            texts: list[str] = []
+            after: tuple[Any, Any, Any] | None = None
+            while True:
+                page = query
+                if after is not None:
+                    page = page.where(tuple_(namespace, name, cursor_column) > tuple_(*after))
+                page = page.order_by(namespace, name, cursor_column).limit(PAGE_SIZE)
+                with self._guard("reading events"), self._reading() as conn:
+                    rows = conn.execute(page).all()
+                for row in rows:
+                    job = (row[0], row[1])
+                    if job != current:
+                        if current is not None and texts:
+                            yield asked.get(current, current), texts
+                        current, texts = job, []
+                    texts.append(row[3])
+                if len(rows) < PAGE_SIZE:
+                    break
+                after = tuple(rows[-1][:3])
+            if current is not None and texts:
+                yield asked.get(current, current), texts
 
     def folded_jobs(
         self, settings: str, jobs: Iterable[tuple[str, str]]

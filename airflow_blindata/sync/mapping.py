@@ -88,6 +88,24 @@ def _load(job: tuple[str, str], text: str) -> tuple[FoldedJob, Report] | None:
         return None
 
 
+class _Texts:
+    """The event texts of a chunk's jobs, taken in the order the store yields them (the order
+    asked, normally: a job yielded out of turn is held until asked for)."""
+
+    def __init__(self, stream: Iterator[tuple[tuple[str, str], list[str]]]) -> None:
+        self.stream = stream
+        self.held: dict[tuple[str, str], list[str]] = {}
+
+    def of(self, job: tuple[str, str]) -> list[str]:
+        if job in self.held:
+            return self.held.pop(job)
+        for found, texts in self.stream:
+            if found == job:
+                return texts
+            self.held[found] = texts
+        return []
+
+
 def _chunks(
     digests: dict[tuple[str, str], str], size: int
 ) -> Iterator[list[tuple[tuple[str, str], str]]]:
@@ -120,9 +138,14 @@ def plan_from_store(
     with _collector_paused():
         for chunk in _chunks(digests, KEEP_BATCH):
             stored = store.folded_jobs(settings, (job for job, _ in chunk))
+            loaded: dict[tuple[str, str], tuple[FoldedJob, Report] | None] = {}
             for job, digest in chunk:
                 found = stored.pop(job, None)
-                kept = _load(job, found[1]) if found and found[0] == digest else None
+                loaded[job] = _load(job, found[1]) if found and found[0] == digest else None
+            unread = [job for job, kept in loaded.items() if kept is None]
+            texts = _Texts(store.events_by_job(unread, until=until))
+            for job, digest in chunk:
+                kept = loaded.pop(job)
                 if kept is not None:
                     folded, job_report = kept
                     report.merge(job_report)
@@ -130,7 +153,7 @@ def plan_from_store(
                     reused += 1
                     continue
                 job_report = Report()
-                payloads = [event.payload for event in store.events(job=job, until=until)]
+                payloads = texts.of(job)
                 folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
                 if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
                     keeper.add(job, digest, folds[0], job_report)

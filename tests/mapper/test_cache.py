@@ -6,9 +6,11 @@ received nothing new (for example each job's folded description and a digest)".
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from airflow_blindata.definition import JobDefinition
@@ -21,7 +23,7 @@ from airflow_blindata.mapper.report import Report
 from tests.builders import definition
 
 from .test_fold import ALL_DBT, dbt_events
-from .test_reading import histories
+from .test_reading import histories, raw_event
 
 DEFINITION = definition()
 
@@ -70,3 +72,30 @@ def test_a_fold_is_kept_only_under_the_same_quality_settings() -> None:
     )
     assert fold_settings(other) != fold_settings(DEFINITION)
     assert build(dbt_events(*ALL_DBT), DEFINITION).entities  # the fixtures map (a sanity check)
+
+
+def _text(model: Any) -> str:
+    return json.dumps(model.model_dump(mode="json"), sort_keys=True)  # NaN != NaN: as text
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), -float("inf"), 10**30, 1.5e-320, "é \u2028 \U0001f600"]
+)
+def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(value: Any) -> None:
+    """Odd floats, big integers and non-ASCII text come back as folded from the kept text."""
+    metrics = {"dataQualityMetrics": {"rowCount": 3, "columnMetrics": {"c": {"sum": value}}}}
+    facets = {"acme": {"_producer": "p", "_schemaURL": "https://acme/x.json", "v": value}}
+    event = raw_event(
+        "COMPLETE",
+        1,
+        "r1",
+        job_facets=facets,
+        outputs=[{"namespace": "postgres://h:5432", "name": "d.s.t", "facets": facets}],
+    )
+    event["outputs"][0]["outputFacets"] = metrics if isinstance(value, float) else {}
+    (folded,) = fold_jobs(read_job_events([event], Report()), quality_retainer(DEFINITION))
+    again, _ = load_folded(dump_folded(folded, Report()))
+    assert _text(again.job) == _text(folded.job)
+    assert {k: _text(m.fold(k)) for k, m in again.datasets.items()} == {
+        k: _text(m.fold(k)) for k, m in folded.datasets.items()
+    }

@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.mapper.fold import FoldBuilder
+from airflow_blindata.events import RunEvent
+from airflow_blindata.mapper.fold import FoldBuilder, fold, runs_kept_whole
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
@@ -142,3 +143,34 @@ def test_a_skimmed_event_with_a_name_no_store_can_hold_is_unreadable() -> None:
     assert report.gap_count(GapCode.UNREADABLE_EVENT) == 1
     (job,) = result.jobs
     assert job.written == [] and result.datasets == []
+
+
+@st.composite
+def run_cycles(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Events of a few runs of two jobs, any type (OTHER and no type too), times often tied."""
+    types = st.sampled_from(["START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER", None])
+    events = []
+    for _ in range(draw(st.integers(1, 12))):
+        event = raw_event(
+            "START", draw(st.integers(0, 5)), draw(st.sampled_from(["r1", "r2", "r3"]))
+        )
+        event["eventType"] = draw(types)
+        event["job"]["name"] = draw(st.sampled_from(["one", "two"]))
+        events.append(event)
+    return events
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=run_cycles())
+def test_the_runs_kept_whole_are_the_latest_and_latest_completed_of_the_fold(
+    events: list[dict[str, Any]],
+) -> None:
+    """``runs_kept_whole`` ranks runs without folding them: the same runs as the fold's."""
+    read = read_events(events, Report())
+    expected = {
+        (job.key, run.run_id)
+        for job in fold(read).jobs
+        for run in (job.latest, job.latest_completed)
+        if run is not None
+    }
+    assert runs_kept_whole(e for e in read if isinstance(e, RunEvent)) == expected

@@ -7,11 +7,14 @@ does not parse known SQL again".
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlalchemy import text
 
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store import schema as schema_module
+from airflow_blindata.store import sql as sql_module
 
 from .helpers import dataset_event, event, job_event
 
@@ -131,3 +134,34 @@ def test_the_syncs_reads_are_not_bound_by_the_appends_statement_timeout(
         appending = store._appending()  # type: ignore[attr-defined]
         with appending as conn, pytest.raises(Exception, match="statement timeout"):
             conn.execute(text("SELECT pg_sleep(0.2)"))
+
+
+@pytest.mark.parametrize(("page", "batch"), [(1000, 500), (2, 500), (3, 2), (1, 1)])
+def test_events_by_job_reads_many_jobs_per_query_as_events_reads_each(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch, page: int, batch: int
+) -> None:
+    """The same texts, job by job in cursor order, whatever the pages and batches; a job with
+    no events up to the cursor is left out."""
+    monkeypatch.setattr(sql_module, "PAGE_SIZE", page)
+    monkeypatch.setattr(sql_module, "BATCH_SIZE", batch)
+    for run in ("r1", "r2", "r3"):
+        store.append(event("b", run=run))
+        store.append(event("a", run=run))
+    store.append(event("é", run="r1", namespace="other"))
+    store.append(job_event("b"))
+    until = store.last_id()
+    store.append(event("a", run="r4"))
+    store.append(event("late", run="r1"))
+    asked = [("ns", "a"), ("ns", "b"), ("ns", "missing"), ("other", "é"), ("ns", "late")]
+    read = {
+        job: [json.loads(text) for text in texts]
+        for job, texts in store.events_by_job(asked, until=until)
+    }
+    expected = {
+        job: [e.payload for e in store.events(job=job, until=until)]
+        for job in asked
+        if list(store.events(job=job, until=until))
+    }
+    assert list(read) == [("ns", "a"), ("ns", "b"), ("other", "é")]
+    assert read == expected
+    assert [len(events) for events in read.values()] == [3, 4, 1]
