@@ -87,7 +87,8 @@ class EventStore(ABC):
 
         The digest changes whenever an event of the job is added or removed (retention). A
         snapshot reads the store job by job from this list (``sync.mapping``), so that its memory
-        follows the catalog, not the history.
+        follows the catalog, not the history; the SQL stores keep the list between calls and add
+        only the events past it (``digests``), so that its time follows what is new.
         """
 
     @abstractmethod

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select
 from sqlalchemy.engine import Connection, Engine
 
+from . import digests
 from .models import RetentionResult
 from .schema import Tables
 
@@ -33,13 +34,26 @@ DELETE_BATCH = 1000
 Writing = Callable[[], AbstractContextManager[Connection]]
 
 
-def _delete_batched(writing: Writing, table: Table, where: ColumnElement[bool]) -> int:
-    """Delete the rows ``where`` selects, a batch per transaction; the number removed."""
+def _delete_batched(
+    writing: Writing, table: Table, where: ColumnElement[bool], events: Tables | None = None
+) -> int:
+    """Delete the rows ``where`` selects, a batch per transaction; the number removed.
+
+    ``events``: the rows are events, taken out of the job digests in the same transaction.
+    """
     removed = 0
     while True:
         batch = select(table.c.id).where(where).limit(DELETE_BATCH).scalar_subquery()
+        statement = delete(table).where(table.c.id.in_(batch))
         with writing() as conn:
-            count = conn.execute(delete(table).where(table.c.id.in_(batch))).rowcount
+            if events is None:
+                count = conn.execute(statement).rowcount
+            else:
+                columns = (table.c.job_namespace, table.c.job_name, events.cursor)
+                rows = conn.execute(statement.returning(*columns)).all()
+                if rows:
+                    digests.subtract(conn, events, rows)
+                count = len(rows)
         removed += count
         if count < DELETE_BATCH:
             return removed
@@ -88,7 +102,10 @@ def retain(
     removed = 0
     for namespace, name in stale:
         removed += _delete_batched(
-            writing, events, and_(events.c.job_namespace == namespace, events.c.job_name == name)
+            writing,
+            events,
+            and_(events.c.job_namespace == namespace, events.c.job_name == name),
+            tables,
         )
     with engine.connect() as conn:
         aged_jobs = conn.execute(
@@ -107,7 +124,7 @@ def retain(
         if latest_job_event is not None:
             keep.append(events.c.id != latest_job_event)
         removed += _delete_batched(
-            writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep)
+            writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep), tables
         )
     removed += _delete_batched(
         writing, events, and_(events.c.job_name.is_(None), events.c.received_at < raw_cutoff)

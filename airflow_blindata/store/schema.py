@@ -35,14 +35,24 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    literal_column,
 )
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["MIGRATIONS", "PREFIX", "SCHEMA_VERSION", "Tables", "UtcDateTime", "build_tables"]
+__all__ = [
+    "MIGRATIONS",
+    "PREFIX",
+    "SCHEMA_VERSION",
+    "Tables",
+    "UtcDateTime",
+    "build_tables",
+    "is_dataset_event",
+]
 
 PREFIX = "blindata_"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Migration = Callable[[Connection, "Tables"], None]
 
@@ -51,11 +61,25 @@ def _add_tables(conn: Connection, tables: Tables) -> None:
     """A step that only adds tables: ``create_all`` after the steps creates them."""
 
 
-MIGRATIONS: dict[int, Migration] = {2: _add_tables}
+def _add_indexes(conn: Connection, tables: Tables) -> None:
+    """A step that adds indexes to existing tables (``create_all`` skips a table that exists).
+
+    Building one reads the whole table, under the schema lock: once, on the first use of the
+    new release.
+    """
+    for table in tables.metadata.sorted_tables:
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Migration] = {2: _add_tables, 3: _add_indexes}
 """Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema).
 
 2: ``sql_hashes``, the SQL hash memo of the last snapshot; ``job_folds``, each job as the last
 snapshot folded it, with the digest of the events it was folded from.
+3: ``events_dataset_idx``, the DatasetEvents by cursor (a partial index: no cost to the other
+appends); ``job_digests``, each job's event count and cursor sum up to a high-water mark
+(``digests.py``).
 """
 
 
@@ -95,6 +119,7 @@ class Tables:
     meta: Table
     sql_hashes: Table
     job_folds: Table
+    job_digests: Table
     seq: Sequence | None
 
     @property
@@ -102,6 +127,13 @@ class Tables:
         """The column readers page by: ``seq`` where it exists (PostgreSQL), else ``id``."""
         column: Column[Any] = self.events.c.seq if self.seq is not None else self.events.c.id
         return column
+
+
+def is_dataset_event(events: Table) -> ColumnElement[bool]:
+    """``kind = 'DatasetEvent'`` with the kind as a literal, not a parameter: the planners
+    (SQLite's always, PostgreSQL's in a generic plan) use a partial index only for a condition
+    they can see implies the index's own."""
+    return events.c.kind == literal_column("'DatasetEvent'")
 
 
 @cache
@@ -142,6 +174,13 @@ def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> 
         Index(f"{PREFIX}events_job_idx", "job_namespace", "job_name", "id"),
         Index(f"{PREFIX}events_received_idx", "received_at"),
         sqlite_autoincrement=True,  # ids are never reused, even after retention empties the table
+    )
+    dataset_only = is_dataset_event(events)
+    Index(
+        f"{PREFIX}events_dataset_idx",
+        events.c.seq if stamped_cursor else events.c.id,
+        sqlite_where=dataset_only,
+        postgresql_where=dataset_only,
     )
     quarantine = Table(
         f"{PREFIX}quarantine",
@@ -187,4 +226,14 @@ def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> 
         Column("digest", String(64), nullable=False),
         Column("fold", Text, nullable=False),
     )
-    return Tables(metadata, events, quarantine, sync_history, meta, sql_hashes, job_folds, seq)
+    job_digests = Table(
+        f"{PREFIX}job_digests",
+        metadata,
+        Column("job_namespace", Text, primary_key=True),
+        Column("job_name", Text, primary_key=True),
+        Column("events", BigInteger, nullable=False),
+        Column("total", BigInteger, nullable=False),
+    )
+    return Tables(
+        metadata, events, quarantine, sync_history, meta, sql_hashes, job_folds, job_digests, seq
+    )

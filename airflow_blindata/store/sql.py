@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -28,7 +29,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.sql.dml import Insert
 
-from . import retention
+from . import digests, retention
 from .base import EventStore, RawEvent
 from .connections import describe_error, set_aside, track
 from .models import (
@@ -43,9 +44,11 @@ from .models import (
     SyncRecord,
 )
 from .prepare import Prepared, column_text, prepare, refused
-from .schema import MIGRATIONS, SCHEMA_VERSION, Tables
+from .schema import MIGRATIONS, SCHEMA_VERSION, Tables, is_dataset_event
 
 __all__ = ["SqlEventStore", "describe_error"]
+
+log = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
 """Rows per transaction in ``append_many``: big enough to be fast, short enough not to block."""
@@ -231,8 +234,11 @@ class SqlEventStore(EventStore):
             for step in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[step](conn, tables)
             tables.metadata.create_all(conn)  # tables a step added to the model
-        conn.execute(meta.delete().where(meta.c.key == "schema_version"))
+        conn.execute(meta.delete().where(meta.c.key.in_(("schema_version", digests.PRUNES))))
         conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        conn.execute(
+            insert(meta).values(key=digests.PRUNES, value="0")
+        )  # the row memo writers lock
 
     # -- writing --------------------------------------------------------------------------
 
@@ -361,7 +367,7 @@ class SqlEventStore(EventStore):
         return self._read(conditions, since=since, until=until)
 
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
-        return self._read([self._tables.events.c.kind == "DatasetEvent"], until=until)
+        return self._read([is_dataset_event(self._tables.events)], until=until)
 
     def _read(
         self,
@@ -383,29 +389,36 @@ class SqlEventStore(EventStore):
             yield self._to_event(row)
 
     def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]:
+        """Read from the memo (``digests``) plus the events past its mark, then keep the memo."""
         self._ensure_schema()
-        ev, cursor_column = self._tables.events, self._tables.cursor
-        query = (
-            select(
-                ev.c.job_namespace,
-                ev.c.job_name,
-                func.count(),
-                func.min(cursor_column),
-                func.max(cursor_column),
-                func.sum(cursor_column),
-            )
-            .where(ev.c.job_namespace.is_not(None), ev.c.job_name.is_not(None))
-            .where(cursor_column.is_not(None))
-            .group_by(ev.c.job_namespace, ev.c.job_name)
-            .order_by(ev.c.job_namespace, ev.c.job_name)
-        )
-        if until is not None:
-            query = query.where(cursor_column <= until)
+        tables = self._tables
         with self._guard("listing jobs"):
             self._stamp()
             with self._reading() as conn:
-                rows = conn.execute(query).all()
-        return {(str(row[0]), str(row[1])): f"{row[2]}:{row[3]}:{row[4]}:{row[5]}" for row in rows}
+                if until is None:
+                    until = int(conn.execute(select(func.max(tables.cursor))).scalar() or 0)
+                seen, mark, kept = digests.read_memo(conn, tables)
+                replace = mark is None or until < mark
+                new = digests.aggregate(conn, tables, None if replace else mark, until)
+        sums = new if replace else digests.merge(kept, dict(new))
+        if replace or until != mark:
+            changed = sums if replace else {job: sums[job] for job in new}
+            self._keep_digests(seen, until, changed, replace=replace)
+        return {job: digests.digest(*sums[job]) for job in sorted(sums)}
+
+    def _keep_digests(
+        self, seen: digests.Memo, until: int, sums: digests.Sums, *, replace: bool
+    ) -> None:
+        """Best effort: a memo not kept (a read-only store, a concurrent writer) costs the next
+        listing the events past the old mark, nothing else."""
+        try:
+            with self._guard("keeping job digests"), self._writing() as conn:
+                kept = digests.write_memo(conn, self._tables, seen, until, sums, replace=replace)
+        except StoreUnavailableError as exc:
+            log.info("The job digests could not be kept: %s", exc)
+            return
+        if not kept:
+            log.debug("The job digests moved meanwhile: not kept")
 
     def events_by_job(
         self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
