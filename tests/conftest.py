@@ -1,7 +1,9 @@
 """Shared fixtures.
 
 Airflow reads its configuration when first imported, so the environment it needs is set here,
-before any test module imports it: a private ``AIRFLOW_HOME`` and no example DAGs.
+before any test module imports it: a private ``AIRFLOW_HOME`` and no example DAGs. Under
+pytest-xdist each worker gets its own (its metadata database is migrated by the tests that need
+it: two workers migrating one SQLite file at once break each other).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-blindata-tests-"))
+_PRIVATE_HOME = "airflow-blindata-tests-"
+if os.environ.get("PYTEST_XDIST_WORKER") and _PRIVATE_HOME in os.environ.get("AIRFLOW_HOME", ""):
+    del os.environ["AIRFLOW_HOME"]  # the controller's: each worker makes its own
+os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix=_PRIVATE_HOME))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")
 
