@@ -44,9 +44,9 @@ def _event(index: int) -> dict[str, Any]:
 def fill(url: str, events: int, syncs: int, days: int) -> None:
     from sqlalchemy import func, update
 
-    from airflow_blindata.store import SyncRecord, open_store
+    from airflow_blindata.store import open_store
     from airflow_blindata.store.sql import SqlEventStore
-    from tests.ui.seed import DEFINITION, snapshot_report
+    from tests.ui.seed import record_snapshot, snapshot_report
 
     with open_store(url) as store:
         assert isinstance(store, SqlEventStore)
@@ -67,18 +67,7 @@ def fill(url: str, events: int, syncs: int, days: int) -> None:
                 value = ev.c.received_at - func.make_interval(0, 0, 0, 0, 0, 0, offset)
             conn.execute(update(ev).values(received_at=value))
         for index in range(syncs):
-            report = snapshot_report(index % 24)
-            assert report.finished_at is not None
-            store.record_sync(
-                SyncRecord(
-                    definition_uuid=DEFINITION,
-                    kind="snapshot",
-                    started_at=report.started_at,
-                    finished_at=report.finished_at,
-                    status="success",
-                    report=report.to_record(),
-                )
-            )
+            record_snapshot(store, snapshot_report(index % 24), status="success")
 
 
 def pages() -> dict[str, Callable[[], str]]:

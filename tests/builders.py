@@ -140,11 +140,7 @@ def run_event(
     if schema_url is not None:
         event["schemaURL"] = schema_url
     event["run"] = {"runId": run_id, "facets": dict(run_facets or {})}
-    event["job"] = {"namespace": namespace, "name": job, "facets": dict(job_facets or {})}
-    event["inputs"] = [dict(item) for item in inputs]
-    event["outputs"] = [dict(item) for item in outputs]
-    event.update(extra)
-    return event
+    return _with_job(event, namespace, job, job_facets, inputs, outputs, extra)
 
 
 def run_cycle(
@@ -178,6 +174,19 @@ def job_event(
     event: dict[str, Any] = {"eventTime": time, "producer": producer}
     if schema_url is not None:
         event["schemaURL"] = schema_url
+    return _with_job(event, namespace, job, job_facets, inputs, outputs, extra)
+
+
+def _with_job(
+    event: dict[str, Any],
+    namespace: str,
+    job: str,
+    job_facets: Facets | None,
+    inputs: Iterable[Mapping[str, Any]],
+    outputs: Iterable[Mapping[str, Any]],
+    extra: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``event`` with its job, datasets and any extra keys, in the order producers write them."""
     event["job"] = {"namespace": namespace, "name": job, "facets": dict(job_facets or {})}
     event["inputs"] = [dict(item) for item in inputs]
     event["outputs"] = [dict(item) for item in outputs]

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 
 from .models import QuarantinedEvent, SyncRecord
-from .sql import SqlEventStore
+from .sql import SqlEventStore, quarantined_event, sync_record
 
 __all__ = [
     "CaptureCount",
@@ -111,17 +111,7 @@ def quarantine_page(store: SqlEventStore, *, limit: int = 20) -> tuple[int, list
     with store._guard("reading the quarantine"), store._reading() as conn:
         total = conn.execute(select(func.count()).select_from(table)).scalar()
         rows = conn.execute(select(table).order_by(table.c.id.desc()).limit(limit)).all()
-    return int(total or 0), [
-        QuarantinedEvent(
-            id=row.id,
-            key=row.key,
-            received_at=row.received_at,
-            source=row.source,
-            reason=row.reason,
-            raw=bytes(row.raw).decode("utf-8", "replace"),
-        )
-        for row in rows
-    ]
+    return int(total or 0), [quarantined_event(row) for row in rows]
 
 
 def definitions(store: SqlEventStore) -> list[DefinitionSummary]:
@@ -145,14 +135,7 @@ def _entry(row: Any) -> HistoryEntry:
         report = {}
     return HistoryEntry(
         id=int(row.id),
-        record=SyncRecord(
-            definition_uuid=row.definition_uuid,
-            kind=row.kind,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            status=row.status,
-            report=report if isinstance(report, dict) else {},
-        ),
+        record=sync_record(row, report if isinstance(report, dict) else {}),
     )
 
 

@@ -72,6 +72,30 @@ exception (22: NUL in text, a value too long, a character the encoding lacks), i
 constraint violation (23), program limit exceeded (54: an index entry over the btree limit)."""
 
 
+def quarantined_event(row: Any) -> QuarantinedEvent:
+    """A row of the quarantine table as the model (the raw bytes shown as text)."""
+    return QuarantinedEvent(
+        id=row.id,
+        key=row.key,
+        received_at=row.received_at,
+        source=row.source,
+        reason=row.reason,
+        raw=bytes(row.raw).decode("utf-8", "replace"),
+    )
+
+
+def sync_record(row: Any, report: dict[str, Any]) -> SyncRecord:
+    """A row of the sync history as the model, with its report already decoded."""
+    return SyncRecord(
+        definition_uuid=row.definition_uuid,
+        kind=row.kind,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        status=row.status,
+        report=report,
+    )
+
+
 def _tally(counts: AppendCounts, outcome: AppendOutcome, position: int, row: Prepared) -> None:
     """Count ``outcome``; a quarantined event with its position and the reason it was kept."""
     reason = row.values.get("reason") if outcome is AppendOutcome.QUARANTINED else None
@@ -542,14 +566,7 @@ class SqlEventStore(EventStore):
         self._ensure_schema()
         table = self._tables.quarantine
         for row in self._pages(select(table), table.c.id, "id", 0, "reading the quarantine"):
-            yield QuarantinedEvent(
-                id=row.id,
-                key=row.key,
-                received_at=row.received_at,
-                source=row.source,
-                reason=row.reason,
-                raw=bytes(row.raw).decode("utf-8", "replace"),
-            )
+            yield quarantined_event(row)
 
     def _pages(
         self, query: Select[Any], key: ColumnElement[Any], label: str, after: int, action: str
@@ -665,17 +682,7 @@ class SqlEventStore(EventStore):
         query = query.order_by(history.c.id.desc()).limit(limit)
         with self._guard("reading the sync history"), self._engine.connect() as conn:
             rows = conn.execute(query).all()
-        return [
-            SyncRecord(
-                definition_uuid=row.definition_uuid,
-                kind=row.kind,
-                started_at=row.started_at,
-                finished_at=row.finished_at,
-                status=row.status,
-                report=json.loads(row.report),
-            )
-            for row in rows
-        ]
+        return [sync_record(row, json.loads(row.report)) for row in rows]
 
     def close(self) -> None:
         self._engine.dispose()

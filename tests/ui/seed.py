@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.store import SyncRecord, open_store
+from airflow_blindata.store import EventStore, SyncRecord, open_store
 from airflow_blindata.sync.history import store_status
 from airflow_blindata.sync.report import RunReport
 
@@ -40,6 +40,21 @@ def snapshot_report(index: int) -> RunReport:
     return report
 
 
+def record_snapshot(store: EventStore, report: RunReport, status: str | None = None) -> None:
+    """Keep ``report`` in the store's sync history, as the snapshot operator does."""
+    assert report.finished_at is not None
+    store.record_sync(
+        SyncRecord(
+            definition_uuid=report.definition_uuid,
+            kind=report.kind,
+            started_at=report.started_at,
+            finished_at=report.finished_at,
+            status=status or store_status(report),
+            report=report.to_record(),
+        )
+    )
+
+
 def seed(store_url: str, *, events: int = 30, syncs: int = 3) -> None:
     """``events`` events split among the sources, one quarantined, ``syncs`` snapshots."""
     with open_store(store_url) as store:
@@ -50,15 +65,4 @@ def seed(store_url: str, *, events: int = 30, syncs: int = 3) -> None:
         store.append_many([run_event(0, namespace="airflow-prod")], source="listener")
         store.append(f'{{"broken": "postgresql://u:{SECRET}@db/x"', source="receiver")
         for index in range(syncs):
-            report = snapshot_report(index)
-            assert report.finished_at is not None
-            store.record_sync(
-                SyncRecord(
-                    definition_uuid=DEFINITION,
-                    kind="snapshot",
-                    started_at=report.started_at,
-                    finished_at=report.finished_at,
-                    status=store_status(report),
-                    report=report.to_record(),
-                )
-            )
+            record_snapshot(store, snapshot_report(index))
