@@ -67,11 +67,50 @@ def test_a_changed_statement_changes_the_sql_hash(first: str, second: str) -> No
     assert sql_hash(first, "postgres") != sql_hash(second, "postgres")
 
 
-def test_sql_that_sqlglot_cannot_parse_falls_back_to_the_raw_text() -> None:
+def test_sql_that_sqlglot_cannot_parse_still_hashes_by_its_tokens() -> None:
     broken = "SELECT ((( FROM WHERE"
-    assert normalize_sql(broken) == "SELECT ((( FROM WHERE"
-    assert sql_hash(broken) == sql_hash("SELECT (((   FROM\nWHERE")
+    assert sql_hash(broken) == sql_hash("select (((   FROM\nWHERE -- half written")
     assert sql_hash(broken) != sql_hash("SELECT ((( FROM WHERE x")
+
+
+def test_sql_that_does_not_tokenize_falls_back_to_the_raw_text() -> None:
+    unterminated = "SELECT 'abc FROM t"
+    assert normalize_sql(unterminated, "postgres") == "SELECT 'abc FROM t"
+    assert sql_hash(unterminated, "postgres") == sql_hash("SELECT   'abc\nFROM t", "postgres")
+    assert sql_hash(unterminated, "postgres") != sql_hash("SELECT 'abd FROM t", "postgres")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("SELECT a FROM t;", "SELECT a FROM t"),
+        ("select Count(a) from t", "SELECT COUNT(a) FROM t"),
+    ],
+)
+def test_a_trailing_semicolon_and_function_name_case_do_not_change_the_sql_hash(
+    first: str, second: str
+) -> None:
+    assert sql_hash(first, "postgres") == sql_hash(second, "postgres")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("SELECT 'a' FROM t", "SELECT 'A' FROM t"),  # a literal is compared as written
+        ("SELECT a FROM t", 'SELECT "a" FROM t'),  # so is quoting
+        ("SELECT 'x y' FROM t", "SELECT 'x', y FROM t"),
+        ("SELECT a FROM t; SELECT b FROM t", "SELECT a FROM t SELECT b FROM t"),
+        ("SELECT a FROM Orders", "SELECT a FROM orders"),  # names as written, as sqlglot does
+    ],
+)
+def test_names_literals_and_separators_change_the_sql_hash(first: str, second: str) -> None:
+    assert sql_hash(first, "postgres") != sql_hash(second, "postgres")
+
+
+def test_a_string_cannot_pass_for_the_tokens_it_spells() -> None:
+    assert sql_hash("SELECT 'STRING:1:a' FROM t") != sql_hash("SELECT 'a' FROM t")
+    spelled = normalize_sql("SELECT 'a', b FROM t")
+    assert sql_hash(f"SELECT '{spelled}' FROM t") != sql_hash(spelled)
 
 
 def test_the_emulator_reads_every_dialect_name_as_the_mapper_does() -> None:
