@@ -4,7 +4,7 @@ The routine of a SQL job is analysed again only when its SQL changed (seed 000),
 not move with whitespace, comments or keyword case, and must move with any real change. The hash
 is taken over sqlglot's tokens, not over a parse: comments and whitespace are not tokens, keywords
 and function names are compared upper-case, and every identifier, literal and operator as
-written. Tokenizing costs a fifth of parsing and re-rendering (``benchmarks/sql.py``), and a
+written. Tokenizing costs a third of parsing and re-rendering (``benchmarks/sql.py``), and a
 statement sqlglot cannot parse still hashes by its tokens. Text that does not even tokenize (an
 unterminated string) falls back to the raw text with whitespace collapsed.
 """
