@@ -199,6 +199,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         target = collector.end(output)
+        column_text = _describe(evidence, producer)
         for dataset, items in sorted(by_dataset.items()):
             origin = collector.end(dataset)
             if origin is None or target is None:
@@ -226,12 +227,17 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                 target=FlowEnd(entity=target),
                 description=_describe(evidence, producer, notes),
             )
+            known_origin = collector.known_fields(origin)
+            known_target = collector.known_fields(target)
+            columns: list[tuple[str, str, str]] = []
             for item in items:
                 if not (item.direct and item.field and item.target_field):
                     continue
                 if not (
-                    collector.field_is_catalogued(origin, item.field, owner=owner)
-                    and collector.field_is_catalogued(target, item.target_field, owner=owner)
+                    collector.field_is_catalogued(origin, item.field, known_origin, owner=owner)
+                    and collector.field_is_catalogued(
+                        target, item.target_field, known_target, owner=owner
+                    )
                 ):
                     continue
                 labels = (
@@ -239,16 +245,16 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                     if item.transformations
                     else ""
                 )
-                collector.add(
-                    scope=scope,
-                    owner_label=owner,
-                    kind="column",
-                    evidence=evidence,
-                    source=FlowEnd(entity=origin, field=item.field),
-                    target=FlowEnd(entity=target, field=item.target_field),
-                    description=_describe(evidence, producer) + labels,
-                    superseded_by_analysis=analysed,
-                )
+                columns.append((item.field, item.target_field, column_text + labels))
+            collector.add_columns(
+                scope=scope,
+                owner_label=owner,
+                evidence=evidence,
+                source=origin,
+                target=target,
+                columns=columns,
+                superseded_by_analysis=analysed,
+            )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
 
@@ -369,6 +375,7 @@ def _dataset_event_flows(
             if not _same(source.dataset, dataset.key):
                 by_dataset.setdefault(source.dataset, []).append(source)
         target = collector.end(dataset.key) if by_dataset else None
+        description = _describe("dataset_event", "the dataset's producer")
         for key, items in sorted(by_dataset.items()):
             origin = collector.end(key)
             if origin is None or target is None:
@@ -381,20 +388,20 @@ def _dataset_event_flows(
                 evidence="dataset_event",
                 source=FlowEnd(entity=origin),
                 target=FlowEnd(entity=target),
-                description=_describe("dataset_event", "the dataset's producer"),
+                description=description,
             )
-            for source in items:
-                if not (source.direct and source.field and source.target_field):
-                    continue
-                collector.add(
-                    scope=scope,
-                    owner_label="",
-                    kind="column",
-                    evidence="dataset_event",
-                    source=FlowEnd(entity=origin, field=source.field),
-                    target=FlowEnd(entity=target, field=source.target_field),
-                    description=_describe("dataset_event", "the dataset's producer"),
-                )
+            collector.add_columns(
+                scope=scope,
+                owner_label="",
+                evidence="dataset_event",
+                source=origin,
+                target=target,
+                columns=[
+                    (source.field, source.target_field, description)
+                    for source in items
+                    if source.direct and source.field and source.target_field
+                ],
+            )
 
 
 def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:
