@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
@@ -68,9 +69,12 @@ _EVIDENCE_TEXT: dict[FlowEvidence, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Source:
-    """One input of an output: a dataset, at entity level or from one field into one field."""
+    """One input of an output: a dataset, at entity level or from one field into one field.
+
+    Not frozen: one is made per field input of every job, and a frozen dataclass's constructor
+    costs four times as much. Nothing changes a source once made."""
 
     dataset: DatasetKey
     field: str | None = None
@@ -87,13 +91,24 @@ def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, .
     labels: list[str] = []
     direct = False
     for item in items or ():
-        kind = str(getattr(item, "type", "") or "").upper()
-        subtype = str(getattr(item, "subtype", "") or "").upper()
-        text = getattr(item, "description", None)
-        labels.append(f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind)
-        if kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES):
-            direct = True
+        item_direct, label = _transformation(
+            getattr(item, "type", None),
+            getattr(item, "subtype", None),
+            getattr(item, "description", None),
+        )
+        labels.append(label)
+        direct |= item_direct
     return direct, tuple(labels)
+
+
+@lru_cache(maxsize=1024)
+def _transformation(kind: str | None, subtype: str | None, text: str | None) -> tuple[bool, str]:
+    """Whether one transformation is DIRECT, and its label; memoised, as the field inputs of a
+    facet repeat the same few transformations."""
+    kind = str(kind or "").upper()
+    subtype = str(subtype or "").upper()
+    label = f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind
+    return kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES), label
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:
@@ -122,8 +137,12 @@ def _declared_sources(
 
 def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
     sources: list[Source] = []
+    datasets: dict[tuple[str, str], DatasetKey] = {}  # the few inputs of many field inputs
     for target_field, entry in sorted(facet.fields.items()):
         for item in entry.input_fields:
+            name = (item.namespace, item.name)
+            if name not in datasets:
+                datasets[name] = DatasetKey(*name)
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
@@ -131,11 +150,7 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
                 labels = (f"DIRECT/{kind}" if direct else kind,)
-            sources.append(
-                Source(
-                    DatasetKey(item.namespace, item.name), item.field, target_field, direct, labels
-                )
-            )
+            sources.append(Source(datasets[name], item.field, target_field, direct, labels))
     for item in facet.dataset or ():
         _, labels = _transformations(item.transformations)
         sources.append(
@@ -194,8 +209,9 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
         by_dataset: dict[DatasetKey, list[Source]] = {}
         for source in sources:
-            if not _same(source.dataset, output):  # a dataset read and written: no flow
-                by_dataset.setdefault(source.dataset, []).append(source)
+            by_dataset.setdefault(source.dataset, []).append(source)
+        for dataset in [key for key in by_dataset if _same(key, output)]:
+            del by_dataset[dataset]  # a dataset read and written: no flow
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         target = collector.end(output)
