@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import groupby
+from operator import attrgetter
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import entity_of
@@ -70,17 +73,25 @@ class FlowCollector:
     resolver: SystemResolver
     plan: CatalogPlan
     _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
-    _entities: dict[EntityKey, PlannedEntity] = field(default_factory=dict)
-    _fields: dict[EntityKey, set[str]] = field(default_factory=dict)
     _created_systems: dict[str, bool] = field(default_factory=dict)
     """System name → whether this definition created it (asked as flows name it)."""
     _ends: dict[DatasetKey, EntityKey | None] = field(default_factory=dict)
     """Dataset → its entity: a dataset is an end of the flows of every job that reads it."""
 
-    def __post_init__(self) -> None:
-        self._entities = {entity.key: entity for entity in self.plan.entities}
-        for planned in self.plan.fields:
-            self._fields.setdefault(planned.entity, set()).add(planned.name)
+    # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
+    # ends are jobs, never asks.
+
+    @cached_property
+    def _entities(self) -> dict[EntityKey, PlannedEntity]:
+        return {entity.key: entity for entity in self.plan.entities}
+
+    @cached_property
+    def _fields(self) -> dict[EntityKey, set[str]]:
+        """Entity → the names of its planned fields (those of an entity are planned together)."""
+        names: dict[EntityKey, set[str]] = {}
+        for entity, planned in groupby(self.plan.fields, key=attrgetter("entity")):
+            names.setdefault(entity, set()).update(item.name for item in planned)
+        return names
 
     # -- ends ----------------------------------------------------------------------------------
 
