@@ -219,7 +219,8 @@ class FlowCollector:
         superseded_by_analysis: bool = False,
     ) -> None:
         """Column flows from ``source`` to ``target``, each (source field, target field,
-        description): what ``add`` would plan for each, with the ends' labels worked out once."""
+        description), the fields named: what ``add`` would plan for each, with the ends' labels
+        worked out once."""
         with_system = source.system != target.system
         source_label = entity_label(source, with_system=with_system)
         target_label = entity_label(target, with_system=with_system)
