@@ -19,7 +19,11 @@ name, so the same events always give byte-identical names and scopes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import groupby
+from operator import attrgetter
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import entity_of
@@ -37,7 +41,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import shorten
 from airflow_blindata.mapper.systems import SystemResolver
 
-__all__ = ["MAX_FLOW_NAME", "FlowCollector", "end_label"]
+__all__ = ["MAX_FLOW_NAME", "FlowCollector", "end_label", "entity_label"]
 
 
 MAX_FLOW_NAME = 255
@@ -45,11 +49,19 @@ MAX_FLOW_NAME = 255
 
 
 def end_label(end: FlowEnd, *, with_system: bool) -> str:
-    entity = end.entity
+    label = entity_label(end.entity, with_system=with_system)
+    return f"{label}.{end.field}" if end.field else label
+
+
+def entity_label(entity: EntityKey, *, with_system: bool) -> str:
+    """How a flow name spells an entity: ``[system:][schema.]name``; a field is appended dotted."""
     text = f"{entity.schema_}.{entity.name}" if entity.schema_ else entity.name
-    if end.field:
-        text = f"{text}.{end.field}"
     return f"{entity.system}:{text}" if with_system else text
+
+
+def _flow_name(source: str, target: str, owner_label: str) -> str:
+    ends = f"{source} -> {target}"
+    return shorten(f"{ends} @{owner_label}" if owner_label else ends, MAX_FLOW_NAME)
 
 
 @dataclass
@@ -61,20 +73,35 @@ class FlowCollector:
     resolver: SystemResolver
     plan: CatalogPlan
     _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
-    _entities: dict[EntityKey, PlannedEntity] = field(default_factory=dict)
-    _fields: dict[EntityKey, set[str]] = field(default_factory=dict)
     _created_systems: dict[str, bool] = field(default_factory=dict)
     """System name → whether this definition created it (asked as flows name it)."""
+    _ends: dict[DatasetKey, EntityKey | None] = field(default_factory=dict)
+    """Dataset → its entity: a dataset is an end of the flows of every job that reads it."""
 
-    def __post_init__(self) -> None:
-        self._entities = {entity.key: entity for entity in self.plan.entities}
-        for planned in self.plan.fields:
-            self._fields.setdefault(planned.entity, set()).add(planned.name)
+    # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
+    # ends are jobs, never asks.
+
+    @cached_property
+    def _entities(self) -> dict[EntityKey, PlannedEntity]:
+        return {entity.key: entity for entity in self.plan.entities}
+
+    @cached_property
+    def _fields(self) -> dict[EntityKey, set[str]]:
+        """Entity → the names of its planned fields (those of an entity are planned together)."""
+        names: dict[EntityKey, set[str]] = {}
+        for entity, planned in groupby(self.plan.fields, key=attrgetter("entity")):
+            names.setdefault(entity, set()).update(item.name for item in planned)
+        return names
 
     # -- ends ----------------------------------------------------------------------------------
 
     def end(self, key: DatasetKey) -> EntityKey | None:
         """The entity of a dataset, or ``None`` when it has none; nothing is reported."""
+        if key not in self._ends:
+            self._ends[key] = self._resolve_end(key)
+        return self._ends[key]
+
+    def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
             return None
@@ -121,10 +148,19 @@ class FlowCollector:
         system = self.resolver.job_system(key.namespace)
         return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
 
-    def field_is_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> bool:
-        """False (gap recorded) when a System this definition created will not have the field;
-        True elsewhere, where the sync looks it up."""
-        if not self._created_here(entity.system) or name in self._fields.get(entity, ()):
+    def known_fields(self, entity: EntityKey) -> Set[str] | None:
+        """Every field ``entity`` will have, when this definition created its System (the schema
+        facets name them all); ``None`` on any other System, where the sync looks fields up."""
+        if not self._created_here(entity.system):
+            return None
+        return self._fields.get(entity, frozenset())
+
+    def field_is_catalogued(
+        self, entity: EntityKey, name: str, known: Set[str] | None, *, owner: str
+    ) -> bool:
+        """False (gap recorded) when ``name`` is not among the ``known`` fields of ``entity``
+        (``known_fields``: asked once for all the column flows of a pair of entities)."""
+        if known is None or name in known:
             return True
         self.plan.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{owner}: {entity}.{name}")
         return False
@@ -154,22 +190,64 @@ class FlowCollector:
         if source.field == target.field and source.entity == target.entity:  # no flow to itself
             return
         with_system = source.entity.system != target.entity.system
-        ends = f"{end_label(source, with_system=with_system)} -> "
-        ends += end_label(target, with_system=with_system)
-        name = shorten(f"{ends} @{owner_label}" if owner_label else ends, MAX_FLOW_NAME)
-        flow = PlannedFlow(
-            scope=scope,
-            name=name,
-            kind=kind,
-            evidence=evidence,
-            source=source,
-            target=target,
-            description=description,
-            superseded_by_analysis=superseded_by_analysis,
+        name = _flow_name(
+            end_label(source, with_system=with_system),
+            end_label(target, with_system=with_system),
+            owner_label,
         )
+        if self._wins(scope, name, evidence, description):
+            self._flows[(scope, name)] = PlannedFlow(
+                scope=scope,
+                name=name,
+                kind=kind,
+                evidence=evidence,
+                source=source,
+                target=target,
+                description=description,
+                superseded_by_analysis=superseded_by_analysis,
+            )
+
+    def add_columns(
+        self,
+        *,
+        scope: str,
+        owner_label: str,
+        evidence: FlowEvidence,
+        source: EntityKey,
+        target: EntityKey,
+        columns: Iterable[tuple[str, str, str]],
+        superseded_by_analysis: bool = False,
+    ) -> None:
+        """Column flows from ``source`` to ``target``, each (source field, target field,
+        description), the fields named: what ``add`` would plan for each, with the ends' labels
+        worked out once."""
+        with_system = source.system != target.system
+        source_label = entity_label(source, with_system=with_system)
+        target_label = entity_label(target, with_system=with_system)
+        same_entity = source == target
+        for source_field, target_field, description in columns:
+            if same_entity and source_field == target_field:  # no flow to itself
+                continue
+            name = _flow_name(
+                f"{source_label}.{source_field}", f"{target_label}.{target_field}", owner_label
+            )
+            if self._wins(scope, name, evidence, description):
+                self._flows[(scope, name)] = PlannedFlow(
+                    scope=scope,
+                    name=name,
+                    kind="column",
+                    evidence=evidence,
+                    source=FlowEnd(entity=source, field=source_field),
+                    target=FlowEnd(entity=target, field=target_field),
+                    description=description,
+                    superseded_by_analysis=superseded_by_analysis,
+                )
+
+    def _wins(self, scope: str, name: str, evidence: FlowEvidence, description: str) -> bool:
+        """Whether a flow so ranked replaces the one of its natural key (none: it does); the
+        loser is never built."""
         existing = self._flows.get((scope, name))
-        if existing is None or _rank(flow) < _rank(existing):
-            self._flows[(scope, name)] = flow
+        return existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing)
 
     def flows(self) -> list[PlannedFlow]:
         return [self._flows[key] for key in sorted(self._flows)]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
@@ -68,9 +69,12 @@ _EVIDENCE_TEXT: dict[FlowEvidence, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Source:
-    """One input of an output: a dataset, at entity level or from one field into one field."""
+    """One input of an output: a dataset, at entity level or from one field into one field.
+
+    Not frozen: one is made per field input of every job, and a frozen dataclass's constructor
+    costs four times as much. Nothing changes a source once made."""
 
     dataset: DatasetKey
     field: str | None = None
@@ -87,13 +91,24 @@ def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, .
     labels: list[str] = []
     direct = False
     for item in items or ():
-        kind = str(getattr(item, "type", "") or "").upper()
-        subtype = str(getattr(item, "subtype", "") or "").upper()
-        text = getattr(item, "description", None)
-        labels.append(f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind)
-        if kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES):
-            direct = True
+        item_direct, label = _transformation(
+            getattr(item, "type", None),
+            getattr(item, "subtype", None),
+            getattr(item, "description", None),
+        )
+        labels.append(label)
+        direct |= item_direct
     return direct, tuple(labels)
+
+
+@lru_cache(maxsize=1024)
+def _transformation(kind: str | None, subtype: str | None, text: str | None) -> tuple[bool, str]:
+    """Whether one transformation is DIRECT, and its label; memoised, as the field inputs of a
+    facet repeat the same few transformations."""
+    kind = str(kind or "").upper()
+    subtype = str(subtype or "").upper()
+    label = f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind
+    return kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES), label
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:
@@ -122,8 +137,12 @@ def _declared_sources(
 
 def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
     sources: list[Source] = []
+    datasets: dict[tuple[str, str], DatasetKey] = {}  # the few inputs of many field inputs
     for target_field, entry in sorted(facet.fields.items()):
         for item in entry.input_fields:
+            name = (item.namespace, item.name)
+            if name not in datasets:
+                datasets[name] = DatasetKey(*name)
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
@@ -131,11 +150,7 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
                 labels = (f"DIRECT/{kind}" if direct else kind,)
-            sources.append(
-                Source(
-                    DatasetKey(item.namespace, item.name), item.field, target_field, direct, labels
-                )
-            )
+            sources.append(Source(datasets[name], item.field, target_field, direct, labels))
     for item in facet.dataset or ():
         _, labels = _transformations(item.transformations)
         sources.append(
@@ -194,11 +209,13 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
         by_dataset: dict[DatasetKey, list[Source]] = {}
         for source in sources:
-            if not _same(source.dataset, output):  # a dataset read and written: no flow
-                by_dataset.setdefault(source.dataset, []).append(source)
+            by_dataset.setdefault(source.dataset, []).append(source)
+        for dataset in [key for key in by_dataset if _same(key, output)]:
+            del by_dataset[dataset]  # a dataset read and written: no flow
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         target = collector.end(output)
+        column_text = _describe(evidence, producer)
         for dataset, items in sorted(by_dataset.items()):
             origin = collector.end(dataset)
             if origin is None or target is None:
@@ -226,12 +243,17 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                 target=FlowEnd(entity=target),
                 description=_describe(evidence, producer, notes),
             )
+            known_origin = collector.known_fields(origin)
+            known_target = collector.known_fields(target)
+            columns: list[tuple[str, str, str]] = []
             for item in items:
                 if not (item.direct and item.field and item.target_field):
                     continue
                 if not (
-                    collector.field_is_catalogued(origin, item.field, owner=owner)
-                    and collector.field_is_catalogued(target, item.target_field, owner=owner)
+                    collector.field_is_catalogued(origin, item.field, known_origin, owner=owner)
+                    and collector.field_is_catalogued(
+                        target, item.target_field, known_target, owner=owner
+                    )
                 ):
                     continue
                 labels = (
@@ -239,16 +261,16 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                     if item.transformations
                     else ""
                 )
-                collector.add(
-                    scope=scope,
-                    owner_label=owner,
-                    kind="column",
-                    evidence=evidence,
-                    source=FlowEnd(entity=origin, field=item.field),
-                    target=FlowEnd(entity=target, field=item.target_field),
-                    description=_describe(evidence, producer) + labels,
-                    superseded_by_analysis=analysed,
-                )
+                columns.append((item.field, item.target_field, column_text + labels))
+            collector.add_columns(
+                scope=scope,
+                owner_label=owner,
+                evidence=evidence,
+                source=origin,
+                target=target,
+                columns=columns,
+                superseded_by_analysis=analysed,
+            )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
 
@@ -369,6 +391,7 @@ def _dataset_event_flows(
             if not _same(source.dataset, dataset.key):
                 by_dataset.setdefault(source.dataset, []).append(source)
         target = collector.end(dataset.key) if by_dataset else None
+        description = _describe("dataset_event", "the dataset's producer")
         for key, items in sorted(by_dataset.items()):
             origin = collector.end(key)
             if origin is None or target is None:
@@ -381,20 +404,20 @@ def _dataset_event_flows(
                 evidence="dataset_event",
                 source=FlowEnd(entity=origin),
                 target=FlowEnd(entity=target),
-                description=_describe("dataset_event", "the dataset's producer"),
+                description=description,
             )
-            for source in items:
-                if not (source.direct and source.field and source.target_field):
-                    continue
-                collector.add(
-                    scope=scope,
-                    owner_label="",
-                    kind="column",
-                    evidence="dataset_event",
-                    source=FlowEnd(entity=origin, field=source.field),
-                    target=FlowEnd(entity=target, field=source.target_field),
-                    description=_describe("dataset_event", "the dataset's producer"),
-                )
+            collector.add_columns(
+                scope=scope,
+                owner_label="",
+                evidence="dataset_event",
+                source=origin,
+                target=target,
+                columns=[
+                    (source.field, source.target_field, description)
+                    for source in items
+                    if source.direct and source.field and source.target_field
+                ],
+            )
 
 
 def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:

@@ -12,6 +12,7 @@ Lineage (flows) and quality slot in as further lists of the same plan.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -141,14 +142,22 @@ inputs by outputs, a DatasetEvent's lineage facet, or the orchestration facets. 
 SQL analysis are not planned: Blindata creates them from the routine's statement."""
 
 
-class FlowEnd(_Frozen):
+# FlowEnd and PlannedFlow are plain frozen dataclasses, not models: a plan holds a flow per
+# column of every job (tens of thousands), and a model's validating constructor was a quarter of
+# the lineage pass. Pydantic still validates them inside a CatalogPlan built from data, and
+# writes them as it writes models (same fields, same order).
+
+
+@dataclass(frozen=True, slots=True)
+class FlowEnd:
     """One end of a flow: an entity, and for a column flow one of its (dotted) fields."""
 
     entity: EntityKey
     field: str | None = None
 
 
-class PlannedFlow(_Frozen):
+@dataclass(frozen=True, slots=True)
+class PlannedFlow:
     """A data flow owned by a job's scope; its natural key is ``(scope, name)``."""
 
     scope: str
