@@ -47,7 +47,7 @@ from airflow_blindata.events import (
 from airflow_blindata.events.base import FacetLocation
 from airflow_blindata.events.parse import decode_json, event_text_problem
 from airflow_blindata.events.registry import filed_keys
-from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
+from airflow_blindata.mapper.fold import JobKey, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -76,9 +76,11 @@ def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-_Container = tuple[str, DatasetKey | None]
-"""A facet container of an event: ``run``, ``job``, or a side (``inputs``, ``outputs``) or its
-io facets (``inputFacets``, ``outputFacets``) and the dataset it belongs to."""
+_Container = tuple[str, str, str]
+"""A facet container of an event: its kind (``run``, ``job``, a side ``inputs`` or ``outputs``
+for dataset facets, ``inputFacets`` or ``outputFacets``) and the namespace and name of its
+dataset (empty for ``run`` and ``job``). Plain tuples: they are made and hashed for every
+container of every event."""
 
 _SIDES = (
     ("inputs", "inputFacets", FacetLocation.INPUT),
@@ -89,80 +91,75 @@ _SIDES = (
 def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[_Container, FacetLocation, Any]]:
     """Every facet container of a raw RunEvent, with its location and its raw facets."""
     run, job = data.get("run"), data.get("job")
-    yield ("run", None), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
-    yield ("job", None), FacetLocation.JOB, job.get("facets") if _is_map(job) else None
+    yield ("run", "", ""), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
+    yield ("job", "", ""), FacetLocation.JOB, job.get("facets") if _is_map(job) else None
     for side, io, location in _SIDES:
         items = data.get(side)
         for item in items if isinstance(items, list) else ():
             if _is_map(item):
-                key = DatasetKey(str(item.get("namespace")), str(item.get("name")))
-                yield (side, key), FacetLocation.DATASET, item.get("facets")
-                yield (io, key), location, item.get(io)
+                namespace, name = str(item.get("namespace")), str(item.get("name"))
+                yield (side, namespace, name), FacetLocation.DATASET, item.get("facets")
+                yield (io, namespace, name), location, item.get(io)
 
 
 def _containers(event: RunEvent) -> Iterator[tuple[_Container, Mapping[str, Any]]]:
     """Every facet container of a RunEvent read whole, as ``_raw_containers`` names them."""
-    yield ("run", None), event.run.facets
-    yield ("job", None), event.job.facets
+    yield ("run", "", ""), event.run.facets
+    yield ("job", "", ""), event.job.facets
     for item in event.inputs:
-        key = DatasetKey(item.namespace, item.name)
-        yield ("inputs", key), item.facets
-        yield ("inputFacets", key), item.input_facets
+        yield ("inputs", item.namespace, item.name), item.facets
+        yield ("inputFacets", item.namespace, item.name), item.input_facets
     for output in event.outputs:
-        key = DatasetKey(output.namespace, output.name)
-        yield ("outputs", key), output.facets
-        yield ("outputFacets", key), output.output_facets
+        yield ("outputs", output.namespace, output.name), output.facets
+        yield ("outputFacets", output.namespace, output.name), output.output_facets
 
 
 def _carries_quality(data: Mapping[str, Any]) -> bool:
     return any(
         not QUALITY_FACET_KEYS.isdisjoint(filed_keys(raw, location))
-        for (container, _), location, raw in _raw_containers(data)
-        if container != "job"
+        for (kind, _, _), location, raw in _raw_containers(data)
+        if kind != "job"
     )
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+_PER_RUN = {
+    kind: kind for kind in ("run", "job", "inputs", "inputFacets", "outputs", "outputFacets")
+}
+_PER_JOB = {"job": "job", "inputs": "dataset", "outputs": "dataset"}
+"""The containers a job's fold merges across its runs: job facets, and a dataset's facets
+whatever the side. Run facets and io facets are not merged beyond their run."""
 
 
 class _Decided:
     """The facet keys that events read whole, all newer than the event at hand, set or deleted
     (a malformed facet is not read, so it decides nothing).
 
-    For a job, the containers its fold merges across runs: job facets, and a dataset's facets
-    whatever the side. For one run (``per_run``), every container its fold merges apart: run and
-    job facets, and per dataset and side its dataset facets and its input or output facets.
+    For a job, the containers its fold merges across runs (``_PER_JOB``). For one run
+    (``per_run``), every container its fold merges apart: run and job facets, and per dataset
+    and side its dataset facets and its input or output facets.
     """
 
     def __init__(self, *, per_run: bool) -> None:
-        self._per_run = per_run
+        self._merged = _PER_RUN if per_run else _PER_JOB
         self._keys: dict[_Container, set[str]] = {}
-
-    def _slot(self, container: _Container) -> _Container | None:
-        if self._per_run:
-            return container
-        kind, dataset = container
-        if kind == "job":
-            return container
-        if kind in ("inputs", "outputs"):
-            return "dataset", dataset
-        return None  # run and io facets: no fold merges them beyond their run
 
     def covers(self, data: Mapping[str, Any]) -> bool:
         """Whether every facet key of the raw event ``data`` is decided already."""
-        for container, location, raw in _raw_containers(data):
-            slot = self._slot(container)
-            if slot is not None and not self._keys.get(slot, _NOTHING).issuperset(
-                filed_keys(raw, location)
-            ):
+        for (kind, namespace, name), location, raw in _raw_containers(data):
+            merged = self._merged.get(kind)
+            if merged is not None and not self._keys.get(
+                (merged, namespace, name), _NOTHING
+            ).issuperset(filed_keys(raw, location)):
                 return False
         return True
 
     def add(self, event: RunEvent) -> None:
-        for container, facets in _containers(event):
-            slot = self._slot(container)
-            if slot is not None:
-                self._keys.setdefault(slot, set()).update(facets)
+        for (kind, namespace, name), facets in _containers(event):
+            merged = self._merged.get(kind)
+            if merged is not None:
+                self._keys.setdefault((merged, namespace, name), set()).update(facets)
 
 
 def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = True) -> list[Event]:
@@ -209,10 +206,11 @@ def _read_runs(
     of events skimmed."""
     kept = runs_kept_whole(envelopes.values())
     skimmed = 0
-    ties = Counter(order_key(event) for event in envelopes.values())
+    order = {index: order_key(event) for index, event in envelopes.items()}
+    ties = Counter(order.values())
     by_job: dict[JobKey, _Decided] = {}
     by_run: dict[tuple[JobKey, str], _Decided] = {}
-    for index in sorted(envelopes, key=lambda i: order_key(envelopes[i]), reverse=True):
+    for index in sorted(order, key=order.__getitem__, reverse=True):
         event, data = envelopes[index], decoded[index]
         job = JobKey(event.job.namespace, event.job.name)
         seen = by_job.setdefault(job, _Decided(per_run=False))
@@ -221,7 +219,7 @@ def _read_runs(
         # What a kept run's own events decided, its job's decided too: the stricter test.
         judge = own if own is not None else seen
         whole = (
-            ties[order_key(event)] > 1
+            ties[order[index]] > 1
             or not judge.covers(data)
             or (own is None and quality and _carries_quality(data))
         )
