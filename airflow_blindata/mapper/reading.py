@@ -1,7 +1,7 @@
 """Reading a job's events for a snapshot: validate the facets that contribute, skim the rest.
 
-Validating facets is most of the cost of reading an event (the envelope alone costs a few
-percent), and most facets are superseded: a job sends the same schema, SQL and lineage facets on
+Validating facets is most of the cost of reading an event (the envelope alone costs about a
+tenth), and most facets are superseded: a job sends the same schema, SQL and lineage facets on
 every run, and a run sends them on START and again on COMPLETE, while a fold keeps only the
 latest of each key (seed 004's replacement rule). So every event of a job is first read without
 its facets (``parse_event(..., facets=False)``); the events are put in the fold's order and
@@ -19,15 +19,16 @@ walked from the newest back. An event is read whole when something of it can sti
   (``quality_retainer``), which a newer run's do not supersede;
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
   fold's order (the tie is broken by content);
-* it is unreadable, its envelope or a string anywhere in it that no store can hold
-  (``event_text_problem``, a scan of its text): it is then left out of the fold, and out of the
+* it is unreadable: its envelope is invalid, or it holds a string that no store can hold
+  (``event_text_problem``, a scan of its text). It is then left out of the fold, and out of the
   ranking of runs that decides which are kept whole, exactly as in a fold of every event.
 
 Every other event is *skimmed*: it counts in the run cycle (states, times, outputs) with no
 facets, which is all the fold takes from it — typically a START whose facets its COMPLETE sends
-again. Malformed and unknown facets are reported for what is read whole, that is for everything
-that is used. The result is the same fold as reading every event whole
-(``tests/mapper/test_reading.py`` checks it on random histories).
+again. A job whose every event carries a key no newer one has pays for the first read in vain
+(a tenth of a whole read per event). Malformed and unknown facets are reported for what is read
+whole, that is for everything that is used. The result is the same fold as reading every event
+whole (``tests/mapper/test_reading.py`` checks it on random histories).
 """
 
 from __future__ import annotations
