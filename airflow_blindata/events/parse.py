@@ -26,7 +26,14 @@ from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent
 from .registry import error_reason
 from .text import first_text_problem, text_problem, unencodable
 
-__all__ = ["ParsedEvent", "canonical_json", "decode_json", "event_key", "parse_event"]
+__all__ = [
+    "ParsedEvent",
+    "canonical_json",
+    "decode_json",
+    "event_key",
+    "event_text_problem",
+    "parse_event",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +73,13 @@ def _text_problem(raw: Any, data: dict[str, Any]) -> str | None:
         suspect = _SUSPECT_IN_TEXT.search(raw) or unencodable(raw)
         return first_text_problem(data) if suspect else None
     return text_problem(data)
+
+
+def event_text_problem(data: dict[str, Any], *, text: str | bytes | None = None) -> str | None:
+    """The string of a decoded event that no store can hold, as a full read (``parse_event``)
+    reports it, or None: the check ``facets=False`` leaves out, for a reader that reads an event
+    without its facets and must reach the same verdict. ``text`` as for ``parse_event``."""
+    return _text_problem(data if text is None else text, data)
 
 
 _DECODER = msgspec.json.Decoder()

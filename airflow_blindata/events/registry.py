@@ -13,7 +13,8 @@ A facet that its model rejects is dropped and reported; a facet nobody knows is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -35,7 +36,15 @@ from .airflow_facets import (
 )
 from .base import BaseFacet, FacetIssues, FacetLocation
 
-__all__ = ["FACETS", "SCHEMAS", "error_reason", "read_facet", "read_facets", "schema_name"]
+__all__ = [
+    "FACETS",
+    "SCHEMAS",
+    "error_reason",
+    "filed_keys",
+    "read_facet",
+    "read_facets",
+    "schema_name",
+]
 
 _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
     FacetLocation.RUN: (
@@ -151,23 +160,28 @@ def _model_for(
     return key, None
 
 
-def read_facets(
-    raw: Any, location: FacetLocation, issues: FacetIssues | None = None, where: str = ""
-) -> dict[str, BaseFacet]:
-    """Read one facet container; never raises. Drops malformed facets, keeps unknown ones.
-
-    ``where`` names the job or dataset in the issues recorded.
-    """
+def _container(
+    raw: Any, location: FacetLocation, issues: FacetIssues | None, where: str
+) -> dict[Any, Any]:
+    """A facet container as a dict; one that is not an object is reported and reads empty."""
     if raw is None:
         return {}
-    if type(raw) is not dict:  # JSON gives dicts; the abstract check is slow
-        if not isinstance(raw, Mapping):
-            if issues is not None:
-                reason = f"not an object ({type(raw).__name__})"
-                issues.add_malformed(where, location, "facets", reason)
-            return {}
-        raw = dict(raw)
-    facets: dict[str, BaseFacet] = {}
+    if type(raw) is dict:  # JSON gives dicts; the abstract check is slow
+        container: dict[Any, Any] = raw
+        return container
+    if not isinstance(raw, Mapping):
+        if issues is not None:
+            reason = f"not an object ({type(raw).__name__})"
+            issues.add_malformed(where, location, "facets", reason)
+        return {}
+    return dict(raw)
+
+
+def _filed(
+    raw: dict[Any, Any], location: FacetLocation, issues: FacetIssues | None, where: str
+) -> Iterator[tuple[str, str, type[BaseFacet] | None, dict[str, Any]]]:
+    """Each facet of a container that is an object: its key, the key it is filed under, its
+    model (``None``: nobody knows it) and its value. Other facets are reported and skipped."""
     for key, value in raw.items():
         name = key if type(key) is str else repr(key)
         if type(value) is not dict:
@@ -177,12 +191,27 @@ def read_facets(
                     issues.add_malformed(where, location, name, reason)
                 continue
             value = dict(value)
-        target, model = name, BaseFacet
-        if value.get("_deleted") is not True:  # a deletion marker has none of the facet's fields
-            target, known = _model_for(location, name, value, raw)
-            if known is not None:
-                model = known
-            elif issues is not None:
+        if value.get("_deleted") is True:  # a deletion marker has none of the facet's fields
+            yield name, name, BaseFacet, value
+        else:
+            target, model = _model_for(location, name, value, raw)
+            yield name, target, model, value
+
+
+def read_facets(
+    raw: Any, location: FacetLocation, issues: FacetIssues | None = None, where: str = ""
+) -> dict[str, BaseFacet]:
+    """Read one facet container; never raises. Drops malformed facets, keeps unknown ones.
+
+    ``where`` names the job or dataset in the issues recorded.
+    """
+    facets: dict[str, BaseFacet] = {}
+    container = _container(raw, location, issues, where)
+    for name, target, known, value in _filed(container, location, issues, where):
+        model = known
+        if model is None:
+            model = BaseFacet
+            if issues is not None:
                 issues.unknown.append(name)
         try:
             facets[target] = model.__pydantic_validator__.validate_python(value)
@@ -190,6 +219,20 @@ def read_facets(
             if issues is not None:
                 issues.add_malformed(where, location, name, error_reason(error))
     return facets
+
+
+def filed_keys(raw: Any, location: FacetLocation) -> AbstractSet[str]:
+    """The keys ``read_facets`` would file the facets of container ``raw`` under, found without
+    validating them: what the container can set at most (a malformed facet is dropped then).
+
+    A key is not always its own: a facet under an unknown key is filed under the spec's key when
+    its ``_schemaURL`` names a known facet, so a reader that compares facets of two events by key
+    (``mapper/reading.py``) compares these.
+    """
+    container = _container(raw, location, None, "")
+    if container.keys() <= FACETS[location].keys():  # the usual case: known keys stay
+        return container.keys()
+    return {target for _, target, _, _ in _filed(container, location, None, "")}
 
 
 def read_facet(key: str, value: dict[str, Any], location: FacetLocation) -> BaseFacet:

@@ -1,30 +1,40 @@
 """Reading a job's events for a snapshot: validate the facets that contribute, skim the rest.
 
-Validating facets is most of the cost of reading an event, and most facets of a long history are
-superseded: a job sends the same schema, SQL and lineage facets on every run, and the fold keeps
-only the latest of each key (seed 004's replacement rule). So the events of a job are first read
-without their facets (``parse_event(..., facets=False)``), put in the fold's order, and walked
-from the newest back. An event is read whole when something of it can still matter:
+Validating facets is most of the cost of reading an event (the envelope alone costs about a
+tenth), and most facets are superseded: a job sends the same schema, SQL and lineage facets on
+every run, and a run sends them on START and again on COMPLETE, while a fold keeps only the
+latest of each key (seed 004's replacement rule). So every event of a job is first read without
+its facets (``parse_event(..., facets=False)``); the events are put in the fold's order and
+walked from the newest back. An event is read whole when something of it can still matter:
 
-* it belongs to a run the snapshot keeps whole (the job's latest and latest completed run);
-* it carries a job facet key, or a dataset facet key of one of its datasets, that no newer event
-  read whole has decided (set, or deleted with ``_deleted``) — a malformed facet decides nothing,
-  so an older valid one still wins, exactly as in a fold of every event;
-* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on;
+* it carries a facet key that no newer event read whole has decided (set, or deleted with
+  ``_deleted``), in a container whose merge reaches it. Of a run the snapshot keeps whole (the
+  job's latest and latest completed run) every facet counts, and only an event of the same run
+  decides it: run and job facets, and per dataset and side its dataset facets and its input or
+  output facets. Of any other run, only job facets and dataset facets count, decided by any newer
+  event of the job. Keys are compared as ``read_facets`` files them (``filed_keys``); a malformed
+  facet decides nothing, so an older valid one still wins, exactly as in a fold of every event;
+* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on,
+  and its run is not kept whole: the snapshot keeps those facets of every run
+  (``quality_retainer``), which a newer run's do not supersede;
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
   fold's order (the tie is broken by content);
-* its job has at most two runs (both are kept whole; the first read is skipped then).
+* it is unreadable: its envelope is invalid, or it holds a string that no store can hold
+  (``event_text_problem``, a scan of its text). It is then left out of the fold, and out of the
+  ranking of runs that decides which are kept whole, exactly as in a fold of every event.
 
 Every other event is *skimmed*: it counts in the run cycle (states, times, outputs) with no
-facets, which is all the fold takes from it. Malformed and unknown facets are reported for what
-is read whole, that is for everything that is used. The result is the same fold as reading every
-event whole (``tests/mapper/test_reading.py`` checks it on random histories).
+facets, which is all the fold takes from it — typically a START whose facets its COMPLETE sends
+again. A job whose every event carries a key no newer one has pays for the first read in vain
+(a tenth of a whole read per event). Malformed and unknown facets are reported for what is read
+whole, that is for everything that is used. The result is the same fold as reading every event
+whole (``tests/mapper/test_reading.py`` checks it on random histories).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeGuard
 
 from airflow_blindata.events import (
@@ -35,9 +45,10 @@ from airflow_blindata.events import (
     RunEvent,
     parse_event,
 )
-from airflow_blindata.events.parse import decode_json
-from airflow_blindata.events.text import unencodable
-from airflow_blindata.mapper.fold import DatasetKey, JobKey, order_key, runs_kept_whole
+from airflow_blindata.events.base import FacetLocation
+from airflow_blindata.events.parse import decode_json, event_text_problem
+from airflow_blindata.events.registry import filed_keys
+from airflow_blindata.mapper.fold import JobKey, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -66,78 +77,90 @@ def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def _facet_keys(container: Any) -> Iterable[str]:
-    facets = container.get("facets") if _is_map(container) else None
-    return facets.keys() if _is_map(facets) else ()
+_Container = tuple[str, str, str]
+"""A facet container of an event: its kind (``run``, ``job``, a side ``inputs`` or ``outputs``
+for dataset facets, ``inputFacets`` or ``outputFacets``) and the namespace and name of its
+dataset (empty for ``run`` and ``job``). Plain tuples: they are made and hashed for every
+container of every event."""
+
+_SIDES = (
+    ("inputs", "inputFacets", FacetLocation.INPUT),
+    ("outputs", "outputFacets", FacetLocation.OUTPUT),
+)
 
 
-def _datasets(data: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    for side in ("inputs", "outputs"):
+def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[_Container, FacetLocation, Any]]:
+    """Every facet container of a raw RunEvent, with its location and its raw facets."""
+    run, job = data.get("run"), data.get("job")
+    yield ("run", "", ""), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
+    yield ("job", "", ""), FacetLocation.JOB, job.get("facets") if _is_map(job) else None
+    for side, io, location in _SIDES:
         items = data.get(side)
-        if isinstance(items, list):
-            yield from (item for item in items if _is_map(item))
+        for item in items if isinstance(items, list) else ():
+            if _is_map(item):
+                namespace, name = str(item.get("namespace")), str(item.get("name"))
+                yield (side, namespace, name), FacetLocation.DATASET, item.get("facets")
+                yield (io, namespace, name), location, item.get(io)
+
+
+def _containers(event: RunEvent) -> Iterator[tuple[_Container, Mapping[str, Any]]]:
+    """Every facet container of a RunEvent read whole, as ``_raw_containers`` names them."""
+    yield ("run", "", ""), event.run.facets
+    yield ("job", "", ""), event.job.facets
+    for item in event.inputs:
+        yield ("inputs", item.namespace, item.name), item.facets
+        yield ("inputFacets", item.namespace, item.name), item.input_facets
+    for output in event.outputs:
+        yield ("outputs", output.namespace, output.name), output.facets
+        yield ("outputFacets", output.namespace, output.name), output.output_facets
 
 
 def _carries_quality(data: Mapping[str, Any]) -> bool:
-    if not QUALITY_FACET_KEYS.isdisjoint(_facet_keys(data.get("run"))):
-        return True
-    for dataset in _datasets(data):
-        for container in ("facets", "inputFacets", "outputFacets"):
-            facets = dataset.get(container)
-            if _is_map(facets) and not QUALITY_FACET_KEYS.isdisjoint(facets.keys()):
-                return True
-    return False
+    return any(
+        not QUALITY_FACET_KEYS.isdisjoint(filed_keys(raw, location))
+        for (kind, _, _), location, raw in _raw_containers(data)
+        if kind != "job"
+    )
 
 
-def _envelope_is_text(event: RunEvent) -> bool:
-    """Whether the strings a skimmed event brings into the fold can be stored and sent (a store
-    of an earlier version may hold events that ``store.prepare`` now quarantines). One check of
-    them all joined: a separator between two names cannot make or hide a bad character."""
-    names = [event.job.namespace, event.job.name, event.run.run_id, event.producer]
-    for dataset in (*event.inputs, *event.outputs):
-        names += (dataset.namespace, dataset.name)
-    return unencodable("\n".join(names)) is None
+_NOTHING: frozenset[str] = frozenset()
+
+_PER_RUN = {
+    kind: kind for kind in ("run", "job", "inputs", "inputFacets", "outputs", "outputFacets")
+}
+_PER_JOB = {"job": "job", "inputs": "dataset", "outputs": "dataset"}
+"""The containers a job's fold merges across its runs: job facets, and a dataset's facets
+whatever the side. Run facets and io facets are not merged beyond their run."""
 
 
 class _Decided:
-    """The facet keys a newer event read whole has set or deleted, per job and per dataset."""
+    """The facet keys that events read whole, all newer than the event at hand, set or deleted
+    (a malformed facet is not read, so it decides nothing).
 
-    def __init__(self) -> None:
-        self.job: set[str] = set()
-        self.datasets: dict[DatasetKey, set[str]] = {}
+    For a job, the containers its fold merges across runs (``_PER_JOB``). For one run
+    (``per_run``), every container its fold merges apart: run and job facets, and per dataset
+    and side its dataset facets and its input or output facets.
+    """
+
+    def __init__(self, *, per_run: bool) -> None:
+        self._merged = _PER_RUN if per_run else _PER_JOB
+        self._keys: dict[_Container, set[str]] = {}
 
     def covers(self, data: Mapping[str, Any]) -> bool:
-        """Whether every job and dataset facet key of ``data`` is decided already."""
-        if not self.job.issuperset(_facet_keys(data.get("job"))):
-            return False
-        for dataset in _datasets(data):
-            key = DatasetKey(str(dataset.get("namespace")), str(dataset.get("name")))
-            if not self.datasets.get(key, set()).issuperset(_facet_keys(dataset)):
+        """Whether every facet key of the raw event ``data`` is decided already."""
+        for (kind, namespace, name), location, raw in _raw_containers(data):
+            merged = self._merged.get(kind)
+            if merged is not None and not self._keys.get(
+                (merged, namespace, name), _NOTHING
+            ).issuperset(filed_keys(raw, location)):
                 return False
         return True
 
     def add(self, event: RunEvent) -> None:
-        self.job.update(event.job.facets)
-        for dataset in (*event.inputs, *event.outputs):
-            key = DatasetKey(dataset.namespace, dataset.name)
-            self.datasets.setdefault(key, set()).update(dataset.facets)
-
-
-def _raw_job(data: dict[str, Any]) -> tuple[Any, Any] | None:
-    job = data.get("job")
-    return (job.get("namespace"), job.get("name")) if isinstance(job, dict) else None
-
-
-def _short_histories(decoded: list[Any]) -> set[tuple[Any, Any] | None]:
-    """The jobs (as the raw JSON names them) with at most two runs: a snapshot keeps both whole,
-    so their events are read whole at once, without a first read of their envelopes."""
-    runs: dict[tuple[Any, Any] | None, set[Any]] = {}
-    for data in decoded:
-        if isinstance(data, dict):
-            run = data.get("run")
-            run_id = run.get("runId") if isinstance(run, dict) else None
-            runs.setdefault(_raw_job(data), set()).add(repr(run_id))
-    return {job for job, ids in runs.items() if job is not None and len(ids) <= 2}
+        for (kind, namespace, name), facets in _containers(event):
+            merged = self._merged.get(kind)
+            if merged is not None:
+                self._keys.setdefault((merged, namespace, name), set()).update(facets)
 
 
 def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = True) -> list[Event]:
@@ -155,17 +178,16 @@ def read_job_events(items: Iterable[Any], report: Report, *, quality: bool = Tru
     del raws
     results: list[ParsedEvent | Event | None] = [None] * len(decoded)
     envelopes: dict[int, RunEvent] = {}
-    short = _short_histories(decoded)
     for index, data in enumerate(decoded):
         if isinstance(data, Event):
             results[index] = data
             continue
-        if isinstance(data, dict) and _raw_job(data) in short:
-            # every run is kept whole: nothing to skim
-            results[index] = parse_event(data, text=texts[index])
-            continue
         skim = parse_event(data, facets=False) if isinstance(data, dict) else None
-        if skim is not None and isinstance(skim.event, RunEvent):
+        if (
+            skim is not None
+            and isinstance(skim.event, RunEvent)
+            and event_text_problem(data, text=texts[index]) is None
+        ):
             envelopes[index] = skim.event
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=texts[index])
@@ -185,18 +207,22 @@ def _read_runs(
     of events skimmed."""
     kept = runs_kept_whole(envelopes.values())
     skimmed = 0
-    ties = Counter(order_key(event) for event in envelopes.values())
-    decided: dict[JobKey, _Decided] = {}
-    for index in sorted(envelopes, key=lambda i: order_key(envelopes[i]), reverse=True):
+    order = {index: order_key(event) for index, event in envelopes.items()}
+    ties = Counter(order.values())
+    by_job: dict[JobKey, _Decided] = {}
+    by_run: dict[tuple[JobKey, str], _Decided] = {}
+    for index in sorted(order, key=order.__getitem__, reverse=True):
         event, data = envelopes[index], decoded[index]
         job = JobKey(event.job.namespace, event.job.name)
-        seen = decided.setdefault(job, _Decided())
+        seen = by_job.setdefault(job, _Decided(per_run=False))
+        run = (job, event.run.run_id)
+        own = by_run.setdefault(run, _Decided(per_run=True)) if run in kept else None
+        # What a kept run's own events decided, its job's decided too: the stricter test.
+        judge = own if own is not None else seen
         whole = (
-            (job, event.run.run_id) in kept
-            or ties[order_key(event)] > 1
-            or (quality and _carries_quality(data))
-            or not seen.covers(data)
-            or not _envelope_is_text(event)
+            ties[order[index]] > 1
+            or not judge.covers(data)
+            or (own is None and quality and _carries_quality(data))
         )
         if not whole:
             results[index] = ParsedEvent(event)
@@ -206,6 +232,8 @@ def _read_runs(
         results[index] = parsed
         if isinstance(parsed.event, RunEvent):
             seen.add(parsed.event)
+            if own is not None:
+                own.add(parsed.event)
     return skimmed
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,12 +27,18 @@ GOOD_DOC = {"documentation": {"description": "fine"}}
 BAD_DOC = {"documentation": {"description": {"not": "text"}}}
 
 
+DOC_URL = "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json"
+SCHEMA_URL = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
+
+
 def raw_event(
     event_type: str,
     second: int,
     run_id: str,
     *,
+    run_facets: dict[str, Any] | None = None,
     job_facets: dict[str, Any] | None = None,
+    inputs: list[dict[str, Any]] | None = None,
     outputs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     return run_event(
@@ -40,7 +47,9 @@ def raw_event(
         event_type=event_type,
         time=at(second),
         run_id=run_id,
+        run_facets=run_facets,
         job_facets=job_facets,
+        inputs=inputs or (),
         outputs=outputs or (),
         producer="https://example.com/p",
     )
@@ -54,38 +63,84 @@ def folded(events: list[Any], skim: bool) -> tuple[Any, Report]:
     return builder.result(), report
 
 
+# Facets per container: repeated, changed, deleted, malformed, unknown, or sent under a key of
+# their own that reading files under the spec's key (``foo`` with a known ``_schemaURL``).
+RUN_FACETS = [
+    {},
+    {"nominalTime": {"nominalStartTime": at(1)}},
+    {"nominalTime": {"nominalStartTime": at(2)}, "acme": {"v": 1}},
+    {"nominalTime": {"nominalStartTime": "soon"}},
+    {"nominalTime": {"_deleted": True}},
+    {"acme": {"v": 2}},
+    {"acme": {"v": "bad \udc80"}},  # unreadable event, whichever facet is used
+]
+JOB_FACETS = [
+    {},
+    GOOD_DOC,
+    BAD_DOC,
+    {"documentation": {"_deleted": True}},
+    {"sql": {"query": "SELECT 1"}},
+    {"sql": {"query": 7}},
+    {"acme": {"v": 1}},
+    {"foo": {"_schemaURL": DOC_URL, "description": "moved"}},
+    {"foo": {"v": 2}},
+]
+DATASET_FACETS = [
+    {},
+    {"schema": {"fields": [{"name": "a"}]}},
+    {"schema": {"fields": 3}},
+    {"schema": {"_deleted": True}},
+    {"documentation": {"description": "d"}},
+    {"foo": {"_schemaURL": SCHEMA_URL, "fields": [{"name": "b"}]}},
+]
+IO_FACETS = [
+    {},
+    {"subset": {"inputCondition": {"a": 1}, "outputCondition": {"a": 1}}},
+    {"subset": {"inputCondition": 5, "outputCondition": 5}},
+    {"acme": {"v": 1}},
+    {"outputStatistics": {"rowCount": 3}},
+]
+
+
+@st.composite
+def datasets(draw: st.DrawFn, io: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "namespace": NS,
+            "name": name,
+            "facets": draw(st.sampled_from(DATASET_FACETS)),
+            io: draw(st.sampled_from(IO_FACETS)),
+        }
+        for name in draw(st.lists(st.sampled_from(["a", "b"]), max_size=2))
+    ]
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Runs of one job whose facets repeat, change, are deleted, or are malformed."""
-    facet = st.sampled_from(
-        [
-            {},
-            GOOD_DOC,
-            BAD_DOC,
-            {"documentation": {"_deleted": True}},
-            {"sql": {"query": "SELECT 1"}},
-            {"sql": {"query": 7}},
-            {"acme": {"v": 1}},
-        ]
-    )
+    """Runs of one job, each of a few events whose facets overlap, differ, are deleted, or are
+    malformed, in every container (run, job, dataset, input and output facets)."""
     events = []
     for number in range(draw(st.integers(1, 6))):
         run = f"r{number}"
-        for event_type, second in (("START", 2 * number), ("COMPLETE", 2 * number + 1)):
+        cycle = ["START", *(["RUNNING"] * draw(st.integers(0, 1))), "COMPLETE"]
+        for step, event_type in enumerate(cycle):
             if draw(st.integers(0, 5)) == 0:
                 event_type = draw(st.sampled_from(["FAIL", "RUNNING", "ABORT"]))
-            outputs = [
-                {"namespace": NS, "name": name, "facets": draw(facet)}
-                for name in draw(st.lists(st.sampled_from(["a", "b"]), max_size=2))
-            ]
-            second = draw(st.sampled_from([second, 0]))  # ties are common
-            events.append(
-                raw_event(event_type, second, run, job_facets=draw(facet), outputs=outputs)
+            second = draw(st.sampled_from([3 * number + step, 0]))  # ties are common
+            event = raw_event(
+                event_type,
+                second,
+                run,
+                run_facets=draw(st.sampled_from(RUN_FACETS)),
+                job_facets=draw(st.sampled_from(JOB_FACETS)),
+                inputs=draw(datasets("inputFacets")),
+                outputs=draw(datasets("outputFacets")),
             )
+            events.append(event)
     return events
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories())
 def test_skimming_superseded_events_gives_the_same_fold(events: list[dict[str, Any]]) -> None:
     whole, whole_report = folded(events, skim=False)
@@ -95,11 +150,95 @@ def test_skimming_superseded_events_gives_the_same_fold(events: list[dict[str, A
         assert skim_report.counters.get(name) == whole_report.counters.get(name)
 
 
-def test_a_job_with_two_runs_at_most_is_read_whole_at_once() -> None:
-    """Both runs are kept whole: reading their envelopes first would only cost time."""
-    events = [raw_event("COMPLETE", n, f"r{n}", job_facets=GOOD_DOC) for n in range(2)]
-    _, report = folded(events, skim=True)
-    assert report.counters["eventsSkimmed"] == 0 and report.counters["eventsRead"] == 2
+def cycle(
+    start: dict[str, Any], complete: dict[str, Any], *runs: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One run, START then COMPLETE, each with the containers given (keyword arguments of
+    ``raw_event``), after older runs (COMPLETE only) with the containers given."""
+    older = [raw_event("COMPLETE", n, f"old{n}", **facets) for n, facets in enumerate(runs)]
+    return [
+        *older,
+        raw_event("START", 10, "r", **start),
+        raw_event("COMPLETE", 11, "r", **complete),
+    ]
+
+
+def out(facets: dict[str, Any] | None = None, io: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"namespace": NS, "name": "a", "facets": facets or {}, "outputFacets": io or {}}
+
+
+SQL = {"sql": {"query": "SELECT 1"}}
+NOMINAL = {"nominalTime": {"nominalStartTime": at(1)}}
+SUBSET = {"subset": {"outputCondition": {"a": 1}}}
+SCHEMA = {"schema": {"fields": [{"name": "a"}]}}
+
+
+@pytest.mark.parametrize(
+    ("events", "skimmed"),
+    [
+        # the COMPLETE sends again every key of its START: the START is skimmed
+        (cycle({"job_facets": GOOD_DOC}, {"job_facets": GOOD_DOC | SQL}), 1),
+        (cycle({"run_facets": NOMINAL}, {"run_facets": NOMINAL}), 1),
+        (cycle({"outputs": [out(SCHEMA, SUBSET)]}, {"outputs": [out(SCHEMA, SUBSET)]}), 1),
+        (cycle({"job_facets": GOOD_DOC}, {"job_facets": {"documentation": {"_deleted": True}}}), 1),
+        # a key the COMPLETE lacks: the START is read whole
+        (cycle({"job_facets": GOOD_DOC | SQL}, {"job_facets": GOOD_DOC}), 0),
+        (cycle({"run_facets": NOMINAL}, {"job_facets": SQL}), 0),
+        (cycle({"outputs": [out(io=SUBSET)]}, {"outputs": [out(SCHEMA)]}), 0),
+        # a dataset's facets on another side, or another dataset, decide nothing
+        (cycle({"outputs": [out(SCHEMA)]}, {"inputs": [out(SCHEMA)]}), 0),
+        (cycle({"outputs": [out(SCHEMA)]}, {"outputs": [out(SCHEMA) | {"name": "b"}]}), 0),
+        # a run keeps its own facets: an older run's START is not the latest run's business
+        (cycle({"run_facets": NOMINAL}, {"run_facets": NOMINAL}, {"run_facets": NOMINAL}), 2),
+        # an older run is skimmed when its job and dataset facets are decided (run facets are not
+        # kept for it), but not a START whose run is kept with a facet only it carries
+        (cycle({"run_facets": NOMINAL}, {"job_facets": SQL}, {"run_facets": NOMINAL}), 1),
+        # an event with no facets has nothing to read
+        (cycle({}, {}), 2),
+    ],
+)
+def test_an_event_of_a_kept_run_is_skimmed_when_its_run_decided_every_key(
+    events: list[dict[str, Any]], skimmed: int
+) -> None:
+    whole, _ = folded(events, skim=False)
+    result, report = folded(events, skim=True)
+    assert report.counters["eventsSkimmed"] == skimmed
+    assert result.model_dump() == whole.model_dump()
+
+
+def test_a_malformed_facet_of_the_complete_decides_nothing() -> None:
+    """The START's valid documentation wins over the COMPLETE's malformed one: it is read whole
+    and the malformed facet is reported, as in a fold of every event."""
+    events = cycle({"job_facets": GOOD_DOC}, {"job_facets": BAD_DOC})
+    result, report = folded(events, skim=True)
+    assert report.counters.get("eventsSkimmed") == 0
+    assert report.gap_count(GapCode.MALFORMED_FACET) == 1
+    (job,) = result.jobs
+    assert job.facets["documentation"].model_dump(by_alias=True)["description"] == "fine"
+    assert job.latest is not None and "documentation" in job.latest.job_facets
+
+
+MOVED = {"foo": {"_schemaURL": DOC_URL, "description": "moved"}}
+PLAIN = {"foo": {"v": 1}}
+
+
+@pytest.mark.parametrize(
+    ("events", "skimmed"),
+    [
+        (cycle({"job_facets": MOVED}, {"job_facets": PLAIN}), 0),
+        (cycle({"job_facets": PLAIN}, {"job_facets": PLAIN}, {"job_facets": MOVED}), 1),
+    ],
+)
+def test_a_facet_filed_under_the_spec_key_is_compared_under_it(
+    events: list[dict[str, Any]], skimmed: int
+) -> None:
+    """``foo`` with the documentation's ``_schemaURL`` is the job's documentation: an unknown
+    ``foo`` of a newer event, of its run or of another, does not decide it."""
+    whole, _ = folded(events, skim=False)
+    result, report = folded(events, skim=True)
+    assert report.counters["eventsSkimmed"] == skimmed
+    assert "documentation" in result.jobs[0].facets
+    assert result.model_dump() == whole.model_dump()
 
 
 def test_old_runs_with_superseded_facets_are_not_validated() -> None:
@@ -143,6 +282,17 @@ def test_a_skimmed_event_with_a_name_no_store_can_hold_is_unreadable() -> None:
     assert report.gap_count(GapCode.UNREADABLE_EVENT) == 1
     (job,) = result.jobs
     assert job.written == [] and result.datasets == []
+
+
+def test_a_skimmed_event_with_a_bad_string_in_a_superseded_facet_is_unreadable() -> None:
+    """A full read finds the event unreadable, whatever its facets: so does a skim, and the
+    START's state and time are not in the fold."""
+    bad = {"documentation": {"description": "bad \udc80"}}
+    events = cycle({"job_facets": bad}, {"job_facets": GOOD_DOC})
+    result, report = folded(events, skim=True)
+    assert report.gap_count(GapCode.UNREADABLE_EVENT) == 1
+    (job,) = result.jobs
+    assert job.latest is not None and job.latest.start_time is None
 
 
 @st.composite
