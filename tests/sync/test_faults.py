@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -99,7 +100,7 @@ def test_objects_blindata_keeps_refusing_are_reported_and_a_rerun_completes(
 def test_a_refused_row_costs_only_itself(client: BlindataClient, emulator: Any) -> None:
     job = definition()
     plan = plan_for(client, dbt_events(), job)
-    bad = plan.fields[0].model_copy(update={"name": ""})  # Blindata requires a field name
+    bad = dataclasses.replace(plan.fields[0], name="")  # Blindata requires a field name
     plan.fields[0] = bad
 
     report = snapshot(plan, client, job)
