@@ -21,7 +21,7 @@ from airflow_blindata.mapper.fold import FoldBuilder, fold_jobs
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
-from tests.builders import definition
+from tests.builders import at, definition, job_event
 
 from .test_fold import ALL_DBT, dbt_events
 from .test_reading import histories, raw_event
@@ -147,6 +147,20 @@ def test_a_fold_written_by_json_dumps_places_its_mentions_too(
     assert json.loads(plain) == json.loads(text) and '"at":[0,"o",0]' in plain
     ((_, mentions),) = again.datasets.items()
     assert mentions.mentions["schema"].facet is again.job.runs[0].outputs[0].facets["schema"]
+
+
+def test_a_mention_of_a_dataset_the_job_declares_is_placed_in_the_job() -> None:
+    """A JobEvent (design time) later than the job's runs: its datasets are the job's own."""
+    events = [
+        raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)]),
+        job_event(
+            "pv.aggregate", namespace="halden", time=at(2), outputs=[_dataset("d.s.b", SCHEMA)]
+        ),
+    ]
+    _, again, text = _kept(events)
+    assert '"at":[null,"o",0]' in text
+    key = next(key for key in again.datasets if key.name == "d.s.b")
+    assert again.datasets[key].mentions["schema"].facet is again.job.outputs[0].facets["schema"]
 
 
 def test_a_mention_of_a_dropped_runs_facet_is_written_whole() -> None:
