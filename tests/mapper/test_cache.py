@@ -14,13 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper import cache
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
 from airflow_blindata.mapper.fold import FoldBuilder, fold_jobs
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
-from tests.builders import definition
+from tests.builders import at, definition, job_event
 
 from .test_fold import ALL_DBT, dbt_events
 from .test_reading import histories, raw_event
@@ -99,3 +100,110 @@ def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(value: Any)
     assert {k: _text(m.fold(k)) for k, m in again.datasets.items()} == {
         k: _text(m.fold(k)) for k, m in folded.datasets.items()
     }
+
+
+SCHEMA = {"schema": {"fields": [{"name": "id", "type": "int"}]}}
+
+
+def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
+    return {"namespace": "postgres://h:5432", "name": name, "facets": facets}
+
+
+def _kept(events: list[dict[str, Any]]) -> tuple[Any, Any, str]:
+    (folded,) = fold_jobs(read_job_events(events, Report()), quality_retainer(DEFINITION))
+    text = dump_folded(folded, Report())
+    again, _ = load_folded(text)
+    assert again.job == folded.job
+    assert {k: (m.mentions, m.first, m.last) for k, m in again.datasets.items()} == {
+        k: (m.mentions, m.first, m.last) for k, m in folded.datasets.items()
+    }
+    return folded, again, text
+
+
+def test_a_mention_of_a_kept_runs_facet_is_written_once_and_shared_when_loaded() -> None:
+    events = [
+        raw_event("START", 1, "r1", inputs=[_dataset("d.s.a", SCHEMA)]),
+        raw_event("COMPLETE", 2, "r1", outputs=[_dataset("d.s.b", SCHEMA)]),
+    ]
+    _, again, text = _kept(events)
+    assert text.count('"type":"int"') == 2  # one per dataset, in the run; none in the mentions
+    (run,) = again.job.runs
+    key = next(key for key in again.datasets if key.name == "d.s.b")
+    assert again.datasets[key].mentions["schema"].facet is run.outputs[0].facets["schema"]
+
+
+def test_a_fold_written_by_json_dumps_places_its_mentions_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fallback for what pydantic-core refuses writes the same text."""
+    events = [raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)])]
+    _, _, text = _kept(events)
+
+    def refuse(*args: Any, **kwargs: Any) -> bytes:
+        raise ValueError("refused")
+
+    monkeypatch.setattr(cache, "to_json", refuse)
+    _, again, plain = _kept(events)
+    assert json.loads(plain) == json.loads(text) and '"at":[0,"o",0]' in plain
+    ((_, mentions),) = again.datasets.items()
+    assert mentions.mentions["schema"].facet is again.job.runs[0].outputs[0].facets["schema"]
+
+
+def test_a_mention_of_a_dataset_the_job_declares_is_placed_in_the_job() -> None:
+    """A JobEvent (design time) later than the job's runs: its datasets are the job's own."""
+    events = [
+        raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)]),
+        job_event(
+            "pv.aggregate", namespace="halden", time=at(2), outputs=[_dataset("d.s.b", SCHEMA)]
+        ),
+    ]
+    _, again, text = _kept(events)
+    assert '"at":[null,"o",0]' in text
+    key = next(key for key in again.datasets if key.name == "d.s.b")
+    assert again.datasets[key].mentions["schema"].facet is again.job.outputs[0].facets["schema"]
+
+
+def test_a_mention_of_a_dropped_runs_facet_is_written_whole() -> None:
+    """r1 wrote d.s.a and is dropped (r2 is the latest completed run, r3 the latest): its
+    mention of d.s.a is in no kept run, so the fold carries the facet itself."""
+    events = [
+        raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)]),
+        raw_event("COMPLETE", 2, "r2", outputs=[_dataset("d.s.b", SCHEMA)]),
+        raw_event("START", 3, "r3", inputs=[_dataset("d.s.b", SCHEMA)]),
+    ]
+    folded, again, text = _kept(events)
+    assert [run.run_id for run in again.job.runs] == ["r2", "r3"]
+    key = next(key for key in again.datasets if key.name == "d.s.a")
+    assert (
+        again.datasets[key].mentions["schema"].facet
+        == folded.datasets[key].mentions["schema"].facet
+    )
+    assert text.count('"type":"int"') == 3  # r2's output, r3's input, r1's mention
+
+
+def test_a_deleted_mention_is_kept_deleted() -> None:
+    events = [
+        raw_event("START", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)]),
+        raw_event("COMPLETE", 2, "r1", outputs=[_dataset("d.s.a", {"schema": {"_deleted": True}})]),
+    ]
+    folded, again, _ = _kept(events)
+    ((key, mentions),) = again.datasets.items()
+    assert mentions.mentions["schema"].facet is None
+    assert again.datasets[key].fold(key) == folded.datasets[key].fold(key)
+
+
+@pytest.mark.parametrize(
+    "place", [[5, "o", 0], [0, "x", 0], [0, "o", 9], [0, "o", -1], ["0", "o", 0]]
+)
+def test_a_mention_placed_nowhere_in_its_job_is_refused(place: list[Any]) -> None:
+    _, _, text = _kept([raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)])])
+    data = json.loads(text)
+    data["datasets"][0]["mentions"]["schema"]["at"] = place
+    with pytest.raises(ValueError):
+        load_folded(json.dumps(data))
+
+
+def test_a_fold_of_another_format_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = fold_settings(DEFINITION)
+    monkeypatch.setattr(cache, "FORMAT", cache.FORMAT - 1)
+    assert fold_settings(DEFINITION) != settings
