@@ -3,10 +3,9 @@
 The store is read job by job (``EventStore.job_digests``, then each job's events): a job's events
 are read, folded and dropped before the next job is read, so that memory follows the catalog,
 not the length of the history. Each job's fold is kept in the store with the digest of the
-events it came from (``mapper.cache``; a job of one or two events is simply read again); the
-next snapshot loads the fold of a job whose digest is unchanged instead of reading its events
-again. So a snapshot's mapping time follows what was received since the last one plus the size
-of the catalog. The uploads still refresh every
+events it came from (``mapper.cache``); the next snapshot loads the fold of a job whose digest is
+unchanged instead of reading its events again. So a snapshot's mapping time follows what was
+received since the last one plus the size of the catalog. The uploads still refresh every
 described object (seed 000, "Every run uploads again").
 
 The SQL hash memo is kept the same way: SQL texts already hashed are not parsed again.
@@ -30,17 +29,12 @@ from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError
 
-__all__ = ["KEEP_BATCH", "KEEP_FROM_EVENTS", "plan_from_store"]
+__all__ = ["KEEP_BATCH", "plan_from_store"]
 
 log = logging.getLogger(__name__)
 
 KEEP_BATCH = 200
 """Folds read from, and written to, the store per query."""
-
-KEEP_FROM_EVENTS = 3
-"""The fewest events of a job whose fold is kept. The fold of one or two events is about as long
-as they are, and loading it costs more than reading them again (``benchmarks/scale.py``, one run
-per job); keeping it would only add a write to the first snapshot."""
 
 _Fold = tuple[tuple[str, str], str, str]
 
@@ -170,8 +164,7 @@ def plan_from_store(
                 job_report = Report()
                 payloads = texts.of(job)
                 folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
-                if len(folds) == 1 and len(payloads) >= KEEP_FROM_EVENTS:
-                    # one job (events naming another job are not worth keeping)
+                if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
                     keeper.add(job, digest, folds[0], job_report)
                 report.merge(job_report)
                 for folded in folds:

@@ -6,10 +6,6 @@ known SQL again", and design 3.3: the same stored events give the same plan, rea
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections import Counter
-from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_blindata.blindata import BlindataClient
@@ -17,7 +13,7 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
-from airflow_blindata.sync.mapping import KEEP_FROM_EVENTS, plan_from_store
+from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.runner import run_snapshot
 
 from .conftest import dbt_events, definition
@@ -43,57 +39,24 @@ def test_the_store_is_mapped_job_by_job_into_the_plan_of_every_event(
     )
 
 
-def _jobs_kept(events: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """The jobs whose fold a snapshot keeps: those with ``KEEP_FROM_EVENTS`` events or more."""
-    counts = Counter((event["job"]["namespace"], event["job"]["name"]) for event in events)
-    return {job for job, count in counts.items() if count >= KEEP_FROM_EVENTS}
-
-
-def _two_runs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events, then the same events a day later as a second run of every job."""
-    again = json.loads(json.dumps(events))
-    for event in again:
-        run = event["run"]
-        run["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, run["runId"]))
-        parent = run.get("facets", {}).get("parent")
-        if parent:
-            parent["run"]["runId"] = str(uuid.uuid5(uuid.NAMESPACE_URL, parent["run"]["runId"]))
-        moment = datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00"))
-        event["eventTime"] = (moment + timedelta(days=1)).isoformat()
-    return [*events, *again]
-
-
 def test_jobs_that_received_nothing_new_are_loaded_not_read_again(
     client: BlindataClient, store: EventStore
 ) -> None:
     """Issue "Scale": a snapshot's mapping follows what was received since the last one."""
-    events = _two_runs(dbt_events())
+    events = dbt_events()
     store.append_many(events[:-5])
     known = fetch_known_systems(client)
     first = plan_from_store(store, definition(), known)
     assert first.report.counters["jobsUnchanged"] == 0
     store.append_many(events[-5:])  # new events for a few jobs
     second = plan_from_store(store, definition(), known)
-    changed = {(e["job"]["namespace"], e["job"]["name"]) for e in events[-5:]}
-    kept = _jobs_kept(events[:-5]) - changed
-    assert len(kept) > 10, "two runs of each job: enough events to keep their folds"
-    assert second.report.counters["jobsUnchanged"] == len(kept)
+    jobs = len(store.job_digests())
+    changed = len({(e["job"]["namespace"], e["job"]["name"]) for e in events[-5:]})
+    assert second.report.counters["jobsUnchanged"] == jobs - changed
     third = plan_from_store(store, definition(), known)
-    assert third.report.counters["jobsUnchanged"] == len(_jobs_kept(events))
+    assert third.report.counters["jobsUnchanged"] == jobs
     expected = without_cache_counter(build(events, definition(), known))
     assert without_cache_counter(second) == without_cache_counter(third) == expected
-
-
-def test_a_job_of_one_or_two_events_is_read_again_not_kept(store: EventStore) -> None:
-    """Its fold would be as long as its events: loading it would cost more than reading them."""
-    short = [e for e in dbt_events() if e["job"]["name"] == dbt_events()[0]["job"]["name"]]
-    store.append_many(short[:2])
-    plan_from_store(store, definition())
-    again = plan_from_store(store, definition())
-    assert again.report.counters.get("jobsUnchanged", 0) == 0
-    store.append_many(short[2:KEEP_FROM_EVENTS])
-    plan_from_store(store, definition())
-    assert plan_from_store(store, definition()).report.counters["jobsUnchanged"] == 1
 
 
 def test_retention_changes_the_digest_of_a_job(store: EventStore) -> None:
