@@ -56,6 +56,10 @@ PAGE_SIZE = 1000
 """Rows per query when reading: memory stays flat however many events are stored."""
 
 
+_StoredJob = tuple[str | None, str | None]
+"""A job as its columns hold it (``column_text`` of its namespace and name)."""
+
+
 def _job_key(job: tuple[str, str]) -> str:
     """A job's key in tables that index it: a digest, whatever the length of its names."""
     text = json.dumps(list(job), ensure_ascii=False).encode("utf-8", "backslashreplace")
@@ -447,44 +451,109 @@ class SqlEventStore(EventStore):
     def events_by_job(
         self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
     ) -> Iterator[tuple[tuple[str, str], list[str]]]:
-        """Many jobs per query (a query per job was a third of a first plan's time with small
-        jobs), in keyset pages of ``PAGE_SIZE`` rows: memory holds a page and one job."""
+        """Many small jobs per query (a query per job was a third of a first plan's time with
+        small jobs), a long job in pages of its own: memory holds about ``PAGE_SIZE`` rows and
+        one job.
+
+        Queries are cut by job, never across jobs: their sizes are counted first from the job
+        index, and small jobs are grouped up to ``PAGE_SIZE`` rows. A keyset page running
+        across many jobs was ordered by the cursor, which PostgreSQL's job index does not hold
+        (its cursor is a sequence beside the id): every page sorted all the remaining rows of
+        its batch, and a long history took quadratic time."""
         self._ensure_schema()
-        ev, cursor_column = self._tables.events, self._tables.cursor
-        namespace, name = ev.c.job_namespace, ev.c.job_name
-        asked = {(column_text(job[0]), column_text(job[1])): job for job in jobs}
+        asked: dict[_StoredJob, tuple[str, str]] = {
+            (column_text(job[0]), column_text(job[1])): job for job in jobs
+        }
         keys = list(asked)
         with self._guard("stamping new events"):
             self._stamp()
         for start in range(0, len(keys), BATCH_SIZE):
-            query = select(namespace, name, cursor_column, ev.c.payload).where(
-                cursor_column.is_not(None),
-                tuple_(namespace, name).in_(keys[start : start + BATCH_SIZE]),
-            )
-            if until is not None:
-                query = query.where(cursor_column <= until)
-            current: tuple[Any, Any] | None = None
-            texts: list[str] = []
-            after: tuple[Any, Any, Any] | None = None
-            while True:
-                page = query
-                if after is not None:
-                    page = page.where(tuple_(namespace, name, cursor_column) > tuple_(*after))
-                page = page.order_by(namespace, name, cursor_column).limit(PAGE_SIZE)
-                with self._guard("reading events"), self._reading() as conn:
-                    rows = conn.execute(page).all()
-                for row in rows:
-                    job = (row[0], row[1])
-                    if job != current:
-                        if current is not None and texts:
-                            yield asked.get(current, current), texts
-                        current, texts = job, []
-                    texts.append(row[3])
-                if len(rows) < PAGE_SIZE:
-                    break
-                after = tuple(rows[-1][:3])
-            if current is not None and texts:
-                yield asked.get(current, current), texts
+            batch = keys[start : start + BATCH_SIZE]
+            sizes = self._job_sizes(batch)
+            group: list[_StoredJob] = []
+            rows = 0
+            for key in batch:
+                size = sizes.get(key, 0)
+                if size == 0:
+                    continue
+                if group and (rows + size > PAGE_SIZE or size > PAGE_SIZE):
+                    yield from self._group_texts(group, until, asked)
+                    group, rows = [], 0
+                if size > PAGE_SIZE:
+                    texts = self._long_job_texts(key, until)
+                    if texts:
+                        yield asked[key], texts
+                    continue
+                group.append(key)
+                rows += size
+            if group:
+                yield from self._group_texts(group, until, asked)
+
+    def _job_sizes(self, keys: list[_StoredJob]) -> dict[_StoredJob, int]:
+        """Rows per job, from the job index alone: every row, stamped or not, so at least the
+        rows a read up to a cursor returns."""
+        ev = self._tables.events
+        namespace, name = ev.c.job_namespace, ev.c.job_name
+        query = (
+            select(namespace, name, func.count())
+            .where(tuple_(namespace, name).in_(keys))
+            .group_by(namespace, name)
+        )
+        with self._guard("reading events"), self._reading() as conn:
+            return {(row[0], row[1]): int(row[2]) for row in conn.execute(query)}
+
+    def _cursor_bound(self, query: Select[Any], until: int | None) -> Select[Any]:
+        cursor_column = self._tables.cursor
+        query = query.where(cursor_column.is_not(None))
+        return query if until is None else query.where(cursor_column <= until)
+
+    def _group_texts(
+        self,
+        group: list[_StoredJob],
+        until: int | None,
+        asked: Mapping[_StoredJob, tuple[str, str]],
+    ) -> Iterator[tuple[tuple[str, str], list[str]]]:
+        """The texts of small jobs, read in one query, each job's in cursor order."""
+        ev = self._tables.events
+        namespace, name = ev.c.job_namespace, ev.c.job_name
+        query = self._cursor_bound(
+            select(namespace, name, self._tables.cursor, ev.c.payload).where(
+                tuple_(namespace, name).in_(group)
+            ),
+            until,
+        )
+        found: dict[_StoredJob, list[tuple[int, str]]] = {}
+        with self._guard("reading events"), self._reading() as conn:
+            for row in conn.execute(query):
+                found.setdefault((row[0], row[1]), []).append((row[2], row[3]))
+        for key in group:
+            rows = found.get(key)
+            if rows:
+                rows.sort(key=lambda item: item[0])
+                yield asked[key], [text for _, text in rows]
+
+    def _long_job_texts(self, key: _StoredJob, until: int | None) -> list[str]:
+        """One long job's texts in cursor order, read in pages along the job index."""
+        ev = self._tables.events
+        base = self._cursor_bound(
+            select(ev.c.id, self._tables.cursor, ev.c.payload).where(
+                ev.c.job_namespace == key[0], ev.c.job_name == key[1]
+            ),
+            until,
+        )
+        rows: list[tuple[int, str]] = []
+        after: int | None = None
+        while True:
+            page = base if after is None else base.where(ev.c.id > after)
+            page = page.order_by(ev.c.id).limit(PAGE_SIZE)
+            with self._guard("reading events"), self._reading() as conn:
+                found = conn.execute(page).all()
+            rows.extend((row[1], row[2]) for row in found)
+            if len(found) < PAGE_SIZE:
+                break
+            after = found[-1][0]
+        rows.sort(key=lambda item: item[0])
+        return [text for _, text in rows]
 
     def folded_jobs(
         self, settings: str, jobs: Iterable[tuple[str, str]]
