@@ -17,7 +17,18 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import ColumnElement, Row, Select, Table, func, insert, inspect, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    Table,
+    and_,
+    func,
+    insert,
+    inspect,
+    or_,
+    select,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import (
     DataError,
@@ -452,14 +463,14 @@ class SqlEventStore(EventStore):
         self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
     ) -> Iterator[tuple[tuple[str, str], list[str]]]:
         """Many small jobs per query (a query per job was a third of a first plan's time with
-        small jobs), a long job in pages of its own: memory holds about ``PAGE_SIZE`` rows and
-        one job.
+        small jobs): memory holds about ``PAGE_SIZE`` rows, or one job when it is longer.
 
-        Queries are cut by job, never across jobs: their sizes are counted first from the job
-        index, and small jobs are grouped up to ``PAGE_SIZE`` rows. A keyset page running
-        across many jobs was ordered by the cursor, which PostgreSQL's job index does not hold
-        (its cursor is a sequence beside the id): every page sorted all the remaining rows of
-        its batch, and a long history took quadratic time."""
+        Queries are cut by job, never across jobs, and name each job by an index search (an
+        ``OR`` of equalities, which SQLite and PostgreSQL both look up in the job index). How
+        many jobs a query asks for follows the rows per job read so far. A keyset page running
+        across jobs, ordered by the cursor, made PostgreSQL (whose job index does not hold the
+        cursor) sort all the remaining rows of its batch for every page: quadratic in a long
+        history."""
         self._ensure_schema()
         asked: dict[_StoredJob, tuple[str, str]] = {
             (column_text(job[0]), column_text(job[1])): job for job in jobs
@@ -467,93 +478,36 @@ class SqlEventStore(EventStore):
         keys = list(asked)
         with self._guard("stamping new events"):
             self._stamp()
-        for start in range(0, len(keys), BATCH_SIZE):
-            batch = keys[start : start + BATCH_SIZE]
-            sizes = self._job_sizes(batch)
-            group: list[_StoredJob] = []
-            rows = 0
-            for key in batch:
-                size = sizes.get(key, 0)
-                if size == 0:
-                    continue
-                if group and (rows + size > PAGE_SIZE or size > PAGE_SIZE):
-                    yield from self._group_texts(group, until, asked)
-                    group, rows = [], 0
-                if size > PAGE_SIZE:
-                    texts = self._long_job_texts(key, until)
-                    if texts:
-                        yield asked[key], texts
-                    continue
-                group.append(key)
-                rows += size
-            if group:
-                yield from self._group_texts(group, until, asked)
+        per_query, jobs_read, rows_read = 1, 0, 0
+        while keys:
+            group, keys = keys[:per_query], keys[per_query:]
+            found = self._job_rows(group, until)
+            for key in group:
+                rows = found.get(key)
+                if rows:
+                    rows.sort(key=lambda row: row[0])
+                    yield asked[key], [text for _, text in rows]
+            jobs_read += len(group)
+            rows_read += sum(len(rows) for rows in found.values())
+            per_query = max(1, min(BATCH_SIZE, PAGE_SIZE * jobs_read // max(rows_read, 1)))
 
-    def _job_sizes(self, keys: list[_StoredJob]) -> dict[_StoredJob, int]:
-        """Rows per job, from the job index alone: every row, stamped or not, so at least the
-        rows a read up to a cursor returns."""
-        ev = self._tables.events
+    def _job_rows(
+        self, group: list[_StoredJob], until: int | None
+    ) -> dict[_StoredJob, list[tuple[int, str]]]:
+        """The (cursor, text) of the events of ``group``'s jobs up to ``until``."""
+        ev, cursor_column = self._tables.events, self._tables.cursor
         namespace, name = ev.c.job_namespace, ev.c.job_name
-        query = (
-            select(namespace, name, func.count())
-            .where(tuple_(namespace, name).in_(keys))
-            .group_by(namespace, name)
+        query = select(namespace, name, cursor_column, ev.c.payload).where(
+            cursor_column.is_not(None),
+            or_(*(and_(namespace == job[0], name == job[1]) for job in group)),
         )
-        with self._guard("reading events"), self._reading() as conn:
-            return {(row[0], row[1]): int(row[2]) for row in conn.execute(query)}
-
-    def _cursor_bound(self, query: Select[Any], until: int | None) -> Select[Any]:
-        cursor_column = self._tables.cursor
-        query = query.where(cursor_column.is_not(None))
-        return query if until is None else query.where(cursor_column <= until)
-
-    def _group_texts(
-        self,
-        group: list[_StoredJob],
-        until: int | None,
-        asked: Mapping[_StoredJob, tuple[str, str]],
-    ) -> Iterator[tuple[tuple[str, str], list[str]]]:
-        """The texts of small jobs, read in one query, each job's in cursor order."""
-        ev = self._tables.events
-        namespace, name = ev.c.job_namespace, ev.c.job_name
-        query = self._cursor_bound(
-            select(namespace, name, self._tables.cursor, ev.c.payload).where(
-                tuple_(namespace, name).in_(group)
-            ),
-            until,
-        )
+        if until is not None:
+            query = query.where(cursor_column <= until)
         found: dict[_StoredJob, list[tuple[int, str]]] = {}
         with self._guard("reading events"), self._reading() as conn:
             for row in conn.execute(query):
                 found.setdefault((row[0], row[1]), []).append((row[2], row[3]))
-        for key in group:
-            rows = found.get(key)
-            if rows:
-                rows.sort(key=lambda item: item[0])
-                yield asked[key], [text for _, text in rows]
-
-    def _long_job_texts(self, key: _StoredJob, until: int | None) -> list[str]:
-        """One long job's texts in cursor order, read in pages along the job index."""
-        ev = self._tables.events
-        base = self._cursor_bound(
-            select(ev.c.id, self._tables.cursor, ev.c.payload).where(
-                ev.c.job_namespace == key[0], ev.c.job_name == key[1]
-            ),
-            until,
-        )
-        rows: list[tuple[int, str]] = []
-        after: int | None = None
-        while True:
-            page = base if after is None else base.where(ev.c.id > after)
-            page = page.order_by(ev.c.id).limit(PAGE_SIZE)
-            with self._guard("reading events"), self._reading() as conn:
-                found = conn.execute(page).all()
-            rows.extend((row[1], row[2]) for row in found)
-            if len(found) < PAGE_SIZE:
-                break
-            after = found[-1][0]
-        rows.sort(key=lambda item: item[0])
-        return [text for _, text in rows]
+        return found
 
     def folded_jobs(
         self, settings: str, jobs: Iterable[tuple[str, str]]
