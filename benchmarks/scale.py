@@ -318,11 +318,25 @@ def main() -> int:
             plans(args.jobs, [int(part) for part in args.runs.split(",")], work)
         if args.snapshot_events:
             urls = [f"sqlite:///{work / 'snapshot.db'}"]
+            schema = f"bench_{secrets.token_hex(4)}"
             if args.postgres:
-                schema = f"bench_{secrets.token_hex(4)}"
                 urls.append(f"{args.postgres}?schema={schema}")
-            snapshots(args.snapshot_events, args.snapshot_jobs, urls, work)
+            try:
+                snapshots(args.snapshot_events, args.snapshot_jobs, urls, work)
+            finally:
+                if args.postgres:
+                    drop_schema(args.postgres, schema)
     return 0
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """The gigabytes a snapshot benchmark stored in PostgreSQL are not left behind."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    engine.dispose()
 
 
 if __name__ == "__main__":
