@@ -195,17 +195,7 @@ class FlowCollector:
             end_label(target, with_system=with_system),
             owner_label,
         )
-        if self._wins(scope, name, evidence, description):
-            self._flows[(scope, name)] = PlannedFlow(
-                scope=scope,
-                name=name,
-                kind=kind,
-                evidence=evidence,
-                source=source,
-                target=target,
-                description=description,
-                superseded_by_analysis=superseded_by_analysis,
-            )
+        self._put(scope, name, kind, evidence, source, target, description, superseded_by_analysis)
 
     def add_columns(
         self,
@@ -231,23 +221,42 @@ class FlowCollector:
             name = _flow_name(
                 f"{source_label}.{source_field}", f"{target_label}.{target_field}", owner_label
             )
-            if self._wins(scope, name, evidence, description):
-                self._flows[(scope, name)] = PlannedFlow(
-                    scope=scope,
-                    name=name,
-                    kind="column",
-                    evidence=evidence,
-                    source=FlowEnd(entity=source, field=source_field),
-                    target=FlowEnd(entity=target, field=target_field),
-                    description=description,
-                    superseded_by_analysis=superseded_by_analysis,
-                )
+            self._put(
+                scope,
+                name,
+                "column",
+                evidence,
+                FlowEnd(entity=source, field=source_field),
+                FlowEnd(entity=target, field=target_field),
+                description,
+                superseded_by_analysis,
+            )
 
-    def _wins(self, scope: str, name: str, evidence: FlowEvidence, description: str) -> bool:
-        """Whether a flow so ranked replaces the one of its natural key (none: it does); the
-        loser is never built."""
+    def _put(
+        self,
+        scope: str,
+        name: str,
+        kind: FlowKind,
+        evidence: FlowEvidence,
+        source: FlowEnd,
+        target: FlowEnd,
+        description: str,
+        superseded_by_analysis: bool,
+    ) -> None:
+        """Plan the flow unless its natural key holds a better ranked one; a loser is never
+        built."""
         existing = self._flows.get((scope, name))
-        return existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing)
+        if existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
+            self._flows[(scope, name)] = PlannedFlow(
+                scope=scope,
+                name=name,
+                kind=kind,
+                evidence=evidence,
+                source=source,
+                target=target,
+                description=description,
+                superseded_by_analysis=superseded_by_analysis,
+            )
 
     def flows(self) -> list[PlannedFlow]:
         return [self._flows[key] for key in sorted(self._flows)]
