@@ -24,7 +24,7 @@ from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folde
 from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError
@@ -71,10 +71,21 @@ class _Keeper:
         self.pending: list[_Fold] = []
         self.failed = False
 
-    def add(self, job: tuple[str, str], digest: str, folded: FoldedJob, report: Report) -> None:
-        if not self.enabled or self.failed:
+    @property
+    def wanted(self) -> bool:
+        return self.enabled and not self.failed
+
+    def add(
+        self,
+        job: tuple[str, str],
+        digest: str,
+        folded: FoldedJob,
+        report: Report,
+        raw_facets: RawFacets | None = None,
+    ) -> None:
+        if not self.wanted:
             return
-        self.pending.append((job, digest, dump_folded(folded, report)))
+        self.pending.append((job, digest, dump_folded(folded, report, raw_facets)))
         if len(self.pending) >= KEEP_BATCH:
             self.flush()
 
@@ -162,10 +173,14 @@ def plan_from_store(
                     reused += 1
                     continue
                 job_report = Report()
-                payloads = texts.of(job)
-                folds = fold_jobs(read_job_events(payloads, job_report, quality=quality), retain)
+                raw_facets: RawFacets | None = {} if keeper.wanted else None
+                events = read_job_events(
+                    texts.of(job), job_report, quality=quality, raw_facets=raw_facets
+                )
+                folds = fold_jobs(events, retain)
                 if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
-                    keeper.add(job, digest, folds[0], job_report)
+                    keeper.add(job, digest, folds[0], job_report, raw_facets)
+                del events, raw_facets
                 report.merge(job_report)
                 for folded in folds:
                     builder.add_folded(folded)
