@@ -13,8 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_blindata.events import RunEvent
-from airflow_blindata.mapper.fold import FoldBuilder, fold, runs_kept_whole
+from airflow_blindata.events import JobEvent, RunEvent
+from airflow_blindata.mapper.fold import (
+    FoldBuilder,
+    _fold_job,
+    _itself,
+    _kept_runs,
+    _Order,
+    fold,
+    fold_jobs,
+    runs_kept_whole,
+)
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
@@ -99,6 +108,7 @@ IO_FACETS = [
     {"subset": {"inputCondition": 5, "outputCondition": 5}},
     {"acme": {"v": 1}},
     {"outputStatistics": {"rowCount": 3}},
+    {"dataQualityAssertions": {"assertions": [{"assertion": "not_null", "success": True}]}},
 ]
 
 
@@ -148,6 +158,24 @@ def test_skimming_superseded_events_gives_the_same_fold(events: list[dict[str, A
     assert skimmed.model_dump() == whole.model_dump()
     for name in ("eventsRead", "runEvents"):
         assert skim_report.counters.get(name) == whole_report.counters.get(name)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(), skim=st.booleans())
+def test_runs_left_unfolded_are_runs_the_retainer_would_drop(
+    events: list[dict[str, Any]], skim: bool
+) -> None:
+    """Runs outside the kept ones whose events carry no facet are not folded: the same job as
+    folding every run and letting the retainer judge each."""
+    read = read_job_events(events, Report()) if skim else read_events(events, Report())
+    retain = quality_retainer(DEFINITION)
+    folded_jobs = fold_jobs(read, retain)
+    if not folded_jobs:
+        return
+    ((job, _),) = [(item.job, item.datasets) for item in folded_jobs]
+    ordered = _Order().sort([e for e in read if isinstance(e, RunEvent | JobEvent)], _itself)
+    every = _fold_job(job.key, ordered)
+    assert job == every.model_copy(update={"runs": _kept_runs(every.runs, retain)})
 
 
 def cycle(
