@@ -424,12 +424,13 @@ def _fold_job(
     facets: dict[str, BaseFacet] = {}
     runs: dict[str, list[RunEvent]] = {}
     designs: list[JobEvent] = []
-    written: set[DatasetKey] = set()
+    written: set[tuple[str, str]] = set()  # names: a DatasetKey per dataset, not per event
     for event in ordered:
         _merge(facets, event.job.facets, deletable=True)
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
-            written.update(DatasetKey(o.namespace, o.name) for o in event.outputs)
+            for output in event.outputs:
+                written.add((output.namespace, output.name))
         elif event.inputs or event.outputs:
             designs.append(event)
     inputs: _Slots = {}
@@ -450,7 +451,7 @@ def _fold_job(
         inputs=_inputs(inputs),
         outputs=_outputs(outputs),
         runs=folded,
-        written=sorted(written),
+        written=[DatasetKey(*names) for names in sorted(written)],
         first_event_time=ordered[0].event_time,
         last_event_time=ordered[-1].event_time,
     )
@@ -458,11 +459,12 @@ def _fold_job(
 
 def _has_run_facets(event: RunEvent) -> bool:
     """Whether the event carries a facet of the kinds a ``RunRetainer`` may keep."""
-    return (
-        bool(event.run.facets)
-        or any(item.facets or item.input_facets for item in event.inputs)
-        or any(item.facets or item.output_facets for item in event.outputs)
-    )
+    if event.run.facets:
+        return True
+    for item in event.inputs:
+        if item.facets or item.input_facets:
+            return True
+    return any(output.facets or output.output_facets for output in event.outputs)
 
 
 def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
@@ -487,11 +489,11 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
     then run id) without folding them: a run's state is that of its last terminal event in the
     fold's order, else of its last START or RUNNING (events tied on order have the same type).
     """
-    runs: dict[JobKey, dict[str, list[Any]]] = {}
+    runs: dict[tuple[str, str], dict[str, list[Any]]] = {}
     for event in events:
         if not isinstance(event, RunEvent):
             continue
-        key = JobKey(event.job.namespace, event.job.name)
+        key = (event.job.namespace, event.job.name)  # a JobKey per job, not per event
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
         if run is None:  # first, last, last terminal (moment, rank), last progress (moment, rank)
@@ -501,13 +503,14 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
         if slot and (run[slot] is None or run[slot] <= (moment, rank)):
             run[slot] = (moment, rank)
     kept: set[tuple[JobKey, str]] = set()
-    for key, by_id in runs.items():
+    for names, by_id in runs.items():
+        job = JobKey(*names)
         ranked = sorted(by_id.items(), key=lambda item: (item[1][1], item[1][0], item[0]))
-        kept.add((key, ranked[-1][0]))
+        kept.add((job, ranked[-1][0]))
         for run_id, (_, _, terminal, progress) in reversed(ranked):
             decisive = terminal or progress
             if decisive is not None and decisive[1] == _RANK[EventType.COMPLETE]:
-                kept.add((key, run_id))
+                kept.add((job, run_id))
                 break
     return kept
 
@@ -545,32 +548,32 @@ class FoldedJob:
 
 def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> list[FoldedJob]:
     """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``)."""
-    by_job: dict[JobKey, list[RunEvent | JobEvent]] = {}
+    by_job: dict[tuple[str, str], list[RunEvent | JobEvent]] = {}
     for event in events:
         if isinstance(event, RunEvent | JobEvent):
-            by_job.setdefault(JobKey(event.job.namespace, event.job.name), []).append(event)
+            by_job.setdefault((event.job.namespace, event.job.name), []).append(event)
     order = _Order()
     folded: list[FoldedJob] = []
-    for key, job_events in by_job.items():
+    for names, job_events in by_job.items():
+        key = JobKey(*names)
         ordered = order.sort(job_events, _itself)
         job = _fold_job(key, ordered, None if retain is None else runs_kept_whole(ordered))
         if retain is not None:
             job.runs = _kept_runs(job.runs, retain)
-        datasets: dict[DatasetKey, DatasetMentions] = {}
+        mentioned: dict[tuple[str, str], DatasetMentions] = {}
         for event in ordered:
             # Events of two jobs never tie on the sort key (it holds the job): no content.
             position = (_sort_key(event), "")
             for dataset in (*event.inputs, *event.outputs):
-                _mention(
-                    datasets, DatasetKey(dataset.namespace, dataset.name), position, dataset.facets
-                )
+                _mention(mentioned, (dataset.namespace, dataset.name), position, dataset.facets)
+        datasets = {DatasetKey(*names): merge for names, merge in mentioned.items()}
         folded.append(FoldedJob(job, datasets))
     return folded
 
 
 def _mention(
-    into: dict[DatasetKey, DatasetMentions],
-    key: DatasetKey,
+    into: dict[Any, DatasetMentions],
+    key: Any,
     order: tuple[_SortKey, str],
     facets: Mapping[str, BaseFacet],
 ) -> None:

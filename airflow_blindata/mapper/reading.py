@@ -49,7 +49,7 @@ from airflow_blindata.events import (
 from airflow_blindata.events.base import FacetLocation
 from airflow_blindata.events.parse import decode_json, event_text_problem
 from airflow_blindata.events.registry import filed_keys
-from airflow_blindata.mapper.fold import JobKey, order_key, runs_kept_whole
+from airflow_blindata.mapper.fold import order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -225,14 +225,19 @@ def _read_runs(
     skimmed = 0
     order = {index: order_key(event) for index, event in envelopes.items()}
     ties = Counter(order.values())
-    by_job: dict[JobKey, _Decided] = {}
-    by_run: dict[tuple[JobKey, str], _Decided] = {}
+    kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
+    by_job: dict[tuple[str, str], _Decided] = {}
+    by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
     for index in sorted(order, key=order.__getitem__, reverse=True):
         event, data = envelopes[index], decoded[index]
-        job = JobKey(event.job.namespace, event.job.name)
-        seen = by_job.setdefault(job, _Decided(per_run=False))
+        job = (event.job.namespace, event.job.name)
+        seen = by_job.get(job)
+        if seen is None:
+            seen = by_job[job] = _Decided(per_run=False)
         run = (job, event.run.run_id)
-        own = by_run.setdefault(run, _Decided(per_run=True)) if run in kept else None
+        own = by_run.get(run)
+        if own is None and run in kept_runs:
+            own = by_run[run] = _Decided(per_run=True)
         # What a kept run's own events decided, its job's decided too: the stricter test.
         judge = own if own is not None else seen
         whole = (
