@@ -33,6 +33,7 @@ __all__ = [
     "event_key",
     "event_text_problem",
     "parse_event",
+    "suspect_text",
 ]
 
 
@@ -59,6 +60,15 @@ _SUSPECT_ESCAPE = r"\\u(?:[dD][89a-fA-F]|0000)"
 backslash before it, is a false alarm that the walk clears)."""
 _SUSPECT_IN_TEXT = re.compile(_SUSPECT_ESCAPE)
 _SUSPECT_IN_BYTES = re.compile(_SUSPECT_ESCAPE.encode())
+
+
+def suspect_text(text: str | bytes) -> bool:
+    """Whether a JSON text may hold a string no store can hold, by a scan of it: an escape that
+    may decode to a lone surrogate or NUL, such a character itself, or a NUL byte (UTF-16 or
+    UTF-32 bytes). When not, the decoded event has no such string."""
+    if isinstance(text, bytes):
+        return b"\x00" in text or _SUSPECT_IN_BYTES.search(text) is not None
+    return _SUSPECT_IN_TEXT.search(text) is not None or unencodable(text) is not None
 
 
 def _text_problem(raw: Any, data: dict[str, Any]) -> str | None:

@@ -4,8 +4,10 @@ Validating facets is most of the cost of reading an event (the envelope alone co
 tenth), and most facets are superseded: a job sends the same schema, SQL and lineage facets on
 every run, and a run sends them on START and again on COMPLETE, while a fold keeps only the
 latest of each key (seed 004's replacement rule). So every event of a job is first read without
-its facets (``parse_event(..., facets=False)``); the events are put in the fold's order and
-walked from the newest back. An event is read whole when something of it can still matter:
+its facets: from its text, its facets left undecoded (``events.envelope.read_envelope``, a sixth
+of the cost of decoding it), or when that cannot be sure, decoded and read with
+``parse_event(..., facets=False)``. The events are put in the fold's order and walked from the
+newest back. An event is read whole when something of it can still matter:
 
 * it carries a facet key that no newer event read whole has decided (set, or deleted with
   ``_deleted``), in a container whose merge reaches it. Of a run the snapshot keeps whole (the
@@ -47,6 +49,7 @@ from airflow_blindata.events import (
     parse_event,
 )
 from airflow_blindata.events.base import FacetLocation
+from airflow_blindata.events.envelope import Container, Envelope, read_envelope
 from airflow_blindata.events.parse import decode_json, event_text_problem
 from airflow_blindata.events.registry import filed_keys
 from airflow_blindata.mapper.fold import order_key, runs_kept_whole
@@ -83,19 +86,13 @@ def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-_Container = tuple[str, str, str]
-"""A facet container of an event: its kind (``run``, ``job``, a side ``inputs`` or ``outputs``
-for dataset facets, ``inputFacets`` or ``outputFacets``) and the namespace and name of its
-dataset (empty for ``run`` and ``job``). Plain tuples: they are made and hashed for every
-container of every event."""
-
 _SIDES = (
     ("inputs", "inputFacets", FacetLocation.INPUT),
     ("outputs", "outputFacets", FacetLocation.OUTPUT),
 )
 
 
-def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[_Container, FacetLocation, Any]]:
+def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[Container, FacetLocation, Any]]:
     """Every facet container of a raw RunEvent, with its location and its raw facets."""
     run, job = data.get("run"), data.get("job")
     yield ("run", "", ""), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
@@ -109,7 +106,7 @@ def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[_Container, Facet
                 yield (io, namespace, name), location, item.get(io)
 
 
-def _containers(event: RunEvent) -> Iterator[tuple[_Container, Mapping[str, Any]]]:
+def _containers(event: RunEvent) -> Iterator[tuple[Container, Mapping[str, Any]]]:
     """Every facet container of a RunEvent read whole, as ``_raw_containers`` names them."""
     yield ("run", "", ""), event.run.facets
     yield ("job", "", ""), event.job.facets
@@ -121,10 +118,19 @@ def _containers(event: RunEvent) -> Iterator[tuple[_Container, Mapping[str, Any]
         yield ("outputFacets", output.namespace, output.name), output.output_facets
 
 
-def _carries_quality(data: Mapping[str, Any]) -> bool:
+def _envelope(event: RunEvent, data: Mapping[str, Any]) -> Envelope:
+    """The envelope of a decoded event (``read_envelope`` reads one from text)."""
+    keys = tuple(
+        (container, location, filed_keys(raw, location))
+        for container, location, raw in _raw_containers(data)
+    )
+    return Envelope(event, keys)
+
+
+def _carries_quality(envelope: Envelope) -> bool:
     return any(
-        not QUALITY_FACET_KEYS.isdisjoint(filed_keys(raw, location))
-        for (kind, _, _), location, raw in _raw_containers(data)
+        not QUALITY_FACET_KEYS.isdisjoint(keys)
+        for (kind, _, _), _, keys in envelope.keys
         if kind != "job"
     )
 
@@ -150,15 +156,15 @@ class _Decided:
 
     def __init__(self, *, per_run: bool) -> None:
         self._merged = _PER_RUN if per_run else _PER_JOB
-        self._keys: dict[_Container, set[str]] = {}
+        self._keys: dict[Container, set[str]] = {}
 
-    def covers(self, data: Mapping[str, Any]) -> bool:
-        """Whether every facet key of the raw event ``data`` is decided already."""
-        for (kind, namespace, name), location, raw in _raw_containers(data):
+    def covers(self, envelope: Envelope) -> bool:
+        """Whether every facet key of the event is decided already."""
+        for (kind, namespace, name), _, keys in envelope.keys:
             merged = self._merged.get(kind)
             if merged is not None and not self._keys.get(
                 (merged, namespace, name), _NOTHING
-            ).issuperset(filed_keys(raw, location)):
+            ).issuperset(keys):
                 return False
         return True
 
@@ -181,55 +187,59 @@ def read_job_events(
     Counts as ``read_events`` does, plus ``eventsSkimmed``: events read without their facets
     because newer events supersede every facet they carry. With ``raw_facets``, the facets of
     the RunEvents read whole are recorded there with the JSON they were read from.
+
+    An event given as text is first read from its text without decoding its facets
+    (``read_envelope``); it is decoded whole only when it is read whole, or when its envelope
+    cannot be read that way (then as a decoded event).
     """
     raws = list(items)
-    decoded = [_object(item) for item in raws]
-    texts = [
-        _text(item) if type(data) is dict else None
-        for item, data in zip(raws, decoded, strict=True)
-    ]
-    del raws
-    results: list[ParsedEvent | Event | None] = [None] * len(decoded)
-    envelopes: dict[int, RunEvent] = {}
-    for index, data in enumerate(decoded):
-        if isinstance(data, Event):
-            results[index] = data
+    results: list[ParsedEvent | Event | None] = [None] * len(raws)
+    envelopes: dict[int, Envelope] = {}
+    for index, item in enumerate(raws):
+        if isinstance(item, Event):
+            results[index] = item
             continue
+        text = _text(item)
+        envelope = read_envelope(text) if text is not None else None
+        if envelope is not None:
+            envelopes[index] = envelope
+            continue
+        data = _object(item)
+        text = text if type(data) is dict else None
         skim = parse_event(data, facets=False) if isinstance(data, dict) else None
         if (
             skim is not None
             and isinstance(skim.event, RunEvent)
-            and event_text_problem(data, text=texts[index]) is None
+            and event_text_problem(data, text=text) is None
         ):
-            envelopes[index] = skim.event
+            envelopes[index] = _envelope(skim.event, data)
+            raws[index] = data  # decoded once
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
-            results[index] = parse_event(data, text=texts[index])
-    skimmed = (
-        _read_runs(decoded, texts, envelopes, results, quality, raw_facets) if envelopes else 0
-    )
+            results[index] = parse_event(data, text=text)
+    skimmed = _read_runs(raws, envelopes, results, quality, raw_facets) if envelopes else 0
     report.count("eventsSkimmed", skimmed)
     return read_events((r for r in results if r is not None), report)
 
 
 def _read_runs(
-    decoded: list[Any],
-    texts: list[str | bytes | None],
-    envelopes: dict[int, RunEvent],
+    raws: list[Any],
+    envelopes: dict[int, Envelope],
     results: list[ParsedEvent | Event | None],
     quality: bool,
     raw_facets: RawFacets | None,
 ) -> int:
     """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
     of events skimmed."""
-    kept = runs_kept_whole(envelopes.values())
+    kept = runs_kept_whole(envelope.event for envelope in envelopes.values())
     skimmed = 0
-    order = {index: order_key(event) for index, event in envelopes.items()}
+    order = {index: order_key(envelope.event) for index, envelope in envelopes.items()}
     ties = Counter(order.values())
     kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
     by_job: dict[tuple[str, str], _Decided] = {}
     by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
     for index in sorted(order, key=order.__getitem__, reverse=True):
-        event, data = envelopes[index], decoded[index]
+        envelope = envelopes[index]
+        event = envelope.event
         job = (event.job.namespace, event.job.name)
         seen = by_job.get(job)
         if seen is None:
@@ -242,14 +252,16 @@ def _read_runs(
         judge = own if own is not None else seen
         whole = (
             ties[order[index]] > 1
-            or not judge.covers(data)
-            or (own is None and quality and _carries_quality(data))
+            or not judge.covers(envelope)
+            or (own is None and quality and _carries_quality(envelope))
         )
         if not whole:
             results[index] = ParsedEvent(event)
             skimmed += 1
             continue
-        parsed = parse_event(data, text=texts[index])
+        raw = raws[index]
+        data = raw if type(raw) is dict else _object(raw)
+        parsed = parse_event(data, text=_text(raw))
         results[index] = parsed
         if isinstance(parsed.event, RunEvent):
             seen.add(parsed.event)

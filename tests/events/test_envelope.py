@@ -1,0 +1,104 @@
+"""A RunEvent's envelope read from its text without decoding its facets is the envelope a full
+read gives, with the keys its containers file facets under; or nothing, and the usual reading.
+
+Named after issue "Scale": "Parse only what contributes. An event whose facets are superseded by
+a later event of the same run or job need not have every facet validated".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from airflow_blindata.events import parse_event
+from airflow_blindata.events.envelope import read_envelope
+from airflow_blindata.mapper.reading import _envelope
+from tests.mapper.test_reading import histories, raw_event
+
+
+def _full(text: str) -> Any:
+    """The envelope as a full decode then a read without facets gives it."""
+    data = json.loads(text)
+    parsed = parse_event(data, facets=False)
+    assert parsed.event is not None
+    return _envelope(parsed.event, data)  # type: ignore[arg-type]
+
+
+def _keys(envelope: Any) -> list[tuple[Any, Any, set[str]]]:
+    return [(container, location, set(keys)) for container, location, keys in envelope.keys]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories())
+def test_an_envelope_read_from_text_is_the_one_a_full_read_gives(
+    events: list[dict[str, Any]],
+) -> None:
+    for event in events:
+        text = json.dumps(event)
+        envelope = read_envelope(text)
+        if envelope is None:  # a string no store can hold: the usual reading says so
+            assert "\\ud" in text
+            continue
+        expected = _full(text)
+        assert envelope.event == expected.event
+        assert _keys(envelope) == _keys(expected)
+
+
+def _text(**changes: Any) -> str:
+    event = raw_event("COMPLETE", 1, "r1", outputs=[{"namespace": "n", "name": "d"}])
+    event.update(changes)
+    return json.dumps(event, allow_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (_text(eventTime=float("nan")), "NaN: msgspec refuses it"),
+        (_text(producer="\\ud800"), "an escape of a lone surrogate"),
+        (_text(producer="a\\u0000b"), "an escape of NUL"),
+        (_text(run=None), "no run: not a RunEvent"),
+        (_text(job={"namespace": "n"}), "an invalid envelope"),
+        (_text(eventTime="yesterday"), "an invalid envelope"),
+        (_text(inputs=[3]), "a dataset that is not an object"),
+        (_text(run={"runId": "r1", "facets": []}), "facets that are not an object"),
+        ("[1, 2]", "not an object"),
+        ("{", "not JSON"),
+    ],
+)
+def test_what_the_envelope_reader_cannot_be_sure_of_is_left_to_the_usual_reading(
+    text: str, why: str
+) -> None:
+    assert read_envelope(text) is None, why
+
+
+def test_names_the_model_accepts_besides_the_wire_names_are_read_too() -> None:
+    """``RunEvent`` reads a field by its alias or its name: so does the envelope reader."""
+    event = raw_event("COMPLETE", 1, "r1")
+    event["event_time"] = event.pop("eventTime")
+    event["run"] = {"run_id": "r9"}
+    text = json.dumps(event)
+    envelope = read_envelope(text)
+    assert envelope is not None and envelope.event.run.run_id == "r9"
+    assert envelope.event == _full(text).event
+
+
+def test_an_unknown_key_is_filed_as_a_full_read_files_it() -> None:
+    """A facet under a key nobody knows whose ``_schemaURL`` names a known one: its raw JSON is
+    decoded to file it under the spec's key."""
+    url = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
+    facets = {"mine": {"_schemaURL": url, "fields": []}, "other": {"v": 1}}
+    text = _text(outputs=[{"namespace": "n", "name": "d", "facets": facets}])
+    envelope = read_envelope(text)
+    assert envelope is not None
+    assert _keys(envelope) == _keys(_full(text))
+    assert {"schema", "other"} in [keys for _, _, keys in _keys(envelope)]
+
+
+def test_bytes_are_read_as_text_is() -> None:
+    text = _text()
+    envelope = read_envelope(text.encode())
+    assert envelope is not None and envelope.event == _full(text).event
+    assert read_envelope(text.encode("utf-16")) is None  # NUL bytes: the usual reading
