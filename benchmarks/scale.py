@@ -11,7 +11,9 @@ planned from the store in a fresh process each, measuring:
 * the same events mapped all at once (read every event, then fold: the mapping before it went
   job by job), where that fits in memory;
 * a second plan with nothing new: the folds and the SQL hash memo the first one kept (what the
-  next snapshot does).
+  next snapshot does);
+* a third plan after one more run of every job (the steady state of a deployment that syncs as
+  often as its jobs run): each job's new run is added to its kept fold.
 
 ``--snapshot-events N`` adds a snapshot of N stored events against the Blindata emulator (a
 first snapshot that creates the catalog, and a second with no new events), on SQLite and, with
@@ -168,7 +170,7 @@ def child_floor(url: str) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - started}
 
 
-def child_plan(url: str, mode: str) -> dict[str, Any]:
+def child_plan(url: str, mode: str, jobs: str = "0", runs: str = "0") -> dict[str, Any]:
     from airflow_blindata.mapper.build import build
     from airflow_blindata.store import open_store
     from airflow_blindata.sync.mapping import plan_from_store
@@ -188,6 +190,16 @@ def child_plan(url: str, mode: str) -> dict[str, Any]:
             again = plan_from_store(store, definition)
             result["second"] = time.perf_counter() - started
             result["unchanged"] = again.report.counters.get("jobsUnchanged", 0)
+            # The steady state: every job ran once more since the last snapshot.
+            store.append_many(
+                json.dumps(event)
+                for job in range(int(jobs))
+                for event in list(job_events(job, int(runs) + 1))[-2:]
+            )
+            started = time.perf_counter()
+            after = plan_from_store(store, definition)
+            result["new_run"] = time.perf_counter() - started
+            result["extended"] = after.report.counters.get("jobsExtended", 0)
     result["entities"] = len(plan.entities)
     result["flows"] = len(plan.flows)
     return result
@@ -252,18 +264,18 @@ def plans(jobs: int, runs_list: list[int], work: Path) -> None:
     print(f"plan from the store, {jobs:,} jobs (same catalog), Airflow-shaped events", flush=True)
     header = (
         f"{'runs/job':>8} {'events':>9} {'JSON MB':>8} {'peak RSS':>9} {'time':>8} "
-        f"{'x json.loads':>12} {'2nd plan':>9} {'all at once: RSS':>17} {'time':>7}"
+        f"{'x json.loads':>12} {'2nd plan':>9} {'new run':>8} {'all at once: RSS':>17} {'time':>7}"
     )
     print(header)
     for runs in runs_list:
         url = f"sqlite:///{work / f'runs{runs}.db'}"
         events, size = fill_store(url, jobs, runs)
         floor = in_child("floor", url)["seconds"]
-        mine = in_child("plan", url, "job-by-job")
+        mine = in_child("plan", url, "job-by-job", str(jobs), str(runs))
         line = (
             f"{runs:>8} {events:>9,} {size / 1e6:>8.0f} {mine['rss']:>7.0f}MB "
             f"{mine['seconds']:>7.1f}s {mine['seconds'] / floor:>11.1f}x "
-            f"{mine['second']:>8.1f}s"
+            f"{mine['second']:>8.1f}s {mine['new_run']:>7.1f}s"
         )
         if events <= ALL_AT_ONCE_LIMIT:
             whole = in_child("plan", url, "all-at-once")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -44,9 +45,9 @@ from airflow_blindata.mapper.fold import (
 from airflow_blindata.mapper.reading import RawFacets
 from airflow_blindata.mapper.report import Report
 
-__all__ = ["FORMAT", "dump_folded", "fold_settings", "load_folded"]
+__all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_folded", "load_kept"]
 
-FORMAT = 2
+FORMAT = 3
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
@@ -59,8 +60,15 @@ def fold_settings(definition: JobDefinition) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def dump_folded(folded: FoldedJob, report: Report, raw_facets: RawFacets | None = None) -> str:
-    """The folded job and the report of reading its events, as JSON text.
+def dump_folded(
+    folded: FoldedJob,
+    report: Report,
+    raw_facets: RawFacets | None = None,
+    *,
+    until: int | None = None,
+) -> str:
+    """The folded job and the report of reading its events, as JSON text; ``until`` is the
+    store's cursor the events were read up to (``KeptFold.until``).
 
     The models are handed to pydantic-core as they are, and written in one pass: dumping them to
     dicts first was half the cost of keeping a fold. A mention whose facet is also a dataset facet
@@ -87,7 +95,9 @@ def dump_folded(folded: FoldedJob, report: Report, raw_facets: RawFacets | None 
         for key, merge in folded.datasets.items()
     ]
     job = folded.job if wire is None else wire.of(folded.job)
-    return _json_text({"job": job, "datasets": datasets, "report": report})
+    runs = sorted(folded.runs_seen)
+    text = {"job": job, "datasets": datasets, "runs": runs, "report": report, "until": until}
+    return _json_text(text)
 
 
 class _Wire:
@@ -187,27 +197,36 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _read(raw: dict[str, Any], location: FacetLocation) -> dict[str, BaseFacet]:
-    return {key: read_facet(key, value, location) for key, value in raw.items()}
+class _Reader:
+    """Types a kept fold's facets again through the facet registry, recording each with the
+    object it was read from (``RawFacets``: a fold extended and kept again writes them as is)."""
 
+    def __init__(self, raw_facets: RawFacets | None) -> None:
+        self.raw_facets = raw_facets
 
-def _load_io(items: list[dict[str, Any]], own: str, location: FacetLocation) -> None:
-    for item in items:
-        item["facets"] = _read(item["facets"], FacetLocation.DATASET)
-        item[own] = _read(item[own], location)
+    def facets(self, raw: dict[str, Any], location: FacetLocation) -> dict[str, BaseFacet]:
+        facets = {key: read_facet(key, value, location) for key, value in raw.items()}
+        if self.raw_facets is not None:
+            for key, facet in facets.items():
+                self.raw_facets[id(facet)] = (facet, raw[key])
+        return facets
 
+    def datasets(self, items: list[dict[str, Any]], own: str, location: FacetLocation) -> None:
+        for item in items:
+            item["facets"] = self.facets(item["facets"], FacetLocation.DATASET)
+            item[own] = self.facets(item[own], location)
 
-def _load_job(data: dict[str, Any]) -> JobFold:
-    """The job from its JSON, its facets typed again by the registry (as when read from events)."""
-    data["facets"] = _read(data["facets"], FacetLocation.JOB)
-    _load_io(data["inputs"], "input_facets", FacetLocation.INPUT)
-    _load_io(data["outputs"], "output_facets", FacetLocation.OUTPUT)
-    for run in data["runs"]:
-        run["run_facets"] = _read(run["run_facets"], FacetLocation.RUN)
-        run["job_facets"] = _read(run["job_facets"], FacetLocation.JOB)
-        _load_io(run["inputs"], "input_facets", FacetLocation.INPUT)
-        _load_io(run["outputs"], "output_facets", FacetLocation.OUTPUT)
-    return JobFold.model_validate(data)
+    def job(self, data: dict[str, Any]) -> JobFold:
+        """The job from its JSON, its facets typed again (as when read from events)."""
+        data["facets"] = self.facets(data["facets"], FacetLocation.JOB)
+        self.datasets(data["inputs"], "input_facets", FacetLocation.INPUT)
+        self.datasets(data["outputs"], "output_facets", FacetLocation.OUTPUT)
+        for run in data["runs"]:
+            run["run_facets"] = self.facets(run["run_facets"], FacetLocation.RUN)
+            run["job_facets"] = self.facets(run["job_facets"], FacetLocation.JOB)
+            self.datasets(run["inputs"], "input_facets", FacetLocation.INPUT)
+            self.datasets(run["outputs"], "output_facets", FacetLocation.OUTPUT)
+        return JobFold.model_validate(data)
 
 
 def _mention(key: str, data: dict[str, Any], job: JobFold) -> Mention:
@@ -233,11 +252,22 @@ def _item(items: Sequence[T], index: object) -> T:
     return items[index]
 
 
-def load_folded(text: str) -> tuple[FoldedJob, Report]:
+@dataclass(frozen=True, slots=True)
+class KeptFold:
+    """A kept fold loaded: the job folded, the report of reading its events, and the store's
+    cursor its events were read up to (``None``: not said)."""
+
+    folded: FoldedJob
+    report: Report
+    until: int | None
+
+
+def load_kept(text: str, raw_facets: RawFacets | None = None) -> KeptFold:
     """What ``dump_folded`` wrote; raises ``ValueError``, ``KeyError`` or ``TypeError`` (pydantic's
-    ``ValidationError`` is a ``ValueError``) on other text."""
+    ``ValidationError`` is a ``ValueError``) on other text. With ``raw_facets``, each facet is
+    recorded there with the object it was read from."""
     data = decode_json(text)
-    job = _load_job(data["job"])
+    job = _Reader(raw_facets).job(data["job"])
     datasets = {
         DatasetKey(item["namespace"], item["name"]): DatasetMentions(
             {key: _mention(key, mention, job) for key, mention in item["mentions"].items()},
@@ -246,4 +276,15 @@ def load_folded(text: str) -> tuple[FoldedJob, Report]:
         )
         for item in data["datasets"]
     }
-    return FoldedJob(job, datasets), Report.model_validate(data["report"])
+    runs = data["runs"]
+    until = data["until"]
+    if not all(type(run) is int for run in runs) or not (until is None or type(until) is int):
+        raise ValueError("runs seen and the cursor are integers")
+    folded = FoldedJob(job, datasets, frozenset(runs))
+    return KeptFold(folded, Report.model_validate(data["report"]), until)
+
+
+def load_folded(text: str) -> tuple[FoldedJob, Report]:
+    """The job and the report ``dump_folded`` wrote (see ``load_kept``)."""
+    kept = load_kept(text)
+    return kept.folded, kept.report

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -63,9 +64,11 @@ __all__ = [
     "OutputFold",
     "RunFold",
     "RunRetainer",
+    "extend_folded",
     "fold",
     "fold_jobs",
     "order_key",
+    "run_digest",
     "runs_kept_whole",
 ]
 
@@ -544,6 +547,71 @@ class FoldedJob:
 
     job: JobFold
     datasets: dict[DatasetKey, DatasetMentions]
+    runs_seen: frozenset[int] = frozenset()
+    """``run_digest`` of every run folded, kept or not: an event of one of them cannot be added
+    to the fold later (``extend_folded``), its other events being no longer in it."""
+
+
+def run_digest(run_id: str) -> int:
+    """A 32-bit digest of a run id: a set of them tells whether a run may have been folded (a
+    collision only costs a read of the job's events)."""
+    return zlib.crc32(run_id.encode("utf-8", "surrogatepass"))
+
+
+def extend_folded(
+    kept: FoldedJob, events: Iterable[Event], retain: RunRetainer | None = None
+) -> FoldedJob | None:
+    """The fold of the job's events that ``kept`` folded and ``events``, its events received
+    since, given ``kept``; ``None`` when that cannot be exact, and the job is read whole.
+
+    Exact when every new event is later than every folded one (a strictly later ``eventTime``)
+    and belongs to a run not folded yet: the fold merges in time order, so the new events go on
+    top of what is kept, and the kept runs are whole or already what ``retain`` keeps. A run
+    that goes on (its START folded, its COMPLETE new) or an event that comes late is read whole.
+    """
+    old = kept.job
+    ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
+    if not ordered:
+        return kept
+    if any((e.job.namespace, e.job.name) != (old.key.namespace, old.key.name) for e in ordered):
+        return None
+    if ordered[0].event_time <= old.last_event_time:
+        return None
+    runs: dict[str, list[RunEvent]] = {}
+    for event in ordered:
+        if isinstance(event, RunEvent):
+            runs.setdefault(event.run.run_id, []).append(event)
+    seen = {run_digest(run_id) for run_id in runs}
+    if not seen.isdisjoint(kept.runs_seen):
+        return None
+    new = _fold_job(old.key, ordered)
+    facets = dict(old.facets)
+    for event in ordered:
+        _merge(facets, event.job.facets, deletable=True)
+    every = [*old.runs, *new.runs]
+    every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    has_designs = any(isinstance(e, JobEvent) and (e.inputs or e.outputs) for e in ordered)
+    job = JobFold(
+        key=old.key,
+        facets=_sorted(facets),
+        inputs=new.inputs if has_designs else old.inputs,
+        outputs=new.outputs if has_designs else old.outputs,
+        runs=every if retain is None else _kept_runs(every, retain),
+        written=sorted({*old.written, *new.written}),
+        first_event_time=old.first_event_time,
+        last_event_time=new.last_event_time,
+    )
+    datasets = {
+        key: DatasetMentions(dict(merge.mentions), merge.first, merge.last)
+        for key, merge in kept.datasets.items()
+    }
+    for key, merge in _mentions(ordered).items():
+        mine = datasets.get(key)
+        if mine is None:
+            datasets[key] = merge
+        else:
+            mine.absorb(merge)
+    return FoldedJob(job, datasets, kept.runs_seen | seen)
 
 
 def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> list[FoldedJob]:
@@ -560,15 +628,22 @@ def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> lis
         job = _fold_job(key, ordered, None if retain is None else runs_kept_whole(ordered))
         if retain is not None:
             job.runs = _kept_runs(job.runs, retain)
-        mentioned: dict[tuple[str, str], DatasetMentions] = {}
-        for event in ordered:
-            # Events of two jobs never tie on the sort key (it holds the job): no content.
-            position = (_sort_key(event), "")
-            for dataset in (*event.inputs, *event.outputs):
-                _mention(mentioned, (dataset.namespace, dataset.name), position, dataset.facets)
-        datasets = {DatasetKey(*names): merge for names, merge in mentioned.items()}
-        folded.append(FoldedJob(job, datasets))
+        seen = frozenset(
+            run_digest(event.run.run_id) for event in ordered if isinstance(event, RunEvent)
+        )
+        folded.append(FoldedJob(job, _mentions(ordered), seen))
     return folded
+
+
+def _mentions(ordered: list[RunEvent | JobEvent]) -> dict[DatasetKey, DatasetMentions]:
+    """What one job's events, in order, say of their datasets."""
+    mentioned: dict[tuple[str, str], DatasetMentions] = {}
+    for event in ordered:
+        # Events of two jobs never tie on the sort key (it holds the job): no content.
+        position = (_sort_key(event), "")
+        for dataset in (*event.inputs, *event.outputs):
+            _mention(mentioned, (dataset.namespace, dataset.name), position, dataset.facets)
+    return {DatasetKey(*names): merge for names, merge in mentioned.items()}
 
 
 def _mention(

@@ -64,16 +64,22 @@ class EventStore(ABC):
         order."""
 
     def events_by_job(
-        self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
+        self,
+        jobs: Iterable[tuple[str, str]],
+        *,
+        until: int | None = None,
+        after: int | None = None,
     ) -> Iterator[tuple[tuple[str, str], list[str]]]:
-        """The JSON text of each of ``jobs``' events up to ``until``, one job after the other.
+        """The JSON text of each of ``jobs``' events with ``after < cursor <= until``, one job
+        after the other.
 
         For a reader that decodes the events itself (a snapshot's mapping). Each job's texts
         come in cursor order; a job with no events is left out. This default asks job by job;
         a database store reads many small jobs per query.
         """
         for job in jobs:
-            texts = [json.dumps(event.payload) for event in self.events(job=job, until=until)]
+            found = self.events(job=job, since=after, until=until)
+            texts = [json.dumps(event.payload) for event in found]
             if texts:
                 yield job, texts
 
@@ -90,6 +96,16 @@ class EventStore(ABC):
         follows the catalog, not the history; the SQL stores keep the list between calls and add
         only the events past it (``digests``), so that its time follows what is new.
         """
+
+    def digest_count(self, digest: str) -> int | None:
+        """How many events a digest of ``job_digests`` counts, or ``None`` when it does not say.
+
+        A snapshot that kept a job's fold made of ``n`` events up to a cursor, and now reads
+        ``k`` events past it, adds them to the fold only when the job's digest counts ``n + k``
+        (none of the folded events was removed meanwhile); otherwise it reads every event of
+        the job. This default never says.
+        """
+        return None
 
     @abstractmethod
     def folded_jobs(

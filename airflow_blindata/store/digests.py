@@ -35,6 +35,7 @@ __all__ = [
     "Memo",
     "Sums",
     "aggregate",
+    "count",
     "digest",
     "merge",
     "read_memo",
@@ -57,6 +58,12 @@ Memo = tuple[str | None, ...]
 
 def digest(events: int, total: int) -> str:
     return f"{events}:{total}"
+
+
+def count(value: str) -> int | None:
+    """The number of events ``digest`` counted, or None for another text."""
+    events, _, total = value.partition(":")
+    return int(events) if events.isdigit() and total.isdigit() else None
 
 
 def aggregate(conn: Connection, tables: Tables, after: int | None, until: int) -> Sums:

@@ -459,8 +459,15 @@ class SqlEventStore(EventStore):
         if not kept:
             log.debug("The job digests moved meanwhile: not kept")
 
+    def digest_count(self, digest: str) -> int | None:
+        return digests.count(digest)
+
     def events_by_job(
-        self, jobs: Iterable[tuple[str, str]], *, until: int | None = None
+        self,
+        jobs: Iterable[tuple[str, str]],
+        *,
+        until: int | None = None,
+        after: int | None = None,
     ) -> Iterator[tuple[tuple[str, str], list[str]]]:
         """Many small jobs per query (a query per job was a third of a first plan's time with
         small jobs): memory holds about ``PAGE_SIZE`` rows, or one job when it is longer.
@@ -482,7 +489,7 @@ class SqlEventStore(EventStore):
         per_query, jobs_read, rows_read = 1, 0, 0
         while keys:
             group, keys = keys[:per_query], keys[per_query:]
-            found = self._job_rows(group, until)
+            found = self._job_rows(group, until, after)
             for key in group:
                 rows = found.get(key)
                 if rows:
@@ -493,7 +500,7 @@ class SqlEventStore(EventStore):
             per_query = max(1, min(BATCH_SIZE, PAGE_SIZE * jobs_read // max(rows_read, 1)))
 
     def _job_rows(
-        self, group: list[_StoredJob], until: int | None
+        self, group: list[_StoredJob], until: int | None, after: int | None = None
     ) -> dict[_StoredJob, list[tuple[int, str]]]:
         """The (cursor, text) of the events of ``group``'s jobs up to ``until``: a query per
         namespace, naming its jobs with ``IN``. Its form does not depend on the values, so
@@ -512,6 +519,8 @@ class SqlEventStore(EventStore):
         )
         if until is not None:
             base = base.where(cursor_column <= until)
+        if after is not None:
+            base = base.where(cursor_column > after)
         queries = [
             base.where(namespace_column == namespace, name_column.in_(asked))
             for namespace, asked in names.items()

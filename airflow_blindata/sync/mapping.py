@@ -17,11 +17,18 @@ import gc
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import plan_of_fold
-from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
-from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs
+from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
+from airflow_blindata.mapper.fold import (
+    FoldBuilder,
+    FoldedJob,
+    RunRetainer,
+    extend_folded,
+    fold_jobs,
+)
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
@@ -66,8 +73,8 @@ class _Keeper:
     """Writes folds to the store in batches, best effort: a fold that cannot be kept costs the
     next snapshot a read of the job's events, nothing else."""
 
-    def __init__(self, store: EventStore, settings: str, enabled: bool) -> None:
-        self.store, self.settings, self.enabled = store, settings, enabled
+    def __init__(self, store: EventStore, settings: str, enabled: bool, until: int) -> None:
+        self.store, self.settings, self.enabled, self.until = store, settings, enabled, until
         self.pending: list[_Fold] = []
         self.failed = False
 
@@ -85,7 +92,8 @@ class _Keeper:
     ) -> None:
         if not self.wanted:
             return
-        self.pending.append((job, digest, dump_folded(folded, report, raw_facets)))
+        text = dump_folded(folded, report, raw_facets, until=self.until)
+        self.pending.append((job, digest, text))
         if len(self.pending) >= KEEP_BATCH:
             self.flush()
 
@@ -100,9 +108,9 @@ class _Keeper:
         self.pending = []
 
 
-def _load(job: tuple[str, str], text: str) -> tuple[FoldedJob, Report] | None:
+def _load(job: tuple[str, str], text: str, raw_facets: RawFacets | None) -> KeptFold | None:
     try:
-        return load_folded(text)
+        return load_kept(text, raw_facets)
     except (ValueError, KeyError, TypeError) as exc:  # a fold of another version, or damaged
         log.info("The kept fold of %s/%s is not usable (%s): reading its events", *job, exc)
         return None
@@ -151,29 +159,43 @@ def plan_from_store(
     quality = definition.quality.enabled
     until = store.last_id()
     digests = store.job_digests(until=until)
-    keeper = _Keeper(store, settings, keep)
+    keeper = _Keeper(store, settings, keep, until)
     report = Report()
     builder = FoldBuilder(retain=retain)
-    reused = 0
+    reused = extended = 0
     with _collector_paused():
         for chunk in _chunks(digests, KEEP_BATCH):
             stored = store.folded_jobs(settings, (job for job, _ in chunk))
-            loaded: dict[tuple[str, str], tuple[FoldedJob, Report] | None] = {}
+            done: dict[tuple[str, str], tuple[FoldedJob, Report]] = {}
+            changed: list[_Changed] = []
             for job, digest in chunk:
                 found = stored.pop(job, None)
-                loaded[job] = _load(job, found[1]) if found and found[0] == digest else None
-            unread = [job for job, kept in loaded.items() if kept is None]
+                if found is None:
+                    continue
+                if found[0] == digest:
+                    kept = _load(job, found[1], None)
+                    if kept is not None:
+                        done[job] = (kept.folded, kept.report)
+                        reused += 1
+                    continue
+                raw_facets: RawFacets | None = {} if keeper.wanted else None
+                kept = _load(job, found[1], raw_facets)
+                if kept is not None and kept.until is not None and kept.until < until:
+                    changed.append(_Changed(job, found[0], digest, kept, raw_facets))
+            for item, folded, job_report in _extend(store, changed, until, retain, quality):
+                done[item.job] = (folded, job_report)
+                keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
+                extended += 1
+            unread = [job for job, _ in chunk if job not in done]
             texts = _Texts(store.events_by_job(unread, until=until))
             for job, digest in chunk:
-                kept = loaded.pop(job)
-                if kept is not None:
-                    folded, job_report = kept
+                if job in done:
+                    folded, job_report = done.pop(job)
                     report.merge(job_report)
                     builder.add_folded(folded)
-                    reused += 1
                     continue
                 job_report = Report()
-                raw_facets: RawFacets | None = {} if keeper.wanted else None
+                raw_facets = {} if keeper.wanted else None
                 events = read_job_events(
                     texts.of(job), job_report, quality=quality, raw_facets=raw_facets
                 )
@@ -192,6 +214,7 @@ def plan_from_store(
                 page = []
         builder.add(read_job_events(page, report, quality=quality))
         report.count("jobsUnchanged", reused)
+        report.count("jobsExtended", extended)
         plan = plan_of_fold(
             builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
         )
@@ -199,6 +222,46 @@ def plan_from_store(
         keeper.flush()
         _forget_and_keep_memo(store, settings, digests, plan)
     return plan
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """A job whose kept fold is of fewer events than it has now."""
+
+    job: tuple[str, str]
+    kept_digest: str
+    digest: str
+    kept: KeptFold
+    raw_facets: RawFacets | None
+
+
+def _extend(
+    store: EventStore,
+    changed: list[_Changed],
+    until: int,
+    retain: RunRetainer,
+    quality: bool,
+) -> Iterator[tuple[_Changed, FoldedJob, Report]]:
+    """The changed jobs whose kept fold takes the events received since (``extend_folded``),
+    with their report: those read since its cursor, when the store's digest says that none of
+    the folded events went meanwhile. Any other is left to a read of all its events."""
+    by_mark: dict[int, list[_Changed]] = {}
+    for item in changed:
+        assert item.kept.until is not None
+        by_mark.setdefault(item.kept.until, []).append(item)
+    for mark, items in by_mark.items():
+        texts = _Texts(store.events_by_job([item.job for item in items], until=until, after=mark))
+        for item in items:
+            new = texts.of(item.job)
+            folded_count = store.digest_count(item.kept_digest)
+            if folded_count is None or store.digest_count(item.digest) != folded_count + len(new):
+                continue
+            job_report = Report()
+            events = read_job_events(new, job_report, quality=quality, raw_facets=item.raw_facets)
+            folded = extend_folded(item.kept.folded, events, retain)
+            if folded is not None:
+                item.kept.report.merge(job_report)
+                yield item, folded, item.kept.report
 
 
 def _forget_and_keep_memo(

@@ -165,3 +165,23 @@ def test_events_by_job_reads_many_jobs_per_query_as_events_reads_each(
     assert list(read) == [("ns", "a"), ("ns", "b"), ("other", "é")]
     assert read == expected
     assert [len(events) for events in read.values()] == [3, 4, 1]
+
+
+def test_events_by_job_after_a_cursor_reads_what_came_since(store: EventStore) -> None:
+    """What a snapshot adds to a kept fold: the events past the cursor it was made up to; the
+    digest counts them on top of those folded."""
+    for run in ("r1", "r2"):
+        store.append(event("a", run=run))
+        store.append(event("b", run=run))
+    mark = store.last_id()
+    before = store.job_digests(until=mark)
+    store.append(event("a", run="r3"))
+    store.append(event("a", run="r4"))
+    until = store.last_id()
+    after = store.job_digests(until=until)
+    read = dict(store.events_by_job([("ns", "a"), ("ns", "b")], until=until, after=mark))
+    assert [json.loads(text)["run"]["runId"] for text in read[("ns", "a")]] == ["r3", "r4"]
+    assert ("ns", "b") not in read
+    counted = store.digest_count(before[("ns", "a")])
+    assert counted is not None and store.digest_count(after[("ns", "a")]) == counted + 2
+    assert store.digest_count("not a digest") is None

@@ -15,14 +15,15 @@ from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.runner import run_snapshot
+from tests.builders import run_event
 
 from .conftest import dbt_events, definition
 
 
-def without_cache_counter(plan: CatalogPlan) -> dict[str, Any]:
-    """The plan without the counters of what the memos saved."""
+def without_cache_counter(plan: CatalogPlan, *others: str) -> dict[str, Any]:
+    """The plan without the counters of what the memos saved (and ``others``)."""
     data = plan.model_dump()
-    for counter in ("jobsUnchanged", "sqlTextsParsed"):
+    for counter in ("jobsUnchanged", "jobsExtended", "sqlTextsParsed", *others):
         data["report"]["counters"].pop(counter, None)
     return data
 
@@ -84,3 +85,49 @@ def test_a_second_snapshot_does_not_parse_known_sql_again(
     assert second.status == "success", second.render()
     assert second.counters["sqlTextsParsed"] == 0
     assert second.counters["routines"] == routines
+
+
+def _runs(job: str, runs: range) -> list[dict[str, Any]]:
+    """START and COMPLETE of each run of ``job``, each run a day after the one before."""
+    table = {"namespace": "postgres://db:5432", "name": f"shop.public.{job}"}
+    schema = {"schema": {"fields": [{"name": "id", "type": "int"}]}}
+    return [
+        run_event(
+            job,
+            event_type=kind,
+            run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
+            time=f"2026-01-{1 + run:02d}T10:00:{second:02d}Z",
+            inputs=[{"namespace": "postgres://db:5432", "name": "shop.public.raw"}],
+            outputs=[{**table, "facets": schema}],
+            job_facets={"sql": {"query": f"INSERT INTO {job} SELECT * FROM raw"}},
+        )
+        for run in runs
+        for kind, second in (("START", 0), ("COMPLETE", 30))
+    ]
+
+
+def test_jobs_that_received_new_runs_add_them_to_their_kept_fold(
+    client: BlindataClient, store: EventStore
+) -> None:
+    """Issue "Scale": a job's mapping follows the events received since the last snapshot; the
+    plan is the one of every event. A run that goes on across the snapshot (its COMPLETE
+    received after) has the job read whole."""
+    jobs = ("orders", "items", "users")
+    store.append_many([e for job in jobs for e in _runs(job, range(3))])
+    store.append_many(_runs("users", range(3, 4))[:1])  # users' run 3 started
+    known = fetch_known_systems(client)
+    first = plan_from_store(store, definition(), known)
+    assert first.report.counters["jobsExtended"] == 0
+    new = _runs("orders", range(3, 5)) + _runs("users", range(3, 4))[1:]
+    store.append_many(new)
+    second = plan_from_store(store, definition(), known)
+    assert second.report.counters["jobsExtended"] == 1  # orders; users' run went on
+    assert second.report.counters["jobsUnchanged"] == 1  # items
+    every = [e for job in jobs for e in _runs(job, range(3))] + _runs("users", range(3, 4))
+    every += _runs("orders", range(3, 5))
+    expected = without_cache_counter(build(every, definition(), known), "eventsSkimmed")
+    # eventsSkimmed: the first snapshot read orders' older events whole, a new read skims them
+    assert without_cache_counter(second, "eventsSkimmed") == expected
+    third = plan_from_store(store, definition(), known)
+    assert third.report.counters["jobsUnchanged"] == 3
+    assert without_cache_counter(third, "eventsSkimmed") == expected

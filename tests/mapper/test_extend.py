@@ -1,0 +1,123 @@
+"""A kept fold extended with the events received since is the fold of every event, or nothing.
+
+Named after issue "Scale": "A snapshot's mapping cost should follow the events received since the
+last snapshot plus the size of the catalog".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_blindata.mapper.cache import dump_folded, load_kept
+from airflow_blindata.mapper.fold import FoldedJob, extend_folded, fold_jobs
+from airflow_blindata.mapper.quality import quality_retainer
+from airflow_blindata.mapper.reading import RawFacets, read_job_events
+from airflow_blindata.mapper.report import Report
+from tests.builders import definition
+
+from .test_reading import histories, raw_event
+
+DEFINITION = definition()
+RETAIN = quality_retainer(DEFINITION)
+SCHEMA = {"schema": {"fields": [{"name": "id", "type": "int"}]}}
+
+
+def _time(event: dict[str, Any]) -> str:
+    return str(event["eventTime"])
+
+
+def _folded(events: list[dict[str, Any]]) -> FoldedJob:
+    (folded,) = fold_jobs(read_job_events(events, Report()), RETAIN)
+    return folded
+
+
+def _same(a: FoldedJob, b: FoldedJob) -> None:
+    assert a.job == b.job
+    assert {k: (m.mentions, m.first, m.last) for k, m in a.datasets.items()} == {
+        k: (m.mentions, m.first, m.last) for k, m in b.datasets.items()
+    }
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(), cut=st.integers(0, 20))
+def test_a_fold_extended_with_later_events_is_the_fold_of_every_event(
+    events: list[dict[str, Any]], cut: int
+) -> None:
+    """Cut a history in two at any point of time: the first part kept (through its text, as a
+    snapshot keeps it), the second added. Either the fold of the whole history, or ``None``."""
+    times = sorted({_time(e) for e in events})
+    mark = times[min(cut, len(times) - 1)]
+    old = [e for e in events if _time(e) <= mark]
+    new = [e for e in events if _time(e) > mark]
+    readable = read_job_events(old, Report())
+    if not fold_jobs(readable, RETAIN):
+        return  # nothing readable kept: a snapshot reads the job whole
+    raw: RawFacets = {}
+    kept = load_kept(dump_folded(_folded(old), Report()), raw).folded
+    extended = extend_folded(kept, read_job_events(new, Report()), RETAIN)
+    if extended is not None:
+        _same(extended, _folded(events))
+
+
+def _run(number: int, start: int, *, outputs: bool = True) -> list[dict[str, Any]]:
+    datasets = [{"namespace": "postgres://h:5432", "name": "d.s.t", "facets": SCHEMA}]
+    return [
+        raw_event("START", start, f"r{number}"),
+        raw_event("COMPLETE", start + 1, f"r{number}", outputs=datasets if outputs else None),
+    ]
+
+
+def test_new_runs_later_than_every_folded_event_extend_the_fold() -> None:
+    old = _run(1, 1) + _run(2, 3)
+    new = _run(3, 5, outputs=False) + _run(4, 7)
+    extended = extend_folded(_folded(old), read_job_events(new, Report()), RETAIN)
+    assert extended is not None
+    _same(extended, _folded(old + new))
+    assert [run.run_id for run in extended.job.runs] == ["r4"]  # latest, and latest completed
+
+
+def test_a_run_that_goes_on_is_read_whole() -> None:
+    """Its START was folded, its COMPLETE is new: the fold no longer holds the whole run."""
+    old = _run(1, 1) + _run(2, 3)[:1]
+    new = _run(2, 3)[1:]
+    assert extend_folded(_folded(old), read_job_events(new, Report()), RETAIN) is None
+
+
+def test_an_event_no_later_than_the_fold_is_read_whole() -> None:
+    """An event that comes late (its time not after every folded one) would sort among them."""
+    old = _run(1, 1) + _run(2, 5)
+    assert extend_folded(_folded(old), read_job_events(_run(3, 2), Report()), RETAIN) is None
+    tie = _run(3, 6)  # START at the time of the last folded event
+    assert extend_folded(_folded(old), read_job_events(tie, Report()), RETAIN) is None
+
+
+def test_a_dropped_run_is_remembered() -> None:
+    """r1 runs long: r2 overtakes it and r1 is dropped from the fold; its COMPLETE comes later."""
+    old = [raw_event("START", 1, "r1"), *_run(2, 2)]
+    kept = _folded(old)
+    assert [run.run_id for run in kept.job.runs] == ["r2"]
+    new = [raw_event("COMPLETE", 9, "r1")]
+    assert extend_folded(kept, read_job_events(new, Report()), RETAIN) is None
+
+
+def test_a_facet_deleted_by_a_new_event_is_gone() -> None:
+    old = _run(1, 1)
+    gone = {
+        "namespace": "postgres://h:5432",
+        "name": "d.s.t",
+        "facets": {"schema": {"_deleted": True}},
+    }
+    new = [raw_event("COMPLETE", 9, "r9", outputs=[gone])]
+    extended = extend_folded(_folded(old), read_job_events(new, Report()), RETAIN)
+    assert extended is not None
+    _same(extended, _folded(old + new))
+    ((_, mentions),) = extended.datasets.items()
+    assert mentions.mentions["schema"].facet is None
+
+
+def test_nothing_new_readable_leaves_the_fold_as_it_was() -> None:
+    kept = _folded(_run(1, 1))
+    assert extend_folded(kept, read_job_events(["not json"], Report()), RETAIN) is kept
