@@ -276,6 +276,7 @@ def plans(jobs: int, runs_list: list[int], work: Path) -> None:
             f"{runs:>8} {events:>9,} {size / 1e6:>8.0f} {mine['rss']:>7.0f}MB "
             f"{mine['seconds']:>7.1f}s {mine['seconds'] / floor:>11.1f}x "
             f"{mine['second']:>8.1f}s {mine['new_run']:>7.1f}s"
+            + ("" if mine["extended"] == jobs else f" ({mine['extended']} extended)")
         )
         if events <= ALL_AT_ONCE_LIMIT:
             whole = in_child("plan", url, "all-at-once")
