@@ -158,15 +158,9 @@ class FlowCollector:
             return None
         return self._fields.get(entity, frozenset())
 
-    def field_is_catalogued(
-        self, entity: EntityKey, name: str, known: Set[str] | None, *, owner: str
-    ) -> bool:
-        """False (gap recorded) when ``name`` is not among the ``known`` fields of ``entity``
-        (``known_fields``: asked once for all the column flows of a pair of entities)."""
-        if known is None or name in known:
-            return True
+    def field_not_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> None:
+        """A column flow is dropped: ``name`` is not among the ``known_fields`` of ``entity``."""
         self.plan.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{owner}: {entity}.{name}")
-        return False
 
     def _created_here(self, system_name: str) -> bool:
         if system_name not in self._created_systems:
