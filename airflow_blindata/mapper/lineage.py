@@ -141,8 +141,9 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
     for target_field, entry in sorted(facet.fields.items()):
         for item in entry.input_fields:
             name = (item.namespace, item.name)
-            if name not in datasets:
-                datasets[name] = DatasetKey(*name)
+            dataset = datasets.get(name)
+            if dataset is None:
+                dataset = datasets[name] = DatasetKey(*name)
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
@@ -150,7 +151,7 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
                 labels = (f"DIRECT/{kind}" if direct else kind,)
-            sources.append(Source(datasets[name], item.field, target_field, direct, labels))
+            sources.append(Source(dataset, item.field, target_field, direct, labels))
     for item in facet.dataset or ():
         _, labels = _transformations(item.transformations)
         sources.append(
