@@ -129,7 +129,8 @@ def flatten_fields(
                 ),
                 too_long,
             )
-            yield from walk(item.fields or (), name)
+            if item.fields:  # most fields are flat: no generator for their (absent) children
+                yield from walk(item.fields, name)
 
     yield from walk(fields, prefix)
 

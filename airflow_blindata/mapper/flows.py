@@ -77,6 +77,9 @@ class FlowCollector:
     """System name → whether this definition created it (asked as flows name it)."""
     _ends: dict[DatasetKey, EntityKey | None] = field(default_factory=dict)
     """Dataset → its entity: a dataset is an end of the flows of every job that reads it."""
+    _field_ends: dict[EntityKey, dict[str, FlowEnd]] = field(default_factory=dict)
+    """Entity → field → its column flow end, made once: a field is an end of the column flows
+    of every job that reads or writes it, and the flows can share the (frozen) end."""
 
     # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
     # ends are jobs, never asks.
@@ -155,15 +158,9 @@ class FlowCollector:
             return None
         return self._fields.get(entity, frozenset())
 
-    def field_is_catalogued(
-        self, entity: EntityKey, name: str, known: Set[str] | None, *, owner: str
-    ) -> bool:
-        """False (gap recorded) when ``name`` is not among the ``known`` fields of ``entity``
-        (``known_fields``: asked once for all the column flows of a pair of entities)."""
-        if known is None or name in known:
-            return True
+    def field_not_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> None:
+        """A column flow is dropped: ``name`` is not among the ``known_fields`` of ``entity``."""
         self.plan.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{owner}: {entity}.{name}")
-        return False
 
     def _created_here(self, system_name: str) -> bool:
         if system_name not in self._created_systems:
@@ -209,25 +206,41 @@ class FlowCollector:
         superseded_by_analysis: bool = False,
     ) -> None:
         """Column flows from ``source`` to ``target``, each (source field, target field,
-        description), the fields named: what ``add`` would plan for each, with the ends' labels
-        worked out once."""
+        description), the fields named: what ``add`` would plan for each, with what the pair
+        of entities shares (labels, ends, rank) worked out once."""
         with_system = source.system != target.system
-        source_label = entity_label(source, with_system=with_system)
-        target_label = entity_label(target, with_system=with_system)
+        source_label = entity_label(source, with_system=with_system) + "."
+        target_label = " -> " + entity_label(target, with_system=with_system) + "."
+        owner_suffix = f" @{owner_label}" if owner_label else ""
         same_entity = source == target
+        source_ends = self._field_ends.setdefault(source, {})
+        target_ends = self._field_ends.setdefault(target, {})
+        rank = _EVIDENCE_RANK[evidence]
+        flows = self._flows
         for source_field, target_field, description in columns:
             if same_entity and source_field == target_field:  # no flow to itself
                 continue
-            name = _flow_name(
-                f"{source_label}.{source_field}", f"{target_label}.{target_field}", owner_label
+            # the name _flow_name gives, spelled out: this loop runs once per column flow
+            name = shorten(
+                f"{source_label}{source_field}{target_label}{target_field}{owner_suffix}",
+                MAX_FLOW_NAME,
             )
-            self._put(
+            existing = flows.get((scope, name))
+            if existing is not None and (rank, description) >= _rank(existing):
+                continue
+            source_end = source_ends.get(source_field)
+            if source_end is None:
+                source_end = source_ends[source_field] = FlowEnd(source, source_field)
+            target_end = target_ends.get(target_field)
+            if target_end is None:
+                target_end = target_ends[target_field] = FlowEnd(target, target_field)
+            flows[(scope, name)] = PlannedFlow(
                 scope,
                 name,
                 "column",
                 evidence,
-                FlowEnd(entity=source, field=source_field),
-                FlowEnd(entity=target, field=target_field),
+                source_end,
+                target_end,
                 description,
                 superseded_by_analysis,
             )
@@ -248,18 +261,12 @@ class FlowCollector:
         existing = self._flows.get((scope, name))
         if existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
             self._flows[(scope, name)] = PlannedFlow(
-                scope=scope,
-                name=name,
-                kind=kind,
-                evidence=evidence,
-                source=source,
-                target=target,
-                description=description,
-                superseded_by_analysis=superseded_by_analysis,
+                scope, name, kind, evidence, source, target, description, superseded_by_analysis
             )
 
     def flows(self) -> list[PlannedFlow]:
-        return [self._flows[key] for key in sorted(self._flows)]
+        """The flows by natural key (keys are unique: the sort never compares two flows)."""
+        return [flow for _, flow in sorted(self._flows.items())]
 
 
 _EVIDENCE_RANK: dict[str, int] = {

@@ -40,8 +40,10 @@ from airflow_blindata.events import (
     LineageJobEntry,
     LineageJobFacet,
     LineageJobInput,
+    LineageTransformation,
     SparkUnknownRunFacet,
     SQLJobFacet,
+    Transformation,
     UnknownOperatorAttributeRunFacet,
     facet_of,
 )
@@ -83,7 +85,9 @@ class Source:
     transformations: tuple[str, ...] = ()
 
 
-def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, ...]]:
+def _transformations(
+    items: Iterable[Transformation | LineageTransformation] | None,
+) -> tuple[bool, tuple[str, ...]]:
     """Whether a DIRECT transformation is among them (none named: not direct), and their labels.
 
     A field input with a DIRECT transformation is derived from its input, whatever INDIRECT ones
@@ -91,11 +95,7 @@ def _transformations(items: Iterable[object] | None) -> tuple[bool, tuple[str, .
     labels: list[str] = []
     direct = False
     for item in items or ():
-        item_direct, label = _transformation(
-            getattr(item, "type", None),
-            getattr(item, "subtype", None),
-            getattr(item, "description", None),
-        )
+        item_direct, label = _transformation(item.type, item.subtype, item.description)
         labels.append(label)
         direct |= item_direct
     return direct, tuple(labels)
@@ -141,8 +141,9 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
     for target_field, entry in sorted(facet.fields.items()):
         for item in entry.input_fields:
             name = (item.namespace, item.name)
-            if name not in datasets:
-                datasets[name] = DatasetKey(*name)
+            dataset = datasets.get(name)
+            if dataset is None:
+                dataset = datasets[name] = DatasetKey(*name)
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
@@ -150,7 +151,7 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
                 labels = (f"DIRECT/{kind}" if direct else kind,)
-            sources.append(Source(datasets[name], item.field, target_field, direct, labels))
+            sources.append(Source(dataset, item.field, target_field, direct, labels))
     for item in facet.dataset or ():
         _, labels = _transformations(item.transformations)
         sources.append(
@@ -216,6 +217,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             continue  # nothing feeds this output: no flow, so none can dangle
         target = collector.end(output)
         column_text = _describe(evidence, producer)
+        descriptions: dict[tuple[str, ...], str] = {}  # transformations → column flow text
         for dataset, items in sorted(by_dataset.items()):
             origin = collector.end(dataset)
             if origin is None or target is None:
@@ -249,19 +251,20 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             for item in items:
                 if not (item.direct and item.field and item.target_field):
                     continue
-                if not (
-                    collector.field_is_catalogued(origin, item.field, known_origin, owner=owner)
-                    and collector.field_is_catalogued(
-                        target, item.target_field, known_target, owner=owner
-                    )
-                ):
+                if known_origin is not None and item.field not in known_origin:
+                    collector.field_not_catalogued(origin, item.field, owner=owner)
                     continue
-                labels = (
-                    f" Transformations: {'; '.join(item.transformations)}."
-                    if item.transformations
-                    else ""
-                )
-                columns.append((item.field, item.target_field, column_text + labels))
+                if known_target is not None and item.target_field not in known_target:
+                    collector.field_not_catalogued(target, item.target_field, owner=owner)
+                    continue
+                description = descriptions.get(item.transformations)
+                if description is None:  # the fields of an output share a few transformations
+                    labels = "; ".join(item.transformations)
+                    description = column_text + (
+                        f" Transformations: {labels}." if item.transformations else ""
+                    )
+                    descriptions[item.transformations] = description
+                columns.append((item.field, item.target_field, description))
             collector.add_columns(
                 scope=scope,
                 owner_label=owner,

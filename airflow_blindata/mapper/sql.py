@@ -61,8 +61,9 @@ def sqlglot_dialect(dialect: str | None) -> str | None:
     return OPENLINEAGE_DIALECTS.get(dialect.strip().lower())
 
 
-_VERBATIM = frozenset(
-    {
+_VERBATIM: dict[TokenType, str] = {
+    kind: kind.name
+    for kind in (
         TokenType.VAR,
         TokenType.IDENTIFIER,
         TokenType.NUMBER,
@@ -75,9 +76,11 @@ _VERBATIM = frozenset(
         TokenType.NATIONAL_RAW_STRING,
         TokenType.RAW_STRING,
         TokenType.UNICODE_STRING,
-    }
-)
-"""Tokens whose text is the user's (names, literals): compared as written."""
+    )
+}
+"""Tokens whose text is the user's (names, literals): compared as written, tagged with the
+kind's name (looked up here: an enum member's ``name`` is a property, and a statement has a
+token per word)."""
 
 
 def normalize_sql(sql: str, dialect: str | None = None) -> str:
@@ -91,15 +94,16 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
     while tokens and tokens[-1].token_type is TokenType.SEMICOLON:
         tokens.pop()
     parts: list[str] = []
+    last = len(tokens) - 1
     for index, token in enumerate(tokens):
-        kind, text = token.token_type, token.text
-        if kind in _VERBATIM:
-            following = tokens[index + 1].token_type if index + 1 < len(tokens) else None
-            if kind is TokenType.VAR and following is TokenType.L_PAREN:  # a function
-                text = text.upper()
-            parts.append(f"{kind.name}:{len(text)}:{text}")
-        else:
+        text = token.text
+        tag = _VERBATIM.get(token.token_type)
+        if tag is None:
             parts.append(text.upper())
+            continue
+        if tag == "VAR" and index < last and tokens[index + 1].token_type is TokenType.L_PAREN:
+            text = text.upper()  # a function
+        parts.append(f"{tag}:{len(text)}:{text}")
     return " ".join(parts)
 
 
