@@ -460,6 +460,57 @@ def _fold_job(
     )
 
 
+def _whole_runs(runs: list[RunFold]) -> set[str]:
+    """The ids of the runs ``_kept_runs`` keeps whole: the latest and the latest completed."""
+    whole = {runs[-1].run_id} if runs else set()
+    completed = next((run for run in reversed(runs) if run.completed), None)
+    if completed is not None:
+        whole.add(completed.run_id)
+    return whole
+
+
+def _continue_run(run: RunFold, events: list[RunEvent]) -> RunFold:
+    """``run`` (folded whole) with later events of it merged on top, as ``_fold_run`` merges
+    them: what a fold of all of its events gives."""
+    run_facets = dict(run.run_facets)
+    job_facets = dict(run.job_facets)
+    inputs: _Slots = {i.key: (dict(i.facets), dict(i.input_facets)) for i in run.inputs}
+    outputs: _Slots = {o.key: (dict(o.facets), dict(o.output_facets)) for o in run.outputs}
+    # The run's decisive event so far: its last terminal one, else its last START or RUNNING.
+    terminal = run.state if run.end_time is not None else None
+    progress = run.state if run.end_time is None else None
+    end_time, start_time = run.end_time, run.start_time
+    kinds = set(run.event_types)
+    for event in events:
+        _merge(run_facets, event.run.facets, deletable=False)
+        _merge(job_facets, event.job.facets, deletable=True)
+        _add_inputs(inputs, event.inputs)
+        _add_outputs(outputs, event.outputs)
+        if event.event_type in _TERMINAL:
+            terminal, end_time = event.event_type, event.event_time
+        elif event.event_type in _PROGRESS:
+            progress = event.event_type
+            if start_time is None and event.event_type is EventType.START:
+                start_time = event.event_time
+        if event.event_type is not None:
+            kinds.add(event.event_type)
+    return RunFold(
+        job=run.job,
+        run_id=run.run_id,
+        state=terminal or progress,
+        event_types=sorted(kinds, key=_RANK.__getitem__),
+        first_event_time=run.first_event_time,
+        last_event_time=events[-1].event_time,
+        start_time=start_time,
+        end_time=end_time,
+        producer=events[-1].producer,
+        run_facets=_sorted(run_facets),
+        job_facets=_sorted(job_facets),
+        inputs=_inputs(inputs),
+        outputs=_outputs(outputs),
+    )
+
+
 def _has_run_facets(event: RunEvent) -> bool:
     """Whether the event carries a facet of the kinds a ``RunRetainer`` may keep."""
     if event.run.facets:
@@ -565,9 +616,12 @@ def extend_folded(
     since, given ``kept``; ``None`` when that cannot be exact, and the job is read whole.
 
     Exact when every new event is later than every folded one (a strictly later ``eventTime``)
-    and belongs to a run not folded yet: the fold merges in time order, so the new events go on
-    top of what is kept, and the kept runs are whole or already what ``retain`` keeps. A run
-    that goes on (its START folded, its COMPLETE new) or an event that comes late is read whole.
+    and belongs to a run not folded yet or to a run the fold keeps whole (its latest, which goes
+    on: its START folded, its COMPLETE new; or its latest completed): the fold merges in time
+    order, so the new events go on top of what is kept, and the other kept runs are already what
+    ``retain`` keeps. An event that comes late, or of a run folded and dropped, is read whole.
+    ``events`` are read with ``read_job_events(..., every_run_kept=True)``: which of their runs
+    the fold keeps whole depends on older events too.
     """
     old = kept.job
     ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
@@ -581,14 +635,20 @@ def extend_folded(
     for event in ordered:
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
+    whole = _whole_runs(old.runs)
     seen = {run_digest(run_id) for run_id in runs}
-    if not seen.isdisjoint(kept.runs_seen):
+    if any(run_digest(run_id) in kept.runs_seen for run_id in runs if run_id not in whole):
         return None
     new = _fold_job(old.key, ordered)
     facets = dict(old.facets)
     for event in ordered:
         _merge(facets, event.job.facets, deletable=True)
-    every = [*old.runs, *new.runs]
+    every = [
+        _continue_run(run, runs[run.run_id]) if run.run_id in runs else run for run in old.runs
+    ]
+    if any(run.completed and not later.completed for run, later in zip(old.runs, every)):
+        return None  # the latest completed run no longer is: the one before it was dropped
+    every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
     has_designs = any(isinstance(e, JobEvent) and (e.inputs or e.outputs) for e in ordered)
     job = JobFold(

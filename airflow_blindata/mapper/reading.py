@@ -181,12 +181,15 @@ def read_job_events(
     *,
     quality: bool = True,
     raw_facets: RawFacets | None = None,
+    every_run_kept: bool = False,
 ) -> list[Event]:
     """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
 
     Counts as ``read_events`` does, plus ``eventsSkimmed``: events read without their facets
     because newer events supersede every facet they carry. With ``raw_facets``, the facets of
-    the RunEvents read whole are recorded there with the JSON they were read from.
+    the RunEvents read whole are recorded there with the JSON they were read from. With
+    ``every_run_kept``, every run is read as one the fold keeps whole: for events added to a
+    kept fold (``fold.extend_folded``), which ranks their runs with older events of theirs.
 
     An event given as text is first read from its text without decoding its facets
     (``read_envelope``); it is decoded whole only when it is read whole, or when its envelope
@@ -216,7 +219,11 @@ def read_job_events(
             raws[index] = data  # decoded once
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=text)
-    skimmed = _read_runs(raws, envelopes, results, quality, raw_facets) if envelopes else 0
+    skimmed = (
+        _read_runs(raws, envelopes, results, quality, raw_facets, every_run_kept)
+        if envelopes
+        else 0
+    )
     report.count("eventsSkimmed", skimmed)
     return read_events((r for r in results if r is not None), report)
 
@@ -227,14 +234,19 @@ def _read_runs(
     results: list[ParsedEvent | Event | None],
     quality: bool,
     raw_facets: RawFacets | None,
+    every_run_kept: bool,
 ) -> int:
     """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
     of events skimmed."""
-    kept = runs_kept_whole(envelope.event for envelope in envelopes.values())
     skimmed = 0
     order = {index: order_key(envelope.event) for index, envelope in envelopes.items()}
     ties = Counter(order.values())
-    kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
+    if every_run_kept:
+        events = [envelope.event for envelope in envelopes.values()]
+        kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
+    else:
+        kept = runs_kept_whole(envelope.event for envelope in envelopes.values())
+        kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
     by_job: dict[tuple[str, str], _Decided] = {}
     by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
     for index in sorted(order, key=order.__getitem__, reverse=True):

@@ -257,7 +257,9 @@ def _extend(
             if folded_count is None or store.digest_count(item.digest) != folded_count + len(new):
                 continue
             job_report = Report()
-            events = read_job_events(new, job_report, quality=quality, raw_facets=item.raw_facets)
+            events = read_job_events(
+                new, job_report, quality=quality, raw_facets=item.raw_facets, every_run_kept=True
+            )
             folded = extend_folded(item.kept.folded, events, retain)
             if folded is not None:
                 item.kept.report.merge(job_report)

@@ -11,13 +11,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_blindata.events import Event
 from airflow_blindata.mapper.cache import dump_folded, load_kept
 from airflow_blindata.mapper.fold import FoldedJob, extend_folded, fold_jobs
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
-from tests.builders import definition
+from tests.builders import definition, job_event
 
+from .test_fold import at
 from .test_reading import histories, raw_event
 
 DEFINITION = definition()
@@ -32,6 +34,11 @@ def _time(event: dict[str, Any]) -> str:
 def _folded(events: list[dict[str, Any]]) -> FoldedJob:
     (folded,) = fold_jobs(read_job_events(events, Report()), RETAIN)
     return folded
+
+
+def _new(events: list[Any]) -> list[Event]:
+    """Events received since a fold was kept, read as a snapshot reads them to add them."""
+    return read_job_events(events, Report(), every_run_kept=True)
 
 
 def _same(a: FoldedJob, b: FoldedJob) -> None:
@@ -57,7 +64,7 @@ def test_a_fold_extended_with_later_events_is_the_fold_of_every_event(
         return  # nothing readable kept: a snapshot reads the job whole
     raw: RawFacets = {}
     kept = load_kept(dump_folded(_folded(old), Report()), raw).folded
-    extended = extend_folded(kept, read_job_events(new, Report()), RETAIN)
+    extended = extend_folded(kept, _new(new), RETAIN)
     if extended is not None:
         _same(extended, _folded(events))
 
@@ -73,25 +80,28 @@ def _run(number: int, start: int, *, outputs: bool = True) -> list[dict[str, Any
 def test_new_runs_later_than_every_folded_event_extend_the_fold() -> None:
     old = _run(1, 1) + _run(2, 3)
     new = _run(3, 5, outputs=False) + _run(4, 7)
-    extended = extend_folded(_folded(old), read_job_events(new, Report()), RETAIN)
+    extended = extend_folded(_folded(old), _new(new), RETAIN)
     assert extended is not None
     _same(extended, _folded(old + new))
     assert [run.run_id for run in extended.job.runs] == ["r4"]  # latest, and latest completed
 
 
-def test_a_run_that_goes_on_is_read_whole() -> None:
-    """Its START was folded, its COMPLETE is new: the fold no longer holds the whole run."""
+def test_a_run_that_goes_on_takes_its_new_events() -> None:
+    """Its START was folded, its COMPLETE is new: the run is the fold's latest, kept whole."""
     old = _run(1, 1) + _run(2, 3)[:1]
-    new = _run(2, 3)[1:]
-    assert extend_folded(_folded(old), read_job_events(new, Report()), RETAIN) is None
+    new = _run(2, 3)[1:] + _run(3, 6)
+    extended = extend_folded(_folded(old), _new(new), RETAIN)
+    assert extended is not None
+    _same(extended, _folded(old + new))
+    assert [run.run_id for run in extended.job.runs] == ["r3"]
 
 
 def test_an_event_no_later_than_the_fold_is_read_whole() -> None:
     """An event that comes late (its time not after every folded one) would sort among them."""
     old = _run(1, 1) + _run(2, 5)
-    assert extend_folded(_folded(old), read_job_events(_run(3, 2), Report()), RETAIN) is None
+    assert extend_folded(_folded(old), _new(_run(3, 2)), RETAIN) is None
     tie = _run(3, 6)  # START at the time of the last folded event
-    assert extend_folded(_folded(old), read_job_events(tie, Report()), RETAIN) is None
+    assert extend_folded(_folded(old), _new(tie), RETAIN) is None
 
 
 def test_a_dropped_run_is_remembered() -> None:
@@ -100,7 +110,7 @@ def test_a_dropped_run_is_remembered() -> None:
     kept = _folded(old)
     assert [run.run_id for run in kept.job.runs] == ["r2"]
     new = [raw_event("COMPLETE", 9, "r1")]
-    assert extend_folded(kept, read_job_events(new, Report()), RETAIN) is None
+    assert extend_folded(kept, _new(new), RETAIN) is None
 
 
 def test_a_facet_deleted_by_a_new_event_is_gone() -> None:
@@ -111,7 +121,7 @@ def test_a_facet_deleted_by_a_new_event_is_gone() -> None:
         "facets": {"schema": {"_deleted": True}},
     }
     new = [raw_event("COMPLETE", 9, "r9", outputs=[gone])]
-    extended = extend_folded(_folded(old), read_job_events(new, Report()), RETAIN)
+    extended = extend_folded(_folded(old), _new(new), RETAIN)
     assert extended is not None
     _same(extended, _folded(old + new))
     ((_, mentions),) = extended.datasets.items()
@@ -120,4 +130,24 @@ def test_a_facet_deleted_by_a_new_event_is_gone() -> None:
 
 def test_nothing_new_readable_leaves_the_fold_as_it_was() -> None:
     kept = _folded(_run(1, 1))
-    assert extend_folded(kept, read_job_events(["not json"], Report()), RETAIN) is kept
+    assert extend_folded(kept, _new(["not json"]), RETAIN) is kept
+
+
+def test_a_new_design_of_the_job_replaces_its_declared_datasets() -> None:
+    """JobEvents (design time) added: the job's declared datasets are those of the latest."""
+
+    def design(second: int, name: str) -> dict[str, Any]:
+        dataset = {"namespace": "postgres://h:5432", "name": name, "facets": SCHEMA}
+        return job_event(
+            "pv.aggregate",
+            namespace="halden",
+            time=at(second),
+            outputs=[dataset],
+            job_facets={"documentation": {"description": f"v{second}"}},
+        )
+
+    old = [*_run(1, 1), design(2, "d.s.a")]
+    for new in ([design(5, "d.s.b")], [*_run(2, 5)]):
+        extended = extend_folded(_folded(old), _new(new), RETAIN)
+        assert extended is not None
+        _same(extended, _folded(old + new))
