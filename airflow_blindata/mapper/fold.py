@@ -328,37 +328,52 @@ def _outputs(slots: _Slots) -> list[OutputFold]:
     ]
 
 
-def _fold_run(job: JobKey, run_id: str, events: list[RunEvent]) -> RunFold:
-    """Merge one run's events, already in order."""
-    run_facets: dict[str, BaseFacet] = {}
-    job_facets: dict[str, BaseFacet] = {}
+def _fold_run(
+    job: JobKey, run_id: str, events: list[RunEvent], earlier: RunFold | None = None
+) -> RunFold:
+    """Merge one run's events, already in order; on top of ``earlier``, the fold of its events
+    before these (``extend_folded``), when given."""
+    run_facets: dict[str, BaseFacet] = dict(earlier.run_facets) if earlier else {}
+    job_facets: dict[str, BaseFacet] = dict(earlier.job_facets) if earlier else {}
     inputs: _Slots = {}
     outputs: _Slots = {}
-    terminal: RunEvent | None = None
-    progress: RunEvent | None = None
+    # The decisive event so far: the last terminal one, else the last START or RUNNING.
+    terminal: EventType | None = None
+    progress: EventType | None = None
+    end_time: datetime | None = None
     start_time: datetime | None = None
+    kinds: set[EventType] = set()
+    if earlier is not None:
+        inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
+        outputs = {o.key: (dict(o.facets), dict(o.output_facets)) for o in earlier.outputs}
+        if earlier.end_time is not None:
+            terminal, end_time = earlier.state, earlier.end_time
+        else:
+            progress = earlier.state
+        start_time = earlier.start_time
+        kinds.update(earlier.event_types)
     for event in events:
         _merge(run_facets, event.run.facets, deletable=False)
         _merge(job_facets, event.job.facets, deletable=True)
         _add_inputs(inputs, event.inputs)
         _add_outputs(outputs, event.outputs)
         if event.event_type in _TERMINAL:
-            terminal = event
+            terminal, end_time = event.event_type, event.event_time
         elif event.event_type in _PROGRESS:
-            progress = event
+            progress = event.event_type
             if start_time is None and event.event_type is EventType.START:
                 start_time = event.event_time
-    decisive = terminal or progress
-    kinds = {event.event_type for event in events if event.event_type is not None}
+        if event.event_type is not None:
+            kinds.add(event.event_type)
     return RunFold(
         job=job,
         run_id=run_id,
-        state=decisive.event_type if decisive else None,
+        state=terminal or progress,
         event_types=sorted(kinds, key=_RANK.__getitem__),
-        first_event_time=events[0].event_time,
+        first_event_time=earlier.first_event_time if earlier else events[0].event_time,
         last_event_time=events[-1].event_time,
         start_time=start_time,
-        end_time=terminal.event_time if terminal else None,
+        end_time=end_time,
         producer=events[-1].producer,
         run_facets=_sorted(run_facets),
         job_facets=_sorted(job_facets),
@@ -467,48 +482,6 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     if completed is not None:
         whole.add(completed.run_id)
     return whole
-
-
-def _continue_run(run: RunFold, events: list[RunEvent]) -> RunFold:
-    """``run`` (folded whole) with later events of it merged on top, as ``_fold_run`` merges
-    them: what a fold of all of its events gives."""
-    run_facets = dict(run.run_facets)
-    job_facets = dict(run.job_facets)
-    inputs: _Slots = {i.key: (dict(i.facets), dict(i.input_facets)) for i in run.inputs}
-    outputs: _Slots = {o.key: (dict(o.facets), dict(o.output_facets)) for o in run.outputs}
-    # The run's decisive event so far: its last terminal one, else its last START or RUNNING.
-    terminal = run.state if run.end_time is not None else None
-    progress = run.state if run.end_time is None else None
-    end_time, start_time = run.end_time, run.start_time
-    kinds = set(run.event_types)
-    for event in events:
-        _merge(run_facets, event.run.facets, deletable=False)
-        _merge(job_facets, event.job.facets, deletable=True)
-        _add_inputs(inputs, event.inputs)
-        _add_outputs(outputs, event.outputs)
-        if event.event_type in _TERMINAL:
-            terminal, end_time = event.event_type, event.event_time
-        elif event.event_type in _PROGRESS:
-            progress = event.event_type
-            if start_time is None and event.event_type is EventType.START:
-                start_time = event.event_time
-        if event.event_type is not None:
-            kinds.add(event.event_type)
-    return RunFold(
-        job=run.job,
-        run_id=run.run_id,
-        state=terminal or progress,
-        event_types=sorted(kinds, key=_RANK.__getitem__),
-        first_event_time=run.first_event_time,
-        last_event_time=events[-1].event_time,
-        start_time=start_time,
-        end_time=end_time,
-        producer=events[-1].producer,
-        run_facets=_sorted(run_facets),
-        job_facets=_sorted(job_facets),
-        inputs=_inputs(inputs),
-        outputs=_outputs(outputs),
-    )
 
 
 def _has_run_facets(event: RunEvent) -> bool:
@@ -644,9 +617,12 @@ def extend_folded(
     for event in ordered:
         _merge(facets, event.job.facets, deletable=True)
     every = [
-        _continue_run(run, runs[run.run_id]) if run.run_id in runs else run for run in old.runs
+        _fold_run(old.key, run.run_id, runs[run.run_id], run) if run.run_id in runs else run
+        for run in old.runs
     ]
-    if any(run.completed and not later.completed for run, later in zip(old.runs, every)):
+    if any(
+        run.completed and not later.completed for run, later in zip(old.runs, every, strict=True)
+    ):
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
