@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store import schema as schema_module
@@ -185,3 +185,23 @@ def test_events_by_job_after_a_cursor_reads_what_came_since(store: EventStore) -
     counted = store.digest_count(before[("ns", "a")])
     assert counted is not None and store.digest_count(after[("ns", "a")]) == counted + 2
     assert store.digest_count("not a digest") is None
+
+
+def test_an_event_stamped_after_the_cursor_is_read_whatever_its_id(store: EventStore) -> None:
+    """PostgreSQL orders events by ``seq``, stamped at commit: an event with a lower id can come
+    past the cursor (a slow writer). Reading past a cursor bounds ids by the lowest id past it,
+    so it still finds that event (SQLite's cursor is the id: nothing to show)."""
+    if store.backend != "postgresql":  # type: ignore[attr-defined]
+        pytest.skip("SQLite's cursor is the id: no event can come past the cursor out of order")
+    store.append(event("a", run="late"))
+    store.append(event("a", run="r1"))
+    store.last_id()  # stamps both
+    tables = store._tables  # type: ignore[attr-defined]
+    with store._writing() as conn:  # type: ignore[attr-defined]
+        first = conn.execute(select(func.min(tables.events.c.id))).scalar()
+        conn.execute(tables.events.update().where(tables.events.c.id == first).values(seq=None))
+    mark = store.last_id()  # re-stamps the first event past every other
+    store.append(event("a", run="r2"))
+    read = dict(store.events_by_job([("ns", "a")], until=store.last_id(), after=mark - 1))
+    runs = [json.loads(text)["run"]["runId"] for text in read[("ns", "a")]]
+    assert runs == ["late", "r2"]
