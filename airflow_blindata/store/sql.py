@@ -486,13 +486,10 @@ class SqlEventStore(EventStore):
         keys = list(asked)
         with self._guard("stamping new events"):
             self._stamp()
-        first = None if after is None else self._first_id_after(after, until)
-        if after is not None and first is None:
-            return  # nothing past ``after``
         per_query, jobs_read, rows_read = 1, 0, 0
         while keys:
             group, keys = keys[:per_query], keys[per_query:]
-            found = self._job_rows(group, until, after, first)
+            found = self._job_rows(group, until, after)
             for key in group:
                 rows = found.get(key)
                 if rows:
@@ -502,24 +499,8 @@ class SqlEventStore(EventStore):
             rows_read += sum(len(rows) for rows in found.values())
             per_query = max(1, min(BATCH_SIZE, PAGE_SIZE * jobs_read // max(rows_read, 1)))
 
-    def _first_id_after(self, after: int, until: int | None) -> int | None:
-        """The lowest id of the events past cursor ``after``: a bound the job index (which
-        holds ids, not PostgreSQL's ``seq``) can search by, so that reading what a long history
-        received since a cursor does not visit every one of its rows."""
-        cursor = self._tables.cursor
-        query = select(func.min(self._tables.events.c.id)).where(cursor > after)
-        if until is not None:
-            query = query.where(cursor <= until)
-        with self._guard("reading events"), self._reading() as conn:
-            value = conn.execute(query).scalar()
-        return None if value is None else int(value)
-
     def _job_rows(
-        self,
-        group: list[_StoredJob],
-        until: int | None,
-        after: int | None = None,
-        first: int | None = None,
+        self, group: list[_StoredJob], until: int | None, after: int | None = None
     ) -> dict[_StoredJob, list[tuple[int, str]]]:
         """The (cursor, text) of the events of ``group``'s jobs up to ``until``: a query per
         namespace, naming its jobs with ``IN``. Its form does not depend on the values, so
@@ -540,8 +521,6 @@ class SqlEventStore(EventStore):
             base = base.where(cursor_column <= until)
         if after is not None:
             base = base.where(cursor_column > after)
-        if first is not None:  # the same rows, found by the job index (ids at least ``first``)
-            base = base.where(ev.c.id >= first)
         queries = [
             base.where(namespace_column == namespace, name_column.in_(asked))
             for namespace, asked in names.items()

@@ -189,8 +189,8 @@ def test_events_by_job_after_a_cursor_reads_what_came_since(store: EventStore) -
 
 def test_an_event_stamped_after_the_cursor_is_read_whatever_its_id(store: EventStore) -> None:
     """PostgreSQL orders events by ``seq``, stamped at commit: an event with a lower id can come
-    past the cursor (a slow writer). Reading past a cursor bounds ids by the lowest id past it,
-    so it still finds that event (SQLite's cursor is the id: nothing to show)."""
+    past the cursor (a slow writer). Reading past a cursor goes by ``seq``, so it finds that
+    event (SQLite's cursor is the id: nothing to show)."""
     if store.backend != "postgresql":  # type: ignore[attr-defined]
         pytest.skip("SQLite's cursor is the id: no event can come past the cursor out of order")
     store.append(event("a", run="late"))
