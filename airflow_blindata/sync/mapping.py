@@ -244,17 +244,22 @@ def _extend(
 ) -> Iterator[tuple[_Changed, FoldedJob, Report]]:
     """The changed jobs whose kept fold takes the events received since (``extend_folded``),
     with their report: those read since its cursor, when the store's digest says that none of
-    the folded events went meanwhile. Any other is left to a read of all its events."""
-    by_mark: dict[int, list[_Changed]] = {}
+    the folded events went meanwhile. Any other is left to a read of all its events (so is
+    every job of a store whose digests do not say how many events they count)."""
+    by_mark: dict[int, list[tuple[_Changed, int]]] = {}
     for item in changed:
-        assert item.kept.until is not None
-        by_mark.setdefault(item.kept.until, []).append(item)
+        folded_count = store.digest_count(item.kept_digest)
+        count = store.digest_count(item.digest)
+        if item.kept.until is None or folded_count is None or count is None:
+            continue
+        if count > folded_count:  # else events went: the job is read whole
+            by_mark.setdefault(item.kept.until, []).append((item, count - folded_count))
     for mark, items in by_mark.items():
-        texts = _Texts(store.events_by_job([item.job for item in items], until=until, after=mark))
-        for item in items:
+        jobs = [item.job for item, _ in items]
+        texts = _Texts(store.events_by_job(jobs, until=until, after=mark))
+        for item, received in items:
             new = texts.of(item.job)
-            folded_count = store.digest_count(item.kept_digest)
-            if folded_count is None or store.digest_count(item.digest) != folded_count + len(new):
+            if len(new) != received:  # some folded events went as others came
                 continue
             job_report = Report()
             events = read_job_events(

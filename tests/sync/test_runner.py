@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
@@ -138,3 +140,26 @@ def test_jobs_that_received_new_runs_add_them_to_their_kept_fold(
     third = plan_from_store(store, definition(), known)
     assert third.report.counters["jobsUnchanged"] == 3
     assert as_extended(third) == expected
+
+
+def test_a_store_whose_digests_do_not_count_has_changed_jobs_read_whole(
+    client: BlindataClient, store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store of another backend (``register_store``) may not say how many events a digest
+    counts: a changed job is then read whole, never asked for what came past a cursor."""
+    store.append_many(_runs("orders", range(2)))
+    known = fetch_known_systems(client)
+    plan_from_store(store, definition(), known)
+    store.append_many(_runs("orders", range(2, 3)))
+    reads = store.events_by_job
+
+    def whole(jobs: Any, *, until: int | None = None, after: int | None = None) -> Any:
+        assert after is None, "asked for what came past a cursor"
+        return reads(jobs, until=until)
+
+    monkeypatch.setattr(store, "digest_count", lambda digest: None)
+    monkeypatch.setattr(store, "events_by_job", whole)
+    second = plan_from_store(store, definition(), known)
+    assert second.report.counters["jobsExtended"] == 0
+    expected = build(_runs("orders", range(3)), definition(), known)
+    assert without_cache_counter(second) == without_cache_counter(expected)
