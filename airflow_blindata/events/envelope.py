@@ -6,7 +6,9 @@ the facets. Decoding the whole text and freeing it again was most of the cost of
 the text is decoded into a few ``msgspec`` structs that keep each facet as its raw JSON
 (``msgspec.Raw``, not decoded) and skip what no reader looks at, about a sixth of the cost.
 
-``read_envelope`` gives the same envelope as ``parse_event(decode_json(text), facets=False)``, or
+``envelope_of`` gives the envelope of an event already decoded, from the same walk of its facet
+containers (``raw_containers``). ``read_envelope`` gives the same envelope as
+``envelope_of`` over ``parse_event(decode_json(text), facets=False)``, or
 ``None`` whenever it cannot be sure to: the text holds an escape that may decode to a string no
 store can hold, ``msgspec`` refuses it (a value of an unexpected JSON type, ``NaN``), it is not a
 RunEvent, or its envelope is invalid. The caller then reads the event the usual way, which says
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
@@ -28,7 +30,7 @@ from .core import ENVELOPE_ONLY, RunEvent
 from .parse import suspect_text
 from .registry import FACETS, filed_keys
 
-__all__ = ["Container", "Envelope", "read_envelope"]
+__all__ = ["Container", "Envelope", "envelope_of", "raw_containers", "read_envelope"]
 
 _RawFacets = dict[str, Raw] | None | UnsetType
 
@@ -137,6 +139,41 @@ def _keys(raw: _RunEvent) -> Iterator[tuple[Container, FacetLocation, AbstractSe
             yield (side, namespace, name), FacetLocation.DATASET, facets
             own = item.inputFacets if side == "inputs" else item.outputFacets
             yield (io, namespace, name), location, _filed(own, location)
+
+
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object: a dict, checked first (the abstract check costs more and is rare)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[Container, FacetLocation, Any]]:
+    """Every facet container of a decoded RunEvent, with its location and its raw facets, named
+    as ``read_envelope`` names them."""
+    run, job = data.get("run"), data.get("job")
+    yield ("run", "", ""), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
+    yield ("job", "", ""), FacetLocation.JOB, job.get("facets") if _is_map(job) else None
+    for side, io, location in _SIDES:
+        items = data.get(side)
+        for item in items if isinstance(items, list) else ():
+            if _is_map(item):
+                namespace, name = str(item.get("namespace")), str(item.get("name"))
+                yield (side, namespace, name), FacetLocation.DATASET, item.get("facets")
+                yield (io, namespace, name), location, item.get(io)
+
+
+_SIDES = (
+    ("inputs", "inputFacets", FacetLocation.INPUT),
+    ("outputs", "outputFacets", FacetLocation.OUTPUT),
+)
+
+
+def envelope_of(event: RunEvent, data: Mapping[str, Any]) -> Envelope:
+    """The envelope of a decoded RunEvent, ``event`` being its read without facets."""
+    keys = tuple(
+        (container, location, filed_keys(raw, location))
+        for container, location, raw in raw_containers(data)
+    )
+    return Envelope(event, keys)
 
 
 def _value(value: Any) -> Any:

@@ -45,7 +45,7 @@ from airflow_blindata.mapper.fold import (
 from airflow_blindata.mapper.reading import RawFacets
 from airflow_blindata.mapper.report import Report
 
-__all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_folded", "load_kept"]
+__all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
 FORMAT = 3
 """The version of the text; change it with any change to the fold or to this format."""
@@ -282,9 +282,3 @@ def load_kept(text: str, raw_facets: RawFacets | None = None) -> KeptFold:
         raise ValueError("runs seen and the cursor are integers")
     folded = FoldedJob(job, datasets, frozenset(runs))
     return KeptFold(folded, Report.model_validate(data["report"]), until)
-
-
-def load_folded(text: str) -> tuple[FoldedJob, Report]:
-    """The job and the report ``dump_folded`` wrote (see ``load_kept``)."""
-    kept = load_kept(text)
-    return kept.folded, kept.report

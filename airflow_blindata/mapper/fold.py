@@ -221,6 +221,7 @@ class Fold(BaseModel):
 
 
 T = TypeVar("T")
+K = TypeVar("K", DatasetKey, tuple[str, str])
 
 
 class _Order:
@@ -495,14 +496,12 @@ def _has_run_facets(event: RunEvent) -> bool:
 
 
 def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
-    """The latest run and the latest completed one whole; of the others what ``retain`` keeps."""
-    whole = {id(runs[-1])} if runs else set()
-    completed = next((run for run in reversed(runs) if run.completed), None)
-    if completed is not None:
-        whole.add(id(completed))
+    """The latest run and the latest completed one whole; of the others what ``retain`` keeps.
+    (A job's runs have distinct ids.)"""
+    whole = _whole_runs(runs)
     kept: list[RunFold] = []
     for run in runs:
-        part = run if id(run) in whole else retain(run)
+        part = run if run.run_id in whole else retain(run)
         if part is not None:
             kept.append(part)
     return kept
@@ -683,8 +682,8 @@ def _mentions(ordered: list[RunEvent | JobEvent]) -> dict[DatasetKey, DatasetMen
 
 
 def _mention(
-    into: dict[Any, DatasetMentions],
-    key: Any,
+    into: dict[K, DatasetMentions],
+    key: K,
     order: tuple[_SortKey, str],
     facets: Mapping[str, BaseFacet],
 ) -> None:

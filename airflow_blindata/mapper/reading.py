@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, TypeGuard
+from typing import Any
 
 from airflow_blindata.events import (
     BaseFacet,
@@ -48,10 +48,14 @@ from airflow_blindata.events import (
     RunEvent,
     parse_event,
 )
-from airflow_blindata.events.base import FacetLocation
-from airflow_blindata.events.envelope import Container, Envelope, read_envelope
+from airflow_blindata.events.envelope import (
+    Container,
+    Envelope,
+    envelope_of,
+    raw_containers,
+    read_envelope,
+)
 from airflow_blindata.events.parse import decode_json, event_text_problem
-from airflow_blindata.events.registry import filed_keys
 from airflow_blindata.mapper.fold import order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
@@ -81,33 +85,8 @@ def _text(raw: Any) -> str | bytes | None:
     return bytes(raw) if isinstance(raw, bytearray) else None
 
 
-def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    """A JSON object: a dict, checked first (the abstract check costs more and is rare)."""
-    return type(value) is dict or isinstance(value, Mapping)
-
-
-_SIDES = (
-    ("inputs", "inputFacets", FacetLocation.INPUT),
-    ("outputs", "outputFacets", FacetLocation.OUTPUT),
-)
-
-
-def _raw_containers(data: Mapping[str, Any]) -> Iterator[tuple[Container, FacetLocation, Any]]:
-    """Every facet container of a raw RunEvent, with its location and its raw facets."""
-    run, job = data.get("run"), data.get("job")
-    yield ("run", "", ""), FacetLocation.RUN, run.get("facets") if _is_map(run) else None
-    yield ("job", "", ""), FacetLocation.JOB, job.get("facets") if _is_map(job) else None
-    for side, io, location in _SIDES:
-        items = data.get(side)
-        for item in items if isinstance(items, list) else ():
-            if _is_map(item):
-                namespace, name = str(item.get("namespace")), str(item.get("name"))
-                yield (side, namespace, name), FacetLocation.DATASET, item.get("facets")
-                yield (io, namespace, name), location, item.get(io)
-
-
 def _containers(event: RunEvent) -> Iterator[tuple[Container, Mapping[str, Any]]]:
-    """Every facet container of a RunEvent read whole, as ``_raw_containers`` names them."""
+    """Every facet container of a RunEvent read whole, as ``raw_containers`` names them."""
     yield ("run", "", ""), event.run.facets
     yield ("job", "", ""), event.job.facets
     for item in event.inputs:
@@ -116,15 +95,6 @@ def _containers(event: RunEvent) -> Iterator[tuple[Container, Mapping[str, Any]]
     for output in event.outputs:
         yield ("outputs", output.namespace, output.name), output.facets
         yield ("outputFacets", output.namespace, output.name), output.output_facets
-
-
-def _envelope(event: RunEvent, data: Mapping[str, Any]) -> Envelope:
-    """The envelope of a decoded event (``read_envelope`` reads one from text)."""
-    keys = tuple(
-        (container, location, filed_keys(raw, location))
-        for container, location, raw in _raw_containers(data)
-    )
-    return Envelope(event, keys)
 
 
 def _carries_quality(envelope: Envelope) -> bool:
@@ -215,7 +185,7 @@ def read_job_events(
             and isinstance(skim.event, RunEvent)
             and event_text_problem(data, text=text) is None
         ):
-            envelopes[index] = _envelope(skim.event, data)
+            envelopes[index] = envelope_of(skim.event, data)
             raws[index] = data  # decoded once
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=text)
@@ -288,7 +258,7 @@ def _record_raw(event: RunEvent, data: Mapping[str, Any], into: RawFacets) -> No
     """Each facet of ``event`` with the object it was read from: the object under its own key
     (a facet filed under another key, see ``filed_keys``, is not recorded)."""
     for (container, _, raw), (same, facets) in zip(
-        _raw_containers(data), _containers(event), strict=False
+        raw_containers(data), _containers(event), strict=False
     ):
         if container != same or type(raw) is not dict:
             continue

@@ -178,10 +178,13 @@ def plan_from_store(
                         done[job] = (kept.folded, kept.report)
                         reused += 1
                     continue
+                received = _received(store, found[0], digest)
+                if received is None:
+                    continue  # read whole
                 raw_facets: RawFacets | None = {} if keeper.wanted else None
                 kept = _load(job, found[1], raw_facets)
                 if kept is not None and kept.until is not None and kept.until < until:
-                    changed.append(_Changed(job, found[0], digest, kept, raw_facets))
+                    changed.append(_Changed(job, digest, received, kept, raw_facets))
             for item, folded, job_report in _extend(store, changed, until, retain, quality):
                 done[item.job] = (folded, job_report)
                 keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
@@ -224,13 +227,24 @@ def plan_from_store(
     return plan
 
 
+def _received(store: EventStore, kept_digest: str, digest: str) -> int | None:
+    """How many events a job received since its fold was kept, when none of the folded ones
+    went meanwhile (then the fold may take them); ``None`` when the digests do not say so (a
+    store of another backend, or events removed by retention)."""
+    folded = store.digest_count(kept_digest)
+    now = store.digest_count(digest)
+    if folded is None or now is None or now <= folded:
+        return None
+    return now - folded
+
+
 @dataclass(frozen=True, slots=True)
 class _Changed:
-    """A job whose kept fold is of fewer events than it has now."""
+    """A job whose kept fold may take the ``received`` events that came since."""
 
     job: tuple[str, str]
-    kept_digest: str
     digest: str
+    received: int
     kept: KeptFold
     raw_facets: RawFacets | None
 
@@ -243,23 +257,18 @@ def _extend(
     quality: bool,
 ) -> Iterator[tuple[_Changed, FoldedJob, Report]]:
     """The changed jobs whose kept fold takes the events received since (``extend_folded``),
-    with their report: those read since its cursor, when the store's digest says that none of
-    the folded events went meanwhile. Any other is left to a read of all its events (so is
-    every job of a store whose digests do not say how many events they count)."""
-    by_mark: dict[int, list[tuple[_Changed, int]]] = {}
+    with their report: those read past its cursor, when they are as many as the digests say
+    came (none of the folded ones went meanwhile). Any other is left to a read of all its
+    events."""
+    by_mark: dict[int, list[_Changed]] = {}
     for item in changed:
-        folded_count = store.digest_count(item.kept_digest)
-        count = store.digest_count(item.digest)
-        if item.kept.until is None or folded_count is None or count is None:
-            continue
-        if count > folded_count:  # else events went: the job is read whole
-            by_mark.setdefault(item.kept.until, []).append((item, count - folded_count))
+        assert item.kept.until is not None
+        by_mark.setdefault(item.kept.until, []).append(item)
     for mark, items in by_mark.items():
-        jobs = [item.job for item, _ in items]
-        texts = _Texts(store.events_by_job(jobs, until=until, after=mark))
-        for item, received in items:
+        texts = _Texts(store.events_by_job([item.job for item in items], until=until, after=mark))
+        for item in items:
             new = texts.of(item.job)
-            if len(new) != received:  # some folded events went as others came
+            if len(new) != item.received:  # some folded events went as others came
                 continue
             job_report = Report()
             events = read_job_events(

@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from airflow_blindata.events import parse_event
-from airflow_blindata.events.envelope import read_envelope
-from airflow_blindata.mapper.reading import _envelope
+from airflow_blindata.events.envelope import envelope_of, read_envelope
 from tests.mapper.test_reading import histories, raw_event
 
 
@@ -24,7 +23,7 @@ def _full(text: str) -> Any:
     data = json.loads(text)
     parsed = parse_event(data, facets=False)
     assert parsed.event is not None
-    return _envelope(parsed.event, data)  # type: ignore[arg-type]
+    return envelope_of(parsed.event, data)  # type: ignore[arg-type]
 
 
 def _keys(envelope: Any) -> list[tuple[Any, Any, set[str]]]:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper import cache
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_folded
+from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_kept
 from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
@@ -27,6 +27,12 @@ from .test_fold import ALL_DBT, dbt_events
 from .test_reading import histories, raw_event
 
 DEFINITION = definition()
+
+
+def load_folded(text: str) -> tuple[FoldedJob, Report]:
+    """The job and the report a kept fold holds."""
+    kept = load_kept(text)
+    return kept.folded, kept.report
 
 
 def round_trip(events: list[Any]) -> tuple[Any, Any]:
