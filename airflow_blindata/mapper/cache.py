@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+import msgspec
+from msgspec import Raw
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
@@ -107,9 +109,17 @@ class _Wire:
     def __init__(self, raw_facets: RawFacets) -> None:
         self.raw_facets = raw_facets
 
-    def facet(self, facet: BaseFacet) -> BaseFacet | dict[str, Any]:
+    def facet(self, facet: BaseFacet) -> BaseFacet | dict[str, Any] | Raw:
         found = self.raw_facets.get(id(facet))
-        return found[1] if found is not None and found[0] is facet else facet
+        if found is None or found[0] is not facet:
+            return facet
+        value = found[1]
+        if type(value) is dict:  # written as pydantic-core writes it: NaN stays NaN
+            try:
+                return Raw(to_json(value, inf_nan_mode="constants"))
+            except (PydanticSerializationError, ValueError):
+                return value  # a lone surrogate: the whole text is written by json.dumps
+        return value
 
     def of(self, model: BaseModel) -> dict[str, Any]:
         """A fold's own model (``JobFold``, ``RunFold``, ``InputFold``, ``OutputFold``) as a
@@ -174,16 +184,28 @@ def _mention_data(
 
 
 def _json_text(data: dict[str, Any]) -> str:
-    """The JSON of ``data`` (models by alias) written by pydantic-core, compact: ``NaN`` and
-    ``Infinity`` as ``json.dumps`` writes them, non-ASCII as is. What it refuses (a lone
-    surrogate) is written by ``json.dumps`` from the models' JSON-mode dumps."""
+    """The JSON of ``data``, compact, non-ASCII as is: written by msgspec, which copies a facet's
+    JSON text (``Raw``) as it is, each model written by pydantic-core (by alias, ``NaN`` and
+    ``Infinity`` as ``json.dumps`` writes them; a fold has floats in facets only). What they
+    refuse (a lone surrogate) is written by ``json.dumps`` from the models' JSON-mode dumps."""
     try:
-        return to_json(data, by_alias=True, inf_nan_mode="constants").decode("utf-8")
-    except (PydanticSerializationError, ValueError):
+        return _ENCODER.encode(data).decode("utf-8")
+    except (msgspec.EncodeError, PydanticSerializationError, ValueError, TypeError):
         return json.dumps(_plain(data), separators=(",", ":"))
 
 
+def _model_text(value: Any) -> Raw:
+    if isinstance(value, BaseModel):
+        return Raw(to_json(value, by_alias=True, inf_nan_mode="constants"))
+    raise TypeError(f"not written in a kept fold: {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_model_text)
+
+
 def _plain(value: Any) -> Any:
+    if isinstance(value, Raw):
+        return decode_json(bytes(value))
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, datetime):

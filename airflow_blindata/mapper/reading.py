@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from msgspec import Raw
+
 from airflow_blindata.events import (
     BaseFacet,
     DatasetEvent,
@@ -54,6 +56,7 @@ from airflow_blindata.events.envelope import (
     envelope_of,
     raw_containers,
     read_envelope,
+    read_whole,
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
 from airflow_blindata.mapper.fold import order_key, runs_kept_whole
@@ -62,10 +65,11 @@ from airflow_blindata.mapper.report import GapCode, Report
 
 __all__ = ["RawFacets", "read_events", "read_job_events"]
 
-RawFacets = dict[int, tuple[BaseFacet, dict[str, Any]]]
-"""Facets read whole, by ``id``, each with the JSON object it was read from (and the facet
-itself, which keeps the ``id`` from being reused). A kept fold writes that object instead of the
-model: half the cost of writing the model, and a smaller text (``mapper.cache``)."""
+RawFacets = dict[int, tuple[BaseFacet, dict[str, Any] | Raw]]
+"""Facets read whole, by ``id``, each with the JSON object it was read from, decoded or as its
+text (``Raw``), and the facet itself, which keeps the ``id`` from being reused. A kept fold
+writes that object instead of the model: a text as it is, no cost at all; a decoded object for
+half the cost of writing the model; and a smaller text either way (``mapper.cache``)."""
 
 
 def _object(raw: Any) -> Any:
@@ -232,25 +236,33 @@ def _read_runs(
             own = by_run[run] = _Decided(per_run=True)
         # What a kept run's own events decided, its job's decided too: the stricter test.
         judge = own if own is not None else seen
-        whole = (
+        needed = (
             ties[order[index]] > 1
             or not judge.covers(envelope)
             or (own is None and quality and _carries_quality(envelope))
         )
-        if not whole:
+        if not needed:
             results[index] = ParsedEvent(event)
             skimmed += 1
             continue
-        raw = raws[index]
-        data = raw if type(raw) is dict else _object(raw)
-        parsed = parse_event(data, text=_text(raw))
+        whole = read_whole(envelope)
+        parsed: ParsedEvent
+        if whole is not None:  # from the facets' JSON the envelope was read with
+            parsed, texts = whole
+            if raw_facets is not None:
+                for facet, text in texts:
+                    raw_facets[id(facet)] = (facet, text)
+        else:
+            raw = raws[index]
+            data = raw if type(raw) is dict else _object(raw)
+            parsed = parse_event(data, text=_text(raw))
+            if raw_facets is not None and isinstance(parsed.event, RunEvent):
+                _record_raw(parsed.event, data, raw_facets)
         results[index] = parsed
         if isinstance(parsed.event, RunEvent):
             seen.add(parsed.event)
             if own is not None:
                 own.add(parsed.event)
-            if raw_facets is not None:
-                _record_raw(parsed.event, data, raw_facets)
     return skimmed
 
 

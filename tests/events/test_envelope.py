@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from airflow_blindata.events import parse_event
-from airflow_blindata.events.envelope import envelope_of, read_envelope
+from airflow_blindata.events import RunEvent, parse_event
+from airflow_blindata.events.envelope import envelope_of, read_envelope, read_whole
 from tests.mapper.test_reading import histories, raw_event
 
 
@@ -101,3 +101,70 @@ def test_bytes_are_read_as_text_is() -> None:
     envelope = read_envelope(text.encode())
     assert envelope is not None and envelope.event == _full(text).event
     assert read_envelope(text.encode("utf-16")) is None  # NUL bytes: the usual reading
+
+
+def _whole(text: str) -> Any:
+    envelope = read_envelope(text)
+    assert envelope is not None
+    return read_whole(envelope)
+
+
+def _same_reading(text: str) -> None:
+    """``read_whole`` reads what ``parse_event`` reads from the text, issue for issue, and gives
+    each facet filed under its own key with the JSON of that key."""
+    whole = _whole(text)
+    assert whole is not None
+    parsed, texts = whole
+    assert parsed == parse_event(text)
+    assert isinstance(parsed.event, RunEvent)
+    containers = [parsed.event.job.facets, parsed.event.run.facets]
+    for item in [*parsed.event.inputs, *parsed.event.outputs]:
+        containers.append(item.facets)
+    containers += [item.input_facets for item in parsed.event.inputs]
+    containers += [item.output_facets for item in parsed.event.outputs]
+    read = {id(facet) for facets in containers for facet in facets.values()}
+    assert {id(facet) for facet, _ in texts} <= read
+    for facet, raw in texts:
+        assert type(facet).model_validate(json.loads(bytes(raw))) == facet
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories())
+def test_an_event_read_whole_from_its_envelope_is_the_one_parse_event_reads(
+    events: list[dict[str, Any]],
+) -> None:
+    for event in events:
+        text = json.dumps(event)
+        if read_envelope(text) is not None:
+            _same_reading(text)
+
+
+URL = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
+
+
+@pytest.mark.parametrize(
+    "facets",
+    [
+        {"schema": "not an object"},
+        {"schema": {"fields": 3}},
+        {"schema": {"_deleted": True}},
+        {"mine": {"_schemaURL": URL, "fields": []}},
+        {"mine": {"_schemaURL": URL, "fields": []}, "schema": {"fields": []}},
+        {"acme": {"v": [1, {"w": None}]}, "documentation": {"description": "d"}},
+    ],
+)
+def test_odd_facets_are_read_whole_as_parse_event_reads_them(facets: dict[str, Any]) -> None:
+    """Malformed, deleted, unknown, or filed under the spec's key: in every container."""
+    outputs = [{"namespace": "n", "name": "d", "facets": facets, "outputFacets": facets}]
+    _same_reading(_text(outputs=outputs))
+    _same_reading(_text(run={"runId": "r1", "facets": facets}))
+    _same_reading(_text(job={"namespace": "n", "name": "j", "facets": facets}))
+
+
+def test_a_facet_msgspec_cannot_decode_is_left_to_the_usual_reading() -> None:
+    """A number out of range (``json.loads`` reads it as infinity): the envelope is read, the
+    event whole is not, and the usual reading reads it."""
+    text = _text(run={"runId": "r1", "facets": {"acme": {"v": 7}}}).replace('"v": 7', '"v": 1e400')
+    assert read_envelope(text) is not None
+    assert _whole(text) is None
+    assert parse_event(text).event is not None

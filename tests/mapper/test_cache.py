@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper import cache
@@ -35,13 +36,15 @@ def load_folded(text: str) -> tuple[FoldedJob, Report]:
     return kept.folded, kept.report
 
 
-def round_trip(events: list[Any]) -> tuple[Any, Any]:
+def round_trip(events: list[Any], *, as_text: bool = False) -> tuple[Any, Any]:
     """The fold of ``events`` job by job, directly and through dump and load: written from the
-    models, and from the JSON objects the facets were read from (what a snapshot writes)."""
+    models, and from the JSON objects the facets were read from (what a snapshot writes), decoded
+    or, for events given as text, as their text."""
     direct, loaded = FoldBuilder(), FoldBuilder()
     retain = quality_retainer(DEFINITION)
     raw_facets: RawFacets = {}
-    for folded in fold_jobs(read_job_events(events, Report(), raw_facets=raw_facets), retain):
+    given = [_as_text(event) for event in events] if as_text else events
+    for folded in fold_jobs(read_job_events(given, Report(), raw_facets=raw_facets), retain):
         direct.add_folded(folded)
         again, _ = load_folded(dump_folded(folded, Report()))
         assert again.job == folded.job
@@ -52,22 +55,27 @@ def round_trip(events: list[Any]) -> tuple[Any, Any]:
     return direct.result(), loaded.result()
 
 
+def _as_text(event: Any) -> str:
+    return json.dumps(event) if isinstance(event, dict) else event.model_dump_json(by_alias=True)
+
+
 def _mentions(folded: FoldedJob) -> dict[Any, Any]:
     return {k: (m.mentions, m.first, m.last) for k, m in folded.datasets.items()}
 
 
-def test_the_dbt_fixtures_load_as_they_were_folded() -> None:
+@pytest.mark.parametrize("as_text", [False, True])
+def test_the_dbt_fixtures_load_as_they_were_folded(as_text: bool) -> None:
     events = dbt_events(*ALL_DBT)
     random.Random(3).shuffle(events)
-    direct, loaded = round_trip(events)
+    direct, loaded = round_trip(events, as_text=as_text)
     assert loaded == direct
     assert loaded.model_dump() == direct.model_dump()
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(events=histories())
-def test_any_history_loads_as_it_was_folded(events: list[dict[str, Any]]) -> None:
-    direct, loaded = round_trip(events)
+@given(events=histories(), as_text=st.booleans())
+def test_any_history_loads_as_it_was_folded(events: list[dict[str, Any]], as_text: bool) -> None:
+    direct, loaded = round_trip(events, as_text=as_text)
     assert loaded == direct
 
 
@@ -97,8 +105,12 @@ def _text(model: Any) -> str:
 @pytest.mark.parametrize(
     "value", [float("nan"), float("inf"), -float("inf"), 10**30, 1.5e-320, "é \u2028 \U0001f600"]
 )
-def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(value: Any) -> None:
-    """Odd floats, big integers and non-ASCII text come back as folded from the kept text."""
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(
+    value: Any, as_text: bool
+) -> None:
+    """Odd floats, big integers and non-ASCII text come back as folded from the kept text,
+    written from the models, from the decoded objects or from the producer's text."""
     metrics = {"dataQualityMetrics": {"rowCount": 3, "columnMetrics": {"c": {"sum": value}}}}
     facets = {"acme": {"_producer": "p", "_schemaURL": "https://acme/x.json", "v": value}}
     event = raw_event(
@@ -109,12 +121,16 @@ def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(value: Any)
         outputs=[{"namespace": "postgres://h:5432", "name": "d.s.t", "facets": facets}],
     )
     event["outputs"][0]["outputFacets"] = metrics if isinstance(value, float) else {}
-    (folded,) = fold_jobs(read_job_events([event], Report()), quality_retainer(DEFINITION))
-    again, _ = load_folded(dump_folded(folded, Report()))
-    assert _text(again.job) == _text(folded.job)
-    assert {k: _text(m.fold(k)) for k, m in again.datasets.items()} == {
-        k: _text(m.fold(k)) for k, m in folded.datasets.items()
-    }
+    raw_facets: RawFacets = {}
+    given = json.dumps(event) if as_text else event
+    read = read_job_events([given], Report(), raw_facets=raw_facets)
+    (folded,) = fold_jobs(read, quality_retainer(DEFINITION))
+    for raw in (None, raw_facets):
+        again, _ = load_folded(dump_folded(folded, Report(), raw))
+        assert _text(again.job) == _text(folded.job)
+        assert {k: _text(m.fold(k)) for k, m in again.datasets.items()} == {
+            k: _text(m.fold(k)) for k, m in folded.datasets.items()
+        }
 
 
 SCHEMA = {"schema": {"fields": [{"name": "id", "type": "int"}]}}
@@ -237,3 +253,17 @@ def test_a_facet_read_from_an_event_is_kept_as_the_producer_sent_it() -> None:
     assert '"_producer":null' in from_models and '"_producer":null' not in text
     assert len(text) < len(from_models)
     assert again.job.runs[0].outputs[0].facets == folded.job.runs[0].outputs[0].facets
+
+
+def test_a_facet_read_from_an_event_text_is_kept_as_that_text() -> None:
+    """An event given as text (as the store gives it): each facet is written as the text it was
+    read from, byte for byte, without decoding and encoding it again."""
+    facets = {"schema": {"fields": [{"name": "id", "type": "int", "x": 1.50}]}}
+    text = json.dumps(raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", facets)]))
+    raw_facets: RawFacets = {}
+    read = read_job_events([text], Report(), raw_facets=raw_facets)
+    (folded,) = fold_jobs(read, quality_retainer(DEFINITION))
+    kept = dump_folded(folded, Report(), raw_facets)
+    assert '{"fields": [{"name": "id", "type": "int", "x": 1.5}]}' in kept  # as json.dumps wrote it
+    again, _ = load_folded(kept)
+    assert again.job == folded.job and _mentions(again) == _mentions(folded)
