@@ -8,7 +8,8 @@ Each facet object is written once: a dataset mention holding one of the job's da
 written as its place in the job and loaded as that very object (an Airflow-shaped job of
 ``benchmarks/scale.py``: 18.6 KB of text before, 11.1 KB after, and half the time to load). A
 facet read from an event is written as the JSON object the producer sent (``RawFacets``), not
-as its model's dump: 8.1 KB, a third less time to write and a fifth less to load.
+as its model's dump: 8.1 KB, a third less time to write and a fifth less to load. Read from the
+event's text, it is copied in as that text (msgspec's ``Raw``): no encoding at all.
 
 ``fold_settings`` names what the fold depends on besides the events (the quality switches, the
 version of this format and of airflow-blindata): a kept fold is used only under the same settings.

@@ -166,8 +166,9 @@ def read_job_events(
     kept fold (``fold.extend_folded``), which ranks their runs with older events of theirs.
 
     An event given as text is first read from its text without decoding its facets
-    (``read_envelope``); it is decoded whole only when it is read whole, or when its envelope
-    cannot be read that way (then as a decoded event).
+    (``read_envelope``); when it is read whole, its facets are read from their JSON kept aside
+    then (``read_whole``), the text is not decoded again. An event whose envelope cannot be read
+    that way is decoded and read as a decoded event.
     """
     raws = list(items)
     results: list[ParsedEvent | Event | None] = [None] * len(raws)
