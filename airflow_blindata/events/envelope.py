@@ -133,8 +133,12 @@ _NAMES = ("namespace", "name")
 
 def _present(struct: Struct, names: tuple[str, ...]) -> dict[str, Any]:
     """The fields of ``struct`` the text holds, by their names on the wire."""
-    found = {name: getattr(struct, name) for name in names}
-    return {name: value for name, value in found.items() if value is not UNSET}
+    present: dict[str, Any] = {}
+    for name in names:  # a loop: two comprehensions cost twice as much (once per event)
+        value = getattr(struct, name)
+        if value is not UNSET:
+            present[name] = value
+    return present
 
 
 def _keys(raw: _RunEvent) -> Iterator[tuple[Container, FacetLocation, AbstractSet[str]]]:
