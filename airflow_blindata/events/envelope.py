@@ -11,7 +11,8 @@ containers (``raw_containers``). ``read_envelope`` gives the same envelope as
 ``envelope_of`` over ``parse_event(decode_json(text), facets=False)``, or
 ``None`` whenever it cannot be sure to: the text holds an escape that may decode to a string no
 store can hold, ``msgspec`` refuses it (a value of an unexpected JSON type, ``NaN``), it is not a
-RunEvent, or its envelope is invalid. The caller then reads the event the usual way, which says
+RunEvent, its envelope is invalid, or it names io facets by the model's field names
+(``input_facets``). The caller then reads the event the usual way, which says
 why.
 
 ``read_whole`` reads the facets of an event whose envelope was read so, from the raw JSON of each
@@ -40,6 +41,7 @@ __all__ = [
     "Envelope",
     "FacetText",
     "envelope_of",
+    "io_facets_by_field_name",
     "raw_containers",
     "read_envelope",
     "read_whole",
@@ -54,6 +56,8 @@ class _Dataset(Struct):
     facets: _RawFacets = UNSET
     inputFacets: _RawFacets = UNSET  # noqa: N815 (the wire's names)
     outputFacets: _RawFacets = UNSET  # noqa: N815
+    input_facets: Any = UNSET  # the model's names: then left to the usual reading
+    output_facets: Any = UNSET
 
 
 class _Run(Struct):
@@ -120,6 +124,8 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
         if items is not UNSET:
+            if items and any(_by_field_name(item) for item in items):
+                return None
             data[side] = None if items is None else [_present(i, _NAMES) for i in items]
     try:
         event = RunEvent.model_validate(data, context=ENVELOPE_ONLY)
@@ -129,6 +135,12 @@ def read_envelope(text: str | bytes) -> Envelope | None:
 
 
 _NAMES = ("namespace", "name")
+
+
+def _by_field_name(item: _Dataset) -> bool:
+    """io facets named as the model names them (``input_facets``), which it reads too: which
+    container the model takes when both come is its own call, so the usual reading reads it."""
+    return item.input_facets is not UNSET or item.output_facets is not UNSET
 
 
 def _present(struct: Struct, names: tuple[str, ...]) -> dict[str, Any]:
@@ -184,6 +196,18 @@ _SIDES = (
     ("inputs", "inputFacets", FacetLocation.INPUT),
     ("outputs", "outputFacets", FacetLocation.OUTPUT),
 )
+
+
+def io_facets_by_field_name(data: Mapping[str, Any]) -> bool:
+    """Whether a decoded RunEvent names a dataset's input or output facets by the model's field
+    name (``input_facets``), which the model reads too: its containers are then not the ones
+    ``raw_containers`` names, so the event is read whole."""
+    for side in ("inputs", "outputs"):
+        items = data.get(side)
+        for item in items if isinstance(items, list) else ():
+            if _is_map(item) and ("input_facets" in item or "output_facets" in item):
+                return True
+    return False
 
 
 def envelope_of(event: RunEvent, data: Mapping[str, Any]) -> Envelope:

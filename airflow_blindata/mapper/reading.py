@@ -20,7 +20,8 @@ newest back. An event is read whole when something of it can still matter:
   and its run is not kept whole: the snapshot keeps those facets of every run
   (``quality_retainer``), which a newer run's do not supersede;
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
-  fold's order (the tie is broken by content);
+  fold's order (the tie is broken by content), or it names a dataset's io facets by the model's
+  field name (``input_facets``, which the model reads too): its envelope does not know those keys;
 * it is unreadable: its envelope is invalid, or it holds a string that no store can hold
   (``event_text_problem``, a scan of its text). It is then left out of the fold, and out of the
   ranking of runs that decides which are kept whole, exactly as in a fold of every event.
@@ -54,6 +55,7 @@ from airflow_blindata.events.envelope import (
     Container,
     Envelope,
     envelope_of,
+    io_facets_by_field_name,
     raw_containers,
     read_envelope,
     read_whole,
@@ -173,6 +175,7 @@ def read_job_events(
     raws = list(items)
     results: list[ParsedEvent | Event | None] = [None] * len(raws)
     envelopes: dict[int, Envelope] = {}
+    whole: set[int] = set()  # RunEvents read whole whatever newer ones decide
     for index, item in enumerate(raws):
         if isinstance(item, Event):
             results[index] = item
@@ -192,10 +195,12 @@ def read_job_events(
         ):
             envelopes[index] = envelope_of(skim.event, data)
             raws[index] = data  # decoded once
+            if io_facets_by_field_name(data):  # its keys are not all in the envelope's
+                whole.add(index)
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=text)
     skimmed = (
-        _read_runs(raws, envelopes, results, quality, raw_facets, every_run_kept)
+        _read_runs(raws, envelopes, whole, results, quality, raw_facets, every_run_kept)
         if envelopes
         else 0
     )
@@ -206,6 +211,7 @@ def read_job_events(
 def _read_runs(
     raws: list[Any],
     envelopes: dict[int, Envelope],
+    whole: set[int],
     results: list[ParsedEvent | Event | None],
     quality: bool,
     raw_facets: RawFacets | None,
@@ -238,7 +244,8 @@ def _read_runs(
         # What a kept run's own events decided, its job's decided too: the stricter test.
         judge = own if own is not None else seen
         needed = (
-            ties[order[index]] > 1
+            index in whole
+            or ties[order[index]] > 1
             or not judge.covers(envelope)
             or (own is None and quality and _carries_quality(envelope))
         )
@@ -246,10 +253,10 @@ def _read_runs(
             results[index] = ParsedEvent(event)
             skimmed += 1
             continue
-        whole = read_whole(envelope)
+        from_text = read_whole(envelope)
         parsed: ParsedEvent
-        if whole is not None:  # from the facets' JSON the envelope was read with
-            parsed, texts = whole
+        if from_text is not None:  # from the facets' JSON the envelope was read with
+            parsed, texts = from_text
             if raw_facets is not None:
                 for facet, text in texts:
                     raw_facets[id(facet)] = (facet, text)

@@ -113,14 +113,18 @@ IO_FACETS = [
 ]
 
 
+_FIELD_NAMES = {"inputFacets": "input_facets", "outputFacets": "output_facets"}
+
+
 @st.composite
 def datasets(draw: st.DrawFn, io: str) -> list[dict[str, Any]]:
+    """Datasets, their io facets now and then under the model's field name (which it reads)."""
     return [
         {
             "namespace": NS,
             "name": name,
             "facets": draw(st.sampled_from(DATASET_FACETS)),
-            io: draw(st.sampled_from(IO_FACETS)),
+            draw(st.sampled_from([io, io, io, _FIELD_NAMES[io]])): draw(st.sampled_from(IO_FACETS)),
         }
         for name in draw(st.lists(st.sampled_from(["a", "b"]), max_size=2))
     ]
@@ -357,3 +361,19 @@ def test_the_runs_kept_whole_are_the_latest_and_latest_completed_of_the_fold(
         if run is not None
     }
     assert runs_kept_whole(e for e in read if isinstance(e, RunEvent)) == expected
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_io_facets_under_the_models_field_name_are_not_skimmed_away(as_text: bool) -> None:
+    """``output_facets`` is read by the model as ``outputFacets`` is: a START sending output
+    statistics that way, its COMPLETE sending none, keeps them as a full read does."""
+    stats = {"outputStatistics": {"rowCount": 3}}
+    start = raw_event(
+        "START", 1, "r1", outputs=[{"namespace": NS, "name": "a", "output_facets": stats}]
+    )
+    complete = raw_event("COMPLETE", 2, "r1", outputs=[{"namespace": NS, "name": "a"}])
+    whole, _ = folded([start, complete], skim=False)
+    given = [json.dumps(e) for e in (start, complete)] if as_text else [start, complete]
+    skimmed, _ = folded(given, skim=True)
+    assert skimmed.model_dump() == whole.model_dump()
+    assert "outputStatistics" in str(whole.model_dump())
