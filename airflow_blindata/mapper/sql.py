@@ -84,6 +84,8 @@ kind's name (looked up here: an enum member's ``name`` is a property, and a stat
 token per word)."""
 
 
+_L_PAREN = TokenType.L_PAREN
+
 _tokenizers = threading.local()
 
 
@@ -108,17 +110,22 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
         return " ".join(sql.split())
     while tokens and tokens[-1].token_type is TokenType.SEMICOLON:
         tokens.pop()
+    if not tokens:
+        return ""
+    kinds = [token.token_type for token in tokens]
     parts: list[str] = []
-    last = len(tokens) - 1
-    for index, token in enumerate(tokens):
+    append = parts.append
+    # each token with the kind of the next one (a name before "(" is a function): a statement
+    # has a token per word, and this loop was a third of the cost of hashing it
+    for token, kind, following in zip(tokens, kinds, [*kinds[1:], None], strict=True):
         text = token.text
-        tag = _VERBATIM.get(token.token_type)
+        tag = _VERBATIM.get(kind)
         if tag is None:
-            parts.append(text.upper())
+            append(text.upper())
             continue
-        if tag == "VAR" and index < last and tokens[index + 1].token_type is TokenType.L_PAREN:
+        if following is _L_PAREN and tag == "VAR":
             text = text.upper()  # a function
-        parts.append(f"{tag}:{len(text)}:{text}")
+        append(f"{tag}:{len(text)}:{text}")
     return " ".join(parts)
 
 
