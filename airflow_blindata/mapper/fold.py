@@ -209,11 +209,17 @@ class Fold(BaseModel):
         self._jobs = {job.key: job for job in self.jobs}
         self._datasets = {dataset.key: dataset for dataset in self.datasets}
 
+    # The lookups read the indexes where pydantic keeps private attributes: ``self._jobs`` goes
+    # through ``BaseModel.__getattr__``, microseconds a read, and a plan looks a job or a dataset
+    # up for every flow end.
+
     def job(self, key: JobKey) -> JobFold | None:
-        return self._jobs.get(key)
+        jobs: dict[JobKey, JobFold] = self.__pydantic_private__["_jobs"]  # type: ignore[index]
+        return jobs.get(key)
 
     def dataset(self, key: DatasetKey) -> DatasetFold | None:
-        return self._datasets.get(key)
+        datasets: dict[DatasetKey, DatasetFold] = self.__pydantic_private__["_datasets"]  # type: ignore[index]
+        return datasets.get(key)
 
     def run(self, job: JobKey, run_id: str) -> RunFold | None:
         found = self._jobs.get(job)
