@@ -315,6 +315,7 @@ def map_jobs(
 ) -> None:
     """A job entity per job (when ``processLayer``), and a SCRIPT routine per job with SQL."""
     report = plan.report
+    sql_hashes = plan.sql_hashes  # a private attribute: read once, not per job
     for job in fold.jobs:
         report.count("jobs")
         system = resolver.job_system(job.key.namespace)
@@ -328,7 +329,7 @@ def map_jobs(
                     schema_=job.key.namespace,
                     name=job.key.name,
                     definition=sql.query,
-                    sql_hash=plan.sql_hashes.hash(sql.query, sql.dialect),
+                    sql_hash=sql_hashes.hash(sql.query, sql.dialect),
                     dialect=sql.dialect,
                     job=scope,
                 )
