@@ -270,13 +270,14 @@ def map_datasets(
     """Entities and fields of every dataset whose namespace resolves to a System."""
     drafts: dict[EntityKey, _Draft] = {}
     report = plan.report
+    entities = plan.dataset_entities.found
     for dataset in sorted(fold.datasets, key=lambda d: (d.last_event_time, d.key)):
         where = f"{dataset.key.namespace}/{dataset.key.name}"
         report.count("datasets")
         system = resolver.dataset_system(dataset.key.namespace, where)
         if system is None:
             continue
-        key = dataset_entity_key(dataset, system.name)
+        key = entities[dataset.key, system.name] = dataset_entity_key(dataset, system.name)
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue

@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.sql import SqlHashes
+
+if TYPE_CHECKING:
+    from airflow_blindata.mapper.fold import DatasetKey
 
 __all__ = [
     "CatalogPlan",
@@ -303,6 +306,22 @@ class QualityPlan(BaseModel):
     records: list[PlannedRecord] = Field(default_factory=list)
 
 
+class DatasetEntities:
+    """The entity of each dataset on its System (``None``: its name gives none), as the catalog
+    pass worked it out: the lineage pass looks the ends of its flows up here instead of parsing
+    their names and building their keys again.
+
+    A memo of one mapping, not part of what a plan says: any two compare equal."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[DatasetKey, str], EntityKey | None] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DatasetEntities)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class CatalogPlan(BaseModel):
     """Everything one snapshot should upload, and the report of what could not be mapped."""
 
@@ -316,8 +335,14 @@ class CatalogPlan(BaseModel):
     """None when ``quality.enabled`` is false."""
     report: Report = Field(default_factory=Report)
     _sql_hashes: SqlHashes = PrivateAttr(default_factory=SqlHashes)
+    _dataset_entities: DatasetEntities = PrivateAttr(default_factory=DatasetEntities)
 
     @property
     def sql_hashes(self) -> SqlHashes:
         """The SQL hash memo the mapping used; ``used`` is the one to keep for the next plan."""
         return self._sql_hashes
+
+    @property
+    def dataset_entities(self) -> DatasetEntities:
+        """The entity of each dataset the catalog pass described, for the passes after it."""
+        return self._dataset_entities

@@ -48,3 +48,12 @@ def test_a_plan_writes_and_reads_them_back() -> None:
     assert list(data["flows"][0]) == [f.name for f in dataclasses.fields(PlannedFlow)]
     again = CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True))
     assert again.flows == plan.flows and again.fields == plan.fields
+
+
+def test_the_dataset_entity_memo_is_not_part_of_what_a_plan_says() -> None:
+    from airflow_blindata.mapper.fold import DatasetKey
+
+    plan = CatalogPlan(definition_uuid="u")
+    plan.dataset_entities.found[DatasetKey("postgres://h:5432", "db.public.t"), "pg"] = KEY
+    assert plan == CatalogPlan(definition_uuid="u")
+    assert CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True)) == plan
