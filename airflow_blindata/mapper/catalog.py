@@ -270,13 +270,14 @@ def map_datasets(
     """Entities and fields of every dataset whose namespace resolves to a System."""
     drafts: dict[EntityKey, _Draft] = {}
     report = plan.report
+    entities = plan.dataset_entities.found
     for dataset in sorted(fold.datasets, key=lambda d: (d.last_event_time, d.key)):
         where = f"{dataset.key.namespace}/{dataset.key.name}"
         report.count("datasets")
         system = resolver.dataset_system(dataset.key.namespace, where)
         if system is None:
             continue
-        key = dataset_entity_key(dataset, system.name)
+        key = entities[dataset.key, system.name] = dataset_entity_key(dataset, system.name)
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue
@@ -315,6 +316,7 @@ def map_jobs(
 ) -> None:
     """A job entity per job (when ``processLayer``), and a SCRIPT routine per job with SQL."""
     report = plan.report
+    sql_hashes = plan.sql_hashes  # a private attribute: read once, not per job
     for job in fold.jobs:
         report.count("jobs")
         system = resolver.job_system(job.key.namespace)
@@ -328,7 +330,7 @@ def map_jobs(
                     schema_=job.key.namespace,
                     name=job.key.name,
                     definition=sql.query,
-                    sql_hash=plan.sql_hashes.hash(sql.query, sql.dialect),
+                    sql_hash=sql_hashes.hash(sql.query, sql.dialect),
                     dialect=sql.dialect,
                     job=scope,
                 )

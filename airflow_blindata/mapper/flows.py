@@ -89,6 +89,10 @@ class FlowCollector:
         return {entity.key: entity for entity in self.plan.entities}
 
     @cached_property
+    def _dataset_entities(self) -> dict[tuple[DatasetKey, str], EntityKey | None]:
+        return self.plan.dataset_entities.found
+
+    @cached_property
     def _fields(self) -> dict[EntityKey, set[str]]:
         """Entity → the names of its planned fields (those of an entity are planned together)."""
         names: dict[EntityKey, set[str]] = {}
@@ -108,7 +112,11 @@ class FlowCollector:
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
             return None
-        entity = entity_of(self.fold, key, system.name)
+        known = self._dataset_entities
+        if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
+            entity = known[key, system.name]
+        else:
+            entity = entity_of(self.fold, key, system.name)
         if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
             return None
         if entity not in self._entities:

@@ -209,11 +209,17 @@ class Fold(BaseModel):
         self._jobs = {job.key: job for job in self.jobs}
         self._datasets = {dataset.key: dataset for dataset in self.datasets}
 
+    # The lookups read the indexes where pydantic keeps private attributes: ``self._jobs`` goes
+    # through ``BaseModel.__getattr__``, microseconds a read, and a plan looks a job or a dataset
+    # up for every flow end.
+
     def job(self, key: JobKey) -> JobFold | None:
-        return self._jobs.get(key)
+        jobs: dict[JobKey, JobFold] = self.__pydantic_private__["_jobs"]  # type: ignore[index]
+        return jobs.get(key)
 
     def dataset(self, key: DatasetKey) -> DatasetFold | None:
-        return self._datasets.get(key)
+        datasets: dict[DatasetKey, DatasetFold] = self.__pydantic_private__["_datasets"]  # type: ignore[index]
+        return datasets.get(key)
 
     def run(self, job: JobKey, run_id: str) -> RunFold | None:
         found = self._jobs.get(job)
@@ -660,13 +666,14 @@ def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> lis
     for names, job_events in by_job.items():
         key = JobKey(*names)
         ordered = order.sort(job_events, _itself)
-        job = _fold_job(key, ordered, None if retain is None else runs_kept_whole(ordered))
+        run_ids = {event.run.run_id for event in ordered if isinstance(event, RunEvent)}
+        # A job's only run is its latest, kept whole: the same as folding every run, with no
+        # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
+        whole = None if retain is None or len(run_ids) < 2 else runs_kept_whole(ordered)
+        job = _fold_job(key, ordered, whole)
         if retain is not None:
             job.runs = _kept_runs(job.runs, retain)
-        seen = frozenset(
-            run_digest(event.run.run_id) for event in ordered if isinstance(event, RunEvent)
-        )
-        folded.append(FoldedJob(job, _mentions(ordered), seen))
+        folded.append(FoldedJob(job, _mentions(ordered), frozenset(map(run_digest, run_ids))))
     return folded
 
 

@@ -12,14 +12,18 @@ Lineage (flows) and quality slot in as further lists of the same plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.sql import SqlHashes
+
+if TYPE_CHECKING:
+    from airflow_blindata.mapper.fold import DatasetKey
 
 __all__ = [
     "CatalogPlan",
@@ -112,7 +116,17 @@ class PlannedEntity(_Frozen):
     """The OpenLineage object it comes from: ``dataset <ns>/<name>`` or ``job <ns>/<name>``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+def _slot_setters(cls: type) -> tuple[Callable[[object, Any], None], ...]:
+    """The setters of a slotted dataclass's slots, in field order.
+
+    A frozen dataclass's generated ``__init__`` sets each field with ``object.__setattr__`` (its
+    own ``__setattr__`` refuses), a generic lookup that costs several times the slot's setter. A
+    plan makes a field per column and a flow per column pair: their ``__init__`` sets the slots
+    directly. They stay frozen dataclasses: compared, hashed and written as before."""
+    return tuple(cls.__dict__[item.name].__set__ for item in fields(cls))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class PlannedField:
     """A field of an entity, dotted when nested. A plain dataclass, like the flows below: a plan
     holds one per column of every dataset, and a model's validating constructor was most of the
@@ -123,6 +137,25 @@ class PlannedField:
     type: str | None = None
     ordinal_position: int
     description: str | None = None
+
+    def __init__(
+        self,
+        *,
+        entity: EntityKey,
+        name: str,
+        type: str | None = None,
+        ordinal_position: int,
+        description: str | None = None,
+    ) -> None:
+        set_entity, set_name, set_type, set_position, set_description = _FIELD_SETTERS
+        set_entity(self, entity)
+        set_name(self, name)
+        set_type(self, type)
+        set_position(self, ordinal_position)
+        set_description(self, description)
+
+
+_FIELD_SETTERS = _slot_setters(PlannedField)
 
 
 class PlannedRoutine(_Frozen):
@@ -153,15 +186,23 @@ SQL analysis are not planned: Blindata creates them from the routine's statement
 # writes them as it writes models (same fields, same order).
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class FlowEnd:
     """One end of a flow: an entity, and for a column flow one of its (dotted) fields."""
 
     entity: EntityKey
     field: str | None = None
 
+    def __init__(self, entity: EntityKey, field: str | None = None) -> None:
+        set_entity, set_field = _END_SETTERS
+        set_entity(self, entity)
+        set_field(self, field)
 
-@dataclass(frozen=True, slots=True)
+
+_END_SETTERS = _slot_setters(FlowEnd)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class PlannedFlow:
     """A data flow owned by a job's scope; its natural key is ``(scope, name)``."""
 
@@ -175,6 +216,39 @@ class PlannedFlow:
     superseded_by_analysis: bool = False
     """A column flow of a job whose SQL Blindata analyses: it stands while the analysis is pending
     or failed, and the sync leaves it out once the statement is ANALYZED (rank 1 wins)."""
+
+    def __init__(
+        self,
+        scope: str,
+        name: str,
+        kind: FlowKind,
+        evidence: FlowEvidence,
+        source: FlowEnd,
+        target: FlowEnd,
+        description: str,
+        superseded_by_analysis: bool = False,
+    ) -> None:
+        (
+            set_scope,
+            set_name,
+            set_kind,
+            set_evidence,
+            set_source,
+            set_target,
+            set_text,
+            set_superseded,
+        ) = _FLOW_SETTERS
+        set_scope(self, scope)
+        set_name(self, name)
+        set_kind(self, kind)
+        set_evidence(self, evidence)
+        set_source(self, source)
+        set_target(self, target)
+        set_text(self, description)
+        set_superseded(self, superseded_by_analysis)
+
+
+_FLOW_SETTERS = _slot_setters(PlannedFlow)
 
 
 class PlannedCheck(_Frozen):
@@ -232,6 +306,22 @@ class QualityPlan(BaseModel):
     records: list[PlannedRecord] = Field(default_factory=list)
 
 
+class DatasetEntities:
+    """The entity of each dataset on its System (``None``: its name gives none), as the catalog
+    pass worked it out: the lineage pass looks the ends of its flows up here instead of parsing
+    their names and building their keys again.
+
+    A memo of one mapping, not part of what a plan says: any two compare equal."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[DatasetKey, str], EntityKey | None] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DatasetEntities)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class CatalogPlan(BaseModel):
     """Everything one snapshot should upload, and the report of what could not be mapped."""
 
@@ -245,8 +335,14 @@ class CatalogPlan(BaseModel):
     """None when ``quality.enabled`` is false."""
     report: Report = Field(default_factory=Report)
     _sql_hashes: SqlHashes = PrivateAttr(default_factory=SqlHashes)
+    _dataset_entities: DatasetEntities = PrivateAttr(default_factory=DatasetEntities)
 
     @property
     def sql_hashes(self) -> SqlHashes:
         """The SQL hash memo the mapping used; ``used`` is the one to keep for the next plan."""
         return self._sql_hashes
+
+    @property
+    def dataset_entities(self) -> DatasetEntities:
+        """The entity of each dataset the catalog pass described, for the passes after it."""
+        return self._dataset_entities

@@ -1,0 +1,59 @@
+"""The plan's dataclasses (fields, flow ends, flows) set their slots in their own ``__init__``
+(for speed): they must still behave as the frozen dataclasses they declare."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, PlannedField, PlannedFlow
+
+KEY = EntityKey(system="pg", schema="public", name="t")
+
+
+def _flow(**changes: object) -> PlannedFlow:
+    flow = PlannedFlow("s", "n", "column", "io", FlowEnd(KEY, "a"), FlowEnd(KEY, "b"), "text")
+    return dataclasses.replace(flow, **changes)
+
+
+def test_they_are_frozen_and_compare_and_hash_by_value() -> None:
+    field = PlannedField(entity=KEY, name="a", ordinal_position=1)
+    for item in (field, FlowEnd(KEY, "a"), _flow()):
+        # Python 3.11 raises TypeError for a frozen dataclass with slots (its __setattr__
+        # calls super() on the class as it was before slots remade it)
+        with pytest.raises((dataclasses.FrozenInstanceError, TypeError)):
+            item.entity = KEY  # type: ignore[misc,union-attr]
+    assert field == PlannedField(entity=KEY, name="a", type=None, ordinal_position=1)
+    assert hash(FlowEnd(KEY)) == hash(FlowEnd(entity=KEY, field=None))
+    assert _flow() == _flow() and hash(_flow()) == hash(_flow())
+    assert _flow(superseded_by_analysis=True) != _flow()
+    assert _flow().superseded_by_analysis is False
+    assert repr(FlowEnd(KEY, "a")) == f"FlowEnd(entity={KEY!r}, field='a')"
+    with pytest.raises(TypeError):
+        PlannedField(KEY, "a", None, 1)  # type: ignore[misc]
+
+
+def test_a_plan_writes_and_reads_them_back() -> None:
+    plan = CatalogPlan(
+        definition_uuid="u",
+        fields=[PlannedField(entity=KEY, name="a", type="int", ordinal_position=1)],
+        flows=[_flow(superseded_by_analysis=True)],
+    )
+    data = plan.model_dump(by_alias=True)
+    assert data["flows"][0]["source"] == {
+        "entity": {"system": "pg", "schema": "public", "name": "t"},
+        "field": "a",
+    }
+    assert list(data["flows"][0]) == [f.name for f in dataclasses.fields(PlannedFlow)]
+    again = CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True))
+    assert again.flows == plan.flows and again.fields == plan.fields
+
+
+def test_the_dataset_entity_memo_is_not_part_of_what_a_plan_says() -> None:
+    from airflow_blindata.mapper.fold import DatasetKey
+
+    plan = CatalogPlan(definition_uuid="u")
+    plan.dataset_entities.found[DatasetKey("postgres://h:5432", "db.public.t"), "pg"] = KEY
+    assert plan == CatalogPlan(definition_uuid="u")
+    assert CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True)) == plan
