@@ -30,13 +30,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .base import BaseFacet, FacetIssues, FacetLocation
-from .core import ENVELOPE_ONLY, RunEvent
+from .core import ENVELOPE_ONLY, InputDataset, OutputDataset, RunEvent
 from .parse import ParsedEvent, decode_json, suspect_text
 from .registry import FACETS, filed_keys, read_facets
 
@@ -265,25 +265,11 @@ def read_whole(envelope: Envelope) -> tuple[ParsedEvent, list[FacetText]] | None
         job = _read(raw.job.facets, FacetLocation.JOB, issues, event.job.ref, texts)
         run = _read(raw.run.facets, FacetLocation.RUN, issues, "", texts)
         inputs = [
-            item.model_copy(
-                update={
-                    "facets": _read(found.facets, FacetLocation.DATASET, issues, item.ref, texts),
-                    "input_facets": _read(
-                        found.inputFacets, FacetLocation.INPUT, issues, item.ref, texts
-                    ),
-                }
-            )
+            _with_facets(item, found, "input_facets", FacetLocation.INPUT, issues, texts)
             for item, found in zip(event.inputs, raw.inputs or (), strict=True)
         ]
         outputs = [
-            item.model_copy(
-                update={
-                    "facets": _read(found.facets, FacetLocation.DATASET, issues, item.ref, texts),
-                    "output_facets": _read(
-                        found.outputFacets, FacetLocation.OUTPUT, issues, item.ref, texts
-                    ),
-                }
-            )
+            _with_facets(item, found, "output_facets", FacetLocation.OUTPUT, issues, texts)
             for item, found in zip(event.outputs, raw.outputs or (), strict=True)
         ]
     except (msgspec.MsgspecError, ValueError, RecursionError):
@@ -302,6 +288,26 @@ def read_whole(envelope: Envelope) -> tuple[ParsedEvent, list[FacetText]] | None
 
 
 _FACET_DECODER = msgspec.json.Decoder()
+
+D = TypeVar("D", InputDataset, OutputDataset)
+
+
+def _with_facets(
+    item: D,
+    found: _Dataset,
+    io: str,
+    location: FacetLocation,
+    issues: FacetIssues,
+    texts: list[FacetText],
+) -> D:
+    """A dataset of the envelope with its dataset facets and its ``io`` facets read."""
+    own = found.inputFacets if io == "input_facets" else found.outputFacets
+    return item.model_copy(
+        update={
+            "facets": _read(found.facets, FacetLocation.DATASET, issues, item.ref, texts),
+            io: _read(own, location, issues, item.ref, texts),
+        }
+    )
 
 
 def _read(
