@@ -7,14 +7,19 @@ snapshot plus the size of the catalog".
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import inspect, text
 
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store import digests as digests_module
 from airflow_blindata.store import schema as schema_module
+from airflow_blindata.store import sql as sql_module
 
 from .helpers import dataset_event, event, job_event
 
@@ -163,3 +168,13 @@ def test_kept_digests_deleted_by_hand_are_grouped_again(store: EventStore) -> No
         conn.execute(memo.delete().where(memo.c.job_name == "a"))
     assert store.job_digests() == first
     assert _memo_rows(store) == 2
+
+
+@given(st.text(), st.text())
+def test_a_kept_fold_is_found_by_the_key_it_was_kept_under(namespace: str, name: str) -> None:
+    """Folds kept by an earlier version are found again: a job's key is still the digest of
+    ``json.dumps([namespace, name], ensure_ascii=False)`` (lone surrogates written escaped),
+    though no longer written by ``json.dumps``."""
+    listed = json.dumps([namespace, name], ensure_ascii=False)
+    expected = hashlib.sha256(listed.encode("utf-8", "backslashreplace")).hexdigest()
+    assert sql_module._job_key((namespace, name)) == expected
