@@ -15,7 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from airflow_blindata.events import RunEvent, parse_event
-from airflow_blindata.events.envelope import envelope_of, read_envelope, read_whole
+from airflow_blindata.events.envelope import (
+    MEMO_TEXT_LIMIT,
+    envelope_of,
+    read_envelope,
+    read_whole,
+)
 from tests.mapper.test_reading import histories, raw_event
 
 
@@ -210,3 +215,40 @@ def test_producers_events_are_read_whole_as_parse_event_reads_them(text: str) ->
     """Facets are validated from their JSON text (pydantic's JSON mode): real producers' facets
     come out as the usual reading of the decoded event gives them."""
     _same_reading(text)  # every one has an envelope read from its text
+
+
+def _output_facets(text: str) -> dict[str, Any]:
+    whole = _whole(text)
+    assert whole is not None
+    event = whole[0].event
+    assert isinstance(event, RunEvent)
+    return dict(event.outputs[0].facets)
+
+
+def test_a_facet_text_that_comes_again_is_validated_once_and_read_the_same() -> None:
+    """The schema of a table comes back in every job that reads it: the same text gives the
+    very facet read before (facets are never changed in place), equal to a fresh reading;
+    a malformed one is reported every time it is used."""
+    schema = {"_schemaURL": URL, "fields": [{"name": "a", "type": "int"}]}
+    texts = [
+        _text(outputs=[{"namespace": "n", "name": "d", "facets": {"schema": schema}}], job=job)
+        for job in ({"namespace": "n", "name": "j1"}, {"namespace": "n", "name": "j2"})
+    ]
+    first, second = (_output_facets(text)["schema"] for text in texts)
+    assert first is second
+    for text in texts:
+        _same_reading(text)
+    broken = _text(outputs=[{"namespace": "n", "name": "d", "facets": {"schema": {"fields": 3}}}])
+    for _ in range(2):
+        _same_reading(broken)
+        assert len(parse_event(broken).malformed_facets) == 1
+
+
+def test_a_long_facet_text_is_not_kept_to_be_read_again() -> None:
+    """Bounded memory: texts over ``MEMO_TEXT_LIMIT`` are validated each time."""
+    fields = [{"name": f"c{i}", "type": "varchar"} for i in range(MEMO_TEXT_LIMIT // 20)]
+    schema = {"_schemaURL": URL, "fields": fields}
+    text = _text(outputs=[{"namespace": "n", "name": "d", "facets": {"schema": schema}}])
+    assert len(json.dumps(schema)) > MEMO_TEXT_LIMIT
+    first, second = (_output_facets(text)["schema"] for _ in range(2))
+    assert first == second and first is not second
