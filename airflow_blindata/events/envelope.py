@@ -38,7 +38,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from .base import BaseFacet, FacetIssues, FacetLocation
 from .core import ENVELOPE_ONLY, InputDataset, OutputDataset, RunEvent
 from .parse import ParsedEvent, decode_json, suspect_text
-from .registry import FACETS, filed_keys, read_facets
+from .registry import FACETS, facet_from_json, filed_keys, read_facets
 
 __all__ = [
     "Container",
@@ -326,7 +326,7 @@ def _read(
         return _read_decoded(facets, location, issues, where, texts)
     read: dict[str, BaseFacet] = {}
     for key, text in facets.items():
-        found = _validated(known[key], text)
+        found = facet_from_json(known[key], bytes(text))
         if found is None:  # not an object, a deletion, or malformed: as read_facets reads it
             found = read_facets({key: _FACET_DECODER.decode(text)}, location, issues, where).get(
                 key
@@ -351,16 +351,3 @@ def _read_decoded(
         if text is not None:
             texts.append((facet, text))
     return read
-
-
-def _validated(model: type[BaseFacet], text: Raw) -> BaseFacet | None:
-    """The facet validated from its JSON text (no decoded objects made on the way), or ``None``
-    when the usual reading must say what it is."""
-    data = bytes(text)
-    if data[:1] != b"{" or b'"_deleted"' in data:
-        return None
-    try:
-        facet: BaseFacet = model.__pydantic_validator__.validate_json(data)
-    except ValueError:
-        return None
-    return facet

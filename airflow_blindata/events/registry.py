@@ -40,6 +40,7 @@ __all__ = [
     "FACETS",
     "SCHEMAS",
     "error_reason",
+    "facet_from_json",
     "filed_keys",
     "read_facet",
     "read_facets",
@@ -249,3 +250,18 @@ def read_facet(key: str, value: dict[str, Any], location: FacetLocation) -> Base
             model = SCHEMAS[location].get(schema_name(url))
     facet: BaseFacet = (model or BaseFacet).__pydantic_validator__.validate_python(value)
     return facet
+
+
+def facet_from_json(model: type[BaseFacet], text: bytes) -> BaseFacet | None:
+    """The facet ``model`` reads from the JSON object ``text``, validated in pydantic's JSON mode
+    (no decoded objects made on the way: a third less than decoding, then validating), or
+    ``None`` when only the decoded object can say what it is (``read_facets``, ``read_facet``):
+    not an object, a deletion marker (a ``_deleted`` however its key is escaped), or a text the
+    JSON mode refuses (malformed for ``model``, a lone surrogate)."""
+    if text[:1] != b"{" or b'"_deleted"' in text:
+        return None
+    try:
+        facet: BaseFacet = model.__pydantic_validator__.validate_json(text)
+    except ValueError:
+        return None
+    return facet if facet.deleted is None else None
