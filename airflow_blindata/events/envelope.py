@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, TypeGuard, TypeVar
 
 import msgspec
@@ -39,7 +38,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from .base import BaseFacet, FacetIssues, FacetLocation
 from .core import ENVELOPE_ONLY, InputDataset, OutputDataset, RunEvent
 from .parse import ParsedEvent, decode_json, suspect_text
-from .registry import FACETS, filed_keys, read_facets
+from .registry import FACETS, facet_from_json, filed_keys, read_facets
 
 __all__ = [
     "Container",
@@ -327,7 +326,7 @@ def _read(
         return _read_decoded(facets, location, issues, where, texts)
     read: dict[str, BaseFacet] = {}
     for key, text in facets.items():
-        found = _validated(known[key], text)
+        found = facet_from_json(known[key], bytes(text))
         if found is None:  # not an object, a deletion, or malformed: as read_facets reads it
             found = read_facets({key: _FACET_DECODER.decode(text)}, location, issues, where).get(
                 key
@@ -352,33 +351,3 @@ def _read_decoded(
         if text is not None:
             texts.append((facet, text))
     return read
-
-
-def _validated(model: type[BaseFacet], text: Raw) -> BaseFacet | None:
-    """The facet validated from its JSON text (no decoded objects made on the way), or ``None``
-    when the usual reading must say what it is."""
-    data = bytes(text)
-    if data[:1] != b"{" or b'"_deleted"' in data:
-        return None
-    try:
-        if len(data) <= MEMO_TEXT_LIMIT:
-            return _validated_memo(model, data)
-        facet: BaseFacet = model.__pydantic_validator__.validate_json(data)
-    except ValueError:
-        return None
-    return facet
-
-
-MEMO_TEXT_LIMIT = 8192
-"""Facet texts up to this many bytes are validated once per ``_validated_memo``'s size."""
-
-
-@lru_cache(maxsize=2048)
-def _validated_memo(model: type[BaseFacet], data: bytes) -> BaseFacet:
-    """A facet validated once per text: the same text comes back in many events and jobs (the
-    schema of a table in every job that reads it, a DAG run's parent facet in each of its tasks,
-    a ``jobType`` in every task), and gives an equal facet each time. The facet is shared: facets
-    are never changed in place (a fold copies what it changes). Malformed texts raise, and are
-    not kept. Bounded: 2,048 texts of at most 8 KB."""
-    facet: BaseFacet = model.__pydantic_validator__.validate_json(data)
-    return facet

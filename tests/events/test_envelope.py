@@ -14,13 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from airflow_blindata.events import RunEvent, parse_event
-from airflow_blindata.events.envelope import (
-    MEMO_TEXT_LIMIT,
-    envelope_of,
-    read_envelope,
-    read_whole,
-)
+from airflow_blindata.events import BaseFacet, RunEvent, parse_event
+from airflow_blindata.events.envelope import envelope_of, read_envelope, read_whole
+from airflow_blindata.events.registry import MEMO_TEXT_LIMIT
 from tests.mapper.test_reading import histories, raw_event
 
 
@@ -158,6 +154,9 @@ URL = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
         {"schema": "not an object"},
         {"schema": {"fields": 3}},
         {"schema": {"_deleted": True}},
+        {"schema": {"_deleted": 1}},
+        {"schema": {"deleted": True, "fields": []}},
+        {"documentation": {"description": "d", "_deleted": False}},
         {"mine": {"_schemaURL": URL, "fields": []}},
         {"mine": {"_schemaURL": URL, "fields": []}, "schema": {"fields": []}},
         {"acme": {"v": [1, {"w": None}]}, "documentation": {"description": "d"}},
@@ -169,6 +168,18 @@ def test_odd_facets_are_read_whole_as_parse_event_reads_them(facets: dict[str, A
     _same_reading(_text(outputs=outputs))
     _same_reading(_text(run={"runId": "r1", "facets": facets}))
     _same_reading(_text(job={"namespace": "n", "name": "j", "facets": facets}))
+
+
+def test_a_deletion_under_an_escaped_key_is_read_as_parse_event_reads_it() -> None:
+    """``_deleted`` spelled with an escape: JSON mode would read the facet's model, while the
+    decoded reading reads a deletion marker (a plain ``BaseFacet``)."""
+    facets = {"documentation": {"description": "d", "_deleted": True}}
+    text = _text(job={"namespace": "n", "name": "j", "facets": facets})
+    text = text.replace('"_deleted"', '"_del\\u0065ted"')
+    assert '"_del\\u0065ted"' in text
+    _same_reading(text)
+    parsed = parse_event(text).event
+    assert parsed is not None and type(parsed.job.facets["documentation"]) is BaseFacet
 
 
 def test_a_facet_msgspec_cannot_decode_is_left_to_the_usual_reading() -> None:

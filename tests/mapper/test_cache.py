@@ -10,6 +10,7 @@ import json
 import random
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,16 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper import cache
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_kept
-from airflow_blindata.mapper.fold import FoldBuilder, FoldedJob, fold_jobs
+from airflow_blindata.mapper.fold import (
+    DatasetKey,
+    FoldBuilder,
+    FoldedJob,
+    InputFold,
+    JobFold,
+    OutputFold,
+    RunFold,
+    fold_jobs,
+)
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
@@ -134,6 +144,7 @@ def test_a_fold_with_values_json_writes_oddly_loads_as_it_was_folded(
 
 
 SCHEMA = {"schema": {"fields": [{"name": "id", "type": "int"}]}}
+URL_SCHEMA = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
 
 
 def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
@@ -267,3 +278,144 @@ def test_a_facet_read_from_an_event_text_is_kept_as_that_text() -> None:
     assert '{"fields": [{"name": "id", "type": "int", "x": 1.5}]}' in kept  # as json.dumps wrote it
     again, _ = load_folded(kept)
     assert again.job == folded.job and _mentions(again) == _mentions(folded)
+
+
+def _decoded_reading(text: str, raw_facets: RawFacets | None = None) -> cache.KeptFold:
+    """The kept fold read from the text decoded as ``json.loads`` decodes it, each facet typed
+    from its decoded object by ``read_facet``: what ``load_kept`` gives from the text."""
+    return cache._Reader(raw_facets).kept(cache._decoded(text))
+
+
+def _same_both_ways(text: str) -> cache.KeptFold:
+    loaded, decoded = load_kept(text), _decoded_reading(text)
+    assert loaded.folded.job == decoded.folded.job
+    assert _mentions(loaded.folded) == _mentions(decoded.folded)
+    assert loaded.folded.runs_seen == decoded.folded.runs_seen
+    assert (loaded.report, loaded.until) == (decoded.report, decoded.until)
+    return loaded
+
+
+MINE = {"mine": {"_schemaURL": URL_SCHEMA, "fields": [{"name": "id", "type": "int"}]}}
+
+
+@pytest.mark.parametrize(
+    "facets",
+    [
+        SCHEMA,
+        MINE,  # an unknown key filed by its _schemaURL: under the spec's key
+        {**MINE, **SCHEMA},  # the spec's key taken: kept under its own, read as its schema's
+        {"acme": {"_schemaURL": "https://acme/x.json", "v": [1, {"w": None}], "é": "\u2028"}},
+        {"schema": {"fields": [], "deleted": True}},  # deleted by the field's name
+    ],
+)
+@pytest.mark.parametrize("as_text", [False, True])
+def test_odd_facets_load_as_folded_and_as_the_decoded_reading_reads_them(
+    facets: dict[str, Any], as_text: bool
+) -> None:
+    run_facets = {"acme": {"_deleted": True}, "nominalTime": {"_deleted": True}}
+    event = raw_event(
+        "COMPLETE",
+        1,
+        "r1",
+        run_facets=run_facets,  # run facets are not deletable: kept as markers
+        job_facets=facets,
+        outputs=[{**_dataset("d.s.a", facets), "outputFacets": facets}],
+    )
+    raw_facets: RawFacets = {}
+    given = [json.dumps(event)] if as_text else [event]
+    read = read_job_events(given, Report(), raw_facets=raw_facets)
+    (folded,) = fold_jobs(read, quality_retainer(DEFINITION))
+    assert folded.job.runs[0].run_facets  # the markers are in the fold
+    for raw in (None, raw_facets):
+        loaded = _same_both_ways(dump_folded(folded, Report(), raw))
+        assert loaded.folded.job == folded.job
+        assert _mentions(loaded.folded) == _mentions(folded)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 10**30, 1.5e-320])
+def test_a_kept_text_msgspec_refuses_is_read_decoded(value: Any) -> None:
+    metrics = {"dataQualityMetrics": {"rowCount": 3, "columnMetrics": {"c": {"sum": value}}}}
+    event = raw_event(
+        "COMPLETE", 1, "r1", outputs=[{**_dataset("d.s.a", {}), "outputFacets": metrics}]
+    )
+    raw_facets: RawFacets = {}
+    (folded,) = fold_jobs(read_job_events([event], Report(), raw_facets=raw_facets))
+    _same_both_ways(dump_folded(folded, Report(), raw_facets))
+
+
+def test_a_lone_surrogate_in_a_kept_text_is_read_decoded() -> None:
+    """No event holding one is read, so no fold holds one; a text that does loads as decoded."""
+    _, _, text = _kept([raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)])])
+    odd = text.replace('"type":"int"', '"type":"\\ud800"', 1)
+    assert odd != text
+    loaded = _same_both_ways(odd)
+    assert loaded.folded.job.runs[0].outputs[0].facets["schema"].fields[0].type == "\ud800"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"fields":[{"name":"id"', '"fields":[{"name":7'),  # a facet its model refuses
+        ('"fields":[{', '"fields":"no"'),
+        ('"schema":{', '"schema":["a list"],"x":{'),  # not an object
+        ('"run_id":"r1"', '"run_id":1'),
+        ('"state":"COMPLETE"', '"state":"DONE"'),
+        ('"first_event_time":"', '"first_event_time":"x'),
+        ('"until":null', '"until":"1"'),
+        ('"runs":[', '"runs":[true,'),
+        ('"order":["', '"order":[1,"'),
+    ],
+)
+def test_a_damaged_kept_text_is_refused_both_ways(old: str, new: str) -> None:
+    _, _, text = _kept([raw_event("COMPLETE", 1, "r1", outputs=[_dataset("d.s.a", SCHEMA)])])
+    damaged = text.replace(old, new, 1)
+    assert damaged != text
+    for read in (load_kept, _decoded_reading):
+        with pytest.raises((ValueError, KeyError, TypeError)):
+            read(damaged)
+
+
+def test_a_loaded_fold_kept_again_writes_the_same_text() -> None:
+    """Each facet is written as the text it was loaded from, the fold's own fields in order.
+
+    Once: loading may share a facet that two places of the job hold as the same text (a text is
+    validated once, ``registry.facet_from_json``), and the fold then writes the second place as
+    where the first is. The fold loaded is the same either way."""
+    events = [
+        raw_event("START", 1, "r1", inputs=[_dataset("d.s.a", SCHEMA)]),
+        raw_event("COMPLETE", 2, "r1", outputs=[_dataset("d.s.b", {**SCHEMA, **MINE})]),
+        raw_event("COMPLETE", 3, "r2", outputs=[_dataset("d.s.c", SCHEMA)]),
+    ]
+    raw_facets: RawFacets = {}
+    read = read_job_events([json.dumps(e) for e in events], Report(), raw_facets=raw_facets)
+    (folded,) = fold_jobs(read, quality_retainer(DEFINITION))
+    text = dump_folded(folded, Report(), raw_facets, until=7)
+    again: RawFacets = {}
+    kept = load_kept(text, again)
+    assert all(type(raw) is msgspec.Raw for _, raw in again.values())
+    assert kept.folded == folded
+    once = dump_folded(kept.folded, kept.report, again, until=kept.until)
+    assert load_kept(once).folded == folded
+    twice: RawFacets = {}
+    kept = load_kept(once, twice)
+    assert dump_folded(kept.folded, kept.report, twice, until=kept.until) == once
+
+
+def test_the_kept_text_types_every_field_of_the_folds_models() -> None:
+    """The models are built from the text's typed fields without pydantic: every field of each
+    model is typed, and nothing pydantic would add (aliases, extras, a post-init) is missed."""
+    pairs = [
+        (cache._Input, InputFold),
+        (cache._Output, OutputFold),
+        (cache._Run, RunFold),
+        (cache._Job, JobFold),
+    ]
+    for struct, model in pairs:
+        assert set(struct.__struct_fields__) == set(model.model_fields)
+        assert all(field.alias is None for field in model.model_fields.values())
+        assert model.model_config.get("extra") in (None, "ignore")
+        assert not model.__pydantic_post_init__ and not model.__private_attributes__
+    fields = {"key": DatasetKey("n", "d"), "facets": {}, "input_facets": {}}
+    built = cache._built(InputFold, **fields)
+    constructed = InputFold.model_construct(**fields)
+    assert built == constructed and built.model_fields_set == constructed.model_fields_set
