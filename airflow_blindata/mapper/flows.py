@@ -75,8 +75,9 @@ class FlowCollector:
     _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
     _created_systems: dict[str, bool] = field(default_factory=dict)
     """System name → whether this definition created it (asked as flows name it)."""
-    _ends: dict[DatasetKey, EntityKey | None] = field(default_factory=dict)
-    """Dataset → its entity: a dataset is an end of the flows of every job that reads it."""
+    _ends: dict[tuple[str, str], EntityKey | None] = field(default_factory=dict)
+    """Dataset (namespace, name) → its entity: a dataset is an end of the flows of every job
+    that reads it. Keyed by a tuple, whose hash and comparison cost less than a key's."""
     _field_ends: dict[EntityKey, dict[str, FlowEnd]] = field(default_factory=dict)
     """Entity → field → its column flow end, made once: a field is an end of the column flows
     of every job that reads or writes it, and the flows can share the (frozen) end."""
@@ -85,7 +86,7 @@ class FlowCollector:
     of its parent, its DAG and its neighbours in the task graph."""
 
     # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
-    # ends are jobs, never asks.
+    # ends are jobs, never asks, and the entities only for an end that is no dataset of the fold.
 
     @cached_property
     def _entities(self) -> dict[EntityKey, PlannedEntity]:
@@ -109,9 +110,10 @@ class FlowCollector:
     def end(self, key: DatasetKey) -> EntityKey | None:
         """The entity of a dataset, or ``None`` when it has none; nothing is reported."""
         ends = self._ends
-        if key in ends:
-            return ends[key]
-        entity = ends[key] = self._resolve_end(key)
+        name = (key.namespace, key.name)
+        if name in ends:
+            return ends[name]
+        entity = ends[name] = self._resolve_end(key)
         return entity
 
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
@@ -119,10 +121,11 @@ class FlowCollector:
         if system is None:
             return None
         known = self._dataset_entities
-        if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
-            entity = known[key, system.name]
-        else:
-            entity = entity_of(self.fold, key, system.name)
+        if (key, system.name) in known:
+            # A dataset of the fold: the catalog pass found its entity and planned it (or found
+            # none: EMPTY_DATASET_NAME).
+            return known[key, system.name]
+        entity = entity_of(self.fold, key, system.name)
         if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
             return None
         if entity not in self._entities:

@@ -235,6 +235,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         target = collector.end(output)
         column_text = _describe(evidence, producer)
         descriptions: dict[tuple[str, ...], str] = {}  # transformations → column flow text
+        known_target = collector.known_fields(target) if target is not None else None
         for dataset, items in sorted(by_dataset.items()):
             origin = collector.end(dataset)
             if origin is None or target is None:
@@ -244,7 +245,6 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             # includeIndirect) indirect ones: the three are disjoint, as a direct source names a
             # DIRECT transformation. Only column flows report (FIELD_NOT_CATALOGUED), in order.
             known_origin = collector.known_fields(origin)
-            known_target = collector.known_fields(target)
             columns: list[tuple[str, str, str]] = []
             undeclared: list[Source] = []
             indirect: list[Source] = []
