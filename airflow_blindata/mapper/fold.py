@@ -199,7 +199,10 @@ class JobFold(BaseModel):
     @property
     def latest_completed(self) -> RunFold | None:
         """The latest COMPLETE run: orchestration and quality come only from completed runs."""
-        return next((run for run in reversed(self.runs) if run.completed), None)
+        for run in reversed(self.runs):
+            if run.state is EventType.COMPLETE:
+                return run
+        return None
 
 
 class DatasetFold(BaseModel):
