@@ -45,6 +45,7 @@ from airflow_blindata.mapper.plan import (
     PlannedField,
     PlannedRoutine,
     Property,
+    planned_field,
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
@@ -128,12 +129,12 @@ def _flat_fields(
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
             flat.append(
                 (
-                    PlannedField(
-                        entity=entity,
-                        name=name,
-                        type=item.type,
-                        ordinal_position=item.ordinal_position or len(flat) + 1,
-                        description=None if too_long else description,
+                    planned_field(
+                        entity,
+                        name,
+                        item.type,
+                        item.ordinal_position or len(flat) + 1,
+                        None if too_long else description,
                     ),
                     too_long,
                 )
@@ -283,7 +284,10 @@ def map_datasets(
     entities = plan.dataset_entities.found
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
-    for dataset in sorted(fold.datasets, key=lambda d: (d.last_event_time, d.key)):
+    # (time, namespace, name): the order of (time, key), without comparing keys in Python
+    for dataset in sorted(
+        fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
+    ):
         where = f"{dataset.key.namespace}/{dataset.key.name}"
         system = resolver.dataset_system(dataset.key.namespace, where)
         if system is None:

@@ -282,8 +282,8 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                 owner_label=owner,
                 kind="table",
                 evidence=evidence,
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
                 description=_describe(evidence, producer, notes),
             )
             collector.add_columns(
@@ -356,8 +356,8 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
                 owner_label=owner,
                 kind="table",
                 evidence="declared",
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
                 description=_describe("declared", producer),
             )
 
@@ -429,8 +429,8 @@ def _dataset_event_flows(
                 owner_label="",
                 kind="table",
                 evidence="dataset_event",
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
                 description=description,
             )
             collector.add_columns(

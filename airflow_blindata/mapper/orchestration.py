@@ -52,8 +52,8 @@ def _add(
         owner_label=ORCHESTRATION_LABEL,
         kind="orchestration",
         evidence="orchestration",
-        source=FlowEnd(entity=origin),
-        target=FlowEnd(entity=end),
+        source=FlowEnd(origin),
+        target=FlowEnd(end),
         description=f"Orchestration: {how}, by {producer or 'an unnamed producer'}.",
     )
 
