@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
@@ -44,6 +45,7 @@ from airflow_blindata.mapper.plan import (
     PlannedField,
     PlannedRoutine,
     Property,
+    planned_field,
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
@@ -110,29 +112,38 @@ def flatten_fields(
     Yields each field with the description that did not fit (over 250 characters), so the caller
     can count it: Blindata has no field documentation to receive it.
     """
-    position = 0
+    return iter(_flat_fields(entity, fields, prefix))
 
-    def walk(items: Iterable[SchemaField], path: str) -> Iterator[tuple[PlannedField, str | None]]:
-        nonlocal position
+
+def _flat_fields(
+    entity: EntityKey, fields: Iterable[SchemaField], prefix: str
+) -> list[tuple[PlannedField, str | None]]:
+    """``flatten_fields`` as a list: the catalog pass takes every field of every dataset, and
+    appending to one list costs less than resuming a generator per field and nesting level."""
+    flat: list[tuple[PlannedField, str | None]] = []
+
+    def walk(items: Iterable[SchemaField], path: str) -> None:
         for item in items:
-            position += 1
             name = f"{path}.{item.name}" if path else item.name
             description = (item.description or "").strip() or None
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
-            yield (
-                PlannedField(
-                    entity=entity,
-                    name=name,
-                    type=item.type,
-                    ordinal_position=item.ordinal_position or position,
-                    description=None if too_long else description,
-                ),
-                too_long,
+            flat.append(
+                (
+                    planned_field(
+                        entity,
+                        name,
+                        item.type,
+                        item.ordinal_position or len(flat) + 1,
+                        None if too_long else description,
+                    ),
+                    too_long,
+                )
             )
-            if item.fields:  # most fields are flat: no generator for their (absent) children
-                yield from walk(item.fields, name)
+            if item.fields:
+                walk(item.fields, name)
 
-    yield from walk(fields, prefix)
+    walk(fields, prefix)
+    return flat
 
 
 def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey | None:
@@ -178,8 +189,8 @@ def _dataset_properties(draft: _Draft, dataset: DatasetFold) -> None:
     if dataset_type:
         draft.set("openLineageDatasetType", [dataset_type.dataset_type])
         draft.set("openLineageDatasetSubtype", [dataset_type.sub_type])
-    for key, facet in sorted(dataset.facets.items()):
-        for name, values in _facet_properties(key, facet).items():
+    for key in sorted(dataset.facets.keys() & _PROPERTY_FACETS):
+        for name, values in _facet_properties(key, dataset.facets[key]).items():
             draft.set(name, values)
 
 
@@ -271,9 +282,13 @@ def map_datasets(
     drafts: dict[EntityKey, _Draft] = {}
     report = plan.report
     entities = plan.dataset_entities.found
-    for dataset in sorted(fold.datasets, key=lambda d: (d.last_event_time, d.key)):
+    if fold.datasets:
+        report.count("datasets", len(fold.datasets))
+    # (time, namespace, name): the order of (time, key), without comparing keys in Python
+    for dataset in sorted(
+        fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
+    ):
         where = f"{dataset.key.namespace}/{dataset.key.name}"
-        report.count("datasets")
         system = resolver.dataset_system(dataset.key.namespace, where)
         if system is None:
             continue
@@ -294,17 +309,18 @@ def map_datasets(
             draft.set_text(documentation.description, documentation.content_type)
         _dataset_properties(draft, dataset)
         schema = facet_of(dataset.facets, SchemaDatasetFacet)
-        for planned, too_long in flatten_fields(key, schema.fields or () if schema else ()):
+        for planned, too_long in _flat_fields(key, schema.fields or () if schema else (), ""):
             draft.fields[planned.name] = planned
             if too_long:
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
-    for key in sorted(drafts, key=_sort_key):
-        draft = drafts[key]
+    for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
         plan.entities.append(draft.entity())
-        plan.fields.extend(
-            sorted(draft.fields.values(), key=lambda f: (f.ordinal_position, f.name))
-        )
+        plan.fields.extend(sorted(draft.fields.values(), key=_FIELD_ORDER))
     report.count("datasetEntities", len(drafts))
+
+
+_FIELD_ORDER = attrgetter("ordinal_position", "name")
+"""The order of an entity's fields: (position, name)."""
 
 
 def _sort_key(key: EntityKey) -> tuple[str, str, str]:
@@ -317,8 +333,9 @@ def map_jobs(
     """A job entity per job (when ``processLayer``), and a SCRIPT routine per job with SQL."""
     report = plan.report
     sql_hashes = plan.sql_hashes  # a private attribute: read once, not per job
+    if fold.jobs:
+        report.count("jobs", len(fold.jobs))
     for job in fold.jobs:
-        report.count("jobs")
         system = resolver.job_system(job.key.namespace)
         scope = job_scope(job.key.namespace, job.key.name)
         sql = facet_of(job.facets, SQLJobFacet)
@@ -358,8 +375,8 @@ def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
         draft.add("openLineageSourceCodeVersion", location.version)
         draft.add("openLineageSourceCodeBranch", location.branch)
         draft.add("openLineageSourceCodeTag", location.tag)
-    for facet_key, facet in sorted(job.facets.items()):
-        for name, values in _facet_properties(facet_key, facet).items():
+    for facet_key in sorted(job.facets.keys() & _PROPERTY_FACETS):
+        for name, values in _facet_properties(facet_key, job.facets[facet_key]).items():
             draft.set(name, values)
     latest = job.latest
     if latest is not None:

@@ -75,14 +75,18 @@ class FlowCollector:
     _flows: dict[tuple[str, str], PlannedFlow] = field(default_factory=dict)
     _created_systems: dict[str, bool] = field(default_factory=dict)
     """System name → whether this definition created it (asked as flows name it)."""
-    _ends: dict[DatasetKey, EntityKey | None] = field(default_factory=dict)
-    """Dataset → its entity: a dataset is an end of the flows of every job that reads it."""
+    _ends: dict[tuple[str, str], EntityKey | None] = field(default_factory=dict)
+    """Dataset (namespace, name) → its entity: a dataset is an end of the flows of every job
+    that reads it. Keyed by a tuple, whose hash and comparison cost less than a key's."""
     _field_ends: dict[EntityKey, dict[str, FlowEnd]] = field(default_factory=dict)
     """Entity → field → its column flow end, made once: a field is an end of the column flows
     of every job that reads or writes it, and the flows can share the (frozen) end."""
+    _job_entities: dict[JobKey, EntityKey] = field(default_factory=dict)
+    """Job → its entity, for the jobs of the fold: a job is an end of the orchestration flows
+    of its parent, its DAG and its neighbours in the task graph."""
 
     # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
-    # ends are jobs, never asks.
+    # ends are jobs, never asks, and the entities only for an end that is no dataset of the fold.
 
     @cached_property
     def _entities(self) -> dict[EntityKey, PlannedEntity]:
@@ -96,27 +100,32 @@ class FlowCollector:
     def _fields(self) -> dict[EntityKey, set[str]]:
         """Entity → the names of its planned fields (those of an entity are planned together)."""
         names: dict[EntityKey, set[str]] = {}
+        name_of = attrgetter("name")
         for entity, planned in groupby(self.plan.fields, key=attrgetter("entity")):
-            names.setdefault(entity, set()).update(item.name for item in planned)
+            names.setdefault(entity, set()).update(map(name_of, planned))
         return names
 
     # -- ends ----------------------------------------------------------------------------------
 
     def end(self, key: DatasetKey) -> EntityKey | None:
         """The entity of a dataset, or ``None`` when it has none; nothing is reported."""
-        if key not in self._ends:
-            self._ends[key] = self._resolve_end(key)
-        return self._ends[key]
+        ends = self._ends
+        name = (key.namespace, key.name)
+        if name in ends:
+            return ends[name]
+        entity = ends[name] = self._resolve_end(key)
+        return entity
 
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
             return None
         known = self._dataset_entities
-        if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
-            entity = known[key, system.name]
-        else:
-            entity = entity_of(self.fold, key, system.name)
+        if (key, system.name) in known:
+            # A dataset of the fold: the catalog pass found its entity and planned it (or found
+            # none: EMPTY_DATASET_NAME).
+            return known[key, system.name]
+        entity = entity_of(self.fold, key, system.name)
         if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
             return None
         if entity not in self._entities:
@@ -129,10 +138,9 @@ class FlowCollector:
 
     def job_end(self, key: JobKey) -> EntityKey | None:
         """The job entity of ``key``, or ``None`` when it is not catalogued; nothing reported."""
-        if not self.definition.process_layer or self.fold.job(key) is None:
+        if not self.definition.process_layer:
             return None
-        system = self.resolver.job_system(key.namespace)
-        return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+        return self._job_entity(key)
 
     def dropped(self, owner: str, *missing: DatasetKey | JobKey) -> None:
         """A flow was dropped because its ``missing`` ends resolve to nothing.
@@ -153,18 +161,26 @@ class FlowCollector:
         if not self.definition.process_layer:
             self.plan.report.count("flowsWithoutProcessLayer")
             return None
-        if self.fold.job(key) is None:
+        entity = self._job_entity(key)
+        if entity is None:
             self.plan.report.gap(code, f"{owner}: job {key}")
-            return None
-        system = self.resolver.job_system(key.namespace)
-        return EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+        return entity
+
+    def _job_entity(self, key: JobKey) -> EntityKey | None:
+        """The entity of a job of the fold, made once; ``None`` for a job the fold lacks."""
+        entity = self._job_entities.get(key)
+        if entity is None and self.fold.job(key) is not None:
+            system = self.resolver.job_system(key.namespace)
+            entity = EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+            self._job_entities[key] = entity
+        return entity
 
     def known_fields(self, entity: EntityKey) -> Set[str] | None:
         """Every field ``entity`` will have, when this definition created its System (the schema
         facets name them all); ``None`` on any other System, where the sync looks fields up."""
         if not self._created_here(entity.system):
             return None
-        return self._fields.get(entity, frozenset())
+        return self._fields.get(entity, _NO_FIELDS)
 
     def field_not_catalogued(self, entity: EntityKey, name: str, *, owner: str) -> None:
         """A column flow is dropped: ``name`` is not among the ``known_fields`` of ``entity``."""
@@ -229,10 +245,9 @@ class FlowCollector:
             if same_entity and source_field == target_field:  # no flow to itself
                 continue
             # the name _flow_name gives, spelled out: this loop runs once per column flow
-            name = shorten(
-                f"{source_label}{source_field}{target_label}{target_field}{owner_suffix}",
-                MAX_FLOW_NAME,
-            )
+            name = f"{source_label}{source_field}{target_label}{target_field}{owner_suffix}"
+            if len(name) > MAX_FLOW_NAME:
+                name = shorten(name, MAX_FLOW_NAME)
             existing = flows.get((scope, name))
             if existing is not None and (rank, description) >= _rank(existing):
                 continue
@@ -274,8 +289,11 @@ class FlowCollector:
 
     def flows(self) -> list[PlannedFlow]:
         """The flows by natural key (keys are unique: the sort never compares two flows)."""
-        return [flow for _, flow in sorted(self._flows.items())]
+        flows = self._flows
+        return [flows[key] for key in sorted(flows)]
 
+
+_NO_FIELDS: frozenset[str] = frozenset()
 
 _EVIDENCE_RANK: dict[str, int] = {
     "declared": 0,

@@ -67,6 +67,7 @@ __all__ = [
     "extend_folded",
     "fold",
     "fold_jobs",
+    "layered_facet",
     "order_key",
     "run_digest",
     "runs_kept_whole",
@@ -105,6 +106,20 @@ _RANK: dict[EventType | None, int] = {
     None: 5,
 }
 _DESIGN_RANK = -1
+
+
+F = TypeVar("F", bound=BaseFacet)
+
+
+def layered_facet(
+    model: type[F], facets: Mapping[str, BaseFacet], over: Mapping[str, BaseFacet]
+) -> F | None:
+    """``facet_of({**facets, **over}, model)`` without building the merged dict: the facet of
+    type ``model`` in ``over`` (the input or output facets of a dataset) or else in ``facets``
+    (its dataset facets). The passes ask it of every input and output of every run."""
+    key = model.KEY
+    found = over[key] if key in over else facets.get(key)
+    return found if isinstance(found, model) else None
 
 
 class InputFold(BaseModel):
@@ -184,7 +199,10 @@ class JobFold(BaseModel):
     @property
     def latest_completed(self) -> RunFold | None:
         """The latest COMPLETE run: orchestration and quality come only from completed runs."""
-        return next((run for run in reversed(self.runs) if run.completed), None)
+        for run in reversed(self.runs):
+            if run.state is EventType.COMPLETE:
+                return run
+        return None
 
 
 class DatasetFold(BaseModel):

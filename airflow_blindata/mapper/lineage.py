@@ -48,7 +48,7 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.flows import FlowCollector
-from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, JobKey
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, JobKey, layered_facet
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode
@@ -86,12 +86,16 @@ class Source:
 
 
 def _transformations(
-    items: Iterable[Transformation | LineageTransformation] | None,
+    items: Sequence[Transformation | LineageTransformation] | None,
 ) -> tuple[bool, tuple[str, ...]]:
     """Whether a DIRECT transformation is among them (none named: not direct), and their labels.
 
     A field input with a DIRECT transformation is derived from its input, whatever INDIRECT ones
     come with it (``sum(a) ... GROUP BY a``: DIRECT/AGGREGATION and INDIRECT/GROUP_BY)."""
+    if items and len(items) == 1:  # the usual case: one transformation, no list to build
+        item = items[0]
+        direct, label = _transformation(item.type, item.subtype, item.description)
+        return direct, (label,)
     labels: list[str] = []
     direct = False
     for item in items or ():
@@ -135,15 +139,27 @@ def _declared_sources(
     return sources
 
 
-def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
-    sources: list[Source] = []
-    datasets: dict[tuple[str, str], DatasetKey] = {}  # the few inputs of many field inputs
+def _by_dataset(sources: Iterable[Source]) -> dict[DatasetKey, list[Source]]:
+    """Sources by input dataset, datasets and sources in the order they come."""
+    grouped: dict[DatasetKey, list[Source]] = {}
+    for source in sources:
+        grouped.setdefault(source.dataset, []).append(source)
+    return grouped
+
+
+def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey, list[Source]]:
+    """The sources of a ``columnLineage`` facet by input dataset (as ``_by_dataset`` groups
+    them). Grouped as they are made, by (namespace, name): a facet has a source per field input
+    and few datasets, so each dataset's key is made and hashed once, not once per field."""
+    groups: dict[tuple[str, str], list[Source]] = {}
+    datasets: dict[tuple[str, str], DatasetKey] = {}
     for target_field, entry in sorted(facet.fields.items()):
         for item in entry.input_fields:
             name = (item.namespace, item.name)
-            dataset = datasets.get(name)
-            if dataset is None:
-                dataset = datasets[name] = DatasetKey(*name)
+            group = groups.get(name)
+            if group is None:
+                group = groups[name] = []
+                datasets[name] = DatasetKey(*name)
             transformations = item.transformations
             direct, labels = _transformations(transformations)
             if not transformations and entry.transformation_type:
@@ -151,13 +167,15 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> list[Source]:
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
                 labels = (f"DIRECT/{kind}" if direct else kind,)
-            sources.append(Source(dataset, item.field, target_field, direct, labels))
+            group.append(Source(datasets[name], item.field, target_field, direct, labels))
     for item in facet.dataset or ():
+        name = (item.namespace, item.name)
+        if name not in groups:
+            groups[name] = []
+            datasets[name] = DatasetKey(*name)
         _, labels = _transformations(item.transformations)
-        sources.append(
-            Source(DatasetKey(item.namespace, item.name), item.field, None, False, labels)
-        )
-    return sources
+        groups[name].append(Source(datasets[name], item.field, None, False, labels))
+    return {datasets[name]: group for name, group in groups.items()}
 
 
 def _output_evidence(
@@ -165,20 +183,21 @@ def _output_evidence(
     output: DatasetKey,
     output_facets: dict[str, BaseFacet],
     inputs: Sequence[DatasetKey],
-) -> tuple[FlowEvidence, list[Source]]:
+) -> tuple[FlowEvidence, dict[DatasetKey, list[Source]]]:
+    """The evidence for ``output`` and its sources by input dataset."""
     declared = facet_of(job.facets, LineageJobFacet)
     for entry in declared.entries if declared else ():
         if isinstance(entry, LineageDatasetEntry) and _same(
             DatasetKey(entry.namespace, entry.name), output
         ):
-            return "declared", _declared_sources(entry.inputs, entry.fields)
+            return "declared", _by_dataset(_declared_sources(entry.inputs, entry.fields))
     on_dataset = facet_of(output_facets, LineageDatasetFacet)
     if on_dataset:
-        return "declared", _declared_sources(on_dataset.inputs, on_dataset.fields)
+        return "declared", _by_dataset(_declared_sources(on_dataset.inputs, on_dataset.fields))
     column_lineage = facet_of(output_facets, ColumnLineageDatasetFacet)
     if column_lineage:
         return "column_lineage", _column_lineage_sources(column_lineage)
-    return "io", [Source(key) for key in inputs]
+    return "io", _by_dataset(Source(key) for key in inputs)
 
 
 def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) -> str:
@@ -204,13 +223,11 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     sql = facet_of(job.facets, SQLJobFacet)
     analysed = bool(sql and sql.query.strip())
     report = collector.plan.report
+    include_indirect = definition.include_indirect
     uncorrelated = False
     for output, facets in outputs:
-        evidence, sources = _output_evidence(job, output, facets, inputs)
+        evidence, by_dataset = _output_evidence(job, output, facets, inputs)
         uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
-        by_dataset: dict[DatasetKey, list[Source]] = {}
-        for source in sources:
-            by_dataset.setdefault(source.dataset, []).append(source)
         for dataset in [key for key in by_dataset if _same(key, output)]:
             del by_dataset[dataset]  # a dataset read and written: no flow
         if not by_dataset:
@@ -218,38 +235,27 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         target = collector.end(output)
         column_text = _describe(evidence, producer)
         descriptions: dict[tuple[str, ...], str] = {}  # transformations → column flow text
+        known_target = collector.known_fields(target) if target is not None else None
         for dataset, items in sorted(by_dataset.items()):
             origin = collector.end(dataset)
             if origin is None or target is None:
                 collector.dropped(owner, *_missing((dataset, origin), (output, target)))
                 continue
-            notes = []
-            if analysed:
-                notes.append("The SQL of the job is analysed by Blindata for column flows.")
-            undeclared = [s for s in items if _undeclared(s)]
-            if undeclared:
-                notes.append(_undeclared_note(undeclared))
-            if definition.include_indirect:
-                indirect = [
-                    s
-                    for s in items
-                    if not _undeclared(s) and (not s.direct or (s.field and not s.target_field))
-                ]
-                notes.extend(_indirect_note(s) for s in indirect)
-            collector.add(
-                scope=scope,
-                owner_label=owner,
-                kind="table",
-                evidence=evidence,
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
-                description=_describe(evidence, producer, notes),
-            )
+            # One pass sorts the sources into column flows, undeclared field inputs and (with
+            # includeIndirect) indirect ones: the three are disjoint, as a direct source names a
+            # DIRECT transformation. Only column flows report (FIELD_NOT_CATALOGUED), in order.
             known_origin = collector.known_fields(origin)
-            known_target = collector.known_fields(target)
             columns: list[tuple[str, str, str]] = []
+            undeclared: list[Source] = []
+            indirect: list[Source] = []
             for item in items:
                 if not (item.direct and item.field and item.target_field):
+                    if _undeclared(item):
+                        undeclared.append(item)
+                    elif include_indirect and (
+                        not item.direct or (item.field and not item.target_field)
+                    ):
+                        indirect.append(item)
                     continue
                 if known_origin is not None and item.field not in known_origin:
                     collector.field_not_catalogued(origin, item.field, owner=owner)
@@ -265,6 +271,21 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                     )
                     descriptions[item.transformations] = description
                 columns.append((item.field, item.target_field, description))
+            notes = []
+            if analysed:
+                notes.append("The SQL of the job is analysed by Blindata for column flows.")
+            if undeclared:
+                notes.append(_undeclared_note(undeclared))
+            notes.extend(_indirect_note(s) for s in indirect)
+            collector.add(
+                scope=scope,
+                owner_label=owner,
+                kind="table",
+                evidence=evidence,
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
+                description=_describe(evidence, producer, notes),
+            )
             collector.add_columns(
                 scope=scope,
                 owner_label=owner,
@@ -335,8 +356,8 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
                 owner_label=owner,
                 kind="table",
                 evidence="declared",
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
                 description=_describe("declared", producer),
             )
 
@@ -358,12 +379,15 @@ def _entry_inputs(entry: LineageDatasetEntry | LineageJobEntry) -> list[LineageI
 def _own_lineage(job: JobFold) -> Iterator[tuple[tuple[str, str], LineageDatasetFacet]]:
     """The dataset-level lineage facets the job itself sent on its outputs (they are its
     declared lineage, whatever other events say of the dataset)."""
-    outputs = [(o.key, {**o.facets, **o.output_facets}) for r in job.runs for o in r.outputs]
-    outputs += [(o.key, dict(o.facets)) for o in job.outputs]
-    for key, facets in outputs:
-        facet = facet_of(facets, LineageDatasetFacet)
+    for run in job.runs:
+        for output in run.outputs:
+            facet = layered_facet(LineageDatasetFacet, output.facets, output.output_facets)
+            if facet is not None:
+                yield (normalize_namespace(output.key.namespace), output.key.name), facet
+    for output in job.outputs:
+        facet = facet_of(output.facets, LineageDatasetFacet)
         if facet is not None:
-            yield (normalize_namespace(key.namespace), key.name), facet
+            yield (normalize_namespace(output.key.namespace), output.key.name), facet
 
 
 def _dataset_event_flows(
@@ -405,8 +429,8 @@ def _dataset_event_flows(
                 owner_label="",
                 kind="table",
                 evidence="dataset_event",
-                source=FlowEnd(entity=origin),
-                target=FlowEnd(entity=target),
+                source=FlowEnd(origin),
+                target=FlowEnd(target),
                 description=description,
             )
             collector.add_columns(

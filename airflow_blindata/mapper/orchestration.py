@@ -27,7 +27,7 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.flows import FlowCollector
-from airflow_blindata.mapper.fold import Fold, JobFold, JobKey
+from airflow_blindata.mapper.fold import Fold, JobFold, JobKey, RunFold
 from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
@@ -52,14 +52,13 @@ def _add(
         owner_label=ORCHESTRATION_LABEL,
         kind="orchestration",
         evidence="orchestration",
-        source=FlowEnd(entity=origin),
-        target=FlowEnd(entity=end),
+        source=FlowEnd(origin),
+        target=FlowEnd(end),
         description=f"Orchestration: {how}, by {producer or 'an unnamed producer'}.",
     )
 
 
-def _observed(job: JobFold, collector: FlowCollector) -> None:
-    run = job.latest_completed
+def _observed(job: JobFold, run: RunFold | None, collector: FlowCollector) -> None:
     if run is None:
         return
     parent = run.parent_job
@@ -86,8 +85,9 @@ def _task_graph(job: JobFold, collector: FlowCollector) -> None:
             _add(collector, job, source, target, "Airflow task graph (downstream task)")
 
 
-def _task_graph_of_run(job: JobFold, fold: Fold, collector: FlowCollector) -> None:
-    run = job.latest_completed
+def _task_graph_of_run(
+    job: JobFold, run: RunFold | None, fold: Fold, collector: FlowCollector
+) -> None:
     airflow = facet_of(run.run_facets, AirflowRunFacet) if run else None
     if airflow is None:
         return
@@ -120,9 +120,10 @@ def map_orchestration(
         return
     collector = FlowCollector(fold, definition, resolver, plan)
     for job in fold.jobs:
-        _observed(job, collector)
+        run = job.latest_completed  # both kinds of observed flows come from it
+        _observed(job, run, collector)
         _task_graph(job, collector)
-        _task_graph_of_run(job, fold, collector)
+        _task_graph_of_run(job, run, fold, collector)
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("orchestrationFlows", len(flows))

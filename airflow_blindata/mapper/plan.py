@@ -158,6 +158,22 @@ class PlannedField:
 _FIELD_SETTERS = _slot_setters(PlannedField)
 
 
+def planned_field(
+    entity: EntityKey, name: str, type: str | None, ordinal_position: int, description: str | None
+) -> PlannedField:
+    """``PlannedField(entity=..., name=..., ...)``, called positionally: calling a class with
+    keywords passes them through a dict to ``__init__``, which cost more than the field itself.
+    The catalog pass makes one per column of every dataset."""
+    planned = object.__new__(PlannedField)
+    set_entity, set_name, set_type, set_position, set_description = _FIELD_SETTERS
+    set_entity(planned, entity)
+    set_name(planned, name)
+    set_type(planned, type)
+    set_position(planned, ordinal_position)
+    set_description(planned, description)
+    return planned
+
+
 class PlannedRoutine(_Frozen):
     system: str
     catalog: str

@@ -42,6 +42,7 @@ from airflow_blindata.mapper.fold import (
     OutputFold,
     RunFold,
     RunRetainer,
+    layered_facet,
 )
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import (
@@ -83,6 +84,9 @@ class _Quality:
         system = self.resolver.dataset_system(key.namespace, None)
         if system is None:
             return None
+        known = self.plan.dataset_entities.found
+        if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
+            return known[key, system.name]
         return entity_of(self.fold, key, system.name)
 
     # -- assertions ----------------------------------------------------------------------------
@@ -90,9 +94,7 @@ class _Quality:
     def assertions(self, job: JobFold, run: RunFold) -> None:
         scope = job_scope(job.key.namespace, job.key.name)
         for item in run.inputs:
-            facet = facet_of(
-                {**item.facets, **item.input_facets}, DataQualityAssertionsDatasetFacet
-            )
+            facet = layered_facet(DataQualityAssertionsDatasetFacet, item.facets, item.input_facets)
             if facet is None:
                 continue
             entity = self.entity(item.key)
@@ -163,16 +165,16 @@ class _Quality:
     def metrics(self, job: JobFold, run: RunFold) -> None:
         when = run.end_time or run.last_event_time
         for item in run.inputs:
-            facets = {**item.facets, **item.input_facets}
-            metrics = facet_of(facets, DataQualityMetricsInputDatasetFacet) or facet_of(
-                facets, DataQualityMetricsDatasetFacet
-            )
-            stats = facet_of(facets, InputStatisticsInputDatasetFacet)
+            facets, over = item.facets, item.input_facets
+            metrics = layered_facet(
+                DataQualityMetricsInputDatasetFacet, facets, over
+            ) or layered_facet(DataQualityMetricsDatasetFacet, facets, over)
+            stats = layered_facet(InputStatisticsInputDatasetFacet, facets, over)
             self.records_of(job, item.key, run, when, metrics, stats, "input")
         for out in run.outputs:
-            facets = {**out.facets, **out.output_facets}
-            written = facet_of(facets, OutputStatisticsOutputDatasetFacet)
-            metrics = facet_of(facets, DataQualityMetricsDatasetFacet)
+            facets, over = out.facets, out.output_facets
+            written = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
+            metrics = layered_facet(DataQualityMetricsDatasetFacet, facets, over)
             self.records_of(job, out.key, run, when, metrics, written, "output")
 
     def records_of(
@@ -190,6 +192,7 @@ class _Quality:
         entity = self.entity(key)
         if entity is None:
             return
+        scope = job_scope(job.key.namespace, job.key.name)
         for metric, field, value, facet in _metric_values(metrics, stats, direction):
             timestamp = _capture_date(facet) or when
             record = PlannedRecord(
@@ -199,7 +202,7 @@ class _Quality:
                 value=value,
                 timestamp=timestamp,
                 run_id=run.run_id,
-                job=job_scope(job.key.namespace, job.key.name),
+                job=scope,
             )
             self.records[(entity, metric, field, timestamp)] = record
 
