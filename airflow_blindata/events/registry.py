@@ -42,6 +42,7 @@ __all__ = [
     "error_reason",
     "facet_from_json",
     "filed_keys",
+    "forget_validated_facets",
     "read_facet",
     "read_facets",
     "schema_name",
@@ -281,6 +282,14 @@ def _validated_once(model: type[BaseFacet], text: bytes) -> BaseFacet:
     folds (the schema of a table in every job that reads it, a DAG run's parent facet in each
     of its tasks, a ``jobType`` in every task) and gives an equal facet each time. The facet is
     shared: facets are never changed in place (a fold copies what it changes). A text that does
-    not validate raises, and is not kept. Bounded: 2,048 texts of at most 8 KB."""
+    not validate raises, and is not kept. Bounded: 2,048 texts of at most 8 KB, and emptied by
+    ``forget_validated_facets`` when a plan is done."""
     facet: BaseFacet = model.__pydantic_validator__.validate_json(text)
     return facet
+
+
+def forget_validated_facets() -> None:
+    """Empty the memo of ``facet_from_json``: once a plan is made, what it validated need not
+    stay in memory (a facet of a long columnLineage holds hundreds of objects, which every full
+    collection of the garbage collector would visit)."""
+    _validated_once.cache_clear()

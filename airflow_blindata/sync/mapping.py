@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.events.registry import forget_validated_facets
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
 from airflow_blindata.mapper.fold import (
@@ -221,6 +222,7 @@ def plan_from_store(
         plan = plan_of_fold(
             builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
         )
+    forget_validated_facets()
     if keep:
         keeper.flush()
         _forget_and_keep_memo(store, settings, digests, plan)

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.events import registry
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import EventStore
-from airflow_blindata.sync import fetch_known_systems
+from airflow_blindata.sync import fetch_known_systems, mapping
 from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import run_event
@@ -163,3 +164,23 @@ def test_a_store_whose_digests_do_not_count_has_changed_jobs_read_whole(
     assert second.report.counters["jobsExtended"] == 0
     expected = build(_runs("orders", range(3)), definition(), known)
     assert without_cache_counter(second) == without_cache_counter(expected)
+
+
+def test_what_a_plan_validated_does_not_stay_in_memory_after_it(
+    client: BlindataClient, store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue "Scale": memory bounded by the catalog. Facet texts validated once during a plan
+    (``registry.facet_from_json``) are let go when it is made."""
+    held: list[int] = []
+
+    def forget() -> None:
+        held.append(registry._validated_once.cache_info().currsize)
+        registry.forget_validated_facets()
+
+    monkeypatch.setattr(mapping, "forget_validated_facets", forget)
+    store.append_many(dbt_events())
+    known = fetch_known_systems(client)
+    plan_from_store(store, definition(), known)
+    plan_from_store(store, definition(), known)  # kept folds loaded, their facets validated
+    assert len(held) == 2 and all(held)
+    assert registry._validated_once.cache_info().currsize == 0
