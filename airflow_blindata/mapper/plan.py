@@ -147,15 +147,26 @@ class PlannedField:
         ordinal_position: int,
         description: str | None = None,
     ) -> None:
-        set_entity, set_name, set_type, set_position, set_description = _FIELD_SETTERS
-        set_entity(self, entity)
-        set_name(self, name)
-        set_type(self, type)
-        set_position(self, ordinal_position)
-        set_description(self, description)
+        _fill_field(self, entity, name, type, ordinal_position, description)
 
 
 _FIELD_SETTERS = _slot_setters(PlannedField)
+
+
+def _fill_field(
+    planned: PlannedField,
+    entity: EntityKey,
+    name: str,
+    type: str | None,
+    ordinal_position: int,
+    description: str | None,
+) -> None:
+    set_entity, set_name, set_type, set_position, set_description = _FIELD_SETTERS
+    set_entity(planned, entity)
+    set_name(planned, name)
+    set_type(planned, type)
+    set_position(planned, ordinal_position)
+    set_description(planned, description)
 
 
 def planned_field(
@@ -165,12 +176,7 @@ def planned_field(
     keywords passes them through a dict to ``__init__``, which cost more than the field itself.
     The catalog pass makes one per column of every dataset."""
     planned = object.__new__(PlannedField)
-    set_entity, set_name, set_type, set_position, set_description = _FIELD_SETTERS
-    set_entity(planned, entity)
-    set_name(planned, name)
-    set_type(planned, type)
-    set_position(planned, ordinal_position)
-    set_description(planned, description)
+    _fill_field(planned, entity, name, type, ordinal_position, description)
     return planned
 
 
