@@ -15,6 +15,12 @@ planned from the store in a fresh process each, measuring:
 * a third plan after one more run of every job (the steady state of a deployment that syncs as
   often as its jobs run): each job's new run is added to its kept fold.
 
+``--shape provider`` adds to every event the facets Airflow 3.3's OpenLineage provider sends
+besides those (read off the demo's events, ``./dev demo``): the run facets ``airflow`` (the DAG,
+the DAG run, the task and the task instance), ``processing_engine``, ``tags`` and
+``unknownSourceAttribute``, and the job facets ``documentation``, ``ownership``, ``sourceCode`` and
+``tags``; the default, ``lean``, leaves them out (the figures of earlier runs).
+
 ``--snapshot-events N`` adds a snapshot of N stored events against the Blindata emulator (a
 first snapshot that creates the catalog, and a second with no new events), on SQLite and, with
 ``--postgres URL``, on PostgreSQL.
@@ -24,7 +30,8 @@ the store, and so is the floor: the best of each is printed, so that a noisy nei
 shared machine moves the figures less.
 
 Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50] [--repeat 3]
-[--snapshot-events 1000000] [--postgres postgresql://root@127.0.0.1:5432/test]``.
+[--shape lean|provider] [--snapshot-events 1000000]
+[--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
 from __future__ import annotations
@@ -69,7 +76,139 @@ def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
     return {"namespace": DATABASE, "name": name, "facets": facets}
 
 
-def job_events(job: int, runs: int) -> Iterator[dict[str, Any]]:
+AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
+SHAPES = ("lean", "provider")
+
+
+def _facet(schema: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "_producer": AIRFLOW_PRODUCER,
+        "_schemaURL": f"https://openlineage.io/spec/{schema}",
+        **fields,
+    }
+
+
+def _task(dag: str, task: str) -> dict[str, Any]:
+    """The task's attributes as the provider sends them (twice: ``airflow`` and
+    ``unknownSourceAttribute``)."""
+    return {
+        "depends_on_past": False,
+        "downstream_task_ids": "[]",
+        "executor_config": {},
+        "ignore_first_depends_on_past": False,
+        "inlets": "[]",
+        "mapped": False,
+        "multiple_outputs": False,
+        "operator_class": "SQLExecuteQueryOperator",
+        "operator_class_path": (
+            "airflow.providers.common.sql.operators.sql.SQLExecuteQueryOperator"
+        ),
+        "operator_provider_version": "1.30.0",
+        "outlets": "[]",
+        "owner": "airflow",
+        "priority_weight": 1,
+        "queue": "default",
+        "retries": 2,
+        "retry_exponential_backoff": 0,
+        "task_id": task,
+        "trigger_rule": "all_success",
+        "upstream_task_ids": f"['{dag}_upstream']",
+        "wait_for_downstream": False,
+        "wait_for_past_depends_before_skipping": False,
+    }
+
+
+def provider_facets(
+    dag: str, task: str, run_id: str, event_time: str, query: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run and job facets Airflow 3.3's OpenLineage provider sends besides those of the
+    lean shape (their fields as in the demo's events; values per DAG, task and run)."""
+    dag_run = f"scheduled__{event_time[:10]}T00:00:00+00:00"
+    run = {
+        "airflow": _facet(
+            "2-0-2/OpenLineage.json#/$defs/RunFacet",
+            dag={
+                "dag_id": dag,
+                "description": f"Loads the {dag} tables",
+                "fileloc": f"/opt/airflow/dags/{dag}.py",
+                "owner": "airflow",
+                "owner_links": {},
+                "start_date": "2026-01-01T00:00:00+00:00",
+                "tags": "['warehouse']",
+                "timetable": {},
+                "timetable_summary": "@daily",
+            },
+            dagRun={
+                "clear_number": 0,
+                "conf": {},
+                "dag_id": dag,
+                "data_interval_end": event_time,
+                "data_interval_start": event_time,
+                "logical_date": event_time,
+                "run_after": event_time,
+                "run_id": dag_run,
+                "run_type": "scheduled",
+                "start_date": event_time,
+            },
+            task=_task(dag, task),
+            taskInstance={
+                "log_url": f"http://airflow:8080/dags/{dag}/runs/{dag_run}/tasks/{task}"
+                "?try_number=1",
+                "try_number": 1,
+            },
+            taskUuid=run_id,
+        ),
+        "processing_engine": _facet(
+            "facets/1-1-1/ProcessingEngineRunFacet.json#/$defs/ProcessingEngineRunFacet",
+            name="Airflow",
+            openlineageAdapterVersion="2.20.3",
+            version="3.3.2",
+        ),
+        "tags": _facet(
+            "facets/1-0-0/TagsRunFacet.json#/$defs/TagsRunFacet",
+            tags=[
+                {
+                    "key": "openlineage_client_version",
+                    "source": "OPENLINEAGE_CLIENT",
+                    "value": "1.54.0",
+                }
+            ],
+        ),
+        "unknownSourceAttribute": _facet(
+            "2-0-2/OpenLineage.json#/$defs/RunFacet",
+            unknownItems=[
+                {
+                    "name": "SQLExecuteQueryOperator",
+                    "properties": _task(dag, task),
+                    "type": "operator",
+                }
+            ],
+        ),
+    }
+    job = {
+        "documentation": _facet(
+            "facets/1-1-0/DocumentationJobFacet.json#/$defs/DocumentationJobFacet",
+            contentType="text/plain",
+            description=f"Loads the {dag} tables",
+        ),
+        "ownership": _facet(
+            "facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet",
+            owners=[{"name": "airflow"}],
+        ),
+        "sourceCode": _facet(
+            "facets/1-0-1/SourceCodeJobFacet.json#/$defs/SourceCodeJobFacet",
+            language="sql",
+            sourceCode=query,
+        ),
+        "tags": _facet(
+            "facets/1-0-0/TagsJobFacet.json#/$defs/TagsJobFacet",
+            tags=[{"key": "warehouse", "source": "AIRFLOW", "value": "warehouse"}],
+        ),
+    }
+    return run, job
+
+
+def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, Any]]:
     """The events of ``runs`` runs of job number ``job``: START and COMPLETE each."""
     dag = f"dag_{job // 10}"
     name = f"{dag}.task_{job}"
@@ -105,9 +244,10 @@ def job_events(job: int, runs: int) -> Iterator[dict[str, Any]]:
         run_id = str(uuid.UUID(int=job * 1_000_003 + run))
         day = 1 + run % 28
         for event_type, second in (("START", 0), ("COMPLETE", 40)):
-            yield {
+            event_time = f"2026-{1 + run // 28 % 12:02d}-{day:02d}T10:00:{second:02d}Z"
+            event: dict[str, Any] = {
                 "eventType": event_type,
-                "eventTime": f"2026-{1 + run // 28 % 12:02d}-{day:02d}T10:00:{second:02d}Z",
+                "eventTime": event_time,
                 "producer": "https://github.com/apache/airflow/tree/providers-openlineage/2.9.0",
                 "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
                 "run": {
@@ -135,9 +275,16 @@ def job_events(job: int, runs: int) -> Iterator[dict[str, Any]]:
                 "inputs": [_dataset(source, {"schema": schema}) for source in inputs],
                 "outputs": [_dataset(output, {"schema": schema, "columnLineage": lineage})],
             }
+            if shape == "provider":
+                run_facets, job_facets = provider_facets(
+                    dag, f"task_{job}", run_id, event_time, query
+                )
+                event["run"]["facets"].update(run_facets)
+                event["job"]["facets"].update(job_facets)
+            yield event
 
 
-def fill_store(url: str, jobs: int, runs: int) -> tuple[int, int]:
+def fill_store(url: str, jobs: int, runs: int, shape: str = "lean") -> tuple[int, int]:
     """Store the events; return (events, bytes of JSON)."""
     from airflow_blindata.store import open_store
 
@@ -146,7 +293,7 @@ def fill_store(url: str, jobs: int, runs: int) -> tuple[int, int]:
     def lines() -> Iterator[str]:
         nonlocal count, size
         for job in range(jobs):
-            for event in job_events(job, runs):
+            for event in job_events(job, runs, shape):
                 text = json.dumps(event)
                 count += 1
                 size += len(text)
@@ -179,7 +326,9 @@ def child_floor(url: str, repeat: str = "1") -> dict[str, Any]:
     return {"seconds": best}
 
 
-def child_plan(url: str, mode: str, jobs: str = "0", runs: str = "0") -> dict[str, Any]:
+def child_plan(
+    url: str, mode: str, jobs: str = "0", runs: str = "0", shape: str = "lean"
+) -> dict[str, Any]:
     from airflow_blindata.mapper.build import build
     from airflow_blindata.store import open_store
     from airflow_blindata.sync.mapping import plan_from_store
@@ -203,7 +352,7 @@ def child_plan(url: str, mode: str, jobs: str = "0", runs: str = "0") -> dict[st
             store.append_many(
                 json.dumps(event)
                 for job in range(int(jobs))
-                for event in list(job_events(job, int(runs) + 1))[-2:]
+                for event in list(job_events(job, int(runs) + 1, shape))[-2:]
             )
             started = time.perf_counter()
             after = plan_from_store(store, definition)
@@ -269,7 +418,9 @@ def start_emulator(state: Path, api_key: str) -> tuple[subprocess.Popen[bytes], 
 # -- main --------------------------------------------------------------------------------------
 
 
-def best_plan(pristine: Path, work: Path, jobs: int, runs: int, repeat: int) -> dict[str, Any]:
+def best_plan(
+    pristine: Path, work: Path, jobs: int, runs: int, repeat: int, shape: str
+) -> dict[str, Any]:
     """The plan measured ``repeat`` times, each in a fresh process on a fresh copy of the store:
     the best of each figure (a machine shared with others is noisy; the floor is measured the
     same way)."""
@@ -278,16 +429,18 @@ def best_plan(pristine: Path, work: Path, jobs: int, runs: int, repeat: int) -> 
         for stale in work.parent.glob(work.name + "*"):
             stale.unlink()
         shutil.copyfile(pristine, work)
-        results.append(in_child("plan", f"sqlite:///{work}", "job-by-job", str(jobs), str(runs)))
+        results.append(
+            in_child("plan", f"sqlite:///{work}", "job-by-job", str(jobs), str(runs), shape)
+        )
     best = dict(results[0])
     for key in ("seconds", "second", "new_run", "rss"):
         best[key] = min(result[key] for result in results)
     return best
 
 
-def plans(jobs: int, runs_list: list[int], work: Path, repeat: int) -> None:
+def plans(jobs: int, runs_list: list[int], work: Path, repeat: int, shape: str) -> None:
     print(
-        f"plan from the store, {jobs:,} jobs (same catalog), Airflow-shaped events, "
+        f"plan from the store, {jobs:,} jobs (same catalog), Airflow-shaped events ({shape}), "
         f"best of {repeat}",
         flush=True,
     )
@@ -298,9 +451,9 @@ def plans(jobs: int, runs_list: list[int], work: Path, repeat: int) -> None:
     print(header)
     for runs in runs_list:
         url = f"sqlite:///{work / f'runs{runs}.db'}"
-        events, size = fill_store(url, jobs, runs)
+        events, size = fill_store(url, jobs, runs, shape)
         floor = in_child("floor", url, str(repeat))["seconds"]
-        mine = best_plan(work / f"runs{runs}.db", work / "plan.db", jobs, runs, repeat)
+        mine = best_plan(work / f"runs{runs}.db", work / "plan.db", jobs, runs, repeat, shape)
         line = (
             f"{runs:>8} {events:>9,} {size / 1e6:>8.0f} {mine['rss']:>7.0f}MB "
             f"{mine['seconds']:>7.1f}s {mine['seconds'] / floor:>11.1f}x "
@@ -317,13 +470,13 @@ def plans(jobs: int, runs_list: list[int], work: Path, repeat: int) -> None:
             used.unlink()
 
 
-def snapshots(events: int, jobs: int, urls: list[str], work: Path) -> None:
+def snapshots(events: int, jobs: int, urls: list[str], work: Path, shape: str) -> None:
     runs = max(1, events // (jobs * 2))
     api_key = secrets.token_urlsafe(16)
     print(f"\nsnapshot of {jobs * runs * 2:,} stored events ({jobs:,} jobs x {runs} runs)")
     for url in urls:
         started = time.perf_counter()
-        stored, size = fill_store(url, jobs, runs)
+        stored, size = fill_store(url, jobs, runs, shape)
         filled = time.perf_counter() - started
         server, blindata = start_emulator(work / f"emulator-{len(url)}.db", api_key)
         try:
@@ -353,6 +506,12 @@ def main() -> int:
     parser.add_argument("--runs", default="1,2,10,12,50")
     parser.add_argument("--snapshot-events", type=int, default=0)
     parser.add_argument("--snapshot-jobs", type=int, default=2_000)
+    parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="lean",
+        help="lean events, or with the other facets Airflow's OpenLineage provider sends",
+    )
     parser.add_argument("--postgres", help="a PostgreSQL URL for the snapshot on PostgreSQL")
     parser.add_argument(
         "--repeat", type=int, default=3, help="plans measured per store, the best kept"
@@ -361,14 +520,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="blindata-scale-") as directory:
         work = Path(directory)
         if args.runs:
-            plans(args.jobs, [int(part) for part in args.runs.split(",")], work, args.repeat)
+            runs = [int(part) for part in args.runs.split(",")]
+            plans(args.jobs, runs, work, args.repeat, args.shape)
         if args.snapshot_events:
             urls = [f"sqlite:///{work / 'snapshot.db'}"]
             schema = f"bench_{secrets.token_hex(4)}"
             if args.postgres:
                 urls.append(f"{args.postgres}?schema={schema}")
             try:
-                snapshots(args.snapshot_events, args.snapshot_jobs, urls, work)
+                snapshots(args.snapshot_events, args.snapshot_jobs, urls, work, args.shape)
             finally:
                 if args.postgres:
                     drop_schema(args.postgres, schema)
