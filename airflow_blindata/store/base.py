@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from .models import (
@@ -23,10 +23,14 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["EventStore", "RawEvent"]
+__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent"]
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""
+
+STALE_FOLDS_AFTER = timedelta(days=7)
+"""Folds kept under settings that no snapshot used for this long are dropped: at worst a
+definition that comes back after a week reads its jobs' events once more."""
 
 
 class EventStore(ABC):
@@ -123,8 +127,15 @@ class EventStore(ABC):
         """Keep (job, digest, text) folds under ``settings``, replacing those of the same jobs."""
 
     @abstractmethod
-    def forget_folded_jobs(self, settings: str, keep: Iterable[tuple[str, str]]) -> None:
-        """Drop the kept folds under ``settings`` of every job not in ``keep``."""
+    def forget_folded_jobs(
+        self, settings: str, keep: Iterable[tuple[str, str]], *, now: datetime | None = None
+    ) -> None:
+        """Drop the kept folds under ``settings`` of every job not in ``keep``, and every fold
+        kept under settings that no snapshot used for ``STALE_FOLDS_AFTER`` (before ``now``).
+
+        Settings change with the release and with a definition's quality switches, so an
+        upgrade would otherwise leave a whole copy of the catalog's folds behind; two
+        definitions sharing a store keep theirs apart and both stay, while both are used."""
 
     @abstractmethod
     def sql_hashes(self) -> dict[str, str]:

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 PREFIX = "blindata_"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 Migration = Callable[[Connection, "Tables"], None]
 
@@ -72,7 +72,7 @@ def _add_indexes(conn: Connection, tables: Tables) -> None:
             index.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Migration] = {2: _add_tables, 3: _add_indexes}
+MIGRATIONS: dict[int, Migration] = {2: _add_tables, 3: _add_indexes, 4: _add_tables}
 """Version N → the step that upgrades a store from N-1 to N (version 1 is the first schema).
 
 2: ``sql_hashes``, the SQL hash memo of the last snapshot; ``job_folds``, each job as the last
@@ -80,6 +80,8 @@ snapshot folded it, with the digest of the events it was folded from.
 3: ``events_dataset_idx``, the DatasetEvents by cursor (a partial index: no cost to the other
 appends); ``job_digests``, each job's event count and cursor sum up to a high-water mark
 (``digests.py``).
+4: ``fold_settings``, when each settings' kept folds were last used (``forget_folded_jobs``
+drops those no snapshot used for a week: an older release's, or a definition's gone since).
 """
 
 
@@ -120,6 +122,7 @@ class Tables:
     sql_hashes: Table
     job_folds: Table
     job_digests: Table
+    fold_settings: Table
     seq: Sequence | None
 
     @property
@@ -234,6 +237,21 @@ def build_tables(*, schema: str | None = None, stamped_cursor: bool = False) -> 
         Column("events", BigInteger, nullable=False),
         Column("total", BigInteger, nullable=False),
     )
+    fold_settings = Table(
+        f"{PREFIX}fold_settings",
+        metadata,
+        Column("settings", String(64), primary_key=True),
+        Column("used_at", UtcDateTime, nullable=False),
+    )
     return Tables(
-        metadata, events, quarantine, sync_history, meta, sql_hashes, job_folds, job_digests, seq
+        metadata,
+        events,
+        quarantine,
+        sync_history,
+        meta,
+        sql_hashes,
+        job_folds,
+        job_digests,
+        fold_settings,
+        seq,
     )

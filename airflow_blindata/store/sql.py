@@ -41,7 +41,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.sql.dml import Insert
 
 from . import digests, retention
-from .base import EventStore, RawEvent
+from .base import STALE_FOLDS_AFTER, EventStore, RawEvent
 from .connections import describe_error, set_aside, track
 from .models import (
     AppendCounts,
@@ -591,7 +591,9 @@ class SqlEventStore(EventStore):
             )
             conn.execute(insert(table), rows)
 
-    def forget_folded_jobs(self, settings: str, keep: Iterable[tuple[str, str]]) -> None:
+    def forget_folded_jobs(
+        self, settings: str, keep: Iterable[tuple[str, str]], *, now: datetime | None = None
+    ) -> None:
         self._ensure_schema()
         table = self._tables.job_folds
         wanted = {_job_key(job) for job in keep}
@@ -607,6 +609,24 @@ class SqlEventStore(EventStore):
                         table.c.job_key.in_(gone[start : start + BATCH_SIZE]),
                     )
                 )
+            self._forget_stale_settings(conn, settings, now or datetime.now(UTC))
+
+    def _forget_stale_settings(self, conn: Connection, settings: str, now: datetime) -> None:
+        """Mark ``settings`` used ``now``; drop the folds of settings unused for
+        ``STALE_FOLDS_AFTER``. Settings found with folds but no mark (kept by a release before
+        the marks) are marked ``now``: they go a week later, unless used meanwhile."""
+        folds, used = self._tables.job_folds, self._tables.fold_settings
+        conn.execute(used.delete().where(used.c.settings == settings))
+        conn.execute(insert(used).values(settings=settings, used_at=now))
+        marked = {row.settings: row.used_at for row in conn.execute(select(used))}
+        kept = conn.execute(select(folds.c.settings).distinct()).scalars()
+        unmarked = [{"settings": other, "used_at": now} for other in kept if other not in marked]
+        if unmarked:
+            conn.execute(insert(used), unmarked)
+        stale = [other for other, at in marked.items() if now - at > STALE_FOLDS_AFTER]
+        if stale:
+            conn.execute(folds.delete().where(folds.c.settings.in_(stale)))
+            conn.execute(used.delete().where(used.c.settings.in_(stale)))
 
     def sql_hashes(self) -> dict[str, str]:
         self._ensure_schema()

@@ -8,6 +8,7 @@ does not parse known SQL again".
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select, text
@@ -104,6 +105,63 @@ def test_kept_folds_are_replaced_per_job_and_forgotten_with_their_job(store: Eve
     store.forget_folded_jobs("s1", [("ns", "a")])
     assert store.folded_jobs("s1", wanted) == {("ns", "a"): ("d2", "A2")}
     assert store.folded_jobs("s2", wanted) == {("ns", "a"): ("d1", "other settings")}
+
+
+DAY = timedelta(days=1)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def kept(store: EventStore, *settings: str) -> dict[str, str]:
+    """Each settings' kept fold of job ns/a."""
+    found = {name: store.folded_jobs(name, [("ns", "a")]) for name in settings}
+    return {name: folds[("ns", "a")][1] for name, folds in found.items() if folds}
+
+
+def test_folds_of_settings_no_snapshot_used_for_a_week_are_dropped(store: EventStore) -> None:
+    """An upgrade changes the settings folds are kept under: the old release's copy of the
+    catalog's folds goes a week after the last snapshot that used it, not never."""
+    store.keep_folded_jobs("old", [(("ns", "a"), "d1", "kept by the old release")])
+    store.keep_folded_jobs("new", [(("ns", "a"), "d1", "kept by the new one")])
+    store.forget_folded_jobs("new", [("ns", "a")], now=T0)  # "old" is found, unmarked
+    store.forget_folded_jobs("new", [("ns", "a")], now=T0 + 7 * DAY)
+    assert kept(store, "old", "new") == {
+        "old": "kept by the old release",
+        "new": "kept by the new one",
+    }
+    store.forget_folded_jobs("new", [("ns", "a")], now=T0 + 8 * DAY)
+    assert kept(store, "old", "new") == {"new": "kept by the new one"}
+
+
+def test_two_definitions_sharing_a_store_keep_their_folds_while_both_are_used(
+    store: EventStore,
+) -> None:
+    """Quality switches change the settings: two definitions on one store keep apart."""
+    store.keep_folded_jobs("quality", [(("ns", "a"), "d1", "Q")])
+    store.keep_folded_jobs("plain", [(("ns", "a"), "d1", "P")])
+    for day in range(0, 30, 3):
+        store.forget_folded_jobs("quality", [("ns", "a")], now=T0 + day * DAY)
+        store.forget_folded_jobs("plain", [("ns", "a")], now=T0 + (day + 1) * DAY)
+    assert kept(store, "quality", "plain") == {"quality": "Q", "plain": "P"}
+    store.forget_folded_jobs("plain", [("ns", "a")], now=T0 + 40 * DAY)
+    assert kept(store, "quality", "plain") == {"plain": "P"}
+
+
+def test_a_store_of_the_third_schema_gains_the_marks_and_keeps_its_folds(
+    sqlite_url: str,
+) -> None:
+    """A store written before the marks: its folds are kept until a week of disuse."""
+    with open_store(sqlite_url) as old:
+        old.keep_folded_jobs("before", [(("ns", "a"), "d1", "B")])
+        with old._writing() as conn:  # type: ignore[attr-defined]
+            conn.execute(text(f"DROP TABLE {schema_module.PREFIX}fold_settings"))
+            conn.execute(text(f"UPDATE {schema_module.PREFIX}store_meta SET value = '3'"))
+    with open_store(sqlite_url) as new:
+        assert kept(new, "before") == {"before": "B"}
+        new.forget_folded_jobs("after", [], now=T0)
+        assert kept(new, "before") == {"before": "B"}
+        assert new.stats().schema_version == schema_module.SCHEMA_VERSION
+        new.forget_folded_jobs("after", [], now=T0 + 8 * DAY)
+        assert kept(new, "before") == {}
 
 
 @pytest.mark.postgres
