@@ -224,11 +224,10 @@ def _read_runs(
     skimmed = 0
     order = {index: order_key(envelope.event) for index, envelope in envelopes.items()}
     tied = _tied(order.values())
-    if every_run_kept:
-        events = [envelope.event for envelope in envelopes.values()]
-        kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
-    else:
-        kept = runs_kept_whole(envelope.event for envelope in envelopes.values())
+    events = [envelope.event for envelope in envelopes.values()]
+    kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
+    if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
+        kept = runs_kept_whole(events)
         kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
     by_job: dict[tuple[str, str], _Decided] = {}
     by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
