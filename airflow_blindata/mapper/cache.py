@@ -142,14 +142,20 @@ class _Wire:
             kind = type(value)
             if kind is dict:
                 value = {key: self.facet(facet) for key, facet in value.items()}
-            elif kind is list and value and isinstance(value[0], BaseModel):
-                value = [self.of(item) for item in value]
-            elif kind is list and value and type(value[0]) is DatasetKey:
-                value = [_key(item) for item in value]
+            elif kind is list and value:
+                first = type(value[0])  # by type: isinstance of BaseModel, an ABC, is slow
+                if first in _NESTED:
+                    value = [self.of(item) for item in value]
+                elif first is DatasetKey:
+                    value = [_key(item) for item in value]
             elif kind is DatasetKey or kind is JobKey:
                 value = _key(value)
             data[name] = value
         return data
+
+
+_NESTED = frozenset({RunFold, InputFold, OutputFold})
+"""The fold's models that others hold in lists (``runs``, ``inputs``, ``outputs``)."""
 
 
 def _key(key: DatasetKey | JobKey) -> dict[str, str]:
