@@ -68,7 +68,15 @@ def suspect_text(text: str | bytes) -> bool:
     UTF-32 bytes). When not, the decoded event has no such string."""
     if isinstance(text, bytes):
         return b"\x00" in text or _SUSPECT_IN_BYTES.search(text) is not None
-    return _SUSPECT_IN_TEXT.search(text) is not None or unencodable(text) is not None
+    return _suspect_escape(text) or unencodable(text) is not None
+
+
+def _suspect_escape(text: str) -> bool:
+    """``_SUSPECT_IN_TEXT.search(text)``, from the first backslash: most texts have none, which
+    ``find`` tells at the speed of ``memchr`` (the search of the pattern costs some five
+    instructions a character: a percent of a first plan)."""
+    start = text.find("\\")
+    return start >= 0 and _SUSPECT_IN_TEXT.search(text, start) is not None
 
 
 def _text_problem(raw: Any, data: dict[str, Any]) -> str | None:
@@ -80,7 +88,7 @@ def _text_problem(raw: Any, data: dict[str, Any]) -> str | None:
         # UTF-8, so only an escape can make a bad string.
         return first_text_problem(data) if _SUSPECT_IN_BYTES.search(raw) else None
     if isinstance(raw, str):
-        suspect = _SUSPECT_IN_TEXT.search(raw) or unencodable(raw)
+        suspect = _suspect_escape(raw) or unencodable(raw)
         return first_text_problem(data) if suspect else None
     return text_problem(data)
 

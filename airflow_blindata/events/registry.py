@@ -258,38 +258,37 @@ def facet_from_json(model: type[BaseFacet], text: bytes) -> BaseFacet | None:
     (no decoded objects made on the way: a third less than decoding, then validating), or
     ``None`` when only the decoded object can say what it is (``read_facets``, ``read_facet``):
     not an object, a deletion marker (a ``_deleted`` however its key is escaped), or a text the
-    JSON mode refuses (malformed for ``model``, a lone surrogate)."""
+    JSON mode refuses (malformed for ``model``, a lone surrogate). A text of at most
+    ``MEMO_TEXT_LIMIT`` bytes is read once (``_read_once``)."""
+    if len(text) <= MEMO_TEXT_LIMIT:
+        return _read_once(model, text)
+    return _read_json(model, text)
+
+
+def _read_json(model: type[BaseFacet], text: bytes) -> BaseFacet | None:
     if text[:1] != b"{" or b'"_deleted"' in text:
         return None
     try:
-        facet: BaseFacet = (
-            _validated_once(model, text)
-            if len(text) <= MEMO_TEXT_LIMIT
-            else model.__pydantic_validator__.validate_json(text)
-        )
+        facet: BaseFacet = model.__pydantic_validator__.validate_json(text)
     except ValueError:
         return None
     return facet if facet.deleted is None else None
 
 
 MEMO_TEXT_LIMIT = 8192
-"""Facet texts of at most this many bytes are validated once (``_validated_once``)."""
+"""Facet texts of at most this many bytes are read once (``_read_once``)."""
 
-
-@lru_cache(maxsize=2048)
-def _validated_once(model: type[BaseFacet], text: bytes) -> BaseFacet:
-    """A facet validated once per text: the same text comes back in many events, jobs and kept
-    folds (the schema of a table in every job that reads it, a DAG run's parent facet in each
-    of its tasks, a ``jobType`` in every task) and gives an equal facet each time. The facet is
-    shared: facets are never changed in place (a fold copies what it changes). A text that does
-    not validate raises, and is not kept. Bounded: 2,048 texts of at most 8 KB, and emptied by
-    ``forget_validated_facets`` when a plan is done."""
-    facet: BaseFacet = model.__pydantic_validator__.validate_json(text)
-    return facet
+_read_once = lru_cache(maxsize=2048)(_read_json)
+"""``_read_json`` once per text: the same text comes back in many events, jobs and kept folds
+(the schema of a table in every job that reads it, a DAG run's parent facet in each of its
+tasks, a ``jobType`` in every task) and gives an equal facet each time, or ``None`` each time;
+a repeat costs one look-up, not the checks again. The facet is shared: facets are never changed
+in place (a fold copies what it changes). Bounded: 2,048 texts of at most 8 KB, and emptied by
+``forget_validated_facets`` when a plan is done."""
 
 
 def forget_validated_facets() -> None:
     """Empty the memo of ``facet_from_json``: once a plan is made, what it validated need not
     stay in memory (a facet of a long columnLineage holds hundreds of objects, which every full
     collection of the garbage collector would visit)."""
-    _validated_once.cache_clear()
+    _read_once.cache_clear()

@@ -54,6 +54,7 @@ from airflow_blindata.mapper.fold import (
     Mention,
     OutputFold,
     RunFold,
+    built,
 )
 from airflow_blindata.mapper.reading import RawFacets
 from airflow_blindata.mapper.report import Report
@@ -141,14 +142,20 @@ class _Wire:
             kind = type(value)
             if kind is dict:
                 value = {key: self.facet(facet) for key, facet in value.items()}
-            elif kind is list and value and isinstance(value[0], BaseModel):
-                value = [self.of(item) for item in value]
-            elif kind is list and value and type(value[0]) is DatasetKey:
-                value = [_key(item) for item in value]
+            elif kind is list and value:
+                first = type(value[0])  # by type: isinstance of BaseModel, an ABC, is slow
+                if first in _NESTED:
+                    value = [self.of(item) for item in value]
+                elif first is DatasetKey:
+                    value = [_key(item) for item in value]
             elif kind is DatasetKey or kind is JobKey:
                 value = _key(value)
             data[name] = value
         return data
+
+
+_NESTED = frozenset({RunFold, InputFold, OutputFold})
+"""The fold's models that others hold in lists (``runs``, ``inputs``, ``outputs``)."""
 
 
 def _key(key: DatasetKey | JobKey) -> dict[str, str]:
@@ -327,7 +334,7 @@ class _Reader:
         return {key: self.facet(key, value, location) for key, value in raw.items()}
 
     def input(self, item: _Input[Any]) -> InputFold:
-        return _built(
+        return built(
             InputFold,
             key=item.key,
             facets=self.facets(item.facets, FacetLocation.DATASET),
@@ -335,7 +342,7 @@ class _Reader:
         )
 
     def output(self, item: _Output[Any]) -> OutputFold:
-        return _built(
+        return built(
             OutputFold,
             key=item.key,
             facets=self.facets(item.facets, FacetLocation.DATASET),
@@ -343,7 +350,7 @@ class _Reader:
         )
 
     def run(self, run: _Run[Any]) -> RunFold:
-        return _built(
+        return built(
             RunFold,
             job=run.job,
             run_id=run.run_id,
@@ -362,7 +369,7 @@ class _Reader:
 
     def job(self, job: _Job[Any]) -> JobFold:
         """The job, its facets typed again (as when read from events)."""
-        return _built(
+        return built(
             JobFold,
             key=job.key,
             facets=self.facets(job.facets, FacetLocation.JOB),
@@ -397,22 +404,6 @@ class _Reader:
         if value is None or (type(value) is Raw and bytes(value) == _NULL):
             return Mention(order, None)
         return Mention(order, self.facet(key, value, FacetLocation.DATASET))
-
-
-M = TypeVar("M", bound=BaseModel)
-_set = object.__setattr__
-
-
-def _built(model: type[M], **fields: Any) -> M:
-    """``model.model_construct(**fields)`` given every field (the fold's models have no aliases,
-    no extra fields, nothing private): pydantic's walk of the fields for aliases and defaults
-    cost as much as validating the facets of a small job."""
-    built = model.__new__(model)
-    _set(built, "__dict__", fields)
-    _set(built, "__pydantic_fields_set__", set(fields))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
-    return built
 
 
 def _from_text(key: str, text: bytes, location: FacetLocation) -> BaseFacet:

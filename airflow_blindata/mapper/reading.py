@@ -37,7 +37,9 @@ whole (``tests/mapper/test_reading.py`` checks it on random histories).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from datetime import datetime
 from typing import Any
 
 from msgspec import Raw
@@ -221,12 +223,11 @@ def _read_runs(
     of events skimmed."""
     skimmed = 0
     order = {index: order_key(envelope.event) for index, envelope in envelopes.items()}
-    ties = Counter(order.values())
-    if every_run_kept:
-        events = [envelope.event for envelope in envelopes.values()]
-        kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
-    else:
-        kept = runs_kept_whole(envelope.event for envelope in envelopes.values())
+    tied = _tied(order.values())
+    events = [envelope.event for envelope in envelopes.values()]
+    kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
+    if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
+        kept = runs_kept_whole(events)
         kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
     by_job: dict[tuple[str, str], _Decided] = {}
     by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
@@ -245,7 +246,7 @@ def _read_runs(
         judge = own if own is not None else seen
         needed = (
             index in whole
-            or ties[order[index]] > 1
+            or order[index] in tied
             or not judge.covers(envelope)
             or (own is None and quality and _carries_quality(envelope))
         )
@@ -272,6 +273,18 @@ def _read_runs(
             if own is not None:
                 own.add(parsed.event)
     return skimmed
+
+
+def _tied(keys: Collection[_OrderKey]) -> AbstractSet[_OrderKey]:
+    """The keys that come more than once; a set tells first whether any does (mostly none does,
+    and a ``Counter`` costs four times as much)."""
+    if len(set(keys)) == len(keys):
+        return _NO_KEYS
+    return {key for key, count in Counter(keys).items() if count > 1}
+
+
+_OrderKey = tuple[datetime, int, str, str, str]
+_NO_KEYS: frozenset[_OrderKey] = frozenset()
 
 
 def _record_raw(event: RunEvent, data: Mapping[str, Any], into: RawFacets) -> None:

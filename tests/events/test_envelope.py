@@ -60,6 +60,7 @@ def _text(**changes: Any) -> str:
         (_text(eventTime=float("nan")), "NaN: msgspec refuses it"),
         (_text(producer="\\ud800"), "an escape of a lone surrogate"),
         (_text(producer="a\\u0000b"), "an escape of NUL"),
+        (_text(producer="a\nb\ud800"), "a lone surrogate escaped after another escape"),
         (_text(run=None), "no run: not a RunEvent"),
         (_text(job={"namespace": "n"}), "an invalid envelope"),
         (_text(eventTime="yesterday"), "an invalid envelope"),

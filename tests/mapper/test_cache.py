@@ -27,6 +27,7 @@ from airflow_blindata.mapper.fold import (
     JobFold,
     OutputFold,
     RunFold,
+    built,
     fold_jobs,
 )
 from airflow_blindata.mapper.quality import quality_retainer
@@ -416,6 +417,6 @@ def test_the_kept_text_types_every_field_of_the_folds_models() -> None:
         assert model.model_config.get("extra") in (None, "ignore")
         assert not model.__pydantic_post_init__ and not model.__private_attributes__
     fields = {"key": DatasetKey("n", "d"), "facets": {}, "input_facets": {}}
-    built = cache._built(InputFold, **fields)
+    made = built(InputFold, **fields)
     constructed = InputFold.model_construct(**fields)
-    assert built == constructed and built.model_fields_set == constructed.model_fields_set
+    assert made == constructed and made.model_fields_set == constructed.model_fields_set

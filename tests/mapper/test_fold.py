@@ -438,3 +438,14 @@ def test_any_permutation_or_duplication_gives_the_same_fold(
     duplicates = data.draw(st.lists(st.sampled_from(events), max_size=4))
     shuffled = data.draw(st.permutations([*events, *duplicates]))
     assert fold(shuffled).model_dump() == fold(events).model_dump()
+
+
+def test_the_models_a_fold_builds_unvalidated_are_the_ones_validation_gives() -> None:
+    """A fold builds its models from values it typed itself (``built``): validating each again
+    gives an equal model, with its fields in the model's order."""
+    for job in fold(dbt_events(*ALL_DBT)).jobs:
+        holders = (job, *job.runs)
+        datasets = [item for holder in holders for item in (*holder.inputs, *holder.outputs)]
+        for model in (*holders, *datasets):
+            again = type(model).model_validate(dict(model.__dict__))
+            assert again == model and list(model.__dict__) == list(type(model).model_fields)

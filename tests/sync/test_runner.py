@@ -174,7 +174,7 @@ def test_what_a_plan_validated_does_not_stay_in_memory_after_it(
     held: list[int] = []
 
     def forget() -> None:
-        held.append(registry._validated_once.cache_info().currsize)
+        held.append(registry._read_once.cache_info().currsize)
         registry.forget_validated_facets()
 
     monkeypatch.setattr(mapping, "forget_validated_facets", forget)
@@ -183,4 +183,4 @@ def test_what_a_plan_validated_does_not_stay_in_memory_after_it(
     plan_from_store(store, definition(), known)
     plan_from_store(store, definition(), known)  # kept folds loaded, their facets validated
     assert len(held) == 2 and all(held)
-    assert registry._validated_once.cache_info().currsize == 0
+    assert registry._read_once.cache_info().currsize == 0
