@@ -169,11 +169,12 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
     Blindata refuses an entity without a name, so it is never planned: the dataset is reported
     as ``EMPTY_DATASET_NAME`` instead of an upload that fails on every run.
     """
-    hierarchy = facet_of(dataset.facets, HierarchyDatasetFacet)
-    symlinks = facet_of(dataset.facets, SymlinksDatasetFacet)
+    facets, key = dataset.facets, dataset.key
+    hierarchy = facet_of(facets, HierarchyDatasetFacet)
+    symlinks = facet_of(facets, SymlinksDatasetFacet)
     found = entity_name(
-        dataset.key.namespace,
-        dataset.key.name,
+        key.namespace,
+        key.name,
         hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
         symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
         if symlinks
@@ -182,15 +183,20 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
     return _entity_key(system, found)
 
 
-def _dataset_properties(draft: _Draft, dataset: DatasetFold) -> None:
-    namespace = normalize_namespace(dataset.key.namespace)
-    draft.add("openLineageDataset", f"{namespace}/{dataset.key.name}")
-    dataset_type = facet_of(dataset.facets, DatasetTypeDatasetFacet)
+def _dataset_properties(
+    draft: _Draft,
+    dataset: DatasetKey,
+    facets: dict[str, BaseFacet],
+    dataset_type: DatasetTypeDatasetFacet | None,
+) -> None:
+    """The properties of a dataset; ``dataset_type`` is its facet, which the caller read."""
+    namespace = normalize_namespace(dataset.namespace)
+    draft.add("openLineageDataset", f"{namespace}/{dataset.name}")
     if dataset_type:
         draft.set("openLineageDatasetType", [dataset_type.dataset_type])
         draft.set("openLineageDatasetSubtype", [dataset_type.sub_type])
-    for key in sorted(dataset.facets.keys() & _PROPERTY_FACETS):
-        for name, values in _facet_properties(key, dataset.facets[key]).items():
+    for key in sorted(facets.keys() & _PROPERTY_FACETS):
+        for name, values in _facet_properties(key, facets[key]).items():
             draft.set(name, values)
 
 
@@ -288,11 +294,13 @@ def map_datasets(
     for dataset in sorted(
         fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
     ):
-        where = f"{dataset.key.namespace}/{dataset.key.name}"
-        system = resolver.dataset_system(dataset.key.namespace, where)
+        # read once: a fold's attributes are read through pydantic's __getattr__ hook
+        dataset_key, facets = dataset.key, dataset.facets
+        where = f"{dataset_key.namespace}/{dataset_key.name}"
+        system = resolver.dataset_system(dataset_key.namespace, where)
         if system is None:
             continue
-        key = entities[dataset.key, system.name] = dataset_entity_key(dataset, system.name)
+        key = entities[dataset_key, system.name] = dataset_entity_key(dataset, system.name)
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue
@@ -300,17 +308,18 @@ def map_datasets(
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
         draft.sources.append(f"dataset {where}")
-        dataset_type = facet_of(dataset.facets, DatasetTypeDatasetFacet)
+        dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
         if dataset_type and system.entity_creation:
             # The table type of an entity the job creates; a crawled entity keeps its own.
             draft.table_type = dataset_type.dataset_type.upper()
-        documentation = facet_of(dataset.facets, DocumentationDatasetFacet)
+        documentation = facet_of(facets, DocumentationDatasetFacet)
         if documentation:
             draft.set_text(documentation.description, documentation.content_type)
-        _dataset_properties(draft, dataset)
-        schema = facet_of(dataset.facets, SchemaDatasetFacet)
+        _dataset_properties(draft, dataset_key, facets, dataset_type)
+        schema = facet_of(facets, SchemaDatasetFacet)
+        fields = draft.fields
         for planned, too_long in _flat_fields(key, schema.fields or () if schema else (), ""):
-            draft.fields[planned.name] = planned
+            fields[planned.name] = planned
             if too_long:
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
@@ -336,18 +345,20 @@ def map_jobs(
     if fold.jobs:
         report.count("jobs", len(fold.jobs))
     for job in fold.jobs:
-        system = resolver.job_system(job.key.namespace)
-        scope = job_scope(job.key.namespace, job.key.name)
+        key = job.key  # read once: a fold's attributes are read through pydantic's hook
+        system = resolver.job_system(key.namespace)
+        scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)
-        if sql and sql.query.strip():
+        query = sql.query if sql else ""
+        if sql and query.strip():
             plan.routines.append(
                 PlannedRoutine(
                     system=system.name,
-                    catalog=job.key.namespace,
-                    schema_=job.key.namespace,
-                    name=job.key.name,
-                    definition=sql.query,
-                    sql_hash=sql_hashes.hash(sql.query, sql.dialect),
+                    catalog=key.namespace,
+                    schema_=key.namespace,
+                    name=key.name,
+                    definition=query,
+                    sql_hash=sql_hashes.hash(query, sql.dialect),
                     dialect=sql.dialect,
                     job=scope,
                 )
@@ -358,16 +369,17 @@ def map_jobs(
 
 
 def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
-    key = EntityKey(system=system, schema_=job.key.namespace, name=job.key.name)
+    job_key, facets = job.key, job.facets
+    key = EntityKey(system=system, schema_=job_key.namespace, name=job_key.name)
     draft = _Draft(key=key, may_create=True, table_type=OPENLINEAGE_JOB)
-    draft.sources.append(f"job {job.key.namespace}/{job.key.name}")
+    draft.sources.append(f"job {job_key.namespace}/{job_key.name}")
     draft.add("openLineageJobScope", scope)
-    job_type = facet_of(job.facets, JobTypeJobFacet)
+    job_type = facet_of(facets, JobTypeJobFacet)
     if job_type:
         draft.add("openLineageJobType", job_type.job_type)
         draft.add("openLineageProcessingType", job_type.processing_type)
         draft.add("openLineageIntegration", job_type.integration)
-    location = facet_of(job.facets, SourceCodeLocationJobFacet)
+    location = facet_of(facets, SourceCodeLocationJobFacet)
     if location:
         draft.add("openLineageSourceCodeUrl", _safe(location.url))
         draft.add("openLineageSourceCodeRepoUrl", _safe(location.repo_url))
@@ -375,15 +387,15 @@ def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
         draft.add("openLineageSourceCodeVersion", location.version)
         draft.add("openLineageSourceCodeBranch", location.branch)
         draft.add("openLineageSourceCodeTag", location.tag)
-    for facet_key in sorted(job.facets.keys() & _PROPERTY_FACETS):
-        for name, values in _facet_properties(facet_key, job.facets[facet_key]).items():
+    for facet_key in sorted(facets.keys() & _PROPERTY_FACETS):
+        for name, values in _facet_properties(facet_key, facets[facet_key]).items():
             draft.set(name, values)
     latest = job.latest
     if latest is not None:
         draft.add("openLineageProducer", latest.producer)
-        for name, value in _producer_properties({**job.facets, **latest.run_facets}):
+        for name, value in _producer_properties({**facets, **latest.run_facets}):
             draft.set(name, [value])
-    documentation = facet_of(job.facets, DocumentationJobFacet)
+    documentation = facet_of(facets, DocumentationJobFacet)
     if documentation:
         draft.set_text(documentation.description, documentation.content_type)
     return draft.entity()

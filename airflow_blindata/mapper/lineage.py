@@ -179,13 +179,13 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey
 
 
 def _output_evidence(
-    job: JobFold,
+    declared: LineageJobFacet | None,
     output: DatasetKey,
     output_facets: dict[str, BaseFacet],
     inputs: Sequence[DatasetKey],
 ) -> tuple[FlowEvidence, dict[DatasetKey, list[Source]]]:
-    """The evidence for ``output`` and its sources by input dataset."""
-    declared = facet_of(job.facets, LineageJobFacet)
+    """The evidence for ``output`` and its sources by input dataset; ``declared`` is the job's
+    lineage facet, read once for all its outputs."""
     for entry in declared.entries if declared else ():
         if isinstance(entry, LineageDatasetEntry) and _same(
             DatasetKey(entry.namespace, entry.name), output
@@ -218,15 +218,17 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         producer = run.producer if run else ""
     if not outputs:
         return
-    owner = f"{job.key.namespace}/{job.key.name}"
-    scope = job_scope(job.key.namespace, job.key.name)
-    sql = facet_of(job.facets, SQLJobFacet)
+    key, job_facets = job.key, job.facets  # read once: pydantic reads them through a hook
+    owner = f"{key.namespace}/{key.name}"
+    scope = job_scope(key.namespace, key.name)
+    sql = facet_of(job_facets, SQLJobFacet)
     analysed = bool(sql and sql.query.strip())
+    declared = facet_of(job_facets, LineageJobFacet)
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
     for output, facets in outputs:
-        evidence, by_dataset = _output_evidence(job, output, facets, inputs)
+        evidence, by_dataset = _output_evidence(declared, output, facets, inputs)
         uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
         for dataset in [key for key in by_dataset if _same(key, output)]:
             del by_dataset[dataset]  # a dataset read and written: no flow
