@@ -294,7 +294,7 @@ def map_datasets(
     for dataset in sorted(
         fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
     ):
-        # read once: a fold's attributes are read through pydantic's __getattr__ hook
+        # read once: a model's attribute is looked up through its class's MRO first, a local is not
         dataset_key, facets = dataset.key, dataset.facets
         where = f"{dataset_key.namespace}/{dataset_key.name}"
         system = resolver.dataset_system(dataset_key.namespace, where)
@@ -345,7 +345,7 @@ def map_jobs(
     if fold.jobs:
         report.count("jobs", len(fold.jobs))
     for job in fold.jobs:
-        key = job.key  # read once: a fold's attributes are read through pydantic's hook
+        key = job.key  # read once (see map_datasets)
         system = resolver.job_system(key.namespace)
         scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)

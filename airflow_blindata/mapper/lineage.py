@@ -218,7 +218,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         producer = run.producer if run else ""
     if not outputs:
         return
-    key, job_facets = job.key, job.facets  # read once: pydantic reads them through a hook
+    key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)
     owner = f"{key.namespace}/{key.name}"
     scope = job_scope(key.namespace, key.name)
     sql = facet_of(job_facets, SQLJobFacet)
