@@ -33,7 +33,7 @@ from airflow_blindata.mapper.fold import (
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
-from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError
 
@@ -272,14 +272,25 @@ def _extend(
             new = texts.of(item.job)
             if len(new) != item.received:  # some folded events went as others came
                 continue
+            if _malformed(item.kept.report):
+                continue  # read whole (see _malformed)
             job_report = Report()
             events = read_job_events(
                 new, job_report, quality=quality, raw_facets=item.raw_facets, every_run_kept=True
             )
+            if _malformed(job_report):
+                continue
             folded = extend_folded(item.kept.folded, events, retain)
             if folded is not None:
                 item.kept.report.merge(job_report)
                 yield item, folded, item.kept.report
+
+
+def _malformed(report: Report) -> bool:
+    """Whether reading a job's events found a malformed facet. A plan reports one only if the
+    run, job or dataset it is in is still used (a whole read validates no other), which the
+    reading that found it cannot tell: a run read then may be one the new events supersede."""
+    return report.gap_count(GapCode.MALFORMED_FACET) > 0
 
 
 def _forget_and_keep_memo(

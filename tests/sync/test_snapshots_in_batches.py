@@ -1,0 +1,132 @@
+"""Every snapshot is the plan of the events received so far, however they came in between.
+
+Named after issue "Scale": "keep in the store what is needed to skip re-folding jobs that
+received nothing new", and design 3.3: the same stored events give the same plan. A store that
+took snapshots along the way holds kept folds, extended ones and an SQL hash memo; its plan must
+be the one of reading every event at once (``build``), after each batch of events.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.store import open_store
+from airflow_blindata.sync.mapping import plan_from_store
+from tests.builders import run_event
+from tests.mapper.test_reading import histories
+from tests.store.helpers import postgres_base_url, postgres_schema
+from tests.test_planning import all_fixture_events
+
+from .conftest import definition
+from .test_runner import as_extended
+
+
+def _time(event: object) -> str:
+    if isinstance(event, dict) and isinstance(event.get("eventTime"), str):
+        return event["eventTime"]
+    return ""
+
+
+def _snapshots_equal_builds(batches: list[list[Any]], url: str) -> dict[str, int]:
+    """Append each batch, plan from the store keeping folds, and compare with ``build`` of every
+    event stored so far; the counters of what the kept folds saved, summed."""
+    saved = {"jobsUnchanged": 0, "jobsExtended": 0}
+    with open_store(url) as store:
+        for batch in batches:
+            store.append_many(json.dumps(event) for event in batch)
+            planned = plan_from_store(store, definition())
+            for counter in saved:
+                saved[counter] += planned.report.counters.get(counter, 0)
+            stored = [event.payload for event in store.events()]  # not what it quarantined
+            assert as_extended(planned) == as_extended(build(stored, definition()))
+    return saved
+
+
+def _cut(events: list[Any], parts: int, rng: random.Random) -> list[list[Any]]:
+    marks = sorted(rng.sample(range(1, len(events)), min(parts - 1, len(events) - 1)))
+    ends = zip([0, *marks], [*marks, len(events)], strict=True)
+    return [events[start:end] for start, end in ends]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'events.db'}"
+    else:
+        with postgres_schema(postgres_base_url()) as url:
+            yield url
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("arrival", ["in time order", "shuffled"])
+def test_every_producers_events_received_in_batches_plan_as_read_at_once(
+    store_url: str, seed: int, arrival: str
+) -> None:
+    """The fixtures of every producer (dbt, the spec's facet examples), received in four batches
+    with a snapshot after each, and one more with nothing new: in time order (the usual case,
+    where kept folds are extended) or in any order (late events have their job read whole)."""
+    rng = random.Random(seed)
+    events = [e for e in all_fixture_events() if isinstance(e, dict)]
+    if arrival == "shuffled":
+        rng.shuffle(events)
+    else:
+        events.sort(key=_time)
+    saved = _snapshots_equal_builds([*_cut(events, 4, rng), []], store_url)  # then nothing new
+    assert saved["jobsUnchanged"] > 0  # the kept folds were used, not only written
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=histories(),
+    seed=st.integers(0, 2**16),
+    parts=st.integers(2, 4),
+    in_order=st.booleans(),
+)
+def test_a_jobs_history_received_in_batches_plans_as_read_at_once(
+    events: list[dict[str, Any]], seed: int, parts: int, in_order: bool
+) -> None:
+    """Any history of a job (runs going on across batches, ties, deleted and malformed facets),
+    its events received in a few batches, with a snapshot after each."""
+    rng = random.Random(seed)
+    if in_order:
+        events = sorted(events, key=_time)
+    else:
+        rng.shuffle(events)
+    with tempfile.TemporaryDirectory() as directory:
+        _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db")
+
+
+def test_a_facet_malformed_in_every_run_is_reported_as_a_full_read_reports_it(
+    tmp_path: Path,
+) -> None:
+    """A producer that sends the same malformed run facet in every run, a snapshot after each
+    run: the gap counts what reading every stored event reports (the facets of the runs still
+    used: the latest), not one more each snapshot."""
+    bad = {"nominalTime": {"nominalStartTime": "soon"}}
+    runs = [
+        run_event(
+            "orders",
+            event_type="COMPLETE",
+            run_id=f"00000000-0000-4000-8000-{run:012d}",
+            time=f"2026-01-{1 + run:02d}T10:00:00Z",
+            run_facets=bad,
+        )
+        for run in range(5)
+    ]
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    saved = _snapshots_equal_builds([[event] for event in runs], url)
+    assert saved["jobsExtended"] == 0  # each time read whole, to report what is still used
+    with open_store(url) as store:
+        again = plan_from_store(store, definition())
+    assert again.report.gap_count(GapCode.MALFORMED_FACET) == 1
