@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.store import open_store
@@ -38,18 +39,21 @@ def _time(event: object) -> str:
     return ""
 
 
-def _snapshots_equal_builds(batches: list[list[Any]], url: str) -> dict[str, int]:
+def _snapshots_equal_builds(
+    batches: list[list[Any]], url: str, job: JobDefinition | None = None
+) -> dict[str, int]:
     """Append each batch, plan from the store keeping folds, and compare with ``build`` of every
     event stored so far; the counters of what the kept folds saved, summed."""
+    job = job or definition()
     saved = {"jobsUnchanged": 0, "jobsExtended": 0}
     with open_store(url) as store:
         for batch in batches:
             store.append_many(json.dumps(event) for event in batch)
-            planned = plan_from_store(store, definition())
+            planned = plan_from_store(store, job)
             for counter in saved:
                 saved[counter] += planned.report.counters.get(counter, 0)
             stored = [event.payload for event in store.events()]  # not what it quarantined
-            assert as_extended(planned) == as_extended(build(stored, definition()))
+            assert as_extended(planned) == as_extended(build(stored, job))
     return saved
 
 
@@ -92,19 +96,27 @@ def test_every_producers_events_received_in_batches_plan_as_read_at_once(
     seed=st.integers(0, 2**16),
     parts=st.integers(2, 4),
     in_order=st.booleans(),
+    quality=st.sampled_from([(True, True), (True, False), (False, False)]),
 )
 def test_a_jobs_history_received_in_batches_plans_as_read_at_once(
-    events: list[dict[str, Any]], seed: int, parts: int, in_order: bool
+    events: list[dict[str, Any]],
+    seed: int,
+    parts: int,
+    in_order: bool,
+    quality: tuple[bool, bool],
 ) -> None:
     """Any history of a job (runs going on across batches, ties, deleted and malformed facets),
-    its events received in a few batches, with a snapshot after each."""
+    its events received in a few batches, with a snapshot after each; under each quality
+    setting (which decides what a fold keeps of the runs it drops)."""
+    enabled, metrics = quality
+    job = definition(quality={"enabled": enabled, "metricsEnabled": metrics})
     rng = random.Random(seed)
     if in_order:
         events = sorted(events, key=_time)
     else:
         rng.shuffle(events)
     with tempfile.TemporaryDirectory() as directory:
-        _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db")
+        _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db", job)
 
 
 def test_a_facet_malformed_in_every_run_is_reported_as_a_full_read_reports_it(
