@@ -10,6 +10,7 @@ documented in docs/facet-support.md and docs/mapping-reference.md.
 
 from __future__ import annotations
 
+from bisect import insort
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
@@ -17,7 +18,7 @@ from pydantic import BaseModel, Field
 __all__ = ["GAP_HINTS", "MAX_EXAMPLES", "Gap", "GapCode", "Report"]
 
 MAX_EXAMPLES = 5
-"""Examples kept per gap code; the count is always complete."""
+"""Examples kept per gap code (the smallest, sorted); the count is always complete."""
 
 
 class GapCode(StrEnum):
@@ -100,8 +101,7 @@ class Report(BaseModel):
         if gap is None:
             gap = self.gaps[code] = Gap(code=code, hint=GAP_HINTS[code])
         gap.count += 1
-        if len(gap.examples) < MAX_EXAMPLES and example not in gap.examples:
-            gap.examples.append(example)
+        _add_example(gap.examples, example)
 
     def gap_count(self, code: GapCode) -> int:
         gap = self.gaps.get(code)
@@ -119,5 +119,17 @@ class Report(BaseModel):
                 continue
             mine.count += gap.count
             for example in gap.examples:
-                if len(mine.examples) < MAX_EXAMPLES and example not in mine.examples:
-                    mine.examples.append(example)
+                _add_example(mine.examples, example)
+
+
+def _add_example(examples: list[str], example: str) -> None:
+    """Keep the ``MAX_EXAMPLES`` smallest examples, sorted: the same ones whatever order the
+    events, the jobs and the reports of kept folds came in (the first ones met would depend on
+    it, and a snapshot would not report what reading every stored event at once reports)."""
+    if example in examples:
+        return
+    if len(examples) >= MAX_EXAMPLES:
+        if example > examples[-1]:
+            return
+        examples.pop()
+    insort(examples, example)

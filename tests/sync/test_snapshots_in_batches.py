@@ -12,6 +12,7 @@ import json
 import random
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.store import open_store
 from airflow_blindata.sync.mapping import plan_from_store
-from tests.builders import run_event
-from tests.mapper.test_reading import histories
+from tests.builders import dataset_event, job_event, run_event
+from tests.mapper.test_fold import NS, at
+from tests.mapper.test_reading import DATASET_FACETS, datasets, histories
 from tests.store.helpers import postgres_base_url, postgres_schema
 from tests.test_planning import all_fixture_events
 
@@ -40,14 +42,23 @@ def _time(event: object) -> str:
 
 
 def _snapshots_equal_builds(
-    batches: list[list[Any]], url: str, job: JobDefinition | None = None
+    batches: list[list[Any]],
+    url: str,
+    job: JobDefinition | None = None,
+    *,
+    retention_after: int | None = None,
 ) -> dict[str, int]:
     """Append each batch, plan from the store keeping folds, and compare with ``build`` of every
-    event stored so far; the counters of what the kept folds saved, summed."""
+    event stored so far; the counters of what the kept folds saved, summed. After the snapshot
+    of batch ``retention_after``, retention removes every event but each job's latest
+    description (every event received over a day before, ``rawEventsDays`` 0)."""
     job = job or definition()
     saved = {"jobsUnchanged": 0, "jobsExtended": 0}
     with open_store(url) as store:
-        for batch in batches:
+        for index, batch in enumerate(batches):
+            if index - 1 == retention_after:
+                later = datetime.now(UTC) + timedelta(days=1)
+                store.retain(raw_events_days=0, job_described_for_days=30, now=later)
             store.append_many(json.dumps(event) for event in batch)
             planned = plan_from_store(store, job)
             for counter in saved:
@@ -142,3 +153,60 @@ def test_a_facet_malformed_in_every_run_is_reported_as_a_full_read_reports_it(
     with open_store(url) as store:
         again = plan_from_store(store, definition())
     assert again.report.gap_count(GapCode.MALFORMED_FACET) == 1
+
+
+@st.composite
+def catalogs(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """The histories of up to three jobs that read and write the same datasets (whose facets
+    are merged across jobs: latest wins, ``_deleted`` removes), now and then a design of a job
+    (a JobEvent) and DatasetEvents of those datasets, interleaved."""
+    events = []
+    for number in range(draw(st.integers(1, 3))):
+        name = f"job{number}"
+        for event in draw(histories()):
+            events.append({**event, "job": {**event["job"], "name": name}})
+        for second in draw(st.lists(st.integers(0, 12), max_size=2)):
+            design = job_event(
+                name,
+                namespace="halden",
+                time=at(second),
+                inputs=draw(datasets("inputFacets")),
+                outputs=draw(datasets("outputFacets")),
+            )
+            events.append(design)
+    for second in draw(st.lists(st.integers(0, 12), max_size=2)):
+        facets = draw(st.sampled_from(DATASET_FACETS))
+        name = draw(st.sampled_from(["a", "b"]))
+        events.append(dataset_event(name, NS, facets=facets, time=at(second)))
+    return events
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=catalogs(),
+    seed=st.integers(0, 2**16),
+    parts=st.integers(2, 4),
+    in_order=st.booleans(),
+    retention_after=st.none() | st.integers(0, 2),
+)
+def test_jobs_sharing_datasets_received_in_batches_plan_as_read_at_once(
+    events: list[dict[str, Any]],
+    seed: int,
+    parts: int,
+    in_order: bool,
+    retention_after: int | None,
+) -> None:
+    """Several jobs' histories received in batches, a snapshot after each; now and then
+    retention removes all but each job's latest description between two snapshots (the kept
+    folds then hold events the store no longer has)."""
+    rng = random.Random(seed)
+    if in_order:
+        events = sorted(events, key=_time)
+    else:
+        rng.shuffle(events)
+    with tempfile.TemporaryDirectory() as directory:
+        _snapshots_equal_builds(
+            _cut(events, parts, rng),
+            f"sqlite:///{directory}/events.db",
+            retention_after=retention_after,
+        )
