@@ -3,7 +3,8 @@
 Named after issue "Scale": "keep in the store what is needed to skip re-folding jobs that
 received nothing new", and design 3.3: the same stored events give the same plan. A store that
 took snapshots along the way holds kept folds, extended ones and an SQL hash memo; its plan must
-be the one of reading every event at once (``build``), after each batch of events.
+be the one of reading every event at once (``build``), after each batch of events. So must the
+plan of event files, read one job at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.planning import plan_files
 from airflow_blindata.store import open_store
 from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset_event, job_event, run_event
@@ -210,3 +212,21 @@ def test_jobs_sharing_datasets_received_in_batches_plan_as_read_at_once(
             f"sqlite:///{directory}/events.db",
             retention_after=retention_after,
         )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=catalogs(), seed=st.integers(0, 2**16))
+def test_jobs_sharing_datasets_in_event_files_plan_as_read_at_once(
+    events: list[dict[str, Any]], seed: int
+) -> None:
+    """``plan`` of event files reads them one job at a time (``plan_files``): the events of
+    several jobs, in any order, split between a JSON lines file and a JSON array."""
+    rng = random.Random(seed)
+    rng.shuffle(events)
+    half = rng.randint(0, len(events))
+    with tempfile.TemporaryDirectory() as directory:
+        lines, array = Path(directory) / "events.jsonl", Path(directory) / "events.json"
+        lines.write_text("".join(f"{json.dumps(e)}\n" for e in events[:half]), encoding="utf-8")
+        array.write_text(json.dumps(events[half:]), encoding="utf-8")
+        planned = plan_files([lines, array], definition())
+    assert planned == build(events, definition())
