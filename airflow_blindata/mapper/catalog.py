@@ -322,9 +322,12 @@ def map_datasets(
             fields[planned.name] = planned
             if too_long:
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
+    field_names = plan.dataset_entities.field_names
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
         plan.entities.append(draft.entity())
         plan.fields.extend(sorted(draft.fields.values(), key=_FIELD_ORDER))
+        if draft.fields:
+            field_names[draft.key] = draft.fields.keys()
     report.count("datasetEntities", len(drafts))
 
 

@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import groupby
-from operator import attrgetter
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import entity_of
@@ -85,8 +83,8 @@ class FlowCollector:
     """Job → its entity, for the jobs of the fold: a job is an end of the orchestration flows
     of its parent, its DAG and its neighbours in the task graph."""
 
-    # The plan's entities and fields, indexed when first asked: the orchestration pass, whose
-    # ends are jobs, never asks, and the entities only for an end that is no dataset of the fold.
+    # The plan's entities, indexed when first asked: the orchestration pass, whose ends are jobs,
+    # never asks, and the lineage pass only for an end that is no dataset of the fold.
 
     @cached_property
     def _entities(self) -> dict[EntityKey, PlannedEntity]:
@@ -97,13 +95,10 @@ class FlowCollector:
         return self.plan.dataset_entities.found
 
     @cached_property
-    def _fields(self) -> dict[EntityKey, set[str]]:
-        """Entity → the names of its planned fields (those of an entity are planned together)."""
-        names: dict[EntityKey, set[str]] = {}
-        name_of = attrgetter("name")
-        for entity, planned in groupby(self.plan.fields, key=attrgetter("entity")):
-            names.setdefault(entity, set()).update(map(name_of, planned))
-        return names
+    def _fields(self) -> dict[EntityKey, Set[str]]:
+        """Entity → the names of its planned fields, as the catalog pass planned them (indexing
+        ``plan.fields`` again compared an entity key per field)."""
+        return self.plan.dataset_entities.field_names
 
     # -- ends ----------------------------------------------------------------------------------
 
@@ -248,7 +243,8 @@ class FlowCollector:
             name = f"{source_label}{source_field}{target_label}{target_field}{owner_suffix}"
             if len(name) > MAX_FLOW_NAME:
                 name = shorten(name, MAX_FLOW_NAME)
-            existing = flows.get((scope, name))
+            key = (scope, name)
+            existing = flows.get(key)
             if existing is not None and (rank, description) >= _rank(existing):
                 continue
             source_end = source_ends.get(source_field)
@@ -257,7 +253,7 @@ class FlowCollector:
             target_end = target_ends.get(target_field)
             if target_end is None:
                 target_end = target_ends[target_field] = FlowEnd(target, target_field)
-            flows[(scope, name)] = PlannedFlow(
+            flows[key] = PlannedFlow(
                 scope,
                 name,
                 "column",

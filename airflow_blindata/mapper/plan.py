@@ -12,7 +12,7 @@ Lineage (flows) and quality slot in as further lists of the same plan.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -337,6 +337,9 @@ class DatasetEntities:
 
     def __init__(self) -> None:
         self.found: dict[tuple[DatasetKey, str], EntityKey | None] = {}
+        self.field_names: dict[EntityKey, Set[str]] = {}
+        """Entity → the names of the fields the catalog pass planned for it (none: absent), for
+        the lineage pass to check the ends of column flows without indexing ``plan.fields``."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DatasetEntities)
