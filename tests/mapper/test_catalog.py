@@ -236,6 +236,24 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
     assert routine.dialect == "postgres" and routine.sql_hash.startswith("sha256:")
 
 
+def test_the_entities_and_routines_built_unvalidated_are_the_ones_validation_gives() -> None:
+    """The catalog pass builds entities and routines from values it typed itself (``built``):
+    validating each again gives an equal model, with its fields in the model's order."""
+    facets = {
+        "documentation": {"description": "x" * 300},
+        "datasetType": {"datasetType": "table", "subType": "iceberg"},
+        "ownership": {"owners": [{"name": "finance", "type": "TEAM"}, {"name": "ana"}]},
+    }
+    sql = {"query": "INSERT INTO s.t SELECT * FROM s.u", "dialect": "postgres"}
+    extra = run_event(job_facets={"sql": sql}, outputs=[dataset("a.s.t", **facets)])
+    plan = build([*dbt_events(), extra], definition())
+    assert plan.routines and len(plan.entities) > 20
+    for model in (*plan.entities, *plan.routines):
+        again = type(model).model_validate(dict(model.__dict__))
+        assert again == model and list(model.__dict__) == list(type(model).model_fields)
+        assert again.model_dump() == model.model_dump()
+
+
 # -- the dbt fixtures end to end -------------------------------------------------------------------
 
 
