@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,6 +58,19 @@ def emulator_settings() -> Any:
             EmulatorUser(username=HUMAN, password=PASSWORD),
         ],
     )
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An event store's URL: SQLite, and PostgreSQL when ``BLINDATA_TEST_POSTGRES_URL`` is set
+    (a fresh schema each time)."""
+    from tests.store.helpers import postgres_base_url, postgres_schema
+
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'events.db'}"
+    else:
+        with postgres_schema(postgres_base_url()) as url:
+            yield url
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,6 @@ from airflow_blindata.capture.transport import (
 from airflow_blindata.store import AppendOutcome, open_store
 from airflow_blindata.store.direct import DirectAppender
 from airflow_blindata.store.sqlite import DEFAULT_TIMEOUT as SQLITE_TIMEOUT
-from tests.store.helpers import postgres_base_url, postgres_schema
 
 TIME = "2026-03-01T10:00:00.000000+00:00"
 
@@ -400,15 +399,6 @@ def test_anything_at_all_never_raises(tmp_path: Path, caplog: pytest.LogCaptureF
     with caplog.at_level(logging.WARNING):
         assert sink.emit(object()) in (None, AppendOutcome.QUARANTINED)
     assert sink.close() is True
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'events.db'}"
-    else:
-        with postgres_schema(postgres_base_url()) as url:
-            yield url
 
 
 def test_the_wal_stays_small_when_every_event_comes_from_a_fresh_fork(

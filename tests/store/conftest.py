@@ -23,15 +23,6 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'events.db'}"
-    else:
-        with postgres_schema(postgres_base_url()) as url:
-            yield url
-
-
 @pytest.fixture
 def store(store_url: str) -> Iterator[EventStore]:
     with open_store(store_url) as opened:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset_event, job_event, run_event
 from tests.mapper.test_fold import NS, at
 from tests.mapper.test_reading import DATASET_FACETS, datasets, histories
-from tests.store.helpers import postgres_base_url, postgres_schema
 from tests.test_planning import all_fixture_events
 
 from .conftest import definition
@@ -70,19 +68,16 @@ def _snapshots_equal_builds(
     return saved
 
 
+def _arrived(events: list[Any], rng: random.Random, *, in_order: bool) -> list[Any]:
+    """The events as they arrive: in time order (the usual case, where kept folds are
+    extended), or shuffled (late events, which have their job read whole)."""
+    return sorted(events, key=_time) if in_order else rng.sample(events, len(events))
+
+
 def _cut(events: list[Any], parts: int, rng: random.Random) -> list[list[Any]]:
     marks = sorted(rng.sample(range(1, len(events)), min(parts - 1, len(events) - 1)))
     ends = zip([0, *marks], [*marks, len(events)], strict=True)
     return [events[start:end] for start, end in ends]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'events.db'}"
-    else:
-        with postgres_schema(postgres_base_url()) as url:
-            yield url
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -94,11 +89,8 @@ def test_every_producers_events_received_in_batches_plan_as_read_at_once(
     with a snapshot after each, and one more with nothing new: in time order (the usual case,
     where kept folds are extended) or in any order (late events have their job read whole)."""
     rng = random.Random(seed)
-    events = [e for e in all_fixture_events() if isinstance(e, dict)]
-    if arrival == "shuffled":
-        rng.shuffle(events)
-    else:
-        events.sort(key=_time)
+    every = [e for e in all_fixture_events() if isinstance(e, dict)]
+    events = _arrived(every, rng, in_order=arrival == "in time order")
     saved = _snapshots_equal_builds([*_cut(events, 4, rng), []], store_url)  # then nothing new
     assert saved["jobsUnchanged"] > 0  # the kept folds were used, not only written
 
@@ -124,10 +116,7 @@ def test_a_jobs_history_received_in_batches_plans_as_read_at_once(
     enabled, metrics = quality
     job = definition(quality={"enabled": enabled, "metricsEnabled": metrics})
     rng = random.Random(seed)
-    if in_order:
-        events = sorted(events, key=_time)
-    else:
-        rng.shuffle(events)
+    events = _arrived(events, rng, in_order=in_order)
     with tempfile.TemporaryDirectory() as directory:
         _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db", job)
 
@@ -202,10 +191,7 @@ def test_jobs_sharing_datasets_received_in_batches_plan_as_read_at_once(
     retention removes all but each job's latest description between two snapshots (the kept
     folds then hold events the store no longer has)."""
     rng = random.Random(seed)
-    if in_order:
-        events = sorted(events, key=_time)
-    else:
-        rng.shuffle(events)
+    events = _arrived(events, rng, in_order=in_order)
     with tempfile.TemporaryDirectory() as directory:
         _snapshots_equal_builds(
             _cut(events, parts, rng),
