@@ -1,0 +1,176 @@
+"""Between two snapshots a deployment changes more than the events: the job definition, a second
+sync DAG sharing the store, retention, an upgrade. Whatever changed, a snapshot's plan is the
+plan of reading every stored event at once (``build``) with the definition of that snapshot, and
+the state kept for the next one (kept folds, the SQL hash memo) must not outlive what it was
+made from."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.cache import fold_settings
+from airflow_blindata.mapper.sql import sql_hash
+from airflow_blindata.store import EventStore, open_store
+from airflow_blindata.sync.mapping import plan_from_store
+from tests import builders
+from tests.builders import at, dataset, policy, run_event, sql_facet
+from tests.test_planning import all_fixture_events
+
+from .conftest import definition
+from .test_runner import as_extended
+from .test_snapshots_in_batches import _time
+
+OTHER_UUID = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f"
+
+
+def _same_as_read_at_once(store: EventStore, job: JobDefinition) -> None:
+    planned = plan_from_store(store, job)
+    stored = [event.payload for event in store.events()]
+    assert as_extended(planned) == as_extended(build(stored, job))
+
+
+def _definitions() -> list[JobDefinition]:
+    """A definition, then one that changes each option in turn (several at once, too), and a
+    second sync DAG's (another uuid) sharing the store."""
+    postgres = policy("postgres://*", nameTemplate="{host}", technology="PostgreSQL")
+    return [
+        definition(),
+        definition(quality={"enabled": False}),
+        definition(quality={"metricsEnabled": False, "suiteCode": "suite"}),
+        definition(quality={"enabled": False, "metricsEnabled": False}),
+        definition(processLayer=False, includeIndirect=True),
+        definition(ignoredNamespaces=["postgres://*"]),
+        definition(namespaceMappings=[{"pattern": "postgres://*", "system": {"name": "pg"}}]),
+        builders.definition(policy("*", subtype="APPLICATION", entityCreation=False)),
+        builders.definition(),
+        definition(
+            jobSystems=[{"pattern": "*", "system": {"name": "jobs"}, "creation": "IF_MISSING"}],
+            openLineageSystem={"name": "lineage"},
+            queryBucketName="bucket {uuid}",
+        ),
+        definition(retention={"rawEventsDays": 1}, cleanup={"enabled": False}),
+        builders.definition(postgres, quality={"enabled": False}, uuid=OTHER_UUID),
+    ]
+
+
+def test_snapshots_under_a_definition_changed_between_them_plan_as_read_at_once(
+    store_url: str,
+) -> None:
+    """Every producer's fixtures in three batches; after each, snapshots under definitions that
+    differ in every option (the quality switches decide what a kept fold holds), then one more
+    round with nothing new, going back to definitions whose folds are older."""
+    events = sorted((e for e in all_fixture_events() if isinstance(e, dict)), key=_time)
+    third = len(events) // 3
+    batches = [events[:third], events[third : 2 * third], events[2 * third :], []]
+    every = _definitions()
+    with open_store(store_url) as store:
+        for index, batch in enumerate(batches):
+            store.append_many(json.dumps(event) for event in batch)
+            for job in every[index::2]:
+                _same_as_read_at_once(store, job)
+        _same_as_read_at_once(store, every[0])
+
+
+def _append(store: EventStore, events: list[dict[str, Any]], *, days_ago: int = 0) -> None:
+    """Append ``events`` as if received ``days_ago`` days ago (retention counts from then)."""
+    received = datetime.now(UTC) - timedelta(days=days_ago)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("airflow_blindata.store.sql._now", lambda: received)
+        store.append_many(json.dumps(event) for event in events)
+
+
+def _run(job: str, run: int, **options: Any) -> list[dict[str, Any]]:
+    """A run of ``job``, START then COMPLETE, in minute ``run`` (its id says which)."""
+    run_id = f"00000000-0000-4000-8000-{run:012d}"
+    options.setdefault("outputs", [dataset(f"public.{job}")])
+    return [
+        run_event(job, event_type=kind, run_id=run_id, time=at(second, minute=run), **options)
+        for kind, second in (("START", 0), ("COMPLETE", 1))
+    ]
+
+
+def test_a_job_whose_every_event_went_is_not_described_nor_its_fold_kept(store_url: str) -> None:
+    """Retention drops a job with no event for ``jobDescribedForDays``: the next snapshot no
+    longer describes it, under either quality setting, and forgets its kept fold. When the job
+    runs again, only its new events describe it, whatever fold another setting kept of it."""
+    quality, plain = definition(), definition(quality={"enabled": False})
+    old = _run("old", 1, outputs=[dataset("public.old")])
+    with open_store(store_url) as store:
+        _append(store, old, days_ago=40)
+        _append(store, _run("recent", 2, outputs=[dataset("public.recent")]))
+        for job in (quality, plain):
+            _same_as_read_at_once(store, job)
+        store.retain(raw_events_days=14, job_described_for_days=30)
+        assert [e.job_name for e in store.events()] == ["recent", "recent"]
+        _same_as_read_at_once(store, quality)
+        assert store.folded_jobs(fold_settings(quality), [("airflow", "old")]) == {}
+        assert ("airflow", "old") in store.folded_jobs(fold_settings(plain), [("airflow", "old")])
+        again = _run("old", 3, outputs=[dataset("public.renamed")])
+        _append(store, again)
+        for job in (plain, quality, plain):
+            _same_as_read_at_once(store, job)
+
+
+def test_retention_between_snapshots_then_new_runs_plan_as_read_at_once(store_url: str) -> None:
+    """A job's kept fold holds runs that retention then removes (all but its latest run), and as
+    many new events arrive as were removed, or more: the fold is not extended but read whole."""
+    job = definition()
+    with open_store(store_url) as store:
+        _append(store, _run("load", 1) + _run("load", 2), days_ago=20)
+        _same_as_read_at_once(store, job)
+        store.retain(raw_events_days=14, job_described_for_days=30)
+        assert len(list(store.events())) == 2
+        for run in (3, 4):
+            _append(store, _run("load", run))
+            _same_as_read_at_once(store, job)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not JSON",
+        "null",
+        "{}",
+        '{"job": {}, "datasets": [], "runs": [], "report": {}}',  # a format before the cursor
+    ],
+)
+def test_a_kept_fold_that_does_not_load_has_its_job_read_whole(store_url: str, text: str) -> None:
+    """A kept fold of another format or damaged, under the digest of the job's events (the job
+    unchanged) or an older one (the job received events since): not an error, a whole read."""
+    job = definition()
+    settings = fold_settings(job)
+    with open_store(store_url) as store:
+        _append(store, _run("load", 1))
+        plan_from_store(store, job)
+        kept = store.folded_jobs(settings, [("airflow", "load")])
+        digest = kept[("airflow", "load")][0]
+        store.keep_folded_jobs(settings, [(("airflow", "load"), digest, text)])
+        _same_as_read_at_once(store, job)  # unchanged
+        store.keep_folded_jobs(settings, [(("airflow", "load"), digest, text)])
+        _append(store, _run("load", 2))
+        _same_as_read_at_once(store, job)  # changed
+
+
+QUERY = 'SELECT "id", `name` FROM orders WHERE note = "x"'
+
+
+def test_a_jobs_sql_dialect_changed_between_snapshots_is_hashed_for_its_new_dialect(
+    store_url: str,
+) -> None:
+    """The same SQL text under another dialect tokenizes otherwise (quotes name or spell a
+    string): the memo of the snapshot before, made for the old dialect, does not answer."""
+    assert sql_hash(QUERY, "postgres") != sql_hash(QUERY, "mysql")
+    job = definition()
+    with open_store(store_url) as store:
+        for run, dialect in enumerate(["postgres", "mysql", "postgres"], start=1):
+            _append(store, _run("load", run, job_facets=sql_facet(QUERY, dialect)))
+            planned = plan_from_store(store, job)
+            (routine,) = planned.routines
+            assert routine.sql_hash == sql_hash(QUERY, dialect)
+            _same_as_read_at_once(store, job)
