@@ -15,9 +15,12 @@ import hashlib
 import threading
 from collections.abc import Mapping
 
+import sqlglot
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Tokenizer, TokenType
+
+from airflow_blindata import __version__
 
 __all__ = ["OPENLINEAGE_DIALECTS", "SqlHashes", "normalize_sql", "sql_hash", "sqlglot_dialect"]
 
@@ -139,8 +142,18 @@ _SCHEME = "tokens"
 earlier builds) are not used, so that a store never mixes two kinds of hash."""
 
 
-def _digest(sql: str, dialect: str | None) -> str:
-    text = f"{_SCHEME}\n{dialect or ''}\n{sql}".encode("utf-8", "surrogatepass")
+def _scheme() -> str:
+    """What a memo's digests are made under: ``_SCHEME``, and the versions of sqlglot (its
+    tokenizer's keywords move between releases, and ``sqlglot>=25`` lets an upgrade bring
+    another) and of airflow-blindata (``OPENLINEAGE_DIALECTS``, ``normalize_sql``), as kept folds
+    are (``mapper.cache.fold_settings``). After an upgrade each text is hashed once more: a memo
+    of the old code would answer with its hash for as long as the text stays in use, then the
+    new one once it left the memo (a snapshot keeps only the texts it used)."""
+    return f"{_SCHEME}|sqlglot {sqlglot.__version__}|airflow-blindata {__version__}"
+
+
+def _digest(scheme: str, sql: str, dialect: str | None) -> str:
+    text = f"{scheme}\n{dialect or ''}\n{sql}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(text).hexdigest()
 
 
@@ -154,12 +167,13 @@ class SqlHashes:
 
     def __init__(self, known: Mapping[str, str] | None = None) -> None:
         self._known = known or {}
+        self._scheme = _scheme()
         self.used: dict[str, str] = {}
         self.parsed = 0
         """How many texts had to be parsed: the ones neither memo knew."""
 
     def hash(self, sql: str, dialect: str | None = None) -> str:
-        digest = _digest(sql, dialect)
+        digest = _digest(self._scheme, sql, dialect)
         found = self.used.get(digest) or self._known.get(digest)
         if found is None:
             found = sql_hash(sql, dialect)
