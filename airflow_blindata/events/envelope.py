@@ -119,7 +119,7 @@ def read_envelope(text: str | bytes) -> Envelope | None:
         return None
     try:
         raw = _DECODER.decode(text)
-    except (msgspec.MsgspecError, ValueError):
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
         return None
     if not isinstance(raw.run, _Run) or not isinstance(raw.job, _Job):
         return None

@@ -107,7 +107,8 @@ class StoredEvent:
     job_name: str | None
     run_id: str | None
     event_type: str | None
-    payload: dict[str, Any]
+    payload: dict[str, Any] | str
+    """The event's JSON object; its text when it nests too deeply to decode (``sql._payload``)."""
     source: str = "transport"
 
 

@@ -99,6 +99,16 @@ exception (22: NUL in text, a value too long, a character the encoding lacks), i
 constraint violation (23), program limit exceeded (54: an index entry over the btree limit)."""
 
 
+def _payload(text: str) -> Any:
+    """A stored event's JSON decoded; its text when it nests too deeply to decode here (the
+    store took it where the stack was shallower): every reader of payloads reads text too, and
+    reports the event unreadable, instead of one event failing every read of the store."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return text
+
+
 def quarantined_event(row: Any) -> QuarantinedEvent:
     """A row of the quarantine table as the model (the raw bytes shown as text)."""
     return QuarantinedEvent(
@@ -396,7 +406,7 @@ class SqlEventStore(EventStore):
             job_name=row.job_name,
             run_id=row.run_id,
             event_type=row.event_type,
-            payload=json.loads(row.payload),
+            payload=_payload(row.payload),
             source=row.source,
         )
 
