@@ -36,7 +36,7 @@ from tests.builders import (
 )
 
 from .conftest import definition
-from .test_runner import as_extended
+from .test_runner import assert_read_at_once
 
 JOB = "orders.load"
 
@@ -159,7 +159,7 @@ def test_spoiled_events_between_snapshots_plan_as_read_at_once_and_none_vanish(
             assert all(counts.quarantine_reasons.values())  # each with its reason
             planned = plan_from_store(store, definition())
             stored = [event.payload for event in store.events()]
-            assert as_extended(planned) == as_extended(build(stored, definition()))
+            assert_read_at_once(planned, build(stored, definition()))
 
 
 def test_a_malformed_facet_in_a_new_run_of_a_kept_job_is_a_gap_at_the_next_snapshot(
@@ -182,4 +182,4 @@ def test_a_malformed_facet_in_a_new_run_of_a_kept_job_is_a_gap_at_the_next_snaps
         assert second.report.gap_count(GapCode.MALFORMED_FACET) == 4
         assert second.report.counters["eventsRead"] == 2
         stored = [event.payload for event in store.events()]
-        assert as_extended(second) == as_extended(build(stored, definition()))
+        assert_read_at_once(second, build(stored, definition()))

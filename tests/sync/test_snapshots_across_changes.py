@@ -25,7 +25,7 @@ from tests.builders import at, dataset, policy, run_event, sql_facet
 from tests.test_planning import all_fixture_events
 
 from .conftest import definition
-from .test_runner import as_extended
+from .test_runner import assert_read_at_once
 from .test_snapshots_in_batches import _time
 
 OTHER_UUID = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f"
@@ -34,7 +34,7 @@ OTHER_UUID = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f"
 def _same_as_read_at_once(store: EventStore, job: JobDefinition) -> None:
     planned = plan_from_store(store, job)
     stored = [event.payload for event in store.events()]
-    assert as_extended(planned) == as_extended(build(stored, job))
+    assert_read_at_once(planned, build(stored, job))
 
 
 def _definitions() -> list[JobDefinition]:

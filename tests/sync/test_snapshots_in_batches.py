@@ -32,7 +32,7 @@ from tests.mapper.test_reading import DATASET_FACETS, datasets, histories
 from tests.test_planning import all_fixture_events
 
 from .conftest import definition
-from .test_runner import as_extended
+from .test_runner import assert_read_at_once
 
 
 def _time(event: object) -> str:
@@ -64,7 +64,7 @@ def _snapshots_equal_builds(
             for counter in saved:
                 saved[counter] += planned.report.counters.get(counter, 0)
             stored = [event.payload for event in store.events()]  # not what it quarantined
-            assert as_extended(planned) == as_extended(build(stored, job))
+            assert_read_at_once(planned, build(stored, job))
     return saved
 
 
@@ -144,6 +144,35 @@ def test_a_facet_malformed_in_every_run_is_reported_as_a_full_read_reports_it(
     with open_store(url) as store:
         again = plan_from_store(store, definition())
     assert again.report.gap_count(GapCode.MALFORMED_FACET) == 1
+
+
+def test_an_extended_job_still_lists_the_unknown_facets_of_a_run_newer_ones_superseded(
+    tmp_path: Path,
+) -> None:
+    """The one way an extended job's plan differs from a full read, apart from counts: an
+    unknown output facet of a run that a newer run superseded stays listed (its fold read it
+    when that run was the latest); a full read skims that run and never reads it."""
+    fancy = {"fancy": {"_producer": "x", "_schemaURL": "https://example.com/Fancy.json", "a": 1}}
+    first = run_event(
+        "orders",
+        run_id="00000000-0000-4000-8000-000000000001",
+        time="2026-01-01T10:00:00Z",
+        outputs=[{"namespace": NS, "name": "a", "facets": {}, "outputFacets": fancy}],
+    )
+    second = run_event(
+        "orders",
+        run_id="00000000-0000-4000-8000-000000000002",
+        time="2026-01-02T10:00:00Z",
+        outputs=[{"namespace": NS, "name": "a", "facets": {}}],
+    )
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    saved = _snapshots_equal_builds([[first], [second]], url)
+    assert saved["jobsExtended"] == 1
+    with open_store(url) as store:
+        extended = plan_from_store(store, definition(), keep=False)
+        full = build([event.payload for event in store.events()], definition())
+    assert dict(extended.report.unknown_facets) == {"fancy": 1}
+    assert dict(full.report.unknown_facets) == {}
 
 
 @st.composite
