@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# CI (``.ci/run``) draws the same examples on every run: a property that fails there fails
+# again on the same clone, and a developer's run keeps drawing new ones.
+settings.register_profile("ci", derandomize=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 _PRIVATE_HOME = "airflow-blindata-tests-"
 if os.environ.get("PYTEST_XDIST_WORKER") and _PRIVATE_HOME in os.environ.get("AIRFLOW_HOME", ""):
