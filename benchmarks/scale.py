@@ -21,6 +21,10 @@ the DAG run, the task and the task instance), ``processing_engine``, ``tags`` an
 ``unknownSourceAttribute``, and the job facets ``documentation``, ``ownership``, ``sourceCode`` and
 ``tags``; the default, ``lean``, leaves them out (the figures of earlier runs).
 
+``--long-runs 2000,20000`` adds one job with that many runs (a task that runs every minute):
+its history is read a slice of time at a time (``sync.mapping.SLICE_EVENTS``), measured against
+the same job read at once, as before slices.
+
 ``--snapshot-events N`` adds a snapshot of N stored events against the Blindata emulator (a
 first snapshot that creates the catalog, and a second with no new events), on SQLite and, with
 ``--postgres URL``, on PostgreSQL.
@@ -30,7 +34,7 @@ the store, and so is the floor: the best of each is printed, so that a noisy nei
 shared machine moves the figures less.
 
 Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50] [--repeat 3]
-[--shape lean|provider] [--snapshot-events 1000000]
+[--shape lean|provider] [--long-runs 2000,20000] [--snapshot-events 1000000]
 [--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
@@ -335,6 +339,10 @@ def child_plan(
 
     definition = JobDefinition.from_dict(DEFINITION)
     result: dict[str, Any] = {}
+    if mode == "unsliced":  # a long history read at once, as before slices
+        from airflow_blindata.sync import mapping
+
+        mapping.SLICE_EVENTS = 1 << 62
     with open_store(url) as store:
         started = time.perf_counter()
         if mode == "all-at-once":
@@ -472,6 +480,37 @@ def plans(jobs: int, runs_list: list[int], work: Path, repeat: int, shape: str) 
             used.unlink()
 
 
+def long_jobs(runs_list: list[int], work: Path, repeat: int, shape: str) -> None:
+    """One job with a long history (a task that runs every minute): read a slice of time at a
+    time, against the same job read at once (as before slices)."""
+    print(f"\nplan from the store, one job with a long history ({shape}), best of {repeat}")
+    print(
+        f"{'runs':>8} {'events':>9} {'JSON MB':>8} {'peak RSS':>9} {'time':>8} "
+        f"{'x json.loads':>12} {'at once: RSS':>13} {'time':>7}"
+    )
+    for runs in runs_list:
+        url = f"sqlite:///{work / 'long.db'}"
+        events, size = fill_store(url, 1, runs, shape)
+        floor = min(in_child("floor", url, "3")["seconds"] for _ in range(repeat))
+        sliced, unsliced = [], []
+        for _ in range(repeat):
+            for results, mode in ((sliced, "first"), (unsliced, "unsliced")):
+                shutil.copyfile(work / "long.db", work / "plan.db")
+                results.append(in_child("plan", f"sqlite:///{work / 'plan.db'}", mode))
+                for used in work.glob("plan.db*"):
+                    used.unlink()
+        seconds = min(result["seconds"] for result in sliced)
+        print(
+            f"{runs:>8,} {events:>9,} {size / 1e6:>8.0f} "
+            f"{min(result['rss'] for result in sliced):>7.0f}MB {seconds:>7.1f}s "
+            f"{seconds / floor:>11.1f}x {min(result['rss'] for result in unsliced):>11.0f}MB "
+            f"{min(result['seconds'] for result in unsliced):>6.1f}s",
+            flush=True,
+        )
+        for used in work.glob("long.db*"):
+            used.unlink()
+
+
 def snapshots(events: int, jobs: int, urls: list[str], work: Path, shape: str) -> None:
     runs = max(1, events // (jobs * 2))
     api_key = secrets.token_urlsafe(16)
@@ -506,6 +545,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2_000)
     parser.add_argument("--runs", default="1,2,10,12,50")
+    parser.add_argument(
+        "--long-runs",
+        default="",
+        help="runs of one job, comma-separated (e.g. 2000,20000): a long history read in slices",
+    )
     parser.add_argument("--snapshot-events", type=int, default=0)
     parser.add_argument("--snapshot-jobs", type=int, default=2_000)
     parser.add_argument(
@@ -524,6 +568,9 @@ def main() -> int:
         if args.runs:
             runs = [int(part) for part in args.runs.split(",")]
             plans(args.jobs, runs, work, args.repeat, args.shape)
+        if args.long_runs:
+            long_runs = [int(part) for part in args.long_runs.split(",")]
+            long_jobs(long_runs, work, args.repeat, args.shape)
         if args.snapshot_events:
             urls = [f"sqlite:///{work / 'snapshot.db'}"]
             schema = f"bench_{secrets.token_hex(4)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .models import (
@@ -23,7 +23,7 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent"]
+__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent", "time_slices"]
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""
@@ -83,9 +83,28 @@ class EventStore(ABC):
         """
         for job in jobs:
             found = self.events(job=job, since=after, until=until)
-            texts = [json.dumps(event.payload) for event in found]
+            texts = [_text(event) for event in found]
             if texts:
                 yield job, texts
+
+    def job_slices(
+        self,
+        job: tuple[str, str],
+        *,
+        until: int | None = None,
+        after: int | None = None,
+        size: int = 1000,
+    ) -> Iterator[list[str]]:
+        """The JSON texts of one job's events with ``after < cursor <= until``, in slices of
+        about ``size`` in event-time order (``time_slices``): for a reader that folds a long
+        history a slice at a time, holding one slice in memory, not the history. This default
+        reads the job's events at once; a database store reads a slice at a time.
+        """
+        found = list(self.events(job=job, since=after, until=until))
+        by_cursor = {event.id: _text(event) for event in found}
+        times = [(event.id, event.event_time) for event in found]
+        for cursors in time_slices(times, size):
+            yield [by_cursor[cursor] for cursor in cursors]
 
     @abstractmethod
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
@@ -190,3 +209,31 @@ class EventStore(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url}>"
+
+
+def time_slices(times: Iterable[tuple[int, datetime | None]], size: int) -> Iterator[list[int]]:
+    """The cursors of ``(cursor, event time)`` pairs in event-time order (cursor order within
+    one time; events without a time first), cut in slices of at least ``size`` (the last may
+    be smaller) that end only where the time changes: every event of a slice is no later than
+    every event of the next one, and strictly earlier where the times are known, which is what
+    adding a slice to the fold of the ones before asks (``mapper.fold.extend_folded``)."""
+    ordered = sorted(times, key=lambda item: (item[1] is not None, item[1] or _NO_TIME, item[0]))
+    current: list[int] = []
+    previous: datetime | None = None
+    for cursor, time in ordered:
+        if len(current) >= size and time != previous:
+            yield current
+            current = []
+        current.append(cursor)
+        previous = time
+    if current:
+        yield current
+
+
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
+
+
+def _text(event: StoredEvent) -> str:
+    """An event's JSON text (its payload is that text already when it nests too deeply to
+    decode)."""
+    return event.payload if isinstance(event.payload, str) else json.dumps(event.payload)

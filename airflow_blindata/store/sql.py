@@ -41,7 +41,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.sql.dml import Insert
 
 from . import digests, retention
-from .base import STALE_FOLDS_AFTER, EventStore, RawEvent
+from .base import STALE_FOLDS_AFTER, EventStore, RawEvent, time_slices
 from .connections import describe_error, set_aside, track
 from .models import (
     AppendCounts,
@@ -564,6 +564,49 @@ class SqlEventStore(EventStore):
                 for row in conn.execute(query):
                     found.setdefault((row[0], row[1]), []).append((row[2], row[3]))
         return found
+
+    def job_slices(
+        self,
+        job: tuple[str, str],
+        *,
+        until: int | None = None,
+        after: int | None = None,
+        size: int = PAGE_SIZE,
+    ) -> Iterator[list[str]]:
+        self._ensure_schema()
+        with self._guard("stamping new events"):
+            self._stamp()
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        namespace, name = column_text(job[0]), column_text(job[1])
+        where = [
+            cursor_column.is_not(None),
+            ev.c.job_namespace == namespace
+            if namespace is not None
+            else ev.c.job_namespace.is_(None),
+            ev.c.job_name == name if name is not None else ev.c.job_name.is_(None),
+        ]
+        if until is not None:
+            where.append(cursor_column <= until)
+        if after is not None:
+            where.append(cursor_column > after)
+        with self._guard("reading events"), self._reading() as conn:
+            times = [
+                (row[0], row[1])
+                for row in conn.execute(select(cursor_column, ev.c.event_time).where(*where))
+            ]
+        for cursors in time_slices(times, size):
+            yield self._texts_at(cursors)
+
+    def _texts_at(self, cursors: list[int]) -> list[str]:
+        """The texts of the events at ``cursors``, in that order."""
+        ev, cursor_column = self._tables.events, self._tables.cursor
+        found: dict[int, str] = {}
+        with self._guard("reading events"), self._reading() as conn:
+            for start in range(0, len(cursors), BATCH_SIZE):
+                batch = cursors[start : start + BATCH_SIZE]
+                query = select(cursor_column, ev.c.payload).where(cursor_column.in_(batch))
+                found.update((row[0], row[1]) for row in conn.execute(query))
+        return [found[cursor] for cursor in cursors if cursor in found]
 
     def folded_jobs(
         self, settings: str, jobs: Iterable[tuple[str, str]]

@@ -2,7 +2,8 @@
 
 The store is read job by job (``EventStore.job_digests``, then each job's events): a job's events
 are read, folded and dropped before the next job is read, so that memory follows the catalog,
-not the length of the history. Each job's fold is kept in the store with the digest of the
+not the length of the history; a job whose own history is long is read a slice of time at a
+time (``_read_in_slices``). Each job's fold is kept in the store with the digest of the
 events it came from (``mapper.cache``); the next snapshot loads the fold of a job whose digest is
 unchanged instead of reading its events again. So a snapshot's mapping time follows what was
 received since the last one plus the size of the catalog. The uploads still refresh every
@@ -43,6 +44,11 @@ log = logging.getLogger(__name__)
 
 KEEP_BATCH = 200
 """Folds read from, and written to, the store per query."""
+
+SLICE_EVENTS = 2000
+"""A job with more events than this to read is read a slice of time at a time
+(``_read_in_slices``), so that a snapshot holds a slice of its history in memory, not all of it
+(about 15 KB an Airflow-shaped event while it is read)."""
 
 _Fold = tuple[tuple[str, str], str, str]
 
@@ -163,12 +169,13 @@ def plan_from_store(
     keeper = _Keeper(store, settings, keep, until)
     report = Report()
     builder = FoldBuilder(retain=retain)
-    reused = extended = 0
+    reused = extended = in_slices = 0
     with _collector_paused():
         for chunk in _chunks(digests, KEEP_BATCH):
             stored = store.folded_jobs(settings, (job for job, _ in chunk))
             done: dict[tuple[str, str], tuple[FoldedJob, Report]] = {}
             changed: list[_Changed] = []
+            sliced: list[tuple[tuple[str, str], str, KeptFold]] = []
             for job, digest in chunk:
                 found = stored.pop(job, None)
                 if found is None:
@@ -182,14 +189,32 @@ def plan_from_store(
                 received = _received(store, found[0], digest)
                 if received is None:
                     continue  # read whole
-                raw_facets: RawFacets | None = {} if keeper.wanted else None
+                long = received > SLICE_EVENTS  # then added a slice at a time, facets as models
+                raw_facets: RawFacets | None = {} if keeper.wanted and not long else None
                 kept = _load(job, found[1], raw_facets)
                 if kept is not None and kept.until is not None and kept.until < until:
-                    changed.append(_Changed(job, digest, received, kept, raw_facets))
+                    if long:
+                        sliced.append((job, digest, kept))
+                    else:
+                        changed.append(_Changed(job, digest, received, kept, raw_facets))
             for item, folded, job_report in _extend(store, changed, until, retain, quality):
                 done[item.job] = (folded, job_report)
                 keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
                 extended += 1
+            for job, digest, start in sliced:
+                result = _read_in_slices(store, job, until, retain, quality, start)
+                if result is not None:
+                    done[job] = result
+                    keeper.add(job, digest, *result)
+                    extended += 1
+            for job, digest in chunk:
+                count = None if job in done else store.digest_count(digest)
+                if count is not None and count > SLICE_EVENTS:  # a long history read again
+                    result = _read_in_slices(store, job, until, retain, quality)
+                    if result is not None:
+                        done[job] = result
+                        keeper.add(job, digest, *result)
+                        in_slices += 1
             unread = [job for job, _ in chunk if job not in done]
             texts = _Texts(store.events_by_job(unread, until=until))
             for job, digest in chunk:
@@ -219,6 +244,7 @@ def plan_from_store(
         builder.add(read_job_events(page, report, quality=quality))
         report.count("jobsUnchanged", reused)
         report.count("jobsExtended", extended)
+        report.count("jobsReadInSlices", in_slices)
         plan = plan_of_fold(
             builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
         )
@@ -284,6 +310,47 @@ def _extend(
             if folded is not None:
                 item.kept.report.merge(job_report)
                 yield item, folded, item.kept.report
+
+
+def _read_in_slices(
+    store: EventStore,
+    job: tuple[str, str],
+    until: int,
+    retain: RunRetainer,
+    quality: bool,
+    start: KeptFold | None = None,
+) -> tuple[FoldedJob, Report] | None:
+    """A long history folded a slice of time at a time (``EventStore.job_slices``): the first
+    slice folded (or ``start``, a kept fold), each next one added to the fold as a snapshot adds
+    the events received since to a kept fold (``extend_folded``), so that memory holds one
+    slice, not the history. ``None`` when a slice cannot be added exactly (a run that goes on
+    across slices but which the fold no longer keeps whole) or a reading finds a malformed
+    facet (see ``_malformed``): the job is then read at once, as a short one is."""
+    if start is not None and _malformed(start.report):
+        return None
+    folded = start.folded if start is not None else None
+    report = Report()
+    after = start.until if start is not None else None
+    for texts in store.job_slices(job, until=until, after=after, size=SLICE_EVENTS):
+        events = read_job_events(texts, report, quality=quality, every_run_kept=folded is not None)
+        del texts
+        if _malformed(report):
+            return None
+        if folded is None:
+            folds = fold_jobs(events, retain)
+            if len(folds) != 1:
+                return None
+            folded = folds[0]
+        else:
+            folded = extend_folded(folded, events, retain)
+            if folded is None:
+                return None
+    if folded is None:
+        return None
+    if start is not None:
+        start.report.merge(report)
+        report = start.report
+    return folded, report
 
 
 def _malformed(report: Report) -> bool:

@@ -378,3 +378,21 @@ def test_a_percent_encoded_query_password_is_scrubbed_as_decoded() -> None:
     url = "postgresql://db/x?password=p%40ss%2Fw0rd"
     assert redact_url(url) == "postgresql://db/x?password=***"
     assert scrub("auth failed for p@ss/w0rd", url_secrets(url)) == "auth failed for ***"
+
+
+def test_a_jobs_events_come_in_slices_of_time_past_a_cursor(store: EventStore) -> None:
+    """``job_slices``: one job's events with ``after < cursor <= until``, in event-time order
+    whatever order they came in, cut where the time changes; no other job's."""
+    base = datetime.now(UTC).replace(microsecond=0)
+    minutes = [5, 1, 3, 3, 0, 4, 2]  # received out of time order; two at minute 3
+    for minute in minutes:
+        store.append(event("long", time=base + timedelta(minutes=minute)))
+        store.append(event("other", time=base + timedelta(minutes=minute)))
+    stored = [e for e in store.events(job=("ns", "long"))]
+    after, until = stored[0].id, stored[-1].id  # the first received is left out, the last in
+    slices = list(store.job_slices(("ns", "long"), after=after, until=until, size=2))
+    read = [json.loads(text) for part in slices for text in part]
+    expected = sorted((e for e in stored if after < e.id <= until), key=lambda e: e.event_time)
+    assert [e["eventTime"] for e in read] == [e.payload["eventTime"] for e in expected]
+    assert {e["job"]["name"] for e in read} == {"long"}
+    assert [len(part) for part in slices] == [2, 3, 1]  # minutes 0, 1 | 2, 3, 3 | 4

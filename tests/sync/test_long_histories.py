@@ -1,0 +1,157 @@
+"""A job's long history is read a slice of time at a time, and plans as read at once.
+
+Named after issue "Scale": "Peak memory must not grow with the number of runs per job". A job
+that runs every minute, or a streaming job that reports every minute of one long run, has tens
+of thousands of events; a snapshot reads such a job a slice at a time (``SLICE_EVENTS``
+events), each slice added to the fold of the ones before as a snapshot adds new events to a
+kept fold. Here the slices are a few events long, so that short histories exercise every cut.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from typing import Any
+from unittest import mock
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.store import open_store
+from airflow_blindata.store.base import time_slices
+from airflow_blindata.sync import mapping
+from airflow_blindata.sync.mapping import plan_from_store
+from tests.builders import dataset, run_event
+from tests.mapper.test_reading import histories
+from tests.test_planning import all_fixture_events
+
+from .conftest import definition
+from .test_runner import assert_read_at_once
+from .test_snapshots_in_batches import _arrived, _cut, _snapshots_equal_builds
+
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seconds=st.lists(st.none() | st.integers(0, 6), max_size=30),
+    size=st.integers(1, 5),
+)
+def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_changes(
+    seconds: list[int | None], size: int
+) -> None:
+    times = [
+        (cursor, None if second is None else BASE + timedelta(seconds=second))
+        for cursor, second in enumerate(seconds, start=1)
+    ]
+    slices = list(time_slices(reversed(times), size))
+    at = dict(times)
+    flat = [cursor for part in slices for cursor in part]
+    assert sorted(flat) == [cursor for cursor, _ in times]  # each once
+    keys = [(at[c] is not None, at[c] or BASE, c) for c in flat]
+    assert keys == sorted(keys)  # no time first, then in time order, then cursor order
+    for before, after in pairwise(slices):
+        assert len(before) >= size
+        assert at[before[-1]] != at[after[0]]  # one time never spans two slices
+
+
+def _runs(count: int, *, first: int = 0) -> list[dict[str, Any]]:
+    """A job that runs every minute: START and COMPLETE, the same facets each run."""
+    events = []
+    for run in range(first, first + count):
+        run_id = f"00000000-0000-4000-8000-{run:012d}"
+        for event_type, second in (("START", 0), ("COMPLETE", 30)):
+            events.append(
+                run_event(
+                    "minutely",
+                    event_type=event_type,
+                    run_id=run_id,
+                    time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
+                    inputs=[dataset("public.source")],
+                    outputs=[dataset("public.target")],
+                )
+            )
+    return events
+
+
+def test_a_long_history_is_read_in_slices_and_plans_as_read_at_once(store_url: str) -> None:
+    events = _runs(20)
+    with mock.patch.object(mapping, "SLICE_EVENTS", 6), open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in events)
+        first = plan_from_store(store, definition())
+        assert first.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(first, build(events, definition()))
+        # many new runs since: added to the kept fold a slice at a time
+        more = _runs(10, first=20)
+        store.append_many(json.dumps(event) for event in more)
+        second = plan_from_store(store, definition())
+        assert second.report.counters["jobsExtended"] == 1
+        assert second.report.counters["jobsReadInSlices"] == 0
+        assert_read_at_once(second, build(events + more, definition()))
+
+
+def test_a_run_going_on_across_slices_that_the_fold_dropped_has_the_job_read_at_once(
+    store_url: str,
+) -> None:
+    """A long run started first and completed last, other runs in between: the slice that
+    completes it cannot be added to a fold that dropped it, so the job is read at once."""
+    events = _runs(8)
+    long_run = "00000000-0000-4000-8000-999999999999"
+    for event_type, minute in (("START", -1), ("COMPLETE", 30)):
+        events.append(
+            run_event(
+                "minutely",
+                event_type=event_type,
+                run_id=long_run,
+                time=(BASE + timedelta(minutes=minute)).isoformat(),
+                outputs=[dataset("public.other")],
+            )
+        )
+    with mock.patch.object(mapping, "SLICE_EVENTS", 4), open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in events)
+        planned = plan_from_store(store, definition())
+        assert planned.report.counters["jobsReadInSlices"] == 0
+        assert_read_at_once(planned, build(events, definition()))
+
+
+def test_every_producers_events_in_small_slices_plan_as_read_at_once(store_url: str) -> None:
+    rng = random.Random(7)
+    every = [e for e in all_fixture_events() if isinstance(e, dict)]
+    events = _arrived(every, rng, in_order=True)
+    with mock.patch.object(mapping, "SLICE_EVENTS", 3):
+        _snapshots_equal_builds([*_cut(events, 3, rng), []], store_url)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    events=histories(),
+    seed=st.integers(0, 2**16),
+    parts=st.integers(1, 3),
+    in_order=st.booleans(),
+    size=st.integers(1, 4),
+    quality=st.sampled_from([(True, True), (True, False), (False, False)]),
+)
+def test_any_history_read_in_slices_plans_as_read_at_once(
+    events: list[dict[str, Any]],
+    seed: int,
+    parts: int,
+    in_order: bool,
+    size: int,
+    quality: tuple[bool, bool],
+) -> None:
+    """Runs going on across slices, ties, deleted and malformed facets, under each quality
+    setting, received in batches: whether the slices can be added or the job is read at once,
+    the plan is the one of every event read at once."""
+    enabled, metrics = quality
+    job = definition(quality={"enabled": enabled, "metricsEnabled": metrics})
+    rng = random.Random(seed)
+    events = _arrived(events, rng, in_order=in_order)
+    with (
+        mock.patch.object(mapping, "SLICE_EVENTS", size),
+        tempfile.TemporaryDirectory() as directory,
+    ):
+        _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db", job)
