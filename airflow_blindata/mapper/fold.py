@@ -72,6 +72,7 @@ __all__ = [
     "order_key",
     "run_digest",
     "runs_kept_whole",
+    "whole_run_ids",
 ]
 
 
@@ -525,6 +526,11 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     if completed is not None:
         whole.add(completed.run_id)
     return whole
+
+
+def whole_run_ids(folded: FoldedJob) -> set[str]:
+    """The runs a fold keeps whole (its latest and its latest completed), by id."""
+    return _whole_runs(folded.job.runs)
 
 
 def _has_run_facets(event: RunEvent) -> bool:

@@ -160,6 +160,8 @@ def read_job_events(
     quality: bool = True,
     raw_facets: RawFacets | None = None,
     every_run_kept: bool = False,
+    also_whole: AbstractSet[tuple[tuple[str, str], str]] = frozenset(),
+    kept_whole: set[tuple[tuple[str, str], str]] | None = None,
 ) -> list[Event]:
     """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
 
@@ -168,6 +170,9 @@ def read_job_events(
     the RunEvents read whole are recorded there with the JSON they were read from. With
     ``every_run_kept``, every run is read as one the fold keeps whole: for events added to a
     kept fold (``fold.extend_folded``), which ranks their runs with older events of theirs.
+    ``also_whole`` names runs (job, run id) read as kept whole besides those the ranking keeps:
+    for a slice of a long history, the runs the fold of the slices before keeps whole. The
+    runs read as kept whole are added to ``kept_whole``, when given.
 
     An event given as text is first read from its text without decoding its facets
     (``read_envelope``); when it is read whole, its facets are read from their JSON kept aside
@@ -202,7 +207,17 @@ def read_job_events(
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=text)
     skimmed = (
-        _read_runs(raws, envelopes, whole, results, quality, raw_facets, every_run_kept)
+        _read_runs(
+            raws,
+            envelopes,
+            whole,
+            results,
+            quality,
+            raw_facets,
+            every_run_kept,
+            also_whole,
+            kept_whole,
+        )
         if envelopes
         else 0
     )
@@ -218,6 +233,8 @@ def _read_runs(
     quality: bool,
     raw_facets: RawFacets | None,
     every_run_kept: bool,
+    also_whole: AbstractSet[tuple[tuple[str, str], str]],
+    kept_whole: set[tuple[tuple[str, str], str]] | None,
 ) -> int:
     """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
     of events skimmed."""
@@ -229,6 +246,9 @@ def _read_runs(
     if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
         kept = runs_kept_whole(events)
         kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
+        kept_runs |= also_whole
+    if kept_whole is not None:
+        kept_whole |= kept_runs
     by_job: dict[tuple[str, str], _Decided] = {}
     by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
     for index in sorted(order, key=order.__getitem__, reverse=True):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from .models import (
@@ -211,15 +211,22 @@ class EventStore(ABC):
         return f"<{type(self).__name__} {self.url}>"
 
 
-def time_slices(times: Iterable[tuple[int, datetime | None]], size: int) -> Iterator[list[int]]:
+def time_slices(times: Iterable[tuple[int, Any]], size: int) -> Iterator[list[int]]:
     """The cursors of ``(cursor, event time)`` pairs in event-time order (cursor order within
     one time; events without a time first), cut in slices of at least ``size`` (the last may
     be smaller) that end only where the time changes: every event of a slice is no later than
     every event of the next one, and strictly earlier where the times are known, which is what
-    adding a slice to the fold of the ones before asks (``mapper.fold.extend_folded``)."""
-    ordered = sorted(times, key=lambda item: (item[1] is not None, item[1] or _NO_TIME, item[0]))
+    adding a slice to the fold of the ones before asks (``mapper.fold.extend_folded``). A time
+    is anything that orders as the time does, all of one type: a ``datetime``, or the text
+    SQLite keeps of it. Were they in another order, the fold would find an event not later
+    than those before it, and the job would be read at once."""
+    pairs = list(times)
+    ordered = [(cursor, None) for cursor in sorted(c for c, time in pairs if time is None)]
+    ordered += sorted(
+        ((c, time) for c, time in pairs if time is not None), key=lambda pair: (pair[1], pair[0])
+    )
     current: list[int] = []
-    previous: datetime | None = None
+    previous: Any = None
     for cursor, time in ordered:
         if len(current) >= size and time != previous:
             yield current
@@ -228,9 +235,6 @@ def time_slices(times: Iterable[tuple[int, datetime | None]], size: int) -> Iter
         previous = time
     if current:
         yield current
-
-
-_NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 
 def _text(event: StoredEvent) -> str:

@@ -28,6 +28,7 @@ from sqlalchemy import (
     inspect,
     or_,
     select,
+    type_coerce,
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import (
@@ -39,6 +40,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.sql.dml import Insert
+from sqlalchemy.sql.sqltypes import NullType
 
 from . import digests, retention
 from .base import STALE_FOLDS_AFTER, EventStore, RawEvent, time_slices
@@ -589,11 +591,11 @@ class SqlEventStore(EventStore):
             where.append(cursor_column <= until)
         if after is not None:
             where.append(cursor_column > after)
+        # the database's own value of each time (SQLite's text sorts as the time does): made
+        # into a datetime, a long history's listing took a third of its reading
+        event_time = type_coerce(ev.c.event_time, NullType())
         with self._guard("reading events"), self._reading() as conn:
-            times = [
-                (row[0], row[1])
-                for row in conn.execute(select(cursor_column, ev.c.event_time).where(*where))
-            ]
+            times = conn.execute(select(cursor_column, event_time).where(*where)).tuples().all()
         for cursors in time_slices(times, size):
             yield self._texts_at(cursors)
 

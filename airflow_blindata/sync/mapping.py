@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.events import RunEvent
 from airflow_blindata.events.registry import forget_validated_facets
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
@@ -30,6 +31,7 @@ from airflow_blindata.mapper.fold import (
     RunRetainer,
     extend_folded,
     fold_jobs,
+    whole_run_ids,
 )
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
@@ -332,25 +334,53 @@ def _read_in_slices(
     report = Report()
     after = start.until if start is not None else None
     for texts in store.job_slices(job, until=until, after=after, size=SLICE_EVENTS):
-        events = read_job_events(texts, report, quality=quality, every_run_kept=folded is not None)
-        del texts
-        if _malformed(report):
-            return None
         if folded is None:
+            events = read_job_events(texts, report, quality=quality)
             folds = fold_jobs(events, retain)
-            if len(folds) != 1:
+            if len(folds) != 1 or _malformed(report):
                 return None
             folded = folds[0]
-        else:
-            folded = extend_folded(folded, events, retain)
-            if folded is None:
-                return None
+            continue
+        added = _add_slice(folded, texts, job, retain, quality)
+        if added is None:
+            return None
+        folded, slice_report = added
+        report.merge(slice_report)
     if folded is None:
         return None
     if start is not None:
         start.report.merge(report)
         report = start.report
     return folded, report
+
+
+def _add_slice(
+    folded: FoldedJob, texts: list[str], job: tuple[str, str], retain: RunRetainer, quality: bool
+) -> tuple[FoldedJob, Report] | None:
+    """The fold with a slice of newer events added, and the report of reading them.
+
+    The slice is read as a whole history is (each run ranked among the slice's), its runs that
+    the fold keeps whole being read whole too: a run that goes on from the fold. That is exact
+    when every run the new fold keeps whole and the slice has events of was read whole, which
+    is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice is read
+    again with every run read whole, as new events added to a kept fold are."""
+    going_on = {(job, run_id) for run_id in whole_run_ids(folded)}
+    report = Report()
+    read_whole: set[tuple[tuple[str, str], str]] = set()
+    events = read_job_events(
+        texts, report, quality=quality, also_whole=going_on, kept_whole=read_whole
+    )
+    added = extend_folded(folded, events, retain)
+    if added is None or _malformed(report):
+        return None
+    in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
+    if any((job, run_id) not in read_whole for run_id in whole_run_ids(added) & in_slice):
+        report = Report()
+        events = read_job_events(texts, report, quality=quality, every_run_kept=True)
+        added = extend_folded(folded, events, retain)
+        if added is None or _malformed(report):
+            return None
+    return added, report
 
 
 def _malformed(report: Report) -> bool:

@@ -25,7 +25,7 @@ from airflow_blindata.store import open_store
 from airflow_blindata.store.base import time_slices
 from airflow_blindata.sync import mapping
 from airflow_blindata.sync.mapping import plan_from_store
-from tests.builders import dataset, run_event
+from tests.builders import dataset, parent_facet, run_event
 from tests.mapper.test_reading import histories
 from tests.test_planning import all_fixture_events
 
@@ -155,3 +155,37 @@ def test_any_history_read_in_slices_plans_as_read_at_once(
         tempfile.TemporaryDirectory() as directory,
     ):
         _snapshots_equal_builds(_cut(events, parts, rng), f"sqlite:///{directory}/events.db", job)
+
+
+def test_a_run_the_slice_alone_ranks_below_a_going_on_run_is_still_read_whole(
+    store_url: str,
+) -> None:
+    """Two runs end at the same time in a slice: ``going``, started in the slice before, and
+    ``late``, started and ended then. By the slice alone they tie on times and ``going`` wins on
+    its id; with its earlier start ``late`` is the job's latest run. Its parent facet (an
+    orchestration flow) must be read, as reading every event at once reads it: the slice is read
+    again with every run whole."""
+
+    def minute(number: int) -> str:
+        return (BASE + timedelta(minutes=number)).isoformat()
+
+    earlier, going, late = (f"00000000-0000-4000-8000-00000000000{n}" for n in (1, 9, 2))
+    late_facets = parent_facet("dag", "00000000-0000-4000-8000-0000000000d0")  # a DAG's task
+    events = [
+        run_event("job", event_type="START", run_id=earlier, time=minute(0)),
+        run_event("job", event_type="COMPLETE", run_id=earlier, time=minute(0)),
+        run_event("job", event_type="START", run_id=going, time=minute(1)),
+        # the next slice: both runs end at minute 5
+        run_event("job", event_type="COMPLETE", run_id=going, time=minute(5)),
+        run_event("job", event_type="START", run_id=late, time=minute(5), run_facets=late_facets),
+        run_event(
+            "job", event_type="COMPLETE", run_id=late, time=minute(5), run_facets=late_facets
+        ),
+        run_event("dag", run_id="00000000-0000-4000-8000-0000000000d0", time=minute(6)),
+    ]
+    with mock.patch.object(mapping, "SLICE_EVENTS", 3), open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in events)
+        planned = plan_from_store(store, definition())
+        assert planned.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(planned, build(events, definition()))
+        assert planned.report.counters["orchestrationFlows"] == 1
