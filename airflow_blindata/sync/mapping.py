@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.events import RunEvent
 from airflow_blindata.events.registry import forget_validated_facets
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
@@ -31,12 +30,12 @@ from airflow_blindata.mapper.fold import (
     RunRetainer,
     extend_folded,
     fold_jobs,
-    whole_run_ids,
 )
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
-from airflow_blindata.mapper.report import GapCode, Report
+from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.slices import fold_in_slices, found_malformed
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError
 
@@ -300,13 +299,13 @@ def _extend(
             new = texts.of(item.job)
             if len(new) != item.received:  # some folded events went as others came
                 continue
-            if _malformed(item.kept.report):
-                continue  # read whole (see _malformed)
+            if found_malformed(item.kept.report):
+                continue  # read whole (see found_malformed)
             job_report = Report()
             events = read_job_events(
                 new, job_report, quality=quality, raw_facets=item.raw_facets, every_run_kept=True
             )
-            if _malformed(job_report):
+            if found_malformed(job_report):
                 continue
             folded = extend_folded(item.kept.folded, events, retain)
             if folded is not None:
@@ -322,72 +321,20 @@ def _read_in_slices(
     quality: bool,
     start: KeptFold | None = None,
 ) -> tuple[FoldedJob, Report] | None:
-    """A long history folded a slice of time at a time (``EventStore.job_slices``): the first
-    slice folded (or ``start``, a kept fold), each next one added to the fold as a snapshot adds
-    the events received since to a kept fold (``extend_folded``), so that memory holds one
-    slice, not the history. ``None`` when a slice cannot be added exactly (a run that goes on
-    across slices but which the fold no longer keeps whole) or a reading finds a malformed
-    facet (see ``_malformed``): the job is then read at once, as a short one is."""
-    if start is not None and _malformed(start.report):
-        return None
-    folded = start.folded if start is not None else None
-    report = Report()
-    after = start.until if start is not None else None
-    for texts in store.job_slices(job, until=until, after=after, size=SLICE_EVENTS):
-        if folded is None:
-            events = read_job_events(texts, report, quality=quality)
-            folds = fold_jobs(events, retain)
-            if len(folds) != 1 or _malformed(report):
-                return None
-            folded = folds[0]
-            continue
-        added = _add_slice(folded, texts, job, retain, quality)
-        if added is None:
-            return None
-        folded, slice_report = added
-        report.merge(slice_report)
-    if folded is None:
-        return None
-    if start is not None:
-        start.report.merge(report)
-        report = start.report
-    return folded, report
-
-
-def _add_slice(
-    folded: FoldedJob, texts: list[str], job: tuple[str, str], retain: RunRetainer, quality: bool
-) -> tuple[FoldedJob, Report] | None:
-    """The fold with a slice of newer events added, and the report of reading them.
-
-    The slice is read as a whole history is (each run ranked among the slice's), its runs that
-    the fold keeps whole being read whole too: a run that goes on from the fold. That is exact
-    when every run the new fold keeps whole and the slice has events of was read whole, which
-    is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice is read
-    again with every run read whole, as new events added to a kept fold are."""
-    going_on = {(job, run_id) for run_id in whole_run_ids(folded)}
-    report = Report()
-    read_whole: set[tuple[tuple[str, str], str]] = set()
-    events = read_job_events(
-        texts, report, quality=quality, also_whole=going_on, kept_whole=read_whole
-    )
-    added = extend_folded(folded, events, retain)
-    if added is None or _malformed(report):
-        return None
-    in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
-    if any((job, run_id) not in read_whole for run_id in whole_run_ids(added) & in_slice):
+    """A long history folded a slice of time at a time (``EventStore.job_slices``,
+    ``mapper.slices``), from its first event or added to ``start``, a kept fold; ``None`` when
+    that cannot be exact, and the job is read at once."""
+    if start is None:
         report = Report()
-        events = read_job_events(texts, report, quality=quality, every_run_kept=True)
-        added = extend_folded(folded, events, retain)
-        if added is None or _malformed(report):
-            return None
-    return added, report
-
-
-def _malformed(report: Report) -> bool:
-    """Whether reading a job's events found a malformed facet. A plan reports one only if the
-    run, job or dataset it is in is still used (a whole read validates no other), which the
-    reading that found it cannot tell: a run read then may be one the new events supersede."""
-    return report.gap_count(GapCode.MALFORMED_FACET) > 0
+        slices = store.job_slices(job, until=until, size=SLICE_EVENTS)
+        folded = fold_in_slices(slices, report, retain=retain, quality=quality)
+    elif found_malformed(start.report):
+        return None
+    else:
+        report = start.report
+        slices = store.job_slices(job, until=until, after=start.until, size=SLICE_EVENTS)
+        folded = fold_in_slices(slices, report, retain=retain, quality=quality, start=start.folded)
+    return None if folded is None else (folded, report)
 
 
 def _forget_and_keep_memo(

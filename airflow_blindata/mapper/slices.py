@@ -1,0 +1,101 @@
+"""A long history folded a slice of time at a time.
+
+A task that runs every minute has 20,000 runs in a fortnight; a streaming job may report every
+minute of one long run. Read at once, such a job's events fill memory with what the fold drops
+anyway (older runs, superseded facets). Given in slices of time instead — every event of a slice
+later than every event of the slices before it, which the event store
+(``EventStore.job_slices``) and ``plan`` of event files give — the first slice is folded and each
+next one added to that fold, as a snapshot adds the events received since to a kept fold
+(``fold.extend_folded``): memory holds one slice, and the fold is the fold of every event, or
+``None`` when that cannot be made sure of; the caller then reads the job at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from airflow_blindata.events import RunEvent
+from airflow_blindata.mapper.fold import (
+    FoldedJob,
+    RunRetainer,
+    extend_folded,
+    fold_jobs,
+    whole_run_ids,
+)
+from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.report import GapCode, Report
+
+__all__ = ["fold_in_slices", "found_malformed"]
+
+
+def fold_in_slices(
+    slices: Iterable[Sequence[Any]],
+    report: Report,
+    *,
+    retain: RunRetainer | None = None,
+    quality: bool = True,
+    start: FoldedJob | None = None,
+) -> FoldedJob | None:
+    """The fold of one job's events given in slices of time, added to ``start`` (the fold of its
+    events before them) when given; what reading them found goes to ``report``.
+
+    ``None``, and ``report`` left as it was, when a slice cannot be added exactly (a run that goes
+    on across slices but which the fold no longer keeps whole, an event not later than those
+    before it) or a reading finds a malformed facet (``found_malformed``).
+    """
+    found = Report()
+    folded = start
+    for raws in slices:
+        if folded is None:
+            folds = fold_jobs(read_job_events(raws, found, quality=quality), retain)
+            if len(folds) != 1 or found_malformed(found):
+                return None
+            folded = folds[0]
+            continue
+        added = _add_slice(folded, raws, retain, quality)
+        if added is None:
+            return None
+        folded, slice_report = added
+        found.merge(slice_report)
+    if folded is not None:
+        report.merge(found)
+    return folded
+
+
+def _add_slice(
+    folded: FoldedJob, raws: Sequence[Any], retain: RunRetainer | None, quality: bool
+) -> tuple[FoldedJob, Report] | None:
+    """The fold with a slice of newer events added, and the report of reading them.
+
+    The slice is read as a whole history is (each run ranked among the slice's), its runs that
+    the fold keeps whole being read whole too: a run that goes on from the fold. That is exact
+    when every run the new fold keeps whole and the slice has events of was read whole, which
+    is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice is read
+    again with every run read whole, as new events added to a kept fold are."""
+    job = (folded.job.key.namespace, folded.job.key.name)
+    going_on = {(job, run_id) for run_id in whole_run_ids(folded)}
+    report = Report()
+    read_whole: set[tuple[tuple[str, str], str]] = set()
+    events = read_job_events(
+        raws, report, quality=quality, also_whole=going_on, kept_whole=read_whole
+    )
+    added = extend_folded(folded, events, retain)
+    if added is None or found_malformed(report):
+        return None
+    in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
+    if any((job, run_id) not in read_whole for run_id in whole_run_ids(added) & in_slice):
+        report = Report()
+        events = read_job_events(raws, report, quality=quality, every_run_kept=True)
+        added = extend_folded(folded, events, retain)
+        if added is None or found_malformed(report):
+            return None
+    return added, report
+
+
+def found_malformed(report: Report) -> bool:
+    """Whether reading a job's events found a malformed facet. A plan reports one only if the
+    run, job or dataset it is in is still used (a whole read validates no other), which a reading
+    of part of the job's events cannot tell: a run read then may be one newer events supersede.
+    Such a job is read at once."""
+    return report.gap_count(GapCode.MALFORMED_FACET) > 0
