@@ -5,26 +5,37 @@ holds (a JSON list in the wire format of ``GET /api/v1/systems``), and renders t
 and report as JSON or as readable tables.
 
 Event files are read the way a snapshot reads the store: one job at a time. A first pass notes
-where each job's lines are (JSON lines files), a second reads them job by job, so that a plan of
-a long history needs the memory of its catalog, not of its history.
+where each job's lines are (JSON lines files), a second reads them job by job (a job with a long
+history a slice of time at a time), so that a plan of a long history needs the memory of its
+catalog, not of its history.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.eventfiles import read_event_file, read_line
-from airflow_blindata.mapper.build import build_groups
+from airflow_blindata.mapper.build import plan_of_fold
+from airflow_blindata.mapper.fold import FoldBuilder
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.quality import quality_retainer
+from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.slices import fold_in_slices
 from airflow_blindata.mapper.systems import KnownSystem
+from airflow_blindata.store.base import time_slices
+from airflow_blindata.sync import mapping
 from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import excerpt, table
 
 __all__ = [
+    "LongHistory",
     "event_files_groups",
     "load_known_systems",
     "plan_files",
@@ -60,8 +71,53 @@ def plan_files(
     definition: JobDefinition,
     known_systems: Sequence[KnownSystem] = (),
 ) -> CatalogPlan:
-    """The plan of the events in ``event_files``, read one job at a time."""
-    return build_groups(event_files_groups(event_files), definition, known_systems)
+    """The plan of the events in ``event_files``, read one job at a time, a long history a
+    slice of time at a time (as a snapshot reads the store: ``mapper.slices``)."""
+    retain = quality_retainer(definition)
+    quality = definition.quality.enabled
+    report = Report()
+    builder = FoldBuilder(retain=retain)
+    for group in event_files_groups(event_files):
+        if isinstance(group, LongHistory):
+            slices = group.slices(mapping.SLICE_EVENTS)
+            folded = fold_in_slices(slices, report, retain=retain, quality=quality)
+            if folded is not None:
+                builder.add_folded(folded)
+                report.count("jobsReadInSlices")
+                continue
+            group = list(group.events())
+        builder.add(read_job_events(group, report, quality=quality))
+    return plan_of_fold(builder.result(), report, definition, known_systems)
+
+
+@dataclass(frozen=True)
+class LongHistory:
+    """A job with more than ``SLICE_EVENTS`` lines in JSON lines files: where they are, with
+    the event time each line says (``None``: none it can be read by)."""
+
+    lines: list[tuple[int, int, datetime | None]]
+    read: Callable[[list[tuple[int, int]]], Iterator[Any]]
+
+    def slices(self, size: int) -> Iterator[list[Any]]:
+        """Its events in slices of time (``store.base.time_slices``), read a slice at a time."""
+        spots = {index: (number, offset) for index, (number, offset, _) in enumerate(self.lines)}
+        times = [(index, time) for index, (_, _, time) in enumerate(self.lines)]
+        for indexes in time_slices(times, size):
+            yield list(self.read([spots[index] for index in indexes]))
+
+    def events(self) -> Iterator[Any]:
+        return self.read([(number, offset) for number, offset, _ in self.lines])
+
+
+def _time_of(value: Any) -> datetime | None:
+    text = value.get("eventTime") if isinstance(value, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _job_of(value: Any) -> tuple[str, str] | None:
@@ -84,14 +140,18 @@ def _is_json_lines(handle: IO[bytes]) -> bool:
     return False
 
 
-def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]:
+def event_files_groups(
+    event_files: Iterable[str | Path],
+) -> Iterator[list[Any] | LongHistory]:
     """The raw events of ``event_files`` one job at a time, then those of no job.
 
-    JSON lines files are indexed (where each job's lines start) and read again job by job; a
-    file that is one JSON document (an event, or an array of events) is read whole.
+    JSON lines files are indexed (where each job's lines start, and their event times) and read
+    again job by job; a job with more than ``SLICE_EVENTS`` lines there, and none elsewhere,
+    comes as a ``LongHistory``, to be read a slice of time at a time. A file that is one JSON
+    document (an event, or an array of events) is read whole.
     """
     handles: list[IO[bytes]] = []
-    lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    lines: dict[tuple[str, str], list[tuple[int, int, datetime | None]]] = {}
     held: dict[tuple[str, str], list[Any]] = {}
     loose: list[Any] = []
     loose_lines: list[tuple[int, int]] = []
@@ -111,11 +171,14 @@ def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]
             for line in handle:
                 if line.strip():
                     try:
-                        job = _job_of(json.loads(line))
+                        value = json.loads(line)
                     except ValueError:
-                        job = None
-                    spot = (number, offset)
-                    (lines.setdefault(job, []) if job else loose_lines).append(spot)
+                        value = None
+                    job = _job_of(value)
+                    if job:
+                        lines.setdefault(job, []).append((number, offset, _time_of(value)))
+                    else:
+                        loose_lines.append((number, offset))
                 offset += len(line)
 
         def read(spots: list[tuple[int, int]]) -> Iterator[Any]:
@@ -125,7 +188,11 @@ def event_files_groups(event_files: Iterable[str | Path]) -> Iterator[list[Any]]
                 yield read_line(source.readline().decode("utf-8", "replace"))
 
         for job in sorted({*lines, *held}):
-            yield [*held.pop(job, ()), *read(lines.pop(job, []))]
+            spots = lines.pop(job, [])
+            if len(spots) > mapping.SLICE_EVENTS and job not in held:
+                yield LongHistory(spots, read)
+                continue
+            yield [*held.pop(job, ()), *read([(number, offset) for number, offset, _ in spots])]
         loose.extend(read(loose_lines))
         for start in range(0, len(loose), _LOOSE_GROUP):
             yield loose[start : start + _LOOSE_GROUP]

@@ -14,6 +14,7 @@ import random
 import tempfile
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_blindata.mapper.build import build
+from airflow_blindata.planning import event_files_groups, plan_files
 from airflow_blindata.store import open_store
 from airflow_blindata.store.base import time_slices
 from airflow_blindata.sync import mapping
@@ -189,3 +191,42 @@ def test_a_run_the_slice_alone_ranks_below_a_going_on_run_is_still_read_whole(
         assert planned.report.counters["jobsReadInSlices"] == 1
         assert_read_at_once(planned, build(events, definition()))
         assert planned.report.counters["orchestrationFlows"] == 1
+
+
+def test_a_long_history_in_event_files_is_read_in_slices_and_plans_as_read_at_once(
+    tmp_path: Path,
+) -> None:
+    """``plan`` of event files reads a job's long history a slice of time at a time too: its
+    lines in a JSON lines file, out of time order, next to a short job's in a JSON array."""
+    events = _runs(12)
+    random.Random(3).shuffle(events)
+    short = _runs(1, first=100)
+    for event in short:
+        event["job"]["name"] = "hourly"
+    lines = tmp_path / "events.jsonl"
+    lines.write_text("".join(f"{json.dumps(event)}\n" for event in events), encoding="utf-8")
+    array = tmp_path / "more.json"
+    array.write_text(json.dumps(short), encoding="utf-8")
+    groups_seen: list[object] = []
+    with mock.patch.object(mapping, "SLICE_EVENTS", 5):
+        groups_seen.extend(type(group).__name__ for group in event_files_groups([lines, array]))
+        planned = plan_files([lines, array], definition())
+    assert groups_seen == ["list", "LongHistory"]  # "hourly", then "minutely"
+    assert planned.report.counters["jobsReadInSlices"] == 1
+    assert_read_at_once(planned, build(events + short, definition()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(), seed=st.integers(0, 2**16), size=st.integers(1, 4))
+def test_any_history_in_an_event_file_read_in_slices_plans_as_read_at_once(
+    events: list[dict[str, Any]], seed: int, size: int
+) -> None:
+    random.Random(seed).shuffle(events)
+    with (
+        mock.patch.object(mapping, "SLICE_EVENTS", size),
+        tempfile.TemporaryDirectory() as directory,
+    ):
+        lines = Path(directory) / "events.jsonl"
+        lines.write_text("".join(f"{json.dumps(e)}\n" for e in events), encoding="utf-8")
+        planned = plan_files([lines], definition())
+    assert_read_at_once(planned, build(events, definition()))
