@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import logging
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,62 +171,21 @@ def plan_from_store(
     keeper = _Keeper(store, settings, keep, until)
     report = Report()
     builder = FoldBuilder(retain=retain)
-    reused = extended = in_slices = 0
+    counts: Counter[str] = Counter()
     with _collector_paused():
         for chunk in _chunks(digests, KEEP_BATCH):
-            stored = store.folded_jobs(settings, (job for job, _ in chunk))
-            done: dict[tuple[str, str], tuple[FoldedJob, Report]] = {}
-            changed: list[_Changed] = []
-            sliced: list[tuple[tuple[str, str], str, KeptFold]] = []
-            for job, digest in chunk:
-                found = stored.pop(job, None)
-                if found is None:
-                    continue
-                if found[0] == digest:
-                    kept = _load(job, found[1], None)
-                    if kept is not None:
-                        done[job] = (kept.folded, kept.report)
-                        reused += 1
-                    continue
-                received = _received(store, found[0], digest)
-                if received is None:
-                    continue  # read whole
-                long = received > SLICE_EVENTS  # then added a slice at a time, facets as models
-                raw_facets: RawFacets | None = {} if keeper.wanted and not long else None
-                kept = _load(job, found[1], raw_facets)
-                if kept is not None and kept.until is not None and kept.until < until:
-                    if long:
-                        sliced.append((job, digest, kept))
-                    else:
-                        changed.append(_Changed(job, digest, received, kept, raw_facets))
-            for item, folded, job_report in _extend(store, changed, until, retain, quality):
-                done[item.job] = (folded, job_report)
-                keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
-                extended += 1
-            for job, digest, start in sliced:
-                result = _read_in_slices(store, job, until, retain, quality, start)
-                if result is not None:
-                    done[job] = result
-                    keeper.add(job, digest, *result)
-                    extended += 1
-            for job, digest in chunk:
-                count = None if job in done else store.digest_count(digest)
-                if count is not None and count > SLICE_EVENTS:  # a long history read again
-                    result = _read_in_slices(store, job, until, retain, quality)
-                    if result is not None:
-                        done[job] = result
-                        keeper.add(job, digest, *result)
-                        in_slices += 1
+            done = _folded_without_reading(store, chunk, settings, until, retain, quality, keeper)
+            counts.update(counter for _, _, counter in done.values())
             unread = [job for job, _ in chunk if job not in done]
             texts = _Texts(store.events_by_job(unread, until=until))
             for job, digest in chunk:
                 if job in done:
-                    folded, job_report = done.pop(job)
+                    folded, job_report, _ = done.pop(job)
                     report.merge(job_report)
                     builder.add_folded(folded)
                     continue
                 job_report = Report()
-                raw_facets = {} if keeper.wanted else None
+                raw_facets: RawFacets | None = {} if keeper.wanted else None
                 events = read_job_events(
                     texts.of(job), job_report, quality=quality, raw_facets=raw_facets
                 )
@@ -243,9 +203,8 @@ def plan_from_store(
                 builder.add(read_job_events(page, report, quality=quality))
                 page = []
         builder.add(read_job_events(page, report, quality=quality))
-        report.count("jobsUnchanged", reused)
-        report.count("jobsExtended", extended)
-        report.count("jobsReadInSlices", in_slices)
+        for counter in ("jobsUnchanged", "jobsExtended", "jobsReadInSlices"):
+            report.count(counter, counts[counter])
         plan = plan_of_fold(
             builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
         )
@@ -254,6 +213,61 @@ def plan_from_store(
         keeper.flush()
         _forget_and_keep_memo(store, settings, digests, plan)
     return plan
+
+
+def _folded_without_reading(
+    store: EventStore,
+    chunk: list[tuple[tuple[str, str], str]],
+    settings: str,
+    until: int,
+    retain: RunRetainer,
+    quality: bool,
+    keeper: _Keeper,
+) -> dict[tuple[str, str], tuple[FoldedJob, Report, str]]:
+    """The jobs of ``chunk`` folded without reading all their events at once, with their report
+    and the counter they count in: a kept fold loaded as it is (``jobsUnchanged``) or with the
+    events received since (``jobsExtended``), or a long history read a slice at a time
+    (``jobsReadInSlices``). The others are left to a read of their events."""
+    stored = store.folded_jobs(settings, (job for job, _ in chunk))
+    done: dict[tuple[str, str], tuple[FoldedJob, Report, str]] = {}
+    changed: list[_Changed] = []
+    sliced: list[tuple[tuple[str, str], str, KeptFold]] = []
+    for job, digest in chunk:
+        found = stored.pop(job, None)
+        if found is None:
+            continue
+        if found[0] == digest:
+            kept = _load(job, found[1], None)
+            if kept is not None:
+                done[job] = (kept.folded, kept.report, "jobsUnchanged")
+            continue
+        received = _received(store, found[0], digest)
+        if received is None:
+            continue  # read whole
+        long = received > SLICE_EVENTS  # then added a slice at a time, facets as models
+        raw_facets: RawFacets | None = {} if keeper.wanted and not long else None
+        kept = _load(job, found[1], raw_facets)
+        if kept is not None and kept.until is not None and kept.until < until:
+            if long:
+                sliced.append((job, digest, kept))
+            else:
+                changed.append(_Changed(job, digest, received, kept, raw_facets))
+    for item, folded, job_report in _extend(store, changed, until, retain, quality):
+        done[item.job] = (folded, job_report, "jobsExtended")
+        keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
+    for job, digest, start in sliced:
+        result = _read_in_slices(store, job, until, retain, quality, start)
+        if result is not None:
+            done[job] = (*result, "jobsExtended")
+            keeper.add(job, digest, *result)
+    for job, digest in chunk:
+        count = None if job in done else store.digest_count(digest)
+        if count is not None and count > SLICE_EVENTS:  # a long history read again
+            result = _read_in_slices(store, job, until, retain, quality)
+            if result is not None:
+                done[job] = (*result, "jobsReadInSlices")
+                keeper.add(job, digest, *result)
+    return done
 
 
 def _received(store: EventStore, kept_digest: str, digest: str) -> int | None:
