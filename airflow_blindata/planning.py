@@ -93,20 +93,26 @@ def plan_files(
 @dataclass(frozen=True)
 class LongHistory:
     """A job with more than ``SLICE_EVENTS`` lines in JSON lines files: where they are, with
-    the event time each line says (``None``: none it can be read by)."""
+    the event time (``None``: none it can be read by) and the run each line says."""
 
-    lines: list[tuple[int, int, datetime | None]]
+    lines: list[tuple[int, int, datetime | None, str | None]]
     read: Callable[[list[tuple[int, int]]], Iterator[Any]]
 
     def slices(self, size: int) -> Iterator[list[Any]]:
         """Its events in slices of time (``store.base.time_slices``), read a slice at a time."""
-        spots = {index: (number, offset) for index, (number, offset, _) in enumerate(self.lines)}
-        times = [(index, time) for index, (_, _, time) in enumerate(self.lines)]
-        for indexes in time_slices(times, size):
+        spots = {index: (number, offset) for index, (number, offset, *_) in enumerate(self.lines)}
+        listing = [(index, time, run) for index, (_, _, time, run) in enumerate(self.lines)]
+        for indexes in time_slices(listing, size):
             yield list(self.read([spots[index] for index in indexes]))
 
     def events(self) -> Iterator[Any]:
-        return self.read([(number, offset) for number, offset, _ in self.lines])
+        return self.read([(number, offset) for number, offset, *_ in self.lines])
+
+
+def _run_of(value: Any) -> str | None:
+    run = value.get("run") if isinstance(value, dict) else None
+    run_id = run.get("runId") if isinstance(run, dict) else None
+    return run_id if isinstance(run_id, str) else None
 
 
 def _time_of(value: Any) -> datetime | None:
@@ -151,7 +157,7 @@ def event_files_groups(
     document (an event, or an array of events) is read whole.
     """
     handles: list[IO[bytes]] = []
-    lines: dict[tuple[str, str], list[tuple[int, int, datetime | None]]] = {}
+    lines: dict[tuple[str, str], list[tuple[int, int, datetime | None, str | None]]] = {}
     held: dict[tuple[str, str], list[Any]] = {}
     loose: list[Any] = []
     loose_lines: list[tuple[int, int]] = []
@@ -176,7 +182,8 @@ def event_files_groups(
                         value = None
                     job = _job_of(value)
                     if job:
-                        lines.setdefault(job, []).append((number, offset, _time_of(value)))
+                        spot = (number, offset, _time_of(value), _run_of(value))
+                        lines.setdefault(job, []).append(spot)
                     else:
                         loose_lines.append((number, offset))
                 offset += len(line)
@@ -192,7 +199,7 @@ def event_files_groups(
             if len(spots) > mapping.SLICE_EVENTS and job not in held:
                 yield LongHistory(spots, read)
                 continue
-            yield [*held.pop(job, ()), *read([(number, offset) for number, offset, _ in spots])]
+            yield [*held.pop(job, ()), *read([(number, offset) for number, offset, *_ in spots])]
         loose.extend(read(loose_lines))
         for start in range(0, len(loose), _LOOSE_GROUP):
             yield loose[start : start + _LOOSE_GROUP]

@@ -52,6 +52,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,7 @@ def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
 
 
 AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
+FIRST_RUN = datetime(2026, 1, 1, 10, tzinfo=UTC)
 SHAPES = ("lean", "provider")
 
 
@@ -246,9 +248,10 @@ def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, A
     )
     for run in range(runs):
         run_id = str(uuid.UUID(int=job * 1_000_003 + run))
-        day = 1 + run % 28
+        started = FIRST_RUN + timedelta(hours=run)  # hourly: each run its own times
+        nominal = started.strftime("%Y-%m-%dT%H:%M:%SZ")
         for event_type, second in (("START", 0), ("COMPLETE", 40)):
-            event_time = f"2026-{1 + run // 28 % 12:02d}-{day:02d}T10:00:{second:02d}Z"
+            event_time = (started + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
             event: dict[str, Any] = {
                 "eventType": event_type,
                 "eventTime": event_time,
@@ -261,7 +264,7 @@ def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, A
                             "run": {"runId": str(uuid.UUID(int=job // 10 * 7 + run))},
                             "job": {"namespace": NAMESPACE, "name": dag},
                         },
-                        "nominalTime": {"nominalStartTime": f"2026-01-{day:02d}T10:00:00Z"},
+                        "nominalTime": {"nominalStartTime": nominal},
                     },
                 },
                 "job": {

@@ -102,8 +102,8 @@ class EventStore(ABC):
         """
         found = list(self.events(job=job, since=after, until=until))
         by_cursor = {event.id: _text(event) for event in found}
-        times = [(event.id, event.event_time) for event in found]
-        for cursors in time_slices(times, size):
+        listing = [(event.id, event.event_time, event.run_id) for event in found]
+        for cursors in time_slices(listing, size):
             yield [by_cursor[cursor] for cursor in cursors]
 
     @abstractmethod
@@ -211,28 +211,38 @@ class EventStore(ABC):
         return f"<{type(self).__name__} {self.url}>"
 
 
-def time_slices(times: Iterable[tuple[int, Any]], size: int) -> Iterator[list[int]]:
-    """The cursors of ``(cursor, event time)`` pairs in event-time order (cursor order within
-    one time; events without a time first), cut in slices of at least ``size`` (the last may
-    be smaller) that end only where the time changes: every event of a slice is no later than
-    every event of the next one, and strictly earlier where the times are known, which is what
-    adding a slice to the fold of the ones before asks (``mapper.fold.extend_folded``). A time
-    is anything that orders as the time does, all of one type: a ``datetime``, or the text
-    SQLite keeps of it. Were they in another order, the fold would find an event not later
-    than those before it, and the job would be read at once."""
-    pairs = list(times)
-    ordered = [(cursor, None) for cursor in sorted(c for c, time in pairs if time is None)]
-    ordered += sorted(
-        ((c, time) for c, time in pairs if time is not None), key=lambda pair: (pair[1], pair[0])
-    )
+def time_slices(events: Iterable[tuple[int, Any, str | None]], size: int) -> Iterator[list[int]]:
+    """The cursors of ``(cursor, event time, run id)`` in event-time order (cursor order within
+    one time; events without a time first), cut in slices that end only where the time
+    changes: every event of a slice is no later than every event of the next one, and strictly
+    earlier where the times are known, which adding a slice to the fold of the ones before asks
+    (``mapper.fold.extend_folded``).
+
+    A slice ends once it holds ``size`` events, where no run goes on across the cut (one that
+    does can be added only if the fold keeps it whole), or, failing such a place within another
+    ``size`` events, at the next change of time (a streaming job's one long run goes on across
+    every cut). A time is anything that orders as the time does, all of one type: a
+    ``datetime``, or the text SQLite keeps of it. Were they in another order, the fold would find
+    an event not later than those before it, and the job would be read at once."""
+    given = list(events)
+    ordered = sorted(
+        (item for item in given if item[1] is None), key=lambda item: item[0]
+    ) + sorted((item for item in given if item[1] is not None), key=lambda item: (item[1], item[0]))
+    last = {run: index for index, (_, _, run) in enumerate(ordered) if run is not None}
+    going_on: set[str] = set()
     current: list[int] = []
-    previous: Any = None
-    for cursor, time in ordered:
-        if len(current) >= size and time != previous:
-            yield current
-            current = []
+    for index, (cursor, time, run) in enumerate(ordered):
+        if current and time != ordered[index - 1][1]:
+            full = len(current) >= size
+            if (full and not going_on) or len(current) >= 2 * size:
+                yield current
+                current = []
         current.append(cursor)
-        previous = time
+        if run is not None:
+            if last[run] > index:
+                going_on.add(run)
+            else:
+                going_on.discard(run)
     if current:
         yield current
 

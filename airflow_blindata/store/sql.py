@@ -595,8 +595,12 @@ class SqlEventStore(EventStore):
         # into a datetime, a long history's listing took a third of its reading
         event_time = type_coerce(ev.c.event_time, NullType())
         with self._guard("reading events"), self._reading() as conn:
-            times = conn.execute(select(cursor_column, event_time).where(*where)).tuples().all()
-        for cursors in time_slices(times, size):
+            listing = (
+                conn.execute(select(cursor_column, event_time, ev.c.run_id).where(*where))
+                .tuples()
+                .all()
+            )
+        for cursors in time_slices(listing, size):
             yield self._texts_at(cursors)
 
     def _texts_at(self, cursors: list[int]) -> list[str]:

@@ -13,7 +13,6 @@ import json
 import random
 import tempfile
 from datetime import UTC, datetime, timedelta
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -38,27 +37,33 @@ from .test_snapshots_in_batches import _arrived, _cut, _snapshots_equal_builds
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    seconds=st.lists(st.none() | st.integers(0, 6), max_size=30),
+    events=st.lists(st.tuples(st.none() | st.integers(0, 6), st.integers(0, 4)), max_size=30),
     size=st.integers(1, 5),
 )
 def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_changes(
-    seconds: list[int | None], size: int
+    events: list[tuple[int | None, int]], size: int
 ) -> None:
-    times = [
-        (cursor, None if second is None else BASE + timedelta(seconds=second))
-        for cursor, second in enumerate(seconds, start=1)
+    """And where no run goes on across the cut, unless none such came within ``size`` more."""
+    listing = [
+        (cursor, None if second is None else BASE + timedelta(seconds=second), f"run{run}")
+        for cursor, (second, run) in enumerate(events, start=1)
     ]
-    slices = list(time_slices(reversed(times), size))
-    at = dict(times)
+    slices = list(time_slices(reversed(listing), size))
+    at = {cursor: time for cursor, time, _ in listing}
+    run_of = {cursor: run for cursor, _, run in listing}
     flat = [cursor for part in slices for cursor in part]
-    assert sorted(flat) == [cursor for cursor, _ in times]  # each once
+    assert sorted(flat) == [cursor for cursor, _, _ in listing]  # each once
     keys = [(at[c] is not None, at[c] or BASE, c) for c in flat]
     assert keys == sorted(keys)  # no time first, then in time order, then cursor order
-    for before, after in pairwise(slices):
+    for cut in range(1, len(slices)):
+        before, after = slices[cut - 1], slices[cut]
         assert len(before) >= size
         assert at[before[-1]] != at[after[0]]  # one time never spans two slices
+        earlier = {run_of[c] for part in slices[:cut] for c in part}
+        later = {run_of[c] for part in slices[cut:] for c in part}
+        assert not earlier & later or len(before) >= 2 * size  # a run across: none better
 
 
 def _runs(count: int, *, first: int = 0) -> list[dict[str, Any]]:
