@@ -611,7 +611,7 @@ class SqlEventStore(EventStore):
             for start in range(0, len(cursors), BATCH_SIZE):
                 batch = cursors[start : start + BATCH_SIZE]
                 query = select(cursor_column, ev.c.payload).where(cursor_column.in_(batch))
-                found.update((row[0], row[1]) for row in conn.execute(query))
+                found.update(conn.execute(query).tuples().all())
         return [found[cursor] for cursor in cursors if cursor in found]
 
     def folded_jobs(
