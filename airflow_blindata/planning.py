@@ -121,9 +121,9 @@ def _time_of(value: Any) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):  # out of range in UTC (year 1 ahead of it, 9999 behind)
         return None
-    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _job_of(value: Any) -> tuple[str, str] | None:

@@ -231,7 +231,7 @@ def _folded_without_reading(
     stored = store.folded_jobs(settings, (job for job, _ in chunk))
     done: dict[tuple[str, str], tuple[FoldedJob, Report, str]] = {}
     changed: list[_Changed] = []
-    sliced: list[tuple[tuple[str, str], str, KeptFold]] = []
+    sliced: list[tuple[tuple[str, str], str, KeptFold, int]] = []
     for job, digest in chunk:
         found = stored.pop(job, None)
         if found is None:
@@ -249,14 +249,14 @@ def _folded_without_reading(
         kept = _load(job, found[1], raw_facets)
         if kept is not None and kept.until is not None and kept.until < until:
             if long:
-                sliced.append((job, digest, kept))
+                sliced.append((job, digest, kept, received))
             else:
                 changed.append(_Changed(job, digest, received, kept, raw_facets))
     for item, folded, job_report in _extend(store, changed, until, retain, quality):
         done[item.job] = (folded, job_report, "jobsExtended")
         keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
-    for job, digest, start in sliced:
-        result = _read_in_slices(store, job, until, retain, quality, start)
+    for job, digest, start, received in sliced:
+        result = _read_in_slices(store, job, until, retain, quality, start, received)
         if result is not None:
             done[job] = (*result, "jobsExtended")
             keeper.add(job, digest, *result)
@@ -334,10 +334,13 @@ def _read_in_slices(
     retain: RunRetainer,
     quality: bool,
     start: KeptFold | None = None,
+    received: int | None = None,
 ) -> tuple[FoldedJob, Report] | None:
     """A long history folded a slice of time at a time (``EventStore.job_slices``,
-    ``mapper.slices``), from its first event or added to ``start``, a kept fold; ``None`` when
-    that cannot be exact, and the job is read at once."""
+    ``mapper.slices``), from its first event or added to ``start``, a kept fold, when the slices
+    past its cursor hold the ``received`` events the digests say came (as ``_extend`` checks:
+    none of the folded ones went meanwhile); ``None`` when that cannot be exact, and the job is
+    read at once."""
     if start is None:
         report = Report()
         slices = store.job_slices(job, until=until, size=SLICE_EVENTS)
@@ -345,10 +348,24 @@ def _read_in_slices(
     elif found_malformed(start.report):
         return None
     else:
-        report = start.report
-        slices = store.job_slices(job, until=until, after=start.until, size=SLICE_EVENTS)
+        report = Report()
+        read = [0]
+        slices = _counted(
+            store.job_slices(job, until=until, after=start.until, size=SLICE_EVENTS), read
+        )
         folded = fold_in_slices(slices, report, retain=retain, quality=quality, start=start.folded)
+        if folded is None or read[0] != received:  # some folded events went as others came
+            return None
+        start.report.merge(report)
+        report = start.report
     return None if folded is None else (folded, report)
+
+
+def _counted(slices: Iterator[list[str]], read: list[int]) -> Iterator[list[str]]:
+    """``slices``, counting their events in ``read[0]``."""
+    for part in slices:
+        read[0] += len(part)
+        yield part
 
 
 def _forget_and_keep_memo(
