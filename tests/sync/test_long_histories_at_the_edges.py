@@ -1,4 +1,4 @@
-"""Cases found reviewing the reading of long histories in slices."""
+"""A long history read in slices at the edges: retention between snapshots, times out of range."""
 
 from __future__ import annotations
 
