@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -231,7 +231,7 @@ def _folded_without_reading(
     stored = store.folded_jobs(settings, (job for job, _ in chunk))
     done: dict[tuple[str, str], tuple[FoldedJob, Report, str]] = {}
     changed: list[_Changed] = []
-    sliced: list[tuple[tuple[str, str], str, KeptFold, int]] = []
+    sliced: list[_Changed] = []
     for job, digest in chunk:
         found = stored.pop(job, None)
         if found is None:
@@ -248,18 +248,16 @@ def _folded_without_reading(
         raw_facets: RawFacets | None = {} if keeper.wanted and not long else None
         kept = _load(job, found[1], raw_facets)
         if kept is not None and kept.until is not None and kept.until < until:
-            if long:
-                sliced.append((job, digest, kept, received))
-            else:
-                changed.append(_Changed(job, digest, received, kept, raw_facets))
+            item = _Changed(job, digest, received, kept, raw_facets)
+            (sliced if long else changed).append(item)
     for item, folded, job_report in _extend(store, changed, until, retain, quality):
         done[item.job] = (folded, job_report, "jobsExtended")
         keeper.add(item.job, item.digest, folded, job_report, item.raw_facets)
-    for job, digest, start, received in sliced:
-        result = _read_in_slices(store, job, until, retain, quality, start, received)
+    for item in sliced:
+        result = _extend_in_slices(store, item, until, retain, quality)
         if result is not None:
-            done[job] = (*result, "jobsExtended")
-            keeper.add(job, digest, *result)
+            done[item.job] = (*result, "jobsExtended")
+            keeper.add(item.job, item.digest, *result)
     for job, digest in chunk:
         count = None if job in done else store.digest_count(digest)
         if count is not None and count > SLICE_EVENTS:  # a long history read again
@@ -328,44 +326,45 @@ def _extend(
 
 
 def _read_in_slices(
-    store: EventStore,
-    job: tuple[str, str],
-    until: int,
-    retain: RunRetainer,
-    quality: bool,
-    start: KeptFold | None = None,
-    received: int | None = None,
+    store: EventStore, job: tuple[str, str], until: int, retain: RunRetainer, quality: bool
 ) -> tuple[FoldedJob, Report] | None:
     """A long history folded a slice of time at a time (``EventStore.job_slices``,
-    ``mapper.slices``), from its first event or added to ``start``, a kept fold, when the slices
-    past its cursor hold the ``received`` events the digests say came (as ``_extend`` checks:
-    none of the folded ones went meanwhile); ``None`` when that cannot be exact, and the job is
-    read at once."""
-    if start is None:
-        report = Report()
-        slices = store.job_slices(job, until=until, size=SLICE_EVENTS)
-        folded = fold_in_slices(slices, report, retain=retain, quality=quality)
-    elif found_malformed(start.report):
-        return None
-    else:
-        report = Report()
-        read = [0]
-        slices = _counted(
-            store.job_slices(job, until=until, after=start.until, size=SLICE_EVENTS), read
-        )
-        folded = fold_in_slices(slices, report, retain=retain, quality=quality, start=start.folded)
-        if folded is None or read[0] != received:  # some folded events went as others came
-            return None
-        start.report.merge(report)
-        report = start.report
+    ``mapper.slices``); ``None`` when that cannot be exact, and the job is read at once."""
+    report = Report()
+    slices = store.job_slices(job, until=until, size=SLICE_EVENTS)
+    folded = fold_in_slices(slices, report, retain=retain, quality=quality)
     return None if folded is None else (folded, report)
 
 
-def _counted(slices: Iterator[list[str]], read: list[int]) -> Iterator[list[str]]:
-    """``slices``, counting their events in ``read[0]``."""
-    for part in slices:
-        read[0] += len(part)
-        yield part
+def _extend_in_slices(
+    store: EventStore, item: _Changed, until: int, retain: RunRetainer, quality: bool
+) -> tuple[FoldedJob, Report] | None:
+    """The many events a job received since its fold was kept, added to it a slice of time at a
+    time, when they are as many as the digests say came (none of the folded ones went
+    meanwhile, as ``_extend`` checks); ``None`` otherwise, and the job is read at once."""
+    kept = item.kept
+    if found_malformed(kept.report):
+        return None
+    slices = _Counted(store.job_slices(item.job, until=until, after=kept.until, size=SLICE_EVENTS))
+    report = Report()
+    folded = fold_in_slices(slices, report, retain=retain, quality=quality, start=kept.folded)
+    if folded is None or slices.events != item.received:
+        return None
+    kept.report.merge(report)
+    return folded, kept.report
+
+
+class _Counted:
+    """Slices of events, counting the events they held."""
+
+    def __init__(self, slices: Iterable[list[str]]) -> None:
+        self.slices = slices
+        self.events = 0
+
+    def __iter__(self) -> Iterator[list[str]]:
+        for part in self.slices:
+            self.events += len(part)
+            yield part
 
 
 def _forget_and_keep_memo(
