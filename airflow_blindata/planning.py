@@ -19,8 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import TypeAdapter
+
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.eventfiles import read_event_file, read_line
+from airflow_blindata.events.core import EventTime
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.fold import FoldBuilder
 from airflow_blindata.mapper.plan import CatalogPlan
@@ -116,14 +119,16 @@ def _run_of(value: Any) -> str | None:
 
 
 def _time_of(value: Any) -> datetime | None:
+    """A line's event time as the event model reads it (``EventTime``), in UTC; ``None`` when
+    it has none the model reads, or none in UTC's range (year 1 ahead of it, 9999 behind)."""
     text = value.get("eventTime") if isinstance(value, dict) else None
-    if not isinstance(text, str):
-        return None
     try:
-        moment = datetime.fromisoformat(text)
-        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-    except (ValueError, OverflowError):  # out of range in UTC (year 1 ahead of it, 9999 behind)
+        return _EVENT_TIME.validate_python(text).astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
+
+
+_EVENT_TIME: TypeAdapter[datetime] = TypeAdapter(EventTime)
 
 
 def _job_of(value: Any) -> tuple[str, str] | None:

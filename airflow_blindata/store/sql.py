@@ -423,11 +423,17 @@ class SqlEventStore(EventStore):
         ev = self._tables.events
         conditions: list[ColumnElement[bool]] = []
         if job is not None:
-            namespace, name = column_text(job[0]), column_text(job[1])
-            conditions += [ev.c.job_namespace == namespace, ev.c.job_name == name]
+            conditions += self._of_job(job)
         if received_after is not None:
             conditions.append(ev.c.received_at > received_after)
         return self._read(conditions, since=since, until=until)
+
+    def _of_job(self, job: tuple[str, str]) -> list[ColumnElement[bool]]:
+        """The events of one job, named as the columns hold it (``column_text``; a missing
+        namespace or name is ``IS NULL``)."""
+        ev = self._tables.events
+        namespace, name = column_text(job[0]), column_text(job[1])
+        return [ev.c.job_namespace == namespace, ev.c.job_name == name]
 
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
         return self._read([is_dataset_event(self._tables.events)], until=until)
@@ -579,14 +585,7 @@ class SqlEventStore(EventStore):
         with self._guard("stamping new events"):
             self._stamp()
         ev, cursor_column = self._tables.events, self._tables.cursor
-        namespace, name = column_text(job[0]), column_text(job[1])
-        where = [
-            cursor_column.is_not(None),
-            ev.c.job_namespace == namespace
-            if namespace is not None
-            else ev.c.job_namespace.is_(None),
-            ev.c.job_name == name if name is not None else ev.c.job_name.is_(None),
-        ]
+        where = [cursor_column.is_not(None), *self._of_job(job)]
         if until is not None:
             where.append(cursor_column <= until)
         if after is not None:
