@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,7 +33,7 @@ from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.slices import fold_in_slices
 from airflow_blindata.mapper.systems import KnownSystem
-from airflow_blindata.store.base import time_slices
+from airflow_blindata.store.base import ordered_slices, time_slices
 from airflow_blindata.sync import mapping
 from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import excerpt, table
@@ -82,8 +83,13 @@ def plan_files(
     builder = FoldBuilder(retain=retain)
     for group in event_files_groups(event_files):
         if isinstance(group, LongHistory):
-            slices = group.slices(mapping.SLICE_EVENTS)
-            folded = fold_in_slices(slices, report, retain=retain, quality=quality)
+            folded = fold_in_slices(
+                group.slices(mapping.SLICE_EVENTS),
+                report,
+                retain=retain,
+                quality=quality,
+                newest_first=partial(group.slices, mapping.SLICE_EVENTS, newest_first=True),
+            )
             if folded is not None:
                 builder.add_folded(folded)
                 report.count("jobsReadInSlices")
@@ -101,11 +107,12 @@ class LongHistory:
     lines: list[tuple[int, int, datetime | None, str | None]]
     read: Callable[[list[tuple[int, int]]], Iterator[Any]]
 
-    def slices(self, size: int) -> Iterator[list[Any]]:
-        """Its events in slices of time (``store.base.time_slices``), read a slice at a time."""
+    def slices(self, size: int, *, newest_first: bool = False) -> Iterator[list[Any]]:
+        """Its events in slices of time (``store.base.time_slices``), read a slice at a time;
+        from the newest back with ``newest_first``."""
         spots = {index: (number, offset) for index, (number, offset, *_) in enumerate(self.lines)}
         listing = [(index, time, run) for index, (_, _, time, run) in enumerate(self.lines)]
-        for indexes in time_slices(listing, size):
+        for indexes in ordered_slices(time_slices(listing, size), newest_first=newest_first):
             yield list(self.read([spots[index] for index in indexes]))
 
     def events(self) -> Iterator[Any]:

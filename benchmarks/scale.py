@@ -19,7 +19,10 @@ planned from the store in a fresh process each, measuring:
 besides those (read off the demo's events, ``./dev demo``): the run facets ``airflow`` (the DAG,
 the DAG run, the task and the task instance), ``processing_engine``, ``tags`` and
 ``unknownSourceAttribute``, and the job facets ``documentation``, ``ownership``, ``sourceCode`` and
-``tags``; the default, ``lean``, leaves them out (the figures of earlier runs).
+``tags``; the default, ``lean``, leaves them out (the figures of earlier runs). ``--shape
+malformed`` is ``lean`` with a malformed facet on every COMPLETE (a ``nominalTime`` that is not
+a date-time, a producer's bug): a long history is then read twice in slices, the second time
+newest first for the report (``mapper.slices.report_in_slices``), instead of at once.
 
 ``--long-runs 2000,20000`` adds one job with that many runs (a task that runs every minute):
 its history is read a slice of time at a time (``sync.mapping.SLICE_EVENTS``), measured against
@@ -34,7 +37,7 @@ the store, and so is the floor: the best of each is printed, so that a noisy nei
 shared machine moves the figures less.
 
 Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50] [--repeat 3]
-[--shape lean|provider] [--long-runs 2000,20000] [--snapshot-events 1000000]
+[--shape lean|provider|malformed] [--long-runs 2000,20000] [--snapshot-events 1000000]
 [--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
@@ -83,7 +86,7 @@ def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
 
 AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
 FIRST_RUN = datetime(2026, 1, 1, 10, tzinfo=UTC)
-SHAPES = ("lean", "provider")
+SHAPES = ("lean", "provider", "malformed")
 
 
 def _facet(schema: str, **fields: Any) -> dict[str, Any]:
@@ -282,6 +285,8 @@ def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, A
                 "inputs": [_dataset(source, {"schema": schema}) for source in inputs],
                 "outputs": [_dataset(output, {"schema": schema, "columnLineage": lineage})],
             }
+            if shape == "malformed" and event_type == "COMPLETE":  # a producer's bug, every run
+                event["run"]["facets"]["nominalTime"] = {"nominalStartTime": f"at {nominal}"}
             if shape == "provider":
                 run_facets, job_facets = provider_facets(
                     dag, f"task_{job}", run_id, event_time, query
@@ -559,7 +564,8 @@ def main() -> int:
         "--shape",
         choices=SHAPES,
         default="lean",
-        help="lean events, or with the other facets Airflow's OpenLineage provider sends",
+        help="lean events, with the other facets Airflow's OpenLineage provider sends, or with "
+        "a malformed facet on every run",
     )
     parser.add_argument("--postgres", help="a PostgreSQL URL for the snapshot on PostgreSQL")
     parser.add_argument(

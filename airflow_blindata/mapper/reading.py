@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -67,7 +68,7 @@ from airflow_blindata.mapper.fold import order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
-__all__ = ["RawFacets", "read_events", "read_job_events"]
+__all__ = ["NewerSlices", "RawFacets", "read_events", "read_job_events"]
 
 RawFacets = dict[int, tuple[BaseFacet, dict[str, Any] | Raw]]
 """Facets read whole, by ``id``, each with the JSON object it was read from, decoded or as its
@@ -153,6 +154,24 @@ class _Decided:
                 self._keys.setdefault((merged, namespace, name), set()).update(facets)
 
 
+_RunKey = tuple[tuple[str, str], str]
+"""A run by its job (namespace, name) and its run id."""
+
+
+@dataclass
+class NewerSlices:
+    """What the newer slices of a job's history decided, for reading an older slice exactly as a
+    reading of every event at once reads it (``mapper.slices.report_in_slices``): which runs the
+    job keeps whole over all its events, and the facet keys that newer events read whole set or
+    deleted, per job and per run kept whole. Slices read newest first, each a slice of time
+    (events tied on the fold's order are never cut apart), give every event the decision the
+    reading at once gives it."""
+
+    kept_whole: AbstractSet[_RunKey]
+    by_job: dict[tuple[str, str], _Decided] = field(default_factory=dict)
+    by_run: dict[_RunKey, _Decided] = field(default_factory=dict)
+
+
 def read_job_events(
     items: Iterable[Any],
     report: Report,
@@ -160,8 +179,9 @@ def read_job_events(
     quality: bool = True,
     raw_facets: RawFacets | None = None,
     every_run_kept: bool = False,
-    also_whole: AbstractSet[tuple[tuple[str, str], str]] = frozenset(),
-    kept_whole: set[tuple[tuple[str, str], str]] | None = None,
+    also_whole: AbstractSet[_RunKey] = frozenset(),
+    kept_whole: set[_RunKey] | None = None,
+    newer: NewerSlices | None = None,
 ) -> list[Event]:
     """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
 
@@ -172,7 +192,9 @@ def read_job_events(
     kept fold (``fold.extend_folded``), which ranks their runs with older events of theirs.
     ``also_whole`` names runs (job, run id) read as kept whole besides those the ranking keeps:
     for a slice of a long history, the runs the fold of the slices before keeps whole. The
-    runs read as kept whole are added to ``kept_whole``, when given.
+    runs read as kept whole are added to ``kept_whole``, when given. With ``newer``, the
+    events are a slice of a history read newest first: the runs kept whole are those it names,
+    and what newer slices decided goes on deciding (and takes this slice's decisions).
 
     An event given as text is first read from its text without decoding its facets
     (``read_envelope``); when it is read whole, its facets are read from their JSON kept aside
@@ -217,6 +239,7 @@ def read_job_events(
             every_run_kept,
             also_whole,
             kept_whole,
+            newer,
         )
         if envelopes
         else 0
@@ -233,8 +256,9 @@ def _read_runs(
     quality: bool,
     raw_facets: RawFacets | None,
     every_run_kept: bool,
-    also_whole: AbstractSet[tuple[tuple[str, str], str]],
-    kept_whole: set[tuple[tuple[str, str], str]] | None,
+    also_whole: AbstractSet[_RunKey],
+    kept_whole: set[_RunKey] | None,
+    newer: NewerSlices | None,
 ) -> int:
     """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
     of events skimmed."""
@@ -242,15 +266,19 @@ def _read_runs(
     order = {index: order_key(envelope.event) for index, envelope in envelopes.items()}
     tied = _tied(order.values())
     events = [envelope.event for envelope in envelopes.values()]
-    kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
-    if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
-        kept = runs_kept_whole(events)
-        kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
-        kept_runs |= also_whole
+    by_job: dict[tuple[str, str], _Decided] = {}
+    by_run: dict[_RunKey, _Decided] = {}
+    kept_runs: AbstractSet[_RunKey]
+    if newer is not None:
+        kept_runs, by_job, by_run = newer.kept_whole, newer.by_job, newer.by_run
+    else:
+        kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
+        if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
+            kept = runs_kept_whole(events)
+            kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
+            kept_runs |= also_whole
     if kept_whole is not None:
         kept_whole |= kept_runs
-    by_job: dict[tuple[str, str], _Decided] = {}
-    by_run: dict[tuple[tuple[str, str], str], _Decided] = {}
     for index in sorted(order, key=order.__getitem__, reverse=True):
         envelope = envelopes[index]
         event = envelope.event

@@ -8,11 +8,17 @@ later than every event of the slices before it, which the event store
 next one added to that fold, as a snapshot adds the events received since to a kept fold
 (``fold.extend_folded``): memory holds one slice, and the fold is the fold of every event, or
 ``None`` when that cannot be made sure of; the caller then reads the job at once.
+
+A malformed facet is dropped from the fold whichever way the events are read (it decides
+nothing), but the report names one only if a reading of every event at once reads its event
+whole, which depends on newer events. When a slice finds one, the report is made again from the
+slices newest first (``report_in_slices``), each read with what the newer ones decided: two
+readings of the history, still one slice in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from airflow_blindata.events import RunEvent
@@ -23,44 +29,73 @@ from airflow_blindata.mapper.fold import (
     fold_jobs,
     whole_run_ids,
 )
-from airflow_blindata.mapper.reading import read_job_events
+from airflow_blindata.mapper.reading import NewerSlices, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
 
-__all__ = ["fold_in_slices", "found_malformed"]
+__all__ = ["fold_in_slices", "found_malformed", "report_in_slices"]
+
+Slices = Iterable[Sequence[Any]]
+"""A job's raw events, a slice of time at a time."""
 
 
 def fold_in_slices(
-    slices: Iterable[Sequence[Any]],
+    slices: Slices,
     report: Report,
     *,
     retain: RunRetainer | None = None,
     quality: bool = True,
     start: FoldedJob | None = None,
+    newest_first: Callable[[], Slices] | None = None,
 ) -> FoldedJob | None:
     """The fold of one job's events given in slices of time, added to ``start`` (the fold of its
     events before them) when given; what reading them found goes to ``report``.
 
     ``None``, and ``report`` left as it was, when a slice cannot be added exactly (a run that goes
     on across slices but which the fold no longer keeps whole, an event not later than those
-    before it) or a reading finds a malformed facet (``found_malformed``).
+    before it). When a reading finds a malformed facet (``found_malformed``), the report is made
+    again by ``report_in_slices`` from ``newest_first()``, the same slices newest first; ``None``
+    if that cannot be: without ``newest_first``, or with ``start`` (the events before the slices
+    would be missing from it).
     """
     found = Report()
     folded = start
     for raws in slices:
         if folded is None:
             folds = fold_jobs(read_job_events(raws, found, quality=quality), retain)
-            if len(folds) != 1 or found_malformed(found):
+            if len(folds) != 1:
                 return None
             folded = folds[0]
-            continue
-        added = _add_slice(folded, raws, retain, quality)
-        if added is None:
+        else:
+            added = _add_slice(folded, raws, retain, quality)
+            if added is None:
+                return None
+            folded, slice_report = added
+            found.merge(slice_report)
+        if found_malformed(found) and (newest_first is None or start is not None):
             return None
-        folded, slice_report = added
-        found.merge(slice_report)
-    if folded is not None:
-        report.merge(found)
+    if folded is None:
+        return None
+    if newest_first is not None and found_malformed(found):
+        found = report_in_slices(newest_first(), folded, quality=quality)
+    report.merge(found)
     return folded
+
+
+def report_in_slices(newest_first: Slices, folded: FoldedJob, *, quality: bool = True) -> Report:
+    """The report of reading every event of a job at once, from its slices of time newest first
+    and ``folded``, the fold of them all (which says the runs the job keeps whole). Each slice is
+    read with what the newer ones decided (``NewerSlices``); the reports are merged oldest first,
+    as a reading at once counts them."""
+    job = (folded.job.key.namespace, folded.job.key.name)
+    newer = NewerSlices({(job, run_id) for run_id in whole_run_ids(folded)})
+    reports: list[Report] = []
+    for raws in newest_first:
+        reports.append(Report())
+        read_job_events(raws, reports[-1], quality=quality, newer=newer)
+    report = Report()
+    for part in reversed(reports):
+        report.merge(part)
+    return report
 
 
 def _add_slice(
@@ -81,14 +116,14 @@ def _add_slice(
         raws, report, quality=quality, also_whole=going_on, kept_whole=read_whole
     )
     added = extend_folded(folded, events, retain)
-    if added is None or found_malformed(report):
+    if added is None:
         return None
     in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
     if any((job, run_id) not in read_whole for run_id in whole_run_ids(added) & in_slice):
         report = Report()
         events = read_job_events(raws, report, quality=quality, every_run_kept=True)
         added = extend_folded(folded, events, retain)
-        if added is None or found_malformed(report):
+        if added is None:
             return None
     return added, report
 
@@ -97,5 +132,5 @@ def found_malformed(report: Report) -> bool:
     """Whether reading a job's events found a malformed facet. A plan reports one only if the
     run, job or dataset it is in is still used (a whole read validates no other), which a reading
     of part of the job's events cannot tell: a run read then may be one newer events supersede.
-    Such a job is read at once."""
+    Such a job is read at once, or its report made again (``report_in_slices``)."""
     return report.gap_count(GapCode.MALFORMED_FACET) > 0

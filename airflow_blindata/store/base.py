@@ -94,16 +94,19 @@ class EventStore(ABC):
         until: int | None = None,
         after: int | None = None,
         size: int = 1000,
+        newest_first: bool = False,
     ) -> Iterator[list[str]]:
         """The JSON texts of one job's events with ``after < cursor <= until``, in slices of
         about ``size`` in event-time order (``time_slices``): for a reader that folds a long
-        history a slice at a time, holding one slice in memory, not the history. This default
-        reads the job's events at once; a database store reads a slice at a time.
+        history a slice at a time, holding one slice in memory, not the history. With
+        ``newest_first``, the same slices from the newest back (``mapper.slices`` reads them so
+        for the report). This default reads the job's events at once; a database store reads a
+        slice at a time.
         """
         found = list(self.events(job=job, since=after, until=until))
         by_cursor = {event.id: _text(event) for event in found}
         listing = [(event.id, event.event_time, event.run_id) for event in found]
-        for cursors in time_slices(listing, size):
+        for cursors in ordered_slices(time_slices(listing, size), newest_first=newest_first):
             yield [by_cursor[cursor] for cursor in cursors]
 
     @abstractmethod
@@ -245,6 +248,12 @@ def time_slices(events: Iterable[tuple[int, Any, str | None]], size: int) -> Ite
                 going_on.discard(run)
     if current:
         yield current
+
+
+def ordered_slices(slices: Iterable[list[int]], *, newest_first: bool) -> Iterable[list[int]]:
+    """``time_slices`` as they come, or from the newest back (their cursors are few: a slice's
+    events are read only when it is its turn)."""
+    return list(slices)[::-1] if newest_first else slices
 
 
 def _text(event: StoredEvent) -> str:

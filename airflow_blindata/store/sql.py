@@ -43,7 +43,7 @@ from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.sqltypes import NullType
 
 from . import digests, retention
-from .base import STALE_FOLDS_AFTER, EventStore, RawEvent, time_slices
+from .base import STALE_FOLDS_AFTER, EventStore, RawEvent, ordered_slices, time_slices
 from .connections import describe_error, set_aside, track
 from .models import (
     AppendCounts,
@@ -580,6 +580,7 @@ class SqlEventStore(EventStore):
         until: int | None = None,
         after: int | None = None,
         size: int = PAGE_SIZE,
+        newest_first: bool = False,
     ) -> Iterator[list[str]]:
         self._ensure_schema()
         with self._guard("stamping new events"):
@@ -599,7 +600,7 @@ class SqlEventStore(EventStore):
                 .tuples()
                 .all()
             )
-        for cursors in time_slices(listing, size):
+        for cursors in ordered_slices(time_slices(listing, size), newest_first=newest_first):
             yield self._texts_at(cursors)
 
     def _texts_at(self, cursors: list[int]) -> list[str]:

@@ -329,10 +329,19 @@ def _read_in_slices(
     store: EventStore, job: tuple[str, str], until: int, retain: RunRetainer, quality: bool
 ) -> tuple[FoldedJob, Report] | None:
     """A long history folded a slice of time at a time (``EventStore.job_slices``,
-    ``mapper.slices``); ``None`` when that cannot be exact, and the job is read at once."""
+    ``mapper.slices``), read again newest first for the report when a facet is malformed;
+    ``None`` when that cannot be exact, and the job is read at once."""
     report = Report()
     slices = store.job_slices(job, until=until, size=SLICE_EVENTS)
-    folded = fold_in_slices(slices, report, retain=retain, quality=quality)
+    folded = fold_in_slices(
+        slices,
+        report,
+        retain=retain,
+        quality=quality,
+        newest_first=lambda: store.job_slices(
+            job, until=until, size=SLICE_EVENTS, newest_first=True
+        ),
+    )
     return None if folded is None else (folded, report)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,9 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_blindata.mapper import slices
 from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.planning import event_files_groups, plan_files
 from airflow_blindata.store import open_store
 from airflow_blindata.store.base import time_slices
@@ -123,6 +127,79 @@ def test_a_run_going_on_across_slices_that_the_fold_dropped_has_the_job_read_at_
         planned = plan_from_store(store, definition())
         assert planned.report.counters["jobsReadInSlices"] == 0
         assert_read_at_once(planned, build(events, definition()))
+
+
+def _with_a_malformed_run_facet(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every COMPLETE with a ``nominalTime`` run facet whose time is no time: malformed."""
+    for event in events:
+        if event["eventType"] == "COMPLETE":
+            event["run"]["facets"]["nominalTime"] = {
+                "_producer": "https://example.com/producer",
+                "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json",
+                "nominalStartTime": "soon",
+            }
+    return events
+
+
+@contextmanager
+def _readings_counted(calls: list[int]) -> Iterator[None]:
+    """``read_job_events`` of ``mapper.slices`` and of ``sync.mapping`` (where a job is read at
+    once), recording how many events each reading was given."""
+
+    def counted(items: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+        given = list(items)
+        calls.append(len(given))
+        return read_job_events(given, *args, **kwargs)
+
+    with (
+        mock.patch.object(slices, "read_job_events", counted),
+        mock.patch.object(mapping, "read_job_events", counted),
+    ):
+        yield
+
+
+def test_a_long_history_with_malformed_facets_is_still_read_in_slices_and_reports_as_at_once(
+    store_url: str,
+) -> None:
+    """A producer that sends a malformed facet on every run: the job is read a slice at a time
+    (never at once), then its report made again newest first, and it names the malformed facets
+    a reading at once names (those of the runs still used), not those of every run."""
+    events = _with_a_malformed_run_facet(_runs(20))
+    expected = build(events, definition())
+    assert 0 < expected.report.counters["facetsMalformed"] < 20
+    readings: list[int] = []
+    with (
+        mock.patch.object(mapping, "SLICE_EVENTS", 6),
+        _readings_counted(readings),
+        open_store(store_url) as store,
+    ):
+        store.append_many(json.dumps(event) for event in events)
+        first = plan_from_store(store, definition())
+        assert first.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(first, expected)
+        assert max(readings) <= 2 * 6  # a slice at a time, never the 40 events at once
+        # new runs since: the kept fold's report names a malformed facet that newer runs may
+        # supersede, so the job is read in slices again, not extended
+        more = _with_a_malformed_run_facet(_runs(10, first=20))
+        store.append_many(json.dumps(event) for event in more)
+        readings.clear()
+        second = plan_from_store(store, definition())
+        assert second.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(second, build(events + more, definition()))
+        assert max(readings) <= 2 * 6
+
+
+def test_a_long_history_with_malformed_facets_in_an_event_file_is_read_in_slices(
+    tmp_path: Path,
+) -> None:
+    events = _with_a_malformed_run_facet(_runs(12))
+    random.Random(5).shuffle(events)
+    lines = tmp_path / "events.jsonl"
+    lines.write_text("".join(f"{json.dumps(event)}\n" for event in events), encoding="utf-8")
+    with mock.patch.object(mapping, "SLICE_EVENTS", 5):
+        planned = plan_files([lines], definition())
+    assert planned.report.counters["jobsReadInSlices"] == 1
+    assert_read_at_once(planned, build(events, definition()))
 
 
 def test_every_producers_events_in_small_slices_plan_as_read_at_once(store_url: str) -> None:
