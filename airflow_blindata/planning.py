@@ -33,7 +33,7 @@ from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.slices import fold_in_slices
 from airflow_blindata.mapper.systems import KnownSystem
-from airflow_blindata.store.base import ordered_slices, time_slices
+from airflow_blindata.store.base import TimeSlice, ordered_slices, time_slices
 from airflow_blindata.sync import mapping
 from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import excerpt, table
@@ -107,13 +107,13 @@ class LongHistory:
     lines: list[tuple[int, int, datetime | None, str | None]]
     read: Callable[[list[tuple[int, int]]], Iterator[Any]]
 
-    def slices(self, size: int, *, newest_first: bool = False) -> Iterator[list[Any]]:
+    def slices(self, size: int, *, newest_first: bool = False) -> Iterator[TimeSlice[Any]]:
         """Its events in slices of time (``store.base.time_slices``), read a slice at a time;
         from the newest back with ``newest_first``."""
         spots = {index: (number, offset) for index, (number, offset, *_) in enumerate(self.lines)}
         listing = [(index, time, run) for index, (_, _, time, run) in enumerate(self.lines)]
-        for indexes in ordered_slices(time_slices(listing, size), newest_first=newest_first):
-            yield list(self.read([spots[index] for index in indexes]))
+        for indexes, going_on in ordered_slices(time_slices(listing, size), newest_first):
+            yield TimeSlice(list(self.read([spots[index] for index in indexes])), going_on)
 
     def events(self) -> Iterator[Any]:
         return self.read([(number, offset) for number, offset, *_ in self.lines])

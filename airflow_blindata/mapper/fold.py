@@ -29,6 +29,7 @@ import hashlib
 import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -543,10 +544,13 @@ def _has_run_facets(event: RunEvent) -> bool:
     return any(output.facets or output.output_facets for output in event.outputs)
 
 
-def _kept_runs(runs: list[RunFold], retain: RunRetainer) -> list[RunFold]:
-    """The latest run and the latest completed one whole; of the others what ``retain`` keeps.
-    (A job's runs have distinct ids.)"""
-    whole = _whole_runs(runs)
+def _kept_runs(
+    runs: list[RunFold], retain: RunRetainer, hold: AbstractSet[str] = frozenset()
+) -> list[RunFold]:
+    """The latest run and the latest completed one whole, and those of ``hold`` (runs that go on
+    in events still to come: ``mapper.slices``); of the others what ``retain`` keeps. (A job's
+    runs have distinct ids.)"""
+    whole = _whole_runs(runs) | hold
     kept: list[RunFold] = []
     for run in runs:
         part = run if run.run_id in whole else retain(run)
@@ -630,7 +634,12 @@ def run_digest(run_id: str) -> int:
 
 
 def extend_folded(
-    kept: FoldedJob, events: Iterable[Event], retain: RunRetainer | None = None
+    kept: FoldedJob,
+    events: Iterable[Event],
+    retain: RunRetainer | None = None,
+    *,
+    held: AbstractSet[str] = frozenset(),
+    hold: AbstractSet[str] = frozenset(),
 ) -> FoldedJob | None:
     """The fold of the job's events that ``kept`` folded and ``events``, its events received
     since, given ``kept``; ``None`` when that cannot be exact, and the job is read whole.
@@ -642,6 +651,10 @@ def extend_folded(
     ``retain`` keeps. An event that comes late, or of a run folded and dropped, is read whole.
     ``events`` are read with ``read_job_events(..., every_run_kept=True)``: which of their runs
     the fold keeps whole depends on older events too.
+
+    ``held``: runs ``kept`` holds whole besides those (they went on past its events); ``hold``:
+    runs the new fold must hold whole, going on in events still to come (a long history added a
+    slice of time at a time, ``mapper.slices``).
     """
     old = kept.job
     ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
@@ -655,7 +668,7 @@ def extend_folded(
     for event in ordered:
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
-    whole = _whole_runs(old.runs)
+    whole = _whole_runs(old.runs) | (held & {run.run_id for run in old.runs})
     seen = {run_digest(run_id) for run_id in runs}
     if any(run_digest(run_id) in kept.runs_seen for run_id in runs if run_id not in whole):
         return None
@@ -679,7 +692,7 @@ def extend_folded(
         facets=_sorted(facets),
         inputs=new.inputs if has_designs else old.inputs,
         outputs=new.outputs if has_designs else old.outputs,
-        runs=every if retain is None else _kept_runs(every, retain),
+        runs=every if retain is None else _kept_runs(every, retain, hold),
         written=sorted({*old.written, *new.written}),
         first_event_time=old.first_event_time,
         last_event_time=new.last_event_time,
@@ -697,8 +710,14 @@ def extend_folded(
     return FoldedJob(job, datasets, kept.runs_seen | seen)
 
 
-def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> list[FoldedJob]:
-    """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``)."""
+def fold_jobs(
+    events: Iterable[Event],
+    retain: RunRetainer | None = None,
+    *,
+    hold: AbstractSet[str] = frozenset(),
+) -> list[FoldedJob]:
+    """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``); the runs
+    of ``hold`` kept whole too (they go on in events still to come: ``mapper.slices``)."""
     by_job: dict[tuple[str, str], list[RunEvent | JobEvent]] = {}
     for event in events:
         if isinstance(event, RunEvent | JobEvent):
@@ -712,9 +731,11 @@ def fold_jobs(events: Iterable[Event], retain: RunRetainer | None = None) -> lis
         # A job's only run is its latest, kept whole: the same as folding every run, with no
         # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
         whole = None if retain is None or len(run_ids) < 2 else runs_kept_whole(ordered)
+        if whole is not None and hold:
+            whole |= {(key, run_id) for run_id in hold}
         job = _fold_job(key, ordered, whole)
         if retain is not None:
-            job.runs = _kept_runs(job.runs, retain)
+            job.runs = _kept_runs(job.runs, retain, hold)
         folded.append(FoldedJob(job, _mentions(ordered), frozenset(map(run_digest, run_ids))))
     return folded
 

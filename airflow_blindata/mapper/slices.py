@@ -9,6 +9,11 @@ next one added to that fold, as a snapshot adds the events received since to a k
 (``fold.extend_folded``): memory holds one slice, and the fold is the fold of every event, or
 ``None`` when that cannot be made sure of; the caller then reads the job at once.
 
+A run that goes on across the end of a slice (runs that overlap, a task whose runs last longer
+than its schedule's interval; a streaming job's one long run) is held whole by the fold until
+its last slice, whatever its rank then: each slice says which runs go on after it. Once it ends,
+the fold keeps of it what it keeps of any run, exactly as when every event is read at once.
+
 A malformed facet is dropped from the fold whichever way the events are read (it decides
 nothing), but the report names one only if a reading of every event at once reads its event
 whole, which depends on newer events. When a slice finds one, the report is made again from the
@@ -19,6 +24,7 @@ readings of the history, still one slice in memory.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from airflow_blindata.events import RunEvent
@@ -32,10 +38,11 @@ from airflow_blindata.mapper.fold import (
 from airflow_blindata.mapper.reading import NewerSlices, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
 
-__all__ = ["fold_in_slices", "found_malformed", "report_in_slices"]
+__all__ = ["Slices", "fold_in_slices", "found_malformed", "report_in_slices"]
 
-Slices = Iterable[Sequence[Any]]
-"""A job's raw events, a slice of time at a time."""
+Slices = Iterable[tuple[Sequence[Any], AbstractSet[str]]]
+"""A job's raw events a slice of time at a time, each slice with the ids of the runs that go on
+after it (events in it or before it, and in a later slice): ``store.base.TimeSlice``."""
 
 
 def fold_in_slices(
@@ -50,27 +57,30 @@ def fold_in_slices(
     """The fold of one job's events given in slices of time, added to ``start`` (the fold of its
     events before them) when given; what reading them found goes to ``report``.
 
-    ``None``, and ``report`` left as it was, when a slice cannot be added exactly (a run that goes
-    on across slices but which the fold no longer keeps whole, an event not later than those
-    before it). When a reading finds a malformed facet (``found_malformed``), the report is made
-    again by ``report_in_slices`` from ``newest_first()``, the same slices newest first; ``None``
-    if that cannot be: without ``newest_first``, or with ``start`` (the events before the slices
-    would be missing from it).
+    ``None``, and ``report`` left as it was, when a slice cannot be added exactly (an event not
+    later than those before it, of a run the fold dropped). When a reading finds a malformed
+    facet (``found_malformed``), the report is made again by ``report_in_slices`` from
+    ``newest_first()``, the same slices newest first; ``None`` if that cannot be: without
+    ``newest_first``, or with ``start`` (the events before the slices would be missing from it).
     """
     found = Report()
     folded = start
-    for raws in slices:
+    held: AbstractSet[str] = frozenset()  # runs going on from the slices before
+    for raws, going_on in slices:
         if folded is None:
-            folds = fold_jobs(read_job_events(raws, found, quality=quality), retain)
+            # every run read whole when some go on: the slice alone cannot rank them
+            events = read_job_events(raws, found, quality=quality, every_run_kept=bool(going_on))
+            folds = fold_jobs(events, retain, hold=going_on)
             if len(folds) != 1:
                 return None
             folded = folds[0]
         else:
-            added = _add_slice(folded, raws, retain, quality)
+            added = _add_slice(folded, raws, retain, quality, held, going_on)
             if added is None:
                 return None
             folded, slice_report = added
             found.merge(slice_report)
+        held = going_on
         if found_malformed(found) and (newest_first is None or start is not None):
             return None
     if folded is None:
@@ -89,7 +99,7 @@ def report_in_slices(newest_first: Slices, folded: FoldedJob, *, quality: bool =
     job = (folded.job.key.namespace, folded.job.key.name)
     newer = NewerSlices({(job, run_id) for run_id in whole_run_ids(folded)})
     reports: list[Report] = []
-    for raws in newest_first:
+    for raws, _ in newest_first:
         reports.append(Report())
         read_job_events(raws, reports[-1], quality=quality, newer=newer)
     report = Report()
@@ -99,30 +109,38 @@ def report_in_slices(newest_first: Slices, folded: FoldedJob, *, quality: bool =
 
 
 def _add_slice(
-    folded: FoldedJob, raws: Sequence[Any], retain: RunRetainer | None, quality: bool
+    folded: FoldedJob,
+    raws: Sequence[Any],
+    retain: RunRetainer | None,
+    quality: bool,
+    held: AbstractSet[str],
+    hold: AbstractSet[str],
 ) -> tuple[FoldedJob, Report] | None:
-    """The fold with a slice of newer events added, and the report of reading them.
+    """The fold with a slice of newer events added, and the report of reading them; ``held``:
+    the runs going on from the slices before (the fold holds them whole), ``hold``: those going
+    on after this one.
 
-    The slice is read as a whole history is (each run ranked among the slice's), its runs that
-    the fold keeps whole being read whole too: a run that goes on from the fold. That is exact
-    when every run the new fold keeps whole and the slice has events of was read whole, which
-    is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice is read
-    again with every run read whole, as new events added to a kept fold are."""
+    The slice is read as a whole history is (each run ranked among the slice's), the runs that
+    the fold keeps or holds whole, and those going on after it, being read whole too. That is
+    exact when every run the new fold keeps whole and the slice has events of was read whole,
+    which is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice
+    is read again with every run read whole, as new events added to a kept fold are."""
     job = (folded.job.key.namespace, folded.job.key.name)
-    going_on = {(job, run_id) for run_id in whole_run_ids(folded)}
+    going_on = {(job, run_id) for run_id in whole_run_ids(folded) | held | hold}
     report = Report()
     read_whole: set[tuple[tuple[str, str], str]] = set()
     events = read_job_events(
         raws, report, quality=quality, also_whole=going_on, kept_whole=read_whole
     )
-    added = extend_folded(folded, events, retain)
+    added = extend_folded(folded, events, retain, held=held, hold=hold)
     if added is None:
         return None
     in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
-    if any((job, run_id) not in read_whole for run_id in whole_run_ids(added) & in_slice):
+    kept_whole = (whole_run_ids(added) | hold) & in_slice
+    if any((job, run_id) not in read_whole for run_id in kept_whole):
         report = Report()
         events = read_job_events(raws, report, quality=quality, every_run_kept=True)
-        added = extend_folded(folded, events, retain)
+        added = extend_folded(folded, events, retain, held=held, hold=hold)
         if added is None:
             return None
     return added, report

@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from .models import (
     AppendCounts,
@@ -23,10 +23,22 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent", "time_slices"]
+__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent", "TimeSlice", "time_slices"]
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""
+
+E = TypeVar("E")
+
+
+class TimeSlice(NamedTuple, Generic[E]):
+    """A slice of one job's events in time (``time_slices``): its events (cursors, texts or
+    decoded events), and the runs that go on after it, with events in it or before it and in a
+    later slice (a reader holds them whole until their last slice: ``mapper.slices``)."""
+
+    events: list[E]
+    going_on: frozenset[str]
+
 
 STALE_FOLDS_AFTER = timedelta(days=7)
 """Folds kept under settings that no snapshot used for this long are dropped: at worst a
@@ -95,7 +107,7 @@ class EventStore(ABC):
         after: int | None = None,
         size: int = 1000,
         newest_first: bool = False,
-    ) -> Iterator[list[str]]:
+    ) -> Iterator[TimeSlice[str]]:
         """The JSON texts of one job's events with ``after < cursor <= until``, in slices of
         about ``size`` in event-time order (``time_slices``): for a reader that folds a long
         history a slice at a time, holding one slice in memory, not the history. With
@@ -106,8 +118,8 @@ class EventStore(ABC):
         found = list(self.events(job=job, since=after, until=until))
         by_cursor = {event.id: _text(event) for event in found}
         listing = [(event.id, event.event_time, event.run_id) for event in found]
-        for cursors in ordered_slices(time_slices(listing, size), newest_first=newest_first):
-            yield [by_cursor[cursor] for cursor in cursors]
+        for cursors, going_on in ordered_slices(time_slices(listing, size), newest_first):
+            yield TimeSlice([by_cursor[cursor] for cursor in cursors], going_on)
 
     @abstractmethod
     def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]:
@@ -214,19 +226,21 @@ class EventStore(ABC):
         return f"<{type(self).__name__} {self.url}>"
 
 
-def time_slices(events: Iterable[tuple[int, Any, str | None]], size: int) -> Iterator[list[int]]:
+def time_slices(
+    events: Iterable[tuple[int, Any, str | None]], size: int
+) -> Iterator[TimeSlice[int]]:
     """The cursors of ``(cursor, event time, run id)`` in event-time order (cursor order within
     one time; events without a time first), cut in slices that end only where the time
     changes: every event of a slice is no later than every event of the next one, and strictly
     earlier where the times are known, which adding a slice to the fold of the ones before asks
-    (``mapper.fold.extend_folded``).
+    (``mapper.fold.extend_folded``). Each slice comes with the runs that go on across its end.
 
-    A slice ends once it holds ``size`` events, where no run goes on across the cut (one that
-    does can be added only if the fold keeps it whole), or, failing such a place within another
-    ``size`` events, at the next change of time (a streaming job's one long run goes on across
-    every cut). A time is anything that orders as the time does, all of one type: a
-    ``datetime``, or the text SQLite keeps of it. Were they in another order, the fold would find
-    an event not later than those before it, and the job would be read at once."""
+    A slice ends once it holds ``size`` events, where no run goes on across the cut (such a run
+    is held whole until its last slice), or, failing such a place within another ``size``
+    events, at the next change of time (a streaming job's one long run, or runs that overlap,
+    go on across every cut). A time is anything that orders as the time does, all of one type:
+    a ``datetime``, or the text SQLite keeps of it. Were they in another order, the fold would
+    find an event not later than those before it, and the job would be read at once."""
     given = list(events)
     ordered = sorted(
         (item for item in given if item[1] is None), key=lambda item: item[0]
@@ -238,7 +252,7 @@ def time_slices(events: Iterable[tuple[int, Any, str | None]], size: int) -> Ite
         if current and time != ordered[index - 1][1]:
             full = len(current) >= size
             if (full and not going_on) or len(current) >= 2 * size:
-                yield current
+                yield TimeSlice(current, frozenset(going_on))
                 current = []
         current.append(cursor)
         if run is not None:
@@ -247,10 +261,10 @@ def time_slices(events: Iterable[tuple[int, Any, str | None]], size: int) -> Ite
             else:
                 going_on.discard(run)
     if current:
-        yield current
+        yield TimeSlice(current, frozenset())
 
 
-def ordered_slices(slices: Iterable[list[int]], *, newest_first: bool) -> Iterable[list[int]]:
+def ordered_slices(slices: Iterable[TimeSlice[E]], newest_first: bool) -> Iterable[TimeSlice[E]]:
     """``time_slices`` as they come, or from the newest back (their cursors are few: a slice's
     events are read only when it is its turn)."""
     return list(slices)[::-1] if newest_first else slices

@@ -43,7 +43,14 @@ from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.sqltypes import NullType
 
 from . import digests, retention
-from .base import STALE_FOLDS_AFTER, EventStore, RawEvent, ordered_slices, time_slices
+from .base import (
+    STALE_FOLDS_AFTER,
+    EventStore,
+    RawEvent,
+    TimeSlice,
+    ordered_slices,
+    time_slices,
+)
 from .connections import describe_error, set_aside, track
 from .models import (
     AppendCounts,
@@ -581,7 +588,7 @@ class SqlEventStore(EventStore):
         after: int | None = None,
         size: int = PAGE_SIZE,
         newest_first: bool = False,
-    ) -> Iterator[list[str]]:
+    ) -> Iterator[TimeSlice[str]]:
         self._ensure_schema()
         with self._guard("stamping new events"):
             self._stamp()
@@ -600,8 +607,8 @@ class SqlEventStore(EventStore):
                 .tuples()
                 .all()
             )
-        for cursors in ordered_slices(time_slices(listing, size), newest_first=newest_first):
-            yield self._texts_at(cursors)
+        for cursors, going_on in ordered_slices(time_slices(listing, size), newest_first):
+            yield TimeSlice(self._texts_at(cursors), going_on)
 
     def _texts_at(self, cursors: list[int]) -> list[str]:
         """The texts of the events at ``cursors``, in that order."""

@@ -39,6 +39,7 @@ from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.slices import fold_in_slices, found_malformed
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.store import EventStore, StoreError
+from airflow_blindata.store.base import TimeSlice
 
 __all__ = ["KEEP_BATCH", "plan_from_store"]
 
@@ -366,13 +367,13 @@ def _extend_in_slices(
 class _Counted:
     """Slices of events, counting the events they held."""
 
-    def __init__(self, slices: Iterable[list[str]]) -> None:
+    def __init__(self, slices: Iterable[TimeSlice[str]]) -> None:
         self.slices = slices
         self.events = 0
 
-    def __iter__(self) -> Iterator[list[str]]:
+    def __iter__(self) -> Iterator[TimeSlice[str]]:
         for part in self.slices:
-            self.events += len(part)
+            self.events += len(part.events)
             yield part
 
 

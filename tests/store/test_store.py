@@ -390,7 +390,9 @@ def test_a_jobs_events_come_in_slices_of_time_past_a_cursor(store: EventStore) -
         store.append(event("other", time=base + timedelta(minutes=minute)))
     stored = [e for e in store.events(job=("ns", "long"))]
     after, until = stored[0].id, stored[-1].id  # the first received is left out, the last in
-    slices = list(store.job_slices(("ns", "long"), after=after, until=until, size=2))
+    slices = [
+        part.events for part in store.job_slices(("ns", "long"), after=after, until=until, size=2)
+    ]
     read = [json.loads(text) for part in slices for text in part]
     expected = sorted((e for e in stored if after < e.id <= until), key=lambda e: e.event_time)
     assert [e["eventTime"] for e in read] == [e.payload["eventTime"] for e in expected]

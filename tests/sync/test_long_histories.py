@@ -49,12 +49,14 @@ BASE = datetime(2026, 1, 1, tzinfo=UTC)
 def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_changes(
     events: list[tuple[int | None, int]], size: int
 ) -> None:
-    """And where no run goes on across the cut, unless none such came within ``size`` more."""
+    """And where no run goes on across the cut, unless none such came within ``size`` more;
+    each slice names the runs that go on across its end."""
     listing = [
         (cursor, None if second is None else BASE + timedelta(seconds=second), f"run{run}")
         for cursor, (second, run) in enumerate(events, start=1)
     ]
-    slices = list(time_slices(reversed(listing), size))
+    cut_up = list(time_slices(reversed(listing), size))
+    slices = [part.events for part in cut_up]
     at = {cursor: time for cursor, time, _ in listing}
     run_of = {cursor: run for cursor, _, run in listing}
     flat = [cursor for part in slices for cursor in part]
@@ -68,6 +70,8 @@ def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_
         earlier = {run_of[c] for part in slices[:cut] for c in part}
         later = {run_of[c] for part in slices[cut:] for c in part}
         assert not earlier & later or len(before) >= 2 * size  # a run across: none better
+        assert cut_up[cut - 1].going_on == earlier & later
+    assert not cut_up or cut_up[-1].going_on == frozenset()
 
 
 def _runs(count: int, *, first: int = 0) -> list[dict[str, Any]]:
@@ -105,13 +109,17 @@ def test_a_long_history_is_read_in_slices_and_plans_as_read_at_once(store_url: s
         assert_read_at_once(second, build(events + more, definition()))
 
 
-def test_a_run_going_on_across_slices_that_the_fold_dropped_has_the_job_read_at_once(
+def test_a_run_going_on_across_slices_is_held_whole_until_its_last_slice(
     store_url: str,
 ) -> None:
-    """A long run started first and completed last, other runs in between: the slice that
-    completes it cannot be added to a fold that dropped it, so the job is read at once."""
+    """A long run started first and completed last, other runs in between: every slice ends
+    with it going on, and the fold holds it whole until the slice that completes it (then it is
+    the job's latest run, its output written), rather than reading the job at once. Its START
+    alone says its parent (a DAG's task): read whole in the first slice, which alone would rank
+    it below the others, that facet makes the orchestration flow."""
     events = _runs(8)
     long_run = "00000000-0000-4000-8000-999999999999"
+    dag_run = "00000000-0000-4000-8000-0000000000d0"
     for event_type, minute in (("START", -1), ("COMPLETE", 30)):
         events.append(
             run_event(
@@ -120,13 +128,55 @@ def test_a_run_going_on_across_slices_that_the_fold_dropped_has_the_job_read_at_
                 run_id=long_run,
                 time=(BASE + timedelta(minutes=minute)).isoformat(),
                 outputs=[dataset("public.other")],
+                run_facets=parent_facet("dag", dag_run) if event_type == "START" else None,
             )
         )
+    events.append(run_event("dag", run_id=dag_run, time=(BASE + timedelta(minutes=31)).isoformat()))
     with mock.patch.object(mapping, "SLICE_EVENTS", 4), open_store(store_url) as store:
         store.append_many(json.dumps(event) for event in events)
         planned = plan_from_store(store, definition())
-        assert planned.report.counters["jobsReadInSlices"] == 0
+        assert planned.report.counters["jobsReadInSlices"] == 1
         assert_read_at_once(planned, build(events, definition()))
+        assert planned.report.counters["orchestrationFlows"] == 1
+
+
+def _overlapping_runs(count: int, *, lasting: int = 90) -> list[dict[str, Any]]:
+    """A task that runs every minute for ``lasting`` seconds: its runs overlap."""
+    events = []
+    for run in range(count):
+        run_id = f"00000000-0000-4000-8000-{run:012d}"
+        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
+            events.append(
+                run_event(
+                    "minutely",
+                    event_type=event_type,
+                    run_id=run_id,
+                    time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
+                    inputs=[dataset("public.source")],
+                    outputs=[dataset(f"public.target_{run % 3}")],
+                )
+            )
+    return events
+
+
+def test_a_task_whose_runs_overlap_is_read_in_slices_and_plans_as_read_at_once(
+    store_url: str,
+) -> None:
+    """Runs longer than the schedule's interval: no cut falls where no run goes on, so each
+    slice ends with a run going on, held whole into the next. Before, such a job was read at
+    once however long its history."""
+    events = _overlapping_runs(30)
+    readings: list[int] = []
+    with (
+        mock.patch.object(mapping, "SLICE_EVENTS", 6),
+        _readings_counted(readings),
+        open_store(store_url) as store,
+    ):
+        store.append_many(json.dumps(event) for event in events)
+        planned = plan_from_store(store, definition())
+        assert planned.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(planned, build(events, definition()))
+        assert max(readings) <= 2 * 6
 
 
 def _with_a_malformed_run_facet(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
