@@ -61,7 +61,7 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 4
+FORMAT = 5
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
@@ -110,7 +110,14 @@ def dump_folded(
     ]
     job = folded.job if wire is None else wire.of(folded.job)
     runs = sorted(folded.runs_seen)
-    text = {"job": job, "datasets": datasets, "runs": runs, "report": report, "until": until}
+    text = {
+        "job": job,
+        "datasets": datasets,
+        "runs": runs,
+        "held": sorted(folded.held),
+        "report": report,
+        "until": until,
+    }
     return _json_text(text)
 
 
@@ -303,6 +310,7 @@ class _Kept(Struct, Generic[F]):
     job: _Job[F]
     datasets: list[_Dataset[F]]
     runs: list[int]
+    held: list[str]
     report: Any
     until: int | None
 
@@ -391,7 +399,7 @@ class _Reader:
             )
             for item in kept.datasets
         }
-        folded = FoldedJob(job, datasets, frozenset(kept.runs))
+        folded = FoldedJob(job, datasets, frozenset(kept.runs), frozenset(kept.held))
         return KeptFold(folded, Report.model_validate(kept.report), kept.until)
 
     def mention(self, key: str, mention: _Mention[Any], job: JobFold) -> Mention:

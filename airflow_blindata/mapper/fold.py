@@ -52,6 +52,7 @@ from airflow_blindata.events import (
 )
 
 __all__ = [
+    "OPEN_RUNS_HELD",
     "DatasetFold",
     "DatasetKey",
     "DatasetMentions",
@@ -70,6 +71,7 @@ __all__ = [
     "fold",
     "fold_jobs",
     "layered_facet",
+    "open_runs",
     "order_key",
     "run_digest",
     "runs_kept_whole",
@@ -559,6 +561,36 @@ def _kept_runs(
     return kept
 
 
+OPEN_RUNS_HELD = 64
+"""At most this many open runs of a job, the latest, are held whole in a kept fold: a run that
+never ends (its task killed without a terminal event) is let go once newer ones outnumber it."""
+
+
+def open_runs(events: Iterable[RunEvent | JobEvent]) -> set[str]:
+    """The ids of one job's latest ``OPEN_RUNS_HELD`` runs with no terminal event, ranked as
+    ``_fold_job`` ranks runs (facets play no part: events read without them do)."""
+    runs: dict[str, list[Any]] = {}  # first, last, ended
+    for event in events:
+        if not isinstance(event, RunEvent):
+            continue
+        run = runs.get(event.run.run_id)
+        if run is None:
+            run = runs[event.run.run_id] = [event.event_time, event.event_time, False]
+        run[0], run[1] = min(run[0], event.event_time), max(run[1], event.event_time)
+        run[2] = run[2] or event.event_type in _TERMINAL
+    ranked = sorted(
+        (item for item in runs.items() if not item[1][2]),
+        key=lambda item: (item[1][1], item[1][0], item[0]),
+    )
+    return {run_id for run_id, _ in ranked[-OPEN_RUNS_HELD:]}
+
+
+def _open_folded_runs(runs: Iterable[RunFold]) -> set[str]:
+    """``open_runs`` of runs folded whole (``runs`` in the fold's order)."""
+    ended = [run.run_id for run in runs if run.end_time is None]
+    return set(ended[-OPEN_RUNS_HELD:])
+
+
 def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, str]]:
     """The runs a snapshot keeps whole: per job, its latest run and its latest completed one.
 
@@ -625,6 +657,12 @@ class FoldedJob:
     runs_seen: frozenset[int] = frozenset()
     """``run_digest`` of every run folded, kept or not: an event of one of them cannot be added
     to the fold later (``extend_folded``), its other events being no longer in it."""
+    held: frozenset[str] = frozenset()
+    """Runs held whole besides those the fold keeps whole, because more of their events may come:
+    runs still open (no terminal event yet) when the fold is kept for the next snapshot, so that
+    a run that completes after a newer one started can still be added to it (a task whose runs
+    overlap); runs going on into the next slice of a long history. ``FoldBuilder.add_folded``
+    keeps of them what it keeps of any run."""
 
 
 def run_digest(run_id: str) -> int:
@@ -638,8 +676,8 @@ def extend_folded(
     events: Iterable[Event],
     retain: RunRetainer | None = None,
     *,
-    held: AbstractSet[str] = frozenset(),
     hold: AbstractSet[str] = frozenset(),
+    hold_open: bool = False,
 ) -> FoldedJob | None:
     """The fold of the job's events that ``kept`` folded and ``events``, its events received
     since, given ``kept``; ``None`` when that cannot be exact, and the job is read whole.
@@ -652,9 +690,10 @@ def extend_folded(
     ``events`` are read with ``read_job_events(..., every_run_kept=True)``: which of their runs
     the fold keeps whole depends on older events too.
 
-    ``held``: runs ``kept`` holds whole besides those (they went on past its events); ``hold``:
-    runs the new fold must hold whole, going on in events still to come (a long history added a
-    slice of time at a time, ``mapper.slices``).
+    The runs ``kept`` holds (``FoldedJob.held``) may take new events as the runs it keeps whole
+    do. ``hold``: runs the new fold must hold whole, going on in events still to come (a long
+    history added a slice of time at a time, ``mapper.slices``); with ``hold_open``, its open
+    runs too (a fold kept for the next snapshot).
     """
     old = kept.job
     ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
@@ -668,7 +707,7 @@ def extend_folded(
     for event in ordered:
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
-    whole = _whole_runs(old.runs) | (held & {run.run_id for run in old.runs})
+    whole = _whole_runs(old.runs) | (kept.held & {run.run_id for run in old.runs})
     seen = {run_digest(run_id) for run_id in runs}
     if any(run_digest(run_id) in kept.runs_seen for run_id in runs if run_id not in whole):
         return None
@@ -686,6 +725,9 @@ def extend_folded(
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    if hold_open:  # of the runs folded whole: those kept or held whole, and the new ones
+        entire = whole | {run.run_id for run in new.runs}
+        hold = set(hold) | _open_folded_runs(run for run in every if run.run_id in entire)
     has_designs = any(isinstance(e, JobEvent) and (e.inputs or e.outputs) for e in ordered)
     job = JobFold(
         key=old.key,
@@ -707,7 +749,8 @@ def extend_folded(
             datasets[key] = merge
         else:
             mine.absorb(merge)
-    return FoldedJob(job, datasets, kept.runs_seen | seen)
+    held = frozenset(hold) & {run.run_id for run in job.runs}
+    return FoldedJob(job, datasets, kept.runs_seen | seen, held)
 
 
 def fold_jobs(
@@ -715,9 +758,11 @@ def fold_jobs(
     retain: RunRetainer | None = None,
     *,
     hold: AbstractSet[str] = frozenset(),
+    hold_open: bool = False,
 ) -> list[FoldedJob]:
     """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``); the runs
-    of ``hold`` kept whole too (they go on in events still to come: ``mapper.slices``)."""
+    of ``hold`` held whole (they go on in events still to come: ``mapper.slices``), and with
+    ``hold_open`` each job's open runs (a fold kept for the next snapshot: ``FoldedJob.held``)."""
     by_job: dict[tuple[str, str], list[RunEvent | JobEvent]] = {}
     for event in events:
         if isinstance(event, RunEvent | JobEvent):
@@ -731,12 +776,16 @@ def fold_jobs(
         # A job's only run is its latest, kept whole: the same as folding every run, with no
         # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
         whole = None if retain is None or len(run_ids) < 2 else runs_kept_whole(ordered)
-        if whole is not None and hold:
-            whole |= {(key, run_id) for run_id in hold}
+        held = set(hold) & run_ids
+        if hold_open:
+            held |= open_runs(ordered)
+        if whole is not None and held:
+            whole |= {(key, run_id) for run_id in held}
         job = _fold_job(key, ordered, whole)
         if retain is not None:
-            job.runs = _kept_runs(job.runs, retain, hold)
-        folded.append(FoldedJob(job, _mentions(ordered), frozenset(map(run_digest, run_ids))))
+            job.runs = _kept_runs(job.runs, retain, held)
+        seen = frozenset(map(run_digest, run_ids))
+        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held)))
     return folded
 
 
@@ -793,8 +842,11 @@ class FoldBuilder:
             _mention(self._datasets, key, position, design.dataset.facets)
 
     def add_folded(self, folded: FoldedJob) -> None:
-        """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot)."""
+        """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot); of
+        the runs it holds (``FoldedJob.held``) what it keeps of any run."""
         job = folded.job
+        if folded.held and self._retain is not None:
+            job = job.model_copy(update={"runs": _kept_runs(job.runs, self._retain)})
         earlier = self._jobs.get(job.key)
         if earlier is not None:
             job = _combine(earlier, job)

@@ -64,7 +64,7 @@ from airflow_blindata.events.envelope import (
     read_whole,
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
-from airflow_blindata.mapper.fold import order_key, runs_kept_whole
+from airflow_blindata.mapper.fold import open_runs, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -182,6 +182,7 @@ def read_job_events(
     also_whole: AbstractSet[_RunKey] = frozenset(),
     kept_whole: set[_RunKey] | None = None,
     newer: NewerSlices | None = None,
+    hold_open: bool = False,
 ) -> list[Event]:
     """Read events (raw or parsed) for a snapshot, validating only the facets that contribute.
 
@@ -194,7 +195,9 @@ def read_job_events(
     for a slice of a long history, the runs the fold of the slices before keeps whole. The
     runs read as kept whole are added to ``kept_whole``, when given. With ``newer``, the
     events are a slice of a history read newest first: the runs kept whole are those it names,
-    and what newer slices decided goes on deciding (and takes this slice's decisions).
+    and what newer slices decided goes on deciding (and takes this slice's decisions). With
+    ``hold_open``, the open runs a kept fold holds whole (``fold.open_runs``) are read as kept
+    whole too.
 
     An event given as text is first read from its text without decoding its facets
     (``read_envelope``); when it is read whole, its facets are read from their JSON kept aside
@@ -240,6 +243,7 @@ def read_job_events(
             also_whole,
             kept_whole,
             newer,
+            hold_open,
         )
         if envelopes
         else 0
@@ -259,6 +263,7 @@ def _read_runs(
     also_whole: AbstractSet[_RunKey],
     kept_whole: set[_RunKey] | None,
     newer: NewerSlices | None,
+    hold_open: bool,
 ) -> int:
     """Fill ``results`` for the RunEvents at ``envelopes``' indexes, newest first; the number
     of events skimmed."""
@@ -277,6 +282,8 @@ def _read_runs(
             kept = runs_kept_whole(events)
             kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
             kept_runs |= also_whole
+            if hold_open:
+                kept_runs |= _open_runs_by_job(events)
     if kept_whole is not None:
         kept_whole |= kept_runs
     for index in sorted(order, key=order.__getitem__, reverse=True):
@@ -321,6 +328,13 @@ def _read_runs(
             if own is not None:
                 own.add(parsed.event)
     return skimmed
+
+
+def _open_runs_by_job(events: list[RunEvent]) -> set[_RunKey]:
+    by_job: dict[tuple[str, str], list[RunEvent]] = {}
+    for event in events:
+        by_job.setdefault((event.job.namespace, event.job.name), []).append(event)
+    return {(job, run_id) for job, of_job in by_job.items() for run_id in open_runs(of_job)}
 
 
 def _tied(keys: Collection[_OrderKey]) -> AbstractSet[_OrderKey]:

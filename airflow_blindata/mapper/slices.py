@@ -53,6 +53,7 @@ def fold_in_slices(
     quality: bool = True,
     start: FoldedJob | None = None,
     newest_first: Callable[[], Slices] | None = None,
+    hold_open: bool = False,
 ) -> FoldedJob | None:
     """The fold of one job's events given in slices of time, added to ``start`` (the fold of its
     events before them) when given; what reading them found goes to ``report``.
@@ -62,25 +63,31 @@ def fold_in_slices(
     facet (``found_malformed``), the report is made again by ``report_in_slices`` from
     ``newest_first()``, the same slices newest first; ``None`` if that cannot be: without
     ``newest_first``, or with ``start`` (the events before the slices would be missing from it).
+    With ``hold_open``, the fold holds its open runs whole (``fold.FoldedJob.held``): a fold to
+    keep for the next snapshot.
     """
     found = Report()
     folded = start
-    held: AbstractSet[str] = frozenset()  # runs going on from the slices before
     for raws, going_on in slices:
         if folded is None:
             # every run read whole when some go on: the slice alone cannot rank them
-            events = read_job_events(raws, found, quality=quality, every_run_kept=bool(going_on))
-            folds = fold_jobs(events, retain, hold=going_on)
+            events = read_job_events(
+                raws,
+                found,
+                quality=quality,
+                every_run_kept=bool(going_on),
+                hold_open=hold_open,
+            )
+            folds = fold_jobs(events, retain, hold=going_on, hold_open=hold_open)
             if len(folds) != 1:
                 return None
             folded = folds[0]
         else:
-            added = _add_slice(folded, raws, retain, quality, held, going_on)
+            added = _add_slice(folded, raws, retain, quality, going_on, hold_open)
             if added is None:
                 return None
             folded, slice_report = added
             found.merge(slice_report)
-        held = going_on
         if found_malformed(found) and (newest_first is None or start is not None):
             return None
     if folded is None:
@@ -113,34 +120,38 @@ def _add_slice(
     raws: Sequence[Any],
     retain: RunRetainer | None,
     quality: bool,
-    held: AbstractSet[str],
     hold: AbstractSet[str],
+    hold_open: bool,
 ) -> tuple[FoldedJob, Report] | None:
-    """The fold with a slice of newer events added, and the report of reading them; ``held``:
-    the runs going on from the slices before (the fold holds them whole), ``hold``: those going
-    on after this one.
+    """The fold with a slice of newer events added, and the report of reading them; ``hold``:
+    the runs going on after this slice.
 
     The slice is read as a whole history is (each run ranked among the slice's), the runs that
     the fold keeps or holds whole, and those going on after it, being read whole too. That is
-    exact when every run the new fold keeps whole and the slice has events of was read whole,
-    which is checked; otherwise (a tie between runs the slice alone ranks otherwise) the slice
-    is read again with every run read whole, as new events added to a kept fold are."""
+    exact when every run the new fold keeps or holds whole and the slice has events of was read
+    whole, which is checked; otherwise (a tie between runs the slice alone ranks otherwise) the
+    slice is read again with every run read whole, as new events added to a kept fold are."""
     job = (folded.job.key.namespace, folded.job.key.name)
-    going_on = {(job, run_id) for run_id in whole_run_ids(folded) | held | hold}
+    going_on = {(job, run_id) for run_id in whole_run_ids(folded) | folded.held | hold}
     report = Report()
     read_whole: set[tuple[tuple[str, str], str]] = set()
     events = read_job_events(
-        raws, report, quality=quality, also_whole=going_on, kept_whole=read_whole
+        raws,
+        report,
+        quality=quality,
+        also_whole=going_on,
+        kept_whole=read_whole,
+        hold_open=hold_open,
     )
-    added = extend_folded(folded, events, retain, held=held, hold=hold)
+    added = extend_folded(folded, events, retain, hold=hold, hold_open=hold_open)
     if added is None:
         return None
     in_slice = {event.run.run_id for event in events if isinstance(event, RunEvent)}
-    kept_whole = (whole_run_ids(added) | hold) & in_slice
+    kept_whole = (whole_run_ids(added) | added.held) & in_slice
     if any((job, run_id) not in read_whole for run_id in kept_whole):
         report = Report()
         events = read_job_events(raws, report, quality=quality, every_run_kept=True)
-        added = extend_folded(folded, events, retain, held=held, hold=hold)
+        added = extend_folded(folded, events, retain, hold=hold, hold_open=hold_open)
         if added is None:
             return None
     return added, report

@@ -187,10 +187,18 @@ def plan_from_store(
                     continue
                 job_report = Report()
                 raw_facets: RawFacets | None = {} if keeper.wanted else None
+                stored = texts.of(job)
                 events = read_job_events(
-                    texts.of(job), job_report, quality=quality, raw_facets=raw_facets
+                    stored, job_report, quality=quality, raw_facets=raw_facets, hold_open=True
                 )
-                folds = fold_jobs(events, retain)
+                hold_open = not found_malformed(job_report)
+                if not hold_open:  # open runs were read whole: report as a full read does
+                    job_report, raw_facets = Report(), {} if keeper.wanted else None
+                    events = read_job_events(
+                        stored, job_report, quality=quality, raw_facets=raw_facets
+                    )
+                del stored
+                folds = fold_jobs(events, retain, hold_open=hold_open)
                 if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
                     keeper.add(job, digest, folds[0], job_report, raw_facets)
                 del events, raw_facets
@@ -320,7 +328,7 @@ def _extend(
             )
             if found_malformed(job_report):
                 continue
-            folded = extend_folded(item.kept.folded, events, retain)
+            folded = extend_folded(item.kept.folded, events, retain, hold_open=True)
             if folded is not None:
                 item.kept.report.merge(job_report)
                 yield item, folded, item.kept.report
@@ -342,6 +350,7 @@ def _read_in_slices(
         newest_first=lambda: store.job_slices(
             job, until=until, size=SLICE_EVENTS, newest_first=True
         ),
+        hold_open=True,
     )
     return None if folded is None else (folded, report)
 
@@ -357,7 +366,9 @@ def _extend_in_slices(
         return None
     slices = _Counted(store.job_slices(item.job, until=until, after=kept.until, size=SLICE_EVENTS))
     report = Report()
-    folded = fold_in_slices(slices, report, retain=retain, quality=quality, start=kept.folded)
+    folded = fold_in_slices(
+        slices, report, retain=retain, quality=quality, start=kept.folded, hold_open=True
+    )
     if folded is None or slices.events != item.received:
         return None
     kept.report.merge(report)

@@ -13,13 +13,20 @@ from hypothesis import strategies as st
 
 from airflow_blindata.events import Event
 from airflow_blindata.mapper.cache import dump_folded, load_kept
-from airflow_blindata.mapper.fold import FoldedJob, extend_folded, fold_jobs
+from airflow_blindata.mapper.fold import (
+    OPEN_RUNS_HELD,
+    FoldBuilder,
+    FoldedJob,
+    JobFold,
+    extend_folded,
+    fold_jobs,
+)
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
 from tests.builders import definition, job_event
 
-from .test_fold import at
+from .test_fold import at, dataset
 from .test_reading import histories, raw_event
 
 DEFINITION = definition()
@@ -151,3 +158,69 @@ def test_a_new_design_of_the_job_replaces_its_declared_datasets() -> None:
         extended = extend_folded(_folded(old), _new(new), RETAIN)
         assert extended is not None
         _same(extended, _folded(old + new))
+
+
+def _plan_fold(folded: FoldedJob) -> JobFold:
+    """The job as a plan gets it (``FoldBuilder``): held runs let go."""
+    builder = FoldBuilder(retain=RETAIN)
+    builder.add_folded(folded)
+    (job,) = builder.result().jobs
+    return job
+
+
+def _kept_holding(events: list[dict[str, Any]]) -> FoldedJob:
+    """A fold kept for the next snapshot, its open runs held (as ``sync.mapping`` keeps it),
+    through its text."""
+    read = read_job_events(events, Report(), hold_open=True)
+    (folded,) = fold_jobs(read, RETAIN, hold_open=True)
+    kept = load_kept(dump_folded(folded, Report()), {}).folded
+    assert kept.held == folded.held
+    return kept
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=histories(), cut=st.integers(0, 20))
+def test_a_fold_kept_with_its_open_runs_held_extends_to_the_fold_of_every_event(
+    events: list[dict[str, Any]], cut: int
+) -> None:
+    """As above, the kept fold holding its open runs whole, and so the extended one: what a
+    plan gets of it is the fold of every event."""
+    times = sorted({_time(e) for e in events})
+    mark = times[min(cut, len(times) - 1)]
+    old = [e for e in events if _time(e) <= mark]
+    new = [e for e in events if _time(e) > mark]
+    if not fold_jobs(read_job_events(old, Report()), RETAIN):
+        return
+    extended = extend_folded(_kept_holding(old), _new(new), RETAIN, hold_open=True)
+    if extended is not None:
+        assert _plan_fold(extended) == _folded(events).job
+
+
+def test_a_run_that_ends_after_a_newer_one_started_is_added_to_a_fold_that_held_it() -> None:
+    """Runs that overlap (a task whose runs last longer than its schedule's interval): ``r1``
+    was open but no longer the latest when the fold was kept. Held whole, it takes its
+    COMPLETE; let go, as before, the job would be read whole again."""
+    output = [dataset("public.target", facets=SCHEMA)]
+    old = [
+        raw_event("START", 1, "r1", outputs=output),
+        raw_event("START", 2, "r2", outputs=output),
+    ]
+    new = [raw_event("COMPLETE", 3, "r1", outputs=output), raw_event("COMPLETE", 4, "r2")]
+    assert extend_folded(_folded(old), _new(new), RETAIN) is None
+    kept = _kept_holding(old)
+    assert kept.held == {"r1", "r2"}
+    extended = extend_folded(kept, _new(new), RETAIN, hold_open=True)
+    assert extended is not None
+    assert extended.held == frozenset()  # both ended
+    assert _plan_fold(extended) == _folded(old + new).job
+    assert _plan_fold(kept) == _folded(old).job  # a plan of the kept fold lets them go
+
+
+def test_a_fold_holds_only_the_latest_open_runs() -> None:
+    """Runs that never end (their task killed without a terminal event) are let go once
+    ``OPEN_RUNS_HELD`` newer open runs came: a kept fold stays the size of the catalog."""
+    events = [raw_event("START", 0, f"r{n:03d}") for n in range(OPEN_RUNS_HELD + 10)]
+    for number, event in enumerate(events):
+        event["eventTime"] = f"2026-10-26T06:{number // 60:02d}:{number % 60:02d}Z"
+    kept = _kept_holding(events)
+    assert kept.held == {f"r{n:03d}" for n in range(10, OPEN_RUNS_HELD + 10)}

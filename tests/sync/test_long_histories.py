@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -177,6 +178,27 @@ def test_a_task_whose_runs_overlap_is_read_in_slices_and_plans_as_read_at_once(
         assert planned.report.counters["jobsReadInSlices"] == 1
         assert_read_at_once(planned, build(events, definition()))
         assert max(readings) <= 2 * 6
+
+
+@pytest.mark.parametrize("slice_events", [2_000, 6], ids=["short", "in slices"])
+def test_a_task_whose_runs_overlap_is_extended_across_snapshots(
+    store_url: str, slice_events: int
+) -> None:
+    """A snapshot comes while two runs are open, the older no longer the job's latest: the kept
+    fold holds its open runs whole, so the next snapshot adds their ends (and newer runs) to it
+    instead of reading the job's events again."""
+    events = _overlapping_runs(30)
+    mark = (BASE + timedelta(minutes=10, seconds=30)).isoformat()
+    before = [event for event in events if event["eventTime"] <= mark]
+    since = [event for event in events if event["eventTime"] > mark]
+    with mock.patch.object(mapping, "SLICE_EVENTS", slice_events), open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in before)
+        first = plan_from_store(store, definition())
+        assert_read_at_once(first, build(before, definition()))
+        store.append_many(json.dumps(event) for event in since)
+        second = plan_from_store(store, definition())
+        assert second.report.counters["jobsExtended"] == 1
+        assert_read_at_once(second, build(events, definition()))
 
 
 def _with_a_malformed_run_facet(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
