@@ -23,6 +23,9 @@ the DAG run, the task and the task instance), ``processing_engine``, ``tags`` an
 malformed`` is ``lean`` with a malformed facet on every COMPLETE (a ``nominalTime`` that is not
 a date-time, a producer's bug): a long history is then read twice in slices, the second time
 newest first for the report (``mapper.slices.report_in_slices``), instead of at once.
+``--shape overlapping`` is ``lean`` with runs that last 90 minutes, each overlapping the next:
+no cut of a long history falls where no run goes on, so each slice hands the open run on to the
+next, held whole.
 
 ``--long-runs 2000,20000`` adds one job with that many runs (a task that runs every minute):
 its history is read a slice of time at a time (``sync.mapping.SLICE_EVENTS``), measured against
@@ -37,7 +40,7 @@ the store, and so is the floor: the best of each is printed, so that a noisy nei
 shared machine moves the figures less.
 
 Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50] [--repeat 3]
-[--shape lean|provider|malformed] [--long-runs 2000,20000] [--snapshot-events 1000000]
+[--shape lean|provider|malformed|overlapping] [--long-runs 2000,20000] [--snapshot-events 1000000]
 [--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
@@ -86,7 +89,7 @@ def _dataset(name: str, facets: dict[str, Any]) -> dict[str, Any]:
 
 AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
 FIRST_RUN = datetime(2026, 1, 1, 10, tzinfo=UTC)
-SHAPES = ("lean", "provider", "malformed")
+SHAPES = ("lean", "provider", "malformed", "overlapping")
 
 
 def _facet(schema: str, **fields: Any) -> dict[str, Any]:
@@ -253,7 +256,8 @@ def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, A
         run_id = str(uuid.UUID(int=job * 1_000_003 + run))
         started = FIRST_RUN + timedelta(hours=run)  # hourly: each run its own times
         nominal = started.strftime("%Y-%m-%dT%H:%M:%SZ")
-        for event_type, second in (("START", 0), ("COMPLETE", 40)):
+        lasting = 5_400 if shape == "overlapping" else 40  # 90 minutes: overlaps the next run
+        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
             event_time = (started + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
             event: dict[str, Any] = {
                 "eventType": event_type,
@@ -564,8 +568,8 @@ def main() -> int:
         "--shape",
         choices=SHAPES,
         default="lean",
-        help="lean events, with the other facets Airflow's OpenLineage provider sends, or with "
-        "a malformed facet on every run",
+        help="lean events, with the other facets Airflow's OpenLineage provider sends, with "
+        "a malformed facet on every run, or with runs that overlap",
     )
     parser.add_argument("--postgres", help="a PostgreSQL URL for the snapshot on PostgreSQL")
     parser.add_argument(

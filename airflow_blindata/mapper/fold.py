@@ -777,7 +777,7 @@ def fold_jobs(
         # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
         whole = None if retain is None or len(run_ids) < 2 else runs_kept_whole(ordered)
         held = set(hold) & run_ids
-        if hold_open:
+        if hold_open and len(run_ids) > 1:  # a job's only run is its latest, kept whole
             held |= open_runs(ordered)
         if whole is not None and held:
             whole |= {(key, run_id) for run_id in held}
