@@ -27,7 +27,7 @@ from airflow_blindata.mapper import slices
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.planning import event_files_groups, plan_files
-from airflow_blindata.store import open_store
+from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store.base import time_slices
 from airflow_blindata.sync import mapping
 from airflow_blindata.sync.mapping import plan_from_store
@@ -75,12 +75,16 @@ def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_
     assert not cut_up or cut_up[-1].going_on == frozenset()
 
 
-def _runs(count: int, *, first: int = 0) -> list[dict[str, Any]]:
-    """A job that runs every minute: START and COMPLETE, the same facets each run."""
+def _runs(
+    count: int, *, first: int = 0, lasting: int = 30, targets: int = 1
+) -> list[dict[str, Any]]:
+    """A job that runs every minute for ``lasting`` seconds (over 60: its runs overlap): START
+    and COMPLETE, the same facets each run, writing one of ``targets`` tables in turn."""
     events = []
     for run in range(first, first + count):
         run_id = f"00000000-0000-4000-8000-{run:012d}"
-        for event_type, second in (("START", 0), ("COMPLETE", 30)):
+        target = "public.target" if targets == 1 else f"public.target_{run % targets}"
+        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
             events.append(
                 run_event(
                     "minutely",
@@ -88,7 +92,7 @@ def _runs(count: int, *, first: int = 0) -> list[dict[str, Any]]:
                     run_id=run_id,
                     time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
                     inputs=[dataset("public.source")],
-                    outputs=[dataset("public.target")],
+                    outputs=[dataset(target)],
                 )
             )
     return events
@@ -141,38 +145,15 @@ def test_a_run_going_on_across_slices_is_held_whole_until_its_last_slice(
         assert planned.report.counters["orchestrationFlows"] == 1
 
 
-def _overlapping_runs(count: int, *, lasting: int = 90) -> list[dict[str, Any]]:
-    """A task that runs every minute for ``lasting`` seconds: its runs overlap."""
-    events = []
-    for run in range(count):
-        run_id = f"00000000-0000-4000-8000-{run:012d}"
-        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
-            events.append(
-                run_event(
-                    "minutely",
-                    event_type=event_type,
-                    run_id=run_id,
-                    time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
-                    inputs=[dataset("public.source")],
-                    outputs=[dataset(f"public.target_{run % 3}")],
-                )
-            )
-    return events
-
-
 def test_a_task_whose_runs_overlap_is_read_in_slices_and_plans_as_read_at_once(
     store_url: str,
 ) -> None:
     """Runs longer than the schedule's interval: no cut falls where no run goes on, so each
     slice ends with a run going on, held whole into the next. Before, such a job was read at
     once however long its history."""
-    events = _overlapping_runs(30)
+    events = _runs(30, lasting=90, targets=3)
     readings: list[int] = []
-    with (
-        mock.patch.object(mapping, "SLICE_EVENTS", 6),
-        _readings_counted(readings),
-        open_store(store_url) as store,
-    ):
+    with _store_read_in_slices(store_url, 6, readings) as store:
         store.append_many(json.dumps(event) for event in events)
         planned = plan_from_store(store, definition())
         assert planned.report.counters["jobsReadInSlices"] == 1
@@ -187,7 +168,7 @@ def test_a_task_whose_runs_overlap_is_extended_across_snapshots(
     """A snapshot comes while two runs are open, the older no longer the job's latest: the kept
     fold holds its open runs whole, so the next snapshot adds their ends (and newer runs) to it
     instead of reading the job's events again."""
-    events = _overlapping_runs(30)
+    events = _runs(30, lasting=90, targets=3)
     mark = (BASE + timedelta(minutes=10, seconds=30)).isoformat()
     before = [event for event in events if event["eventTime"] <= mark]
     since = [event for event in events if event["eventTime"] > mark]
@@ -211,6 +192,18 @@ def _with_a_malformed_run_facet(events: list[dict[str, Any]]) -> list[dict[str, 
                 "nominalStartTime": "soon",
             }
     return events
+
+
+@contextmanager
+def _store_read_in_slices(url: str, size: int, readings: list[int]) -> Iterator[EventStore]:
+    """A store whose long histories are read ``size`` events a slice, each reading of events
+    counted in ``readings`` (``_readings_counted``)."""
+    with (
+        mock.patch.object(mapping, "SLICE_EVENTS", size),
+        _readings_counted(readings),
+        open_store(url) as store,
+    ):
+        yield store
 
 
 @contextmanager
@@ -240,11 +233,7 @@ def test_a_long_history_with_malformed_facets_is_still_read_in_slices_and_report
     expected = build(events, definition())
     assert 0 < expected.report.counters["facetsMalformed"] < 20
     readings: list[int] = []
-    with (
-        mock.patch.object(mapping, "SLICE_EVENTS", 6),
-        _readings_counted(readings),
-        open_store(store_url) as store,
-    ):
+    with _store_read_in_slices(store_url, 6, readings) as store:
         store.append_many(json.dumps(event) for event in events)
         first = plan_from_store(store, definition())
         assert first.report.counters["jobsReadInSlices"] == 1
