@@ -16,9 +16,11 @@ newest back. An event is read whole when something of it can still matter:
   output facets. Of any other run, only job facets and dataset facets count, decided by any newer
   event of the job. Keys are compared as ``read_facets`` files them (``filed_keys``); a malformed
   facet decides nothing, so an older valid one still wins, exactly as in a fold of every event;
-* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on,
-  and its run is not kept whole: the snapshot keeps those facets of every run
-  (``quality_retainer``), which a newer run's do not supersede;
+* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on:
+  the snapshot keeps those facets of every run (``quality_retainer``), which a newer run's do
+  not supersede. Of a run kept whole too, though its newer events may cover it: a reading that
+  keeps more runs whole than a reading of every event at once (a kept fold's open runs, a slice
+  alone) then still reads, and reports, what that reading reads;
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
   fold's order (the tie is broken by content), or it names a dataset's io facets by the model's
   field name (``input_facets``, which the model reads too): its envelope does not know those keys;
@@ -303,7 +305,7 @@ def _read_runs(
             index in whole
             or order[index] in tied
             or not judge.covers(envelope)
-            or (own is None and quality and _carries_quality(envelope))
+            or (quality and _carries_quality(envelope))
         )
         if not needed:
             results[index] = ParsedEvent(event)
