@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializeAsAny
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "BaseFacet",
@@ -43,8 +44,21 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-Timestamp = Annotated[datetime, AfterValidator(_aware)]
-"""An ISO-8601 date-time, always timezone-aware."""
+def _date_time_string(value: Any) -> Any:
+    """Only a string is a date-time here (the spec's ``format: date-time``): pydantic would read
+    a number as a Unix time, and a producer's bug would land in 1970 instead of being reported."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        kind = "null" if value is None else type(value).__name__
+        raise PydanticCustomError(
+            "date_time_type", "must be an ISO-8601 date-time string, not {kind}", {"kind": kind}
+        )
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_date_time_string), AfterValidator(_aware)]
+"""An ISO-8601 date-time string, always timezone-aware (an event's time, a facet's)."""
 
 
 class WireModel(BaseModel):

@@ -11,7 +11,6 @@ facet keys were unknown (``parse.parse_event`` does). Field order matters: ``nam
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -25,7 +24,6 @@ from pydantic import (
     WrapValidator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
 
 from .base import FacetIssues, FacetLocation, FacetMap, Timestamp
 from .registry import read_facets
@@ -86,24 +84,8 @@ InputFacets = Annotated[FacetMap, _facets_validator(FacetLocation.INPUT)]
 OutputFacets = Annotated[FacetMap, _facets_validator(FacetLocation.OUTPUT)]
 
 
-def _date_time_string(value: Any) -> Any:
-    """Only a string is a date-time here: pydantic would read a number as a Unix time."""
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str):
-        raise PydanticCustomError(
-            "date_time_type",
-            "must be an ISO-8601 date-time string, not {kind}",
-            {"kind": _kind(value)},
-        )
-    return value
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-EventTime = Annotated[Timestamp, BeforeValidator(_date_time_string)]
+EventTime = Timestamp
+"""An event's time: a date-time string (``Timestamp``)."""
 
 T = TypeVar("T")
 

@@ -559,6 +559,39 @@ def test_deleted_facets_are_read_with_their_flag() -> None:
     assert issues.malformed == [] and issues.unknown == []
 
 
+NUMBERS_AS_TIMES: list[tuple[str, FacetLocation, dict[str, Any], str]] = [
+    ("nominalTime", FacetLocation.RUN, {"nominalStartTime": 1761459292}, "nominalStartTime"),
+    (
+        "nominalTime",
+        FacetLocation.RUN,
+        {"nominalStartTime": TIME, "nominalEndTime": 1761459292},
+        "nominalEndTime",
+    ),
+    (
+        "dataQualityMetrics",
+        FacetLocation.DATASET,
+        {"rowCount": 3, "columnMetrics": {}, "lastUpdated": 1761459292},
+        "lastUpdated",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "location", "facet", "field"), NUMBERS_AS_TIMES, ids=[n[3] for n in NUMBERS_AS_TIMES]
+)
+def test_a_facet_time_given_as_a_number_is_malformed_not_read_as_a_unix_time(
+    key: str, location: FacetLocation, facet: dict[str, Any], field: str
+) -> None:
+    """Seed 001 MALFORMED_FACET: the spec's times are date-time strings, as ``eventTime`` is; a
+    number would have been read as seconds since 1970 and mapped as such, unreported."""
+    issues = FacetIssues()
+    read = read_facets({key: facet}, location, issues, "airflow/etl.load")
+    assert read == {}
+    (issue,) = issues.malformed
+    assert issue.key == key
+    assert issue.reason == f"{field}: must be an ISO-8601 date-time string, not int"
+
+
 # --- unreadable events ----------------------------------------------------------------------
 
 UNREADABLE: list[tuple[str, Any, str]] = [
