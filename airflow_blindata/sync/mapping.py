@@ -185,23 +185,12 @@ def plan_from_store(
                     report.merge(job_report)
                     builder.add_folded(folded)
                     continue
-                job_report = Report()
-                raw_facets: RawFacets | None = {} if keeper.wanted else None
-                stored = texts.of(job)
-                events = read_job_events(
-                    stored, job_report, quality=quality, raw_facets=raw_facets, hold_open=True
+                folds, job_report, raw_facets = _read_job(
+                    texts.of(job), retain, quality, keeper.wanted
                 )
-                hold_open = not found_malformed(job_report)
-                if not hold_open:  # open runs were read whole: report as a full read does
-                    job_report, raw_facets = Report(), {} if keeper.wanted else None
-                    events = read_job_events(
-                        stored, job_report, quality=quality, raw_facets=raw_facets
-                    )
-                del stored
-                folds = fold_jobs(events, retain, hold_open=hold_open)
                 if len(folds) == 1:  # a job's events fold to one job (else: not worth keeping)
                     keeper.add(job, digest, folds[0], job_report, raw_facets)
-                del events, raw_facets
+                del raw_facets
                 report.merge(job_report)
                 for folded in folds:
                     builder.add_folded(folded)
@@ -222,6 +211,24 @@ def plan_from_store(
         keeper.flush()
         _forget_and_keep_memo(store, settings, digests, plan)
     return plan
+
+
+def _read_job(
+    texts: list[str], retain: RunRetainer, quality: bool, keeping: bool
+) -> tuple[list[FoldedJob], Report, RawFacets | None]:
+    """A job's stored events read and folded, its open runs held whole for the next snapshot
+    (``fold.FoldedJob.held``), with the report of reading them and, when ``keeping``, the facets'
+    texts for the kept fold. A reading that holds open runs reads them whole: when it finds a
+    malformed facet, the events are read again as a reading at once reads them, for its report,
+    and nothing is held."""
+    report = Report()
+    raw_facets: RawFacets | None = {} if keeping else None
+    events = read_job_events(texts, report, quality=quality, raw_facets=raw_facets, hold_open=True)
+    if not found_malformed(report):
+        return fold_jobs(events, retain, hold_open=True), report, raw_facets
+    report, raw_facets = Report(), {} if keeping else None
+    events = read_job_events(texts, report, quality=quality, raw_facets=raw_facets)
+    return fold_jobs(events, retain), report, raw_facets
 
 
 def _folded_without_reading(
