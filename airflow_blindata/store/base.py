@@ -23,7 +23,14 @@ from .models import (
     SyncRecord,
 )
 
-__all__ = ["STALE_FOLDS_AFTER", "EventStore", "RawEvent", "TimeSlice", "time_slices"]
+__all__ = [
+    "STALE_FOLDS_AFTER",
+    "EventStore",
+    "RawEvent",
+    "TimeSlice",
+    "ordered_slices",
+    "time_slices",
+]
 
 RawEvent = Mapping[str, Any] | str | bytes
 """An event as received: a decoded JSON object, or its JSON text."""

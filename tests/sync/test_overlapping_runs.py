@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -226,26 +227,45 @@ def overlapping_catalogs(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """How events arrive and are read: shuffled by ``seed`` (or kept in time order), cut into
+    ``parts`` batches, a snapshot after each; long histories read ``slice_events`` a slice, a
+    kept fold holding at most ``held`` open runs."""
+
+    seed: int
+    parts: int
+    in_order: bool
+    slice_events: int
+    held: int
+
+
+@st.composite
+def arrivals(draw: st.DrawFn, *, fewest_parts: int, slice_sizes: list[int]) -> Arrival:
+    return Arrival(
+        seed=draw(st.integers(0, 2**16)),
+        parts=draw(st.integers(fewest_parts, 4)),
+        in_order=draw(st.booleans()),
+        slice_events=draw(st.sampled_from(slice_sizes)),
+        held=draw(st.integers(1, 3)),
+    )
+
+
 def _snapshots_of(
     events: list[dict[str, Any]],
     job: JobDefinition,
-    *,
-    seed: int,
-    parts: int,
-    in_order: bool,
-    slice_events: int,
-    held: int,
+    arrival: Arrival,
     retention_after: int | None = None,
 ) -> None:
-    rng = random.Random(seed)
-    events = _arrived(events, rng, in_order=in_order)
+    rng = random.Random(arrival.seed)
+    events = _arrived(events, rng, in_order=arrival.in_order)
     with (
-        mock.patch.object(mapping, "SLICE_EVENTS", slice_events),
-        mock.patch.object(fold, "OPEN_RUNS_HELD", held),
+        mock.patch.object(mapping, "SLICE_EVENTS", arrival.slice_events),
+        mock.patch.object(fold, "OPEN_RUNS_HELD", arrival.held),
         tempfile.TemporaryDirectory() as directory,
     ):
         _snapshots_equal_builds(
-            [*_cut(events, parts, rng), []],
+            [*_cut(events, arrival.parts, rng), []],
             f"sqlite:///{directory}/events.db",
             job,
             retention_after=retention_after,
@@ -255,57 +275,27 @@ def _snapshots_of(
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=overlapping(),
-    seed=st.integers(0, 2**16),
-    parts=st.integers(1, 4),
-    in_order=st.booleans(),
-    slice_events=st.sampled_from([1, 2, 3, 6, 2_000]),
-    held=st.integers(1, 3),
+    arrival=arrivals(fewest_parts=1, slice_sizes=[1, 2, 3, 6, 2_000]),
     quality=st.sampled_from([(True, True), (True, False), (False, False)]),
 )
 def test_overlapping_runs_received_in_batches_plan_as_read_at_once(
-    events: list[dict[str, Any]],
-    seed: int,
-    parts: int,
-    in_order: bool,
-    slice_events: int,
-    held: int,
-    quality: tuple[bool, bool],
+    events: list[dict[str, Any]], arrival: Arrival, quality: tuple[bool, bool]
 ) -> None:
     """Malformed, deleted and quality facets, any quality setting, in slices or not, few runs
     held or more: each snapshot's plan and report are those of every event read at once."""
     enabled, metrics = quality
-    job = definition(quality={"enabled": enabled, "metricsEnabled": metrics})
     _snapshots_of(
-        events, job, seed=seed, parts=parts, in_order=in_order, slice_events=slice_events, held=held
+        events, definition(quality={"enabled": enabled, "metricsEnabled": metrics}), arrival
     )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=overlapping_catalogs(),
-    seed=st.integers(0, 2**16),
-    parts=st.integers(2, 4),
-    in_order=st.booleans(),
-    slice_events=st.sampled_from([1, 2, 3, 2_000]),
-    held=st.integers(1, 3),
+    arrival=arrivals(fewest_parts=2, slice_sizes=[1, 2, 3, 2_000]),
     retention_after=st.none() | st.integers(0, 2),
 )
 def test_catalogs_of_overlapping_runs_with_retention_plan_as_read_at_once(
-    events: list[dict[str, Any]],
-    seed: int,
-    parts: int,
-    in_order: bool,
-    slice_events: int,
-    held: int,
-    retention_after: int | None,
+    events: list[dict[str, Any]], arrival: Arrival, retention_after: int | None
 ) -> None:
-    _snapshots_of(
-        events,
-        QUALITY,
-        seed=seed,
-        parts=parts,
-        in_order=in_order,
-        slice_events=slice_events,
-        held=held,
-        retention_after=retention_after,
-    )
+    _snapshots_of(events, QUALITY, arrival, retention_after)
