@@ -9,6 +9,12 @@ Three rules, with ages counted from when the store received an event:
    therefore always rebuild every described job, even one that ran once, months ago.
 3. Events without a job (DatasetEvents) and quarantined events go after ``raw_events_days``.
 
+Raw events go a whole day at a time (``prune_before``): those received on a UTC day go once that
+day is more than ``raw_events_days`` behind, so an event stays between ``raw_events_days`` and a
+day more. Pruning a job's old runs makes the next snapshot read it whole (its kept fold held
+them); pruned by the hour, a deployment that syncs hourly would read every job's whole history at
+every snapshot, pruned by the day, at the first snapshot of each day only.
+
 Deletions run in batches of ``DELETE_BATCH`` rows, each its own short transaction, so that a big
 prune never holds the SQLite write lock long enough to make a capturing task wait.
 """
@@ -17,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select
@@ -27,7 +33,7 @@ from . import digests
 from .models import RetentionResult
 from .schema import Tables
 
-__all__ = ["DELETE_BATCH", "retain"]
+__all__ = ["DELETE_BATCH", "prune_before", "retain"]
 
 DELETE_BATCH = 1000
 
@@ -59,6 +65,12 @@ def _delete_batched(
             return removed
 
 
+def prune_before(now: datetime, days: int) -> datetime:
+    """The start of the UTC day ``days`` before ``now``'s: raw events received before it go."""
+    day = (now.astimezone(UTC) - timedelta(days=days)).date()
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
 def _latest_description(conn: Connection, events: Table, namespace: str, name: str) -> Any:
     """The latest run id and the id of the latest JobEvent of a job (either may be None)."""
     of_job = and_(events.c.job_namespace == namespace, events.c.job_name == name)
@@ -85,7 +97,7 @@ def retain(
 ) -> RetentionResult:
     """Apply the three rules of the module docstring; see ``EventStore.retain``."""
     events = tables.events
-    raw_cutoff = now - timedelta(days=raw_events_days)
+    raw_cutoff = prune_before(now, raw_events_days)
     job_cutoff = now - timedelta(days=job_described_for_days)
     with engine.connect() as conn:
         newest = conn.execute(

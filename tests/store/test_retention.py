@@ -111,3 +111,41 @@ def test_ids_are_never_reused_after_everything_is_pruned(store: EventStore) -> N
     store.append(dataset_event("b"))
     (again,) = store.events()
     assert again.id > first  # a cursor saved before the prune does not skip the new event
+
+
+@pytest.mark.parametrize(
+    ("now", "days_ago", "kept"),
+    [
+        # an event received on a UTC day goes once that day is more than raw_events_days behind
+        (NOW + timedelta(hours=10), 14.3, True),  # received on the day 14 days back: stays
+        (NOW + timedelta(hours=10), 14.5, False),  # received the day before it: goes
+        (NOW + timedelta(hours=23), 14.9, True),  # nearly 15 days old, still on that day
+        (NOW, 14.0001, False),  # at midnight the day before goes
+        (NOW, 13.9999, True),
+    ],
+)
+def test_raw_events_go_a_whole_day_at_a_time(
+    store: EventStore, now: datetime, days_ago: float, kept: bool
+) -> None:
+    """Pruned by the day, not by the hour: a job's old runs go at the first sync of a day, and
+    the syncs after it that day find its kept fold whole (``retention.prune_before``)."""
+    _add(store, "hourly", ["old"], days_ago=(NOW - now).total_seconds() / 86400 + days_ago)
+    _add(store, "hourly", ["latest"], days_ago=0)
+    store.retain(raw_events_days=14, job_described_for_days=30, now=now)
+    assert ("old" in _runs(store, "hourly")) is kept
+
+
+def test_hourly_syncs_prune_once_a_day(store: EventStore) -> None:
+    """A job that ran every hour 14 days back: the syncs of a day remove none of its runs, the
+    first of the next day removes that day's (all but the latest run)."""
+    for hour in range(24):
+        _add(store, "hourly", [f"h{hour}"], days_ago=14 - hour / 24)
+    _add(store, "hourly", ["latest"], days_ago=0)
+    removed = [
+        store.retain(
+            raw_events_days=14, job_described_for_days=30, now=NOW + timedelta(hours=hours)
+        ).events_removed
+        for hours in (0, 1, 6, 23.5, 24, 25)
+    ]
+    assert removed == [0, 0, 0, 0, 48, 0]
+    assert _runs(store, "hourly") == {"latest"}

@@ -133,6 +133,37 @@ def test_retention_between_snapshots_then_new_runs_plan_as_read_at_once(store_ur
             _same_as_read_at_once(store, job)
 
 
+def test_hourly_syncs_extend_the_kept_fold_but_the_first_of_a_day_after_a_prune(
+    store_url: str,
+) -> None:
+    """A job that runs every hour, synced every hour: retention prunes its runs of a day at the
+    first sync of the day 14 days later (then the job is read whole, its kept fold holding the
+    pruned runs), and the syncs after it that day prune nothing and extend the kept fold."""
+    job = definition()
+    start = datetime(2026, 6, 1, tzinfo=UTC)
+
+    def sync_at(moment: datetime, run: int) -> int:
+        """Run ``run`` received at ``moment``, then a sync: how many kept folds it extended."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("airflow_blindata.store.sql._now", lambda: moment)
+            store.append_many(json.dumps(event) for event in _run("hourly", run))
+        store.retain(raw_events_days=14, job_described_for_days=30, now=moment)
+        planned = plan_from_store(store, job)
+        assert_read_at_once(planned, build([e.payload for e in store.events()], job))
+        return planned.report.counters.get("jobsExtended", 0)
+
+    with open_store(store_url) as store:
+        sync_at(start - timedelta(days=15), 0)  # the day before the last one kept
+        for run, minutes in ((1, 30), (2, 90)):  # the last day kept, 14 days back
+            sync_at(start - timedelta(days=14) + timedelta(minutes=minutes), run)
+        extended = [sync_at(start + timedelta(hours=hour), 10 + hour) for hour in (0, 1, 2)]
+        # the first sync of the day pruned the run received the day before the last one kept
+        # (then the job is read whole); the next two pruned nothing and extended the fold kept
+        # before (pruned by the hour, each would prune the run of 14 days and an hour before)
+        assert extended == [0, 1, 1]
+        assert len({e.run_id for e in store.events()}) == 5
+
+
 @pytest.mark.parametrize(
     "text",
     [
