@@ -243,6 +243,9 @@ def _s3(name: str) -> EntityName:
 
 
 def _profile(scheme: str, name: str) -> EntityName | None:
+    """The profile of a (normalised) namespace's scheme; Glue's namespace is an ARN, no URI."""
+    if scheme.startswith("arn:aws:glue"):
+        return _glue(name)
     if scheme in ("redshift", "postgres"):
         return _dotted(name, "public")
     if scheme == "awsathena":
@@ -250,6 +253,15 @@ def _profile(scheme: str, name: str) -> EntityName | None:
     if scheme == "s3":
         return _s3(name)
     return None
+
+
+def _scheme(namespace: str) -> str:
+    """The scheme that picks a profile: a URI's scheme, or the whole of a Glue ARN (``""`` for
+    any other namespace that is not a URI)."""
+    normalized = normalize_namespace(namespace)
+    if normalized.startswith("arn:aws:glue"):
+        return normalized
+    return normalized.split("://", 1)[0] if "://" in normalized else ""
 
 
 def entity_name(
@@ -267,17 +279,12 @@ def entity_name(
     levels = [level_name for _, level_name in hierarchy if level_name]
     if levels:
         return EntityName(levels[-2] if len(levels) > 1 else None, levels[-1], "hierarchy")
-    normalized = normalize_namespace(namespace)
-    if normalized.startswith("arn:aws:glue"):
-        return _glue(name)
-    scheme = normalized.split("://", 1)[0] if "://" in normalized else ""
-    by_profile = _profile(scheme, name)
+    by_profile = _profile(_scheme(namespace), name)
     if by_profile is not None:
         return by_profile
     for link_namespace, link_name, link_type in symlinks:
         if link_type.upper() != "TABLE":
             continue
-        link_scheme = normalize_namespace(link_namespace).split("://", 1)[0]
-        linked = _profile(link_scheme, link_name) or _dotted(link_name, None)
+        linked = _profile(_scheme(link_namespace), link_name) or _dotted(link_name, None)
         return EntityName(linked.schema, linked.name, "symlink")
     return EntityName(None, name, "name")

@@ -149,6 +149,27 @@ def test_a_table_symlink_names_the_entity_of_a_scheme_without_a_profile() -> Non
     assert found == EntityName("default", "alter_table_test_new", "symlink")
 
 
+@pytest.mark.parametrize(
+    ("link_namespace", "link_name", "expected"),
+    [
+        # arn:aws:glue: table/database/table (Spark on EMR and Glue names its tables so)
+        ("arn:aws:glue:eu-west-1:123456789012", "table/sales/orders", ("sales", "orders")),
+        ("arn:aws:glue:eu-west-1:123456789012", "table/orders", ("default", "orders")),
+        # awsathena://: catalog.database.table; no database part: default
+        ("awsathena://athena.eu-west-1.amazonaws.com", "orders", ("default", "orders")),
+        ("postgres://db:5432", "orders", ("public", "orders")),
+        ("hive://metastore:9083", "sales.orders", ("sales", "orders")),
+    ],
+)
+def test_a_table_symlink_is_named_by_the_same_rules_as_a_dataset_name(
+    link_namespace: str, link_name: str, expected: tuple[str, str]
+) -> None:
+    """Seed 000: "a TABLE symlink is named by the same rules" (the profiles, Glue's too)."""
+    symlinks = [(link_namespace, link_name, "TABLE")]
+    found = entity_name("hdfs://namenode:8020", "/warehouse/orders", symlinks=symlinks)
+    assert (found.schema, found.name, found.rule) == (*expected, "symlink")
+
+
 def test_a_scheme_with_a_profile_ignores_symlinks() -> None:
     symlinks = [("hive://m", "db.other", "TABLE")]
     found = entity_name("postgres://db", "a.b.c", symlinks=symlinks)
