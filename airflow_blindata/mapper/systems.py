@@ -166,7 +166,8 @@ class SystemResolver:
                 origin="created",
                 create=True,
                 subtype=policy.subtype,
-                technology=policy.technology_for(parts.scheme),
+                # A bare namespace (BigQuery's ``bigquery``) names its kind of store itself.
+                technology=policy.technology_for(parts.scheme or parts.namespace.lower()),
                 stamp=((NAMESPACE_PROPERTY, namespace), (OWNER_PROPERTY, self.definition.uuid)),
                 namespaces=(namespace,),
                 entity_creation=self._entity_creation(policy, owned=True),

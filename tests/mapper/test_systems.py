@@ -95,6 +95,27 @@ def test_one_system_per_s3_bucket_named_after_the_bucket_technology_amazon_s3() 
     assert [s.name for s in r.systems] == ["finance-bucket", "sales-bucket"]
 
 
+@pytest.mark.parametrize(
+    ("namespace", "technology"),
+    [
+        # the naming conventions' namespaces: most are URIs, BigQuery's is the bare word
+        ("bigquery", "Google BigQuery"),
+        ("snowflake://org-account", "Snowflake"),
+        ("kafka://broker:9092", "Apache Kafka"),
+        ("gs://bucket", "Google Cloud Storage"),
+        ("hop", None),
+    ],
+)
+def test_a_created_system_gets_the_technology_of_its_namespace(
+    namespace: str, technology: str | None
+) -> None:
+    """Seed 000: a System created by the job gets the policy's technology (the scheme's default
+    when the policy names none), BigQuery's bare ``bigquery`` namespace too."""
+    r = resolver(systemPolicies=[{"pattern": "*", "creation": "IF_MISSING"}])
+    system = r.dataset_system(namespace, "x")
+    assert system is not None and system.technology == technology
+
+
 def test_an_existing_system_of_the_planned_name_is_reused_and_stamped_not_duplicated() -> None:
     existing = KnownSystem("sales-bucket", "u-sb")
     r = resolver([existing], systemPolicies=[{"pattern": "s3://*", "creation": "IF_MISSING"}])
