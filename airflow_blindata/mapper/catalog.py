@@ -113,20 +113,32 @@ def flatten_fields(
     """Nested fields dotted (``window``, ``window.day``), in depth-first order.
 
     Yields each field with the description that did not fit (over 250 characters), so the caller
-    can count it: Blindata has no field documentation to receive it.
+    can count it: Blindata has no field documentation to receive it. A field with a blank name is
+    left out, with what is nested in it.
     """
     return iter(_flat_fields(entity, fields, prefix))
 
 
 def _flat_fields(
-    entity: EntityKey, fields: Iterable[SchemaField], prefix: str
+    entity: EntityKey,
+    fields: Iterable[SchemaField],
+    prefix: str,
+    unnamed: list[str] | None = None,
 ) -> list[tuple[PlannedField, str | None]]:
     """``flatten_fields`` as a list: the catalog pass takes every field of every dataset, and
-    appending to one list costs less than resuming a generator per field and nesting level."""
+    appending to one list costs less than resuming a generator per field and nesting level.
+
+    A field whose name is blank is no field (Blindata refuses a field without a name) and gives
+    its nested fields no name to be dotted under: it is left out with them, and the path it was
+    found at (``""`` at the top) is added to ``unnamed``, when given."""
     flat: list[tuple[PlannedField, str | None]] = []
 
     def walk(items: Iterable[SchemaField], path: str) -> None:
         for item in items:
+            if not item.name.strip():
+                if unnamed is not None:
+                    unnamed.append(path)
+                continue
             name = f"{path}.{item.name}" if path else item.name
             description = (item.description or "").strip() or None
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
@@ -321,10 +333,15 @@ def map_datasets(
         _dataset_properties(draft, dataset_key, facets, dataset_type)
         schema = facet_of(facets, SchemaDatasetFacet)
         fields = draft.fields
-        for planned, too_long in _flat_fields(key, schema.fields or () if schema else (), ""):
+        unnamed: list[str] = []
+        for planned, too_long in _flat_fields(
+            key, schema.fields or () if schema else (), "", unnamed
+        ):
             fields[planned.name] = planned
             if too_long:
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
+        for path in unnamed:
+            report.gap(GapCode.EMPTY_FIELD_NAME, f"{where}: {path}" if path else where)
     field_names = plan.dataset_entities.field_names
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
         plan.entities.append(draft.entity())

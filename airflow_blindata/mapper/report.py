@@ -41,6 +41,7 @@ class GapCode(StrEnum):
     FIELD_DESCRIPTION_TOO_LONG = "FIELD_DESCRIPTION_TOO_LONG"
     QUALITY_CODE_CONFLICT = "QUALITY_CODE_CONFLICT"
     EMPTY_DATASET_NAME = "EMPTY_DATASET_NAME"
+    EMPTY_FIELD_NAME = "EMPTY_FIELD_NAME"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -72,6 +73,9 @@ GAP_HINTS: dict[GapCode, str] = {
     GapCode.EMPTY_DATASET_NAME: "The dataset has no name, or a name that gives no entity name "
     "(like 'db.schema.'): fix the producer. Nothing is catalogued for it; flows to it are "
     "dropped.",
+    GapCode.EMPTY_FIELD_NAME: "A field of the dataset's schema facet has no name (the example "
+    "names the dataset, and the field it is nested in): fix the producer. The field, and what "
+    "is nested in it, is not catalogued; the other fields are.",
 }
 
 

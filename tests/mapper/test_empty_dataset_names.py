@@ -91,3 +91,29 @@ def test_an_assertion_on_a_dataset_with_no_name_makes_no_check() -> None:
     plan = build([event], DEFINITION)
     assert plan.quality.checks == []
     assert plan.report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "planned"),
+    [
+        # a blank field name at the top: the field is left out, the others are kept
+        ([{"name": ""}, {"name": "id", "type": "int"}], ["id"]),
+        ([{"name": "  ", "type": "string"}, {"name": "id"}], ["id"]),
+        # a struct with no name: its nested fields have no name to be dotted under either
+        ([{"name": "", "fields": [{"name": "day"}]}, {"name": "id"}], ["id"]),
+        # a nested field with no name: only it is left out
+        ([{"name": "window", "fields": [{"name": ""}, {"name": "day"}]}], ["window", "window.day"]),
+    ],
+)
+def test_a_schema_field_with_no_name_is_a_gap_and_never_a_field(
+    fields: list[dict[str, Any]], planned: list[str]
+) -> None:
+    """The schema facet's field ``name`` is any string, an empty one too; Blindata refuses a
+    field without a name, at every snapshot. The field (and what is nested in it) is left out
+    and reported as ``EMPTY_FIELD_NAME``; the entity and its other fields are kept."""
+    output = dataset("analytics.sales.totals", facets={"schema": {"fields": fields}})
+    plan = build([run_event(output)], DEFINITION)
+    assert sorted(f.name for f in plan.fields if f.entity.name == "totals") == sorted(planned)
+    gap = plan.report.gaps[GapCode.EMPTY_FIELD_NAME]
+    assert gap.count == 1
+    assert gap.examples[0].startswith(f"{PG}/analytics.sales.totals")
