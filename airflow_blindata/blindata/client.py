@@ -407,7 +407,7 @@ class BlindataClient:
                 params={**(params or {}), "page": number, "size": page_size},
             )
             yield from page.content
-            if page.last or not page.content or number + 1 >= page.total_pages:
+            if page.is_last(number):
                 return
             number += 1
 

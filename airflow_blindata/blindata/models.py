@@ -341,13 +341,28 @@ ItemT = TypeVar("ItemT")
 
 
 class Page(WireModel, Generic[ItemT]):
-    """A Spring page: one slice of a list, 0-based ``number``."""
+    """A Spring page: one slice of a list, 0-based ``number``.
+
+    Only ``content`` is required: a page field the server leaves out is ``None`` (unknown), never
+    a default that could end a listing early or count an object that is there as absent.
+    """
 
     content: list[ItemT]
     number: int = 0
-    size: int = 0
-    total_elements: int = 0
-    total_pages: int = 0
-    first: bool = True
-    last: bool = True
-    number_of_elements: int = 0
+    size: int | None = None
+    total_elements: int | None = None
+    total_pages: int | None = None
+    first: bool | None = None
+    last: bool | None = None
+    number_of_elements: int | None = None
+
+    def is_last(self, number: int) -> bool:
+        """Whether this page, asked for as page ``number``, ends the list: an empty page does;
+        else ``last``, else ``totalPages``, else a page shorter than the ``size`` it reports."""
+        if not self.content:
+            return True
+        if self.last is not None:
+            return self.last
+        if self.total_pages is not None:
+            return number + 1 >= self.total_pages
+        return self.size is not None and len(self.content) < self.size

@@ -43,6 +43,7 @@ from airflow_blindata.blindata.models import (
     QueryStatement,
     System,
     SystemRoutine,
+    WireModel,
     format_timestamp,
 )
 from airflow_blindata.blindata.paths import ENDPOINTS
@@ -383,11 +384,18 @@ def _stale_marks(ctx: SyncContext, owner: str, watermark: datetime) -> list[Phys
 
 
 def _total(ctx: SyncContext, operation: str, **filters: str) -> int:
-    """How many objects a listing holds, from a page of one."""
+    """How many objects a listing holds, from a page of one: its ``totalElements``, or, from a
+    server that does not send it, the count of the whole listing (never 0 for unknown)."""
+    endpoint = ENDPOINTS[operation]
     page: Page[dict[str, Any]] = ctx.client.call(
-        ENDPOINTS[operation], Page[dict[str, Any]], params={**filters, "page": 0, "size": 1}
+        endpoint, Page[dict[str, Any]], params={**filters, "page": 0, "size": 1}
     )
-    return page.total_elements
+    if page.total_elements is not None:
+        return page.total_elements
+    if page.is_last(0):
+        return len(page.content)
+    listing = ctx.client.iter_pages(endpoint, WireModel, params=filters, page_size=LIST_PAGE_SIZE)
+    return sum(1 for _ in _alive(ctx, listing))
 
 
 def _flows_reason(flows: list[DataFlow]) -> str:
@@ -427,7 +435,8 @@ def _stale_flows(ctx: SyncContext, scopes: set[str], watermark: datetime) -> lis
         Page[DataFlow],
         params={"modifiedBefore": before, "page": 0, "size": 1},
     )
-    if math.ceil(first.total_elements / LIST_PAGE_SIZE) <= len(scopes):
+    total = first.total_elements
+    if total is not None and math.ceil(total / LIST_PAGE_SIZE) <= len(scopes):
         candidates = list(_alive(ctx, api.list(page_size=LIST_PAGE_SIZE, modifiedBefore=before)))
     else:
         candidates = [

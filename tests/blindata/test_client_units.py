@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -98,3 +99,31 @@ def test_the_endpoint_documentation_matches_the_endpoint_table() -> None:
         [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(lambda number, pages: {"last": number + 1 >= pages}, id="last only"),
+        pytest.param(lambda number, pages: {"totalPages": pages}, id="totalPages only"),
+        pytest.param(lambda number, pages: {"size": 2}, id="size only"),
+        pytest.param(lambda number, pages: {}, id="content only"),
+    ],
+)
+def test_every_page_is_read_whichever_spring_page_fields_are_sent(shape: Any) -> None:
+    """The last page is told by ``last``, else ``totalPages``, else a short or empty page:
+    a field that is absent never ends the listing early."""
+    items = [{"uuid": f"u{n}", "name": f"s{n}"} for n in range(5)]
+    asked: list[int] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        number, size = int(request.url.params["page"]), int(request.url.params["size"])
+        asked.append(number)
+        content = items[number * 2 : number * 2 + 2]  # the server caps pages at 2
+        assert size == 10
+        return httpx.Response(200, json={"content": content, **shape(number, 3)})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        names = [system.name for system in client.api.systems.list(page_size=10)]
+    assert names == [item["name"] for item in items]
+    assert asked[:3] == [0, 1, 2]

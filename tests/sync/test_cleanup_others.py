@@ -12,18 +12,22 @@ takes with it (the fields of a table), against everything the definition owns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
-from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
+from tests.blindata.test_client_http import FAST_RETRY
 from tests.builders import field, run_event, schema_facet
+from tests.conftest import API_KEY, TENANT, USER
 from tests.sync.conftest import OTHER_DEFINITION, definition, next_second, objects, plan_for
 from tests.sync.test_cleanup import History, run
 
@@ -252,3 +256,46 @@ def test_the_removal_share_counts_what_is_removed(
     assert report.counters["ownedObjects"] >= fields_before  # the fields are weighed too
     removed_fields = fields_before - len(objects(emulator, Kind.FIELD))
     assert removed_fields == (0 if case.reason else report.removed["field"].count)
+
+
+class ContentOnlyPages(httpx.HTTPTransport):
+    """A Blindata whose lists answer ``{"content": [...]}`` alone: no Spring page totals."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or "json" not in response.headers.get("content-type", ""):
+            return response
+        body = json.loads(response.read())
+        if not isinstance(body, dict) or "content" not in body:
+            return httpx.Response(response.status_code, headers=response.headers, json=body)
+        headers = {"Date": response.headers["Date"]} if "Date" in response.headers else {}
+        page = {"content": body["content"]}
+        return httpx.Response(response.status_code, headers=headers, json=page)
+
+
+def test_a_system_holding_a_kept_table_is_kept_by_a_server_that_sends_no_page_totals(
+    emulator: Any,
+) -> None:
+    """Without ``totalElements`` the number of entities a System holds is unknown, not 0."""
+    job = definition()
+    history = History()
+    with BlindataClient(
+        emulator.base_url,
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+        transport=ContentOnlyPages(),
+    ) as client:
+        run(client, history, [LOAD, KEEP], job)
+        history.add(cleanup(job, client, history))
+        crawled_field(client, emulator)
+        next_second()
+        run(client, history, [KEEP], job)
+        report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert {"dst", "src", "kept"} <= {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    kept = report.kept.get("system")
+    assert kept is not None and "holds 1 entity" in kept.examples[0], report.render()
+    assert report.counters["systemsKeptReferenced"] == 1
+    assert not report.counters.get("systemsKeptNotEmpty")
