@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
 from airflow_blindata.definition import SystemSubtype
@@ -64,8 +64,17 @@ def format_timestamp(moment: datetime) -> str:
     )
 
 
-Timestamp = Annotated[datetime, PlainSerializer(format_timestamp, when_used="json")]
-"""A date that goes on the wire in Blindata's format."""
+def _in_utc(moment: datetime) -> datetime:
+    """A date read without a zone is in UTC, as every Blindata date is."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+Timestamp = Annotated[
+    datetime, AfterValidator(_in_utc), PlainSerializer(format_timestamp, when_used="json")
+]
+"""A date that goes on the wire in Blindata's format, and is read as UTC when it has no zone
+(``2026-11-29T10:00:00.000``, as a server with local date-times answers): never a naive date,
+which cleanup could not compare with its watermark."""
 
 
 class WireModel(BaseModel):

@@ -127,3 +127,19 @@ def test_every_page_is_read_whichever_spring_page_fields_are_sent(shape: Any) ->
         names = [system.name for system in client.api.systems.list(page_size=10)]
     assert names == [item["name"] for item in items]
     assert asked[:3] == [0, 1, 2]
+
+
+def test_a_date_the_server_sends_without_a_zone_is_read_in_utc() -> None:
+    """Blindata's dates are UTC: one without a zone (a Java LocalDateTime) is not naive, so
+    cleanup can compare it with its watermark."""
+    from datetime import UTC, datetime
+
+    system = {"uuid": "u", "name": "DWH", "modificationDate": "2026-11-29T10:00:00.000"}
+
+    def server(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=system)
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        read = client.api.systems.get("u")
+    assert read.modification_date == datetime(2026, 11, 29, 10, tzinfo=UTC)
+    assert read.to_wire()["modificationDate"] == "2026-11-29T10:00:00.000Z"
