@@ -34,6 +34,7 @@ from airflow_blindata.blindata.models import (
     Ref,
     ScoreStrategy,
 )
+from airflow_blindata.blindata.resources import QualityChecks
 from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, QualityPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
@@ -199,6 +200,7 @@ def _checks(
             continue
         rows.append(_check_row(check, suite, entity))
     conflicts: set[str] = set()
+    answer = None
     if rows:
         body = QualityImport(quality_suite=suite, quality_checks=rows)
         answer = ctx.attempt(
@@ -219,7 +221,33 @@ def _checks(
         ),
     )
     uuids = {c.code: c.uuid for c in listed or existing if c.uuid}
+    if answer is not None and listed is not None and answer.row_discarded:
+        missing = [row.code for row in rows if row.code not in uuids and row.code not in conflicts]
+        conflicts.update(_discarded(ctx, suite, missing))
     return uuids, conflicts
+
+
+def _check_by_code(api: QualityChecks, code: str) -> QualityCheck | None:
+    return next((check for check in api.list(code=code) if check.code == code), None)
+
+
+def _discarded(ctx: SyncContext, suite: QualitySuite, codes: list[str]) -> set[str]:
+    """Of the checks an import discarded without saying which (the contract's answer has no
+    per-row errors), the codes that belong to a check of another suite: a conflict, reported as
+    such. Any other discarded check is a failure."""
+    conflicts: set[str] = set()
+    api = ctx.client.api.quality_checks
+    for code in codes:
+        found = ctx.attempt("quality check", code, partial(_check_by_code, api, code))
+        owner = found.quality_suite.uuid if found and found.quality_suite else None
+        if found is not None and owner != suite.uuid:
+            conflicts.add(code)
+            ctx.report.gap(
+                GapCode.QUALITY_CODE_CONFLICT, f"{code}: belongs to a check of suite {owner}"
+            )
+        else:
+            ctx.report.fail("quality check", code, "discarded by the import of its suite")
+    return conflicts
 
 
 def _results(
