@@ -39,13 +39,14 @@ contract (verified or inferred), served or missing. Paths are compared as templa
 matches any parameter (`{id}`), the collection star `*` matches a parameter or a literal `*`,
 and the servers' base path (`servers[].url`, Swagger 2 `basePath`) is part of the path. It exits
 0 when every path the provider calls is served, and 1 naming each missing one (or when no
-description could be had: it says why); a missing path only the client library offers is listed
-but does not fail the check. `--probe`, when there is no description, asks the instance itself
-with safe requests only, never a write: `GET` of each list with `size=1` (and of `/users/me`),
-`OPTIONS` of the other paths (Spring answers with `Allow`); 404 and 405 are reported missing, an
-answer that proves nothing "not probed". The same check runs in a task:
-`BlindataHook().check_api()` returns a structured result (`.ok`, `.missing`, `.rows`,
-`.to_dict()` for an XCom).
+description could be had: it says why); a missing path only the client library offers, or
+`query_buckets.update` (the contract names no update of a bucket; without it the bucket keeps the
+Systems it was created with), is listed but does not fail the check. `--probe`, when there is
+no description, asks the instance itself with safe requests only, never a write: `GET` of each
+list with `size=1` (and of `/users/me`), `OPTIONS` of the other paths (Spring answers with
+`Allow`); 404 and 405 are reported missing, an answer that proves nothing "not probed". The
+same check runs in a task: `BlindataHook().check_api()` returns a structured result (`.ok`,
+`.missing`, `.rows`, `.to_dict()` for an XCom).
 
 ## When a path differs on your tenant
 

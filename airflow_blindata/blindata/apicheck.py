@@ -83,7 +83,7 @@ USED_BY: dict[str, str] = {
     "routines.delete": _CLEANUP,
     "query_buckets.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "query_buckets.create": _SNAPSHOT,
-    "query_buckets.update": _SNAPSHOT,
+    "query_buckets.update": f"{_SNAPSHOT} (optional: adds Systems to the query bucket)",
     "statements.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "statements.create": _SNAPSHOT,
     "statements.update": _SNAPSHOT,
@@ -107,6 +107,9 @@ USED_BY: dict[str, str] = {
     "profiling_records.list": CLIENT_LIBRARY_ONLY,
 }
 """What of the provider calls each operation (``client library only``: nothing of the sync)."""
+OPTIONAL: frozenset[str] = frozenset({"query_buckets.update"})
+"""Operations the sync calls but does without where they are not served: the contract does
+not name them (a bucket's Systems stay as created, counted ``bucketSystemsNotAdded``)."""
 
 
 class PathStatus(StrEnum):
@@ -129,6 +132,11 @@ class ApiCheckRow:
     status: PathStatus
     detail: str = ""
 
+    @property
+    def required(self) -> bool:
+        """Whether the provider fails without this operation."""
+        return self.used_by != CLIENT_LIBRARY_ONLY and self.operation not in OPTIONAL
+
 
 @dataclass
 class ApiCheck:
@@ -145,20 +153,13 @@ class ApiCheck:
     @property
     def missing(self) -> list[ApiCheckRow]:
         """Missing paths that the provider calls: the sync or the connection test would fail."""
-        return [
-            row
-            for row in self.rows
-            if row.status is PathStatus.MISSING and row.used_by != CLIENT_LIBRARY_ONLY
-        ]
+        return [row for row in self.rows if row.status is PathStatus.MISSING and row.required]
 
     @property
     def missing_unused(self) -> list[ApiCheckRow]:
-        """Missing paths that only the client library offers: reported, not failing."""
-        return [
-            row
-            for row in self.rows
-            if row.status is PathStatus.MISSING and row.used_by == CLIENT_LIBRARY_ONLY
-        ]
+        """Missing paths that only the client library offers, or that the sync does without:
+        reported, not failing."""
+        return [row for row in self.rows if row.status is PathStatus.MISSING and not row.required]
 
     @property
     def ok(self) -> bool:
@@ -391,8 +392,8 @@ def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> 
     missing, unused = result.missing, result.missing_unused
     if unused:
         lines.append(
-            f"{len(unused)} path(s) only the client library offers are missing (nothing of the "
-            "sync or the connection test calls them):"
+            f"{len(unused)} path(s) the provider can do without are missing (only the client "
+            "library offers them, or the sync goes on without them):"
         )
         lines.extend(f"  {row.method} {row.path} ({row.operation})" for row in unused)
     if missing:

@@ -20,11 +20,12 @@ come next time.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from airflow_blindata.blindata import BlindataError
+from airflow_blindata.blindata import BlindataError, BlindataStatusError
 from airflow_blindata.blindata.models import (
     AdditionalProperty,
     QueryBucket,
@@ -46,6 +47,8 @@ from airflow_blindata.sync.properties import (
 from airflow_blindata.sync.statements import RoutineState, sync_statements
 
 __all__ = ["REANALYSIS_LIMIT", "analysis_contexts", "routine_key", "sync_routines"]
+
+log = logging.getLogger(__name__)
 
 KIND = "routine"
 REANALYSIS_LIMIT = 200
@@ -250,7 +253,27 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
     held = {ref.uuid for ref in bucket.systems or ()}
     missing = [ref for ref in refs if ref.uuid not in held]
     if missing:
-        grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
-        if ctx.attempt("query bucket", name, lambda: api.update(grown)) is not None:
-            ctx.report.count("bucketSystemsAdded", len(missing))
+        _grow(ctx, bucket, missing)
     return bucket
+
+
+def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref]) -> None:
+    """Add ``missing`` Systems to the bucket with a PUT of the whole bucket.
+
+    The contract lists and creates buckets, and names no update: a Blindata that does not serve
+    one (404, 405) keeps the bucket's Systems, which is counted (``bucketSystemsNotAdded``), not
+    a failure: the statements are analysed all the same, against the Systems the bucket has.
+    """
+    grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
+    try:
+        ctx.client.api.query_buckets.update(grown)
+    except BlindataStatusError as exc:
+        if exc.status not in (404, 405):
+            ctx.report.fail("query bucket", bucket.name, str(exc))
+            return
+        log.warning("Blindata does not update query buckets (%s): %s", exc.status, exc)
+        ctx.report.count("bucketSystemsNotAdded", len(missing))
+    except BlindataError as exc:
+        ctx.report.fail("query bucket", bucket.name, str(exc))
+    else:
+        ctx.report.count("bucketSystemsAdded", len(missing))

@@ -264,15 +264,20 @@ def test_options_that_go_only_with_api_are_refused_without_it(
     assert "go with --api" in capsys.readouterr().err
 
 
+CAN_DO_WITHOUT = "1 path(s) the provider can do without are missing"
+
+
 @pytest.mark.parametrize(
-    ("used_by", "ok", "verdict"),
+    ("operation", "used_by", "ok", "verdict"),
     [
-        ("client library only", True, "1 path(s) only the client library offers are missing"),
-        ("snapshot", False, "1 path(s) the provider calls are missing on this instance"),
+        ("physical_fields.get", "client library only", True, CAN_DO_WITHOUT),
+        ("physical_fields.get", "snapshot", False, "1 path(s) the provider calls are missing"),
+        # not in the contract: the snapshot goes on without it (bucketSystemsNotAdded)
+        ("query_buckets.update", "snapshot", True, CAN_DO_WITHOUT),
     ],
 )
 def test_a_missing_path_fails_the_check_only_when_the_provider_calls_it(
-    used_by: str, ok: bool, verdict: str
+    operation: str, used_by: str, ok: bool, verdict: str
 ) -> None:
     from airflow_blindata.blindata.apicheck import (
         ApiCheck,
@@ -283,7 +288,7 @@ def test_a_missing_path_fails_the_check_only_when_the_provider_calls_it(
     from airflow_blindata.blindata.paths import Evidence
 
     row = ApiCheckRow(
-        "physical_fields.get",
+        operation,
         "GET",
         "/api/v1/physical_fields/{uuid}",
         "/api/v1/physical_fields/{uuid}",

@@ -3,14 +3,17 @@ its SQL, then Blindata's own flows win; the table flow stays either way."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from blindata_emulator import Kind
+from blindata_emulator import Kind, running_emulator
 
-from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
+from airflow_blindata.blindata.models import QueryBucket
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import definition, objects, plan_for
+from tests.conftest import API_KEY, TENANT, USER, emulator_settings
+from tests.sync.conftest import FAST_RETRY, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -88,3 +91,25 @@ def test_column_flows_stand_until_the_analysis_then_blindatas_flows_win(
     after = {bool(f.get("fromPhysicalField")): f["modificationDate"] for f in ours(emulator)}
     assert after[False] > before[False]  # the table flow is refreshed: it always stays
     assert after[True] == before[True]  # the column flow is no longer described
+
+
+def test_a_bucket_that_cannot_grow_is_counted_not_a_failure() -> None:
+    """The contract's query buckets are listed and created, never updated: on a Blindata that
+    serves no ``PUT buckets/{uuid}``, a dataset System missing from the bucket is counted
+    (``bucketSystemsNotAdded``), and the snapshot still succeeds."""
+    moved = {"/api/v1/queryparser/buckets/{uuid}": "/api/v1/not-in-the-contract/{uuid}"}
+    job = definition()
+    with (
+        running_emulator(replace(emulator_settings(), moved_paths=moved)) as served,
+        BlindataClient(
+            served.base_url,
+            credentials=ApiKeyCredentials(USER, API_KEY),
+            tenant=TENANT,
+            retry=FAST_RETRY,
+        ) as client,
+    ):
+        client.api.query_buckets.create(QueryBucket(name=job.query_bucket_name, systems=[]))
+        report = snapshot(plan_for(client, [sql_job_event()], job), client, job)
+    assert report.status == "success", report.render()
+    assert report.counters["bucketSystemsNotAdded"] == 1
+    assert report.gaps["QLP_PENDING"].count == 1  # the statement is analysed all the same
