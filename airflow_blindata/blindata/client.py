@@ -198,6 +198,7 @@ class BlindataClient:
                     on_login_failure=lambda response: error_from_response(
                         response, f"{login.method} {login.template}"
                     ),
+                    headers=headers,
                 ),
                 verify=verify,
                 timeout=timeout,

@@ -7,7 +7,7 @@ or a credentials object can be logged without leaking it. ``auth_for`` turns the
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
 from typing import TYPE_CHECKING
@@ -72,7 +72,9 @@ class _LoginAuth(httpx.Auth):
     """Logs in on first use and once more when the token is refused (it expired).
 
     ``on_login_failure`` turns the login response into the client's typed error, so that wrong
-    credentials surface as ``BlindataAuthError`` naming ``POST /auth/login``.
+    credentials surface as ``BlindataAuthError`` naming ``POST /auth/login``. The login request
+    carries the client's ``headers`` (``X-BD-Tenant`` goes on every request), which httpx does
+    not add to a request an auth flow makes.
     """
 
     requires_response_body = True
@@ -82,8 +84,10 @@ class _LoginAuth(httpx.Auth):
         credentials: LoginCredentials,
         login_url: str,
         on_login_failure: Callable[[httpx.Response], Exception],
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._credentials = credentials
+        self._headers = {**(headers or {}), "Accept": "application/json"}
         self._login_url = login_url
         self._on_login_failure = on_login_failure
         self._token: str | None = None
@@ -94,7 +98,7 @@ class _LoginAuth(httpx.Auth):
             "POST",
             self._login_url,
             json={"username": self._credentials.username, "password": self._credentials.password},
-            headers={"Accept": "application/json"},
+            headers=self._headers,
         )
 
     def _read_token(self, response: httpx.Response) -> str:
@@ -128,10 +132,11 @@ def auth_for(
     *,
     login_url: str,
     on_login_failure: Callable[[httpx.Response], Exception],
+    headers: Mapping[str, str] | None = None,
 ) -> httpx.Auth:
-    """The ``httpx.Auth`` that sends ``credentials``."""
+    """The ``httpx.Auth`` that sends ``credentials``; ``headers`` go on the login request too."""
     if isinstance(credentials, ApiKeyCredentials):
         return _ApiKeyAuth(credentials)
     if isinstance(credentials, LoginCredentials):
-        return _LoginAuth(credentials, login_url, on_login_failure)
+        return _LoginAuth(credentials, login_url, on_login_failure, headers)
     return _BearerAuth(credentials.token)

@@ -79,6 +79,14 @@ def test_login_gets_a_bearer_token_and_logs_in_again_once_on_a_401(emulator: Any
         assert requests_to(emulator, "POST", "/auth/login") == 2
 
 
+def test_the_login_request_carries_x_bd_tenant_as_every_request_does(emulator: Any) -> None:
+    """Contract: "header X-BD-Tenant on every request"; the login is one."""
+    with client_for(emulator, credentials=LoginCredentials(HUMAN, PASSWORD)) as client:
+        client.api.me()
+    logins = [r for r in request_log(emulator) if r["path"] == "/auth/login"]
+    assert [r["tenantHeader"] for r in logins] == [TENANT]
+
+
 def test_a_bearer_token_obtained_elsewhere_is_sent_as_is(emulator: Any) -> None:
     token = emulator.emulator.issue_token(HUMAN)
     with client_for(emulator, credentials=BearerToken(token)) as client:
