@@ -22,7 +22,9 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
+from airflow_blindata.blindata import BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import (
     AdditionalProperty,
     MetricRecord,
@@ -150,12 +152,14 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
 
 
 def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
+    """The suite with ``code``: searched, else created. What ``search`` matches is not in the
+    contract: when the create says the code is taken (409), every suite is read to find it."""
     api = ctx.client.api.quality_suites
-    found = ctx.attempt(
-        "quality suite",
-        code,
-        lambda: next((s for s in api.list(search=code) if s.code == code), None),
-    )
+
+    def find(**filters: Any) -> QualitySuite | None:
+        return next((s for s in api.list(**filters) if s.code == code), None)
+
+    found = ctx.attempt("quality suite", code, partial(find, search=code))
     if found is not None:
         return found
     wanted = QualitySuite(
@@ -164,7 +168,16 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
         description="Checks of OpenLineage assertions and tests, managed by airflow-blindata.",
         published=True,
     )
-    return ctx.attempt("quality suite", code, lambda: api.create(wanted))
+    try:
+        return api.create(wanted)
+    except BlindataConflictError as exc:
+        found = ctx.attempt("quality suite", code, find)
+        if found is None:
+            ctx.report.fail("quality suite", code, str(exc))
+        return found
+    except BlindataError as exc:
+        ctx.report.fail("quality suite", code, str(exc))
+        return None
 
 
 def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> QualityCheck:

@@ -3,16 +3,26 @@ ownership of codes, disabled checks, profiling records — against the emulator 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
-from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.blindata.models import QualityCheck, QualitySuite, Ref
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import DEFINITION_UUID, dbt_events, definition, objects, plan_for
+from tests.conftest import API_KEY, TENANT, USER
+from tests.sync.conftest import (
+    DEFINITION_UUID,
+    FAST_RETRY,
+    dbt_events,
+    definition,
+    objects,
+    plan_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -198,3 +208,38 @@ def test_quality_enabled_false_publishes_nothing(emulator: Any, client: Blindata
     job = definition(quality={"enabled": False})
     snapshot(plan_for(client, dbt_events(), job), client, job)
     assert objects(emulator, Kind.SUITE) == [] and objects(emulator, Kind.RESULT) == []
+
+
+class SearchByName(httpx.HTTPTransport):
+    """A Blindata whose suite ``search`` matches names only: what it matches is not in the
+    contract (the emulator matches codes too)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        search = request.url.params.get("search")
+        if request.url.path != "/api/v1/data-quality/suites" or not search:
+            return response
+        page = json.loads(response.read())
+        page["content"] = [s for s in page["content"] if search.lower() in s["name"].lower()]
+        headers = {"Date": response.headers["Date"]} if "Date" in response.headers else {}
+        return httpx.Response(response.status_code, headers=headers, json=page)
+
+
+def test_the_suite_is_found_by_its_code_when_the_search_does_not_match_codes(
+    emulator: Any,
+) -> None:
+    job = definition()
+    events = dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}])
+    with BlindataClient(
+        emulator.base_url,
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+        transport=SearchByName(),
+    ) as client:
+        first = snapshot(plan_for(client, events, job), client, job)
+        second = snapshot(plan_for(client, events, job), client, job)
+    assert first.status == "success", first.render()
+    assert second.status == "success", second.render()  # the create's 409 is the suite's
+    assert len(objects(emulator, Kind.SUITE)) == 1
+    assert second.counters["qualityResultsAlreadyPublished"] == 1
