@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
 from airflow_blindata.definition import SystemSubtype
@@ -280,6 +280,17 @@ class QualityImport(WireModel):
     quality_checks: list[QualityCheck]
 
 
+ItemT = TypeVar("ItemT")
+
+
+def _none_as_empty(value: Any) -> Any:
+    return [] if value is None else value
+
+
+AnswerList = Annotated[list[ItemT], BeforeValidator(_none_as_empty)]
+"""A list in an answer, where ``null`` (a list the server left unset) reads as empty."""
+
+
 class UploadRowError(WireModel):
     message: str
     index: int
@@ -291,8 +302,8 @@ class QualityImportResult(WireModel):
     row_updated: int = 0
     row_discarded: int = 0
     quality_suite_uuid: str | None = None
-    quality_checks_uuids: list[str] = []
-    errors: list[UploadRowError] = []
+    quality_checks_uuids: AnswerList[str] = []
+    errors: AnswerList[UploadRowError] = []
 
 
 class QualityResult(_Stored):
@@ -325,14 +336,14 @@ class UploadResponse(WireModel):
     row_created: int = 0
     row_updated: int = 0
     row_discarded: int = 0
-    errors: list[UploadRowError] = []
+    errors: AnswerList[UploadRowError] = []
 
 
 class CurrentUser(WireModel):
     uuid: str | None = None
     username: str
     full_name: str | None = None
-    permissions: list[str] = []
+    permissions: AnswerList[str] = []
 
 
 class ErrorBody(WireModel):
@@ -344,9 +355,6 @@ class ErrorBody(WireModel):
     message: str | None = None
     path: str | None = None
     error_name: str | None = None
-
-
-ItemT = TypeVar("ItemT")
 
 
 class Page(WireModel, Generic[ItemT]):

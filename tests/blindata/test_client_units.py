@@ -143,3 +143,15 @@ def test_a_date_the_server_sends_without_a_zone_is_read_in_utc() -> None:
         read = client.api.systems.get("u")
     assert read.modification_date == datetime(2026, 11, 29, 10, tzinfo=UTC)
     assert read.to_wire()["modificationDate"] == "2026-11-29T10:00:00.000Z"
+
+
+def test_an_upload_answer_with_null_errors_counts_its_rows() -> None:
+    """``"errors": null`` (a Java list left unset) is no error: the rows were applied."""
+
+    def server(request: httpx.Request) -> httpx.Response:
+        rows = json.loads(request.content)
+        return httpx.Response(200, json={"rowCreated": len(rows), "rowUpdated": 0, "errors": None})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        report = client.api.physical_entities.upload([PhysicalEntity(name="t")])
+    assert (report.created, report.discarded, report.errors) == (1, 0, [])
