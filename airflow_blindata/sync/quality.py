@@ -369,9 +369,25 @@ def _records(
 
 
 def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
+    """The entity's OpenLineage monitor, found else created. The listing's filters narrow it
+    down; the name and entity are still checked, as the contract does not say how ``name``
+    matches (a server that matches a part of it would hand over another monitor)."""
     api = ctx.client.api.profiling_monitors
+
+    def ours(monitor: ProfilingMonitor) -> bool:
+        held = monitor.physical_entity
+        return monitor.name == MONITOR_NAME and (held is None or held.uuid == entity)
+
     found = ctx.attempt(
-        "profiling monitor", label, lambda: api.first(physicalEntityUuid=entity, name=MONITOR_NAME)
+        "profiling monitor",
+        label,
+        lambda: next(
+            filter(
+                ours,
+                api.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=entity, name=MONITOR_NAME),
+            ),
+            None,
+        ),
     )
     if found is None:
         wanted = ProfilingMonitor(

@@ -11,7 +11,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
-from airflow_blindata.blindata.models import QualityCheck, QualitySuite, Ref
+from airflow_blindata.blindata.models import ProfilingMonitor, QualityCheck, QualitySuite, Ref
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests.conftest import API_KEY, TENANT, USER
@@ -243,3 +243,49 @@ def test_the_suite_is_found_by_its_code_when_the_search_does_not_match_codes(
     assert second.status == "success", second.render()  # the create's 409 is the suite's
     assert len(objects(emulator, Kind.SUITE)) == 1
     assert second.counters["qualityResultsAlreadyPublished"] == 1
+
+
+class NameNotFiltered(httpx.HTTPTransport):
+    """A Blindata whose monitor listing ignores ``name`` and is ordered by name: how ``name``
+    matches is not in the contract (the emulator matches it exactly, in creation order)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "GET" or request.url.path != "/api/v1/profiling/monitors":
+            return super().handle_request(request)
+        asked = dict(request.url.params)
+        entity = {"physicalEntityUuid": asked["physicalEntityUuid"], "size": "1000"}
+        every = super().handle_request(
+            httpx.Request("GET", request.url.copy_with(params=entity), headers=request.headers)
+        )
+        monitors = sorted(json.loads(every.read())["content"], key=lambda m: m["name"])
+        page, size = int(asked.get("page", 0)), int(asked.get("size", 20))
+        content = monitors[page * size : (page + 1) * size]
+        last = (page + 1) * size >= len(monitors)
+        return httpx.Response(200, json={"content": content, "number": page, "last": last})
+
+
+def test_metrics_go_to_the_openlineage_monitor_when_the_name_filter_matches_loosely(
+    emulator: Any, client: BlindataClient
+) -> None:
+    job = definition()
+
+    def metrics(run: str, rows: int) -> list[dict[str, Any]]:
+        return dq_run("m", run, [], dataQualityMetrics={"rowCount": rows, "columnMetrics": {}})
+
+    snapshot(plan_for(client, metrics("run-1", 10), job), client, job)
+    (ours,) = objects(emulator, Kind.MONITOR)
+    entity = ours["physicalEntity"]["uuid"]
+    other = ProfilingMonitor(name="Nightly profile", physical_entity=Ref(uuid=entity))
+    client.api.profiling_monitors.create(other)
+    with BlindataClient(
+        emulator.base_url,
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+        transport=NameNotFiltered(),
+    ) as loose:
+        report = snapshot(plan_for(loose, metrics("run-2", 20), job), loose, job)
+    assert report.status == "success", report.render()
+    records = objects(emulator, Kind.RECORD)
+    assert 20.0 in {r["value"] for r in records}
+    assert {r["monitor"]["uuid"] for r in records} == {ours["uuid"]}
