@@ -124,12 +124,13 @@ def _create(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None:
 def _reuse(
     ctx: SyncContext, planned: PlannedSystem, error: BlindataError | None
 ) -> ResolvedSystem | None:
-    try:
-        found = ctx.client.api.systems.first(name=planned.name)
+    try:  # how the name filter matches is not in the contract: the name is checked here
+        listed = ctx.client.api.systems.list(name=planned.name)
+        found = next((system for system in listed if system.name == planned.name), None)
     except BlindataError as exc:
         ctx.report.fail(KIND, planned.name, str(error or exc))
         return None
-    if found is None or found.name != planned.name or not found.uuid:
+    if found is None or not found.uuid:
         reason = str(error) if error else "Blindata says it exists (409) but does not list it"
         ctx.report.fail(KIND, planned.name, reason)
         return None
