@@ -31,6 +31,12 @@ next, held whole.
 its history is read a slice of time at a time (``sync.mapping.SLICE_EVENTS``), measured against
 the same job read at once, as before slices.
 
+``--retention-days 14`` adds hourly syncs under retention (``--retention-jobs`` jobs, 200, running
+every hour, a history of that many days and more): from 00:00, each sync receives a run of every
+job, prunes the store, then plans; pruned a whole day at a time (as the store does) against pruned
+by the hour (as it did before, the baseline measured in the same run). A job that lost events to
+retention is read whole; the others have their new run added to their kept fold.
+
 ``--snapshot-events N`` adds a snapshot of N stored events against the Blindata emulator (a
 first snapshot that creates the catalog, and a second with no new events), on SQLite and, with
 ``--postgres URL``, on PostgreSQL.
@@ -40,7 +46,8 @@ the store, and so is the floor: the best of each is printed, so that a noisy nei
 shared machine moves the figures less.
 
 Usage: ``python benchmarks/scale.py [--jobs 2000] [--runs 1,2,10,12,50] [--repeat 3]
-[--shape lean|provider|malformed|overlapping] [--long-runs 2000,20000] [--snapshot-events 1000000]
+[--shape lean|provider|malformed|overlapping] [--long-runs 2000,20000] [--retention-days 14]
+[--snapshot-events 1000000]
 [--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
@@ -220,8 +227,11 @@ def provider_facets(
     return run, job
 
 
-def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, Any]]:
-    """The events of ``runs`` runs of job number ``job``: START and COMPLETE each."""
+def job_events(
+    job: int, runs: int, shape: str = "lean", *, start: int = 0
+) -> Iterator[dict[str, Any]]:
+    """The events of runs ``start`` to ``runs - 1`` of job number ``job``: START and COMPLETE
+    each, run ``n`` at ``FIRST_RUN`` plus ``n`` hours."""
     dag = f"dag_{job // 10}"
     name = f"{dag}.task_{job}"
     inputs = [f"raw.events_{job % 400}", f"raw.users_{job % 300}"]
@@ -252,7 +262,7 @@ def job_events(job: int, runs: int, shape: str = "lean") -> Iterator[dict[str, A
         + ", ".join(f"e.c{i}" for i in range(COLUMNS))
         + f" FROM {inputs[0]} e JOIN {inputs[1]} u ON e.c0 = u.c0 WHERE e.c1 > {job}"
     )
-    for run in range(runs):
+    for run in range(start, runs):
         run_id = str(uuid.UUID(int=job * 1_000_003 + run))
         started = FIRST_RUN + timedelta(hours=run)  # hourly: each run its own times
         nominal = started.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -381,6 +391,61 @@ def child_plan(
     result["entities"] = len(plan.entities)
     result["flows"] = len(plan.flows)
     return result
+
+
+def child_retention(url: str, mode: str, jobs: str, days: str, syncs: str) -> dict[str, Any]:
+    """Hourly syncs under retention: every job runs every hour and every run is received when it
+    starts; after ``days`` days and more of history, each of ``syncs`` hourly syncs receives a
+    run of every job, prunes the store (``raw_events_days=days``), then plans. ``mode`` ``day``
+    prunes as the store does (a whole day at a time), ``hour`` as it did before (every sync
+    removes the runs received more than ``days`` days before it)."""
+    from airflow_blindata.store import open_store, retention
+    from airflow_blindata.store import sql as store_sql
+    from airflow_blindata.sync.mapping import plan_from_store
+
+    if mode == "hour":
+        retention.prune_before = lambda now, days: now - timedelta(days=days)  # type: ignore[assignment]
+    received = [FIRST_RUN]
+    store_sql._now = lambda: received[0]  # type: ignore[assignment]
+    history = 14 + 24 * (int(days) + 1)  # the last run of the history at 23:00
+    definition = JobDefinition.from_dict(DEFINITION)
+
+    def runs(start: int, end: int) -> Iterator[str]:
+        """Runs ``start`` to ``end - 1`` of every job, each event received at its time."""
+        for job in range(int(jobs)):
+            for event in job_events(job, end, start=start):
+                received[0] = datetime.fromisoformat(event["eventTime"])
+                yield json.dumps(event)
+
+    def sync(at: datetime) -> dict[str, Any]:
+        pruned = store.retain(
+            raw_events_days=int(days), job_described_for_days=int(days) + 30, now=at
+        ).events_removed
+        started = time.perf_counter()
+        plan = plan_from_store(store, definition)
+        seconds = time.perf_counter() - started
+        counters = plan.report.counters
+        return {
+            "pruned": pruned,
+            "seconds": seconds,
+            "extended": counters.get("jobsExtended", 0),
+            "read": int(jobs) - counters.get("jobsExtended", 0) - counters.get("jobsUnchanged", 0),
+        }
+
+    with open_store(url) as store:
+        store.append_many(runs(0, history), source="ingest")
+        sync(FIRST_RUN + timedelta(hours=history - 1))  # the first snapshot keeps the folds
+        results = []
+        for hour in range(int(syncs)):
+            at = FIRST_RUN + timedelta(hours=history + hour)  # 00:00, then every hour
+            store.append_many(runs(history + hour, history + hour + 1), source="ingest")
+            results.append(sync(at))
+    return {"syncs": results, "events": store_events(url)}
+
+
+def store_events(url: str) -> int:
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as raw:
+        return int(raw.execute("SELECT count(*) FROM blindata_events").fetchone()[0])
 
 
 def child_snapshot(url: str, blindata: str, api_key: str) -> dict[str, Any]:
@@ -523,6 +588,29 @@ def long_jobs(runs_list: list[int], work: Path, repeat: int, shape: str) -> None
             used.unlink()
 
 
+def hourly_syncs(jobs: int, days: int, work: Path, syncs: int = 6) -> None:
+    """Hourly syncs under retention, pruned a whole day at a time against pruned by the hour (as
+    before): how long each sync maps, and how many jobs it read whole."""
+    print(f"\nhourly syncs from 00:00, {jobs:,} jobs running hourly, rawEventsDays {days}")
+    figures = {}
+    for mode in ("hour", "day"):
+        url = f"sqlite:///{work / f'retention-{mode}.db'}"
+        result = in_child("retention", url, mode, str(jobs), str(days), str(syncs))
+        figures[mode] = result["syncs"]
+        for at, sync in enumerate(result["syncs"]):
+            print(
+                f"pruned by the {mode}, {at:02d}:00: {sync['seconds']:5.2f} s mapping, "
+                f"{sync['read']:,} jobs read whole, {sync['extended']:,} extended, "
+                f"{sync['pruned']:,} events pruned ({result['events']:,} stored at the end)",
+                flush=True,
+            )
+    later = {mode: sum(s["seconds"] for s in figures[mode][1:]) for mode in figures}
+    print(
+        f"the syncs after 00:00: {later['day']:.2f} s mapping pruned by the day against "
+        f"{later['hour']:.2f} s by the hour ({later['hour'] / later['day']:.1f}x)"
+    )
+
+
 def snapshots(events: int, jobs: int, urls: list[str], work: Path, shape: str) -> None:
     runs = max(1, events // (jobs * 2))
     api_key = secrets.token_urlsafe(16)
@@ -550,7 +638,12 @@ def snapshots(events: int, jobs: int, urls: list[str], work: Path, shape: str) -
 def main() -> int:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         kind, *rest = sys.argv[2:]
-        children = {"floor": child_floor, "plan": child_plan, "snapshot": child_snapshot}
+        children = {
+            "floor": child_floor,
+            "plan": child_plan,
+            "snapshot": child_snapshot,
+            "retention": child_retention,
+        }
         result = children[kind](*rest)
         print(json.dumps(result))
         return 0
@@ -562,6 +655,14 @@ def main() -> int:
         default="",
         help="runs of one job, comma-separated (e.g. 2000,20000): a long history read in slices",
     )
+    parser.add_argument(
+        "--retention-days",
+        type=int,
+        default=0,
+        help="hourly syncs under retention of this many days (e.g. 2), pruned by the day and, "
+        "the baseline, by the hour",
+    )
+    parser.add_argument("--retention-jobs", type=int, default=200)
     parser.add_argument("--snapshot-events", type=int, default=0)
     parser.add_argument("--snapshot-jobs", type=int, default=2_000)
     parser.add_argument(
@@ -584,6 +685,8 @@ def main() -> int:
         if args.long_runs:
             long_runs = [int(part) for part in args.long_runs.split(",")]
             long_jobs(long_runs, work, args.repeat, args.shape)
+        if args.retention_days:
+            hourly_syncs(args.retention_jobs, args.retention_days, work)
         if args.snapshot_events:
             urls = [f"sqlite:///{work / 'snapshot.db'}"]
             schema = f"bench_{secrets.token_hex(4)}"
