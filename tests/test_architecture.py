@@ -35,8 +35,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "eventfiles": {"events", "store"},
     "planning": {"mapper", "sync", "store", "events", "eventfiles", "definition", "tables"},
     "plugin": {"capture", "receiver", "ui"},
-    # The page maps one chosen job as a snapshot would (mapper, definition): both are pure.
-    "ui": {"store", "sync", "options", "redaction", "tables", "mapper", "definition"},
+    # The page maps one chosen job as a snapshot would (mapper, definition): both are pure. It
+    # links to the connection's Blindata URL as the hook reads it (hooks).
+    "ui": {"store", "sync", "options", "redaction", "tables", "mapper", "definition", "hooks"},
     "openlineage": {"capture"},  # the transport's first dotted path, kept as an alias
     "cli": {
         *("blindata", "capture", "definition", "eventfiles", "hooks", "planning"),

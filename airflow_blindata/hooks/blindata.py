@@ -4,6 +4,8 @@ The connection (conn type ``blindata``, default id ``blindata_default``) holds:
 
 ========== ================================================================================
 host       the Blindata URL, e.g. ``https://app.blindata.io`` (``https://`` is assumed when absent)
+port       added to the URL's host when the URL has none
+schema     the URL's path (the URI form puts it there), or ``http``/``https`` for a bare host
 login      the username (an application user for ``api_key``, a person or service for ``login``)
 password   the API key, the password, or the bearer token, depending on ``auth_method``
 extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``bearer``, default
@@ -52,6 +54,7 @@ __all__ = [
     "BlindataHook",
     "check_api_settings",
     "check_settings",
+    "connection_url",
     "settings_from_airflow",
 ]
 
@@ -92,9 +95,7 @@ class BlindataConnectionSettings:
         host = (conn.host or "").strip()
         if not host:
             raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")
-        url = host if "://" in host else f"https://{host}"
-        if conn.port and ":" not in _host_and_port(url):
-            url = f"{url.rstrip('/')}:{conn.port}"
+        url = connection_url(host, getattr(conn, "schema", None), conn.port, conn_id)
         auth_method = str(extra.get("auth_method") or "api_key").strip().lower()
         if auth_method not in AUTH_METHODS:
             raise BlindataConfigError(
@@ -158,12 +159,33 @@ class BlindataConnectionSettings:
         return BlindataClient(self.url, **options)
 
 
-def _host_and_port(url: str) -> str:
-    """``host[:port]`` of ``url``: its authority without the path and the credentials."""
-    authority = url.partition("://")[2]
-    for end in "/?#":
-        authority = authority.partition(end)[0]
-    return authority.rpartition("@")[2].rpartition("]")[2]  # an IPv6 address is not a port
+def connection_url(host: str, schema: str | None, port: int | None, conn_id: str) -> str:
+    """The Blindata URL that the connection's host, schema and port describe.
+
+    The port goes in the URL's authority, before any path, when the URL has none. The schema is
+    where Airflow's URI form (``blindata://user:key@host:443/blindata``) puts the URL's path, so
+    it is the path prefix; ``http`` or ``https`` there is the scheme of a host given without
+    one, as Airflow's http connection reads it.
+    """
+    prefix = (schema or "").strip().strip("/")
+    scheme = "https"
+    if prefix.lower() in ("http", "https"):
+        scheme, prefix = prefix.lower(), ""
+    url = host if "://" in host else f"{scheme}://{host}"
+    scheme, _, rest = url.partition("://")
+    ends = [index for index in (rest.find(char) for char in "/?#") if index >= 0]
+    authority, path = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    # Credentials and an IPv6 address may hold colons: only what follows them can be a port.
+    if port and ":" not in authority.rpartition("@")[2].rpartition("]")[2]:
+        authority = f"{authority}:{port}"
+    if prefix and path.strip("/") != prefix:
+        if path.strip("/"):
+            raise BlindataConfigError(
+                f"{conn_id}: the URL's path {path!r} and the schema {prefix!r} (the path of the "
+                "connection's URI form) differ: give the path once"
+            )
+        path = f"/{prefix}"
+    return f"{scheme}://{authority}{path}"
 
 
 def _boolean(value: Any, name: str) -> bool:

@@ -33,9 +33,12 @@ def blindata_url(conn_id: str | None = None) -> str | None:
     host = (conn.host or "").strip()
     if not host:
         return None
-    url = host if "://" in host else f"https://{host}"
-    if conn.port and url.count(":") < 2:
-        url = f"{url}:{conn.port}"
+    from airflow_blindata.hooks.blindata import connection_url
+
+    try:
+        url = connection_url(host, conn.schema, conn.port, conn.conn_id or "")
+    except Exception:  # the URL's path and the schema disagree: the hook refuses it too
+        return None
     return without_credentials(url).rstrip("/")
 
 

@@ -27,6 +27,7 @@ def connection(**fields: Any) -> SimpleNamespace:
         "conn_id": "blindata_default",
         "host": "https://app.blindata.io",
         "port": None,
+        "schema": None,
         "login": "etl",
         "password": "secret",
         "extra_dejson": {},
@@ -50,12 +51,69 @@ def connection(**fields: Any) -> SimpleNamespace:
             "https://u:pw@blindata.example.com:9443",
         ),
         ({"host": "https://[::1]", "port": 8443}, "https://[::1]:8443"),
+        # A path prefix (Blindata behind a reverse proxy): the port goes before it.
+        (
+            {"host": "https://corp.example.com/blindata", "port": 443},
+            "https://corp.example.com:443/blindata",
+        ),
+        (
+            {"host": "corp.example.com/blindata/", "port": 8443},
+            "https://corp.example.com:8443/blindata/",
+        ),
+        (
+            {"host": "https://u:pw@corp.example.com/blindata", "port": 443},
+            "https://u:pw@corp.example.com:443/blindata",
+        ),
+        # The schema: the path of the URI form, or the scheme as Airflow's http connection has it.
+        ({"host": "corp.example.com", "schema": "blindata"}, "https://corp.example.com/blindata"),
+        (
+            {"host": "https://corp.example.com", "schema": "/blindata/", "port": 8443},
+            "https://corp.example.com:8443/blindata",
+        ),
+        (
+            {"host": "https://corp.example.com/blindata", "schema": "blindata"},
+            "https://corp.example.com/blindata",
+        ),
+        (
+            {"host": "blindata.internal", "schema": "http", "port": 8080},
+            "http://blindata.internal:8080",
+        ),
+        ({"host": "https://blindata.internal", "schema": "HTTP"}, "https://blindata.internal"),
     ],
 )
 def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
     fields: dict[str, Any], url: str
 ) -> None:
     assert BlindataConnectionSettings.from_connection(connection(**fields)).url == url
+
+
+@pytest.mark.parametrize(
+    ("uri", "url"),
+    [
+        (
+            "blindata://etl:k%2Fy@corp.example.com:443/blindata",
+            "https://corp.example.com:443/blindata",
+        ),
+        (
+            "blindata://https://etl:k%40y@corp.example.com:8443/blindata?tenant=t-1",
+            "https://corp.example.com:8443/blindata",
+        ),
+        ("blindata://etl:key@blindata.internal:8080/http", "http://blindata.internal:8080"),
+        ("blindata://etl:key@app.blindata.io:443/", "https://app.blindata.io:443"),
+    ],
+)
+def test_the_uri_form_of_the_connection_keeps_the_urls_path(uri: str, url: str) -> None:
+    from airflow.models.connection import Connection
+
+    settings = BlindataConnectionSettings.from_connection(Connection(conn_id="c", uri=uri))
+    assert settings.url == url
+    assert settings.secret in ("k/y", "k@y", "key")
+
+
+def test_a_path_given_twice_differently_is_refused() -> None:
+    fields = {"host": "https://corp.example.com/blindata", "schema": "other"}
+    with pytest.raises(BlindataConfigError, match="path '/blindata' and the schema 'other'"):
+        BlindataConnectionSettings.from_connection(connection(**fields))
 
 
 @pytest.mark.parametrize(
@@ -216,3 +274,26 @@ def test_credentials_in_the_url_are_never_shown(
     texts.append(caplog.text)
     for secret in (*URL_SECRETS, API_KEY):
         assert all(secret not in text for text in texts), secret
+
+
+@pytest.mark.parametrize(
+    ("uri", "link"),
+    [
+        (
+            "blindata://etl:key@corp.example.com:443/blindata",
+            "https://corp.example.com:443/blindata",
+        ),
+        ("blindata://https://etl:key@corp.example.com/x", "https://corp.example.com/x"),
+        (
+            '{"conn_type": "blindata", "host": "https://u:pw@corp.example.com/bd", "port": 443}',
+            "https://corp.example.com:443/bd",
+        ),
+    ],
+)
+def test_the_pages_links_go_where_the_hook_sends_requests(
+    monkeypatch: pytest.MonkeyPatch, uri: str, link: str
+) -> None:
+    from airflow_blindata.ui.links import blindata_url
+
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_LINKS", uri)
+    assert blindata_url("blindata_links") == link
