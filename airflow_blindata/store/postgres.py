@@ -44,6 +44,8 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.schema import CreateSchema
 from sqlalchemy.sql.dml import Insert
 
+from airflow_blindata.redaction import redact_url, url_secrets
+
 from .deadlines import Bound, bounded, bounded_connection_class, current_bound
 from .models import StoreURLError
 from .schema import PREFIX, build_tables
@@ -98,8 +100,10 @@ class PostgresEventStore(SqlEventStore):
         self._schema = schema
         self._schema_key = _lock_key(schema, "schema")
         self._stamp_key = _lock_key(schema, "stamp")
-        secrets = (url.password,) if url.password else ()
-        shown = shown_url or url.render_as_string(hide_password=True)
+        # libpq also takes the password (and the SSL key's) as a parameter: ``?password=``.
+        full = url.render_as_string(hide_password=False)
+        secrets = (*((url.password,) if url.password else ()), *url_secrets(full))
+        shown = shown_url or redact_url(full)
         tables = build_tables(schema=schema, stamped_cursor=True)
         super().__init__(engine, tables, url=shown, secrets=secrets)  # type: ignore[arg-type]
 
@@ -112,7 +116,7 @@ class PostgresEventStore(SqlEventStore):
                 "a PostgreSQL store needs psycopg: pip install 'airflow-blindata[postgres]'"
             ) from None
         parsed = make_url(url)
-        shown = parsed.render_as_string(hide_password=True)
+        shown = redact_url(parsed.render_as_string(hide_password=False))
         query: dict[str, Any] = {k: _one(v) for k, v in parsed.query.items()}
         schema = query.pop("schema", None)
         timeout = _seconds(query.pop("timeout", DEFAULT_TIMEOUT))

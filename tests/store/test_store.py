@@ -266,16 +266,29 @@ def test_passwords_never_show() -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_errors_hide_the_password() -> None:
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://root:s3cret-pw@127.0.0.1:1/test?connect_timeout=1",
+        # libpq takes the password as a parameter too
+        "postgresql://root@127.0.0.1:1/test?password=s3cret-pw&connect_timeout=1",
+        "postgresql://root@127.0.0.1:1/test?connect_timeout=1&sslpassword=s3cret%2Dpw",
+    ],
+)
+def test_postgres_errors_hide_the_password(url: str) -> None:
     pytest.importorskip("psycopg")
     from airflow_blindata.store import StoreUnavailableError
 
-    store = open_store("postgresql://root:s3cret-pw@127.0.0.1:1/test?connect_timeout=1")
-    assert "s3cret-pw" not in store.url
+    store = open_store(url)
+    assert "s3cret" not in store.url and "***" in store.url
+    assert "s3cret" not in repr(store)
     with pytest.raises(StoreUnavailableError) as raised:
         store.append(event("a"))
-    assert "s3cret-pw" not in str(raised.value)
+    assert "s3cret" not in str(raised.value)
     assert "127.0.0.1" in str(raised.value)
+    with pytest.raises(StoreUnavailableError) as raised:
+        store.stats()
+    assert "s3cret" not in str(raised.value)
 
 
 def test_airflow_connection_urls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
