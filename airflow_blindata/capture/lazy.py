@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.common.compat.sdk import hookimpl as airflow_hookimpl
 from pluggy import HookimplMarker
 
+from airflow_blindata.redaction import redact_url
+
 from .own import is_own_dag, is_own_task_instance, remember_own_task
 
 if TYPE_CHECKING:
@@ -67,7 +69,9 @@ class CaptureListener:
         self._listener: BlindataListener | None = None
 
     def __repr__(self) -> str:
-        what = "listener" if self.listen else f"transport stores {self.store_urls!r}"
+        # Shown in Airflow's debug log of every listener call (pluggy's HookImpl repr).
+        shown = tuple(url if url is None else redact_url(url) for url in self.store_urls)
+        what = "listener" if self.listen else f"transport stores {shown!r}"
         return f"CaptureListener({what}, prepared={self._prepared})"
 
     def prepare(self) -> BlindataListener | None:

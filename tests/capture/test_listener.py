@@ -320,3 +320,14 @@ def test_the_listener_stands_down_when_the_connection_config_sends_to_blindata(
     active = BlindataListener(decide_later=True)
     active._execute(lambda: ran.append("extract"), "on_running")  # not forked: runs inline
     assert ran == ["extract"]
+
+
+def test_the_capture_listener_never_shows_a_stores_password() -> None:
+    """Airflow logs every listener call at debug level with the listener's repr (pluggy's
+    HookImpl): the transports' store URLs show redacted."""
+    from airflow_blindata.capture.lazy import CaptureListener
+
+    urls = ["postgresql://bob:s3cret@db/x", "postgresql://db/y?password=s3cret", None]
+    shown = repr(CaptureListener(listen=False, store_urls=urls))
+    assert "s3cret" not in shown
+    assert "postgresql://bob:***@db/x" in shown and "None" in shown
