@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 from airflow_blindata import __version__
 from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.blindata.bound import bounded, install
-from airflow_blindata.blindata.credentials import Credentials, auth_for
+from airflow_blindata.blindata.credentials import Credentials, auth_for, secrets_of
 from airflow_blindata.blindata.errors import (
     BlindataConfigError,
     BlindataContractError,
@@ -172,7 +172,7 @@ class BlindataClient:
     ) -> None:
         base_url = base_url.strip().rstrip("/")
         self.shown_url = redact_url(base_url)
-        self._secrets = url_secrets(base_url)
+        self._secrets = (*url_secrets(base_url), *secrets_of(credentials))
         if not base_url.startswith(("http://", "https://")):
             raise BlindataConfigError(
                 f"Blindata URL {self.shown_url!r} must start with http:// or https://"
@@ -188,18 +188,19 @@ class BlindataClient:
         if self.tenant:
             headers[TENANT_HEADER] = self.tenant
         login = self.api_paths.resolve(ENDPOINTS["login"])
+        self._auth = auth_for(
+            credentials,
+            login_url=base_url + login.path(),
+            on_login_failure=lambda response: error_from_response(
+                response, f"{login.method} {login.template}", self._scrub
+            ),
+            headers=headers,
+        )
         try:
             self._http = httpx.Client(
                 base_url=base_url,
                 headers=headers,
-                auth=auth_for(
-                    credentials,
-                    login_url=base_url + login.path(),
-                    on_login_failure=lambda response: error_from_response(
-                        response, f"{login.method} {login.template}"
-                    ),
-                    headers=headers,
-                ),
+                auth=self._auth,
                 verify=verify,
                 timeout=timeout,
                 transport=transport,
@@ -229,8 +230,9 @@ class BlindataClient:
         self._http.close()
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the URL's credentials (a library's message may quote the URL)."""
-        return scrub(text, self._secrets)
+        """``text`` without the URL's credentials (a library's message may quote the URL) and
+        the key, password or token (a proxy's or a debug page's answer may quote the request)."""
+        return scrub(text, (*self._secrets, getattr(self._auth, "token", None)))
 
     def __enter__(self) -> BlindataClient:
         return self
@@ -368,7 +370,7 @@ class BlindataClient:
             return _Failure(exc, _retryable_status(exc.status, endpoint), exc.retry_after)
         if response.is_success:
             return response
-        status_error = error_from_response(response, operation)
+        status_error = error_from_response(response, operation, self._scrub)
         return _Failure(
             status_error,
             _retryable_status(response.status_code, endpoint),
@@ -388,7 +390,12 @@ class BlindataClient:
     ) -> ModelT:
         """Send one operation and read its answer as ``model``."""
         return self._exchange(
-            endpoint, ids, params, json, None, lambda response, op: decode(response, model, op)
+            endpoint,
+            ids,
+            params,
+            json,
+            None,
+            lambda response, op: decode(response, model, op, self._scrub),
         )
 
     def iter_pages(
@@ -510,8 +517,13 @@ def _query(endpoint: Endpoint, params: Mapping[str, Any]) -> dict[str, str]:
     return query
 
 
-def _snippet(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _snippet(response: httpx.Response, scrub: Callable[[str], str] = _unchanged) -> str:
+    """The start of the answer, scrubbed before it is cut (a cut secret would not be found)."""
+    text = scrub(" ".join(response.text.split()))
     return text[:_SNIPPET_LENGTH] + ("…" if len(text) > _SNIPPET_LENGTH else "")
 
 
@@ -530,8 +542,13 @@ def _retry_after(response: httpx.Response) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def error_from_response(response: httpx.Response, operation: str) -> BlindataStatusError:
-    """The typed error for a failed response, with the server's message when it sent one."""
+def error_from_response(
+    response: httpx.Response, operation: str, scrub: Callable[[str], str] = _unchanged
+) -> BlindataStatusError:
+    """The typed error for a failed response, with the server's message when it sent one.
+
+    ``scrub`` takes the secrets out of the server's text (it may quote the request).
+    """
     body: ErrorBody | None = None
     if "json" in response.headers.get("content-type", ""):
         try:
@@ -540,7 +557,10 @@ def error_from_response(response: httpx.Response, operation: str) -> BlindataSta
                 body = ErrorBody.model_validate(data)
         except (ValueError, ValidationError):
             body = None
-    detail = body.message if body and body.message else _snippet(response) or "(empty body)"
+    if body is not None:
+        body.message = scrub(body.message) if body.message else body.message
+        body.error = scrub(body.error) if body.error else body.error
+    detail = body.message if body and body.message else _snippet(response, scrub) or "(empty body)"
     reason = response.reason_phrase or ""
     return status_error_class(response.status_code)(
         f"{operation} failed with {response.status_code} {reason}: {detail}".replace("  ", " "),
@@ -555,7 +575,12 @@ def _as_is(response: httpx.Response, operation: str) -> httpx.Response:
     return response
 
 
-def decode(response: httpx.Response, model: type[ModelT], operation: str) -> ModelT:
+def decode(
+    response: httpx.Response,
+    model: type[ModelT],
+    operation: str,
+    scrub: Callable[[str], str] = _unchanged,
+) -> ModelT:
     """Read a successful answer as ``model``, or fail with ``BlindataContractError``.
 
     A body announced as JSON (or not announced at all) that does not parse was cut short on its
@@ -570,7 +595,7 @@ def decode(response: httpx.Response, model: type[ModelT], operation: str) -> Mod
         raise BlindataContractError(
             f"{operation} answered {response.status_code} with a body that is not valid JSON "
             f"({content_type or 'no content type'}, {len(response.content)} bytes): "
-            f"{_snippet(response)!r}",
+            f"{_snippet(response, scrub)!r}",
             operation=operation,
             status=response.status_code,
             incomplete=not content_type or "json" in content_type.lower(),

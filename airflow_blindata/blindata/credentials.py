@@ -17,7 +17,13 @@ import httpx
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ApiKeyCredentials", "BearerToken", "Credentials", "LoginCredentials"]
+__all__ = [
+    "ApiKeyCredentials",
+    "BearerToken",
+    "Credentials",
+    "LoginCredentials",
+    "secrets_of",
+]
 
 API_USER_HEADER = "X-BD-User"
 API_KEY_HEADER = "X-BD-ApiKey"
@@ -47,6 +53,15 @@ class BearerToken:
 
 
 Credentials = ApiKeyCredentials | LoginCredentials | BearerToken
+
+
+def secrets_of(credentials: Credentials) -> tuple[str, ...]:
+    """What of ``credentials`` must never show: the key, the password or the token."""
+    if isinstance(credentials, ApiKeyCredentials):
+        return (credentials.api_key,)
+    if isinstance(credentials, LoginCredentials):
+        return (credentials.password,)
+    return (credentials.token,)
 
 
 class _ApiKeyAuth(httpx.Auth):
@@ -92,6 +107,11 @@ class _LoginAuth(httpx.Auth):
         self._on_login_failure = on_login_failure
         self._token: str | None = None
         self._lock = Lock()
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token of the last login (a secret, like the password)."""
+        return self._token
 
     def _login_request(self) -> httpx.Request:
         return httpx.Request(

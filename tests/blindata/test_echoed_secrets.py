@@ -1,0 +1,113 @@
+"""A server that quotes the request in its error never puts the credentials in an error or a log.
+
+Blindata does not echo credentials, but what answers at its URL may: a proxy or a gateway that
+prints the headers it refused, a debug error page, a login endpoint that quotes the body it could
+not read. The emulator never does, so a tiny HTTP server on loopback plays that server here: it
+answers every request with the request's headers and body in its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from airflow_blindata.blindata import (
+    ApiKeyCredentials,
+    BearerToken,
+    BlindataClient,
+    BlindataError,
+    LoginCredentials,
+    RetryPolicy,
+)
+from airflow_blindata.blindata.models import PhysicalEntity, Ref
+
+pytestmark = pytest.mark.integration
+
+SECRET = "s3cret-key-that-must-never-show"
+POLICY = RetryPolicy(deadline=2.0, max_attempts=2, backoff_initial=0.05, backoff_max=0.1)
+
+
+class _Echo(BaseHTTPRequestHandler):
+    """Answers ``status`` (the server's ``status``) quoting the whole request."""
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else ""
+        credentials = {k: v for k, v in self.headers.items() if k.lower() != "user-agent"}
+        quoted = f"{self.command} {self.path} {body} {credentials}"
+        status, kind = self.server.answer  # type: ignore[attr-defined]
+        if kind == "json":
+            payload = json.dumps({"status": status, "error": quoted, "message": quoted}).encode()
+            content_type = "application/json"
+        else:
+            payload = f"<html><body><pre>{quoted}</pre></body></html>".encode()
+            content_type = "text/html"
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def echo() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [ApiKeyCredentials("etl", SECRET), LoginCredentials("etl", SECRET), BearerToken(SECRET)],
+    ids=["api_key", "login", "bearer"],
+)
+@pytest.mark.parametrize(
+    "answer",
+    [(401, "json"), (403, "json"), (400, "json"), (503, "json"), (502, "html"), (200, "html")],
+    ids=str,
+)
+def test_credentials_quoted_by_the_server_are_hidden(
+    echo: ThreadingHTTPServer,
+    credentials: Any,
+    answer: tuple[int, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo.answer = answer  # type: ignore[attr-defined]
+    url = f"http://127.0.0.1:{echo.server_address[1]}"
+    texts: list[str] = []
+    with BlindataClient(url, credentials=credentials, retry=POLICY) as client:
+        row = PhysicalEntity(system=Ref(uuid="u-1"), schema="s", name="t")
+        for call in (client.api.me, lambda: client.api.physical_entities.upload([row])):
+            try:
+                result = call()
+            except BlindataError as exc:
+                texts += [str(exc), repr(exc)]
+                for error in (exc, getattr(exc, "last_error", None)):
+                    if error is not None:
+                        texts += [str(error), str(getattr(error, "server_message", None))]
+            else:  # an upload whose batch was refused (400) reports its row
+                texts += [error.message for error in result.errors]
+    texts.append(caplog.text)
+    assert any("***" in text for text in texts), texts  # the server's answer was read ...
+    assert all(SECRET not in text for text in texts)  # ... without the secret
