@@ -17,7 +17,14 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote
 
-__all__ = ["REDACTED", "redact_url", "scrub", "url_secrets", "without_credentials"]
+__all__ = [
+    "REDACTED",
+    "redact_query",
+    "redact_url",
+    "scrub",
+    "url_secrets",
+    "without_credentials",
+]
 
 REDACTED = "***"
 
@@ -42,7 +49,8 @@ def _query_secrets(url: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _redact_query(url: str) -> str:
+def redact_query(url: str) -> str:
+    """``url`` with the values of its secret query parameters (``?password=``) replaced."""
     for begin, end in reversed(_query_secrets(url)):
         url = url[:begin] + REDACTED + url[end:]
     return url
@@ -78,11 +86,11 @@ def redact_url(url: str) -> str:
     """
     parts = _userinfo(url)
     if parts is None:
-        return _redact_query(url)
+        return redact_query(url)
     prefix, userinfo, rest = parts
     user, colon, _ = userinfo.partition(":")
     shown = f"{user}:{REDACTED}" if colon else REDACTED
-    return f"{prefix}{shown}@{_redact_query(rest)}"
+    return f"{prefix}{shown}@{redact_query(rest)}"
 
 
 def without_credentials(url: str) -> str:

@@ -27,7 +27,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "store": {"events", "options", "redaction"},
     "capture": {"store", "events", "options", "metrics", "redaction"},
     "receiver": {"store", "events", "options", "metrics", "redaction"},
-    "mapper": {"events", "definition"},
+    "mapper": {"events", "definition", "redaction"},
     "blindata": {"definition", "redaction", "tables"},
     "sync": {"mapper", "blindata", "store", "events", "definition", "redaction", "tables"},
     "hooks": {"blindata", "redaction"},

@@ -50,6 +50,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
+from airflow_blindata.redaction import redact_query
 
 __all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
 
@@ -292,8 +293,10 @@ def _property_name(prefix: str, name: str) -> str:
 
 
 def _safe(value: object) -> str | None:
-    """A text property that may be a URI: without user info, so no credential is catalogued."""
-    return None if value is None else strip_user_info(str(value))
+    """A text property that may be a URI: without user info, and with a password given as a
+    parameter (``jdbc:postgresql://db/x?user=etl&password=...``) as ``***``, so no credential
+    is catalogued."""
+    return None if value is None else redact_query(strip_user_info(str(value)))
 
 
 def map_datasets(

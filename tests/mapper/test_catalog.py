@@ -107,6 +107,32 @@ def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties
     assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
 
 
+@pytest.mark.parametrize(
+    ("uri", "catalogued"),
+    [
+        (
+            "postgresql://db:5432/analytics?user=etl&password=s3cret",
+            "postgresql://db:5432/analytics?user=etl&password=***",
+        ),
+        (
+            "jdbc:postgresql://db:5432/analytics?sslmode=require&PASSWORD=s3cret",
+            "jdbc:postgresql://db:5432/analytics?sslmode=require&PASSWORD=***",
+        ),
+        (
+            "https://api.example/v1?api_key=s3cret&page=2",
+            "https://api.example/v1?api_key=***&page=2",
+        ),
+    ],
+)
+def test_a_password_given_as_a_parameter_of_the_datasource_uri_is_not_catalogued(
+    uri: str, catalogued: str
+) -> None:
+    facets = {"dataSource": {"name": "pg", "uri": uri}}
+    plan = build([run_event(outputs=[dataset("a.s.t", **facets)])], definition())
+    assert ("openLineageDataSourceUri", catalogued) in entity(plan, "t").properties
+    assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
 # -- fields ----------------------------------------------------------------------------------------
 
 
