@@ -38,10 +38,13 @@ _QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#]*)=(?P<value>[^&;#]*)"
 
 
 def _query_secrets(url: str) -> list[tuple[int, int]]:
-    """Spans of the secret values in ``url``'s query string (after the first ``?``)."""
-    start = url.find("?")
-    if start < 0:
+    """Spans of the secret values in ``url``'s parameters: its query string (after the first
+    ``?``), or the properties that follow the first ``;`` (SQL Server's JDBC URLs,
+    ``jdbc:sqlserver://db:1433;user=etl;password=…``)."""
+    starts = [index for index in (url.find("?"), url.find(";")) if index >= 0]
+    if not starts:
         return []
+    start = min(starts)
     spans = []
     for match in _QUERY_PAIR.finditer(url, start):
         if match.group("value") and _SECRET_PARAMETER.match(unquote(match.group("name"))):

@@ -122,6 +122,14 @@ def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties
             "https://api.example/v1?api_key=s3cret&page=2",
             "https://api.example/v1?api_key=***&page=2",
         ),
+        (  # SQL Server's JDBC URL: properties after semicolons, no query string
+            "jdbc:sqlserver://db:1433;databaseName=dwh;user=etl;password=s3cret;encrypt=true",
+            "jdbc:sqlserver://db:1433;databaseName=dwh;user=etl;password=***;encrypt=true",
+        ),
+        (
+            "jdbc:sqlserver://db\\dwh;integratedSecurity=false;Password=s3cret",
+            "jdbc:sqlserver://db\\dwh;integratedSecurity=false;Password=***",
+        ),
     ],
 )
 def test_a_password_given_as_a_parameter_of_the_datasource_uri_is_not_catalogued(
