@@ -454,7 +454,10 @@ def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:
     if run is None:
         return
     owner = f"{job.key.namespace}/{job.key.name}"
-    if facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
+    # Airflow names every operator it has no extractor for, also one whose hand-written inlets
+    # and outlets gave the run its datasets: then no lineage is missing.
+    has_datasets = bool(run.inputs or run.outputs)
+    if not has_datasets and facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
     if facet_of(run.run_facets, ExtractionErrorRunFacet) or facet_of(
         run.run_facets, SparkUnknownRunFacet

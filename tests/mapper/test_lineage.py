@@ -527,6 +527,19 @@ def test_producer_limits_are_reported(facet: dict[str, Any], code: GapCode) -> N
     assert plan.report.gap_count(code) == 1
 
 
+def test_an_operator_without_extractor_whose_run_has_datasets_has_no_lineage_gap() -> None:
+    """Airflow sends ``unknownSourceAttribute`` for every operator it has no extractor for, also
+    when the task's hand-written inlets and outlets give its datasets: its lineage is then not
+    missing, and no gap says it is."""
+    unknown = {"unknownSourceAttribute": {"unknownItems": [{"name": "PythonOperator"}]}}
+    plan = build(
+        [event(run_facets=unknown, inputs=[ds("public.a")], outputs=[ds("public.b")])],
+        definition(),
+    )
+    assert pairs(plan) == {("a", "b")}
+    assert plan.report.gap_count(GapCode.PRODUCER_NO_LINEAGE) == 0
+
+
 @pytest.mark.parametrize(
     ("transformation", "is_flow"),
     [
