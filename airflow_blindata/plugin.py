@@ -9,7 +9,8 @@ its first task or DAG event, before the event is extracted and the child that em
 
 * when the OpenLineage provider already sends to ``BlindataTransport`` (alone or in a
   composite), the listener only preloads the transport's stores there;
-* otherwise, unless ``[blindata] listener_enabled`` is False, it builds ``BlindataListener`` and
+* otherwise, unless ``[blindata] listener_enabled`` is False or OpenLineage is turned off
+  (``[openlineage] disabled``, ``OPENLINEAGE_DISABLED``), it builds ``BlindataListener`` and
   preloads its store there, and the provider's hook-lineage reader is registered (SQL hooks
   report their lineage only when one is).
 
@@ -33,13 +34,14 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
         from airflow_blindata.capture.openlineage_config import (
             listener_enabled,
             openlineage_blindata_legs,
+            openlineage_disabled,
         )
 
         legs = openlineage_blindata_legs(resolve_connection=False)
         if legs:
             urls = [leg.get("store_url") for leg in legs]
             return [CaptureListener(listen=False, store_urls=urls)], []
-        if not listener_enabled():
+        if not listener_enabled() or openlineage_disabled():
             return [], []
         from airflow.providers.common.compat.sdk import HookLineageReader
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from airflow_blindata.options import flag
 
-__all__ = ["TRANSPORT_PATH", "blindata_legs", "listener_enabled", "openlineage_blindata_legs"]
+__all__ = [
+    "TRANSPORT_PATH",
+    "blindata_legs",
+    "listener_enabled",
+    "openlineage_blindata_legs",
+    "openlineage_disabled",
+]
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +31,19 @@ TRANSPORT_PATH = "airflow_blindata.capture.transport.BlindataTransport"
 def listener_enabled() -> bool:
     """[blindata] listener_enabled."""
     return flag("listener_enabled", default=True)
+
+
+def openlineage_disabled() -> bool:
+    """``[openlineage] disabled``, or its legacy variable ``OPENLINEAGE_DISABLED``: the switch
+    that turns the OpenLineage provider off (not the provider's ``is_disabled``, which is also
+    true when no transport is configured, the case the listener is for)."""
+    import os
+
+    from airflow.configuration import conf
+
+    if os.environ.get("OPENLINEAGE_DISABLED", "").strip().lower() in ("true", "1", "t"):
+        return True
+    return bool(conf.getboolean("openlineage", "disabled", fallback=False))
 
 
 def _is_blindata(transport_type: Any) -> bool:

@@ -122,6 +122,23 @@ def test_the_plugin_registers_the_listener_only_when_needed(
     assert plugin._capture_setup() == ([], [])
 
 
+@pytest.mark.parametrize(
+    "switch", [("AIRFLOW__OPENLINEAGE__DISABLED", "True"), ("OPENLINEAGE_DISABLED", "true")]
+)
+@pytest.mark.parametrize("transport", [None, MARQUEZ], ids=["unset", "marquez"])
+def test_openlineage_turned_off_turns_the_listener_off(
+    monkeypatch: pytest.MonkeyPatch, switch: tuple[str, str], transport: Any
+) -> None:
+    """``[openlineage] disabled`` and its legacy variable ``OPENLINEAGE_DISABLED`` are one switch
+    for the provider: the listener, which runs the provider's extraction, honours both."""
+    from airflow_blindata import plugin
+
+    if transport:
+        configure_openlineage(monkeypatch, transport)
+    monkeypatch.setenv(*switch)
+    assert plugin._capture_setup() == ([], [])
+
+
 IMPORTS_PROBE = """
 import json, sys
 import airflow
