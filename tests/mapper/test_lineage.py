@@ -622,3 +622,37 @@ def test_the_lineage_facet_examples_of_the_spec(
         for f in declared
         if f.kind == "column"
     } == column_flows
+
+
+# -- Airflow dynamic task mapping --
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: data flows come from the job's latest completed run only, so of a mapped "
+    "task's instances (one run each, same DAG run) only one gives its lineage",
+)
+def test_each_instance_of_a_mapped_task_gives_its_own_lineage() -> None:
+    """``FileCopy.partial(...).expand_kwargs([...])``: one job, three runs of one DAG run (one
+    per map index), each reading and writing its own file, as the provider sends them."""
+    dag_run = "0190b1c2-0000-7000-8000-0000000000aa"
+    events = []
+    for index in range(3):
+        facets = {
+            **builders.parent_facet("etl", dag_run, namespace="airflow"),
+            "airflow_mappedTask": builders.facet("RunFacet", mapIndex=index),
+        }
+        for second, kind in ((index * 2, "START"), (index * 2 + 1, "COMPLETE")):
+            events.append(
+                run_event(
+                    "etl.copy",
+                    event_type=kind,
+                    run_id=f"0190b1c2-0000-7000-8000-00000000000{index}",
+                    time=builders.at(second),
+                    run_facets=facets,
+                    inputs=[ds(f"public.in_{index}")],
+                    outputs=[ds(f"public.out_{index}")],
+                )
+            )
+    plan = build(events, definition())
+    assert pairs(plan) == {(f"in_{index}", f"out_{index}") for index in range(3)}
