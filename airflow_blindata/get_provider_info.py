@@ -82,6 +82,12 @@ def get_provider_info() -> dict[str, Any]:
                         "description": "Turn off only for a test instance with a self-signed cert",
                         "schema": {"type": "boolean", "default": True},
                     },
+                    "ca_bundle": {
+                        "label": "CA bundle",
+                        "description": "For a Blindata whose certificate a private CA signed: the "
+                        "path, on the workers, of a PEM file (or a directory of them) to verify it",
+                        "schema": {"type": ["string", "null"]},
+                    },
                     "timeout": {
                         "label": "Timeout (seconds)",
                         "description": "Seconds to wait for one HTTP exchange",

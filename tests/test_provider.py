@@ -60,7 +60,15 @@ def test_airflow_providers_widgets_shows_the_form_fields(tmp_path: Path) -> None
     fields = {line.split()[0] for line in output.splitlines() if "extra__blindata__" in line}
     assert fields == {
         f"extra__blindata__{name}"
-        for name in ("tenant", "auth_method", "verify_ssl", "timeout", "deadline", "api_paths")
+        for name in (
+            "tenant",
+            "auth_method",
+            "verify_ssl",
+            "ca_bundle",
+            "timeout",
+            "deadline",
+            "api_paths",
+        )
     }
 
 

@@ -15,6 +15,7 @@ ever written.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -210,7 +211,9 @@ def _short(exc: BlindataError) -> str:
     return str(exc)
 
 
-def load_description(source: str, client: BlindataClient, *, verify: bool | str = True) -> str:
+def load_description(
+    source: str, client: BlindataClient, *, verify: bool | str | ssl.SSLContext = True
+) -> str:
     """The text of ``--openapi``: a file, or a URL (through the client, with its credentials,
     when it is on the instance itself)."""
     if source.startswith(("http://", "https://")):
@@ -323,7 +326,7 @@ def check_api(
     *,
     openapi: str | None = None,
     probe_paths: bool = False,
-    verify: bool | str = True,
+    verify: bool | str | ssl.SSLContext = True,
 ) -> ApiCheck:
     """Compare what the instance serves with every path the client may call.
 

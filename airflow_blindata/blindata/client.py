@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import random
+import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,7 +165,7 @@ class BlindataClient:
         *,
         credentials: Credentials,
         tenant: str | None = None,
-        verify: bool | str = True,
+        verify: bool | str | ssl.SSLContext = True,
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,

@@ -9,8 +9,9 @@ schema     the URL's path (the URI form puts it there), or ``http``/``https`` fo
 login      the username (an application user for ``api_key``, a person or service for ``login``)
 password   the API key, the password, or the bearer token, depending on ``auth_method``
 extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``bearer``, default
-           ``api_key``), ``verify_ssl`` (default true), ``timeout`` (seconds per request, default
-           30), ``deadline`` (seconds for one operation with its retries, default 120),
+           ``api_key``), ``verify_ssl`` (default true), ``ca_bundle`` (a private CA's PEM file),
+           ``timeout`` (seconds per request, default 30), ``deadline`` (seconds for one
+           operation with its retries, default 120),
            ``api_paths`` (contract path -> the path this instance serves; ``api_paths.py``)
 ========== ================================================================================
 
@@ -19,8 +20,10 @@ The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from airflow.sdk import BaseHook
@@ -78,7 +81,9 @@ class BlindataConnectionSettings:
     auth_method: AuthMethod
     username: str | None
     secret: str = field(repr=False)
-    verify_ssl: bool = True
+    verify_ssl: bool | str = True
+    """Whether to verify Blindata's TLS certificate, or the CA bundle (a PEM file, or a directory
+    of them) to verify it with: an instance whose certificate a private CA signed."""
     timeout: float = DEFAULT_TIMEOUT
     deadline: float = DEFAULT_DEADLINE
     api_paths: ApiPaths = field(default_factory=ApiPaths)
@@ -114,7 +119,7 @@ class BlindataConnectionSettings:
             auth_method=auth_method,  # type: ignore[arg-type]  # checked against AUTH_METHODS
             username=conn.login or None,
             secret=secret,
-            verify_ssl=_boolean(extra.get("verify_ssl", True), f"{conn_id}: verify_ssl"),
+            verify_ssl=_verify(extra.get("verify_ssl", True), extra.get("ca_bundle"), conn_id),
             timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
             deadline=_seconds(extra.get("deadline", DEFAULT_DEADLINE), f"{conn_id}: deadline"),
             api_paths=ApiPaths.parse(extra.get("api_paths"), where=f"{conn_id}: api_paths"),
@@ -150,7 +155,7 @@ class BlindataConnectionSettings:
         options: dict[str, Any] = {
             "credentials": self.credentials,
             "tenant": self.tenant,
-            "verify": self.verify_ssl,
+            "verify": tls_verification(self.verify_ssl),
             "timeout": self.timeout,
             "retry": RetryPolicy(deadline=self.deadline),
             "api_paths": self.api_paths,
@@ -188,15 +193,57 @@ def connection_url(host: str, schema: str | None, port: int | None, conn_id: str
     return f"{scheme}://{authority}{path}"
 
 
+_TRUE_WORDS = ("true", "1", "yes", "on")
+_FALSE_WORDS = ("false", "0", "no", "off")
+_BOOLEAN_WORDS = _TRUE_WORDS + _FALSE_WORDS
+
+
 def _boolean(value: Any, name: str) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
+    if text in _TRUE_WORDS:
         return True
-    if text in ("false", "0", "no", "off"):
+    if text in _FALSE_WORDS:
         return False
     raise BlindataConfigError(f"{name} must be true or false, got {value!r}")
+
+
+def _verify(value: Any, ca_bundle: Any, conn_id: str) -> bool | str:
+    """``verify_ssl`` (true or false, or a CA bundle's path, as ``requests`` takes it) and
+    ``ca_bundle`` (the path of a PEM file or a directory of them, for a Blindata whose
+    certificate a private CA signed): ``verify_ssl`` false turns verification off whatever the
+    bundle."""
+    name = f"{conn_id}: verify_ssl"
+    text = str(value).strip()
+    if isinstance(value, bool) or text.lower() in _BOOLEAN_WORDS:
+        verify: bool | str = _boolean(value, name)
+    else:
+        verify = _ca_bundle(value, name)
+    bundle = str(ca_bundle or "").strip()
+    if verify is True and bundle:
+        return _ca_bundle(bundle, f"{conn_id}: ca_bundle")
+    return verify
+
+
+def _ca_bundle(value: Any, name: str) -> str:
+    path = Path(str(value).strip()).expanduser()
+    if not str(value).strip() or not path.exists():
+        raise BlindataConfigError(
+            f"{name}: no CA bundle at {str(value)!r} on this machine (give the path of a PEM "
+            "file, or of a directory of them)"
+        )
+    return str(path)
+
+
+def tls_verification(verify: bool | str) -> bool | ssl.SSLContext:
+    """What httpx takes for ``verify``: a CA bundle's path becomes a context that trusts it
+    (httpx 0.28 deprecates a path there)."""
+    if isinstance(verify, bool):
+        return verify
+    if Path(verify).is_dir():
+        return ssl.create_default_context(capath=verify)
+    return ssl.create_default_context(cafile=verify)
 
 
 def _seconds(value: Any, name: str) -> float:
@@ -327,7 +374,10 @@ def check_api_settings(
     try:
         with settings.client() as client:
             result = check_api(
-                client, openapi=openapi, probe_paths=probe, verify=settings.verify_ssl
+                client,
+                openapi=openapi,
+                probe_paths=probe,
+                verify=tls_verification(settings.verify_ssl),
             )
     except BlindataError as exc:
         result = ApiCheck(url=settings.shown_url, problem=_explain(exc, settings))

@@ -3,9 +3,16 @@ emulator served on loopback."""
 
 from __future__ import annotations
 
+import http.server
+import ipaddress
 import json
 import logging
 import socket
+import ssl
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -139,7 +146,8 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
         ({"extra_dejson": {"auth_method": "oauth"}}, "auth_method 'oauth' is not one of"),
         ({"extra_dejson": {"timeout": "soon"}}, "timeout must be a number of seconds"),
         ({"extra_dejson": {"deadline": -1}}, "deadline must be positive"),
-        ({"extra_dejson": {"verify_ssl": "maybe"}}, "verify_ssl must be true or false"),
+        ({"extra_dejson": {"verify_ssl": "maybe"}}, "verify_ssl: no CA bundle at 'maybe'"),
+        ({"extra_dejson": {"ca_bundle": "/nowhere/ca.pem"}}, "ca_bundle: no CA bundle at"),
     ],
 )
 def test_a_bad_connection_gets_an_error_naming_the_field(
@@ -297,3 +305,114 @@ def test_the_pages_links_go_where_the_hook_sends_requests(
 
     monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_LINKS", uri)
     assert blindata_url("blindata_links") == link
+
+
+# -- a Blindata whose certificate a private CA signed ---------------------------------------------
+
+
+def _private_ca(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA, and a certificate it signed for 127.0.0.1: (CA file, certificate, key)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(text: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
+
+    now = datetime.now(UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .issuer_name(name("test CA"))
+        .subject_name(name("test CA"))
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    server = (
+        x509.CertificateBuilder()
+        .issuer_name(ca.subject)
+        .subject_name(name("127.0.0.1"))
+        .public_key(key.public_key())
+        .serial_number(2)
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    files = directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    files[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files[1].write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    files[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return files
+
+
+class _Me(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"username": USER, "permissions": []}).encode()
+        self.send_response(200 if self.path.startswith("/api/v1/users/me") else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def private_ca_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on loopback whose certificate a private CA signed: (its URL, the CA)."""
+    ca, certificate, key = _private_ca(tmp_path)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Me)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", ca
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("extra", "passes"),
+    [
+        ({}, False),  # the system's CAs do not know the private one
+        ({"ca_bundle": "{ca}"}, True),
+        ({"verify_ssl": "{ca}"}, True),  # requests' spelling: verify is the bundle
+        ({"ca_bundle": "{directory}"}, False),  # a directory needs c_rehash'ed names
+        ({"verify_ssl": False, "ca_bundle": "{ca}"}, True),  # verification off
+    ],
+)
+def test_a_blindata_signed_by_a_private_ca_is_verified_with_its_ca_bundle(
+    private_ca_server: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: dict[str, Any],
+    passes: bool,
+) -> None:
+    url, ca = private_ca_server
+    filled = {
+        key: value.format(ca=ca, directory=ca.parent) if isinstance(value, str) else value
+        for key, value in extra.items()
+    }
+    use_connection(monkeypatch, url, **filled)
+    ok, message = BlindataHook().test_connection()
+    assert ok is passes, message
+    if not passes:
+        assert "certificate" in message.lower() or "ssl" in message.lower(), message
