@@ -5,6 +5,13 @@ wrote. When the stored document no longer hashes to that value, somebody edited 
 (or another tool wrote it): it is kept and counted in ``documentsKeptUserEdited``, unless the
 System's policy says ``replaceUserDocumentation``.
 
+On an entity another job definition created, a stored document is that definition's (or a
+person's): it is never replaced, as its description is not (seed 000: "A description that another
+job stored is not replaced on an entity the job did not create"), and counted in
+``documentsKeptOtherDefinition``. The hash cannot tell one definition's text from another's, so
+two definitions with different documentation for one table would otherwise rewrite it in turn at
+every snapshot.
+
 Order matters for an entity that exists: the document is written *before* the new hash is
 uploaded with the entity. Were the hash stamped first and the document write then lost, the next
 run would see the old text under the new hash, take it for a user's edit, and keep it forever.
@@ -17,7 +24,11 @@ from airflow_blindata.blindata.models import PhysicalEntity
 from airflow_blindata.mapper.documentation import documentation_hash
 from airflow_blindata.mapper.plan import PlannedEntity
 from airflow_blindata.sync.context import SyncContext
-from airflow_blindata.sync.properties import DOCUMENTATION_HASH_PROPERTY
+from airflow_blindata.sync.properties import (
+    DOCUMENTATION_HASH_PROPERTY,
+    OWNER_PROPERTY,
+    values_of,
+)
 
 __all__ = ["KIND", "prepare_documentation", "write_documentation"]
 
@@ -53,6 +64,10 @@ def prepare_documentation(
     if current == planned.documentation_hash:
         ctx.report.count("documentsUnchanged")
         return planned.documentation_hash
+    owners = values_of(stored.additional_properties, OWNER_PROPERTY)
+    if owners and ctx.owner not in owners:
+        ctx.report.count("documentsKeptOtherDefinition")
+        return None
     ours = stored.property(DOCUMENTATION_HASH_PROPERTY) == current
     if ours or replace_user_edits:
         return _write(ctx, planned, uuid)

@@ -222,6 +222,30 @@ def test_another_definitions_objects_keep_their_owner(
     assert report.counters["entitiesCreated"] == 0
 
 
+def test_documentation_another_definition_stored_is_not_replaced_on_an_entity_it_created(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 000: "A description that another job stored is not replaced on an entity the job did
+    not create" — the documentation is the description when long. Two definitions that document
+    one table differently do not rewrite it in turn: a second round writes nothing."""
+    theirs, ours = "# Orders\n\nAs the creator documents them.", "# Orders\n\nAs we do."
+    other = definition(uuid=OTHER_DEFINITION)
+    job = definition()
+    creator = snapshot(_documented_plan(client, theirs), client, other)
+    assert creator.counters["documentsWritten"] == 1
+    orders = entity(emulator, "orders")
+
+    for _ in range(2):
+        described = snapshot(_documented_plan(client, ours), client, job)
+        again = snapshot(_documented_plan(client, theirs), client, other)
+
+        assert described.counters["documentsKeptOtherDefinition"] == 1
+        assert "documentsWritten" not in described.counters
+        assert "documentsWritten" not in again.counters
+        stored = client.api.physical_entities.get_documentation(orders["uuid"])
+        assert stored is not None and stored.content == theirs
+
+
 class NameContained(httpx.HTTPTransport):
     """A Blindata whose System listing matches ``name`` as a part of the name and lists by name:
     how ``name`` matches is not in the contract (the emulator matches it exactly)."""
