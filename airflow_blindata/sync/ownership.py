@@ -84,6 +84,10 @@ class Removal:
     """Entity uuid → the names of the fields that go with it."""
     statements: dict[str, list[str]] = field(default_factory=dict)
     """Routine uuid → the names of the statements (and their analysis) that go with it."""
+    stale_fields: list[tuple[str, PhysicalField]] = field(default_factory=list)
+    """(``schema.entity.field``, field): fields this definition wrote on an entity it still
+    describes, that the last snapshot no longer described (a column dropped from the schema
+    facet). They go alone."""
     kept: list[Kept] = field(default_factory=list)
     marks: list[PhysicalEntity] = field(default_factory=list)
     """Other definitions' entities that carry this definition's ``openLineageDescribedBy`` and
@@ -103,6 +107,7 @@ class Removal:
             + sum(len(self.statements.get(r.uuid or "", ())) for r in self.routines)
             + len(self.entities)
             + sum(len(self.fields.get(e.uuid or "", ())) for e in self.entities)
+            + len(self.stale_fields)
             + len(self.systems)
         )
 
@@ -214,9 +219,12 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             else:
                 removal.systems.append(system)
         removal.marks = _stale_marks(ctx, owner, watermark)
+        if not last.failed("field"):
+            fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
+            _collect_stale_fields(ctx, removal, fresh, outside, watermark)
 
     flows_total = last.counters.get("flowsDescribed", 0) + len(removal.flows)
-    fields_total = last.counters.get("fieldsOwned", 0) + stale_fields
+    fields_total = last.counters.get("fieldsOwned", 0) + stale_fields + len(removal.stale_fields)
     statements_total = sum(len(statements.get(r.uuid or "", [])) for r in routines)
     removal.owned_total = (
         len(entities) + fields_total + len(systems) + len(routines) + statements_total + flows_total
@@ -277,9 +285,11 @@ def _statements(ctx: SyncContext, routines: list[SystemRoutine]) -> dict[str, li
     return found
 
 
-def _entity_references(ctx: SyncContext, entities: list[PhysicalEntity]) -> dict[str, _References]:
-    """The fields and flows of each entity, read the cheaper way for each System: entity by
-    entity (three requests each), or the whole System's fields and flows past
+def _entity_references(
+    ctx: SyncContext, entities: list[PhysicalEntity], *, flows: bool = True
+) -> dict[str, _References]:
+    """The fields and (with ``flows``) the flows of each entity, read the cheaper way for each
+    System: entity by entity (three requests each), or the whole System's fields and flows past
     ``lookup_limit`` entities."""
     api = ctx.client.api
     by_system: dict[str, set[str]] = defaultdict(set)
@@ -288,33 +298,80 @@ def _entity_references(ctx: SyncContext, entities: list[PhysicalEntity]) -> dict
             by_system[entity.system.uuid if entity.system else ""].add(entity.uuid)
     found: dict[str, _References] = defaultdict(_References)
     for system_uuid, uuids in sorted(by_system.items()):
-        fields: list[Iterable[PhysicalField]]
-        flows: list[Iterable[DataFlow]]
+        field_listings: list[Iterable[PhysicalField]]
+        flow_listings: list[Iterable[DataFlow]]
         if system_uuid and len(uuids) > ctx.lookup_limit:
-            fields = [api.physical_fields.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid)]
-            flows = [
+            field_listings = [
+                api.physical_fields.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid)
+            ]
+            flow_listings = [
                 api.dataflows.list(page_size=LIST_PAGE_SIZE, **{side: system_uuid})
                 for side in ("fromSystemUuid", "toSystemUuid")
             ]
         else:
-            fields = [
+            field_listings = [
                 api.physical_fields.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
                 for uuid in sorted(uuids)
             ]
-            flows = [
+            flow_listings = [
                 api.dataflows.list(page_size=LIST_PAGE_SIZE, **{side: uuid})
                 for uuid in sorted(uuids)
                 for side in ("fromPhysicalEntityUuid", "toPhysicalEntityUuid")
             ]
-        for stored in _alive(ctx, (f for listing in fields for f in listing)):
+        for stored in _alive(ctx, (f for listing in field_listings for f in listing)):
             entity_uuid = stored.physical_entity.uuid if stored.physical_entity else None
             if entity_uuid in uuids:
                 found[entity_uuid].fields.append(stored)
-        for flow in _alive(ctx, (f for listing in flows for f in listing)):
+        if not flows:
+            continue
+        for flow in _alive(ctx, (f for listing in flow_listings for f in listing)):
             for end in (flow.from_physical_entity, flow.to_physical_entity):
                 if end is not None and end.uuid in uuids and flow.uuid:
                     found[end.uuid].flows[flow.uuid] = flow
     return found
+
+
+def _collect_stale_fields(
+    ctx: SyncContext,
+    removal: Removal,
+    entities: list[PhysicalEntity],
+    outside: _Outside,
+    watermark: datetime,
+) -> None:
+    """The fields this definition wrote on the owned entities it still describes, that its last
+    snapshot no longer described: a column dropped from the schema facet.
+
+    Only where the snapshot still described some field of the entity: an entity described with
+    no schema at all proves nothing about its columns. A field that a flow of other owners ends
+    on stays (Blindata deletes a field's column flows with it), listed with the reason.
+    """
+    owner = ctx.owner
+    found = _entity_references(ctx, entities, flows=False)
+    stale: dict[str, list[PhysicalField]] = {}
+    for entity_uuid, references in found.items():
+        ours = [
+            f
+            for f in references.fields
+            if owner in values_of(f.additional_properties, OWNER_PROPERTY)
+        ]
+        gone = [f for f in ours if _stale(f.modification_date, watermark)]
+        if gone and len(gone) < len(ours):
+            stale[entity_uuid] = gone
+    if not stale:
+        return
+    by_uuid = {entity.uuid: entity for entity in entities if entity.uuid in stale}
+    flows = _entity_references(ctx, list(by_uuid.values()))
+    for entity_uuid, gone in sorted(stale.items()):
+        key = entity_key(by_uuid[entity_uuid])
+        ending = [
+            flow for flow in flows.get(entity_uuid, _References()).flows.values() if outside(flow)
+        ]
+        for stored in sorted(gone, key=lambda f: f.name):
+            on_it = [flow for flow in ending if stored.uuid and stored.uuid in _field_ends(flow)]
+            if on_it:
+                removal.kept.append(Kept("field", f"{key}.{stored.name}", _flows_reason(on_it)))
+            else:
+                removal.stale_fields.append((f"{key}.{stored.name}", stored))
 
 
 def _entity_reason(
@@ -338,6 +395,13 @@ def _entity_reason(
     if describers:
         reasons.append(f"still described by job definition {_few(describers)}")
     return "; ".join(reasons) or None
+
+
+def _field_ends(flow: DataFlow) -> tuple[str | None, str | None]:
+    return (
+        flow.from_physical_field.uuid if flow.from_physical_field else None,
+        flow.to_physical_field.uuid if flow.to_physical_field else None,
+    )
 
 
 def _system_reason(

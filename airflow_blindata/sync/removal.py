@@ -14,8 +14,9 @@ What it owns (design decision 7, seed 001 "Scopes"):
 one (``refuseEmptySnapshot``); kinds the snapshot could not fully refresh are left alone; a
 removal larger than ``maxRemovalShare`` of what the definition owns is refused unless forced;
 ``dry_run`` reports what would go. Removal order: flows, routines (with the statements and flows
-of their analysis), entities (with their fields and documentation), then owned Systems that are
-no longer used and hold nothing.
+of their analysis), entities (with their fields and documentation), the fields it wrote on the
+entities that stay and no longer describes (a column dropped from the schema facet), then owned
+Systems that are no longer used and hold nothing.
 
 Blindata deletes with an entity or a System the flows that end on it: an entity or System that
 anything outside this cleanup refers to (another scope's flow, a person's, a field the definition
@@ -167,11 +168,18 @@ def _refuse(report: RunReport, reason: str, detail: str | None = None) -> RunRep
     return report.finish("skipped" if reason in SKIPPING_REASONS else "refused", message)
 
 
+_KEPT_COUNTERS = {
+    "entity": "entitiesKeptReferenced",
+    "field": "fieldsKeptReferenced",
+    "system": "systemsKeptReferenced",
+}
+
+
 def _note_kept(report: RunReport, removal: Removal) -> None:
     """Stale owned objects that stay because something outside this cleanup refers to them."""
     for kept in removal.kept:
         report.note_kept(kept.kind, kept.key, kept.reason)
-        report.count("entitiesKeptReferenced" if kept.kind == "entity" else "systemsKeptReferenced")
+        report.count(_KEPT_COUNTERS[kept.kind])
 
 
 def _list(report: RunReport, removal: Removal) -> None:
@@ -181,6 +189,8 @@ def _list(report: RunReport, removal: Removal) -> None:
         _note_routine(report, removal, routine)
     for entity in removal.entities:
         _note_entity(report, removal, entity)
+    for key, _ in removal.stale_fields:
+        report.note_removed("field", key)
     for system in removal.systems:
         report.note_removed("system", system.name)
 
@@ -204,7 +214,11 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
     api = ctx.client.api
     ctx.progress.start(
         "cleanup: remove",
-        len(removal.flows) + len(removal.routines) + len(removal.entities) + len(removal.systems),
+        len(removal.flows)
+        + len(removal.routines)
+        + len(removal.entities)
+        + len(removal.stale_fields)
+        + len(removal.systems),
     )
     for flow in removal.flows:
         if ctx.delete(api.dataflows, "flow", f"{flow.scope} {flow.name}", flow.uuid):
@@ -222,6 +236,9 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
     for entity in removal.entities:
         if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
             _note_entity(ctx.report, removal, entity)
+    for key, stale in removal.stale_fields:
+        if ctx.delete(api.physical_fields, "field", key, stale.uuid):
+            ctx.report.note_removed("field", key)
     for entity in removal.marks:
         _retire_mark(ctx, entity)
     watch.end_phase()

@@ -299,3 +299,93 @@ def test_a_system_holding_a_kept_table_is_kept_by_a_server_that_sends_no_page_to
     assert kept is not None and "holds 1 entity" in kept.examples[0], report.render()
     assert report.counters["systemsKeptReferenced"] == 1
     assert not report.counters.get("systemsKeptNotEmpty")
+
+
+# -- a column dropped from the schema of a table the job created ---------------------------------
+
+
+def column_flow_on_amount(client: BlindataClient, emulator: Any) -> str:
+    """A person's column flow ends on ``dst.amount``: deleting the field would take it along."""
+    (amount,) = [f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount"]
+    (src_id,) = [
+        f["uuid"]
+        for f in objects(emulator, Kind.FIELD)
+        if f["name"] == "id"
+        and f["physicalEntity"]["uuid"] == uuid_of(emulator, Kind.ENTITY, "src")
+    ]
+    client.api.dataflows.upload(
+        [
+            DataFlow(
+                name="a steward's column flow",
+                from_physical_entity=Ref(uuid=uuid_of(emulator, Kind.ENTITY, "src")),
+                from_physical_field=Ref(uuid=src_id),
+                to_physical_entity=Ref(uuid=uuid_of(emulator, Kind.ENTITY, "dst")),
+                to_physical_field=Ref(uuid=amount),
+            )
+        ]
+    )
+    return uuid_of(emulator, Kind.FLOW, "a steward's column flow")
+
+
+@dataclass(frozen=True)
+class ColumnCase:
+    name: str
+    described: list[str] | None
+    """The fields of ``dst`` the second snapshot describes (None: no schema facet at all)."""
+    plant: Callable[[BlindataClient, Any], str | None]
+    removed: set[str]
+    kept: str | None
+    """In the reason the report gives for the field it keeps."""
+
+
+COLUMN_CASES = [
+    ColumnCase("a dropped column goes", ["id"], nothing, {"s.dst.amount"}, None),
+    ColumnCase("a crawler's field stays", ["id"], crawled_field, {"s.dst.amount"}, None),
+    ColumnCase(
+        "a field a person's flow ends on stays", ["id"], column_flow_on_amount, set(), "no scope"
+    ),
+    ColumnCase("no schema described proves nothing", None, nothing, set(), None),
+]
+
+
+@pytest.mark.parametrize("case", COLUMN_CASES, ids=[case.name for case in COLUMN_CASES])
+def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_crawlers(
+    client: BlindataClient, emulator: Any, case: ColumnCase
+) -> None:
+    """Seed 000: every run uploads again the fields it describes, which is how the job tells
+    what is still described; "Fields that a crawler created are never removed" by the job. A
+    column dropped from the schema facet of a table the job created goes at the next cleanup; a
+    field someone else added, or that someone else's flow ends on, stays."""
+    job = definition()
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    planted = case.plant(client, emulator)
+    next_second()
+    dst = (
+        dataset(GONE, "db.s.dst", case.described)
+        if case.described is not None
+        else builders.dataset("db.s.dst", GONE)
+    )
+    events = [job_event("etl.load", [SRC], [dst]), KEEP]
+    run(client, history, events, job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    fields = {f["name"] for f in objects(emulator, Kind.FIELD)}
+    removed = report.removed.get("field")
+    assert set(removed.examples if removed else ()) == case.removed, report.render()
+    assert ("amount" in fields) == (not case.removed)
+    assert "id" in fields and "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    if planted is not None:
+        everything = {o["uuid"] for kind in Kind.ALL for o in objects(emulator, kind)}
+        assert planted in everything
+    kept = report.kept.get("field")
+    assert (kept.examples[0] if kept else None) == (
+        f"s.dst.amount: 1 flow of other owners ends on it ({case.kept})" if case.kept else None
+    )
+    next_second()
+    run(client, history, events, job)  # the same events again: nothing more to remove
+    again = history.add(cleanup(job, client, history, force=True))
+    assert again.status == "success" and not again.removed, again.render()
