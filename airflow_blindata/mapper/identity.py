@@ -34,6 +34,7 @@ __all__ = [
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
+    "normalize_pattern",
     "strip_user_info",
 ]
 
@@ -118,6 +119,28 @@ def normalize_namespace(namespace: str) -> str:
     authority = f"{host}:{port}" if port else host
     path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+@lru_cache(maxsize=1024)
+def normalize_pattern(pattern: str) -> str:
+    """A namespace pattern in the spelling namespaces are matched in (``normalize_namespace``).
+
+    Namespaces are normalised before they are matched, so a pattern written as a producer spells
+    its namespace must be too: ``postgresql://DB:5432`` or ``postgres://db`` would otherwise never
+    match the namespace ``postgres://db:5432`` they name. A pattern without wildcards is
+    normalised whole; in one with wildcards only the scheme is (case and alias: ``S3A://*`` is
+    ``s3://*``), since a default port cannot be added to ``postgres://db*``.
+    """
+    if not _GLOB.search(pattern):
+        return normalize_namespace(pattern)
+    scheme, sep, rest = pattern.partition("://")
+    if not sep or _GLOB.search(scheme):
+        return pattern
+    lowered = scheme.lower()
+    return f"{SCHEME_ALIASES.get(lowered, lowered)}://{rest}"
 
 
 def lower_scheme(text: str) -> str:

@@ -8,6 +8,10 @@
    System of the planned name is reused and stamped instead of duplicated;
 5. otherwise ``UNMAPPED_NAMESPACE``.
 
+Namespaces are matched normalised (``identity.normalize_namespace``), and so are the patterns of
+all three lists (``identity.normalize_pattern``): a pattern written as a producer spells the
+namespace (``postgresql://DB``) matches the namespace it names (``postgres://db:5432``).
+
 A bad namespace (``identity.namespace_problem``: empty, or a URI whose authority cannot be read)
 goes through steps 1 to 3 like any other, but step 4 never creates a System from it: it is
 reported ``UNMAPPED_NAMESPACE`` with the reason, and the rest of the run goes on.
@@ -22,12 +26,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from airflow_blindata.definition import JobDefinition, SystemPolicy, SystemRef, matches_pattern
+from airflow_blindata.definition import (
+    JobDefinition,
+    NamespaceMapping,
+    SystemPolicy,
+    SystemRef,
+    matches_pattern,
+)
 from airflow_blindata.mapper.identity import (
-    lower_scheme,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
+    normalize_pattern,
 )
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
@@ -38,12 +48,29 @@ __all__ = [
     "OWNER_PROPERTY",
     "KnownSystem",
     "SystemResolver",
+    "namespace_mappings_for",
+    "system_policy_for",
 ]
 
 NAMESPACE_PROPERTY = "openLineageNamespace"
 OWNER_PROPERTY = "openLineageOwner"
 JOB_SYSTEM_PROPERTY = "openLineageJobSystem"
 """Marks a System that holds OpenLineage job entities (``jobSystems`` without ``shared``)."""
+
+
+def _matches(namespace: str, pattern: str) -> bool:
+    """``namespace`` (normalised) against a pattern spelt as the producers spell namespaces."""
+    return matches_pattern(namespace, normalize_pattern(pattern))
+
+
+def namespace_mappings_for(definition: JobDefinition, namespace: str) -> list[NamespaceMapping]:
+    """The ``namespaceMappings`` entries that match a normalised namespace, in order."""
+    return [m for m in definition.namespace_mappings if _matches(namespace, m.pattern)]
+
+
+def system_policy_for(definition: JobDefinition, namespace: str) -> SystemPolicy | None:
+    """The first ``systemPolicies`` entry that matches a normalised namespace."""
+    return next((p for p in definition.system_policies if _matches(namespace, p.pattern)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +99,10 @@ class SystemResolver:
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
     _ignored: tuple[str, ...] = field(init=False)
-    """``ignoredNamespaces`` with their schemes in lower case."""
+    """``ignoredNamespaces`` in the spelling namespaces are matched in (``normalize_pattern``)."""
 
     def __post_init__(self) -> None:
-        self._ignored = tuple(lower_scheme(p) for p in self.definition.ignored_namespaces)
+        self._ignored = tuple(normalize_pattern(p) for p in self.definition.ignored_namespaces)
         ordered = sorted(self.known, key=lambda system: (system.name, system.uuid))
         self._by_name = {}
         self._by_uuid = {}
@@ -141,8 +168,8 @@ class SystemResolver:
     def _resolve(self, namespace: str) -> PlannedSystem | None:
         if self.ignores(namespace):
             return None
-        policy = self.definition.system_policy_for(namespace)
-        for mapping in self.definition.namespace_mappings_for(namespace):
+        policy = system_policy_for(self.definition, namespace)
+        for mapping in namespace_mappings_for(self.definition, namespace):
             found = self._find(mapping.system)
             if found is not None:
                 return self._existing(found, "mapped", namespace, policy)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, System
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem, Property
-from airflow_blindata.mapper.systems import OWNER_PROPERTY, KnownSystem
+from airflow_blindata.mapper.systems import OWNER_PROPERTY, KnownSystem, system_policy_for
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 
 __all__ = ["ResolvedSystem", "fetch_known_systems", "sync_systems"]
@@ -161,7 +161,7 @@ def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem) -> boo
     if planned.origin in ("openlineage", "job"):
         return True  # job Systems hold job entities: that is what they are for
     for namespace in planned.namespaces:
-        policy = ctx.definition.system_policy_for(namespace)
+        policy = system_policy_for(ctx.definition, namespace)
         if policy is not None:
             return policy.entity_creation_for(created_by_openlineage=False)
     return False

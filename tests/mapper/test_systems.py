@@ -183,3 +183,38 @@ def test_job_systems_rules(
     assert r.job_system("airflow-prod").name == expected
     for code in (GapCode.JOB_SYSTEM_NOT_FOUND, GapCode.JOB_SYSTEM_NOT_SHARED):
         assert r.report.gap_count(code) == (1 if code == gap else 0)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "namespace"),
+    [
+        ("postgres://db", "postgres://db"),  # a producer that leaves the default port out
+        ("postgresql://db:5432", "postgresql://db:5432"),  # the JDBC spelling
+        ("postgres://DB.example.com:5432", "postgres://db.example.com:5432"),
+        ("POSTGRES://db:5432", "postgres://db:5432"),
+        ("s3a://sales", "s3://sales"),
+        ("postgresql://*", "postgres://db:5432"),
+        ("S3A://raw-*", "s3n://raw-events"),
+        ("postgres://db:5432", "postgresql://etl:pw@DB/"),
+    ],
+)
+def test_a_pattern_spelt_as_producers_spell_the_namespace_matches_it(
+    pattern: str, namespace: str
+) -> None:
+    """Seed 000, step 2: "the first entry whose pattern matches". Namespaces are compared in the
+    spelling of seed 002 (scheme aliases, lowercased hosts, default ports), so a pattern written
+    as a producer sends the namespace must name it too, in mappings, policies and ignoredNamespaces.
+    """
+    crawled = KnownSystem("Crawled", "u-crawled")
+    mapped = resolver(
+        [crawled], namespaceMappings=[{"pattern": pattern, "system": {"name": "Crawled"}}]
+    )
+    system = mapped.dataset_system(namespace, "x")
+    assert system is not None and (system.name, system.origin) == ("Crawled", "mapped")
+
+    created = resolver(systemPolicies=[{"pattern": pattern, "creation": "IF_MISSING"}])
+    assert created.dataset_system(namespace, "x") is not None
+
+    ignoring = resolver(ignoredNamespaces=[pattern])
+    assert ignoring.dataset_system(namespace, "x") is None
+    assert ignoring.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
