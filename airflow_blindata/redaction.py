@@ -3,6 +3,8 @@
 A URL may carry credentials in its userinfo (``https://user:password@host``,
 ``postgresql://user:pw@db/x``) or in its query (``postgresql://db/x?password=pw``, as libpq
 accepts; ``?token=…``).
+A SQL statement may carry them as literals (``CREATE USER u PASSWORD '…'``, Redshift's ``COPY …
+CREDENTIALS '…'``): ``redact_sql`` is what of a statement may be catalogued.
 Everything that shows a URL — the event store's, the Blindata connection's — shows
 ``redact_url(url)``, and text that may quote one anyway (a driver's or a library's message) goes
 through ``scrub`` with ``url_secrets(url)``.
@@ -20,6 +22,7 @@ from urllib.parse import unquote
 __all__ = [
     "REDACTED",
     "redact_query",
+    "redact_sql",
     "redact_url",
     "scrub",
     "url_secrets",
@@ -118,3 +121,53 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text
+
+
+# A string literal that a keyword says is a secret: PostgreSQL's and Snowflake's ``PASSWORD '…'``
+# (``PASSWORD = '…'``, ``OPTIONS (password '…')``), MySQL's ``IDENTIFIED [WITH plugin] BY '…'``,
+# Redshift's ``CREDENTIALS '…'``, ``ACCESS_KEY_ID '…'``, ``SECRET_ACCESS_KEY '…'`` and
+# ``SESSION_TOKEN '…'``, Snowflake's ``AWS_KEY_ID = '…'``, ``AWS_SECRET_KEY``, ``AWS_TOKEN``,
+# ``AZURE_SAS_TOKEN`` and ``MASTER_KEY``, and a column compared with one (``WHERE password =
+# '…'``): the code before the literal ends with one of these keywords.
+_SECRET_KEYWORD_BEFORE = re.compile(
+    r"""(?ix)
+    \b(?:
+        (?:ssl)?password | passwd | pwd
+      | identified \s+ (?:with \s+ \S+ \s+)? (?:by|as)
+      | credentials | secret | client_secret | token | api_?key | private_key
+      | access_key_id | secret_access_key | session_token
+      | aws_key_id | aws_secret_key | aws_token | aws_access_key_id | aws_secret_access_key
+      | aws_session_token | azure_sas_token | master_key | sas_token
+    )
+    \s* (?: = \s* )? (?: [enbx] | u& )? \Z
+    """
+)
+# Single quotes only: a double-quoted text is a name in SQL, and names make lineage. A quote is
+# escaped doubled, or after a backslash (MySQL, PostgreSQL's E'…').
+_SQL_LITERAL = re.compile(r"'(?:[^'\\]|\\.|'')*'", re.DOTALL)
+# ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
+# ``;password=…``), unquoted.
+_SECRET_SETTING = re.compile(r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)[^\s;'\",)&]+")
+# A URL's password (``postgresql://user:…@db``, ``s3://key:…@bucket``).
+_URL_PASSWORD = re.compile(r"(?P<lead>\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:)[^\s@'\"/]+(?=@)")
+
+
+def redact_sql(sql: str) -> str:
+    """``sql`` with the secrets it holds as literals replaced by ``***``: a literal that a
+    keyword names a password, key or token, and a password in a connection string or a URL
+    within a literal. Names and other literals (what makes lineage) stay as written, so that a
+    statement reads the same to Blindata's analysis, and its hash, made from this text, is the
+    same at every run."""
+    parts: list[str] = []
+    done = 0
+    for literal in _SQL_LITERAL.finditer(sql):
+        code = sql[done : literal.start()]
+        parts.append(code)
+        if _SECRET_KEYWORD_BEFORE.search(code[-80:]):
+            parts.append(f"'{REDACTED}'")
+        else:
+            text = _SECRET_SETTING.sub(lambda m: f"{m.group('lead')}{REDACTED}", literal.group())
+            parts.append(_URL_PASSWORD.sub(lambda m: f"{m.group('lead')}{REDACTED}", text))
+        done = literal.end()
+    parts.append(sql[done:])
+    return "".join(parts)

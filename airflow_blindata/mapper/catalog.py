@@ -50,7 +50,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
-from airflow_blindata.redaction import redact_query
+from airflow_blindata.redaction import redact_query, redact_sql
 
 __all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
 
@@ -375,7 +375,8 @@ def map_jobs(
         system = resolver.job_system(key.namespace)
         scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)
-        query = sql.query if sql else ""
+        # a password or key written in the statement is not catalogued (nor hashed)
+        query = redact_sql(sql.query) if sql else ""
         if sql and query.strip():
             plan.routines.append(
                 built(  # typed values, as for an entity (see _Draft.entity)

@@ -14,6 +14,7 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedEntity
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.sql import sql_hash
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
 from tests.builders import PG, policy, run_event
@@ -268,6 +269,61 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
         "SCRIPT",
     )
     assert routine.dialect == "postgres" and routine.sql_hash.startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("query", "catalogued"),
+    [
+        ("CREATE USER etl WITH PASSWORD 's3cret'", "CREATE USER etl WITH PASSWORD '***'"),
+        ("ALTER ROLE etl PASSWORD 'it''s s3cret'", "ALTER ROLE etl PASSWORD '***'"),
+        (
+            "CREATE USER etl IDENTIFIED WITH caching_sha2_password BY 's3cret'",
+            "CREATE USER etl IDENTIFIED WITH caching_sha2_password BY '***'",
+        ),
+        (  # Redshift, as Airflow's S3-to-Redshift transfers write it
+            "COPY s.sales FROM 's3://bucket/sales/' "
+            "CREDENTIALS 'aws_access_key_id=AKIA;aws_secret_access_key=s3cret' CSV",
+            "COPY s.sales FROM 's3://bucket/sales/' CREDENTIALS '***' CSV",
+        ),
+        (
+            "COPY s.sales FROM 's3://b/x' ACCESS_KEY_ID 'AKIA' SECRET_ACCESS_KEY 's3cret'",
+            "COPY s.sales FROM 's3://b/x' ACCESS_KEY_ID '***' SECRET_ACCESS_KEY '***'",
+        ),
+        (  # Snowflake
+            "COPY INTO s.t FROM 's3://b/p' CREDENTIALS = (AWS_KEY_ID = 'AKIA' "
+            "AWS_SECRET_KEY = 's3cret')",
+            "COPY INTO s.t FROM 's3://b/p' CREDENTIALS = (AWS_KEY_ID = '***' "
+            "AWS_SECRET_KEY = '***')",
+        ),
+        (
+            "INSERT INTO s.t SELECT * FROM dblink('host=db user=etl password=s3cret', "
+            "'SELECT a FROM u') AS r(a int)",
+            "INSERT INTO s.t SELECT * FROM dblink('host=db user=etl password=***', "
+            "'SELECT a FROM u') AS r(a int)",
+        ),
+        (
+            "INSERT INTO s.t SELECT * FROM ext WHERE src = 'postgresql://etl:s3cret@db/x'",
+            "INSERT INTO s.t SELECT * FROM ext WHERE src = 'postgresql://etl:***@db/x'",
+        ),
+        (  # names and other literals that merely look like it stay as written
+            "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
+            "FROM s.users WHERE kind = 'token'",
+            "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
+            "FROM s.users WHERE kind = 'token'",
+        ),
+    ],
+)
+def test_a_password_written_in_the_sql_of_a_job_is_not_catalogued(
+    query: str, catalogued: str
+) -> None:
+    """Secrets never reach the lineage graph: a statement's password, key or token literal is
+    catalogued, and hashed, as ``***``; the rest of the statement as written."""
+    plan = build([run_event(job_facets={"sql": {"query": query}})], definition())
+    (routine,) = plan.routines
+    assert routine.definition == catalogued
+    assert routine.sql_hash == sql_hash(catalogued)
+    if catalogued != query:
+        assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
 
 
 def test_the_entities_and_routines_built_unvalidated_are_the_ones_validation_gives() -> None:
