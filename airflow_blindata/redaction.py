@@ -15,6 +15,7 @@ use it, whatever else they import.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from urllib.parse import unquote
@@ -117,8 +118,15 @@ def url_secrets(url: str) -> tuple[str, ...]:
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every non-empty secret replaced by ``***`` (the longest first)."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+    """``text`` with every non-empty secret replaced by ``***`` (the longest first), also as a
+    JSON string writes it (a server's answer that quotes the request quotes ``"`` and ``\\``)."""
+    spelled = set()
+    for secret in secrets:
+        if secret:
+            spelled.add(secret)
+            spelled.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+            spelled.add(json.dumps(secret)[1:-1])
+    for secret in sorted(spelled, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text
 
