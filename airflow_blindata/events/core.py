@@ -11,6 +11,7 @@ facet keys were unknown (``parse.parse_event`` does). Field order matters: ``nam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -22,6 +23,7 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
     WrapValidator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -39,6 +41,7 @@ __all__ = [
     "OutputDataset",
     "Run",
     "RunEvent",
+    "raw_parent_run_id",
 ]
 
 
@@ -133,9 +136,37 @@ class OutputDataset(Dataset):
     output_facets: OutputFacets = Field(default_factory=dict)
 
 
+def raw_parent_run_id(facets: Any) -> str | None:
+    """``parent.run.runId`` of a run's raw facets (decoded JSON) when it is a non-empty string,
+    else ``None``: read without validating the facet, so that a reading of the envelope only
+    (``ENVELOPE_ONLY``, ``envelope.read_envelope``) and a whole reading give the same answer,
+    whether the facet is valid or not."""
+    if not isinstance(facets, Mapping):
+        return None
+    parent = facets.get("parent")
+    run = parent.get("run") if isinstance(parent, Mapping) else None
+    run_id = run.get("runId") if isinstance(run, Mapping) else None
+    return run_id if isinstance(run_id, str) and run_id else None
+
+
 class Run(_Wire):
     run_id: str
     facets: RunFacets = Field(default_factory=dict)
+    parent_run_id: str | None = Field(default=None, exclude=True)
+    """The run id its ``parent`` run facet names (``raw_parent_run_id`` of the facets given), never
+    read from the wire under its own name, and not written: the run of an Airflow DAG whose task
+    this run is (every instance of a mapped task, ``.expand()``, names the same)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parent_of_facets(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):  # a copy: the caller's decoded JSON stays as it was
+            data = {key: value for key, value in data.items() if key not in _PARENT_NAMES}
+            data["parent_run_id"] = raw_parent_run_id(data.get("facets"))
+        return data
+
+
+_PARENT_NAMES = frozenset({"parent_run_id", "parentRunId"})
 
 
 def _none_is_blank(value: Any) -> Any:

@@ -126,6 +126,14 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     data = _present(raw, ("eventType", "event_type", "eventTime", "event_time"))
     data.update(_present(raw, ("producer", "schemaURL", "schema_url")))
     data["run"] = _present(raw.run, ("runId", "run_id"))
+    run_facets = raw.run.facets
+    if isinstance(run_facets, dict) and "parent" in run_facets:
+        # The run's parent (``Run.parent_run_id``), read from the parent facet decoded alone, as
+        # a whole reading reads it from the facets decoded: the facets themselves stay skipped.
+        try:
+            data["run"]["facets"] = {"parent": decode_json(bytes(run_facets["parent"]))}
+        except (ValueError, RecursionError):  # the usual reading says why
+            return None
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)

@@ -91,6 +91,50 @@ def test_names_the_model_accepts_besides_the_wire_names_are_read_too() -> None:
     assert envelope.event == _full(text).event
 
 
+PARENT_JOB = {"namespace": "airflow", "name": "etl"}
+
+
+@pytest.mark.parametrize(
+    ("run", "parent"),
+    [
+        ({"facets": {"parent": {"run": {"runId": "dag-1"}, "job": PARENT_JOB}}}, "dag-1"),
+        ({"facets": {"parent": {"run": {"runId": "dag-1"}}}}, "dag-1"),  # malformed: no job
+        ({"facets": {"parent": {"run": {"runId": "dag-1"}, "job": 3}}}, "dag-1"),
+        ({"facets": {"parent": {"run": {"runId": ""}, "job": PARENT_JOB}}}, None),
+        ({"facets": {"parent": {"run": {"runId": 7}, "job": PARENT_JOB}}}, None),
+        ({"facets": {"parent": {"run": {"run_id": "dag-1"}, "job": PARENT_JOB}}}, None),
+        ({"facets": {"parent": {"run": "dag-1"}}}, None),
+        ({"facets": {"parent": []}}, None),
+        ({"facets": {"parent": None}}, None),
+        ({"facets": {"nominalTime": {"nominalStartTime": "2026-01-01T00:00:00Z"}}}, None),
+        ({"facets": None}, None),
+        ({}, None),
+        # never read from the wire under its own name
+        ({"parentRunId": "wired", "parent_run_id": "wired"}, None),
+        (
+            {"parentRunId": "wired", "facets": {"parent": {"run": {"runId": "dag-2"}}}},
+            "dag-2",
+        ),
+    ],
+)
+def test_the_parent_run_is_read_from_the_raw_facet_alike_in_both_readings(
+    run: dict[str, Any], parent: str | None
+) -> None:
+    """Mapped task instances are grouped by the parent run their ``parent`` facet names, valid
+    or not: an envelope read without the facets and a whole read name the same parent."""
+    text = _text(run={"runId": "r1", **run})
+    envelope = read_envelope(text)
+    assert envelope is not None
+    assert envelope.event.run.parent_run_id == parent
+    assert envelope.event == _full(text).event
+    whole = parse_event(text).event
+    assert isinstance(whole, RunEvent) and whole.run.parent_run_id == parent
+    from_text = read_whole(envelope)
+    assert from_text is not None and from_text[0].event == whole
+    assert "parent_run_id" not in json.dumps(whole.model_dump(mode="json"))
+    assert "parentRunId" not in whole.model_dump_json()
+
+
 def test_an_unknown_key_is_filed_as_a_full_read_files_it() -> None:
     """A facet under a key nobody knows whose ``_schemaURL`` names a known one: its raw JSON is
     decoded to file it under the spec's key."""
