@@ -61,7 +61,7 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 5
+FORMAT = 6
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
@@ -115,6 +115,7 @@ def dump_folded(
         "datasets": datasets,
         "runs": runs,
         "held": sorted(folded.held),
+        "parents": sorted(folded.parents),
         "report": report,
         "until": until,
     }
@@ -274,6 +275,7 @@ class _Run(Struct, Generic[F]):
     job_facets: dict[str, F]
     inputs: list[_Input[F]]
     outputs: list[_Output[F]]
+    parent_run_id: str | None
 
 
 class _Job(Struct, Generic[F]):
@@ -311,6 +313,7 @@ class _Kept(Struct, Generic[F]):
     datasets: list[_Dataset[F]]
     runs: list[int]
     held: list[str]
+    parents: list[int]
     report: Any
     until: int | None
 
@@ -373,6 +376,7 @@ class _Reader:
             job_facets=self.facets(run.job_facets, FacetLocation.JOB),
             inputs=[self.input(item) for item in run.inputs],
             outputs=[self.output(item) for item in run.outputs],
+            parent_run_id=run.parent_run_id,
         )
 
     def job(self, job: _Job[Any]) -> JobFold:
@@ -399,7 +403,9 @@ class _Reader:
             )
             for item in kept.datasets
         }
-        folded = FoldedJob(job, datasets, frozenset(kept.runs), frozenset(kept.held))
+        folded = FoldedJob(
+            job, datasets, frozenset(kept.runs), frozenset(kept.held), frozenset(kept.parents)
+        )
         return KeptFold(folded, Report.model_validate(kept.report), kept.until)
 
     def mention(self, key: str, mention: _Mention[Any], job: JobFold) -> Mention:

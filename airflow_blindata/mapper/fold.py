@@ -159,6 +159,11 @@ class RunFold(BaseModel):
     job_facets: FacetMap
     inputs: list[InputFold]
     outputs: list[OutputFold]
+    parent_run_id: str | None = None
+    """The parent run its events name (``Run.parent_run_id``, read from the raw ``parent`` run
+    facet, valid or not): of the events naming one, the latest in time, then in rank, then the
+    greatest id (``_parent_key``), so that it is known without folding the run (``runs_kept_whole``)
+    and whatever the order of events tied on the fold's order."""
 
     @property
     def completed(self) -> bool:
@@ -208,6 +213,14 @@ class JobFold(BaseModel):
             if run.state is EventType.COMPLETE:
                 return run
         return None
+
+    @property
+    def latest_completed_group(self) -> list[RunFold]:
+        """The latest completed run with the other completed runs of its parent run, oldest first:
+        the instances of a mapped task (``.expand()``) in one DAG run, each a run of the job. A
+        run that names no parent is a group of one. Empty without a completed run. Data flows
+        come from the group (``lineage``); a snapshot keeps it whole (``_whole_runs``)."""
+        return _group(self.runs)
 
 
 class DatasetFold(BaseModel):
@@ -388,6 +401,7 @@ def _fold_run(
     end_time: datetime | None = None
     start_time: datetime | None = None
     kinds: set[EventType] = set()
+    parent: _ParentKey | None = None
     if earlier is not None:
         inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
         outputs = {o.key: (dict(o.facets), dict(o.output_facets)) for o in earlier.outputs}
@@ -410,6 +424,9 @@ def _fold_run(
                 start_time = event.event_time
         if event.event_type is not None:
             kinds.add(event.event_type)
+        named = _parent_key(event)
+        if named is not None and (parent is None or parent < named):
+            parent = named
     return built(
         RunFold,
         job=job,
@@ -425,7 +442,20 @@ def _fold_run(
         job_facets=_sorted(job_facets),
         inputs=_inputs(inputs),
         outputs=_outputs(outputs),
+        # ``events`` on top of ``earlier`` are all later than its own: one naming a parent wins
+        parent_run_id=parent[2] if parent else earlier.parent_run_id if earlier else None,
     )
+
+
+_ParentKey = tuple[datetime, int, str]
+
+
+def _parent_key(event: RunEvent) -> _ParentKey | None:
+    """How an event naming a parent run ranks among its run's events naming one (the greatest
+    wins): by time, then rank, then the id named, which events tied on the fold's order may not
+    agree on."""
+    parent = event.run.parent_run_id
+    return None if parent is None else (event.event_time, _RANK[event.event_type], parent)
 
 
 RunRetainer = Callable[[RunFold], "RunFold | None"]
@@ -522,18 +552,36 @@ def _fold_job(
     )
 
 
+def _group(runs: list[RunFold]) -> list[RunFold]:
+    """``JobFold.latest_completed_group`` of runs in the fold's order."""
+    latest = next((run for run in reversed(runs) if run.completed), None)
+    if latest is None:
+        return []
+    parent = latest.parent_run_id
+    if parent is None:
+        return [latest]
+    return [run for run in runs if run.completed and run.parent_run_id == parent]
+
+
 def _whole_runs(runs: list[RunFold]) -> set[str]:
-    """The ids of the runs ``_kept_runs`` keeps whole: the latest and the latest completed."""
+    """The ids of the runs ``_kept_runs`` keeps whole: the latest, the latest completed and the
+    other completed runs of its parent run (``JobFold.latest_completed_group``)."""
     whole = {runs[-1].run_id} if runs else set()
-    completed = next((run for run in reversed(runs) if run.completed), None)
-    if completed is not None:
-        whole.add(completed.run_id)
+    whole.update(run.run_id for run in _group(runs))
     return whole
 
 
 def whole_run_ids(folded: FoldedJob) -> set[str]:
-    """The runs a fold keeps whole (its latest and its latest completed), by id."""
+    """The runs a fold keeps whole (its latest, and its latest completed with its group), by
+    id."""
     return _whole_runs(folded.job.runs)
+
+
+def _completed_parents(runs: Iterable[RunFold]) -> frozenset[int]:
+    """``run_digest`` of the parent run named by each completed run (``FoldedJob.parents``)."""
+    return frozenset(
+        run_digest(run.parent_run_id) for run in runs if run.completed and run.parent_run_id
+    )
 
 
 def _has_run_facets(event: RunEvent) -> bool:
@@ -592,36 +640,70 @@ def _open_folded_runs(runs: Iterable[RunFold]) -> set[str]:
 
 
 def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, str]]:
-    """The runs a snapshot keeps whole: per job, its latest run and its latest completed one.
+    """The runs a snapshot keeps whole: per job, its latest run, its latest completed one and
+    the other completed runs of its parent run (``JobFold.latest_completed_group``).
 
-    Facets play no part in this, so events read without them (``facets=False``) give the answer.
+    Facets play no part in this, so events read without them (``facets=False``) give the answer
+    (a run's parent is read from the raw facet whichever way: ``Run.parent_run_id``).
     The runs are ranked as ``_fold_job`` ranks them (by their last event time, then their first,
     then run id) without folding them: a run's state is that of its last terminal event in the
-    fold's order, else of its last START or RUNNING (events tied on order have the same type).
+    fold's order, else of its last START or RUNNING (events tied on order have the same type),
+    and its parent that of ``RunFold.parent_run_id``.
     """
-    runs: dict[tuple[str, str], dict[str, list[Any]]] = {}
+    return _kept_of(_summaries(events))
+
+
+_Summary = list[Any]
+"""A run ranked without folding it: its first and last event times, its last terminal and last
+progress events (time, rank) and the parent it names (``_parent_key``)."""
+
+
+def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], dict[str, _Summary]]:
+    """Each run of each job (namespace, name) summed up for ``runs_kept_whole``."""
+    runs: dict[tuple[str, str], dict[str, _Summary]] = {}
     for event in events:
         if not isinstance(event, RunEvent):
             continue
         key = (event.job.namespace, event.job.name)  # a JobKey per job, not per event
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
-        if run is None:  # first, last, last terminal (moment, rank), last progress (moment, rank)
-            run = runs[key][event.run.run_id] = [moment, moment, None, None]
+        if run is None:
+            run = runs[key][event.run.run_id] = [moment, moment, None, None, None]
         run[0], run[1] = min(run[0], moment), max(run[1], moment)
         slot = 2 if event.event_type in _TERMINAL else 3 if event.event_type in _PROGRESS else 0
         if slot and (run[slot] is None or run[slot] <= (moment, rank)):
             run[slot] = (moment, rank)
+        if event.run.parent_run_id is not None:
+            named = _parent_key(event)
+            if run[4] is None or run[4] < named:
+                run[4] = named
+    return runs
+
+
+def _summed_completed(summary: _Summary) -> bool:
+    decisive = summary[2] or summary[3]
+    return decisive is not None and bool(decisive[1] == _RANK[EventType.COMPLETE])
+
+
+def _summed_parent(summary: _Summary) -> str | None:
+    return summary[4][2] if summary[4] is not None else None
+
+
+def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple[JobKey, str]]:
     kept: set[tuple[JobKey, str]] = set()
-    for names, by_id in runs.items():
+    for names, by_id in summaries.items():
         job = JobKey(*names)
         ranked = sorted(by_id.items(), key=lambda item: (item[1][1], item[1][0], item[0]))
         kept.add((job, ranked[-1][0]))
-        for run_id, (_, _, terminal, progress) in reversed(ranked):
-            decisive = terminal or progress
-            if decisive is not None and decisive[1] == _RANK[EventType.COMPLETE]:
-                kept.add((job, run_id))
-                break
+        completed = [(run_id, run) for run_id, run in ranked if _summed_completed(run)]
+        if not completed:
+            continue
+        latest_id, latest = completed[-1]
+        parent = _summed_parent(latest)
+        if parent is None:
+            kept.add((job, latest_id))
+        else:
+            kept.update((job, run_id) for run_id, run in completed if _summed_parent(run) == parent)
     return kept
 
 
@@ -663,6 +745,10 @@ class FoldedJob:
     a run that completes after a newer one started can still be added to it (a task whose runs
     overlap); runs going on into the next slice of a long history. ``FoldBuilder.add_folded``
     keeps of them what it keeps of any run."""
+    parents: frozenset[int] = frozenset()
+    """``run_digest`` of the parent run of every completed run folded, kept or not: a new group of
+    completed runs (``JobFold.latest_completed_group``) with an older run of its own that the
+    fold did not keep whole cannot be made by adding events (``extend_folded``)."""
 
 
 def run_digest(run_id: str) -> int:
@@ -725,6 +811,8 @@ def extend_folded(
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    if not _whole_again(kept, whole, every):
+        return None
     if hold_open:  # of the runs folded whole: those kept or held whole, and the new ones
         entire = whole | {run.run_id for run in new.runs}
         hold = set(hold) | _open_folded_runs(run for run in every if run.run_id in entire)
@@ -750,7 +838,25 @@ def extend_folded(
         else:
             mine.absorb(merge)
     held = frozenset(hold) & {run.run_id for run in job.runs}
-    return FoldedJob(job, datasets, kept.runs_seen | seen, held)
+    parents = kept.parents | _completed_parents(every)
+    return FoldedJob(job, datasets, kept.runs_seen | seen, held, parents)
+
+
+def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold]) -> bool:
+    """Whether the runs the extended fold keeps whole (``every``: the kept fold's runs with their
+    new events, and the new runs) are all whole in it, as the fold of every event keeps them: no
+    run the kept fold did not keep whole (``whole``: it has a part of it, or nothing) is in the
+    new latest completed group. Its group is the kept one's (whose completed runs are all kept
+    whole), or one that no completed run of the kept fold named (``FoldedJob.parents``)."""
+    folded = {run.run_id for run in kept.job.runs}
+    if any(run_id in folded and run_id not in whole for run_id in _whole_runs(every)):
+        return False
+    group = _group(every)
+    parent = group[-1].parent_run_id if group else None
+    if parent is None or run_digest(parent) not in kept.parents:
+        return True
+    before = _group(kept.job.runs)
+    return bool(before) and before[-1].parent_run_id == parent
 
 
 def fold_jobs(
@@ -775,17 +881,26 @@ def fold_jobs(
         run_ids = {event.run.run_id for event in ordered if isinstance(event, RunEvent)}
         # A job's only run is its latest, kept whole: the same as folding every run, with no
         # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
-        whole = None if retain is None or len(run_ids) < 2 else runs_kept_whole(ordered)
+        summaries = None if retain is None or len(run_ids) < 2 else _summaries(ordered)
+        whole = None if summaries is None else _kept_of(summaries)
         held = set(hold) & run_ids
         if hold_open and len(run_ids) > 1:  # a job's only run is its latest, kept whole
             held |= open_runs(ordered)
         if whole is not None and held:
             whole |= {(key, run_id) for run_id in held}
         job = _fold_job(key, ordered, whole)
+        if summaries is None:  # every run folded
+            parents = _completed_parents(job.runs)
+        else:
+            parents = frozenset(
+                run_digest(parent)
+                for run in summaries.get(names, {}).values()
+                if _summed_completed(run) and (parent := _summed_parent(run)) is not None
+            )
         if retain is not None:
             job.runs = _kept_runs(job.runs, retain, held)
         seen = frozenset(map(run_digest, run_ids))
-        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held)))
+        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents))
     return folded
 
 
