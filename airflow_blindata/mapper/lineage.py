@@ -48,7 +48,14 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.flows import FlowCollector
-from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, JobKey, layered_facet
+from airflow_blindata.mapper.fold import (
+    DatasetKey,
+    Fold,
+    JobFold,
+    JobKey,
+    RunFold,
+    layered_facet,
+)
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode
@@ -206,16 +213,44 @@ def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) 
     return " ".join(parts)
 
 
-def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
-    run = job.latest_completed or job.latest
-    if run is not None and (run.inputs or run.outputs):
+_Written = tuple[DatasetKey, dict[str, BaseFacet], list[DatasetKey], bool]
+"""An output, its dataset and output facets, the inputs it is read from, and whether a run that
+wrote it had several inputs and several outputs (which ``io`` evidence cannot correlate)."""
+
+
+def _written(runs: Sequence[RunFold]) -> list[_Written]:
+    """The outputs of runs (oldest first), each with the inputs of the runs that wrote it. An
+    output several runs wrote has their facets merged, the later run's winning per key."""
+    outputs: dict[DatasetKey, _Written] = {}
+    for run in runs:
         inputs = [item.key for item in run.inputs]
-        outputs = [(item.key, {**item.facets, **item.output_facets}) for item in run.outputs]
-        producer = run.producer
+        several = len(inputs) > 1 and len(run.outputs) > 1
+        for item in run.outputs:
+            facets = {**item.facets, **item.output_facets}
+            found = outputs.get(item.key)
+            if found is None:
+                outputs[item.key] = (item.key, facets, inputs, several)
+            else:
+                merged = sorted({*found[2], *inputs})
+                outputs[item.key] = (item.key, {**found[1], **facets}, merged, found[3] or several)
+    return [outputs[key] for key in sorted(outputs)]
+
+
+def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
+    """The flows of the job's latest description: its latest completed run with the other
+    completed runs of its parent run (``JobFold.latest_completed_group``: the instances of a
+    mapped task, each giving its own lineage), else its latest run, else its design."""
+    group = job.latest_completed_group
+    runs: Sequence[RunFold] = group or ([job.latest] if job.latest is not None else [])
+    run = runs[-1] if runs else None
+    outputs: list[_Written]
+    if any(item.inputs or item.outputs for item in runs):
+        outputs = _written(runs)
     else:
         inputs = [item.key for item in job.inputs]
-        outputs = [(item.key, dict(item.facets)) for item in job.outputs]
-        producer = run.producer if run else ""
+        several = len(inputs) > 1 and len(job.outputs) > 1
+        outputs = [(item.key, dict(item.facets), inputs, several) for item in job.outputs]
+    producer = run.producer if run else ""
     if not outputs:
         return
     key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)
@@ -227,9 +262,9 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
-    for output, facets in outputs:
+    for output, facets, inputs, several in outputs:
         evidence, by_dataset = _output_evidence(declared, output, facets, inputs)
-        uncorrelated |= evidence == "io" and len(inputs) > 1 and len(outputs) > 1
+        uncorrelated |= evidence == "io" and several
         for dataset in [key for key in by_dataset if _same(key, output)]:
             del by_dataset[dataset]  # a dataset read and written: no flow
         if not by_dataset:

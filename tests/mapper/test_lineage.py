@@ -627,11 +627,6 @@ def test_the_lineage_facet_examples_of_the_spec(
 # -- Airflow dynamic task mapping --
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: data flows come from the job's latest completed run only, so of a mapped "
-    "task's instances (one run each, same DAG run) only one gives its lineage",
-)
 def test_each_instance_of_a_mapped_task_gives_its_own_lineage() -> None:
     """``FileCopy.partial(...).expand_kwargs([...])``: one job, three runs of one DAG run (one
     per map index), each reading and writing its own file, as the provider sends them."""
