@@ -395,6 +395,7 @@ def test_fold_skips_what_is_not_an_event() -> None:
 # --- properties -----------------------------------------------------------------------------
 
 FACET_VALUES = st.sampled_from(["SELECT 1", "SELECT 2", "SELECT 3"])
+PARENT = {"job": {"namespace": "airflow", "name": "dag"}}
 
 
 @st.composite
@@ -417,7 +418,15 @@ def run_events(draw: st.DrawFn) -> Event:
         run_id=draw(st.sampled_from(["r1", "r2"])),
         job=draw(st.sampled_from(["j1", "j2"])),
         job_facets=job_facets,
-        run_facets={"acme": {"v": draw(st.integers(0, 2))}},
+        run_facets={
+            "acme": {"v": draw(st.integers(0, 2))},
+            # now and then a parent run, shared between runs (a mapped task's instances)
+            **draw(
+                st.sampled_from(
+                    [{}, {}, *({"parent": PARENT | {"run": {"runId": p}}} for p in ("p1", "p2"))]
+                )
+            ),
+        },
         inputs=[
             dataset(name, facets=doc(draw(FACET_VALUES)))
             for name in draw(st.lists(names, max_size=2))

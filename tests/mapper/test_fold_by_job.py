@@ -16,7 +16,7 @@ from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fol
 from airflow_blindata.mapper.quality import quality_retainer
 from tests.builders import definition
 
-from .test_fold import FACET_VALUES, JOB, NS, at, dataset, doc, event
+from .test_fold import FACET_VALUES, JOB, NS, PARENT, at, dataset, doc, event
 
 DEFINITION = definition()
 
@@ -25,6 +25,9 @@ def dataset_event(second: int, name: str, facets: dict[str, Any]) -> Event:
     parsed = parse_event({"eventTime": at(second), "dataset": dataset(name, facets=facets)})
     assert parsed.event is not None
     return parsed.event
+
+
+PARENTS = [{"parent": PARENT | {"run": {"runId": p}}} for p in ("p1", "p2")]
 
 
 def by_job(events: list[Event]) -> dict[str, list[Event]]:
@@ -58,6 +61,7 @@ def mixed_events(draw: st.DrawFn) -> Event:
         second,
         run_id=draw(st.sampled_from(["r1", "r2", "r3"])),
         job=draw(st.sampled_from(["j1", "j2", "j3"])),
+        run_facets=draw(st.sampled_from([{}, {}, *(PARENTS)])),
         job_facets={"sql": {"query": draw(FACET_VALUES)}},
         inputs=[dataset(name, facets=facets()) for name in draw(st.lists(names, max_size=2))],
         outputs=[dataset(name, facets=facets()) for name in draw(st.lists(names, max_size=2))],
@@ -103,7 +107,9 @@ def test_a_snapshot_keeps_what_the_mapping_reads(events: list[Event], data: st.D
         assert summary(slim.latest) == summary(job.latest)
         assert slim.latest == job.latest
         assert slim.latest_completed == job.latest_completed
-        assert len(slim.runs) <= 2  # no quality facets here: nothing else is kept
+        assert slim.latest_completed_group == job.latest_completed_group
+        # no quality facets here: nothing else is kept
+        assert len(slim.runs) <= 1 + len(job.latest_completed_group)
 
 
 def test_runs_without_quality_content_are_dropped_whatever_their_number() -> None:

@@ -130,13 +130,43 @@ def datasets(draw: st.DrawFn, io: str) -> list[dict[str, Any]]:
     ]
 
 
+PARENT_JOB = {"namespace": "airflow", "name": "dag"}
+
+
+def parent_facet(run_id: Any, *, valid: bool = True) -> dict[str, Any]:
+    """A ``parent`` run facet naming ``run_id``; without its job (malformed) unless ``valid``."""
+    facet: dict[str, Any] = {"run": {"runId": run_id}}
+    if valid:
+        facet["job"] = PARENT_JOB
+    return {"parent": facet}
+
+
+@st.composite
+def parents(draw: st.DrawFn, parent: str | None) -> dict[str, Any]:
+    """The ``parent`` facet of one event of a run whose parent run is ``parent`` (Airflow: the DAG
+    run; the instances of a mapped task share it): mostly that, now and then none, malformed (it
+    still names the run), empty, or naming another."""
+    if parent is None:
+        return {}
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return {}
+    if kind == 1:
+        return parent_facet(parent, valid=False)
+    if kind == 2:
+        return parent_facet(draw(st.sampled_from(["", 7, "p1", "p2"])))
+    return parent_facet(parent)
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Runs of one job, each of a few events whose facets overlap, differ, are deleted, or are
-    malformed, in every container (run, job, dataset, input and output facets)."""
+    malformed, in every container (run, job, dataset, input and output facets); runs often name
+    a parent run they share with others (``parents``: the instances of a mapped task)."""
     events = []
     for number in range(draw(st.integers(1, 6))):
         run = f"r{number}"
+        parent = draw(st.sampled_from([None, "p1", "p1", "p2"]))
         cycle = ["START", *(["RUNNING"] * draw(st.integers(0, 1))), "COMPLETE"]
         for step, event_type in enumerate(cycle):
             if draw(st.integers(0, 5)) == 0:
@@ -146,7 +176,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
                 event_type,
                 second,
                 run,
-                run_facets=draw(st.sampled_from(RUN_FACETS)),
+                run_facets=draw(st.sampled_from(RUN_FACETS)) | draw(parents(parent)),
                 job_facets=draw(st.sampled_from(JOB_FACETS)),
                 inputs=draw(datasets("inputFacets")),
                 outputs=draw(datasets("outputFacets")),
@@ -343,13 +373,14 @@ def run_cycles(draw: st.DrawFn) -> list[dict[str, Any]]:
         )
         event["eventType"] = draw(types)
         event["job"]["name"] = draw(st.sampled_from(["one", "two"]))
+        event["run"]["facets"] = draw(parents(draw(st.sampled_from([None, "p1", "p2"]))))
         events.append(event)
     return events
 
 
 @settings(max_examples=300, deadline=None)
 @given(events=run_cycles())
-def test_the_runs_kept_whole_are_the_latest_and_latest_completed_of_the_fold(
+def test_the_runs_kept_whole_are_the_latest_and_latest_completed_group_of_the_fold(
     events: list[dict[str, Any]],
 ) -> None:
     """``runs_kept_whole`` ranks runs without folding them: the same runs as the fold's."""
@@ -357,7 +388,7 @@ def test_the_runs_kept_whole_are_the_latest_and_latest_completed_of_the_fold(
     expected = {
         (job.key, run.run_id)
         for job in fold(read).jobs
-        for run in (job.latest, job.latest_completed)
+        for run in (job.latest, *job.latest_completed_group)
         if run is not None
     }
     assert runs_kept_whole(e for e in read if isinstance(e, RunEvent)) == expected
