@@ -1,0 +1,179 @@
+"""The instances of a mapped task give their own lineage, whichever way the store is read.
+
+Named after the known gap of Airflow dynamic task mapping (``.expand()``): each map index of a
+task is a run of its own of the same job, and the ``parent`` run facet of each names the same
+DAG run. The job's latest description is its latest completed run with the other completed runs
+of that DAG run (``JobFold.latest_completed_group``): read at once, job by job from the store,
+from a kept fold extended with the instances that completed since, or a slice of time at a time,
+the plan is the same.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.store import open_store
+from airflow_blindata.sync import mapping
+from airflow_blindata.sync.mapping import plan_from_store
+from tests.builders import dataset, facet, parent_facet, run_event
+from tests.mapper.test_lineage import pairs
+
+from .conftest import definition
+from .test_runner import assert_read_at_once
+
+BASE = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def dag_run_id(day: int) -> str:
+    return f"0190b1c2-0000-7000-8000-{day:012d}"
+
+
+def task_run_id(day: int, index: int) -> str:
+    return f"0190b1c2-0000-7000-9000-{day * 100 + index:012d}"
+
+
+def mapped(
+    day: int, instances: range, *, start: int = 0, spacing: int = 2, lasting: int = 1
+) -> list[dict[str, Any]]:
+    """The instances of ``etl.copy`` in the DAG run of ``day``: each a run of its own naming that
+    DAG run as its parent, reading ``in_<index>`` and writing ``out_<index>``, START then
+    COMPLETE (``lasting`` seconds later), one instance starting every ``spacing`` seconds."""
+    events = []
+    for index in instances:
+        facets = {
+            **parent_facet("etl", dag_run_id(day)),
+            "airflow_mappedTask": facet(
+                "RunFacet", mapIndex=index, operatorClass="airflow.operators.python.PythonOperator"
+            ),
+        }
+        begin = BASE + timedelta(days=day, seconds=start + index * spacing)
+        for kind, moment in (("START", begin), ("COMPLETE", begin + timedelta(seconds=lasting))):
+            events.append(
+                run_event(
+                    "etl.copy",
+                    event_type=kind,
+                    run_id=task_run_id(day, index),
+                    time=moment.isoformat(),
+                    run_facets=facets,
+                    inputs=[dataset(f"public.in_{index}")],
+                    outputs=[dataset(f"public.out_{index}")],
+                )
+            )
+    return events
+
+
+def copies(indexes: range) -> set[tuple[str, str]]:
+    return {(f"in_{index}", f"out_{index}") for index in indexes}
+
+
+def test_every_instance_of_the_latest_dag_run_gives_its_lineage_read_at_once() -> None:
+    """Not the instances of an older DAG run: the latest description is the latest DAG run's."""
+    events = mapped(0, range(4)) + mapped(1, range(3))
+    assert pairs(build(events, definition())) == copies(range(3))
+
+
+def test_a_mapped_task_read_job_by_job_from_the_store_plans_as_read_at_once(
+    store_url: str,
+) -> None:
+    events = mapped(0, range(4)) + mapped(1, range(3))
+    with open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in events)
+        planned = plan_from_store(store, definition())
+        assert_read_at_once(planned, build(events, definition()))
+        assert pairs(planned) == copies(range(3))
+        again = plan_from_store(store, definition())  # the kept fold, loaded as it is
+        assert again.report.counters["jobsUnchanged"] == 1
+        assert_read_at_once(again, build(events, definition()))
+
+
+def test_instances_that_complete_after_the_fold_was_kept_are_added_to_its_group(
+    store_url: str,
+) -> None:
+    """A snapshot comes after the first instances completed: the next adds the others to the
+    kept fold, and their lineage to the plan; a newer DAG run's instances then replace them."""
+    first, rest, next_day = mapped(0, range(2)), mapped(0, range(2, 5)), mapped(1, range(2))
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for arrived, expected in ((first, range(2)), (rest, range(5)), (next_day, range(2))):
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+            assert pairs(planned) == copies(expected)
+            if arrived is not first:
+                assert planned.report.counters["jobsExtended"] == 1
+
+
+def test_instances_still_running_when_the_fold_was_kept_are_added_to_its_group(
+    store_url: str,
+) -> None:
+    """The fold is kept while instances run (their START folded, held whole as open runs)."""
+    events = mapped(0, range(4), spacing=1, lasting=10)
+    mark = (BASE + timedelta(seconds=10)).isoformat()
+    before = [event for event in events if event["eventTime"] <= mark]
+    since = [event for event in events if event["eventTime"] > mark]
+    assert before and since
+    with open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in before)
+        assert_read_at_once(plan_from_store(store, definition()), build(before, definition()))
+        store.append_many(json.dumps(event) for event in since)
+        planned = plan_from_store(store, definition())
+        assert planned.report.counters["jobsExtended"] == 1
+        assert_read_at_once(planned, build(events, definition()))
+        assert pairs(planned) == copies(range(4))
+
+
+def test_dag_runs_whose_instances_interleave_plan_as_read_at_once(store_url: str) -> None:
+    """Two DAG runs at once (``max_active_runs`` > 1): the latest completed instance changes
+    DAG run from one snapshot to the next, back to one whose older instances the kept fold did
+    not keep whole. That fold cannot take the new events; the job is read again, the same plan."""
+    one = mapped(0, range(4), spacing=4)
+    other = mapped(0, range(4), start=2, spacing=4)  # the same times, 2 s later, another DAG run
+    for event in other:
+        event["run"]["runId"] = event["run"]["runId"].replace("-9000-", "-9099-")
+        event["run"]["facets"] = {
+            **event["run"]["facets"],
+            **parent_facet("etl", dag_run_id(99)),
+        }
+        for item in event["outputs"]:
+            item["name"] = item["name"].replace("out_", "other_")
+    events = sorted(one + other, key=lambda event: str(event["eventTime"]))
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for cut in range(0, len(events), 3):
+            arrived = events[cut : cut + 3]
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            assert_read_at_once(plan_from_store(store, definition()), build(history, definition()))
+    assert pairs(build(events, definition())) == {
+        (f"in_{index}", f"other_{index}") for index in range(4)
+    }
+
+
+@pytest.mark.parametrize("size", [2, 3, 5])
+def test_a_group_across_slices_of_a_long_history_plans_as_read_at_once(
+    store_url: str, size: int
+) -> None:
+    """A long history read a slice of time at a time: the latest DAG run's instances span
+    several slices."""
+    events = mapped(0, range(3)) + mapped(1, range(3)) + mapped(2, range(6))
+    with mock.patch.object(mapping, "SLICE_EVENTS", size), open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in events)
+        planned = plan_from_store(store, definition())
+        assert planned.report.counters["jobsReadInSlices"] == 1
+        assert_read_at_once(planned, build(events, definition()))
+        assert pairs(planned) == copies(range(6))
+        more = mapped(2, range(6, 9)) + mapped(3, range(2))
+        for part in (more[:6], more[6:]):  # the group grows, then a newer DAG run replaces it
+            events += part
+            store.append_many(json.dumps(event) for event in part)
+            planned = plan_from_store(store, definition())
+            assert planned.report.counters["jobsExtended"] == 1
+            assert_read_at_once(planned, build(events, definition()))
+        assert pairs(planned) == copies(range(2))
