@@ -15,8 +15,9 @@ facets (and a JobEvent its declared inputs and outputs) and create no run.
 Every list in the result is sorted by key and every facet map by facet key.
 
 A snapshot folds **one job at a time** (``FoldBuilder``): a job's events are folded, what the
-mapping passes read is kept (the job's merged facets, its latest and latest completed runs, the
-runs a ``retain`` function asks for, the datasets it wrote) and its events are dropped before the
+mapping passes read is kept (the job's merged facets, its latest and latest completed runs with
+the latest completed run's group, ``JobFold.latest_completed_group``, the runs a ``retain``
+function asks for, the datasets it wrote) and its events are dropped before the
 next job is read. Dataset facets are merged across jobs by remembering, per facet key, the order
 key of the event that last set or deleted it: the latest mention wins, whichever job it came
 from, which is the same result as one merge over every event in order. So memory follows the
@@ -770,9 +771,11 @@ def extend_folded(
 
     Exact when every new event is later than every folded one (a strictly later ``eventTime``)
     and belongs to a run not folded yet or to a run the fold keeps whole (its latest, which goes
-    on: its START folded, its COMPLETE new; or its latest completed): the fold merges in time
-    order, so the new events go on top of what is kept, and the other kept runs are already what
-    ``retain`` keeps. An event that comes late, or of a run folded and dropped, is read whole.
+    on: its START folded, its COMPLETE new; or its latest completed and its group): the fold
+    merges in time order, so the new events go on top of what is kept, and the other kept runs
+    are already what ``retain`` keeps. An event that comes late, or of a run folded and dropped,
+    is read whole; so is a job whose new latest completed group would take an older run the fold
+    did not keep whole (``_whole_again``: a DAG run's instances completing while another's do).
     ``events`` are read with ``read_job_events(..., every_run_kept=True)``: which of their runs
     the fold keeps whole depends on older events too.
 

@@ -11,7 +11,8 @@ newest back. An event is read whole when something of it can still matter:
 
 * it carries a facet key that no newer event read whole has decided (set, or deleted with
   ``_deleted``), in a container whose merge reaches it. Of a run the snapshot keeps whole (the
-  job's latest and latest completed run) every facet counts, and only an event of the same run
+  job's latest run, its latest completed run and that one's group, ``runs_kept_whole``) every
+  facet counts, and only an event of the same run
   decides it: run and job facets, and per dataset and side its dataset facets and its input or
   output facets. Of any other run, only job facets and dataset facets count, decided by any newer
   event of the job. Keys are compared as ``read_facets`` files them (``filed_keys``); a malformed
