@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeGuard, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -141,12 +141,16 @@ def raw_parent_run_id(facets: Any) -> str | None:
     else ``None``: read without validating the facet, so that a reading of the envelope only
     (``ENVELOPE_ONLY``, ``envelope.read_envelope``) and a whole reading give the same answer,
     whether the facet is valid or not."""
-    if not isinstance(facets, Mapping):
-        return None
-    parent = facets.get("parent")
-    run = parent.get("run") if isinstance(parent, Mapping) else None
-    run_id = run.get("runId") if isinstance(run, Mapping) else None
+    parent = facets.get("parent") if _is_mapping(facets) else None
+    run = parent.get("run") if _is_mapping(parent) else None
+    run_id = run.get("runId") if _is_mapping(run) else None
     return run_id if isinstance(run_id, str) and run_id else None
+
+
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, a dict (decoded JSON) checked first: the abstract check
+    costs more than the rest of reading a parent, and every run reads one."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 class Run(_Wire):
@@ -160,9 +164,18 @@ class Run(_Wire):
     @model_validator(mode="before")
     @classmethod
     def _parent_of_facets(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):  # a copy: the caller's decoded JSON stays as it was
-            data = {key: value for key, value in data.items() if key not in _PARENT_NAMES}
-            data["parent_run_id"] = raw_parent_run_id(data.get("facets"))
+        if not _is_mapping(data):
+            return data
+        facets = data.get("facets")
+        if (
+            not (_is_mapping(facets) and "parent" in facets)
+            and "parent_run_id" not in data
+            and "parentRunId" not in data
+        ):
+            return data  # no parent: the default (None), and nothing to copy
+        # a copy: the caller's decoded JSON stays as it was
+        data = {key: value for key, value in data.items() if key not in _PARENT_NAMES}
+        data["parent_run_id"] = raw_parent_run_id(facets)
         return data
 
 

@@ -96,6 +96,16 @@ class _RunEvent(Struct):
 
 _DECODER = msgspec.json.Decoder(_RunEvent)
 
+
+class _Parent(Struct):
+    """The parent run facet, of which only ``run`` is read (``core.raw_parent_run_id``)."""
+
+    run: Any = None
+
+
+_PARENT_DECODER = msgspec.json.Decoder(_Parent)
+"""Decodes ``run`` and skips the rest of the facet (a JSON object)."""
+
 Container = tuple[str, str, str]
 """A facet container of an event: its kind (``run``, ``job``, a side ``inputs`` or ``outputs``
 for dataset facets, ``inputFacets`` or ``outputFacets``) and the namespace and name of its
@@ -130,10 +140,15 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     if isinstance(run_facets, dict) and "parent" in run_facets:
         # The run's parent (``Run.parent_run_id``), read from the parent facet decoded alone, as
         # a whole reading reads it from the facets decoded: the facets themselves stay skipped.
+        text = bytes(run_facets["parent"])
         try:
-            data["run"]["facets"] = {"parent": decode_json(bytes(run_facets["parent"]))}
-        except (ValueError, RecursionError):  # the usual reading says why
+            if text.lstrip()[:1] == b"{":
+                facet: Any = {"run": _PARENT_DECODER.decode(text).run}
+            else:  # not an object: no parent, as the whole reading finds
+                facet = decode_json(text)
+        except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
             return None
+        data["run"]["facets"] = {"parent": facet}
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
