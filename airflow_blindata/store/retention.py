@@ -5,7 +5,8 @@ Three rules, with ages counted from when the store received an event:
 1. A job with no event newer than ``job_described_for_days`` is no longer described: all its
    events go, however recent the raw-event rule would consider them.
 2. A job still described loses its events older than ``raw_events_days``, except its latest
-   description: every event of its latest run and its latest JobEvent. The next snapshot can
+   description: every event of its latest run (with the runs of the same parent run: the
+   instances of a mapped task) and its latest JobEvent. The next snapshot can
    therefore always rebuild every described job, even one that ran once, months ago.
 3. Events without a job (DatasetEvents) and quarantined events go after ``raw_events_days``.
 
@@ -21,6 +22,7 @@ prune never holds the SQLite write lock long enough to make a capturing task wai
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -28,6 +30,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select
 from sqlalchemy.engine import Connection, Engine
+
+from airflow_blindata.events.core import raw_parent_run_id
 
 from . import digests
 from .models import RetentionResult
@@ -86,6 +90,47 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
     return of_job, latest_run, latest_job_event
 
 
+def _latest_runs(
+    conn: Connection, events: Table, of_job: ColumnElement[bool], latest: str, cutoff: datetime
+) -> list[str]:
+    """The latest run of a job, and the runs of the same parent run among its events received
+    before ``cutoff``: the instances of a mapped task, which together describe the job (its
+    latest completed group, ``mapper.fold``), so that pruning leaves all of them."""
+    payload = conn.execute(
+        select(events.c.payload)
+        .where(of_job, events.c.run_id == latest)
+        .order_by(events.c.id.desc())
+        .limit(1)
+    ).scalar()
+    parent = _parent_of(payload)
+    if parent is None:
+        return [latest]
+    found = {latest}
+    candidates = conn.execute(
+        select(events.c.run_id, events.c.payload).where(
+            of_job,
+            events.c.received_at < cutoff,
+            events.c.run_id.is_not(None),
+            events.c.run_id != latest,
+            events.c.payload.contains(parent, autoescape=True),  # most runs are not of it
+        )
+    )
+    for run_id, text in candidates:
+        if run_id not in found and _parent_of(text) == parent:
+            found.add(run_id)
+    return sorted(found)
+
+
+def _parent_of(payload: str | None) -> str | None:
+    """The parent run id of a stored RunEvent (``events.raw_parent_run_id``)."""
+    try:
+        data = json.loads(payload) if payload else None
+    except ValueError:
+        return None
+    run = data.get("run") if isinstance(data, dict) else None
+    return raw_parent_run_id(run.get("facets")) if isinstance(run, dict) else None
+
+
 def retain(
     engine: Engine,
     writing: Writing,
@@ -132,7 +177,9 @@ def retain(
             )
         keep: list[ColumnElement[bool]] = []
         if latest_run is not None:
-            keep.append(or_(events.c.run_id.is_(None), events.c.run_id != latest_run))
+            with engine.connect() as conn:
+                runs = _latest_runs(conn, events, of_job, latest_run, raw_cutoff)
+            keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(runs)))
         if latest_job_event is not None:
             keep.append(events.c.id != latest_job_event)
         removed += _delete_batched(

@@ -8,6 +8,7 @@ import pytest
 
 from airflow_blindata.store import EventStore
 from airflow_blindata.store import retention as retention_module
+from tests import builders
 
 from .helpers import dataset_event, event, job_event
 
@@ -59,6 +60,27 @@ def test_a_job_described_long_ago_keeps_its_latest_run_and_job_event(store: Even
     assert result.events_removed == 3  # m1's START and COMPLETE, the first JobEvent
     assert result.events_kept_for_described_jobs == 3
     assert result.jobs_dropped == 0
+
+
+def test_a_mapped_task_described_long_ago_keeps_every_instance_of_its_latest_dag_run(
+    store: EventStore,
+) -> None:
+    """The instances of a mapped task (one run each, all naming their DAG run as parent)
+    describe the job together: retention keeps them all, not only the latest one."""
+
+    def instances(dag_run: str, runs: list[str]) -> None:
+        parent = builders.parent_facet("etl", dag_run, namespace="airflow")
+        for run in runs:
+            for kind in ("START", "COMPLETE"):
+                store.append(event("mapped", run=run, event_type=kind, run_facets=parent))
+        _age(store, 20, runs=runs)
+
+    _add(store, "mapped", ["before"], days_ago=21)  # before it was mapped: no parent
+    instances("dag-run-1", ["a0", "a1"])
+    instances("dag-run-2", ["b0", "b1", "b2"])
+    result = store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _runs(store, "mapped") == {"b0", "b1", "b2"}
+    assert result.events_removed == 6 and result.events_kept_for_described_jobs == 6
 
 
 def test_a_job_no_longer_described_is_dropped_entirely(store: EventStore) -> None:
