@@ -9,11 +9,13 @@ the first one wrote.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
@@ -66,15 +68,48 @@ def next_second() -> None:
     time.sleep(SERVER_CLOCK_LAG)
 
 
-@pytest.fixture
-def client(emulator: Any) -> Iterator[BlindataClient]:
-    with BlindataClient(
+def client_of(emulator: Any, transport: httpx.BaseTransport | None = None) -> BlindataClient:
+    """A client of the emulator; with ``transport``, whose answers go through it (a Blindata
+    that answers otherwise than the emulator where the contract leaves it open)."""
+    return BlindataClient(
         emulator.base_url,
         credentials=ApiKeyCredentials(USER, API_KEY),
         tenant=TENANT,
         retry=FAST_RETRY,
-    ) as blindata:
+        transport=transport,
+    )
+
+
+@pytest.fixture
+def client(emulator: Any) -> Iterator[BlindataClient]:
+    with client_of(emulator) as blindata:
         yield blindata
+
+
+class ListedOtherwise(httpx.HTTPTransport):
+    """A Blindata whose listing of ``path`` filters or orders otherwise than the emulator, where
+    the contract leaves it open: every item the emulator lists for the ``kept`` parameters goes
+    through ``listed`` (with the query asked), then comes back a page at a time as asked."""
+
+    path = ""
+    kept: tuple[str, ...] = ()
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        asked = dict(request.url.params)
+        if request.method != "GET" or request.url.path != self.path:
+            return super().handle_request(request)
+        params = {key: asked[key] for key in self.kept if key in asked} | {"size": "1000"}
+        every = super().handle_request(
+            httpx.Request("GET", request.url.copy_with(params=params), headers=request.headers)
+        )
+        items = self.listed(json.loads(every.read())["content"], asked)
+        page, size = int(asked.get("page", 0)), int(asked.get("size", 20))
+        content = items[page * size : (page + 1) * size]
+        last = (page + 1) * size >= len(items)
+        return httpx.Response(200, json={"content": content, "number": page, "last": last})
 
 
 @pytest.fixture

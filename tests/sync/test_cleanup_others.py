@@ -21,14 +21,19 @@ import httpx
 import pytest
 from blindata_emulator import Kind
 
-from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
+from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
-from tests.blindata.test_client_http import FAST_RETRY
 from tests.builders import field, run_event, schema_facet
-from tests.conftest import API_KEY, TENANT, USER
-from tests.sync.conftest import OTHER_DEFINITION, definition, next_second, objects, plan_for
+from tests.sync.conftest import (
+    OTHER_DEFINITION,
+    client_of,
+    definition,
+    next_second,
+    objects,
+    plan_for,
+)
 from tests.sync.test_cleanup import History, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
@@ -279,13 +284,7 @@ def test_a_system_holding_a_kept_table_is_kept_by_a_server_that_sends_no_page_to
     """Without ``totalElements`` the number of entities a System holds is unknown, not 0."""
     job = definition()
     history = History()
-    with BlindataClient(
-        emulator.base_url,
-        credentials=ApiKeyCredentials(USER, API_KEY),
-        tenant=TENANT,
-        retry=FAST_RETRY,
-        transport=ContentOnlyPages(),
-    ) as client:
+    with client_of(emulator, ContentOnlyPages()) as client:
         run(client, history, [LOAD, KEEP], job)
         history.add(cleanup(job, client, history))
         crawled_field(client, emulator)

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import httpx
 import pytest
 from blindata_emulator import Kind
 
-from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
+from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import System
 from airflow_blindata.mapper.documentation import place_text
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import fetch_known_systems, snapshot
-from tests.conftest import API_KEY, TENANT, USER
 from tests.sync.conftest import (
     DEFINITION_UUID,
-    FAST_RETRY,
     OTHER_DEFINITION,
+    ListedOtherwise,
+    client_of,
     crawl,
     dbt_events,
     definition,
@@ -246,40 +244,22 @@ def test_documentation_another_definition_stored_is_not_replaced_on_an_entity_it
         assert stored is not None and stored.content == theirs
 
 
-class NameContained(httpx.HTTPTransport):
+class NameContained(ListedOtherwise):
     """A Blindata whose System listing matches ``name`` as a part of the name and lists by name:
     how ``name`` matches is not in the contract (the emulator matches it exactly)."""
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        asked = dict(request.url.params)
-        if request.method != "GET" or request.url.path != "/api/v1/systems" or "name" not in asked:
-            return super().handle_request(request)
-        every = super().handle_request(
-            httpx.Request(
-                "GET", request.url.copy_with(params={"size": "1000"}), headers=request.headers
-            )
-        )
-        systems = sorted(
-            (s for s in json.loads(every.read())["content"] if asked["name"] in s["name"]),
-            key=lambda system: system["name"],
-        )
-        page, size = int(asked.get("page", 0)), int(asked.get("size", 20))
-        content = systems[page * size : (page + 1) * size]
-        last = (page + 1) * size >= len(systems)
-        return httpx.Response(200, json={"content": content, "number": page, "last": last})
+    path = "/api/v1/systems"
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        name = asked.get("name", "")
+        return sorted((s for s in items if name in s["name"]), key=lambda s: s["name"])
 
 
 def test_a_system_created_meanwhile_is_found_by_its_exact_name_when_the_filter_matches_loosely(
     client: BlindataClient, emulator: Any
 ) -> None:
     job = definition()
-    with BlindataClient(
-        emulator.base_url,
-        credentials=ApiKeyCredentials(USER, API_KEY),
-        tenant=TENANT,
-        retry=FAST_RETRY,
-        transport=NameContained(),
-    ) as loose:
+    with client_of(emulator, NameContained()) as loose:
         plan = plan_for(loose, dbt_events(), job)  # plans to create "postgres"
         for name in ("old-postgres", "postgres"):  # crawlers were faster
             client.api.systems.create(System(name=name, subtype="DATABASE"))

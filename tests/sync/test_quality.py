@@ -10,14 +10,14 @@ import httpx
 import pytest
 from blindata_emulator import Kind
 
-from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
+from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import ProfilingMonitor, QualityCheck, QualitySuite, Ref
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.conftest import API_KEY, TENANT, USER
 from tests.sync.conftest import (
     DEFINITION_UUID,
-    FAST_RETRY,
+    ListedOtherwise,
+    client_of,
     dbt_events,
     definition,
     objects,
@@ -230,13 +230,7 @@ def test_the_suite_is_found_by_its_code_when_the_search_does_not_match_codes(
 ) -> None:
     job = definition()
     events = dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}])
-    with BlindataClient(
-        emulator.base_url,
-        credentials=ApiKeyCredentials(USER, API_KEY),
-        tenant=TENANT,
-        retry=FAST_RETRY,
-        transport=SearchByName(),
-    ) as client:
+    with client_of(emulator, SearchByName()) as client:
         first = snapshot(plan_for(client, events, job), client, job)
         second = snapshot(plan_for(client, events, job), client, job)
     assert first.status == "success", first.render()
@@ -245,23 +239,15 @@ def test_the_suite_is_found_by_its_code_when_the_search_does_not_match_codes(
     assert second.counters["qualityResultsAlreadyPublished"] == 1
 
 
-class NameNotFiltered(httpx.HTTPTransport):
+class NameNotFiltered(ListedOtherwise):
     """A Blindata whose monitor listing ignores ``name`` and is ordered by name: how ``name``
     matches is not in the contract (the emulator matches it exactly, in creation order)."""
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method != "GET" or request.url.path != "/api/v1/profiling/monitors":
-            return super().handle_request(request)
-        asked = dict(request.url.params)
-        entity = {"physicalEntityUuid": asked["physicalEntityUuid"], "size": "1000"}
-        every = super().handle_request(
-            httpx.Request("GET", request.url.copy_with(params=entity), headers=request.headers)
-        )
-        monitors = sorted(json.loads(every.read())["content"], key=lambda m: m["name"])
-        page, size = int(asked.get("page", 0)), int(asked.get("size", 20))
-        content = monitors[page * size : (page + 1) * size]
-        last = (page + 1) * size >= len(monitors)
-        return httpx.Response(200, json={"content": content, "number": page, "last": last})
+    path = "/api/v1/profiling/monitors"
+    kept = ("physicalEntityUuid",)
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        return sorted(items, key=lambda monitor: monitor["name"])
 
 
 def test_metrics_go_to_the_openlineage_monitor_when_the_name_filter_matches_loosely(
@@ -277,13 +263,7 @@ def test_metrics_go_to_the_openlineage_monitor_when_the_name_filter_matches_loos
     entity = ours["physicalEntity"]["uuid"]
     other = ProfilingMonitor(name="Nightly profile", physical_entity=Ref(uuid=entity))
     client.api.profiling_monitors.create(other)
-    with BlindataClient(
-        emulator.base_url,
-        credentials=ApiKeyCredentials(USER, API_KEY),
-        tenant=TENANT,
-        retry=FAST_RETRY,
-        transport=NameNotFiltered(),
-    ) as loose:
+    with client_of(emulator, NameNotFiltered()) as loose:
         report = snapshot(plan_for(loose, metrics("run-2", 20), job), loose, job)
     assert report.status == "success", report.render()
     records = objects(emulator, Kind.RECORD)
