@@ -38,7 +38,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from pydantic import BaseModel
 
 from .base import BaseFacet, FacetIssues, FacetLocation
-from .core import ENVELOPE_ONLY, RunEvent
+from .core import ENVELOPE_ONLY, RunEvent, name_parent
 from .parse import ParsedEvent, decode_json, suspect_text
 from .registry import FACETS, facet_from_json, filed_keys, read_facets
 
@@ -136,6 +136,7 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     data = _present(raw, ("eventType", "event_type", "eventTime", "event_time"))
     data.update(_present(raw, ("producer", "schemaURL", "schema_url")))
     data["run"] = _present(raw.run, ("runId", "run_id"))
+    parent: Any = None
     run_facets = raw.run.facets
     if isinstance(run_facets, dict) and "parent" in run_facets:
         # The run's parent (``Run.parent_run_id``), read from the parent facet decoded alone, as
@@ -143,12 +144,11 @@ def read_envelope(text: str | bytes) -> Envelope | None:
         text = bytes(run_facets["parent"])
         try:
             if text.lstrip()[:1] == b"{":
-                facet: Any = {"run": _PARENT_DECODER.decode(text).run}
+                parent = {"run": _PARENT_DECODER.decode(text).run}
             else:  # not an object: no parent, as the whole reading finds
-                facet = decode_json(text)
+                parent = decode_json(text)
         except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
             return None
-        data["run"]["facets"] = {"parent": facet}
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
@@ -160,6 +160,7 @@ def read_envelope(text: str | bytes) -> Envelope | None:
         event = RunEvent.model_validate(data, context=ENVELOPE_ONLY)
     except ValueError:  # pydantic's ValidationError: the usual reading says why
         return None
+    name_parent(event, {"run": {"facets": {"parent": parent}}})
     return Envelope(event, tuple(_keys(raw)), raw)
 
 

@@ -22,7 +22,7 @@ import msgspec
 from pydantic import ValidationError
 
 from .base import FacetIssues, MalformedFacet
-from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent
+from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent, name_parent
 from .registry import error_reason
 from .text import first_text_problem, text_problem, unencodable
 
@@ -171,9 +171,12 @@ def parse_event(
         if model is None:
             return ParsedEvent(None, "no run, job or dataset: not an OpenLineage event")
         if not facets:
-            return ParsedEvent(model.model_validate(data, context=ENVELOPE_ONLY))
+            envelope = model.model_validate(data, context=ENVELOPE_ONLY)
+            name_parent(envelope, data)
+            return ParsedEvent(envelope)
         issues = FacetIssues()
         event = model.model_validate(data, context=issues)
+        name_parent(event, data)
         if issues.malformed and isinstance(event, RunEvent):
             issues.name_unnamed(event.job.ref)
         problem = _text_problem(raw if text is None else text, data)  # after the envelope

@@ -111,6 +111,7 @@ PARENT_JOB = {"namespace": "airflow", "name": "etl"}
         ({}, None),
         # never read from the wire under its own name
         ({"parentRunId": "wired", "parent_run_id": "wired"}, None),
+        ({"parentRunId": 7, "parent_run_id": ["not", "text"]}, None),  # and never refused
         (
             {"parentRunId": "wired", "facets": {"parent": {"run": {"runId": "dag-2"}}}},
             "dag-2",
