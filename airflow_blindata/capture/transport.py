@@ -101,12 +101,20 @@ def _config_error(error: ValidationError) -> ValueError:
     return ValueError(f"BlindataTransport config: {'; '.join(problems)} (known keys: {known})")
 
 
-@attr.define
+@attr.define(repr=False)
 class BlindataTransportConfig(Config):
     """Where the transport stores events, and where it keeps those it could not store."""
 
     store_url: str | None = None
     lost_events_path: str | None = None
+
+    def __repr__(self) -> str:
+        """The store URL with its password as ``***``: a config may be logged."""
+        url = None if self.store_url is None else redact_url(self.store_url)
+        return (
+            f"BlindataTransportConfig(store_url={url!r}, "
+            f"lost_events_path={self.lost_events_path!r})"
+        )
 
     @classmethod
     def from_dict(cls, params: dict[str, Any]) -> Self:

@@ -447,3 +447,14 @@ def test_preload_rehearses_emit_without_storing_or_holding_anything(tmp_path: Pa
     probe.close()
     assert transport(url).emit(run_event()) is AppendOutcome.ACCEPTED
     assert store.stats().events == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://bd:s3cret-pw@db/lineage", "postgresql://bd@db/lineage?password=s3cret-pw"],
+)
+def test_the_transport_config_never_shows_the_stores_password(url: str) -> None:
+    config = BlindataTransportConfig.from_dict({"store_url": url})
+    assert "s3cret-pw" not in repr(config) and "***" in repr(config)
+    assert "s3cret-pw" not in str(config)
+    assert config.store_url == url  # what the transport opens is the URL as given
