@@ -17,6 +17,7 @@ the protection of other suites' checks are the sync's: the plan lists every run 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -250,10 +251,13 @@ def _notes(run: RunFold, item: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
+    """A metric's value as a record's number; None for what is not one (a boolean, and NaN or
+    Infinity, which producers such as Deequ send and which no JSON number can carry)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value)
+        number = float(value)
+        return number if math.isfinite(number) else None
     if isinstance(value, datetime):
         return value.timestamp()
     return None

@@ -301,3 +301,25 @@ def test_the_dbt_tests_map_to_checks_and_results() -> None:
         "unique:customer_id": 0,
         "relationships:customer_id": 0,
     }
+
+
+def test_metric_records_are_numbers_nan_and_infinity_make_no_record() -> None:
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.src",
+            "inputFacets": {
+                "dataQualityMetrics": {
+                    "rowCount": 3,
+                    "columnMetrics": {"x": {"sum": float("nan"), "max": float("inf"), "min": 1}},
+                },
+                "inputStatistics": {"rowCount": 3, "scanNaN": float("nan")},
+            },
+        }
+    ]
+    records = quality(build(run(inputs=inputs), definition())).records
+    assert {(r.metric, r.field, r.value) for r in records} == {
+        ("rowCount", None, 3),
+        ("min", "x", 1),
+        ("rowsRead", None, 3),
+    }
