@@ -78,6 +78,7 @@ class _Quality:
         self.plan = plan
         self.quality = QualityPlan(suite_code=definition.quality_suite_code)
         self.checks: dict[str, PlannedCheck] = {}
+        self.check_times: dict[str, datetime] = {}
         self.results: dict[tuple[str, str], PlannedResult] = {}
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
 
@@ -125,7 +126,8 @@ class _Quality:
                             ("openLineageColumn", assertion.column),
                             ("openLineageJobScope", scope),
                         ),
-                    )
+                    ),
+                    run,
                 )
                 self.result(code, scope, run, not assertion.success, _notes(run, assertion))
 
@@ -157,7 +159,8 @@ class _Quality:
                         ("openLineageTestType", test.type),
                         ("openLineageJobScope", scope),
                     ),
-                )
+                ),
+                run,
             )
             self.result(code, scope, run, status == "fail", _notes(run, test))
 
@@ -209,8 +212,13 @@ class _Quality:
 
     # -- collecting ----------------------------------------------------------------------------
 
-    def check(self, check: PlannedCheck) -> None:
-        self.checks.setdefault(check.code, check)
+    def check(self, check: PlannedCheck, run: RunFold) -> None:
+        """A check as its newest run describes it (a severity changed from warn to error makes
+        failures failures again); within one run, the first assertion of the code."""
+        when = run.last_event_time
+        if check.code not in self.checks or when > self.check_times[check.code]:
+            self.checks[check.code] = check
+            self.check_times[check.code] = when
 
     def result(self, code: str, job: str, run: RunFold, failed: bool, notes: str) -> None:
         key = (code, run.run_id)

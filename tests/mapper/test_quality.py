@@ -323,3 +323,26 @@ def test_metric_records_are_numbers_nan_and_infinity_make_no_record() -> None:
         ("min", "x", 1),
         ("rowsRead", None, 3),
     }
+
+
+def test_with_severity_warn_the_failure_is_a_warning_as_the_newest_run_says() -> None:
+    """A severity changed from warn to error makes the check's failures failures again (and the
+    other way round): the check follows the newest run, not the oldest one the store holds."""
+
+    def assertion_run(run_id: str, day: int, severity: str) -> list[dict[str, Any]]:
+        item = {"assertion": "a", "success": False, "severity": severity}
+        return run_cycle(
+            "dq.check_orders",
+            start_time=at(0, day=f"2026-11-{day}"),
+            end_time=at(0, day=f"2026-11-{day}", minute=5),
+            run_id=run_id,
+            inputs=[assertions(item)],
+            producer="p",
+        )
+
+    older, newer = assertion_run("r-1", 28, "warn"), assertion_run("r-2", 29, "error")
+    for events in (older + newer, newer + older):
+        (check,) = quality(build(events, definition())).checks
+        assert not check.warn_only
+    (check,) = quality(build(newer + assertion_run("r-3", 30, "warn"), definition())).checks
+    assert check.warn_only
