@@ -336,17 +336,18 @@ def _records(
     api = ctx.client.api
     monitors: dict[str, str | None] = {}
     pending: dict[tuple[str, str], list[tuple[str, MetricRecord]]] = defaultdict(list)
+    held: set[tuple[str, str]] = set()
+    """Runs with a record that has no entity or monitor yet: not all uploaded, not ledgered."""
     for record in records:
         if ledger.has(record.job, RECORDED_RUN, record.run_id):
             ctx.report.count("profilingRecordsAlreadyUploaded")
             continue
         entity = index.entities.get(record.entity)
-        if entity is None:
-            continue
-        if entity not in monitors:
+        if entity is not None and entity not in monitors:
             monitors[entity] = _monitor(ctx, entity, str(record.entity))
-        monitor = monitors[entity]
+        monitor = monitors[entity] if entity is not None else None
         if monitor is None:
+            held.add((record.job, record.run_id))
             continue
         key = f"{record.entity} {record.metric} {record.field or ''} {record.timestamp.isoformat()}"
         row = MetricRecord(
@@ -360,7 +361,7 @@ def _records(
     for (job, run_id), rows in sorted(pending.items()):
         tally = ctx.upload(api.metric_records, rows, kind="profiling record")
         ctx.report.count("profilingRecordsUploaded", tally.created + tally.updated)
-        if not tally.failed:
+        if not tally.failed and (job, run_id) not in held:
             seen[job][RECORDED_RUN].add(run_id)
             ledger.runs[job][RECORDED_RUN].add(run_id)
     for record in records:  # runs already recorded stay in the ledger while the plan sees them

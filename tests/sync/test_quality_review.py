@@ -33,3 +33,46 @@ def test_metric_records_are_numbers_a_nan_or_infinite_metric_is_not_uploaded(
         ("min", 1.0),
     }
     assert report.counters["profilingRecordsUploaded"] == 2
+
+
+def metrics_run(run_id: str, tables: list[str]) -> list[dict[str, Any]]:
+    """A completed run reading ``tables`` of the warehouse, each with a row count."""
+
+    def event(kind: str, second: int) -> dict[str, Any]:
+        return {
+            "eventType": kind,
+            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
+            "producer": "https://example.com/dq",
+            "run": {"runId": run_id, "facets": {}},
+            "job": {"namespace": "dq", "name": "profile", "facets": {}},
+            "inputs": [
+                {
+                    "namespace": "postgres://warehouse:5432",
+                    "name": f"dwh.sales.{table}",
+                    "facets": {"schema": {"fields": [{"name": "id"}]}},
+                    "inputFacets": {"dataQualityMetrics": {"rowCount": 5, "columnMetrics": {}}},
+                }
+                for table in tables
+            ],
+            "outputs": [],
+        }
+
+    return [event("START", 0), event("COMPLETE", 30)]
+
+
+def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: "A run whose records were already uploaded adds none" — a run whose monitor
+    could not be had for one of its datasets has not uploaded its records: the next sync adds
+    them (the records of its other datasets are upserts: nothing is duplicated)."""
+    job = definition()
+    events = metrics_run("run-p", ["orders", "customers"])
+    emulator.emulator.faults.fail_next(2, status=400, path="/profiling/monitors")
+    snapshot(plan_for(client, events, job), client, job)
+    assert len(objects(emulator, Kind.RECORD)) == 1
+    snapshot(plan_for(client, events, job), client, job)
+    assert len(objects(emulator, Kind.MONITOR)) == 2
+    assert len(objects(emulator, Kind.RECORD)) == 2
+    third = snapshot(plan_for(client, events, job), client, job)
+    assert third.counters["profilingRecordsAlreadyUploaded"] == 2
