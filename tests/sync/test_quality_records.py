@@ -1,4 +1,5 @@
-"""Quality in Blindata (seed 003) with what real producers send: review cases."""
+"""Profiling records in Blindata (seed 003) from the metrics real producers send: numbers only,
+and a run enters the ledger once every record of it was uploaded."""
 
 from __future__ import annotations
 
