@@ -276,7 +276,10 @@ def _results(
     job_of = {check.code: check.job for check in quality.checks}
     complete: dict[tuple[str, str], bool] = {}
     accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for result in quality.results:
+    # oldest first: the contract does not say whether a check's last result is the latest
+    # started or the latest posted, and run ids (a producer's may be random) say neither
+    posting = sorted(quality.results, key=lambda r: (r.started_at, r.check, r.run_id))
+    for result in posting:
         job = result.job
         run = (job, result.run_id)
         complete.setdefault(run, True)
