@@ -30,10 +30,14 @@ UNMAPPED = "mysql://nowhere:3306"
 
 
 def run(
-    job: str, run_id: str, assertions: dict[tuple[str, str], list[dict[str, Any]]]
+    job: str,
+    run_id: str,
+    assertions: dict[tuple[str, str], list[dict[str, Any]]],
+    **input_facets: Any,
 ) -> list[dict[str, Any]]:
     """A completed run of job ``dq/<job>`` reading datasets ``(namespace, name)`` with
-    assertions (an empty list: the dataset is read, nothing is asserted)."""
+    assertions (an empty list: the dataset is read, nothing is asserted), and ``input_facets``
+    on each."""
 
     def event(kind: str, second: int) -> dict[str, Any]:
         return {
@@ -47,7 +51,10 @@ def run(
                     "namespace": namespace,
                     "name": name,
                     "facets": {"schema": {"fields": [{"name": "id"}]}},
-                    "inputFacets": {"dataQualityAssertions": {"assertions": items}},
+                    "inputFacets": {
+                        "dataQualityAssertions": {"assertions": items},
+                        **input_facets,
+                    },
                 }
                 for (namespace, name), items in assertions.items()
             ],

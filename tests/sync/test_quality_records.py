@@ -12,6 +12,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import definition, objects, plan_for
 from tests.sync.test_quality import dq_run
+from tests.sync.test_quality_ledger import PG, run
 
 pytestmark = pytest.mark.integration
 
@@ -38,27 +39,8 @@ def test_metric_records_are_numbers_a_nan_or_infinite_metric_is_not_uploaded(
 
 def metrics_run(run_id: str, tables: list[str]) -> list[dict[str, Any]]:
     """A completed run reading ``tables`` of the warehouse, each with a row count."""
-
-    def event(kind: str, second: int) -> dict[str, Any]:
-        return {
-            "eventType": kind,
-            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
-            "producer": "https://example.com/dq",
-            "run": {"runId": run_id, "facets": {}},
-            "job": {"namespace": "dq", "name": "profile", "facets": {}},
-            "inputs": [
-                {
-                    "namespace": "postgres://warehouse:5432",
-                    "name": f"dwh.sales.{table}",
-                    "facets": {"schema": {"fields": [{"name": "id"}]}},
-                    "inputFacets": {"dataQualityMetrics": {"rowCount": 5, "columnMetrics": {}}},
-                }
-                for table in tables
-            ],
-            "outputs": [],
-        }
-
-    return [event("START", 0), event("COMPLETE", 30)]
+    read = {(PG, f"dwh.sales.{table}"): [] for table in tables}
+    return run("profile", run_id, read, dataQualityMetrics={"rowCount": 5, "columnMetrics": {}})
 
 
 def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(
