@@ -418,13 +418,6 @@ class JobDefinition(_Model):
     def is_ignored(self, namespace: str) -> bool:
         return any(matches_pattern(namespace, pattern) for pattern in self.ignored_namespaces)
 
-    def namespace_mappings_for(self, namespace: str) -> list[NamespaceMapping]:
-        """In order: the mapper takes the first whose System exists."""
-        return [mapping for mapping in self.namespace_mappings if mapping.matches(namespace)]
-
-    def system_policy_for(self, namespace: str) -> SystemPolicy | None:
-        return next((policy for policy in self.system_policies if policy.matches(namespace)), None)
-
     def job_system_rule_for(self, job_namespace: str) -> JobSystemRule | None:
         return next((rule for rule in self.job_systems if rule.matches(job_namespace)), None)
 

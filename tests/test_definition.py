@@ -34,6 +34,7 @@ from airflow_blindata.definition import (
     SystemSubtype,
     matches_pattern,
 )
+from airflow_blindata.mapper.systems import namespace_mappings_for, system_policy_for
 
 UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 OTHER_UUID = "0e8b4c1a-2d3f-4a5b-9c6d-7e8f9a0b1c2d"
@@ -215,15 +216,15 @@ def test_namespace_mappings_are_tried_in_the_order_written() -> None:
             {"pattern": "redshift://dwh:5439", "system": {"uuid": OTHER_UUID}},
         ]
     )
-    systems = [m.system for m in definition.namespace_mappings_for("redshift://dwh:5439")]
+    systems = [m.system for m in namespace_mappings_for(definition, "redshift://dwh:5439")]
     assert systems == [SystemRef(name="Any Redshift"), SystemRef(uuid=OTHER_UUID)]
-    assert definition.namespace_mappings_for("mysql://db:3306") == []
+    assert namespace_mappings_for(definition, "mysql://db:3306") == []
 
 
 def test_nothing_is_created_unless_a_policy_says_so() -> None:
     definition = minimal(systemPolicies=[{"pattern": "s3://*", "technology": "Amazon S3"}])
-    assert definition.system_policy_for("postgres://db:5432") is None
-    policy = definition.system_policy_for("s3://bucket")
+    assert system_policy_for(definition, "postgres://db:5432") is None
+    policy = system_policy_for(definition, "s3://bucket")
     assert policy is not None
     assert policy.creation is Creation.NEVER
 
@@ -239,7 +240,7 @@ def test_the_first_system_policy_that_matches_applies() -> None:
     chosen = {
         namespace: definition.system_policies.index(policy)
         for namespace in ("s3://raw-events", "s3://curated", "gs://bucket")
-        if (policy := definition.system_policy_for(namespace)) is not None
+        if (policy := system_policy_for(definition, namespace)) is not None
     }
     assert chosen == {"s3://raw-events": 0, "s3://curated": 1, "gs://bucket": 2}
 
