@@ -239,19 +239,20 @@ class SystemPolicy(_PatternRule):
     name_template: Annotated[str, AfterValidator(_check_name_template)] | None = Field(
         default=None,
         description="The name of a created System, with the placeholders {namespace} {scheme} "
-        "{host} {port} {bucket}. Default: {bucket} for s3, otherwise {namespace}.",
+        "{host} {port} {bucket}. Default: {bucket} for s3 and gs, otherwise {namespace}.",
     )
     subtype: SystemSubtype = Field(
         default=SystemSubtype.DATABASE, description="The subtype of a created System."
     )
     technology: Text | None = Field(
         default=None,
-        description="The technology of a created System. Default: Amazon S3 for s3, else none.",
+        description="The technology of a created System. Default: by scheme (Amazon S3 for s3, "
+        "PostgreSQL for postgres, ...: SCHEME_TECHNOLOGIES), else none.",
     )
     entity_creation: StrictBool | None = Field(
         default=None,
         description="Whether entities and fields may be created on the System. Default: true on "
-        "Systems created by OpenLineage, false on mapped or crawled ones.",
+        "Systems this definition created, false on mapped, stamped or crawled ones.",
     )
     replace_user_documentation: StrictBool = Field(
         default=False,
