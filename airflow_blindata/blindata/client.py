@@ -388,15 +388,22 @@ class BlindataClient:
         ids: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
+        empty: Callable[[], ModelT] | None = None,
     ) -> ModelT:
-        """Send one operation and read its answer as ``model``."""
+        """Send one operation and read its answer as ``model``.
+
+        ``empty`` gives the result when the server answers with no body (``204 No Content``, or
+        a 2xx without content): the contract names the status of some writes and not their
+        body. Without it such an answer is a ``BlindataContractError`` (never retried: nothing
+        was cut short).
+        """
         return self._exchange(
             endpoint,
             ids,
             params,
             json,
             None,
-            lambda response, op: decode(response, model, op, self._scrub),
+            lambda response, op: decode(response, model, op, self._scrub, empty=empty),
         )
 
     def iter_pages(
@@ -581,14 +588,27 @@ def decode(
     model: type[ModelT],
     operation: str,
     scrub: Callable[[str], str] = _unchanged,
+    *,
+    empty: Callable[[], ModelT] | None = None,
 ) -> ModelT:
     """Read a successful answer as ``model``, or fail with ``BlindataContractError``.
 
-    A body announced as JSON (or not announced at all) that does not parse was cut short on its
-    way: the error is ``incomplete``, and the client asks again when that is safe. Any other
-    body (an HTML page) is the answer of something that is not Blindata: asking again would
-    not help.
+    An answer with no body at all (``204``, or ``200`` without content) is complete: it is
+    ``empty()`` when the caller knows what it means (a PUT that stored what it was sent), else a
+    contract error that is not retried. A body announced as JSON (or not announced at all) that
+    does not parse was cut short on its way: the error is ``incomplete``, and the client asks
+    again when that is safe. Any other body (an HTML page) is the answer of something that is
+    not Blindata: asking again would not help.
     """
+    if response.status_code == 204 or not response.content.strip():
+        if empty is not None:
+            return empty()
+        raise BlindataContractError(
+            f"{operation} answered {response.status_code} with no body, where "
+            f"a {model.__name__} was expected",
+            operation=operation,
+            status=response.status_code,
+        )
     try:
         data = response.json()
     except ValueError:

@@ -79,8 +79,13 @@ class _Updatable(_Collection[ModelT]):
         uuid = getattr(obj, "uuid", None)
         if not uuid:
             raise BlindataConfigError(f"cannot update a {self.model.__name__} without a uuid")
+        # A PUT replaces the object with the body: an answer without one (204) means just that.
         return self._client.call(
-            self._endpoint("update"), self.model, ids={"uuid": uuid}, json=obj.to_wire()
+            self._endpoint("update"),
+            self.model,
+            ids={"uuid": uuid},
+            json=obj.to_wire(),
+            empty=lambda: obj,
         )
 
 
@@ -203,6 +208,13 @@ class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
 
     prefix = "quality_results"
     model = QualityResult
+
+    def create(self, obj: QualityResult) -> QualityResult:
+        """Post ``obj``; the contract names the answer's status (201), not its body: an answer
+        without one gives back ``obj`` as sent."""
+        return self._client.call(
+            self._endpoint("create"), self.model, json=obj.to_wire(), empty=lambda: obj
+        )
 
 
 class ProfilingMonitors(_Listable[ProfilingMonitor], _Creatable[ProfilingMonitor]):
