@@ -441,7 +441,9 @@ class BlindataClient:
 
         The server reports bad rows in ``errors`` and applies the rest. When it refuses a whole
         batch with 400 instead, the batch is split in halves until the bad rows are alone, so one
-        bad row never costs the others.
+        bad row never costs the others. A batch refused as too large (413: the limit of the
+        server, or of a proxy in front of it, on a request's body) is split in halves the same
+        way, until each request fits; a single row too large for any request is reported.
         """
         if batch_size < 1:
             raise BlindataConfigError(f"batch_size must be at least 1, got {batch_size}")
@@ -471,7 +473,9 @@ class BlindataClient:
             answer = self.call(
                 endpoint, UploadResponse, params=params, json=[row.to_wire() for row in batch]
             )
-        except BlindataValidationError as exc:
+        except BlindataStatusError as exc:
+            if not isinstance(exc, BlindataValidationError) and exc.status != _TOO_LARGE:
+                raise
             if len(batch) == 1:
                 report.discarded += 1
                 report.errors.append(RowError(offset, exc.server_message or str(exc), batch[0]))
@@ -493,6 +497,10 @@ class BlindataClient:
                     f"{row_error.index} of a batch of {len(batch)}: {row_error.message}",
                     operation=f"{endpoint.method} {endpoint.template}",
                 )
+
+
+_TOO_LARGE = 413
+"""Content Too Large: the request's body is over what the server (or its proxy) accepts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from airflow_blindata.blindata.errors import BlindataConfigError, BlindataNotFoundError
+from airflow_blindata.blindata.errors import (
+    BlindataConfigError,
+    BlindataNotFoundError,
+    BlindataStatusError,
+)
 from airflow_blindata.blindata.models import (
     CurrentUser,
     DataFlow,
@@ -187,10 +191,38 @@ class QualitySuites(
     model = QualitySuite
 
     def import_objects(self, body: QualityImport, *, cleanup: bool = False) -> QualityImportResult:
-        """Upsert a suite and its checks by code; ``cleanup`` disables the suite's other checks."""
+        """Upsert a suite and its checks by code; ``cleanup`` disables the suite's other checks.
+
+        An import refused as too large (413: the body is over what the server or its proxy
+        accepts) is sent again as two imports of half the checks each, until each fits, and
+        their answers are added up (row errors keep their index in ``body``). Not with
+        ``cleanup``: each half would disable the checks of the other.
+        """
         endpoint = self._endpoint("import")
         params = {"cleanup": "true"} if cleanup else {}
-        return self._client.call(endpoint, QualityImportResult, params=params, json=body.to_wire())
+        try:
+            return self._client.call(
+                endpoint, QualityImportResult, params=params, json=body.to_wire()
+            )
+        except BlindataStatusError as exc:
+            checks = body.quality_checks
+            if exc.status != 413 or cleanup or len(checks) < 2:
+                raise
+        half = len(checks) // 2
+        first = self.import_objects(body.model_copy(update={"quality_checks": checks[:half]}))
+        second = self.import_objects(body.model_copy(update={"quality_checks": checks[half:]}))
+        shifted = [
+            error.model_copy(update={"index": error.index + half}) for error in second.errors
+        ]
+        return QualityImportResult(
+            message=second.message,
+            row_created=first.row_created + second.row_created,
+            row_updated=first.row_updated + second.row_updated,
+            row_discarded=first.row_discarded + second.row_discarded,
+            quality_suite_uuid=second.quality_suite_uuid or first.quality_suite_uuid,
+            quality_checks_uuids=[*first.quality_checks_uuids, *second.quality_checks_uuids],
+            errors=[*first.errors, *shifted],
+        )
 
 
 class QualityChecks(

@@ -111,6 +111,13 @@ class Emulator:
             username = user.username
             tenant = self.auth.tenant(user, incoming.headers.get("x-bd-tenant"))
             self.auth.require(user, route.area, route.write)
+            limit = self.settings.max_body_bytes
+            if limit is not None and len(incoming.body) > limit:
+                raise ApiError(
+                    413,
+                    f"the request body of {len(incoming.body)} bytes is over the "
+                    f"{limit} bytes this server accepts",
+                )
             body = _parse_body(incoming.body)
             with self.store.transaction():
                 seq = next(self._seq)

@@ -21,6 +21,7 @@ ERROR_NAMES: Mapping[int, str] = {
     404: "NotFoundException",
     405: "MethodNotAllowedException",
     409: "ConflictException",
+    413: "PayloadTooLargeException",
     429: "TooManyRequestsException",
     500: "InternalServerErrorException",
     502: "BadGatewayException",

@@ -99,6 +99,9 @@ class EmulatorSettings:
     - `moved_paths`: contract path → the path this emulator serves it at instead (every method
       of the path moves; the contract path answers 404), to play an instance that serves a path
       elsewhere. Keys are checked against the routes when the app is created.
+    - `max_body_bytes`: the largest request body accepted; a larger one is answered 413 with
+      the error body, unprocessed, as the proxy in front of a Blindata instance (nginx's
+      `client_max_body_size`, 1 MB by default) or Spring's own limit does. `None`: no limit.
     """
 
     db_path: str = ":memory:"
@@ -108,6 +111,7 @@ class EmulatorSettings:
     token_ttl_seconds: float = DEFAULT_TOKEN_TTL_SECONDS
     analysis_delay_seconds: float = 0.0
     moved_paths: dict[str, str] = field(default_factory=dict)
+    max_body_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not self.tenants:
@@ -118,6 +122,8 @@ class EmulatorSettings:
             raise ValueError("EmulatorSettings.token_ttl_seconds must be positive")
         if self.analysis_delay_seconds < 0:
             raise ValueError("EmulatorSettings.analysis_delay_seconds must not be negative")
+        if self.max_body_bytes is not None and self.max_body_bytes < 1:
+            raise ValueError("EmulatorSettings.max_body_bytes must be at least 1 (or None)")
         for source, target in self.moved_paths.items():
             if not target.startswith("/") or target == source:
                 raise ValueError(
