@@ -205,7 +205,10 @@ class Documentation(WireModel):
 
 
 class DataFlow(_Stored):
-    name: str
+    # Optional when read: the contract requires no flow's name (uploads key flows by scope and
+    # name), and a flow a person or the SQL analysis made may have none; every flow is listed
+    # when cleanup reads what ends on a table.
+    name: str | None = None
     description: str | None = None
     scope: str | None = None
     from_system: Ref | None = None

@@ -388,3 +388,36 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
     run(client, history, events, job)  # the same events again: nothing more to remove
     again = history.add(cleanup(job, client, history, force=True))
     assert again.status == "success" and not again.removed, again.render()
+
+
+class UnnamedFlowsOfOthers(httpx.HTTPTransport):
+    """A Blindata whose flows without a scope (a person's, or the analysis of a statement) have
+    no ``name``: the contract requires a name of no flow, only keys uploads by (scope, name)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or request.url.path != "/api/v1/dataflows":
+            return response
+        body = json.loads(response.read())
+        for flow in body["content"]:
+            if not flow.get("scope"):
+                flow.pop("name", None)
+        headers = {"Date": response.headers["Date"]} if "Date" in response.headers else {}
+        return httpx.Response(response.status_code, headers=headers, json=body)
+
+
+def test_a_flow_of_others_without_a_name_keeps_the_table_it_ends_on(emulator: Any) -> None:
+    job = definition()
+    history = History()
+    with client_of(emulator, UnnamedFlowsOfOthers()) as client:
+        run(client, history, [LOAD, KEEP], job)
+        history.add(cleanup(job, client, history))
+        flow_on_dst(None)(client, emulator)
+        next_second()
+        run(client, history, [KEEP], job)
+        report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    kept = report.kept.get("entity")
+    assert kept is not None and "no scope" in kept.examples[0], report.render()
