@@ -346,7 +346,8 @@ class CurrentUser(WireModel):
     uuid: str | None = None
     username: str
     full_name: str | None = None
-    permissions: AnswerList[str] = []
+    # The contract says ``permissions: [...]``, not what an item is (a name, or an object).
+    permissions: AnswerList[Any] = []
 
 
 class ErrorBody(WireModel):

@@ -283,6 +283,27 @@ def test_a_dead_port_gives_a_request_error_naming_the_url() -> None:
     assert f"cannot connect to http://127.0.0.1:{port}" in str(caught.value)
 
 
+class PermissionsAsObjects(httpx.HTTPTransport):
+    """A Blindata whose ``/users/me`` lists permissions as objects: the contract says
+    ``permissions: [...]`` and not what an item is (the emulator sends names)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if not request.url.path.endswith("/users/me"):
+            return response
+        response.read()
+        body = response.json()
+        body["permissions"] = [{"name": name, "area": "ANY"} for name in body["permissions"]]
+        return httpx.Response(response.status_code, headers={"Date": "x"}, json=body)
+
+
+def test_who_am_i_reads_permissions_whatever_their_items_are(emulator: Any) -> None:
+    with client_for(emulator, transport=PermissionsAsObjects()) as client:
+        me = client.api.me()
+    assert me.username == USER
+    assert me.permissions and all(isinstance(p, dict) for p in me.permissions)
+
+
 # -- bad answers ---------------------------------------------------------------------------------
 
 
