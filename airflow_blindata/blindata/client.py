@@ -65,6 +65,9 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for one HTTP exchange."""
 DEFAULT_PAGE_SIZE = 500
 """Items per page when listing; the contract caps pages at 1000."""
+LIST_ORDER = "uuid,ASC"
+"""The ``sort`` of every listing: the contract's ``sort=prop,ASC|DESC`` on the one property every
+stored object has, and that never changes."""
 DEFAULT_UPLOAD_BATCH_SIZE = 500
 """Rows per upload request."""
 TENANT_HEADER = "X-BD-Tenant"
@@ -414,15 +417,30 @@ class BlindataClient:
         params: Mapping[str, Any] | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
     ) -> Iterator[ModelT]:
-        """Every item of a list, requesting one Spring page after the other."""
+        """Every item of a list, requesting one Spring page after the other.
+
+        The pages are asked in one order (``LIST_ORDER``, unless ``params`` names a ``sort``):
+        a server reading its database without one (Spring passes no ``ORDER BY`` then) may serve
+        each page from a differently ordered scan, and a walk of the pages would skip some
+        objects and repeat others; a cleanup that missed a flow ending on a table would remove
+        the table. An object created while the pages are walked may still push one already seen
+        onto the next page: it is given once."""
         number = 0
+        asked = {"sort": LIST_ORDER, **(params or {})}
+        seen: set[str] = set()
         while True:
             page: Page[ModelT] = self.call(
                 endpoint,
                 Page[model],  # type: ignore[valid-type]
-                params={**(params or {}), "page": number, "size": page_size},
+                params={**asked, "page": number, "size": page_size},
             )
-            yield from page.content
+            for item in page.content:
+                uuid = getattr(item, "uuid", None)
+                if isinstance(uuid, str):
+                    if uuid in seen:
+                        continue
+                    seen.add(uuid)
+                yield item
             if page.is_last(number):
                 return
             number += 1

@@ -134,6 +134,7 @@ class Emulator:
                     path_params=incoming.path_params,
                     body=body,
                     page_size_cap=self.settings.page_size_cap,
+                    unordered_pages=self.settings.unordered_pages,
                     analysis_delay_seconds=self.settings.analysis_delay_seconds,
                 )
                 reply = route.handler(call)

@@ -11,6 +11,7 @@ A handler takes a `Call` (the authenticated request of one tenant) and returns a
 
 from __future__ import annotations
 
+import random
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ class Call:
     path_params: Mapping[str, str]
     body: Any = NO_BODY
     page_size_cap: int = 1000
+    unordered_pages: bool = False
     analysis_delay_seconds: float = 0.0
 
     @property
@@ -290,9 +292,14 @@ def list_page(call: Call, res: Resource, filters: Sequence[Filter]) -> Reply:
     conds = [cond for build in filters if (cond := build(call.params, call.tenant)) is not None]
     request = call.page_request()
     total = call.db.count(res.kind, conds)
-    docs = call.db.select(
-        res.kind, conds, sort=request.sort, offset=request.offset, limit=request.size
-    )
+    if call.unordered_pages and not request.sort:  # EmulatorSettings.unordered_pages
+        docs = call.db.select(res.kind, conds)
+        random.Random(call.seq).shuffle(docs)
+        docs = docs[request.offset : request.offset + request.size]
+    else:
+        docs = call.db.select(
+            res.kind, conds, sort=request.sort, offset=request.offset, limit=request.size
+        )
     return Reply(200, page_body([res.present(call.db, doc) for doc in docs], total, request))
 
 

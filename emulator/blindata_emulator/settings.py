@@ -99,6 +99,10 @@ class EmulatorSettings:
     - `moved_paths`: contract path → the path this emulator serves it at instead (every method
       of the path moves; the contract path answers 404), to play an instance that serves a path
       elsewhere. Keys are checked against the routes when the app is created.
+    - `unordered_pages`: a list asked without `sort` is served in an order that changes from
+      request to request, as a database read without `ORDER BY` may serve it (PostgreSQL's
+      synchronised sequential scans start where another scan is); a client that walks the pages
+      without a `sort` then skips and repeats objects. `False`: creation order, always.
     - `max_body_bytes`: the largest request body accepted; a larger one is answered 413 with
       the error body, unprocessed, as the proxy in front of a Blindata instance (nginx's
       `client_max_body_size`, 1 MB by default) or Spring's own limit does. `None`: no limit.
@@ -112,6 +116,7 @@ class EmulatorSettings:
     analysis_delay_seconds: float = 0.0
     moved_paths: dict[str, str] = field(default_factory=dict)
     max_body_bytes: int | None = None
+    unordered_pages: bool = False
 
     def __post_init__(self) -> None:
         if not self.tenants:
