@@ -56,8 +56,8 @@ _TEST = "connection test"
 CLIENT_LIBRARY_ONLY = "client library only"
 USED_BY: dict[str, str] = {
     "login": "every call with auth_method login",
-    "users.me": f"{_TEST}, {_SNAPSHOT}, {_CLEANUP} (server time)",
-    "systems.list": f"{_SNAPSHOT}, {_CLEANUP}",
+    "users.me": _TEST,
+    "systems.list": f"{_SNAPSHOT} (server time), {_CLEANUP}",
     "systems.create": _SNAPSHOT,
     "systems.get": _SNAPSHOT,
     "systems.update": _SNAPSHOT,

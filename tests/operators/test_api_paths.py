@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -14,15 +15,16 @@ from blindata_emulator import EmulatorHandle, running_emulator
 
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
 from airflow_blindata.store import open_store
+from airflow_blindata.sync import snapshot
 from tests.conftest import API_KEY, TENANT, USER, emulator_settings
 from tests.operators.test_operators import DEFINITION
-from tests.sync.conftest import dbt_events
+from tests.sync.conftest import client_of, dbt_events, definition, plan_for
 
 pytestmark = pytest.mark.integration
 
 MOVED = {
     "/api/v1/dataflows/*/upload": "/api/v1/lineage/dataflows/*/upload",
-    "/api/v1/users/me": "/api/v1/users/current",
+    "/api/v1/systems": "/api/v1/catalog/systems",
 }
 
 
@@ -60,5 +62,19 @@ def test_the_snapshot_and_cleanup_operators_call_the_paths_api_paths_moves(
     log = httpx.get(f"{moved.base_url}/_emulator/requests").json()["requests"]
     paths = {(entry["method"], entry["path"], entry["status"]) for entry in log}
     assert ("POST", MOVED["/api/v1/dataflows/*/upload"], 200) in paths
-    assert ("GET", MOVED["/api/v1/users/me"], 200) in paths
+    assert ("GET", MOVED["/api/v1/systems"], 200) in paths
     assert not [entry for entry in log if entry["status"] == 404]
+
+
+def test_a_snapshot_needs_no_users_me_path() -> None:
+    """``/users/me`` is inferred: the snapshot reads Blindata's time from a verified path (a page
+    of one System), so an instance that serves no ``/users/me`` still takes a snapshot."""
+    moved = {"/api/v1/users/me": "/api/v1/elsewhere/me"}
+    job = definition()
+    settings = replace(emulator_settings(), moved_paths=moved)
+    with running_emulator(settings) as handle, client_of(handle) as client:
+        before = datetime.now(UTC)
+        report = snapshot(plan_for(client, dbt_events(), job), client, job)
+    assert report.status == "success", report.render()
+    assert report.watermark is not None
+    assert abs(report.watermark - before) < timedelta(seconds=30)

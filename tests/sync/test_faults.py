@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 def _throttle(faults: Any) -> None:
     """Bursts of 429: fewer in a row than the client's attempts, on several kinds of call."""
-    for path in ("users/me", "systems$", "physical_fields", "dataflows", "statements"):
+    for path in ("systems$", "physical_fields", "dataflows", "statements"):
         faults.rate_limit_next(5, retry_after=0, path=path)
 
 
