@@ -92,11 +92,18 @@ def _connection_url(conn_id: str) -> str:
             f"connection {conn_id!r} is of type {conn_type!r}: a store needs postgres or sqlite"
         )
     query = {key: str(extra[key]) for key in (*_PG_PARAMS, "schema") if extra.get(key)}
+    host = (conn.host or "").strip() or None
+    if host and host.startswith("/"):
+        # A Unix socket's directory (``/var/run/postgresql``), as libpq and Airflow's postgres
+        # hook take it: a URL carries it as the ``host`` parameter, not in its authority (there
+        # the slashes would end the host and start the database name).
+        query["host"] = host
+        host = None
     url = URL.create(
         "postgresql+psycopg",
         username=conn.login or None,
         password=conn.password or None,
-        host=conn.host or None,
+        host=host,
         port=conn.port or None,
         database=conn.schema or None,
         query=query,

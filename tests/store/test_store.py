@@ -13,6 +13,7 @@ from airflow_blindata.store import (
     AppendOutcome,
     EventStore,
     StoreSchemaError,
+    StoreUnavailableError,
     StoreURLError,
     SyncRecord,
     open_store,
@@ -22,7 +23,7 @@ from airflow_blindata.store import (
 from airflow_blindata.store import sql as sql_module
 from airflow_blindata.store.prepare import prepare
 
-from .helpers import dataset_event, event, job_event
+from .helpers import _libpq, dataset_event, event, job_event, postgres_base_url, postgres_schema
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openlineage"
 
@@ -322,6 +323,58 @@ def test_airflow_connection_urls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         open_store("airflow-conn://bd_http")
     with pytest.raises(StoreURLError, match="connection 'bd_nowhere' could not be read: it is not"):
         open_store("airflow-conn://bd_nowhere")
+
+
+def test_a_postgres_connection_whose_host_is_a_unix_socket_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """libpq and Airflow's postgres hook take a directory as the host (a Unix socket's): the
+    store's URL carries it as ``?host=``, not as its authority (where the slashes would end the
+    host and make the directory the database's name)."""
+    from airflow_blindata.store import urls
+
+    connection = {"conn_type": "postgres", "host": "/var/run/postgresql", "port": 5433}
+    monkeypatch.setenv("AIRFLOW_CONN_BD_SOCKET", json.dumps({**connection, "schema": "lineage"}))
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(urls._connection_url("bd_socket"))
+    assert (parsed.host, parsed.port, parsed.database) == (None, 5433, "lineage")
+    assert parsed.query["host"] == "/var/run/postgresql"
+
+
+def test_a_postgres_store_reached_through_a_unix_socket_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    base = postgres_base_url()
+    with psycopg.connect(_libpq(base)) as conn:
+        row = conn.execute("SHOW unix_socket_directories").fetchone()
+    directories = [d.strip() for d in str(row[0] if row else "").split(",") if d.strip()]
+    socket_dir = next((d for d in directories if Path(d).is_dir()), None)
+    if socket_dir is None:
+        pytest.skip("the test server listens on no Unix socket directory here")
+    parsed = make_url(base)
+    with postgres_schema(base) as url:
+        connection = {
+            "conn_type": "postgres",
+            "host": socket_dir,
+            "port": parsed.port or 5432,
+            "login": parsed.username,
+            "password": parsed.password,
+            "schema": parsed.database,
+            "extra": {"schema": make_url(url).query["schema"]},
+        }
+        monkeypatch.setenv("AIRFLOW_CONN_BD_SOCKET", json.dumps(connection))
+        try:
+            with open_store("airflow-conn://bd_socket") as store:
+                assert store.append(event("over_the_socket")) is AppendOutcome.ACCEPTED
+                assert [e.job_name for e in store.events()] == ["over_the_socket"]
+        except StoreUnavailableError as error:
+            if "authentication" in str(error) or "pg_hba" in str(error):
+                pytest.skip(f"the server does not let this user in over its socket: {error}")
+            raise
 
 
 def test_store_url_from_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
