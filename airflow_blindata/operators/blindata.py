@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
@@ -80,7 +81,25 @@ class _BlindataSyncOperator(BaseOperator):
     def job_definition(self) -> JobDefinition:
         from airflow_blindata.definition import JobDefinition
 
-        return JobDefinition.coerce(self.definition)
+        definition = self.definition
+        if isinstance(definition, str | os.PathLike):
+            definition = self._definition_path(os.fspath(definition))
+        return JobDefinition.coerce(definition)
+
+    def _definition_path(self, given: str) -> str:
+        """A relative path is read from the DAG file's folder, as Airflow reads template files:
+        a task runs in whatever directory its worker started in, not next to its DAG file.
+        (A path that exists only relative to the working directory is still read there.)"""
+        path = Path(given.strip()).expanduser()
+        if path.is_absolute():
+            return str(path)
+        fileloc = getattr(getattr(self, "dag", None), "fileloc", None) if self.has_dag() else None
+        if not fileloc:
+            return str(path)
+        beside_dag = Path(fileloc).parent / path
+        if beside_dag.exists() or not path.exists():
+            return str(beside_dag)
+        return str(path.resolve())
 
     def progress(self) -> Progress:
         from airflow_blindata.sync import Progress

@@ -166,6 +166,37 @@ def test_a_flag_that_is_not_a_boolean_is_an_error() -> None:
         _flag("maybe", "dry_run")
 
 
+def test_a_relative_definition_path_is_read_from_the_dag_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task runs in the directory its worker started in, not next to its DAG file: a
+    definition given as ``"blindata_sync.yaml"`` is read beside the DAG file, as Airflow reads
+    template files; one missing there is named by the path that was looked at."""
+    import pendulum
+    from airflow.sdk import DAG
+
+    from airflow_blindata.definition import JobDefinitionError
+
+    dags = tmp_path / "dags"
+    (dags / "defs").mkdir(parents=True)
+    (dags / "defs" / "job.yaml").write_text(f"uuid: {DEFINITION_UUID}\n")
+    elsewhere = tmp_path / "worker"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with DAG("rel", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")) as dag:
+        found = BlindataSnapshotOperator(task_id="found", definition="defs/job.yaml")
+        missing = BlindataCleanupOperator(task_id="missing", definition="nowhere.yaml")
+    dag.fileloc = str(dags / "sync.py")
+
+    assert found.job_definition().uuid == DEFINITION_UUID
+    with pytest.raises(JobDefinitionError, match=str(dags / "nowhere.yaml")):
+        missing.job_definition()
+    (elsewhere / "nowhere.yaml").write_text(f"uuid: {DEFINITION_UUID}\n")
+    assert missing.job_definition().uuid == DEFINITION_UUID  # read where it was read before
+    absolute = BlindataSnapshotOperator(task_id="abs", definition=str(dags / "defs" / "job.yaml"))
+    assert absolute.job_definition().uuid == DEFINITION_UUID  # no DAG: as given
+
+
 def _load(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
