@@ -97,6 +97,12 @@ class BlindataConnectionSettings:
         for key in list(extra):
             if key.startswith("extra__blindata__"):
                 extra.setdefault(key.removeprefix("extra__blindata__"), extra.pop(key))
+        # A field left empty (null, or "" from a form or a URI's ``?timeout=``) takes its default.
+        extra = {
+            key: value
+            for key, value in extra.items()
+            if value is not None and not (isinstance(value, str) and not value.strip())
+        }
         host = (conn.host or "").strip()
         if not host:
             raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")

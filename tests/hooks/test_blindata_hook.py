@@ -164,6 +164,40 @@ def test_extras_are_read_with_their_types_and_the_old_prefixed_spelling() -> Non
     assert "secret" not in repr(settings)
 
 
+@pytest.mark.parametrize(
+    "connection_text",
+    [
+        json.dumps(
+            {
+                "conn_type": "blindata",
+                "host": "https://app.blindata.io",
+                "login": "etl",
+                "password": "s3cret-key",
+                "extra": {
+                    "timeout": None,
+                    "deadline": "",
+                    "verify_ssl": None,
+                    "tenant": None,
+                    "ca_bundle": "",
+                    "auth_method": " ",
+                },
+            }
+        ),
+        "blindata://etl:s3cret-key@app.blindata.io/?timeout=&deadline=&verify_ssl=&tenant=",
+    ],
+    ids=["json-nulls-and-blanks", "uri-blank-parameters"],
+)
+def test_an_extra_field_left_empty_takes_its_default(
+    connection_text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A form field cleared, a connection exported with nulls, a URI with ``?timeout=``: empty
+    is not given, never "not a number"."""
+    monkeypatch.setenv("AIRFLOW_CONN_BLANKS", connection_text)
+    settings = BlindataHook("blanks").settings
+    assert (settings.timeout, settings.deadline) == (30.0, 120.0)
+    assert (settings.verify_ssl, settings.tenant, settings.auth_method) == (True, None, "api_key")
+
+
 def use_connection(
     monkeypatch: pytest.MonkeyPatch, host: str, *, password: str = API_KEY, **extra: Any
 ) -> None:
