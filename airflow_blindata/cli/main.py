@@ -147,16 +147,20 @@ def _counts(counts: Any) -> str:
 def _store_stats(args: argparse.Namespace) -> int:
     from airflow_blindata.capture.transport import count_lost_events, lost_events_path
     from airflow_blindata.store import StoreError
+    from airflow_blindata.store.placement import sqlite_across_machines
     from airflow_blindata.tables import table
 
     try:  # Airflow may log while its configuration loads: keep stdout for the answer
         with redirect_stdout(sys.stderr), _open_store(args.store) as store:
             stats = store.stats()
             lost_path = lost_events_path(args.lost_events_file)
+            placement = sqlite_across_machines(store)
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     lost = count_lost_events(lost_path)
+    if placement:
+        print(f"warning: {placement}", file=sys.stderr)
     if args.format == "json":
         data = {**asdict(stats), "lost_events": lost, "lost_events_file": str(lost_path)}
         print(json.dumps(data, indent=2, default=str))

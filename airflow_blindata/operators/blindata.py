@@ -106,6 +106,14 @@ class _BlindataSyncOperator(BaseOperator):
 
         return Progress(self._log_progress, interval=self.progress_interval)
 
+    def _warn_of_the_store(self, store: Any) -> None:
+        """Say so when the store cannot hold what workers on other machines captured."""
+        from airflow_blindata.store.placement import sqlite_across_machines
+
+        problem = sqlite_across_machines(store)
+        if problem:
+            self.log.warning("%s", problem)
+
     def _log_progress(self, phase: str, done: int, total: int) -> None:
         self.log.info("Blindata %s: %d/%d", phase, done, total)
 
@@ -145,6 +153,7 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
 
         definition = self.job_definition()
         with open_store(self.store_url) as store, self.hook.get_conn() as client:
+            self._warn_of_the_store(store)
             report = run_snapshot(
                 definition,
                 client,

@@ -272,3 +272,20 @@ def test_parsing_the_sync_dag_imports_only_the_operators(tmp_path: Path) -> None
         "airflow_blindata.operators",
         "airflow_blindata.operators.blindata",
     }, sorted(ours)
+
+
+@pytest.mark.integration
+def test_the_snapshot_warns_of_a_sqlite_store_on_an_executor_of_several_machines(
+    connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from structlog.testing import capture_logs
+
+    monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", "CeleryExecutor")
+    operator = BlindataSnapshotOperator(
+        task_id="snapshot", definition=DEFINITION, store_url=store_url
+    )
+    with capture_logs() as logs:
+        operator.execute(context={})
+    (warning,) = [entry for entry in logs if entry["log_level"] == "warning"]
+    assert "SQLite file" in str(warning) and "CeleryExecutor" in str(warning)
+    assert API_KEY not in str(logs)
