@@ -66,21 +66,20 @@ def redact_query(url: str) -> str:
 def _userinfo(url: str) -> tuple[str, str, str] | None:
     """``(prefix, userinfo, rest)`` of a URL with ``user[:password]@`` in it, else None.
 
-    The userinfo ends at the last ``@`` before the path, query or fragment that follows the
-    first ``@``: a password with an unencoded ``@``, ``/``, ``?`` or ``#`` is still all hidden.
-    An ``@`` in the path of a URL without userinfo is taken for one: too much hidden, never too
-    little.
+    The userinfo ends at the last ``@`` of the URL: a password with an unencoded ``@``, ``/``,
+    ``?`` or ``#`` is still all hidden, wherever they are in it (``p@ss#w0rd``, ``p@ss/w0rd``:
+    a parser that ends the password at its first ``@`` takes the rest for the host or the path,
+    and a driver's message then quotes it). An ``@`` in the path or the query is taken for the
+    end of a userinfo: too much hidden, never too little.
     """
     scheme, separator, rest = url.partition("://")
     if not separator:
         scheme, rest = "", url
     if rest.startswith("/"):  # no authority (``sqlite:///path``): nothing to hide
         return None
-    first = rest.find("@")
-    if first < 0:
+    last = rest.rfind("@")
+    if last < 0:
         return None
-    ends = [index for index in (rest.find(char, first) for char in "/?#") if index >= 0]
-    last = rest.rindex("@", 0, min(ends) if ends else len(rest))
     return scheme + separator, rest[:last], rest[last + 1 :]
 
 

@@ -116,6 +116,14 @@ class PostgresEventStore(SqlEventStore):
                 "a PostgreSQL store needs psycopg: pip install 'airflow-blindata[postgres]'"
             ) from None
         parsed = make_url(url)
+        if any("@" in part for part in (parsed.host or "", parsed.database or "", *parsed.query)):
+            # The parser ended the password at its first ``@``: the rest of it would be taken
+            # for the host or the database, and quoted by the driver's errors.
+            raise StoreURLError(
+                "the PostgreSQL store URL has more than one '@': percent-encode the user name's "
+                "and the password's special characters (@ as %40, / as %2F, # as %23, ? as %3F, "
+                "% as %25; in Python: urllib.parse.quote(password, safe=''))"
+            )
         shown = redact_url(parsed.render_as_string(hide_password=False))
         query: dict[str, Any] = {k: _one(v) for k, v in parsed.query.items()}
         schema = query.pop("schema", None)

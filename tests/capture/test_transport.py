@@ -211,6 +211,20 @@ def test_a_read_only_store_file(tmp_path: Path, caplog: pytest.LogCaptureFixture
     assert json.loads(line)["job"]["name"] == "etl.readonly"
 
 
+def test_a_store_url_with_an_unencoded_password_keeps_the_event_and_never_shows_the_password(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    url = "postgresql://bd:p@ss#w0rd@127.0.0.1:5432/lineage"
+    with caplog.at_level(logging.DEBUG):
+        configured = transport(url)
+        assert configured.emit(run_event("etl.unencoded")) is None
+    logged = caplog.text + "".join(capfd.readouterr())  # Airflow may route it through structlog
+    assert "could not store the COMPLETE event of job airflow/etl.unencoded" in logged
+    assert "percent-encode" in logged
+    assert "w0rd" not in logged and "w0rd" not in repr(configured)
+    assert count_lost_events() == 1
+
+
 def run_event_dict() -> dict[str, object]:
     return json.loads(json.dumps(Serde.to_dict(run_event("seed"))))
 

@@ -438,6 +438,26 @@ def test_a_password_in_the_query_never_shows(url: str, shown: str) -> None:
     assert "s3cret" not in scrub(message, url_secrets(url))
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://bd:p@ss#w0rd@127.0.0.1:5432/test",
+        "postgresql://bd:p@ss/w0rd@127.0.0.1:5432/test",
+        "postgresql://bd:p@ss?w0rd@127.0.0.1:5432/test?schema=x",
+    ],
+)
+def test_a_password_with_an_unencoded_at_never_shows(url: str) -> None:
+    """A password pasted as it is (``p@ss#w0rd``): the parser ends it at its first ``@`` and
+    takes the rest for the host; neither the URL shown nor the store's error may quote it."""
+    from airflow_blindata.redaction import scrub, url_secrets
+
+    assert redact_url(url).startswith("postgresql://bd:***@127.0.0.1:5432/test")
+    assert "w0rd" not in scrub(f"could not resolve {url}", url_secrets(url))
+    with pytest.raises(StoreURLError, match="percent-encode") as refused:
+        open_store(url)
+    assert "w0rd" not in str(refused.value) and "@ss" not in str(refused.value)
+
+
 def test_a_percent_encoded_query_password_is_scrubbed_as_decoded() -> None:
     from airflow_blindata.redaction import scrub, url_secrets
 
