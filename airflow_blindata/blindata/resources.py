@@ -8,7 +8,8 @@ once instead of silently listing everything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import logging
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from airflow_blindata.blindata.errors import (
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Resources"]
 
+log = logging.getLogger(__name__)
+
 ModelT = TypeVar("ModelT", bound=WireModel)
 
 
@@ -57,14 +60,60 @@ class _Collection(Generic[ModelT]):
 
 
 class _Listable(_Collection[ModelT]):
+    parents: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """The filters that name what an object belongs to (its System, suite, bucket, scope), each
+    with where the object holds that reference: ``list`` leaves out an object that holds
+    another (``_belonging``)."""
+
     def list(self, *, page_size: int | None = None, **filters: Any) -> Iterator[ModelT]:
         """Every object matching ``filters``, fetched page by page as the iterator advances."""
         kwargs = {"page_size": page_size} if page_size else {}
-        return self._client.iter_pages(self._endpoint("list"), self.model, params=filters, **kwargs)
+        endpoint = self._endpoint("list")
+        listing = self._client.iter_pages(endpoint, self.model, params=filters, **kwargs)
+        asked = {
+            name: (path, str(filters[name]))
+            for name, path in self.parents.items()
+            if filters.get(name) not in (None, "")
+        }
+        return _belonging(listing, asked, endpoint.name) if asked else listing
 
     def first(self, **filters: Any) -> ModelT | None:
         """The first object matching ``filters``, or ``None``."""
         return next(iter(self.list(page_size=1, **filters)), None)
+
+
+def _belonging(
+    listing: Iterator[ModelT], asked: Mapping[str, tuple[tuple[str, ...], str]], operation: str
+) -> Iterator[ModelT]:
+    """The objects of ``listing`` that belong where the filters ``asked`` say.
+
+    A server that ignores a filter it does not know, or matches it loosely (a scope as a prefix:
+    ``ol:ns|job`` also matches ``ol:ns|job_v2``), answers objects of others; a cleanup that took
+    them for its own would disable or remove them. An object that does not hold the reference
+    (the server left it out of its answer) is kept: only a different one proves a stranger."""
+    left_out = 0
+    for item in listing:
+        if all(_held(item, path) in (None, wanted) for path, wanted in asked.values()):
+            yield item
+        else:
+            left_out += 1
+    if left_out:
+        log.warning(
+            "%s answered %d object(s) that do not match its filters %s: left out",
+            operation,
+            left_out,
+            ", ".join(sorted(asked)),
+        )
+
+
+def _held(item: object, path: tuple[str, ...]) -> str | None:
+    """The reference at ``path`` in ``item`` (``("system", "uuid")``), or ``None``."""
+    value: Any = item
+    for name in path:
+        value = getattr(value, name, None)
+        if value is None:
+            return None
+    return value if isinstance(value, str) else None
 
 
 class _Gettable(_Collection[ModelT]):
@@ -124,6 +173,7 @@ class PhysicalEntities(
 ):
     prefix = "physical_entities"
     model = PhysicalEntity
+    parents = {"systemUuid": ("system", "uuid")}
 
     def get_documentation(self, uuid: str) -> Documentation | None:
         """The entity's Markdown documentation, or ``None`` when it has none."""
@@ -149,16 +199,28 @@ class PhysicalFields(
 ):
     prefix = "physical_fields"
     model = PhysicalField
+    parents = {
+        "physicalEntityUuid": ("physical_entity", "uuid"),
+        "systemUuid": ("physical_entity", "system", "uuid"),
+    }
 
 
 class DataFlows(_Listable[DataFlow], _Deletable[DataFlow], _Uploadable[DataFlow]):
     prefix = "dataflows"
     model = DataFlow
+    parents = {
+        "scope": ("scope",),
+        "fromSystemUuid": ("from_system", "uuid"),
+        "toSystemUuid": ("to_system", "uuid"),
+        "fromPhysicalEntityUuid": ("from_physical_entity", "uuid"),
+        "toPhysicalEntityUuid": ("to_physical_entity", "uuid"),
+    }
 
 
 class Routines(_Listable[SystemRoutine], _Deletable[SystemRoutine], _Uploadable[SystemRoutine]):
     prefix = "routines"
     model = SystemRoutine
+    parents = {"systemUuid": ("system", "uuid")}
 
 
 class QueryBuckets(_Listable[QueryBucket], _Creatable[QueryBucket], _Updatable[QueryBucket]):
@@ -174,6 +236,7 @@ class Statements(
 ):
     prefix = "statements"
     model = QueryStatement
+    parents = {"bucketUuid": ("query_bucket", "uuid"), "routineUuid": ("routine", "uuid")}
 
     def analyze(self, uuid: str) -> None:
         """Ask for the analysis; it runs asynchronously (``analysisStatus`` starts ``PENDING``)."""
@@ -233,6 +296,7 @@ class QualityChecks(
 ):
     prefix = "quality_checks"
     model = QualityCheck
+    parents = {"code": ("code",), "suiteUuid": ("quality_suite", "uuid")}
 
 
 class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
@@ -240,6 +304,7 @@ class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
 
     prefix = "quality_results"
     model = QualityResult
+    parents = {"checkUuid": ("quality_check", "uuid")}
 
     def create(self, obj: QualityResult) -> QualityResult:
         """Post ``obj``; the contract names the answer's status (201), not its body: an answer
@@ -252,11 +317,13 @@ class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
 class ProfilingMonitors(_Listable[ProfilingMonitor], _Creatable[ProfilingMonitor]):
     prefix = "profiling_monitors"
     model = ProfilingMonitor
+    parents = {"physicalEntityUuid": ("physical_entity", "uuid")}
 
 
 class MetricRecords(_Listable[MetricRecord], _Uploadable[MetricRecord]):
     prefix = "profiling_records"
     model = MetricRecord
+    parents = {"monitorUuid": ("monitor", "uuid"), "metricCode": ("metric_code",)}
 
 
 class Resources:

@@ -286,3 +286,30 @@ def test_the_results_of_several_runs_are_posted_oldest_first(
     assert report.status == "success", report.render()
     posted = [result["startedAt"] for result in objects(emulator, Kind.RESULT)]
     assert len(posted) == 2 and posted == sorted(posted)
+
+
+class SuiteNotFiltered(ListedOtherwise):
+    """A Blindata whose check listing ignores ``suiteUuid``: every suite's checks come back."""
+
+    path = "/api/v1/data-quality/checks"
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        return items
+
+
+def test_a_check_listing_that_ignores_its_suite_disables_no_check_of_another_definition(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A definition disables the checks of the jobs it no longer describes, in its own suite: a
+    check the listing answers from another suite is left out, not taken for one of its own."""
+    first, second = definition(), definition(uuid="0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f")
+    passed = [{"assertion": "not_null", "success": True}]
+    report = snapshot(plan_for(client, dq_run("a", "run-1", passed), first), client, first)
+    assert report.status == "success", report.render()
+    theirs = {code for code in checks(emulator) if not code.startswith("ol-ledger:")}
+    with client_of(emulator, SuiteNotFiltered()) as loose:
+        unique = [{"assertion": "unique", "success": True}]
+        report = snapshot(plan_for(loose, dq_run("b", "run-2", unique), second), loose, second)
+    assert report.status == "success", report.render()
+    assert report.counters.get("qualityChecksDisabled", 0) == 0
+    assert all(checks(emulator)[code]["enabled"] is not False for code in theirs)
