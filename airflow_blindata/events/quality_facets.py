@@ -9,7 +9,10 @@ reports) are kept as the model's extra fields.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from .base import BaseFacet, Timestamp, WireModel
 
@@ -22,6 +25,19 @@ __all__ = [
     "InputStatisticsInputDatasetFacet",
     "OutputStatisticsOutputDatasetFacet",
 ]
+
+
+def _finite_or_none(value: Any) -> Any:
+    """A count sent as NaN or Infinity (Deequ and pandas measure in floats) is no count: it is
+    read as absent, so that it makes no record and the facet's other metrics still do."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+Count = Annotated[int | None, BeforeValidator(_finite_or_none)]
+"""An integer metric; a non-finite number is read as absent rather than making the facet
+malformed (the float metrics keep theirs, and the mapper leaves them out the same way)."""
 
 
 class Assertion(WireModel):
@@ -50,8 +66,8 @@ class DataQualityAssertionsDatasetFacet(BaseFacet):
 
 
 class ColumnMetrics(WireModel):
-    null_count: int | None = None
-    distinct_count: int | None = None
+    null_count: Count = None
+    distinct_count: Count = None
     sum: float | None = None
     count: float | None = None
     min: float | None = None
@@ -63,9 +79,9 @@ class DataQualityMetricsDatasetFacet(BaseFacet):
     KEY = "dataQualityMetrics"
     SCHEMAS = ("DataQualityMetricsDatasetFacet",)
 
-    row_count: int | None = None
-    bytes: int | None = None
-    file_count: int | None = None
+    row_count: Count = None
+    bytes: Count = None
+    file_count: Count = None
     last_updated: Timestamp | None = None
     column_metrics: dict[str, ColumnMetrics]
 
@@ -80,15 +96,15 @@ class InputStatisticsInputDatasetFacet(BaseFacet):
     KEY = "inputStatistics"
     SCHEMAS = ("InputStatisticsInputDatasetFacet",)
 
-    row_count: int | None = None
-    size: int | None = None
-    file_count: int | None = None
+    row_count: Count = None
+    size: Count = None
+    file_count: Count = None
 
 
 class OutputStatisticsOutputDatasetFacet(BaseFacet):
     KEY = "outputStatistics"
     SCHEMAS = ("OutputStatisticsOutputDatasetFacet",)
 
-    row_count: int | None = None
-    size: int | None = None
-    file_count: int | None = None
+    row_count: Count = None
+    size: Count = None
+    file_count: Count = None

@@ -325,6 +325,84 @@ def test_metric_records_are_numbers_nan_and_infinity_make_no_record() -> None:
     }
 
 
+_NON_FINITE_COUNTS = [
+    ("dataQualityMetrics", {"rowCount": float("nan")}, ("rowCount", None)),
+    ("dataQualityMetrics", {"bytes": float("inf")}, ("bytes", None)),
+    ("dataQualityMetrics", {"fileCount": float("-inf")}, ("fileCount", None)),
+    (
+        "dataQualityMetrics",
+        {"columnMetrics": {"x": {"nullCount": float("nan")}}},
+        ("nullCount", "x"),
+    ),
+    (
+        "dataQualityMetrics",
+        {"columnMetrics": {"x": {"distinctCount": float("inf")}}},
+        ("distinctCount", "x"),
+    ),
+    ("inputStatistics", {"rowCount": float("nan")}, ("rowsRead", None)),
+    ("inputStatistics", {"size": float("inf")}, ("bytesRead", None)),
+    ("inputStatistics", {"fileCount": float("nan")}, ("filesRead", None)),
+]
+
+
+@pytest.mark.parametrize(("key", "counts", "left_out"), _NON_FINITE_COUNTS)
+def test_metric_records_are_numbers_a_nan_or_infinite_count_makes_no_record_and_no_malformed_facet(
+    key: str, counts: dict[str, Any], left_out: tuple[str, str | None]
+) -> None:
+    """Seed 003: the records carry numbers. A count (rowCount, bytes, nullCount, size, …) sent as
+    NaN or Infinity, as Deequ and pandas measure in floats, makes no record, like a NaN sum; it
+    does not make the whole facet malformed and take the run's other metrics with it."""
+    every = {
+        "dataQualityMetrics": {
+            "rowCount": 3,
+            "bytes": 30,
+            "fileCount": 1,
+            "columnMetrics": {"x": {"nullCount": 0, "distinctCount": 3, "min": 1}},
+        },
+        "inputStatistics": {"rowCount": 3, "size": 30, "fileCount": 1},
+    }
+    facet = every[key]
+    for name, value in counts.items():
+        if name == "columnMetrics":
+            facet["columnMetrics"]["x"].update(value["x"])
+        else:
+            facet[name] = value
+    inputs = [{"namespace": PG, "name": "a.s.src", "inputFacets": every}]
+    plan = build(run(inputs=inputs), definition())
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    expected = {
+        ("rowCount", None),
+        ("bytes", None),
+        ("fileCount", None),
+        ("nullCount", "x"),
+        ("distinctCount", "x"),
+        ("min", "x"),
+        ("rowsRead", None),
+        ("bytesRead", None),
+        ("filesRead", None),
+    }
+    assert {(r.metric, r.field) for r in quality(plan).records} == expected - {left_out}
+
+
+def test_a_nan_or_infinite_rows_written_makes_no_record_and_keeps_the_others() -> None:
+    """The same for outputStatistics: a NaN rowCount leaves out rowsWritten only."""
+    outputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.dst",
+            "outputFacets": {
+                "outputStatistics": {"rowCount": float("nan"), "size": 30, "fileCount": 2}
+            },
+        }
+    ]
+    plan = build(run(outputs=outputs), definition())
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    assert {(r.metric, r.value) for r in quality(plan).records} == {
+        ("bytesWritten", 30),
+        ("filesWritten", 2),
+    }
+
+
 def test_with_severity_warn_the_failure_is_a_warning_as_the_newest_run_says() -> None:
     """A severity changed from warn to error makes the check's failures failures again (and the
     other way round): the check follows the newest run, not the oldest one the store holds."""
