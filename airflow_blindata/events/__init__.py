@@ -104,6 +104,8 @@ from .quality_facets import (
     DataQualityAssertionsDatasetFacet,
     DataQualityMetricsDatasetFacet,
     DataQualityMetricsInputDatasetFacet,
+    GreatExpectationsAssertion,
+    GreatExpectationsAssertionsDatasetFacet,
     InputStatisticsInputDatasetFacet,
     OutputStatisticsOutputDatasetFacet,
 )
@@ -179,6 +181,8 @@ __all__ = [
     "FacetIssues",
     "FacetLocation",
     "FacetMap",
+    "GreatExpectationsAssertion",
+    "GreatExpectationsAssertionsDatasetFacet",
     "HierarchyDatasetFacet",
     "HierarchyLevel",
     "InputDataset",

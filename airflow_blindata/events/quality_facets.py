@@ -22,6 +22,8 @@ __all__ = [
     "DataQualityAssertionsDatasetFacet",
     "DataQualityMetricsDatasetFacet",
     "DataQualityMetricsInputDatasetFacet",
+    "GreatExpectationsAssertion",
+    "GreatExpectationsAssertionsDatasetFacet",
     "InputStatisticsInputDatasetFacet",
     "OutputStatisticsOutputDatasetFacet",
 ]
@@ -63,6 +65,29 @@ class DataQualityAssertionsDatasetFacet(BaseFacet):
     SCHEMAS = ("DataQualityAssertionsDatasetFacet",)
 
     assertions: list[Assertion]
+
+
+class GreatExpectationsAssertion(WireModel):
+    """One expectation of a Great Expectations validation and whether it held."""
+
+    expectation_type: str
+    success: bool
+    column: str | None = None
+
+    def as_assertion(self) -> Assertion:
+        """The spec's assertion it says: its type is the expectation type."""
+        return Assertion(assertion=self.expectation_type, success=self.success, column=self.column)
+
+
+class GreatExpectationsAssertionsDatasetFacet(BaseFacet):
+    """The assertions of OpenLineage's Great Expectations integration: it sends them under its own
+    key and schema (``expectationType`` for the spec's ``assertion``), never as
+    ``dataQualityAssertions``; they are read as that facet's assertions."""
+
+    KEY = "greatExpectations_assertions"
+    SCHEMAS = ("GreatExpectationsAssertionsDatasetFacet", "ge-assertions-dataset-facet")
+
+    assertions: list[GreatExpectationsAssertion]
 
 
 class ColumnMetrics(WireModel):

@@ -96,9 +96,11 @@ _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
         lf.LineageDatasetFacet,
         qf.DataQualityMetricsDatasetFacet,
         qf.DataQualityAssertionsDatasetFacet,
+        qf.GreatExpectationsAssertionsDatasetFacet,
     ),
     FacetLocation.INPUT: (
         qf.DataQualityAssertionsDatasetFacet,
+        qf.GreatExpectationsAssertionsDatasetFacet,
         qf.DataQualityMetricsInputDatasetFacet,
         qf.InputStatisticsInputDatasetFacet,
         ds.InputSubsetInputDatasetFacet,

@@ -2,7 +2,9 @@
 
 * a ``dataQualityAssertions`` facet of an input gives one check per dataset, assertion (its name,
   else its type) and column, linked to the dataset's entity, code
-  ``ol:<dataset namespace>/<dataset name>:<assertion>[:<column>]``;
+  ``ol:<dataset namespace>/<dataset name>:<assertion>[:<column>]``; the Great Expectations
+  integration's ``greatExpectations_assertions`` facet is read the same way (its expectation type
+  is the assertion);
 * a ``test`` run facet gives one check per test name on the job entity, code
   ``ol:<job scope>:test:<name>``; skipped tests make nothing, and without job entities
   (``processLayer: false``) there is no test check;
@@ -29,6 +31,7 @@ from airflow_blindata.events import (
     DataQualityMetricsDatasetFacet,
     DataQualityMetricsInputDatasetFacet,
     EventType,
+    GreatExpectationsAssertionsDatasetFacet,
     InputStatisticsInputDatasetFacet,
     OutputStatisticsOutputDatasetFacet,
     TestRunFacet,
@@ -97,14 +100,20 @@ class _Quality:
         scope = job_scope(job.key.namespace, job.key.name)
         for item in run.inputs:
             facet = layered_facet(DataQualityAssertionsDatasetFacet, item.facets, item.input_facets)
-            if facet is None:
+            expectations = layered_facet(
+                GreatExpectationsAssertionsDatasetFacet, item.facets, item.input_facets
+            )
+            if facet is None and expectations is None:
                 continue
+            asserted = list(facet.assertions) if facet is not None else []
+            if expectations is not None:
+                asserted += [each.as_assertion() for each in expectations.assertions]
             entity = self.entity(item.key)
             where = f"{normalize_namespace(item.key.namespace)}/{item.key.name}"
             if entity is None:
                 self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
-            for assertion in facet.assertions:
+            for assertion in asserted:
                 label = assertion.name or assertion.assertion
                 on_column = f" on {assertion.column}" if assertion.column else ""
                 code = _code(
@@ -323,7 +332,9 @@ def _capture_date(facet: BaseFacet) -> datetime | None:
     return None
 
 
-_ASSERTION_KEYS = frozenset({DataQualityAssertionsDatasetFacet.KEY})
+_ASSERTION_KEYS = frozenset(
+    {DataQualityAssertionsDatasetFacet.KEY, GreatExpectationsAssertionsDatasetFacet.KEY}
+)
 _METRIC_KEYS = frozenset(
     {
         DataQualityMetricsDatasetFacet.KEY,

@@ -87,6 +87,53 @@ def test_an_assertion_is_a_check_per_dataset_assertion_and_column_with_a_result_
     }
 
 
+_GE_ASSERTIONS = {
+    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.20.0/integration/common",
+    "_schemaURL": "https://github.com/OpenLineage/OpenLineage/tree/main/integration/common/"
+    "openlineage/common/provider/ge-assertions-dataset-facet.json",
+    "assertions": [
+        {"expectationType": "expect_column_values_to_not_be_null", "success": True, "column": "id"},
+        {"expectationType": "expect_table_row_count_to_be_between", "success": False},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"inputFacets": {"greatExpectations_assertions": _GE_ASSERTIONS}},
+        {"facets": {"greatExpectations_assertions": _GE_ASSERTIONS}},
+        {"inputFacets": {"ge_results": _GE_ASSERTIONS}},  # another key, recognised by schema
+    ],
+    ids=["input facet", "dataset facet", "by schema URL"],
+)
+def test_an_assertion_is_a_check_per_dataset_assertion_and_column_great_expectations_too(
+    where: dict[str, Any],
+) -> None:
+    """Seed 003: an assertion on an input is a check per dataset, assertion and column with a
+    result per run. The Great Expectations integration sends its assertions as
+    ``greatExpectations_assertions`` (``expectationType`` for the spec's ``assertion``), never as
+    ``dataQualityAssertions``: they were counted as an unknown facet and made no check."""
+    events = run(inputs=[{"namespace": PG, "name": "analytics.sales.orders", **where}])
+    plan = build(events, definition())
+    q = quality(plan)
+    where_ = f"{PG}/analytics.sales.orders"
+    assert {c.code: c.name for c in q.checks} == {
+        f"ol:{where_}:expect_column_values_to_not_be_null:id": (
+            "expect_column_values_to_not_be_null on id (analytics.sales.orders)"
+        ),
+        f"ol:{where_}:expect_table_row_count_to_be_between": (
+            "expect_table_row_count_to_be_between (analytics.sales.orders)"
+        ),
+    }
+    assert {r.check.removeprefix(f"ol:{where_}:"): r.failures for r in q.results} == {
+        "expect_column_values_to_not_be_null:id": 0,
+        "expect_table_row_count_to_be_between": 1,
+    }
+    assert "greatExpectations_assertions" not in plan.report.unknown_facets
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+
+
 def test_codes_longer_than_255_characters_are_cut_and_end_with_a_hash() -> None:
     events = run(inputs=[assertions({"assertion": "x" * 300, "success": True})])
     (check,) = quality(build(events, definition())).checks
