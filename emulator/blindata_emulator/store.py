@@ -260,7 +260,11 @@ class TenantView:
         where, params = self._where(kind, conds)
         order = ""
         for path, ascending in sort:
-            order += f"json_extract(data, ?) {'ASC' if ascending else 'DESC'}, "
+            direction = "ASC" if ascending else "DESC"
+            if path == "$.uuid":  # every client's order: the column, not the JSON, is read
+                order += f"uuid {direction}, "
+                continue
+            order += f"json_extract(data, ?) {direction}, "
             params.append(path)
         sql = f"SELECT data FROM objects WHERE {where} ORDER BY {order}seq ASC"
         if limit is not None:
