@@ -492,7 +492,7 @@ class BlindataClient:
                 endpoint, UploadResponse, params=params, json=[row.to_wire() for row in batch]
             )
         except BlindataStatusError as exc:
-            if not isinstance(exc, BlindataValidationError) and exc.status != _TOO_LARGE:
+            if not isinstance(exc, BlindataValidationError) and not exc.too_large:
                 raise
             if len(batch) == 1:
                 report.discarded += 1
@@ -515,10 +515,6 @@ class BlindataClient:
                     f"{row_error.index} of a batch of {len(batch)}: {row_error.message}",
                     operation=f"{endpoint.method} {endpoint.template}",
                 )
-
-
-_TOO_LARGE = 413
-"""Content Too Large: the request's body is over what the server (or its proxy) accepts."""
 
 
 @dataclass(frozen=True, slots=True)

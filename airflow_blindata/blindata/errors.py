@@ -95,6 +95,12 @@ class BlindataStatusError(BlindataError):
         """The ``message`` of the error body, when the server sent one."""
         return self.body.message if self.body else None
 
+    @property
+    def too_large(self) -> bool:
+        """413 Content Too Large: the request's body is over what the server (or the proxy in
+        front of it) accepts; the same rows sent in smaller requests may pass."""
+        return self.status == 413
+
 
 class BlindataValidationError(BlindataStatusError):
     """400: the server refused the request as invalid."""

@@ -269,7 +269,7 @@ class QualitySuites(
             )
         except BlindataStatusError as exc:
             checks = body.quality_checks
-            if exc.status != 413 or cleanup or len(checks) < 2:
+            if not exc.too_large or cleanup or len(checks) < 2:
                 raise
         half = len(checks) // 2
         first = self.import_objects(body.model_copy(update={"quality_checks": checks[:half]}))
