@@ -60,8 +60,21 @@ def default_store_url() -> str:
 
 
 def configured_store_url() -> str | None:
-    """``[blindata] store_url`` if set (read through Airflow's configuration when installed)."""
-    return store_url()
+    """``[blindata] store_url`` if set (read through Airflow's configuration when installed).
+
+    A relative SQLite path there is read from ``$AIRFLOW_HOME``: the scheduler, the workers, the
+    API server and the CLI each start in a directory of their own, and would each open a file of
+    their own (Airflow refuses a relative path for its own database for that reason)."""
+    url = store_url()
+    if url is None:
+        return None
+    scheme, separator, rest = url.partition(":///")
+    if separator and scheme.lower() == "sqlite" and rest and not rest.startswith("/"):
+        path, query_sep, query = rest.partition("?")
+        if path != ":memory:":
+            home = blindata_home().parent
+            return f"sqlite:///{home / path}{query_sep}{query}"
+    return url
 
 
 def _scheme(url: str) -> str:

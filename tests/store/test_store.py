@@ -243,6 +243,22 @@ def test_default_and_configured_urls(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert store.url.endswith("other.db")
 
 
+def test_a_relative_sqlite_store_url_in_the_configuration_is_read_from_airflow_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Airflow process starts in a directory of its own: a relative path in ``[blindata]
+    store_url`` would give each its own file. An explicit ``--store`` keeps the working
+    directory."""
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", "sqlite:///stores/events.db?timeout=2")
+    monkeypatch.chdir(tmp_path)
+    with open_store() as store:
+        store.append(event("a"))
+        assert store.url == f"sqlite:///{tmp_path / 'home' / 'stores' / 'events.db'}"
+    assert (tmp_path / "home" / "stores" / "events.db").exists()
+    assert not (tmp_path / "stores").exists()
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
