@@ -125,5 +125,10 @@ def ui_conn_id() -> str:
 
 
 def ui_job_definition() -> str | None:
-    """``[blindata] ui_job_definition``: the job definition file "Where it lands" maps with."""
-    return option("ui_job_definition")
+    """``[blindata] ui_job_definition``: the job definition file "Where it lands" maps with; a
+    relative path is read from ``$AIRFLOW_HOME``, not from the API server's working directory."""
+    value = option("ui_job_definition")
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else blindata_home().parent / path)

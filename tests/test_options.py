@@ -66,3 +66,13 @@ def test_the_receiver_connection_has_a_default(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("AIRFLOW__BLINDATA__RECEIVER_CONN_ID", raising=False)
 
     assert options.receiver_conn_id() == "blindata_receiver"
+
+
+def test_a_relative_ui_job_definition_is_read_from_airflow_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
+    monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", "dags/blindata.yaml")
+    assert options.ui_job_definition() == str(tmp_path / "dags" / "blindata.yaml")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", "/etc/blindata.yaml")
+    assert options.ui_job_definition() == "/etc/blindata.yaml"
