@@ -243,8 +243,12 @@ class SqlEventStore(EventStore):
         try:
             yield
         except errors as error:
-            message = describe_error(error, secrets=self._secrets)
+            message = describe_error(error, secrets=self._secrets) + self._hint(error)
             raise StoreUnavailableError(f"{action} in {self.url} failed: {message}") from error
+
+    def _hint(self, error: Exception) -> str:
+        """What an administrator can do about ``error``, when the backend can tell (``""``)."""
+        return ""
 
     def _stored_version(self, conn: Connection) -> int | None:
         """The stored schema version; None for a store not created yet."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -61,6 +62,36 @@ class SqliteEventStore(SqlEventStore):
 
     backend = "sqlite"
     _driver_errors = (sqlite3.Error,)
+
+    def _hint(self, error: Exception) -> str:
+        """SQLite says "unable to open database file" or "readonly database" whatever the cause:
+        name the directory or file this process cannot write, found by trying (SQLite writes its
+        WAL and shared-memory files beside the database, so the directory must take new files;
+        and permission bits do not tell root about a read-only mount or an immutable file)."""
+        text = str(error)
+        if "unable to open database file" not in text and "readonly database" not in text:
+            return ""
+        directory = self.path.parent
+        try:
+            with tempfile.TemporaryFile(dir=directory):
+                pass
+        except OSError as cause:
+            return f" (no file can be created in {directory}: {cause.strerror or cause})"
+        if self.path.exists():
+            try:
+                with self.path.open("r+b"):
+                    pass
+            except OSError as cause:
+                return f" ({self.path} cannot be opened for writing: {cause.strerror or cause})"
+        return ""
+        directory = self.path.parent
+        if not directory.is_dir():
+            return f" (the directory {directory} does not exist and could not be created)"
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return f" (this process, uid {os.getuid()}, may not write in {directory})"
+        if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
+            return f" (this process, uid {os.getuid()}, may not read and write {self.path})"
+        return ""
 
     def __init__(
         self, path: str | Path, *, synchronous: str = "normal", timeout: float = DEFAULT_TIMEOUT

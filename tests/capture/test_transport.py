@@ -205,6 +205,7 @@ def test_a_read_only_store_file(tmp_path: Path, caplog: pytest.LogCaptureFixture
         path.chmod(0o644)
     message = _one_warning(caplog)
     assert "of job airflow/etl.readonly" in message and "readonly database" in message
+    assert f"{path} cannot be opened for writing" in message
     assert f"airflow-blindata ingest {lost_file(tmp_path)}" in message
     assert count_lost_events() == 1
     (line,) = lost_file(tmp_path).read_text().splitlines()
