@@ -207,6 +207,13 @@ def _output_evidence(
     return "io", _by_dataset(Source(key) for key in inputs)
 
 
+def _unnamed_inputs(
+    inputs: Sequence[DatasetKey], named: Mapping[DatasetKey, list[Source]]
+) -> list[DatasetKey]:
+    """The inputs a run read that a lineage facet of its output does not name."""
+    return [key for key in inputs if not any(_same(key, other) for other in named)]
+
+
 def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) -> str:
     parts = [f"{_EVIDENCE_TEXT[evidence]}, by {producer or 'an unnamed producer'}."]
     parts.extend(extra)
@@ -262,9 +269,18 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
+    only_output = len(outputs) == 1
     for output, facets, inputs, several in outputs:
         evidence, by_dataset = _output_evidence(declared, output, facets, inputs)
         uncorrelated |= evidence == "io" and several
+        unnamed = _unnamed_inputs(inputs, by_dataset) if evidence == "column_lineage" else []
+        if only_output:
+            # An input the columnLineage facet leaves out still feeds the job's only output:
+            # Spark names only the inputs of the output's columns (a table joined or filtered
+            # on is missing unless its dataset lineage is switched on). With several outputs
+            # which one it feeds is not known: no flow, as before.
+            for dataset in unnamed:
+                by_dataset[dataset] = [Source(dataset)]
         for dataset in [key for key in by_dataset if _same(key, output)]:
             del by_dataset[dataset]  # a dataset read and written: no flow
         if not by_dataset:
@@ -308,6 +324,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                     )
                     descriptions[item.transformations] = description
                 columns.append((item.field, item.target_field, description))
+            flow_evidence: FlowEvidence = "io" if dataset in unnamed else evidence
             notes = []
             if analysed:
                 notes.append("The SQL of the job is analysed by Blindata for column flows.")
@@ -318,15 +335,15 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                 scope=scope,
                 owner_label=owner,
                 kind="table",
-                evidence=evidence,
+                evidence=flow_evidence,
                 source=FlowEnd(origin),
                 target=FlowEnd(target),
-                description=_describe(evidence, producer, notes),
+                description=_describe(flow_evidence, producer, notes),
             )
             collector.add_columns(
                 scope=scope,
                 owner_label=owner,
-                evidence=evidence,
+                evidence=flow_evidence,
                 source=origin,
                 target=target,
                 columns=columns,

@@ -148,6 +148,54 @@ def test_halden_table_flows_for_every_proven_pair() -> None:
     }
 
 
+NAMES_ONLY_A = {
+    "fields": {
+        "y": {
+            "inputFields": [
+                {"namespace": PG, "name": "db.s.a", "field": "x", "transformations": DIRECT}
+            ]
+        }
+    }
+}
+"""A columnLineage facet that names input ``a`` only, as Spark sends it when ``b`` is only
+joined or filtered on (its dataset lineage is off by default)."""
+
+
+@pytest.mark.parametrize(
+    ("outputs", "expected"),
+    [
+        pytest.param(
+            ["db.s.out"],
+            {("a", "out", "column_lineage"), ("b", "out", "io")},
+            id="one output: the unnamed input feeds it",
+        ),
+        pytest.param(
+            ["db.s.out", "db.s.out2"],
+            {("a", "out", "column_lineage"), ("a", "out2", "column_lineage")},
+            id="several outputs: which one it feeds is not known",
+        ),
+    ],
+)
+def test_a_table_flow_is_always_published_for_an_input_the_column_lineage_leaves_out(
+    outputs: list[str], expected: set[tuple[str, str, str]]
+) -> None:
+    """Seed 001: "A table flow is always published." An input the run read and its output's
+    columnLineage facet does not name gets the table flow of inputs and outputs."""
+    schema = {"fields": [{"name": "x"}, {"name": "y"}]}
+    plan = build(
+        [
+            event(
+                inputs=[ds("db.s.a", schema=schema), ds("db.s.b", schema=schema)],
+                outputs=[ds(name, schema=schema, columnLineage=NAMES_ONLY_A) for name in outputs],
+            )
+        ],
+        definition(),
+    )
+    table = {(f.source.entity.name, f.target.entity.name, f.evidence) for f in flows(plan, "table")}
+    assert table == expected
+    assert pairs(plan, "column") == {("a.x", f"{name.rsplit('.', 1)[1]}.y") for name in outputs}
+
+
 def test_halden_column_flows_only_from_direct_transformations() -> None:
     plan = halden()
     assert pairs(plan, "column") == {
