@@ -85,6 +85,11 @@ class KnownSystem:
         return [value for name, value in self.properties if name == property_name]
 
 
+def _created_by_openlineage(system: KnownSystem) -> bool:
+    """Whether a job definition created ``system`` (it carries an ``openLineageOwner``)."""
+    return bool(system.values(OWNER_PROPERTY))
+
+
 @dataclass
 class SystemResolver:
     """Resolves namespaces to planned Systems, remembering each answer and what it plans."""
@@ -197,7 +202,7 @@ class SystemResolver:
                 technology=policy.technology_for(parts.scheme or parts.namespace.lower()),
                 stamp=((NAMESPACE_PROPERTY, namespace), (OWNER_PROPERTY, self.definition.uuid)),
                 namespaces=(namespace,),
-                entity_creation=self._entity_creation(policy, owned=True),
+                entity_creation=self._entity_creation(policy, created_by_openlineage=True),
                 replace_user_documentation=bool(policy.replace_user_documentation),
             )
         )
@@ -220,7 +225,7 @@ class SystemResolver:
                 origin=origin,
                 stamp=stamp,
                 namespaces=(namespace,),
-                entity_creation=self._entity_creation(policy, self._owned(system)),
+                entity_creation=self._entity_creation(policy, _created_by_openlineage(system)),
                 replace_user_documentation=bool(policy and policy.replace_user_documentation),
             )
         )
@@ -238,9 +243,12 @@ class SystemResolver:
         return known is not None and self._owned(known)
 
     @staticmethod
-    def _entity_creation(policy: SystemPolicy | None, owned: bool) -> bool:
-        """``entityCreation`` of the policy, else true on Systems created by OpenLineage."""
-        return policy.entity_creation_for(created_by_openlineage=owned) if policy else owned
+    def _entity_creation(policy: SystemPolicy | None, created_by_openlineage: bool) -> bool:
+        """``entityCreation`` of the policy, else true on Systems created by OpenLineage (by
+        this definition or another: seed 000's table names no definition)."""
+        if policy is None:
+            return created_by_openlineage
+        return policy.entity_creation_for(created_by_openlineage=created_by_openlineage)
 
     # -- jobs ----------------------------------------------------------------------------------
 

@@ -151,17 +151,21 @@ def _reuse(
         planned.name,
         found.uuid,
         owned=False,
-        entity_creation=_entity_creation_on_foreign(ctx, planned),
+        entity_creation=_entity_creation_on_foreign(ctx, planned, found),
         replace_user_documentation=planned.replace_user_documentation,
     )
 
 
-def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem) -> bool:
-    """``entityCreation`` on a System this definition did not create (seed 000 table)."""
+def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem, found: System) -> bool:
+    """``entityCreation`` on a System this definition did not create (seed 000 table): by
+    default true when another definition created it, false when a crawler or a person did."""
     if planned.origin in ("openlineage", "job"):
         return True  # job Systems hold job entities: that is what they are for
+    created_by_openlineage = any(
+        prop.name == OWNER_PROPERTY for prop in found.additional_properties or ()
+    )
     for namespace in planned.namespaces:
         policy = system_policy_for(ctx.definition, namespace)
         if policy is not None:
-            return policy.entity_creation_for(created_by_openlineage=False)
-    return False
+            return policy.entity_creation_for(created_by_openlineage=created_by_openlineage)
+    return created_by_openlineage

@@ -127,6 +127,36 @@ def test_an_existing_system_of_the_planned_name_is_reused_and_stamped_not_duplic
     assert system.entity_creation is False
 
 
+@pytest.mark.parametrize(
+    ("stamp", "policies", "allowed"),
+    [
+        # crawled or made by a person: only entities that already exist get fields and lineage
+        ((), [], False),
+        # created by OpenLineage: this definition or another, the seed names no definition
+        (((OWNER_PROPERTY, UUID),), [], True),
+        (((OWNER_PROPERTY, "another-definition"),), [], True),
+        # the policy decides, whoever created the System
+        (
+            ((OWNER_PROPERTY, "another-definition"),),
+            [{"pattern": "*", "entityCreation": False}],
+            False,
+        ),
+        ((), [{"pattern": "*", "entityCreation": True}], True),
+    ],
+)
+def test_entity_creation_default_is_true_on_systems_created_by_openlineage_false_on_crawled(
+    stamp: tuple[tuple[str, str], ...], policies: list[dict[str, Any]], allowed: bool
+) -> None:
+    """Seed 000's table: entityCreation defaults to true on a System created by OpenLineage,
+    false on a mapped or crawled one."""
+    namespace = "postgres://pg.example.com:5432"
+    known = KnownSystem("PG", "u-pg", ((NAMESPACE_PROPERTY, namespace), *stamp))
+    r = resolver([known], systemPolicies=policies)
+    system = r.dataset_system(namespace, "db.public.t")
+    assert system is not None and system.origin == "stamped"
+    assert system.entity_creation is allowed
+
+
 def test_entity_creation_of_the_policy_overrides_the_default() -> None:
     policies = [{"pattern": "redshift://*", "entityCreation": True}]
     mappings = [

@@ -8,7 +8,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import System
+from airflow_blindata.blindata.models import AdditionalProperty, System
 from airflow_blindata.mapper.documentation import place_text
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.mapper.report import GapCode
@@ -201,6 +201,49 @@ def test_a_system_created_meanwhile_is_reused_without_the_owner_stamp(
     (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "postgres"]
     assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
     assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0
+
+
+@pytest.mark.parametrize(
+    ("owner", "created"),
+    [
+        (OTHER_DEFINITION, True),  # created by OpenLineage: entityCreation defaults to true
+        (None, False),  # crawled: only entities that already exist get fields and lineage
+    ],
+)
+def test_entity_creation_defaults_to_true_on_a_system_another_definition_created(
+    client: BlindataClient, emulator: Any, owner: str | None, created: bool
+) -> None:
+    """Seed 000's table: "Created by OpenLineage — entityCreation default true: entities and
+    fields are created"; "Mapped or crawled — false". A System another job definition created
+    is created by OpenLineage: this definition's datasets get entities there, its own; the
+    System keeps its owner."""
+    stamp = [("openLineageNamespace", NAMESPACE)]
+    if owner:
+        stamp.append(("openLineageOwner", owner))
+    client.api.systems.create(
+        System(
+            name="warehouse",
+            subtype="DATABASE",
+            additional_properties=AdditionalProperty.many(stamp),
+        )
+    )
+    job = definition()
+
+    report = snapshot(plan_for(client, dbt_events(), job), client, job)
+
+    assert report.status == "success", report.render()
+    (warehouse,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "warehouse"]
+    assert props(warehouse) == {name: [value] for name, value in stamp}  # not re-owned
+    entities = [
+        e for e in objects(emulator, Kind.ENTITY) if e["system"]["uuid"] == warehouse["uuid"]
+    ]
+    if created:
+        assert report.counters["entitiesCreated"] > 0
+        assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 0
+        assert entities and all(props(e)["openLineageOwner"] == [DEFINITION_UUID] for e in entities)
+    else:
+        assert not entities
+        assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0
 
 
 def test_another_definitions_objects_keep_their_owner(
