@@ -88,7 +88,9 @@ SCHEME_TECHNOLOGIES: Mapping[str, str] = {
     "hdfs": "HDFS",
     "kafka": "Apache Kafka",
     "abfss": "Azure Data Lake Storage",
+    "abfs": "Azure Data Lake Storage",
     "wasbs": "Azure Blob Storage",
+    "wasb": "Azure Blob Storage",
 }
 """Technology of a System created for a scheme when its policy names none."""
 DEFAULT_QUERY_BUCKET_NAME = "OpenLineage SQL {uuid}"

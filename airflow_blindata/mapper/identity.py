@@ -60,9 +60,11 @@ DEFAULT_PORTS: dict[str, int] = {
 }
 """Ports that a producer may leave out; the normalised namespace always names them."""
 
-_BUCKET_SCHEMES = frozenset({"s3", "gs", "wasbs", "abfss"})
-# Azure's authority is container@account, not user info (seed 002).
-_AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss"})
+# Azure's authority is container@account, not user info (seed 002). Spark keeps the scheme of
+# a path, so Hadoop's non-TLS abfs:// and wasb:// arrive as well as abfss:// and wasbs://: read
+# as user info, their container was dropped and every container of an account became one store.
+_AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss", "wasb", "abfs"})
+_BUCKET_SCHEMES = frozenset({"s3", "gs"}) | _AUTHORITY_IS_NOT_USER_INFO
 
 
 @dataclass(frozen=True, slots=True)

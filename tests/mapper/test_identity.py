@@ -40,6 +40,11 @@ from airflow_blindata.mapper.identity import (
             "abfss://container@account.dfs.core.windows.net",
             "abfss://container@account.dfs.core.windows.net",
         ),
+        # ... in every Azure spelling: Spark keeps the scheme of the path, and Hadoop's non-TLS
+        # abfs:// and wasb:// carry container@account as abfss:// and wasbs:// do
+        ("abfs://raw@lake.dfs.core.windows.net", "abfs://raw@lake.dfs.core.windows.net"),
+        ("wasb://raw@lake.blob.core.windows.net", "wasb://raw@lake.blob.core.windows.net"),
+        ("WASBS://raw@lake.blob.core.windows.net", "wasbs://raw@lake.blob.core.windows.net"),
         # s3, s3a and s3n are one bucket namespace; bucket names keep their case
         ("s3a://my-bucket", "s3://my-bucket"),
         ("s3n://my-bucket/", "s3://my-bucket"),
@@ -81,6 +86,11 @@ def test_no_password_in_a_namespace_survives_normalisation(user: str, password: 
         (
             "abfss://raw@lake.dfs.core.windows.net",
             ("abfss", "lake.dfs.core.windows.net", "", "raw"),
+        ),
+        ("abfs://raw@lake.dfs.core.windows.net", ("abfs", "lake.dfs.core.windows.net", "", "raw")),
+        (
+            "wasb://raw@lake.blob.core.windows.net",
+            ("wasb", "lake.blob.core.windows.net", "", "raw"),
         ),
         ("hop", ("", "", "", "")),
     ],

@@ -95,6 +95,20 @@ def test_one_system_per_s3_bucket_named_after_the_bucket_technology_amazon_s3() 
     assert [s.name for s in r.systems] == ["finance-bucket", "sales-bucket"]
 
 
+@pytest.mark.parametrize("scheme", ["abfss", "abfs", "wasbs", "wasb"])
+def test_each_azure_container_is_a_namespace_of_its_own_never_a_credential(scheme: str) -> None:
+    """Seed 002: user info is dropped from a namespace, "the exception is Azure, whose authority
+    carries the container rather than a credential". Spark keeps a path's scheme, so the non-TLS
+    abfs:// and wasb:// arrive too: two containers of one account are two stores, never one."""
+    r = resolver(systemPolicies=[{"pattern": "*", "creation": "IF_MISSING"}])
+    raw = r.dataset_system(f"{scheme}://raw@lake.dfs.core.windows.net", "orders")
+    curated = r.dataset_system(f"{scheme}://curated@lake.dfs.core.windows.net", "orders")
+    assert raw is not None and curated is not None
+    assert raw.namespaces == (f"{scheme}://raw@lake.dfs.core.windows.net",)
+    assert curated.namespaces == (f"{scheme}://curated@lake.dfs.core.windows.net",)
+    assert raw.name != curated.name
+
+
 @pytest.mark.parametrize(
     ("namespace", "technology"),
     [
