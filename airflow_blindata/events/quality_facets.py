@@ -37,9 +37,36 @@ def _finite_or_none(value: Any) -> Any:
     return value
 
 
+def _number_or_none(value: Any) -> Any:
+    """A number metric that is not a finite number is no metric: it is read as absent, so that it
+    makes no record and the facet's other metrics still do. NaN and Infinity, an integer past a
+    float's range, text that is no number (Great Expectations sends the observed min and max of
+    a date or text column as strings), an object or a list. A number sent as text (``"12.5"``)
+    is still read as that number."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return value if math.isfinite(number) else None
+    if isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return value if math.isfinite(number) else None
+    return None
+
+
 Count = Annotated[int | None, BeforeValidator(_finite_or_none)]
 """An integer metric; a non-finite number is read as absent rather than making the facet
-malformed (the float metrics keep theirs, and the mapper leaves them out the same way)."""
+malformed (the mapper leaves an integer past a float's range out the same way)."""
+
+Metric = Annotated[float | None, BeforeValidator(_number_or_none)]
+"""A number metric (sum, count, min, max, a quantile); one that is not a finite number is read
+as absent rather than making the facet malformed."""
 
 
 class Assertion(WireModel):
@@ -93,11 +120,11 @@ class GreatExpectationsAssertionsDatasetFacet(BaseFacet):
 class ColumnMetrics(WireModel):
     null_count: Count = None
     distinct_count: Count = None
-    sum: float | None = None
-    count: float | None = None
-    min: float | None = None
-    max: float | None = None
-    quantiles: dict[str, float] | None = None
+    sum: Metric = None
+    count: Metric = None
+    min: Metric = None
+    max: Metric = None
+    quantiles: dict[str, Metric] | None = None
 
 
 class DataQualityMetricsDatasetFacet(BaseFacet):

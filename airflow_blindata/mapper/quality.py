@@ -268,12 +268,16 @@ def _notes(run: RunFold, item: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
-    """A metric's value as a record's number; None for what is not one (a boolean, and NaN or
-    Infinity, which producers such as Deequ send and which no JSON number can carry)."""
+    """A metric's value as a record's number; None for what is not one (a boolean, NaN or
+    Infinity, which producers such as Deequ send and which no JSON number can carry, and an
+    integer past a float's range, which a producer's extra metric may be)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
         return number if math.isfinite(number) else None
     if isinstance(value, datetime):
         return value.timestamp()

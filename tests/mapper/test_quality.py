@@ -471,3 +471,65 @@ def test_with_severity_warn_the_failure_is_a_warning_as_the_newest_run_says() ->
         assert not check.warn_only
     (check,) = quality(build(newer + assertion_run("r-3", 30, "warn"), definition())).checks
     assert check.warn_only
+
+
+_NOT_NUMBERS = [
+    pytest.param({"min": "2024-01-01"}, ("min", "x"), id="a date min (Great Expectations)"),
+    pytest.param({"max": "Zebra"}, ("max", "x"), id="a string max"),
+    pytest.param({"sum": {"value": 3}}, ("sum", "x"), id="an object sum"),
+    pytest.param({"count": [10]}, ("count", "x"), id="a list count"),
+    pytest.param({"max": 10**400}, ("max", "x"), id="an integer past a float's range"),
+    pytest.param({"quantiles": {"0.5": "median"}}, ("quantile_0.5", "x"), id="a string quantile"),
+    pytest.param({"distinctCount": 10**400}, ("distinctCount", "x"), id="a huge distinct count"),
+]
+
+
+@pytest.mark.parametrize(("sent", "left_out"), _NOT_NUMBERS)
+def test_a_value_that_is_not_a_finite_number_makes_no_record_and_the_facet_is_not_malformed(
+    sent: dict[str, Any], left_out: tuple[str, str | None]
+) -> None:
+    """Seed 003: dataQualityMetrics gives records of the row count, bytes, … and per column null
+    count, distinct count, sum, count, min, max and quantiles. Great Expectations reports the
+    observed min and max of a date or text column as strings: that metric makes no record, and
+    the facet's other metrics (the row count, the other columns) still make theirs — as a NaN
+    does (docs/mapping-reference.md). The whole facet was dropped as malformed."""
+    column = {
+        "nullCount": 0,
+        "distinctCount": 3,
+        "sum": 6,
+        "count": 3,
+        "min": 1,
+        "max": 3,
+        "quantiles": {"0.5": 2},
+    }
+    metrics = {"rowCount": 3, "columnMetrics": {"x": column | sent, "y": {"nullCount": 1}}}
+    inputs = [{"namespace": PG, "name": "a.s.src", "inputFacets": {"dataQualityMetrics": metrics}}]
+    plan = build(run(inputs=inputs), definition())
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    expected = {
+        ("rowCount", None),
+        ("nullCount", "x"),
+        ("distinctCount", "x"),
+        ("sum", "x"),
+        ("count", "x"),
+        ("min", "x"),
+        ("max", "x"),
+        ("quantile_0.5", "x"),
+        ("nullCount", "y"),
+    }
+    assert {(r.metric, r.field) for r in quality(plan).records} == expected - {left_out}
+
+
+def test_an_extra_metric_past_a_floats_range_makes_no_record_and_the_others_still_do() -> None:
+    """Seed 003: inputStatistics gives rowsRead, … and the producer's extra metrics as
+    inputExtra_<key>. An extra that is an integer past a float's range (a JSON number of 400
+    digits) makes no record; it raised OverflowError out of the mapper, which is total."""
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.src",
+            "inputFacets": {"inputStatistics": {"rowCount": 3, "scanned": 10**400, "files": 2}},
+        }
+    ]
+    records = quality(build(run(inputs=inputs), definition())).records
+    assert {(r.metric, r.value) for r in records} == {("rowsRead", 3), ("inputExtra_files", 2)}
