@@ -150,8 +150,15 @@ class _Quality:
         entity = EntityKey(system=system.name, schema_=job.key.namespace, name=job.key.name)
         scope = job_scope(job.key.namespace, job.key.name)
         for test in facet.tests:
-            status = test.status.lower()
-            if status not in ("pass", "fail"):
+            outcome = _TEST_OUTCOMES.get(test.status.strip().lower())
+            if outcome is None:
+                self.plan.report.gap(
+                    GapCode.MALFORMED_FACET,
+                    f"job {job.key}: test {test.name!r} has the status {test.status!r}, "
+                    "not pass, fail or skip: no result",
+                )
+                continue
+            if outcome == "skip":
                 continue  # a skipped test makes neither a check nor a result
             code = _code(f"ol:{scope}:test:{test.name}")
             self.check(
@@ -161,7 +168,7 @@ class _Quality:
                     kind="test",
                     entity=entity,
                     description=test.description,
-                    warn_only=(test.severity or "").lower() == "warn",
+                    warn_only=outcome == "warn" or (test.severity or "").lower() == "warn",
                     job=scope,
                     properties=_present(
                         ("openLineageKind", "test"),
@@ -171,7 +178,7 @@ class _Quality:
                 ),
                 run,
             )
-            self.result(code, scope, run, status == "fail", _notes(run, test))
+            self.result(code, scope, run, outcome != "pass", _notes(run, test))
 
     # -- records -------------------------------------------------------------------------------
 
@@ -242,6 +249,24 @@ class _Quality:
             notes=notes,
             job=job,
         )
+
+
+_TEST_OUTCOMES: dict[str, str] = {
+    "pass": "pass",
+    "passed": "pass",
+    "success": "pass",
+    "fail": "fail",
+    "failed": "fail",
+    "failure": "fail",
+    # dbt's statuses: a test that found issues under severity warn, a test that could not run
+    "warn": "warn",
+    "error": "fail",
+    "skip": "skip",
+    "skipped": "skip",
+}
+"""What a test's status says: the spec names pass, fail and skip; dbt-based producers pass its
+own run statuses through (``warn``: issues found under severity warn; ``error``: the test did
+not run to the end, which a steward must see as a failure, not as a skip)."""
 
 
 def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:

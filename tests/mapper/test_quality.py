@@ -210,6 +210,47 @@ def test_a_test_is_a_check_on_the_job_entity_per_test_name_skipped_tests_make_no
     assert [r.failures for r in q.results] == [0, 1]
 
 
+@pytest.mark.parametrize(
+    ("status", "severity", "failures", "warn_only"),
+    [
+        ("pass", None, 0, False),
+        ("PASS", None, 0, False),
+        ("fail", None, 1, False),
+        ("fail", "warn", 1, True),
+        # dbt's run statuses, passed through by dbt-based producers
+        ("warn", None, 1, True),  # issues found under severity warn: a warning, not a failure
+        ("error", None, 1, False),  # the test did not run to the end: not a pass
+    ],
+)
+def test_a_test_that_passed_or_failed_gives_pass_or_fail(
+    status: str, severity: str | None, failures: int, warn_only: bool
+) -> None:
+    """Seed 003: "Test that passed or failed — Pass or fail"; "With severity: warn the failure
+    is a warning, not a failure"."""
+    test = {"name": "t", "status": status, **({"severity": severity} if severity else {})}
+    plan = build(run(run_facets={"test": {"tests": [test]}}), definition())
+    (check,) = quality(plan).checks
+    (result,) = quality(plan).results
+    assert (result.failures, check.warn_only) == (failures, warn_only)
+
+
+@pytest.mark.parametrize("status", ["skip", "skipped", "SKIP"])
+def test_a_skipped_test_makes_neither_a_check_nor_a_result(status: str) -> None:
+    tests = {"test": {"tests": [{"name": "t", "status": status}]}}
+    plan = build(run(run_facets=tests), definition())
+    assert (quality(plan).checks, quality(plan).results) == ([], [])
+    assert plan.report.gap_count(GapCode.MALFORMED_FACET) == 0
+
+
+def test_a_test_of_an_unknown_status_makes_no_result_and_is_reported() -> None:
+    """Bad input gets a reported gap: a status that is neither pass, fail nor skip is not
+    silently taken for a skip."""
+    tests = {"test": {"tests": [{"name": "t", "status": "maybe"}, {"name": "u", "status": "pass"}]}}
+    plan = build(run(run_facets=tests), definition())
+    assert [r.check for r in quality(plan).results] == ["ol:ol:airflow|dq.check_orders:test:u"]
+    assert plan.report.gap_count(GapCode.MALFORMED_FACET) == 1
+
+
 def test_a_job_without_an_entity_makes_no_test_check() -> None:
     tests = {"test": {"tests": [{"name": "t", "status": "pass"}]}}
     assert quality(build(run(run_facets=tests), definition(processLayer=False))).checks == []
