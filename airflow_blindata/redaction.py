@@ -24,6 +24,7 @@ __all__ = [
     "REDACTED",
     "redact_query",
     "redact_sql",
+    "redact_text",
     "redact_url",
     "scrub",
     "url_secrets",
@@ -32,11 +33,14 @@ __all__ = [
 
 REDACTED = "***"
 
-# Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, and the
-# usual spellings of tokens and keys. Matched on the whole name, case-insensitively.
+# Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, the
+# usual spellings of tokens and keys, and the signatures of pre-signed URLs (Azure's SAS
+# ``sig``, AWS's ``X-Amz-Signature`` and ``X-Amz-Security-Token``, Google's
+# ``X-Goog-Signature``). Matched on the whole name, case-insensitively.
 _SECRET_PARAMETER = re.compile(
     r"(?i)^(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
-    r"refresh_token|api_?key|api_?token|private_key|signature)$"
+    r"refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
+    r"secret_?key|access_?key|sas_?token|x-(?:amz|goog)-(?:signature|security-token|credential))$"
 )
 _QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#]*)=(?P<value>[^&;#]*)")
 
@@ -83,18 +87,25 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
     return scheme + separator, rest[:last], rest[last + 1 :]
 
 
+# Azure storage URLs name ``container@account``: what is before the ``@`` is no credential.
+_CONTAINER_BEFORE_AT = frozenset(f"{scheme}://" for scheme in ("wasb", "wasbs", "abfs", "abfss"))
+
+
 def redact_url(url: str) -> str:
     """``url`` with its password replaced by ``***``: the only form that may reach a log.
 
     ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
-    ``https://<token>@host``) becomes ``***@``; ``?password=pw`` (and the other secret query
-    parameters) becomes ``?password=***``.
+    ``https://<token>@host``) becomes ``***@``, except Azure's container
+    (``abfss://container@account``); ``?password=pw`` (and the other secret query parameters)
+    becomes ``?password=***``.
     """
     parts = _userinfo(url)
     if parts is None:
         return redact_query(url)
     prefix, userinfo, rest = parts
     user, colon, _ = userinfo.partition(":")
+    if not colon and prefix.lower() in _CONTAINER_BEFORE_AT:
+        return f"{prefix}{userinfo}@{redact_query(rest)}"
     shown = f"{user}:{REDACTED}" if colon else REDACTED
     return f"{prefix}{shown}@{redact_query(rest)}"
 
@@ -114,6 +125,24 @@ def url_secrets(url: str) -> tuple[str, ...]:
         secrets.append(password if colon else user)
     decoded = [unquote(secret) for secret in secrets]
     return tuple(dict.fromkeys(value for value in (*secrets, *decoded) if value))
+
+
+# A URL in free text: from its scheme to the first blank, quote or angle bracket.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# ``password=…`` outside a URL (a driver's message, a connection string).
+_SECRET_SETTING_IN_TEXT = re.compile(
+    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)[^\s;'\",)&]+"
+)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it as ``redact_url`` shows it, and every ``password=…``
+    setting as ``password=***``: for text that quotes what a producer sent (a namespace, a
+    dataset's name) on its way to a report, a log or the catalog."""
+    if "://" not in text and "=" not in text:
+        return text
+    text = _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+    return _SECRET_SETTING_IN_TEXT.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -155,8 +184,26 @@ _SQL_LITERAL = re.compile(r"'(?:[^'\\]|\\.|'')*'", re.DOTALL)
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
 # ``;password=…``), unquoted.
 _SECRET_SETTING = re.compile(r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)[^\s;'\",)&]+")
+# Oracle's password is no literal: ``IDENTIFIED BY s3cret`` or ``IDENTIFIED BY "s3cret"`` (and
+# its hash, ``IDENTIFIED BY VALUES '…'``, a literal that the keyword before it does not name).
+_IDENTIFIED_BY_WORD = re.compile(
+    r"""(?ix)
+    (?P<lead> \b identified \s+ (?: with \s+ \S+ \s+ )? (?: by | as ) \s+ )
+    (?: (?P<values> values \s* ' (?: [^'\\] | \\. | '' )* ' )
+      | (?P<quoted> " (?: [^"] | "" )* " )
+      | (?P<word> [^\s'";,()]+ ) )
+    """
+)
 # A URL's password (``postgresql://user:…@db``, ``s3://key:…@bucket``).
 _URL_PASSWORD = re.compile(r"(?P<lead>\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:)[^\s@'\"/]+(?=@)")
+
+
+def _identified_by(match: re.Match[str]) -> str:
+    if match.group("values"):
+        return f"{match.group('lead')}VALUES '{REDACTED}'"
+    if match.group("quoted"):
+        return f'{match.group("lead")}"{REDACTED}"'
+    return f"{match.group('lead')}{REDACTED}"
 
 
 def redact_sql(sql: str) -> str:
@@ -165,6 +212,7 @@ def redact_sql(sql: str) -> str:
     within a literal. Names and other literals (what makes lineage) stay as written, so that a
     statement reads the same to Blindata's analysis, and its hash, made from this text, is the
     same at every run."""
+    sql = _IDENTIFIED_BY_WORD.sub(_identified_by, sql)
     parts: list[str] = []
     done = 0
     for literal in _SQL_LITERAL.finditer(sql):

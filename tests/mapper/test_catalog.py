@@ -131,6 +131,18 @@ def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties
             "jdbc:sqlserver://db\\dwh;integratedSecurity=false;Password=s3cret",
             "jdbc:sqlserver://db\\dwh;integratedSecurity=false;Password=***",
         ),
+        (  # pre-signed URLs: Azure's SAS, AWS's and Google's signatures
+            "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&sp=r&sig=s3cret",
+            "https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&sp=r&sig=***",
+        ),
+        (
+            "https://b.s3.amazonaws.com/f.csv?X-Amz-Signature=s3cret&X-Amz-Security-Token=s3cret",
+            "https://b.s3.amazonaws.com/f.csv?X-Amz-Signature=***&X-Amz-Security-Token=***",
+        ),
+        (
+            "https://storage.googleapis.com/b/f.csv?X-Goog-Signature=s3cret",
+            "https://storage.googleapis.com/b/f.csv?X-Goog-Signature=***",
+        ),
     ],
 )
 def test_a_password_given_as_a_parameter_of_the_datasource_uri_is_not_catalogued(
@@ -279,6 +291,18 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
         (
             "CREATE USER etl IDENTIFIED WITH caching_sha2_password BY 's3cret'",
             "CREATE USER etl IDENTIFIED WITH caching_sha2_password BY '***'",
+        ),
+        (  # Oracle: the password is no literal, bare or double-quoted, or its hash
+            "ALTER USER etl IDENTIFIED BY s3cret",
+            "ALTER USER etl IDENTIFIED BY ***",
+        ),
+        (
+            'CREATE USER etl IDENTIFIED BY "it\'s s3cret" DEFAULT TABLESPACE users',
+            'CREATE USER etl IDENTIFIED BY "***" DEFAULT TABLESPACE users',
+        ),
+        (
+            "ALTER USER etl IDENTIFIED BY VALUES 'S:s3cret;T:0A1B'",
+            "ALTER USER etl IDENTIFIED BY VALUES '***'",
         ),
         (  # Redshift, as Airflow's S3-to-Redshift transfers write it
             "COPY s.sales FROM 's3://bucket/sales/' "
