@@ -50,7 +50,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
-from airflow_blindata.redaction import redact_query, redact_sql
+from airflow_blindata.redaction import redact_query, redact_sql, redact_text
 
 __all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
 
@@ -78,10 +78,14 @@ class _Draft:
             self.documentation_hash = placement.documentation_hash
 
     def add(self, name: str, value: str | None) -> None:
+        """Add a property value, without the credentials a URL or a ``password=`` setting in
+        it carries (a producer's own facet may name its connection): every property reaches
+        the catalog through here."""
         if value is not None and str(value).strip():
+            text = redact_text(str(value))
             values = self.properties.setdefault(name, [])
-            if str(value) not in values:
-                values.append(str(value))
+            if text not in values:
+                values.append(text)
 
     def set(self, name: str, values: Iterable[str | None]) -> None:
         """Replace the values of ``name``: a later facet describes the object anew."""
@@ -314,7 +318,9 @@ def map_datasets(
     ):
         # read once: a model's attribute is looked up through its class's MRO first, a local is not
         dataset_key, facets = dataset.key, dataset.facets
-        where = f"{dataset_key.namespace}/{dataset_key.name}"
+        # the namespace as the producer spelled it, without its credentials (the plan's sources
+        # and the report's examples are shown)
+        where = f"{redact_text(dataset_key.namespace)}/{dataset_key.name}"
         system = resolver.dataset_system(dataset_key.namespace, where)
         if system is None:
             continue
@@ -401,7 +407,7 @@ def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
     job_key, facets = job.key, job.facets
     key = EntityKey(system=system, schema_=job_key.namespace, name=job_key.name)
     draft = _Draft(key=key, may_create=True, table_type=OPENLINEAGE_JOB)
-    draft.sources.append(f"job {job_key.namespace}/{job_key.name}")
+    draft.sources.append(f"job {redact_text(job_key.namespace)}/{job_key.name}")
     draft.add("openLineageJobScope", scope)
     job_type = facet_of(facets, JobTypeJobFacet)
     if job_type:

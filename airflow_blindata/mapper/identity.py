@@ -110,7 +110,10 @@ def normalize_namespace(namespace: str) -> str:
     scheme, rest = text.split("://", 1)
     scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
     authority, _, path = rest.partition("/")
-    authority = authority.split("?", 1)[0].split("#", 1)[0]
+    # SQL Server's JDBC URL carries its properties after semicolons, ``;password=…`` among them
+    # (``jdbc:sqlserver://db:1433;databaseName=dwh;password=…``): like a query, no part of the
+    # store's identity
+    authority = authority.split("?", 1)[0].split("#", 1)[0].split(";", 1)[0]
     if "@" in authority and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
         authority = authority.rsplit("@", 1)[1]
     host, port = _split_host_port(authority)

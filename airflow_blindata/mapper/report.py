@@ -15,6 +15,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+from airflow_blindata.redaction import redact_text
+
 __all__ = ["GAP_HINTS", "MAX_EXAMPLES", "Gap", "GapCode", "Report"]
 
 MAX_EXAMPLES = 5
@@ -100,12 +102,16 @@ class Report(BaseModel):
         self.unknown_facets[key] = self.unknown_facets.get(key, 0) + 1
 
     def gap(self, code: GapCode, example: str) -> None:
-        """Record one occurrence of ``code``; ``example`` names the dataset or job concerned."""
+        """Record one occurrence of ``code``; ``example`` names the dataset or job concerned.
+
+        The example quotes what a producer sent (a namespace may be ``postgres://user:pw@db``
+        or a pre-signed URL): it is kept as ``redaction.redact_text`` shows it, since the
+        report goes to the task log, the XCom, the sync history and the Blindata page."""
         gap = self.gaps.get(code)
         if gap is None:
             gap = self.gaps[code] = Gap(code=code, hint=GAP_HINTS[code])
         gap.count += 1
-        _add_example(gap.examples, example)
+        _add_example(gap.examples, redact_text(example))
 
     def gap_count(self, code: GapCode) -> int:
         gap = self.gaps.get(code)

@@ -434,12 +434,65 @@ def test_arbitrary_json_never_raises_out_of_the_mapper(items: list[Any]) -> None
     )
 
 
+SECRET_NAMESPACES = [
+    "postgres://etl:s3cret@db:5432",
+    "mysql://etl:s3cret@db",
+    "jdbc:postgresql://db:5432/dwh?user=etl&password=s3cret",
+    "jdbc:sqlserver://db:1433;databaseName=dwh;user=etl;password=s3cret",
+    "s3://AKIAEXAMPLE:s3cret@bucket",
+    "https://acct.blob.core.windows.net/c?sv=2022&sig=s3cret",
+    "https://files.example.com/d?token=s3cret&page=1",
+    "https://b.s3.amazonaws.com/d?X-Amz-Signature=s3cret&X-Amz-Date=20260101",
+]
+
+
+@pytest.mark.parametrize("namespace", SECRET_NAMESPACES)
+@pytest.mark.parametrize("created", [True, False], ids=["created", "unmapped"])
+def test_no_credential_in_a_namespace_reaches_the_plan_or_the_report(
+    namespace: str, created: bool
+) -> None:
+    """Secrets never reach the lineage graph or a report: a namespace's user info, a JDBC URL's
+    ``;password=`` and a URL's secret parameters are neither in a System, an entity, a flow, a
+    plan's source nor a gap's example, whether the namespace gets a System or is unmapped."""
+    policies = [policy("hive://*"), *([policy("*")] if created else [])]
+    inputs = [dataset("s.src", namespace, schema=schema({"name": "a"}))]
+    lineage = {
+        "fields": {"a": {"inputFields": [{"namespace": namespace, "name": "s.src", "field": "a"}]}}
+    }
+    outputs = [dataset("s.dst", "hive://out", schema=schema({"name": "a"}), columnLineage=lineage)]
+    plan = build([run_event(inputs=inputs, outputs=outputs)], builders.definition(*policies))
+    assert plan.entities and (plan.flows if created else plan.report.gaps)
+    assert "s3cret" not in json.dumps(plan.model_dump(mode="json")).lower()
+    assert "s3cret" not in plan.report.model_dump_json().lower()
+
+
+def test_an_azure_container_before_the_at_sign_is_no_credential_and_stays_catalogued() -> None:
+    """Seed 002: ``abfss://container@account`` names a container, not a user: the entity's
+    properties and the plan's sources keep it as sent."""
+    namespace = "abfss://raw@lake.dfs.core.windows.net"
+    plan = build(
+        [run_event(outputs=[dataset("sales/orders", namespace)])],
+        builders.definition(policy("abfss://*")),
+    )
+    (found,) = [e for e in plan.entities if e.key.system != "OpenLineage"]
+    assert ("openLineageDataset", f"{namespace}/sales/orders") in found.properties
+    assert found.source == f"dataset {namespace}/sales/orders"
+
+
 def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_secrets() -> None:
     event = run_event(job_facets={"jobType": {"processingType": "BATCH", "integration": "DBT"}})
     event["run"]["facets"] = {
         "processing_engine": {"name": "dbt", "version": "1.8.2"},
         "dbt_version": {"version": "1.8.2"},
-        "vendor_run": {"cluster": "c-1", "api_token": "t0ps3cret", "nested": {"x": 1}},
+        "vendor_run": {
+            "cluster": "c-1",
+            "api_token": "t0ps3cret",
+            "nested": {"x": 1},
+            # a value that is a connection string, under a name that does not say so
+            "warehouse": "postgresql://etl:t0ps3cret@db:5432/dwh",
+            "endpoint": "https://api.example/v1?token=t0ps3cret",
+            "dsn": "host=db user=etl password=t0ps3cret",
+        },
     }
     plan = build([event], definition())
     properties = set(entity(plan, "etl.load").properties)
@@ -447,5 +500,8 @@ def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_sec
         ("openLineageProcessingEngine", "dbt 1.8.2"),
         ("dbt_version.version", "1.8.2"),
         ("vendor_run.cluster", "c-1"),
+        ("vendor_run.warehouse", "postgresql://etl:***@db:5432/dwh"),
+        ("vendor_run.endpoint", "https://api.example/v1?token=***"),
+        ("vendor_run.dsn", "host=db user=etl password=***"),
     } <= properties
     assert "t0ps3cret" not in json.dumps(plan.model_dump(mode="json"))

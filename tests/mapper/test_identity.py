@@ -35,6 +35,9 @@ from airflow_blindata.mapper.identity import (
         ("postgres://etl:s3cret@db:5432", "postgres://db:5432"),
         ("s3://AKIA:key@my-bucket", "s3://my-bucket"),
         ("postgres://db:5432?password=x", "postgres://db:5432"),
+        # ... and so are SQL Server's JDBC properties, which follow semicolons
+        ("sqlserver://DB:1433;databaseName=dwh;user=etl;password=x", "mssql://db:1433"),
+        ("jdbc:sqlserver://db;password=x", "jdbc:sqlserver://db"),
         # ... except Azure, whose authority carries the container rather than a credential
         (
             "abfss://container@account.dfs.core.windows.net",
