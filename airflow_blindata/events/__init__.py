@@ -95,6 +95,7 @@ from .lineage_facets import (
 from .parse import (
     ParsedEvent,
     canonical_json,
+    deep_json,
     event_key,
     parse_event,
 )
@@ -247,6 +248,7 @@ __all__ = [
     "UnknownOperatorInstance",
     "WireModel",
     "canonical_json",
+    "deep_json",
     "error_reason",
     "event_key",
     "facet_of",

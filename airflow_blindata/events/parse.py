@@ -30,6 +30,7 @@ __all__ = [
     "ParsedEvent",
     "canonical_json",
     "decode_json",
+    "deep_json",
     "event_key",
     "event_text_problem",
     "parse_event",
@@ -201,6 +202,57 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+_CIRCULAR = '"<circular>"'
+
+
+def deep_json(data: Any) -> str:
+    """``canonical_json`` of ``data`` without recursion: for a value nested deeper than
+    ``json.dumps`` (and ``repr``) can write at Python's recursion limit. Keys sorted as text,
+    a value that contains itself written ``"<circular>"``; never raises."""
+    out: list[str] = []
+    # what is left to write, last first: a value, or text to write as it is (a str in a tuple),
+    # or the id of a container whose writing is done (an int in a tuple of two)
+    todo: list[Any] = [data]
+    open_ids: set[int] = set()
+    while todo:
+        item = todo.pop()
+        if type(item) is tuple:
+            if len(item) == 1:
+                out.append(item[0])
+            else:
+                open_ids.discard(item[1])
+            continue
+        if isinstance(item, Mapping | list):
+            if id(item) in open_ids:
+                out.append(_CIRCULAR)
+                continue
+            open_ids.add(id(item))
+            todo.append(("done", id(item)))
+            if isinstance(item, Mapping):
+                pairs = sorted(((str(k), v) for k, v in item.items()), key=lambda kv: kv[0])
+                todo.append(("}",))
+                for index in range(len(pairs) - 1, -1, -1):
+                    key, value = pairs[index]
+                    todo.append(value)
+                    todo.append(
+                        (("," if index else "") + json.dumps(key, ensure_ascii=False) + ":",)
+                    )
+                todo.append(("{",))
+            else:
+                todo.append(("]",))
+                for index in range(len(item) - 1, -1, -1):
+                    todo.append(item[index])
+                    if index:
+                        todo.append((",",))
+                todo.append(("[",))
+            continue
+        try:
+            out.append(json.dumps(item, ensure_ascii=False, default=str))
+        except (TypeError, ValueError, RecursionError):
+            out.append(json.dumps(repr(item), ensure_ascii=False))
+    return "".join(out)
+
+
 def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
     """The content key of an event: sha256 of its canonical JSON (sorted keys, no whitespace).
 
@@ -217,5 +269,8 @@ def event_key(raw: str | bytes | Mapping[str, Any] | Any) -> str:
     try:
         canonical = canonical_json(data)
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, nesting too deep
-        canonical = repr(data)
+        try:
+            canonical = repr(data)
+        except RecursionError:  # too deep for repr too: a producer's objects can be
+            canonical = deep_json(data)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()

@@ -41,6 +41,7 @@ from airflow_blindata.events import (
     JobEvent,
     RunEvent,
     canonical_json,
+    deep_json,
     event_key,
     parse_event,
 )
@@ -99,22 +100,31 @@ def _raw_bytes(raw: Any) -> bytes:
         return raw.encode("utf-8", "surrogatepass")
     try:
         return json.dumps(raw, default=str).encode()
-    except (TypeError, ValueError, RecursionError):
+    except RecursionError:  # nested too deeply for json.dumps (and repr): written without
+        return deep_json(raw).encode("utf-8", "backslashreplace")
+    except (TypeError, ValueError):
         return repr(raw).encode("utf-8", "backslashreplace")
 
 
-def _canonical(data: dict[str, Any]) -> tuple[str, str, bool] | None:
+_TOO_DEEP = "not serializable as JSON: nested too deeply"
+
+
+def _canonical(data: dict[str, Any]) -> tuple[str, str, bool] | str | None:
     """The key and the stored text of an event, from one serialization, and whether that text
     is Unicode (holds no lone surrogate).
 
     The text is ``event_key``'s canonical JSON (sorted keys, no whitespace), so the key is its
     sha256 — the same as ``event_key(data)`` (a test pins this) at half the cost of computing
     both. None when ``data`` cannot be JSON at all (a mapping that contains itself: no decoded
-    JSON does).
+    JSON does), ``_TOO_DEEP`` when it is nested deeper than ``json.dumps`` writes at Python's
+    recursion limit (a producer's own objects can be; decoded JSON cannot be deeper than what
+    ``json.loads`` reads).
     """
     try:
         text = canonical_json(data)
-    except (TypeError, ValueError, RecursionError):
+    except RecursionError:
+        return _TOO_DEEP
+    except (TypeError, ValueError):
         return None
     try:
         encoded, unicode = text.encode("utf-8"), True
@@ -188,13 +198,16 @@ def prepare(raw: Any, *, source: str, received_at: datetime) -> Prepared:
     data = _decode(raw)
     parsed = parse_event(data if data is not None else raw, facets=False)
     event, problem = parsed.event, parsed.problem
-    canonical = _canonical(data) if data is not None and event is not None else None
+    canonical: tuple[str, str, bool] | None = None
     if data is not None and event is not None:
-        if canonical is None:
+        written = _canonical(data)
+        if written is None:
             problem = "not serializable as JSON (a value that contains itself)"
+        elif isinstance(written, str):
+            problem = written
         else:
-            problem = _unstorable(data, canonical[1], canonical[2], event)
-            canonical = None if problem is not None else canonical
+            problem = _unstorable(data, written[1], written[2], event)
+            canonical = None if problem is not None else written
     if canonical is None or event is None:
         return Prepared(
             True,

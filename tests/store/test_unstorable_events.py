@@ -170,6 +170,45 @@ def test_text_that_only_looks_like_an_escape_is_stored() -> None:
     assert json.loads(prepared.values["payload"]) == fine
 
 
+def _nested(levels: int) -> dict[str, Any]:
+    """A schema field ``levels`` deep: deeper than ``json.dumps`` (and ``repr``) can write at
+    Python's default recursion limit, as a producer's own objects can be."""
+    field: dict[str, Any] = {"name": "leaf", "type": "int"}
+    for level in range(levels):
+        field = {"name": f"n{level}", "type": "struct", "fields": [field]}
+    return with_output("a.b.deep", facets={"schema": {"fields": [field]}})
+
+
+def _append(store: EventStore, raw: Any) -> None:
+    assert store.append(raw) is AppendOutcome.QUARANTINED
+
+
+def _append_many(store: EventStore, raw: Any) -> None:
+    counts = store.append_many([raw, *good_events(1)])
+    assert (counts.accepted, counts.quarantined) == (1, 1)
+
+
+TOO_DEEP_WAYS_IN = [("append", _append), ("append_many", _append_many)]
+
+
+@pytest.mark.parametrize("levels", [600, 1000, 5000])
+@pytest.mark.parametrize(("way", "way_in"), TOO_DEEP_WAYS_IN, ids=[w for w, _ in TOO_DEEP_WAYS_IN])
+def test_an_event_nested_too_deeply_to_write_as_json_is_quarantined_never_raised(
+    store: EventStore, levels: int, way: str, way_in: Any
+) -> None:
+    """Bad input gets a clear error and loses nothing: an event object nested deeper than JSON
+    can be written at Python's recursion limit made ``append`` raise ``RecursionError`` (its
+    key and its raw bytes were written with ``json.dumps``, then ``repr``): the transport lost
+    it. It is quarantined with the reason, its raw form is JSON, and the next event is stored."""
+    bad = _nested(levels)
+    way_in(store, bad)
+    (kept,) = store.quarantine()
+    assert "nested too deeply" in kept.reason
+    assert kept.raw.startswith('{"eventTime":') and kept.raw.count('"struct"') == levels
+    assert store.append(bad) is AppendOutcome.DUPLICATE  # the same key each time
+    assert store.append(good_events(2)[1]) is AppendOutcome.ACCEPTED
+
+
 # -- the ways in: transport, receiver, ingest ------------------------------------------------
 
 
@@ -195,6 +234,20 @@ def test_the_transport_quarantines_it_and_loses_nothing(
     assert not fresh_transports.exists()  # nothing went to the lost-events file
     with open_store(store_url) as store:
         check_the_store(store, bad, reason, 2)
+
+
+def test_the_transport_quarantines_an_event_nested_too_deeply_and_loses_nothing(
+    store_url: str, fresh_transports: Path
+) -> None:
+    sink = BlindataTransport(
+        BlindataTransportConfig(store_url=store_url, lost_events_path=str(fresh_transports))
+    )
+    assert sink.emit(_nested(1000)) is AppendOutcome.QUARANTINED
+    assert sink.emit(good_events(1)[0]) is AppendOutcome.ACCEPTED
+    assert not fresh_transports.exists()
+    with open_store(store_url) as store:
+        (kept,) = store.quarantine()
+        assert "nested too deeply" in kept.reason
 
 
 @pytest.mark.parametrize(("what", "bad", "reason"), UNSTORABLE, ids=IDS)
