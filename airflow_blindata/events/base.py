@@ -8,6 +8,7 @@ because real producers send it (dbt's ``errorMessage.stackTrace``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -44,9 +45,20 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+# RFC 9557's suffix after an offset: ``[Europe/Paris]``, ``[UTC]``, ``[u-ca=iso8601]``, as
+# Java's ``ZonedDateTime.toString()`` writes a JVM producer's time
+# (``2024-01-01T10:00+01:00[Europe/Paris]``).
+# A time without an offset keeps its suffix, and is refused: the name alone would need a zone
+# database to give the instant.
+_ZONE_SUFFIX = re.compile(r"(?P<time>.*T.*(?:[zZ]|[+-][0-9]{2}(?::?[0-9]{2})?))(?:\[[^\[\]]*\])+")
+
+
 def _date_time_string(value: Any) -> Any:
     """Only a string is a date-time here (the spec's ``format: date-time``): pydantic would read
-    a number as a Unix time, and a producer's bug would land in 1970 instead of being reported."""
+    a number as a Unix time, and a producer's bug would land in 1970 instead of being reported.
+
+    A time with an offset followed by RFC 9557's bracketed zone name (Java's ``ZonedDateTime``)
+    is read by its offset, which says the instant; the name adds nothing to it."""
     if isinstance(value, datetime):
         return value
     if not isinstance(value, str):
@@ -54,6 +66,9 @@ def _date_time_string(value: Any) -> Any:
         raise PydanticCustomError(
             "date_time_type", "must be an ISO-8601 date-time string, not {kind}", {"kind": kind}
         )
+    if value.endswith("]"):
+        suffixed = _ZONE_SUFFIX.fullmatch(value)
+        return suffixed.group("time") if suffixed else value
     return value
 
 

@@ -671,6 +671,39 @@ def test_a_run_event_without_event_type_is_read() -> None:
     assert isinstance(event, RunEvent) and event.event_type is None
 
 
+@pytest.mark.parametrize(
+    ("sent", "instant"),
+    [
+        ("2024-01-01T10:00:00.123+01:00[Europe/Paris]", "2024-01-01T09:00:00.123000+00:00"),
+        ("2024-01-01T10:00Z[UTC]", "2024-01-01T10:00:00+00:00"),
+        ("2024-07-01T10:00:00-04:00[America/New_York]", "2024-07-01T14:00:00+00:00"),
+        ("2024-01-01T10:00:00+0100[Europe/Paris][u-ca=iso8601]", "2024-01-01T09:00:00+00:00"),
+        ("2024-01-01T00:00:00.000+0000", "2024-01-01T00:00:00+00:00"),
+        ("2024-01-01 00:00:00", "2024-01-01T00:00:00+00:00"),
+        ("2024-01-01T10:00:00.123456789Z", "2024-01-01T10:00:00.123456+00:00"),
+    ],
+)
+def test_event_times_as_producers_write_them_are_read_by_their_instant(
+    sent: str, instant: str
+) -> None:
+    """Bad input gets a clear error, never a lost event for a spelling: Java's
+    ``ZonedDateTime`` (a JVM producer: Spark, Flink, Hop) writes its zone after the offset,
+    as RFC 9557 does (``+01:00[Europe/Paris]``); the offset says the instant."""
+    for raw in (run_event(eventTime=sent), json.dumps(run_event(eventTime=sent))):
+        event = parse_event(raw).event
+        assert event is not None, parse_event(raw).problem
+        assert event.event_time.astimezone(UTC).isoformat() == instant
+    report = Report()
+    assert len(read_events([json.dumps(run_event(eventTime=sent))], report)) == 1
+
+
+def test_a_zone_name_without_an_offset_is_an_unreadable_time() -> None:
+    """A zone name alone needs a zone database to give the instant: the reason says so."""
+    parsed = parse_event(run_event(eventTime="2024-01-01T10:00:00[Europe/Paris]"))
+    assert parsed.event is None
+    assert parsed.problem is not None and parsed.problem.startswith("eventTime: ")
+
+
 def test_naive_event_times_are_read_as_utc() -> None:
     event = parse_event(run_event(eventTime="2026-10-26T06:14:52")).event
     assert event is not None and event.event_time.utcoffset() is not None
