@@ -131,9 +131,17 @@ class SystemResolver:
     def _plan(self, system: PlannedSystem) -> PlannedSystem:
         existing = self._planned.get(system.name)
         if existing is not None:
+            update: dict[str, object] = {}
             if system.namespaces and not set(system.namespaces) <= set(existing.namespaces):
-                namespaces = tuple(sorted({*existing.namespaces, *system.namespaces}))
-                existing = existing.model_copy(update={"namespaces": namespaces})
+                update["namespaces"] = tuple(sorted({*existing.namespaces, *system.namespaces}))
+            if system.namespaces and not existing.namespaces:
+                # Planned first as a job System (a shared rule may choose a crawled one): as the
+                # System of datasets, its entityCreation is the datasets' (seed 000). The job
+                # entities are created on it whatever this says (``PlannedEntity.may_create``).
+                update["entity_creation"] = system.entity_creation
+                update["replace_user_documentation"] = system.replace_user_documentation
+            if update:
+                existing = existing.model_copy(update=update)
                 self._planned[system.name] = existing
             return existing
         self._planned[system.name] = system

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
-from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, Property
+from airflow_blindata.mapper.plan import (
+    OPENLINEAGE_JOB,
+    CatalogPlan,
+    EntityKey,
+    PlannedEntity,
+    Property,
+)
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
@@ -135,7 +141,7 @@ def _plan_row(
     stored: PhysicalEntity | None,
 ) -> PhysicalEntity | None:
     """The upload row for one entity, or None when it may not be created."""
-    if stored is None and not (planned.may_create and system.entity_creation):
+    if stored is None and not _may_create(planned, system):
         ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"{planned.key} ({planned.source})")
         ctx.report.count("entitiesNotCatalogued")
         return None
@@ -154,6 +160,15 @@ def _plan_row(
             p for p in row.additional_properties or () if p.name != DESCRIPTION_HASH_PROPERTY
         ] or None
     return row
+
+
+def _may_create(planned: PlannedEntity, system: ResolvedSystem) -> bool:
+    """Whether a missing entity may be created. ``entityCreation`` is about datasets: a job
+    entity goes to the job System its rule chose (the mapper plans it ``may_create`` there), even
+    when that System is also a crawled System of datasets, on which they may not be created."""
+    if planned.table_type == OPENLINEAGE_JOB:
+        return planned.may_create
+    return planned.may_create and system.entity_creation
 
 
 def _description_edited(planned: PlannedEntity, stored: PhysicalEntity, replace: bool) -> bool:

@@ -262,3 +262,23 @@ def test_a_pattern_spelt_as_producers_spell_the_namespace_matches_it(
     ignoring = resolver(ignoredNamespaces=[pattern])
     assert ignoring.dataset_system(namespace, "x") is None
     assert ignoring.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
+
+
+@pytest.mark.parametrize("job_first", [True, False], ids=["job-first", "dataset-first"])
+def test_a_crawled_job_system_keeps_entity_creation_false_for_its_datasets(
+    job_first: bool,
+) -> None:
+    """Seed 000: "entityCreation default ... Mapped or crawled: false". A ``shared`` jobSystems
+    rule that makes a crawled System the job System does not make it a System the datasets may
+    be created on, whichever role the plan meets first."""
+    warehouse = KnownSystem("warehouse", "u-wh", ((NAMESPACE_PROPERTY, "postgres://wh:5432"),))
+    rule = {"pattern": "airflow", "system": {"name": "warehouse"}, "shared": True}
+    r = resolver([warehouse], jobSystems=[rule])
+    if job_first:
+        assert r.job_system("airflow").name == "warehouse"
+    system = r.dataset_system("postgres://wh:5432", "x")
+    assert r.job_system("airflow").name == "warehouse"
+
+    assert system is not None and system.entity_creation is False
+    (planned,) = r.systems
+    assert planned.entity_creation is False

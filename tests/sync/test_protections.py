@@ -13,6 +13,8 @@ from airflow_blindata.mapper.documentation import place_text
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import fetch_known_systems, snapshot
+from tests import builders
+from tests.builders import column_lineage_facet, field, input_field, run_event, schema_facet
 from tests.sync.conftest import (
     DEFINITION_UUID,
     OTHER_DEFINITION,
@@ -312,3 +314,62 @@ def test_a_system_created_meanwhile_is_found_by_its_exact_name_when_the_filter_m
     assert report.counters["systemsReused"] == 1
     (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "postgres"]
     assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
+
+
+# -- a crawled System that is both a dataset System and a shared job System ---------------------
+
+CRAWLED = "postgres://crawled:5432"
+
+
+def _read_a_crawled_table() -> list[dict[str, Any]]:
+    """The job reads ``s.orders`` and names ``s.customer_stats``, neither created by it."""
+    stats = builders.dataset("db.s.customer_stats", CRAWLED, facets=schema_facet(field("n", "int")))
+    return [
+        run_event("etl.enrich", inputs=[builders.dataset("db.s.orders", CRAWLED)], outputs=[stats])
+    ]
+
+
+def _name_a_table_only_in_column_lineage() -> list[dict[str, Any]]:
+    """The job writes a table of a created System from a crawled one that only the column
+    lineage names: its System is resolved after the job's."""
+    lineage = column_lineage_facet({"n": [input_field("db.s.ghost", "id", CRAWLED)]})
+    out = builders.dataset(
+        "db.mart.daily", NAMESPACE, facets={**schema_facet(field("n", "int")), **lineage}
+    )
+    return [run_event("etl.enrich", outputs=[out])]
+
+
+@pytest.mark.parametrize(
+    ("events", "not_created"),
+    [(_read_a_crawled_table, "customer_stats"), (_name_a_table_only_in_column_lineage, "ghost")],
+    ids=["dataset-resolved-first", "job-resolved-first"],
+)
+def test_entity_creation_false_on_a_crawled_system_also_when_it_holds_the_jobs(
+    client: BlindataClient, emulator: Any, events: Any, not_created: str
+) -> None:
+    """Seed 000: "entityCreation default ... Mapped or crawled: false: only entities that already
+    exist get fields and lineage", and "each OpenLineage job becomes one entity on the job System
+    of its namespace: the System that a jobSystems rule chooses". A crawled System that a
+    ``shared`` rule makes the job System is both: the job entity is created on it, a dataset
+    entity is not, whichever of the two the plan meets first."""
+    crawl(
+        client,
+        "warehouse",
+        {("s", "orders"): {"id": "int8"}},
+        properties=(("openLineageNamespace", CRAWLED),),
+    )
+    rule = {"pattern": "airflow", "system": {"name": "warehouse"}, "shared": True}
+    job = definition(jobSystems=[rule])
+
+    report = snapshot(plan_for(client, events(), job), client, job)
+
+    assert report.status == "success", report.render()
+    on_warehouse = {
+        e["name"]: e
+        for e in objects(emulator, Kind.ENTITY)
+        if e["system"]["uuid"] == report.systems["warehouse"].uuid
+    }
+    assert not_created not in on_warehouse
+    assert props(on_warehouse["etl.enrich"])["openLineageOwner"] == [DEFINITION_UUID]
+    assert "openLineageOwner" not in props(on_warehouse["orders"])
+    assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) >= 1
