@@ -70,6 +70,8 @@ class CatalogIndex:
     unread_fields: set[tuple[str, str]] = field(default_factory=set)
     """Fields written without being read (new, or on an owned entity): their uuids are read
     only when a column flow needs them."""
+    created: set[str] = field(default_factory=set)
+    """Entities this snapshot created: they hold no field yet but those it writes."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
@@ -244,4 +246,5 @@ def _read_back(
                 ctx.report.fail(KIND, str(planned.key), "uploaded, but Blindata does not list it")
                 continue
             index.add_entity(planned.key, entity.uuid, system.uuid, owned=True)
+            index.created.add(entity.uuid)
             write_documentation(ctx, planned, entity.uuid)

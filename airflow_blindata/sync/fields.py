@@ -2,11 +2,12 @@
 
 A field is written only on an entity that exists after the entities phase (seed 000: "Fields are
 created only when the job may create entities of the System, or the entity exists"). On an entity
-this job owns, its fields follow the schema facet. On any other entity, an existing field keeps
-its type, position and description (a crawler's knowledge of the store wins); the job adds only
-what is missing. Upload never removes a field, so crawled fields the facet omits stay. The fields
-of an entity this job owns carry ``openLineageOwner``: cleanup keeps an entity that holds a field
-someone else added.
+this job owns, the fields it wrote follow the schema facet. Any other existing field (on another
+entity, or one a crawler or a person added to an entity the job created) keeps its type, position
+and description (a crawler's knowledge of the store wins); the job adds only what is missing.
+Upload never removes a field, so crawled fields the facet omits stay. The fields the job writes on
+an entity it owns carry ``openLineageOwner``: cleanup keeps an entity that holds a field someone
+else added, and removes only stamped fields.
 """
 
 from __future__ import annotations
@@ -32,45 +33,44 @@ Described = list[tuple[str, PlannedField]]
 
 def sync_fields(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None:
     """Upload every described field of an entity that exists."""
-    owned: Described = []
-    others: dict[str, Described] = defaultdict(list)
+    by_system: dict[str, Described] = defaultdict(list)
     skipped = 0
     for planned in plan.fields:
         uuid = index.entities.get(planned.entity)
         if uuid is None:
             skipped += 1  # its entity is not catalogued (a gap) or failed (a failure)
-        elif planned.entity in index.owned:
-            owned.append((uuid, planned))
         else:
-            others[index.entity_system[uuid]].append((uuid, planned))
+            by_system[index.entity_system[uuid]].append((uuid, planned))
     described = len(plan.fields) - skipped
     ctx.report.count("fieldsSkipped", skipped)
     ctx.report.count("fieldsDescribed", described)
-    ctx.report.count("fieldsOwned", len(owned))  # what cleanup weighs a removal against
+    ctx.report.count("fieldsOwned", 0)  # what cleanup weighs a removal against: counted by row
     ctx.progress.start("fields", described)
-    tally = ctx.upload(ctx.client.api.physical_fields, _rows(ctx, index, owned, others), kind=KIND)
+    tally = ctx.upload(ctx.client.api.physical_fields, _rows(ctx, index, by_system), kind=KIND)
     ctx.progress.end()
     ctx.report.count("fieldsCreated", tally.created)
     ctx.report.count("fieldsRefreshed", tally.updated)
 
 
 def _rows(
-    ctx: SyncContext, index: CatalogIndex, owned: Described, others: dict[str, Described]
+    ctx: SyncContext, index: CatalogIndex, by_system: dict[str, Described]
 ) -> Iterator[tuple[str, PhysicalField]]:
-    """The upload rows, made as the upload consumes them.
+    """The upload rows, System by System, made as the upload consumes them.
 
-    Fields of entities this job owns are written whole without being read first: nobody else's
-    knowledge is at stake, and their uuids are read later only if a column flow needs one. Fields
-    of other entities are read first, System by System, for the protections.
+    The stored fields are read first, on every entity but those this snapshot just created: also
+    on one this job created before, since a crawler of the store or a person may have added a
+    field to it since. A field is written whole
+    only when it is new on an entity this job owns, or carries this definition's
+    ``openLineageOwner``; any other stored field is someone else's, and only what it lacks is
+    added (seed 000: "Fields that a crawler created are never removed or retyped by the job").
     """
-    for entity_uuid, planned in owned:
-        index.unread_fields.add((entity_uuid, planned.name))
-        row = field_row(planned, entity_uuid, None, owned=True, owner=ctx.owner)
-        yield f"{planned.entity}.{planned.name}", row
-    for system_uuid, described in sorted(others.items()):
+    owned_systems = {system.uuid for system in index.systems.values() if system.owned}
+    for system_uuid, described in sorted(by_system.items()):
         try:
             uuids = sorted({uuid for uuid, _ in described})
-            stored = existing_fields(ctx, system_uuid, uuids)
+            unread = [uuid for uuid in uuids if uuid not in index.created]
+            whole = system_uuid in owned_systems
+            stored = existing_fields(ctx, system_uuid, unread, owned=whole) if unread else {}
         except BlindataError as exc:
             for _, planned in described:
                 ctx.report.fail(KIND, f"{planned.entity}.{planned.name}", str(exc))
@@ -82,7 +82,10 @@ def _rows(
                 index.fields[(entity_uuid, planned.name)] = found.uuid
             else:
                 index.unread_fields.add((entity_uuid, planned.name))
-            row = field_row(planned, entity_uuid, found, owned=False)
+            ours = planned.entity in index.owned and (found is None or ctx.owner in found.owners)
+            if ours:
+                ctx.report.count("fieldsOwned")
+            row = field_row(planned, entity_uuid, found, owned=ours, owner=ctx.owner)
             yield f"{planned.entity}.{planned.name}", row
 
 
@@ -94,11 +97,12 @@ def field_row(
     owned: bool,
     owner: str | None = None,
 ) -> PhysicalField:
-    """The upload row: all of it on a new field or an owned entity, additions only otherwise.
+    """The upload row: all of it on a field this job owns (``owned``: new on an entity it
+    created, or stamped by it), additions only otherwise.
 
-    A field of an entity this definition owns carries ``openLineageOwner`` too: cleanup tells
-    the fields it wrote from those a crawler or a person added to the entity since, which keep
-    the entity (``ownership.py``).
+    A field this definition owns carries ``openLineageOwner``: cleanup tells the fields it wrote
+    from those a crawler or a person added to the entity since, which keep the entity
+    (``ownership.py``) and are never stamped, retyped or removed.
     """
     kept = stored if stored is not None and not owned else None
     description = (planned.description or "").strip() or None

@@ -16,6 +16,7 @@ from typing import Any
 from airflow_blindata.blindata.models import PhysicalEntity, PhysicalField
 from airflow_blindata.mapper.plan import EntityKey
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
+from airflow_blindata.sync.properties import OWNER_PROPERTY, values_of
 
 __all__ = ["EntityRef", "StoredField", "entity_ref", "existing_entities", "existing_fields"]
 
@@ -34,6 +35,8 @@ class StoredField:
     has_type: bool
     has_position: bool
     has_description: bool
+    owners: tuple[str, ...] = ()
+    """Its ``openLineageOwner`` values: the definitions that wrote it on an entity they created."""
 
     @classmethod
     def of(cls, stored: PhysicalField) -> StoredField:
@@ -42,6 +45,7 @@ class StoredField:
             has_type=bool(stored.type),
             has_position=stored.ordinal_position is not None,
             has_description=bool((stored.description or "").strip()),
+            owners=tuple(values_of(stored.additional_properties, OWNER_PROPERTY)),
         )
 
 
@@ -84,9 +88,13 @@ def existing_entities(
 
 
 def existing_fields(
-    ctx: SyncContext, system_uuid: str, entity_uuids: Sequence[str]
+    ctx: SyncContext, system_uuid: str, entity_uuids: Sequence[str], *, owned: bool = False
 ) -> dict[tuple[str, str], StoredField]:
-    """The fields of the given entities of one System, by (entity uuid, field name)."""
+    """The fields of the given entities of one System, by (entity uuid, field name).
+
+    A System this definition owns is listed whole, as its entities are: what it holds is mostly
+    what the job described.
+    """
     api = ctx.client.api.physical_fields
     wanted = set(entity_uuids)
     found: dict[tuple[str, str], StoredField] = {}
@@ -98,7 +106,7 @@ def existing_fields(
             if owner in wanted and stored.uuid:
                 found[(owner, stored.name)] = StoredField.of(stored)
 
-    if len(wanted) > ctx.lookup_limit:
+    if owned or len(wanted) > ctx.lookup_limit:
         keep(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
     else:
         for uuid in sorted(wanted):

@@ -8,11 +8,16 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import AdditionalProperty, System
+from airflow_blindata.blindata.models import (
+    AdditionalProperty,
+    PhysicalEntityRef,
+    PhysicalField,
+    System,
+)
 from airflow_blindata.mapper.documentation import place_text
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.sync import fetch_known_systems, snapshot
+from airflow_blindata.sync import cleanup, fetch_known_systems, snapshot
 from tests import builders
 from tests.builders import column_lineage_facet, field, input_field, run_event, schema_facet
 from tests.sync.conftest import (
@@ -23,9 +28,11 @@ from tests.sync.conftest import (
     crawl,
     dbt_events,
     definition,
+    next_second,
     objects,
     plan_for,
 )
+from tests.sync.test_cleanup import History
 
 pytestmark = pytest.mark.integration
 NAMESPACE = "postgres://postgres:5432"
@@ -373,3 +380,64 @@ def test_entity_creation_false_on_a_crawled_system_also_when_it_holds_the_jobs(
     assert props(on_warehouse["etl.enrich"])["openLineageOwner"] == [DEFINITION_UUID]
     assert "openLineageOwner" not in props(on_warehouse["orders"])
     assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) >= 1
+
+
+# -- a field a crawler added to an entity the job created ---------------------------------------
+
+
+def _daily(*columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """The job writes ``mart.daily`` on the System it creates, with ``columns``."""
+    daily = builders.dataset("db.mart.daily", NAMESPACE, facets=schema_facet(*columns))
+    return [run_event("etl.load", run_id=builders.new_run_id(), outputs=[daily])]
+
+
+CRAWLED_FIELDS = [
+    {"type": "timestamptz", "ordinalPosition": 9, "description": "Crawled: load time"},
+    {"type": "timestamp", "ordinalPosition": 3, "description": None},  # the type the job sends
+    {"type": None, "ordinalPosition": None, "description": None},  # a person's bare field
+]
+
+
+@pytest.mark.usefixtures("no_margin")
+@pytest.mark.parametrize("crawled", CRAWLED_FIELDS, ids=["typed", "same-type", "bare"])
+def test_fields_that_a_crawler_created_are_never_removed_or_retyped_on_an_entity_the_job_created(
+    client: BlindataClient, emulator: Any, crawled: dict[str, Any]
+) -> None:
+    """Seed 000: "Fields that a crawler created are never removed or retyped by the job." A
+    crawler of the store may add a column to a table the job created; when the schema facet then
+    names that column too, the field stays the crawler's: not retyped, moved or re-described,
+    never stamped ``openLineageOwner``, and not removed when the facet drops it again (while the
+    job's own ``total``, dropped with it, is)."""
+    job = definition()
+    history = History()
+    columns = (field("day", "date"), field("total", "decimal"))
+    first = history.add(snapshot(plan_for(client, _daily(*columns), job), client, job))
+    assert first.status == "success", first.render()
+    daily = entity(emulator, "daily")
+    client.api.physical_fields.upload(
+        [
+            PhysicalField(
+                physical_entity=PhysicalEntityRef(uuid=daily["uuid"]),
+                name="loaded_at",
+                type=crawled["type"],
+                ordinal_position=crawled["ordinalPosition"],
+                description=crawled["description"],
+            )
+        ]
+    )
+    before = fields_of(emulator, daily["uuid"])["loaded_at"]
+    kept = {key: before.get(key) for key in ("type", "ordinalPosition", "description")}
+    loaded_at = field("loaded_at", "timestamp", description="From the producer")
+
+    for events in (_daily(*columns, loaded_at), _daily(columns[0])):
+        next_second()
+        report = history.add(snapshot(plan_for(client, events, job), client, job))
+        removal = history.add(cleanup(job, client, history))
+
+        assert report.status == removal.status == "success", removal.render()
+        after = fields_of(emulator, daily["uuid"]).get("loaded_at")
+        assert after is not None, removal.render()
+        filled = {key: after.get(key) for key in kept if kept[key] is not None}
+        assert filled == {key: value for key, value in kept.items() if value is not None}
+        assert "openLineageOwner" not in props(after)
+    assert set(fields_of(emulator, daily["uuid"])) == {"day", "loaded_at"}
