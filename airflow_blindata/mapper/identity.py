@@ -101,29 +101,66 @@ def normalize_namespace(namespace: str) -> str:
     """The namespace as the naming conventions spell it, without user info.
 
     ``postgresql://USER:pw@DB.Example.com/`` becomes ``postgres://db.example.com:5432``. A
-    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed. Memoised:
-    a catalog has few namespaces and each dataset, field and flow asks again.
+    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed. The host
+    and the port are trimmed, a blank port (``db:``) is the default port like an absent one, and
+    the query and the fragment are dropped whatever they hold (a ``/`` in ``?password=a/b``
+    starts no path). Memoised: a catalog has few namespaces and each dataset, field and flow
+    asks again.
     """
     text = namespace.strip()
     if "://" not in text:
         return text
     scheme, rest = text.split("://", 1)
     scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
-    authority, _, path = rest.partition("/")
-    # SQL Server's JDBC URL carries its properties after semicolons, ``;password=…`` among them
-    # (``jdbc:sqlserver://db:1433;databaseName=dwh;password=…``): like a query, no part of the
-    # store's identity
-    authority = authority.split("?", 1)[0].split("#", 1)[0].split(";", 1)[0]
-    if "@" in authority and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
-        authority = authority.rsplit("@", 1)[1]
+    authority, path = _authority_and_path(scheme, rest)
     host, port = _split_host_port(authority)
     if scheme not in _BUCKET_SCHEMES and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
         host = host.lower()
     if not port and host and scheme in DEFAULT_PORTS:
         port = str(DEFAULT_PORTS[scheme])
     authority = f"{host}:{port}" if port else host
-    path = path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    path = path.rstrip("/")
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+_AUTHORITY_END = re.compile(r"[/?#]")
+_HOST_PORT = re.compile(r"\s*(?:\[[^\[\]]*\]|[^:\[\]]*)\s*(?::\s*[0-9]+\s*)?")
+"""An authority that reads as ``host[:port]`` (an IPv6 literal, or a host with no colon)."""
+
+
+def _without_user_info(scheme: str, rest: str) -> str:
+    """``rest`` (what follows ``scheme://``) without the ``user:password@`` of its authority.
+
+    The authority ends at the first ``/``, ``?`` or ``#`` (RFC 3986), and its user info at its
+    last ``@``. A password that holds one of those three unencoded (``etl:pa/ss@db``) would end
+    the authority early, and what follows would be kept as a path: when the authority so cut
+    does not read as ``host[:port]`` and an ``@`` follows, the user info runs to the last ``@``
+    of the text, so the secret is dropped whole (too much rather than too little, as
+    ``redaction`` does). Azure's authority is ``container@account``, never a credential.
+    """
+    if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        return rest
+    end = _AUTHORITY_END.search(rest)
+    authority = rest[: end.start()] if end else rest
+    if "@" in authority:
+        return rest[authority.rindex("@") + 1 :]
+    if _HOST_PORT.fullmatch(authority):
+        return rest
+    return rest[rest.rindex("@") + 1 :]
+
+
+def _authority_and_path(scheme: str, rest: str) -> tuple[str, str]:
+    """The authority without user info, and the path without query and fragment, of ``rest``."""
+    rest = _without_user_info(scheme, rest)
+    end = _AUTHORITY_END.search(rest)
+    authority, rest = (rest, "") if end is None else (rest[: end.start()], rest[end.start() :])
+    if ";" in authority:
+        # SQL Server's JDBC URL carries its properties after semicolons, ``;password=…`` among
+        # them (``jdbc:sqlserver://db:1433;databaseName=dwh;password=…``): like a query, no part
+        # of the store's identity, and neither is what follows them
+        return authority.split(";", 1)[0], ""
+    path = rest.split("?", 1)[0].split("#", 1)[0]
+    return authority, path.removeprefix("/")
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -157,24 +194,25 @@ def lower_scheme(text: str) -> str:
 
 
 def strip_user_info(uri: str) -> str:
-    """``uri`` without the ``user:password@`` part of its authority (Azure's is kept: seed 002)."""
+    """``uri`` without the ``user:password@`` part of its authority (Azure's is kept: seed 002);
+    a password with an unencoded ``/``, ``?``, ``#`` or ``@`` is dropped whole too."""
     if "://" not in uri:
         return uri
     scheme, rest = uri.split("://", 1)
-    authority, slash, path = rest.partition("/")
-    if "@" not in authority or scheme.lower() in _AUTHORITY_IS_NOT_USER_INFO:
-        return uri
-    return f"{scheme}://{authority.rsplit('@', 1)[1]}{slash}{path}"
+    kept = _without_user_info(scheme.lower(), rest)
+    return uri if kept is rest else f"{scheme}://{kept}"
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:
+    """Host and port of an authority without user info, trimmed (seed 002: the host is)."""
+    authority = authority.strip()
     if authority.startswith("[") and "]" in authority:  # IPv6 literal
         host, _, rest = authority.partition("]")
         return host + "]", rest.removeprefix(":")
     host, sep, port = authority.rpartition(":")
-    if sep and port.isdigit():
-        return host, port
-    return authority, ""
+    if sep and (port.strip().isdigit() or not port.strip()):  # ``db:`` has a blank port
+        return host.strip(), port.strip()
+    return authority.strip(), ""
 
 
 def _authority(namespace: str) -> tuple[str, str]:
@@ -205,9 +243,9 @@ def namespace_problem(namespace: str) -> str | None:
         return "the namespace is empty"
     if "://" not in namespace:
         return None
-    scheme, authority = _authority(namespace.strip())
-    if "@" in authority and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
-        authority = authority.rsplit("@", 1)[1]
+    scheme, _, rest = namespace.strip().partition("://")
+    authority, _ = _authority_and_path(scheme.lower(), rest)
+    authority = authority.strip()
     if "[" not in authority and "]" not in authority:
         return None
     literal = _IPV6_LITERAL.fullmatch(authority)

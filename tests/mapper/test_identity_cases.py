@@ -1,0 +1,110 @@
+"""Seed 002 ("OpenLineage dataset identity"), rule by rule, against adversarial spellings.
+
+Each table holds the spellings that different producers give one store (Airflow, Hop, Spark's
+JDBC relation, dbt, a hand-written emitter) and the one namespace, System or entity they must all
+land on. A case quotes the seed sentence it checks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_blindata.mapper.identity import (
+    namespace_parts,
+    namespace_problem,
+    normalize_namespace,
+    strip_user_info,
+)
+
+# -- relational namespaces: {scheme}://{host}[:{port}] -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "produced",
+    [
+        "postgres://db:5432",  # Airflow, dbt, Hop
+        "postgresql://db:5432",  # the JDBC sub-protocol
+        "postgres://db",  # a producer that leaves the default port out
+        "postgres://db:",  # ... or leaves it blank
+        "POSTGRESQL://DB:5432/",  # upper case, a trailing slash
+        "postgres://DB//",
+        "  postgres://db:5432  ",
+        "postgres:// db :5432",  # "host is taken from the connection, trimmed"
+        "postgres://db :5432",
+        "postgres://db: 5432",
+        "postgres://etl:s3cret@db:5432",
+        "postgres://etl@db",
+        "postgres://db:5432?sslmode=require",
+        "postgres://db:5432#primary",
+        "postgres://db?options=a/b",  # a slash in the query starts no path
+        "postgres://db#a/b",  # ... nor in the fragment
+    ],
+)
+def test_every_spelling_of_one_postgres_server_is_one_namespace(produced: str) -> None:
+    """Seed 002: "{scheme}://{host}[:{port}]"; "host is taken from the connection, trimmed and
+    lowercased"; "port is the connection's port, or the database's default port when the
+    connection leaves it blank". A blank port (``db:``) is the default port like an absent one,
+    never part of the host (it was ``postgres://db::5432``)."""
+    assert normalize_namespace(produced) == "postgres://db:5432"
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        ("postgres://[::1]", "postgres://[::1]:5432"),
+        ("postgres://[::1]:", "postgres://[::1]:5432"),
+        ("postgres://etl:pw@[::1]:5432", "postgres://[::1]:5432"),
+        ("postgres://[FE80::1]:6432", "postgres://[fe80::1]:6432"),
+        ("postgres:// [::1] ", "postgres://[::1]:5432"),
+        ("mysql://Shop-DB", "mysql://shop-db:3306"),
+        ("mariadb://shop-db:", "mysql://shop-db:3306"),
+        ("kafka://broker:", "kafka://broker"),  # no default port known: omitted
+    ],
+)
+def test_ipv6_hosts_and_blank_ports(produced: str, normalised: str) -> None:
+    """Seed 002: the port "is omitted only when neither is known"; the host is lowercased."""
+    assert normalize_namespace(produced) == normalised
+    assert namespace_problem(produced) is None
+
+
+# -- user info: "URI user info (credentials) is dropped from the namespace" ----------------------
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        ("postgres://etl:s3cret@db:5432", "postgres://db:5432"),
+        # a password with an unencoded reserved character is still user info, dropped whole:
+        # read by RFC 3986 alone, "s3" was kept as a host or a port, "cret@db:5432" as a path
+        ("postgres://etl:s3/cret@db:5432", "postgres://db:5432"),
+        ("postgres://etl:s3#cret@db:5432", "postgres://db:5432"),
+        ("postgres://etl:s3?cret@db:5432", "postgres://db:5432"),
+        ("postgres://etl:s3@cret@db:5432", "postgres://db:5432"),
+        ("sftp://etl:s3/cret@Files.example.com/in", "sftp://files.example.com/in"),
+        ("s3://AKIA:s3cret@my-bucket", "s3://my-bucket"),
+        ("hdfs://etl:s3cret@NameNode:8020", "hdfs://namenode:8020"),
+        ("ftp://etl:s3cret@ftp.example.com:21", "ftp://ftp.example.com:21"),
+    ],
+)
+def test_no_credential_survives_in_a_namespace(produced: str, normalised: str) -> None:
+    """Seed 002: "URI user info (credentials) is dropped from the namespace, so no secret
+    reaches the lineage graph." """
+    assert normalize_namespace(produced) == normalised
+    assert "cret" not in normalize_namespace(produced)
+    assert "cret" not in strip_user_info(produced)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "postgres://db:5432?user=etl@example.com",  # an @ in the query is no user info
+        "s3://bucket/exports@2026",  # nor in a path after a readable host
+        "abfss://raw@lake.dfs.core.windows.net",
+        "wasbs://raw@lake.blob.core.windows.net/p@q",
+    ],
+)
+def test_an_at_sign_after_a_readable_host_or_in_azure_is_not_user_info(kept: str) -> None:
+    """Seed 002: "The exception is Azure, whose authority carries the container rather than a
+    credential." An ``@`` after a host that reads as ``host[:port]`` is not a user info's end."""
+    assert strip_user_info(kept) == kept
+    assert namespace_parts(normalize_namespace(kept)).host in kept
