@@ -101,7 +101,8 @@ def normalize_namespace(namespace: str) -> str:
     """The namespace as the naming conventions spell it, without user info.
 
     ``postgresql://USER:pw@DB.Example.com/`` becomes ``postgres://db.example.com:5432``. A
-    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed. The host
+    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed, and the
+    bare ``file://`` (or ``file:///``) is ``file``, as seed 002 names that scheme. The host
     and the port are trimmed, a blank port (``db:``) is the default port like an absent one, and
     the query and the fragment are dropped whatever they hold (a ``/`` in ``?password=a/b``
     starts no path). Memoised: a catalog has few namespaces and each dataset, field and flow
@@ -120,6 +121,8 @@ def normalize_namespace(namespace: str) -> str:
         port = str(DEFAULT_PORTS[scheme])
     authority = f"{host}:{port}" if port else host
     path = path.rstrip("/")
+    if scheme == "file" and not authority and not path:
+        return "file"  # seed 002: the namespace of the ``file://`` scheme is ``file``
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
 
 

@@ -108,3 +108,22 @@ def test_an_at_sign_after_a_readable_host_or_in_azure_is_not_user_info(kept: str
     credential." An ``@`` after a host that reads as ``host[:port]`` is not a user info's end."""
     assert strip_user_info(kept) == kept
     assert namespace_parts(normalize_namespace(kept)).host in kept
+
+
+# -- files: "file:// → file" -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("produced", ["file", "file://", "file:///", "FILE://", "  file  "])
+def test_the_file_scheme_without_a_host_is_the_file_namespace(produced: str) -> None:
+    """Seed 002's spec-mode table: "file:// | file | absolute path (/data/customers.csv)". A
+    producer that spells the bare scheme lands on the same namespace (it was ``file://``)."""
+    assert normalize_namespace(produced) == "file"
+
+
+@pytest.mark.parametrize("kept", ["file://host-1", "file:///data", "file:/warehouse"])
+def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_kept(
+    kept: str,
+) -> None:
+    """Seed 002 does not say whether ``file://host`` or a path in the namespace is ``file``:
+    they are left as they are (the name would have to change as well)."""
+    assert normalize_namespace(kept) == kept
