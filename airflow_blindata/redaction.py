@@ -55,7 +55,10 @@ def _query_secrets(url: str) -> list[tuple[int, int]]:
     start = min(starts)
     spans = []
     for match in _QUERY_PAIR.finditer(url, start):
-        if match.group("value") and _SECRET_PARAMETER.match(unquote(match.group("name"))):
+        value = match.group("value")
+        if value.startswith(REDACTED):
+            continue  # already shown redacted: what follows (a dataset's name) is not the secret
+        if value and _SECRET_PARAMETER.match(unquote(match.group("name"))):
             spans.append(match.span("value"))
     return spans
 
@@ -131,7 +134,7 @@ def url_secrets(url: str) -> tuple[str, ...]:
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 # ``password=…`` outside a URL (a driver's message, a connection string).
 _SECRET_SETTING_IN_TEXT = re.compile(
-    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)[^\s;'\",)&]+"
+    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
 )
 
 

@@ -318,9 +318,7 @@ def map_datasets(
     ):
         # read once: a model's attribute is looked up through its class's MRO first, a local is not
         dataset_key, facets = dataset.key, dataset.facets
-        # the namespace as the producer spelled it, without its credentials (the plan's sources
-        # and the report's examples are shown)
-        where = f"{redact_text(dataset_key.namespace)}/{dataset_key.name}"
+        where = str(dataset_key)  # the namespace as spelt, without credentials (it is shown)
         system = resolver.dataset_system(dataset_key.namespace, where)
         if system is None:
             continue

@@ -51,6 +51,7 @@ from airflow_blindata.events import (
     RunEvent,
     facet_of,
 )
+from airflow_blindata.mapper.identity import shown_namespace
 
 __all__ = [
     "OPEN_RUNS_HELD",
@@ -95,7 +96,8 @@ class DatasetKey:
     name: str
 
     def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        """How reports and sources name the dataset: never with the namespace's credentials."""
+        return f"{shown_namespace(self.namespace)}/{self.name}"
 
 
 _TERMINAL = frozenset({EventType.COMPLETE, EventType.FAIL, EventType.ABORT})

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from airflow_blindata.redaction import redact_query
+
 __all__ = [
     "DEFAULT_PORTS",
     "SCHEME_ALIASES",
@@ -35,6 +37,7 @@ __all__ = [
     "namespace_problem",
     "normalize_namespace",
     "normalize_pattern",
+    "shown_namespace",
     "strip_user_info",
 ]
 
@@ -204,6 +207,17 @@ def strip_user_info(uri: str) -> str:
     scheme, rest = uri.split("://", 1)
     kept = _without_user_info(scheme.lower(), rest)
     return uri if kept is rest else f"{scheme}://{kept}"
+
+
+@lru_cache(maxsize=4096)
+def shown_namespace(namespace: str) -> str:
+    """``namespace`` as a report, a log or an entity's source may quote it: as the producer
+    spelt it, but without user info and with its secret query parameters as ``***``.
+
+    Seed 002: "URI user info (credentials) is dropped from the namespace, so no secret reaches
+    the lineage graph" — nor the run report that names the dataset (design §6).
+    """
+    return redact_query(strip_user_info(namespace))
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:

@@ -7,14 +7,20 @@ land on. A case quotes the seed sentence it checks.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import (
     namespace_parts,
     namespace_problem,
     normalize_namespace,
     strip_user_info,
 )
+from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import dataset, policy, run_event
 
 # -- relational namespaces: {scheme}://{host}[:{port}] -------------------------------------------
 
@@ -110,7 +116,7 @@ def test_an_at_sign_after_a_readable_host_or_in_azure_is_not_user_info(kept: str
     assert namespace_parts(normalize_namespace(kept)).host in kept
 
 
-# -- files: "file:// → file" -----------------------------------------------------------------------
+# -- files: "file:// → file" ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("produced", ["file", "file://", "file:///", "FILE://", "  file  "])
@@ -127,3 +133,38 @@ def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_k
     """Seed 002 does not say whether ``file://host`` or a path in the namespace is ``file``:
     they are left as they are (the name would have to change as well)."""
     assert normalize_namespace(kept) == kept
+
+
+# -- no secret in the plan or the report ---------------------------------------------------------
+
+SECRET_NAMESPACES = [
+    "postgres://etl:s3cret@db:5432",
+    "postgresql://etl:s3/cret@DB",
+    "postgres://etl:s3#cret@db:5432",
+    "postgres://db:5432?password=s3cret",
+]
+
+
+@pytest.mark.parametrize("namespace", SECRET_NAMESPACES)
+@pytest.mark.parametrize(
+    "policies",
+    [(policy("postgres://*", nameTemplate="{host}"),), ()],
+    ids=["created", "unmapped"],
+)
+def test_no_credential_of_a_namespace_reaches_the_plan_or_its_report(
+    namespace: str, policies: tuple[dict[str, Any], ...]
+) -> None:
+    """Seed 002: "URI user info (credentials) is dropped from the namespace, so no secret
+    reaches the lineage graph". The report's examples (UNMAPPED_NAMESPACE, DANGLING_FLOW) and
+    the entities' sources quoted the namespace as sent, password included."""
+    event = run_event(
+        inputs=[dataset("analytics.raw.orders", namespace)],
+        outputs=[dataset("analytics.sales.orders", namespace)],
+    )
+    plan = build([event], builders.definition(*policies))
+    assert "cret" not in plan.model_dump_json()
+    if policies:
+        assert {s.name for s in plan.systems} == {"db", "OpenLineage"}
+    else:
+        examples = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
+        assert len(examples) == 2 and all("cret" not in e for e in examples)
