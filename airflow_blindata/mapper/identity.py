@@ -297,11 +297,18 @@ _FILE = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*|.+\.[A-Za-z0-9
 
 
 def _dotted(name: str, default_schema: str | None) -> EntityName:
-    """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default."""
-    parts = name.split(".")
+    """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default.
+
+    Seed 002: segments are "trimmed, but never re-cased", and a blank one is filled from the
+    connection ("so a read of schema.table and a write of catalog.schema.table resolve to one
+    identity"): ``analytics..orders`` and `` staging . orders`` name the schema as ``orders``
+    and ``staging.orders`` do — a blank schema is the default one (seed 000: "With no schema
+    part, public."), never a schema named ``""``.
+    """
+    parts = [part.strip() for part in name.split(".")]
     if len(parts) == 1:
-        return EntityName(default_schema, name, "profile")
-    return EntityName(parts[-2], parts[-1], "profile")
+        return EntityName(default_schema, parts[0], "profile")
+    return EntityName(parts[-2] or default_schema, parts[-1], "profile")
 
 
 def _glue(name: str) -> EntityName:
