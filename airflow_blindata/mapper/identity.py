@@ -366,9 +366,12 @@ def entity_name(
     ``hierarchy`` is the hierarchy facet as ``(type, name)`` levels, outermost first;
     ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers.
     """
-    levels = [level_name for _, level_name in hierarchy if level_name]
-    if levels:
-        return EntityName(levels[-2] if len(levels) > 1 else None, levels[-1], "hierarchy")
+    if hierarchy and hierarchy[-1][1].strip():
+        # seed 000: "the last level is the entity, the level before it the schema" — that very
+        # level: a blank one is no schema, and a blank last level names no entity (the rules
+        # below then apply), never the level before it taken for the entity.
+        schema = hierarchy[-2][1] if len(hierarchy) > 1 else ""
+        return EntityName(schema if schema.strip() else None, hierarchy[-1][1], "hierarchy")
     by_profile = _profile(_scheme(namespace), name)
     if by_profile is not None:
         return by_profile

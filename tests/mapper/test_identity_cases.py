@@ -222,3 +222,32 @@ def test_a_blank_or_spaced_schema_segment_lands_on_the_entity_of_the_plain_name(
     plan = build([event], builders.definition(policy("postgres://*", nameTemplate="{host}")))
     entities = {(e.key.schema_, e.key.name) for e in plan.entities if e.key.system == "db"}
     assert entities == {("public", "orders")}
+
+
+# -- the hierarchy facet: "the last level is the entity, the level before it the schema" ----------
+
+
+@pytest.mark.parametrize(
+    ("hierarchy", "expected"),
+    [
+        ([("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "t")], ("s", "t", "hierarchy")),
+        ([("A", "a"), ("B", "b"), ("C", "c"), ("D", "d")], ("c", "d", "hierarchy")),
+        ([("TOPIC", "orders")], (None, "orders", "hierarchy")),
+        # the level before the last is the schema, even blank: no schema, not the database
+        ([("DATABASE", "db"), ("SCHEMA", ""), ("TABLE", "t")], (None, "t", "hierarchy")),
+        # a blank last level names no entity: the next rule decides (the profile of postgres),
+        # the schema level is never taken for the entity (it was: entity "s" in schema "db")
+        ([("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "")], ("sales", "orders", "profile")),
+        ([("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "  ")], ("sales", "orders", "profile")),
+        # names are kept verbatim
+        (
+            [("SCHEMA", "Sales Data"), ("TABLE", "Orders 2026")],
+            ("Sales Data", "Orders 2026", "hierarchy"),
+        ),
+    ],
+)
+def test_the_hierarchy_facet_names_schema_and_entity(
+    hierarchy: list[tuple[str, str]], expected: tuple[str | None, str, str]
+) -> None:
+    found = entity_name("postgres://db:5432", "analytics.sales.orders", hierarchy=hierarchy)
+    assert (found.schema, found.name, found.rule) == expected
