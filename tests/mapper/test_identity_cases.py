@@ -20,6 +20,7 @@ from airflow_blindata.mapper.identity import (
     strip_user_info,
 )
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
 from tests.builders import dataset, policy, run_event
 
@@ -251,3 +252,169 @@ def test_the_hierarchy_facet_names_schema_and_entity(
 ) -> None:
     found = entity_name("postgres://db:5432", "analytics.sales.orders", hierarchy=hierarchy)
     assert (found.schema, found.name, found.rule) == expected
+
+
+# -- object stores: s3://{bucket}, gs://{bucket}, {scheme}://{container}@{account} ----------------
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        ("s3://sales", "s3://sales"),
+        ("s3a://sales", "s3://sales"),  # "s3://, s3a://, s3n:// → s3://{bucket}"
+        ("S3N://sales/", "s3://sales"),
+        ("s3://Sales", "s3://Sales"),  # a bucket is not a host: its case is kept
+        ("gs://Sales/", "gs://Sales"),
+        ("abfss://Raw@Lake.dfs.core.windows.net", "abfss://Raw@Lake.dfs.core.windows.net"),
+        ("WASBS://raw@lake.blob.core.windows.net/", "wasbs://raw@lake.blob.core.windows.net"),
+        ("hdfs://NameNode:8020/", "hdfs://namenode:8020"),
+        ("kafka://Broker-1:9092", "kafka://broker-1:9092"),
+        ("snowflake://ORG-ACCOUNT", "snowflake://org-account"),
+        ("bigquery", "bigquery"),
+    ],
+)
+def test_object_store_and_other_namespaces(produced: str, normalised: str) -> None:
+    """Seed 002's spec-mode table; hosts are lowercased (Snowflake's account is its host,
+    ``{lowercased type id}://{host}``), buckets and Azure's authority are kept as written."""
+    assert normalize_namespace(produced) == normalised
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("raw/sales/orders", ("raw/sales", "orders")),
+        ("raw/sales/orders/", ("raw/sales", "orders")),  # a trailing /
+        ("/raw/sales/orders", ("raw/sales", "orders")),  # "object key, no leading slash"
+        ("raw//sales//orders", ("raw/sales", "orders")),  # empty segments
+        ("raw/sales/orders/year=2026/month=11", ("raw/sales", "orders")),
+        ("raw/sales/orders/year=2026/part-00000-1a2b.snappy.parquet", ("raw/sales", "orders")),
+        ("raw/sales/orders/part-0000", ("raw/sales", "orders")),
+        ("raw/sales/orders/_SUCCESS", ("raw/sales", "orders")),
+        ("raw/sales/orders.csv", ("raw", "sales")),  # a file: its folder is the dataset
+        ("orders", (None, "orders")),
+        ("orders.csv", (None, "orders.csv")),  # nothing left above a file: the name
+    ],
+)
+@pytest.mark.parametrize("scheme", ["s3", "s3a", "s3n"])
+def test_the_s3_profile_whatever_the_s3_scheme(
+    scheme: str, name: str, expected: tuple[str | None, str]
+) -> None:
+    """Seed 000: "s3:// | The key of the dataset folder | The key up to the parent of the
+    dataset folder | The dataset folder. Partition segments (key=value) and files (part-…,
+    _SUCCESS, names with an extension) are dropped from the end." """
+    found = entity_name(f"{scheme}://lake", name)
+    assert (found.schema, found.name) == expected
+
+
+def test_gcs_has_no_profile_its_name_is_kept() -> None:
+    """Seed 000: "Other schemes need the hierarchy facet or a symlinks entry." """
+    found = entity_name("gs://lake", "raw/orders/part-0000.parquet")
+    assert (found.schema, found.name, found.rule) == (None, "raw/orders/part-0000.parquet", "name")
+
+
+# -- symlinks: "a TABLE symlink is named by the same rules" -------------------------------------
+
+
+def test_the_first_table_symlink_names_the_entity_by_its_own_scheme_spelt_any_way() -> None:
+    symlinks = [
+        ("file", "/warehouse/orders", "LOCATION"),
+        ("POSTGRESQL://etl:pw@DB", "analytics..orders", "table"),
+        ("hive://metastore:9083", "sales.orders", "TABLE"),
+    ]
+    found = entity_name("hdfs://namenode:8020", "/warehouse/orders", symlinks=symlinks)
+    assert (found.schema, found.name, found.rule) == ("public", "orders", "symlink")
+
+
+# -- one store, several producers: one System, one entity, joined lineage ------------------------
+
+SPELLINGS = [
+    "postgres://db.example.com:5432",  # Hop, dbt
+    "postgresql://DB.Example.com",  # a JDBC-minded emitter, default port left out
+    "postgres://etl:s3cret@db.example.com:5432/",  # user info and a trailing slash
+]
+
+
+def test_three_producers_of_one_table_meet_on_one_entity_and_their_flows_join() -> None:
+    """Seed 002, worked example: both producers "must emit the handoff table as
+    postgres://db:5432 / analytics.staging.orders"; spelt as each producer does, they still
+    land on one node."""
+    write = run_event(
+        "hop.load",
+        namespace="hop",
+        inputs=[dataset("analytics.raw.orders", SPELLINGS[0])],
+        outputs=[dataset("analytics.staging.orders", SPELLINGS[1])],
+    )
+    read = run_event(
+        "dbt.daily_orders",
+        namespace="dbt",
+        run_id=builders.new_run_id(),
+        inputs=[dataset("analytics.staging.orders", SPELLINGS[2])],
+        outputs=[dataset("analytics.marts.daily_orders", SPELLINGS[0])],
+    )
+    plan = build([write, read], builders.definition(policy("postgres://*", nameTemplate="{host}")))
+    systems = [s for s in plan.systems if s.name != "OpenLineage"]
+    assert [(s.name, s.namespaces) for s in systems] == [
+        ("db.example.com", ("postgres://db.example.com:5432",))
+    ]
+    entities = sorted(
+        (e.key.schema_, e.key.name) for e in plan.entities if e.key.system != "OpenLineage"
+    )
+    assert entities == [("marts", "daily_orders"), ("raw", "orders"), ("staging", "orders")]
+    dataset_flows = {
+        (
+            f.source.entity.schema_,
+            f.source.entity.name,
+            f.target.entity.schema_,
+            f.target.entity.name,
+        )
+        for f in plan.flows
+        if f.kind == "table" and f.source.entity.system == f.target.entity.system
+    }
+    # the write and the read meet on staging.orders: the graph traverses Hop → dbt
+    assert ("raw", "orders", "staging", "orders") in dataset_flows
+    assert ("staging", "orders", "marts", "daily_orders") in dataset_flows
+    assert "s3cret" not in plan.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "postgres://db.example.com:5432",
+        "postgresql://DB.example.com",
+        "postgresql://crawler:pw@db.example.com:5432/",
+        " postgres://db.example.com: ",
+    ],
+)
+@pytest.mark.parametrize("namespace", SPELLINGS)
+def test_a_system_stamped_with_one_spelling_is_found_by_every_other(
+    stamp: str, namespace: str
+) -> None:
+    """Seed 000, step 3: "the System whose additional property openLineageNamespace equals the
+    namespace" — equal as identities (seed 002), whatever the spelling of either side."""
+    crawled = KnownSystem("Crawled PG", "u-pg", ((NAMESPACE_PROPERTY, stamp),))
+    event = run_event(outputs=[dataset("analytics.staging.orders", namespace)])
+    plan = build([event], builders.definition(), [crawled])
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+    assert [s.name for s in plan.systems if s.name != "OpenLineage"] == ["Crawled PG"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "namespace", "ignored"),
+    [
+        ("opensearch://*", "OPENSEARCH://admin:pw@Search:9200", True),
+        ("elasticsearch://*", "ElasticSearch://es:9200/", True),
+        ("postgres://db.example.com:5432", "postgresql://etl:pw@DB.example.com", True),
+        ("file", "file://", True),
+        ("file://", "file", True),
+        ("s3://raw-*", "s3a://raw-events/", True),
+        ("s3://raw-*", "s3://curated", False),
+    ],
+)
+def test_ignored_namespaces_match_every_spelling_of_a_namespace(
+    pattern: str, namespace: str, ignored: bool
+) -> None:
+    """Seed 000, step 1: "Ignored namespace (ignoredNamespaces): the dataset is skipped and
+    counted as IGNORED_NAMESPACE." Patterns and namespaces are compared as identities."""
+    event = run_event(outputs=[dataset("x", namespace)])
+    plan = build([event], builders.definition(policy("*"), ignoredNamespaces=[pattern]))
+    assert plan.report.gap_count(GapCode.IGNORED_NAMESPACE) == (1 if ignored else 0)
