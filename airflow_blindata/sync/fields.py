@@ -17,11 +17,12 @@ from collections.abc import Iterator
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntityRef, PhysicalField
+from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedField
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.lookup import StoredField, existing_fields
-from airflow_blindata.sync.properties import OWNER_PROPERTY
+from airflow_blindata.sync.properties import DESCRIPTION_HASH_PROPERTY, OWNER_PROPERTY
 
 __all__ = ["field_row", "read_back_fields", "sync_fields"]
 
@@ -65,7 +66,9 @@ def _rows(
     added (seed 000: "Fields that a crawler created are never removed or retyped by the job").
     """
     owned_systems = {system.uuid for system in index.systems.values() if system.owned}
+    replacing = {s.uuid for s in index.systems.values() if s.replace_user_documentation}
     for system_uuid, described in sorted(by_system.items()):
+        replace = system_uuid in replacing
         try:
             uuids = sorted({uuid for uuid, _ in described})
             unread = [uuid for uuid in uuids if uuid not in index.created]
@@ -86,7 +89,23 @@ def _rows(
             if ours:
                 ctx.report.count("fieldsOwned")
             row = field_row(planned, entity_uuid, found, owned=ours, owner=ctx.owner)
+            if ours and found is not None and _description_edited(planned, found, replace):
+                ctx.report.count("fieldDescriptionsKeptUserEdited")
+                row.description = None  # the person's text stays, and so does the stamp
+                row.additional_properties = AdditionalProperty.many([(OWNER_PROPERTY, ctx.owner)])
             yield f"{planned.entity}.{planned.name}", row
+
+
+def _description_edited(planned: PlannedField, stored: StoredField, replace: bool) -> bool:
+    """Whether the stored description of a field the job wrote is a person's edit, to keep: it
+    no longer hashes to the stamp, or (written before the stamp) differs from the planned one.
+    The entities' rule (``entities._description_edited``), for fields."""
+    wanted = (planned.description or "").strip()
+    if replace or not wanted or not stored.has_description:
+        return False
+    if stored.unstamped_description is not None:
+        return stored.unstamped_description != text_hash(wanted)
+    return stored.description_edited
 
 
 def field_row(
@@ -113,7 +132,12 @@ def field_row(
         ordinal_position=None if kept and kept.has_position else planned.ordinal_position,
         description=None if kept and kept.has_description else description,
         additional_properties=(
-            AdditionalProperty.many([(OWNER_PROPERTY, owner)]) if owned and owner else None
+            AdditionalProperty.many(
+                [(OWNER_PROPERTY, owner)]
+                + ([(DESCRIPTION_HASH_PROPERTY, text_hash(description))] if description else [])
+            )
+            if owned and owner
+            else None
         ),
     )
 

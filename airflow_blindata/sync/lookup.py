@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_blindata.blindata.models import PhysicalEntity, PhysicalField
+from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import EntityKey
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
-from airflow_blindata.sync.properties import OWNER_PROPERTY, values_of
+from airflow_blindata.sync.properties import DESCRIPTION_HASH_PROPERTY, OWNER_PROPERTY, values_of
 
 __all__ = ["EntityRef", "StoredField", "entity_ref", "existing_entities", "existing_fields"]
 
@@ -37,15 +38,34 @@ class StoredField:
     has_description: bool
     owners: tuple[str, ...] = ()
     """Its ``openLineageOwner`` values: the definitions that wrote it on an entity they created."""
+    description_edited: bool = False
+    """Its description no longer hashes to the ``openLineageDescriptionHash`` the job stamped:
+    a person edited it in Blindata."""
+    unstamped_description: str | None = None
+    """The hash of its description when no hash was stamped (a field written before the stamp
+    existed): whether a person edited it is told by comparing it with the planned one."""
 
     @classmethod
     def of(cls, stored: PhysicalField) -> StoredField:
+        properties = stored.additional_properties
+        owners = tuple(values_of(properties, OWNER_PROPERTY))
+        description = (stored.description or "").strip()
+        edited, unstamped = False, None
+        if owners and description:  # the hash protects a job's own fields only: hashed only there
+            stamps = values_of(properties, DESCRIPTION_HASH_PROPERTY)
+            digest = text_hash(description)
+            if stamps:
+                edited = digest not in stamps
+            else:
+                unstamped = digest
         return cls(
             uuid=stored.uuid or "",
             has_type=bool(stored.type),
             has_position=stored.ordinal_position is not None,
-            has_description=bool((stored.description or "").strip()),
-            owners=tuple(values_of(stored.additional_properties, OWNER_PROPERTY)),
+            has_description=bool(description),
+            owners=owners,
+            description_edited=edited,
+            unstamped_description=unstamped,
         )
 
 

@@ -441,3 +441,63 @@ def test_fields_that_a_crawler_created_are_never_removed_or_retyped_on_an_entity
         assert filled == {key: value for key, value in kept.items() if value is not None}
         assert "openLineageOwner" not in props(after)
     assert set(fields_of(emulator, daily["uuid"])) == {"day", "loaded_at"}
+
+
+# -- a field description a person edited on an entity the job created ---------------------------
+
+
+@pytest.mark.usefixtures("no_margin")
+@pytest.mark.parametrize(
+    ("replace", "kept"), [(False, "Edited by a steward"), (True, "From the producer, v2")]
+)
+def test_a_field_description_a_person_edited_on_an_entity_the_job_created_is_kept(
+    client: BlindataClient, emulator: Any, replace: bool, kept: str
+) -> None:
+    """Never degrade what people put there: as on the description of an entity the job created,
+    the job stamps the hash of each field description it writes (``openLineageDescriptionHash``),
+    and a stored one that no longer hashes to it was edited in Blindata: it is kept and counted
+    (``fieldDescriptionsKeptUserEdited``), unless the policy says ``replaceUserDocumentation``.
+    The field stays the job's: a change of type still lands."""
+    job = builders.definition(
+        builders.policy(nameTemplate="{host}", replaceUserDocumentation=replace)
+    )
+    first = snapshot(
+        plan_for(client, _daily(field("total", "decimal", description="From the producer")), job),
+        client,
+        job,
+    )
+    assert first.status == "success", first.render()
+    daily = entity(emulator, "daily")
+    total = fields_of(emulator, daily["uuid"])["total"]
+    assert props(total).get("openLineageDescriptionHash")
+    stored = client.api.physical_fields.get(total["uuid"])
+    client.api.physical_fields.update(
+        stored.model_copy(update={"description": "Edited by a steward"})
+    )
+
+    next_second()
+    changed = field("total", "numeric", description="From the producer, v2")
+    report = snapshot(plan_for(client, _daily(changed), job), client, job)
+
+    assert report.status == "success", report.render()
+    after = fields_of(emulator, daily["uuid"])["total"]
+    assert (after["description"], after["type"]) == (kept, "numeric")
+    assert props(after)["openLineageOwner"] == [DEFINITION_UUID]
+    assert report.counters.get("fieldDescriptionsKeptUserEdited", 0) == (0 if replace else 1)
+
+
+def test_a_field_description_the_job_wrote_is_rewritten_when_the_producer_changes_it(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The stamp tells the job's own older text from a person's: a description the job wrote
+    follows the producer."""
+    job = definition()
+    for text in ("v1", "v2"):
+        next_second()
+        report = snapshot(
+            plan_for(client, _daily(field("total", "decimal", description=text)), job), client, job
+        )
+        assert report.status == "success", report.render()
+        assert "fieldDescriptionsKeptUserEdited" not in report.counters
+    daily = entity(emulator, "daily")
+    assert fields_of(emulator, daily["uuid"])["total"]["description"] == "v2"
