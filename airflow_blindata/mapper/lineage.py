@@ -18,7 +18,8 @@ are not flows and, with ``includeIndirect``, are described on the table flow. A 
 names no transformation is not a flow either (seed 001: the producer sends the transformation
 "only when you are sure"): it is described on the table flow, whatever ``includeIndirect`` says.
 The deprecated field-level ``transformationType`` of ``columnLineage`` (IDENTITY, MASKED) names
-a direct transformation.
+a direct transformation. A flow's description names the transformations with their descriptions
+(seed 001), the field-level ``transformationDescription`` of ``columnLineage`` included.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def _transformation(kind: str | None, subtype: str | None, text: str | None) -> 
     facet repeat the same few transformations."""
     kind = str(kind or "").upper()
     subtype = str(subtype or "").upper()
-    label = f"{kind}/{subtype}" + (f": {text}" if text else "") if subtype else kind
+    label = (f"{kind}/{subtype}" if subtype else kind) + (f": {text}" if text else "")
     return kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES), label
 
 
@@ -161,6 +162,7 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey
     groups: dict[tuple[str, str], list[Source]] = {}
     datasets: dict[tuple[str, str], DatasetKey] = {}
     for target_field, entry in sorted(facet.fields.items()):
+        legacy_text = (entry.transformation_description or "").strip()
         for item in entry.input_fields:
             name = (item.namespace, item.name)
             group = groups.get(name)
@@ -173,7 +175,10 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey
                 # the deprecated field-level form: IDENTITY or MASKED, both a direct copy
                 kind = entry.transformation_type.upper()
                 direct = kind in _LEGACY_DIRECT
-                labels = (f"DIRECT/{kind}" if direct else kind,)
+                label = f"DIRECT/{kind}" if direct else kind
+                labels = (label + (f": {legacy_text}" if legacy_text else ""),)
+            elif direct and legacy_text and not any(legacy_text in label for label in labels):
+                labels = (*labels, legacy_text)  # the field's description, sent alongside
             group.append(Source(datasets[name], item.field, target_field, direct, labels))
     for item in facet.dataset or ():
         name = (item.namespace, item.name)

@@ -281,3 +281,105 @@ def test_only_direct_transformations_make_column_flows_the_others_are_described(
         assert described in table.description
     if not_described is not None:
         assert not_described not in table.description
+
+
+# -- "Description: the evidence (declared, observed, analyzed), the producer, and the descriptions
+# of the transformations" ------------------------------------------------------------------------
+
+
+def column_entry(transformations: list[dict[str, Any]] | None, **legacy: str) -> dict[str, Any]:
+    """``columnLineage.fields.y``: ``db.s.a.x`` into ``y``; ``legacy``: the field-level
+    ``transformationType``/``transformationDescription`` of spec 1-0-0."""
+    source: dict[str, Any] = {"namespace": PG, "name": "db.s.a", "field": "x"}
+    if transformations is not None:
+        source["transformations"] = transformations
+    return {"inputFields": [source], **legacy}
+
+
+@pytest.mark.parametrize(
+    ("entry", "dataset", "include_indirect", "kind", "text"),
+    [
+        pytest.param(
+            column_entry(None, transformationType="IDENTITY", transformationDescription="SELECT x"),
+            None,
+            False,
+            "column",
+            "DIRECT/IDENTITY: SELECT x",
+            id="spec-1-0-0-identity",
+        ),
+        pytest.param(
+            column_entry(None, transformationType="MASKED", transformationDescription="sha256(x)"),
+            None,
+            False,
+            "column",
+            "DIRECT/MASKED: sha256(x)",
+            id="spec-1-0-0-masked",
+        ),
+        pytest.param(
+            column_entry(
+                [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}],
+                transformationType="IDENTITY",
+                transformationDescription="SELECT x",
+            ),
+            None,
+            False,
+            "column",
+            "DIRECT/IDENTITY; SELECT x",
+            id="spec-1-2-0-with-the-deprecated-description-too",
+        ),
+        pytest.param(
+            column_entry([{"type": "DIRECT", "description": "upper(x)"}]),
+            None,
+            False,
+            "column",
+            "DIRECT: upper(x)",
+            id="a-direct-transformation-with-no-subtype",
+        ),
+        pytest.param(
+            column_entry([{"type": "DIRECT", "subtype": "IDENTITY"}]),
+            [
+                {
+                    "namespace": PG,
+                    "name": "db.s.a",
+                    "field": "k",
+                    "transformations": [{"type": "INDIRECT", "description": "WHERE k > 0"}],
+                }
+            ],
+            True,
+            "table",
+            "INDIRECT: WHERE k > 0",
+            id="an-indirect-transformation-with-no-subtype",
+        ),
+    ],
+)
+def test_the_description_of_a_flow_has_the_descriptions_of_the_transformations(
+    entry: dict[str, Any],
+    dataset: list[dict[str, Any]] | None,
+    include_indirect: bool,
+    kind: str,
+    text: str,
+) -> None:
+    """Seed 001, "What a flow looks like": "Description: the evidence (declared, observed,
+    analyzed), the producer, and the descriptions of the transformations." A transformation's
+    ``description`` was dropped when it named no subtype, and the field-level
+    ``transformationDescription`` of ``columnLineage`` (spec 1-0-0, deprecated since) always."""
+    facet: dict[str, Any] = {"fields": {"y": entry}}
+    if dataset is not None:
+        facet["dataset"] = dataset
+    output = ds("db.s.out", schema={"fields": [{"name": "y"}]}, columnLineage=facet)
+    plan = build(
+        [
+            run(
+                "load",
+                "r1",
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}, {"name": "k"}]})],
+                outputs=[output],
+            )
+        ],
+        definition(includeIndirect=include_indirect),
+    )
+    assert {(f.source.field, f.target.field) for f in plan.flows if f.kind == "column"} == {
+        ("x", "y")
+    }
+    (flow,) = [f for f in plan.flows if f.kind == kind]
+    assert text in flow.description
