@@ -287,7 +287,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             for dataset in unnamed:
                 by_dataset[dataset] = [Source(dataset)]
         for dataset in [key for key in by_dataset if _same(key, output)]:
-            del by_dataset[dataset]  # a dataset read and written: no flow
+            _keep_own_columns(by_dataset, dataset)  # read and written: its column flows only
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         target = collector.end(output)
@@ -356,6 +356,27 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
+
+
+def _own_column(source: Source) -> bool:
+    """A DIRECT field input from another field of the dataset it writes (UPDATE, MERGE)."""
+    return bool(
+        source.direct
+        and source.field
+        and source.target_field
+        and source.field != source.target_field
+    )
+
+
+def _keep_own_columns(by_dataset: dict[DatasetKey, list[Source]], dataset: DatasetKey) -> None:
+    """The sources of a dataset read and written that make column flows (``SET a = f(b)``: a
+    DIRECT field input, seed 001); the table flow from a dataset to itself is none, and its other
+    sources make nothing, so that a dataset only read and written reports no flow."""
+    own = [source for source in by_dataset[dataset] if _own_column(source)]
+    if own:
+        by_dataset[dataset] = own
+    else:
+        del by_dataset[dataset]
 
 
 def _missing(*ends: tuple[DatasetKey | JobKey, EntityKey | None]) -> list[DatasetKey | JobKey]:
@@ -474,8 +495,9 @@ def _dataset_event_flows(
         scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
         by_dataset: dict[DatasetKey, list[Source]] = {}
         for source in _declared_sources(facet.inputs, facet.fields):
-            if not _same(source.dataset, dataset.key):
-                by_dataset.setdefault(source.dataset, []).append(source)
+            by_dataset.setdefault(source.dataset, []).append(source)
+        for key in [key for key in by_dataset if _same(key, dataset.key)]:
+            _keep_own_columns(by_dataset, key)
         target = collector.end(dataset.key) if by_dataset else None
         description = _describe("dataset_event", "the dataset's producer")
         for key, items in sorted(by_dataset.items()):

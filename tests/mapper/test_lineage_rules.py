@@ -383,3 +383,135 @@ def test_the_description_of_a_flow_has_the_descriptions_of_the_transformations(
     }
     (flow,) = [f for f in plan.flows if f.kind == kind]
     assert text in flow.description
+
+
+# -- "Field inputs with DIRECT transformations become field flows": also from the dataset written --
+
+TRANSFORMATION = {"type": "DIRECT", "subtype": "TRANSFORMATION"}
+
+
+def into_a(*sources: tuple[str, str, dict[str, str]]) -> dict[str, Any]:
+    """``fields.a`` of a lineage facet: each (dataset, field, transformation) feeds ``a``."""
+    inputs = [
+        {"namespace": PG, "name": name, "type": "DATASET", "field": field, "transformations": [t]}
+        for name, field, t in sources
+    ]
+    return {"a": {"inputs": inputs}}
+
+
+def column_into_a(*sources: tuple[str, str, dict[str, str]]) -> dict[str, Any]:
+    inputs = [
+        {"namespace": PG, "name": name, "field": field, "transformations": [t]}
+        for name, field, t in sources
+    ]
+    return {"columnLineage": {"fields": {"a": {"inputFields": inputs}}}}
+
+
+def declared_into_t(fields: dict[str, Any]) -> dict[str, Any]:
+    entry = {"namespace": PG, "name": "db.s.t", "type": "DATASET", "fields": fields}
+    return {"lineage": {"entries": [entry]}}
+
+
+T_SCHEMA = {"fields": [{"name": "a"}, {"name": "b"}]}
+
+
+@pytest.mark.parametrize(
+    ("events", "columns", "tables"),
+    [
+        pytest.param(
+            [
+                run(
+                    "update",
+                    "r1",
+                    inputs=[ds("db.s.t", schema=T_SCHEMA)],
+                    outputs=[
+                        ds("db.s.t", schema=T_SCHEMA, **column_into_a(("db.s.t", "b", IDENTITY)))
+                    ],
+                )
+            ],
+            {("t.b", "t.a")},
+            set(),
+            id="update-columnLineage",
+        ),
+        pytest.param(
+            [
+                run(
+                    "update",
+                    "r1",
+                    job_facets=declared_into_t(into_a(("db.s.t", "b", TRANSFORMATION))),
+                    inputs=[ds("db.s.t", schema=T_SCHEMA)],
+                    outputs=[ds("db.s.t", schema=T_SCHEMA)],
+                )
+            ],
+            {("t.b", "t.a")},
+            set(),
+            id="update-declared",
+        ),
+        pytest.param(
+            [
+                run(
+                    "merge",
+                    "r1",
+                    job_facets=declared_into_t(
+                        into_a(("db.s.t", "b", TRANSFORMATION), ("db.s.src", "x", IDENTITY))
+                    ),
+                    inputs=[
+                        ds("db.s.t", schema=T_SCHEMA),
+                        ds("db.s.src", schema={"fields": [{"name": "x"}]}),
+                    ],
+                    outputs=[ds("db.s.t", schema=T_SCHEMA)],
+                )
+            ],
+            {("t.b", "t.a"), ("src.x", "t.a")},
+            {("src", "t")},
+            id="merge-declared",
+        ),
+        pytest.param(
+            [
+                run(
+                    "update",
+                    "r1",
+                    inputs=[ds("db.s.t", schema=T_SCHEMA)],
+                    outputs=[
+                        ds(
+                            "db.s.t",
+                            schema=T_SCHEMA,
+                            **column_into_a(("db.s.t", "a", IDENTITY), ("db.s.t", "b", FILTER)),
+                        )
+                    ],
+                )
+            ],
+            set(),
+            set(),
+            id="a-column-into-itself-or-indirect-is-no-flow",
+        ),
+        pytest.param(
+            [
+                dataset_event(
+                    "db.s.t",
+                    {
+                        "schema": T_SCHEMA,
+                        "lineage": {"fields": into_a(("db.s.t", "b", TRANSFORMATION))},
+                    },
+                )
+            ],
+            {("t.b", "t.a")},
+            set(),
+            id="a-dataset-event",
+        ),
+    ],
+)
+def test_a_column_written_from_another_column_of_the_same_dataset_is_a_column_flow(
+    events: list[dict[str, Any]], columns: set[tuple[str, str]], tables: set[tuple[str, str]]
+) -> None:
+    """Seed 001: "Field inputs with DIRECT transformations become field flows." An UPDATE or a
+    MERGE reads and writes one table: ``SET a = f(b)`` is a DIRECT field input of ``t.a`` from
+    ``t.b``, a column flow (the table flow from a table to itself is none)."""
+    plan = build(events, definition())
+    assert {
+        (f"{f.source.entity.name}.{f.source.field}", f"{f.target.entity.name}.{f.target.field}")
+        for f in plan.flows
+        if f.kind == "column"
+    } == columns
+    assert {(s, t) for s, t, _ in table_pairs(plan)} == tables
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0

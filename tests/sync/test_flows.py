@@ -20,7 +20,8 @@ from airflow_blindata.mapper.plan import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import DEFINITION_UUID, definition, objects
+from tests import builders
+from tests.sync.conftest import DEFINITION_UUID, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -144,3 +145,28 @@ def test_flows_are_uploaded_in_batches_of_the_configured_size(
     ]
     assert len(uploads) == 3
     assert report.counters["flowsCreated"] == 7
+
+
+def test_a_column_flow_between_two_columns_of_one_table_lands(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 001: "Field inputs with DIRECT transformations become field flows", also in the
+    table an UPDATE reads and writes (``SET a = upper(b)``): both ends are fields of one
+    entity, and no table flow goes from the table to itself."""
+    schema = builders.schema_facet("a", "b")
+    lineage = builders.column_lineage_facet(
+        {"a": [builders.input_field("db.s.t", "b", transformations=[{"type": "DIRECT"}])]}
+    )
+    table = builders.dataset("db.s.t", facets=schema)
+    written = builders.dataset("db.s.t", facets={**schema, **lineage})
+    events = [builders.run_event("etl.update", inputs=[table], outputs=[written])]
+
+    report = snapshot(plan_for(client, events, definition()), client, definition())
+
+    assert report.status == "success", report.render()
+    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
+    (flow,) = objects(emulator, Kind.FLOW)
+    assert flow["fromPhysicalEntity"]["uuid"] == flow["toPhysicalEntity"]["uuid"]
+    ends = (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
+    assert ends == ("b", "a")
+    assert flow["scope"] == "ol:airflow|etl.update"
