@@ -263,18 +263,19 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         several = len(inputs) > 1 and len(job.outputs) > 1
         outputs = [(item.key, dict(item.facets), inputs, several) for item in job.outputs]
     producer = run.producer if run else ""
+    key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)
+    declared = facet_of(job_facets, LineageJobFacet)
+    only_output = len(outputs) == 1  # of the outputs the events list
+    outputs.extend(_declared_targets(declared, outputs))
     if not outputs:
         return
-    key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)
     owner = f"{key.namespace}/{key.name}"
     scope = job_scope(key.namespace, key.name)
     sql = facet_of(job_facets, SQLJobFacet)
     analysed = bool(sql and sql.query.strip())
-    declared = facet_of(job_facets, LineageJobFacet)
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
-    only_output = len(outputs) == 1
     for output, facets, inputs, several in outputs:
         evidence, by_dataset = _output_evidence(declared, output, facets, inputs)
         uncorrelated |= evidence == "io" and several
@@ -356,6 +357,23 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
+
+
+def _declared_targets(
+    declared: LineageJobFacet | None, outputs: Sequence[_Written]
+) -> list[_Written]:
+    """The targets of the facet's ``DATASET`` entries that no listed output is: the facet names
+    the job's outputs itself (seed 001 asks a step that is not SQL for "one DATASET entry per
+    output", not for its inputs and outputs), so a JobEvent may send it alone."""
+    targets: list[_Written] = []
+    for entry in declared.entries if declared else ():
+        if not isinstance(entry, LineageDatasetEntry):
+            continue
+        target = DatasetKey(entry.namespace, entry.name)
+        listed = (output[0] for output in (*outputs, *targets))
+        if not any(_same(target, other) for other in listed):
+            targets.append((target, {}, [], False))
+    return targets
 
 
 def _own_column(source: Source) -> bool:

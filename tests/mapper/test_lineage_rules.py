@@ -515,3 +515,106 @@ def test_a_column_written_from_another_column_of_the_same_dataset_is_a_column_fl
     } == columns
     assert {(s, t) for s, t, _ in table_pairs(plan)} == tables
     assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
+
+
+# -- "Declared field lineage: the lineage job facet: entries per output dataset" ----------------
+
+
+def entry(target: str, *sources: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ``DATASET`` entry of a lineage job facet: each source feeds ``target`` at entity level."""
+    inputs = [{"namespace": PG, "name": source, "type": "DATASET"} for source in sources]
+    built: dict[str, Any] = {"namespace": PG, "name": target, "type": "DATASET", "inputs": inputs}
+    if fields is not None:
+        built["fields"] = fields
+    return built
+
+
+def entries(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"lineage": {"entries": list(items)}}
+
+
+X_INTO_Y = {
+    "y": {
+        "inputs": [
+            {
+                "namespace": PG,
+                "name": "db.s.a",
+                "type": "DATASET",
+                "field": "x",
+                "transformations": [IDENTITY],
+            }
+        ]
+    }
+}
+SCHEMAS = [
+    dataset_event("db.s.a", {"schema": {"fields": [{"name": "x"}]}}, second=0),
+    dataset_event("db.s.o", {"schema": {"fields": [{"name": "y"}]}}, second=0),
+]
+"""The fields of ``a`` and ``o`` (the System is created: a column flow needs them known)."""
+
+
+@pytest.mark.parametrize(
+    ("events", "tables", "columns"),
+    [
+        pytest.param(
+            [
+                *SCHEMAS,
+                builders.job_event(
+                    "load",
+                    namespace="etl",
+                    time=at(1),
+                    job_facets=entries(entry("db.s.o", "db.s.a", fields=X_INTO_Y)),
+                ),
+            ],
+            {("a", "o", "declared")},
+            {("a.x", "o.y")},
+            id="a-job-event-with-the-lineage-facet-alone",
+        ),
+        pytest.param(
+            [
+                *SCHEMAS,
+                run("load", "r1", second=1, job_facets=entries(entry("db.s.o", "db.s.a"))),
+            ],
+            {("a", "o", "declared")},
+            set(),
+            id="a-run-with-the-lineage-facet-and-no-datasets",
+        ),
+        pytest.param(
+            [
+                run(
+                    "load",
+                    "r1",
+                    inputs=[ds("db.s.a")],
+                    outputs=[ds("db.s.o")],
+                    job_facets=entries(entry("db.s.o", "db.s.a"), entry("db.s.o2", "db.s.b")),
+                )
+            ],
+            {("a", "o", "declared"), ("b", "o2", "declared")},
+            set(),
+            id="an-entry-for-a-dataset-the-run-does-not-list",
+        ),
+        pytest.param(
+            [run("load", "r1", job_facets=entries(entry("db.s.o")))],
+            set(),
+            set(),
+            id="an-entry-with-no-inputs-has-no-upstream",
+        ),
+    ],
+)
+def test_each_dataset_entry_of_the_lineage_job_facet_is_declared_lineage_of_its_target(
+    events: list[dict[str, Any]], tables: set[tuple[str, str, str]], columns: set[tuple[str, str]]
+) -> None:
+    """Seed 001: "Declared field lineage — Table and column flows — The lineage job facet:
+    entries per output dataset, with entity inputs and fields.<target>.inputs[]", and for a step
+    that is not SQL: "Send the lineage facet: one DATASET entry per output" (inputs and outputs
+    are asked for SQL steps only). The facet names its targets itself: an entry whose dataset the
+    events do not list as an output (a JobEvent that sends the facet alone) gave no flow."""
+    plan = build(events, definition())
+    assert table_pairs(plan) == tables
+    assert {
+        (f"{f.source.entity.name}.{f.source.field}", f"{f.target.entity.name}.{f.target.field}")
+        for f in plan.flows
+        if f.kind == "column"
+    } == columns
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 0
