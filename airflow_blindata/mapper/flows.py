@@ -14,7 +14,9 @@ and the sync looks its fields up in Blindata, in bulk, and publishes it when bot
 
 Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
 flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
-name, so the same events always give byte-identical names and scopes.
+name, so the same events always give byte-identical names and scopes. Two flows of one scope
+with other ends never share a name: when the labels of their ends are the same (tables of the same
+names on two Systems), all the flows of that name are named with their Systems.
 """
 
 from __future__ import annotations
@@ -79,6 +81,13 @@ class FlowCollector:
     _field_ends: dict[EntityKey, dict[str, FlowEnd]] = field(default_factory=dict)
     """Entity → field → its column flow end, made once: a field is an end of the column flows
     of every job that reads or writes it, and the flows can share the (frozen) end."""
+    _clashes: dict[tuple[str, str], dict[tuple[FlowEnd, FlowEnd], PlannedFlow]] = field(
+        default_factory=dict
+    )
+    """(scope, name) → the flows of other ends that were given the name a planned flow holds
+    (tables of the same names on other Systems), by their ends: ``flows`` names them all anew."""
+    _clash_owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(scope, name) of a clash → the owner label its names end with."""
     _job_entities: dict[JobKey, EntityKey] = field(default_factory=dict)
     """Job → its entity, for the jobs of the fold: a job is an end of the orchestration flows
     of its parent, its DAG and its neighbours in the task graph."""
@@ -211,7 +220,17 @@ class FlowCollector:
             end_label(target, with_system=with_system),
             owner_label,
         )
-        self._put(scope, name, kind, evidence, source, target, description, superseded_by_analysis)
+        self._put(
+            scope,
+            name,
+            kind,
+            evidence,
+            source,
+            target,
+            description,
+            superseded_by_analysis,
+            owner_label,
+        )
 
     def add_columns(
         self,
@@ -245,7 +264,13 @@ class FlowCollector:
                 name = shorten(name, MAX_FLOW_NAME)
             key = (scope, name)
             existing = flows.get(key)
-            if existing is not None and (rank, description) >= _rank(existing):
+            clash = existing is not None and (
+                existing.source.entity != source
+                or existing.target.entity != target
+                or existing.source.field != source_field
+                or existing.target.field != target_field
+            )
+            if existing is not None and not clash and (rank, description) >= _rank(existing):
                 continue
             source_end = source_ends.get(source_field)
             if source_end is None:
@@ -253,7 +278,7 @@ class FlowCollector:
             target_end = target_ends.get(target_field)
             if target_end is None:
                 target_end = target_ends[target_field] = FlowEnd(target, target_field)
-            flows[key] = PlannedFlow(
+            flow = PlannedFlow(
                 scope,
                 name,
                 "column",
@@ -263,6 +288,10 @@ class FlowCollector:
                 description,
                 superseded_by_analysis,
             )
+            if clash:
+                self._clash(key, owner_label, flow)
+            else:
+                flows[key] = flow
 
     def _put(
         self,
@@ -274,18 +303,61 @@ class FlowCollector:
         target: FlowEnd,
         description: str,
         superseded_by_analysis: bool,
+        owner_label: str,
     ) -> None:
         """Plan the flow unless its natural key holds a better ranked one; a loser is never
-        built."""
+        built. A flow of other ends given the same name is a clash (``flows``)."""
         existing = self._flows.get((scope, name))
-        if existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
+        if existing is not None and (existing.source, existing.target) != (source, target):
+            flow = PlannedFlow(
+                scope, name, kind, evidence, source, target, description, superseded_by_analysis
+            )
+            self._clash((scope, name), owner_label, flow)
+        elif existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
             self._flows[(scope, name)] = PlannedFlow(
                 scope, name, kind, evidence, source, target, description, superseded_by_analysis
             )
 
+    def _clash(self, key: tuple[str, str], owner_label: str, flow: PlannedFlow) -> None:
+        """Keep ``flow``, whose name a flow of other ends holds, the best ranked of its ends."""
+        others = self._clashes.setdefault(key, {})
+        self._clash_owners[key] = owner_label
+        ends = (flow.source, flow.target)
+        existing = others.get(ends)
+        if existing is None or _rank(flow) < _rank(existing):
+            others[ends] = flow
+
     def flows(self) -> list[PlannedFlow]:
-        """The flows by natural key (keys are unique: the sort never compares two flows)."""
+        """The flows by natural key (keys are unique: the sort never compares two flows).
+
+        The flows of a name that other ends were given too (tables of the same schema and name
+        on two Systems: a mapped task run once per shard) are all named with their Systems, as
+        flows across Systems are, so that none is lost and the names do not depend on which
+        came first."""
         flows = self._flows
+        if self._clashes:
+            flows = dict(flows)
+            for key, others in sorted(self._clashes.items(), key=lambda item: item[0]):
+                owner = self._clash_owners[key]
+                for flow in [flows.pop(key), *others.values()]:
+                    name = _flow_name(
+                        end_label(flow.source, with_system=True),
+                        end_label(flow.target, with_system=True),
+                        owner,
+                    )
+                    renamed = PlannedFlow(
+                        flow.scope,
+                        name,
+                        flow.kind,
+                        flow.evidence,
+                        flow.source,
+                        flow.target,
+                        flow.description,
+                        flow.superseded_by_analysis,
+                    )
+                    held = flows.get((flow.scope, name))
+                    if held is None or _rank(renamed) < _rank(held):
+                        flows[(flow.scope, name)] = renamed
         return [flows[key] for key in sorted(flows)]
 
 

@@ -618,3 +618,108 @@ def test_each_dataset_entry_of_the_lineage_job_facet_is_declared_lineage_of_its_
     } == columns
     assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 0
+
+
+# -- "Name: the ends, then @<job namespace>/<job name>": two pairs of ends, two names ------------
+
+SHARD_1 = "postgres://shard1:5432"
+SHARD_2 = "postgres://shard2:5432"
+AMOUNT = {"fields": [{"name": "amount"}]}
+
+
+def on_shards(job: str, run_id: str, second: int, *shards: str, **facets: Any) -> dict[str, Any]:
+    """A run of ``job`` reading ``db.public.orders`` and writing ``db.public.orders_agg`` on
+    each of ``shards``: the same schema and table names on another System."""
+    return run_event(
+        job,
+        namespace="af",
+        run_id=run_id,
+        time=at(second),
+        run_facets=builders.parent_facet("agg", "dag-run-1", "af"),
+        inputs=[ds("db.public.orders", shard, schema=AMOUNT) for shard in shards],
+        outputs=[ds("db.public.orders_agg", shard, **facets) for shard in shards],
+    )
+
+
+def shard_column_lineage(shard: str) -> dict[str, Any]:
+    return {
+        "schema": {"fields": [{"name": "total"}]},
+        "columnLineage": {
+            "fields": {
+                "total": {
+                    "inputFields": [
+                        {
+                            "namespace": shard,
+                            "name": "db.public.orders",
+                            "field": "amount",
+                            "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION"}],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [
+        pytest.param(
+            [
+                on_shards("agg.orders", "r1", 1, SHARD_1),
+                on_shards("agg.orders", "r2", 2, SHARD_2),
+            ],
+            {
+                ("shard1", "orders", "shard1", "orders_agg", None),
+                ("shard2", "orders", "shard2", "orders_agg", None),
+            },
+            id="the-instances-of-a-mapped-task-one-per-shard",
+        ),
+        pytest.param(
+            [on_shards("agg.orders", "r1", 1, SHARD_1, SHARD_2)],
+            {
+                (a, "orders", b, "orders_agg", None)
+                for a in ("shard1", "shard2")
+                for b in ("shard1", "shard2")
+            },
+            id="one-run-on-two-shards",
+        ),
+        pytest.param(
+            [
+                on_shards("agg.orders", "r1", 1, SHARD_1, **shard_column_lineage(SHARD_1)),
+                on_shards("agg.orders", "r2", 2, SHARD_2, **shard_column_lineage(SHARD_2)),
+            ],
+            {
+                ("shard1", "orders", "shard1", "orders_agg", None),
+                ("shard2", "orders", "shard2", "orders_agg", None),
+                ("shard1", "orders", "shard1", "orders_agg", "amount"),
+                ("shard2", "orders", "shard2", "orders_agg", "amount"),
+            },
+            id="column-flows-of-the-instances",
+        ),
+    ],
+)
+def test_two_flows_of_a_job_with_other_ends_never_share_a_name(
+    events: list[dict[str, Any]], expected: set[tuple[str, str, str, str, str | None]]
+) -> None:
+    """Seed 001: "Name: the ends, then @<job namespace>/<job name>", and "A table flow is always
+    published". The natural key of a flow is (scope, name): two flows of one job between tables
+    of the same names on other Systems (a mapped task run once per shard) were given one name,
+    and one of them was lost. Their names spell the Systems, as across Systems."""
+    plan = build(events, builders.definition(policy("postgres://*", nameTemplate="{host}")))
+    data = [f for f in plan.flows if f.kind != "orchestration"]
+    assert {
+        (
+            f.source.entity.system,
+            f.source.entity.name,
+            f.target.entity.system,
+            f.target.entity.name,
+            f.source.field,
+        )
+        for f in data
+    } == expected
+    assert len({(f.scope, f.name) for f in data}) == len(data)
+    for flow in data:
+        assert flow.name.startswith(f"{flow.source.entity.system}:")
+        assert f" -> {flow.target.entity.system}:" in flow.name
+        assert flow.name.endswith(" @af/agg.orders")
