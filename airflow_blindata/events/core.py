@@ -137,12 +137,26 @@ class OutputDataset(Dataset):
 
 
 def raw_parent_run_id(facets: Any) -> str | None:
-    """``parent.run.runId`` of a run's raw facets (decoded JSON) when it is a non-empty string,
-    else ``None``: read without validating the facet, so that a reading of the envelope only
+    """The run a run's raw facets (decoded JSON) group it under: ``parent.root.run.runId`` when
+    the parent facet names a root run, else ``parent.run.runId``; ``None`` without a parent run
+    (a non-empty string). The root, because a parent may itself be one instance of a mapped task:
+    the statements its SQL hooks report (``<dag>.<task>.query.<n>``) are child runs of each
+    instance, and only the root run, the DAG run, groups them as it groups the instances.
+
+    Read without validating the facet, so that a reading of the envelope only
     (``ENVELOPE_ONLY``, ``envelope.read_envelope``) and a whole reading give the same answer,
     whether the facet is valid or not."""
     parent = facets.get("parent") if _is_mapping(facets) else None
-    run = parent.get("run") if _is_mapping(parent) else None
+    run_id = _run_id_of(parent)
+    if run_id is None:
+        return None
+    root = parent.get("root") if _is_mapping(parent) else None
+    return _run_id_of(root) or run_id
+
+
+def _run_id_of(holder: Any) -> str | None:
+    """``holder.run.runId`` when it is a non-empty string."""
+    run = holder.get("run") if _is_mapping(holder) else None
     run_id = run.get("runId") if _is_mapping(run) else None
     return run_id if isinstance(run_id, str) and run_id else None
 
@@ -164,11 +178,11 @@ class Run(_Wire):
     parent_run_id: Annotated[str | None, BeforeValidator(_not_from_the_wire)] = Field(
         default=None, exclude=True
     )
-    """The run id its ``parent`` run facet names (``raw_parent_run_id`` of the facets as given,
-    set by the reading: ``name_parent``; whatever the wire says under this name is dropped, and
-    it is not written):
+    """The run id its ``parent`` run facet groups it under (``raw_parent_run_id`` of the facets
+    as given: the root run it names, else the parent run; set by the reading: ``name_parent``;
+    whatever the wire says under this name is dropped, and it is not written):
     the run of an Airflow DAG whose task this run is (every instance of a mapped task,
-    ``.expand()``, names the same)."""
+    ``.expand()``, names the same, and so do the statements each instance's SQL hooks report)."""
 
 
 def name_parent(event: Any, data: Any) -> None:

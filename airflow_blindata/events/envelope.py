@@ -98,9 +98,11 @@ _DECODER = msgspec.json.Decoder(_RunEvent)
 
 
 class _Parent(Struct):
-    """The parent run facet, of which only ``run`` is read (``core.raw_parent_run_id``)."""
+    """The parent run facet, of which only ``run`` and ``root`` are read
+    (``core.raw_parent_run_id``)."""
 
     run: Any = None
+    root: Any = None
 
 
 _PARENT_DECODER = msgspec.json.Decoder(_Parent)
@@ -144,7 +146,8 @@ def read_envelope(text: str | bytes) -> Envelope | None:
         text = bytes(run_facets["parent"])
         try:
             if text.lstrip()[:1] == b"{":
-                parent = {"run": _PARENT_DECODER.decode(text).run}
+                decoded = _PARENT_DECODER.decode(text)
+                parent = {"run": decoded.run, "root": decoded.root}
             else:  # not an object: no parent, as the whole reading finds
                 parent = decode_json(text)
         except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why

@@ -218,3 +218,48 @@ def test_the_sync_dag_is_left_out_of_capture(
     assert stored(url) == (Counter(), set())  # no event of the sync, task or DAG
     with open_store(url) as store:
         assert store.stats().sync_records >= 1  # the snapshot did run, on the same store
+
+
+@pytest.mark.integration
+def test_every_instance_of_a_mapped_task_keeps_the_lineage_its_sql_hook_reported(
+    airflow_home: Path, tmp_path: Path
+) -> None:
+    """``capture_mapped_hook.py``: three instances of ``load`` each copy ``src`` into a table of
+    their own through ``PostgresHook``; the provider reports each statement as a child job of
+    the instance's run (``load.query.<n>``), so the runs of ``load.query.4`` have three parent
+    runs, one per instance, under one DAG run. The plan keeps the flow of every instance, as it
+    does for the instances of a mapped task themselves, not only the last one's."""
+    import psycopg
+
+    from airflow_blindata.definition import JobDefinition
+    from airflow_blindata.sync.mapping import plan_from_store
+    from tests.store.helpers import postgres_base_url
+
+    base = postgres_base_url().replace("postgresql+psycopg://", "postgresql://", 1)
+    schema = f"bd_capture_{os.getpid()}_{tmp_path.name[-8:]}".lower().replace("-", "_")
+    url = f"sqlite:///{tmp_path / 'mapped.db'}"
+    try:
+        run_dag(
+            airflow_home,
+            "capture_mapped_hook.py",
+            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": TRANSPORT_PATH, "store_url": url}),
+            AIRFLOW_CONN_CAPTURE_PG=base,
+            CAPTURE_PG_SCHEMA=schema,
+        )
+    finally:
+        with psycopg.connect(base, autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    definition = JobDefinition.from_dict(
+        {
+            "uuid": "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+            "systemPolicies": [{"pattern": "postgres://*", "creation": "IF_MISSING"}],
+        }
+    )
+    with open_store(url) as store:
+        plan = plan_from_store(store, definition, keep=False)
+    copies = {
+        flow.target.entity.name
+        for flow in plan.flows
+        if flow.kind == "table" and flow.scope.endswith(".load.query.4")
+    }
+    assert copies == {"out_0", "out_1", "out_2"}

@@ -100,6 +100,21 @@ PARENT_JOB = {"namespace": "airflow", "name": "etl"}
         ({"facets": {"parent": {"run": {"runId": "dag-1"}, "job": PARENT_JOB}}}, "dag-1"),
         ({"facets": {"parent": {"run": {"runId": "dag-1"}}}}, "dag-1"),  # malformed: no job
         ({"facets": {"parent": {"run": {"runId": "dag-1"}, "job": 3}}}, "dag-1"),
+        # a statement of one instance of a mapped task: grouped under the root, the DAG run
+        (
+            {
+                "facets": {
+                    "parent": {"run": {"runId": "task-1"}, "root": {"run": {"runId": "dag-1"}}}
+                }
+            },
+            "dag-1",
+        ),
+        (
+            {"facets": {"parent": {"run": {"runId": "task-1"}, "root": {"run": {"runId": ""}}}}},
+            "task-1",
+        ),
+        ({"facets": {"parent": {"run": {"runId": "task-1"}, "root": "dag-1"}}}, "task-1"),
+        ({"facets": {"parent": {"root": {"run": {"runId": "dag-1"}}}}}, None),  # no parent run
         ({"facets": {"parent": {"run": {"runId": ""}, "job": PARENT_JOB}}}, None),
         ({"facets": {"parent": {"run": {"runId": 7}, "job": PARENT_JOB}}}, None),
         ({"facets": {"parent": {"run": {"run_id": "dag-1"}, "job": PARENT_JOB}}}, None),
@@ -121,8 +136,9 @@ PARENT_JOB = {"namespace": "airflow", "name": "etl"}
 def test_the_parent_run_is_read_from_the_raw_facet_alike_in_both_readings(
     run: dict[str, Any], parent: str | None
 ) -> None:
-    """Mapped task instances are grouped by the parent run their ``parent`` facet names, valid
-    or not: an envelope read without the facets and a whole read name the same parent."""
+    """Mapped task instances are grouped by the parent run their ``parent`` facet names (its
+    root run when it names one), valid or not: an envelope read without the facets and a whole
+    read name the same parent."""
     text = _text(run={"runId": "r1", **run})
     envelope = read_envelope(text)
     assert envelope is not None
