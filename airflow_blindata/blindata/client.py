@@ -504,10 +504,11 @@ class BlindataClient:
             return
         report.created += answer.row_created
         report.updated += answer.row_updated
-        report.discarded += answer.row_discarded
+        named: set[int] = set()
         for row_error in answer.errors:
             if 0 <= row_error.index < len(batch):
                 row = batch[row_error.index]
+                named.add(row_error.index)
                 report.errors.append(RowError(offset + row_error.index, row_error.message, row))
             else:
                 raise BlindataContractError(
@@ -515,6 +516,42 @@ class BlindataClient:
                     f"{row_error.index} of a batch of {len(batch)}: {row_error.message}",
                     operation=f"{endpoint.method} {endpoint.template}",
                 )
+        report.discarded += len(named)
+        if answer.row_discarded > len(named):
+            unnamed = [(offset + i, row) for i, row in enumerate(batch) if i not in named]
+            self._locate_discarded(endpoint, unnamed, params, report, answer.message)
+
+    def _locate_discarded(
+        self,
+        endpoint: Endpoint,
+        rows: Sequence[tuple[int, WireModel]],
+        params: Mapping[str, Any] | None,
+        report: UploadReport,
+        message: str | None,
+    ) -> None:
+        """Find the rows an answer counted in ``rowDiscarded`` without naming them in
+        ``errors`` (the contract's answer may leave ``errors`` out).
+
+        A row counted as discarded and not named must not pass for written: a flow whose
+        refresh was discarded would look described, and cleanup would remove it as stale. An
+        upload is an upsert by natural key, so the unnamed rows are sent again in halves, until
+        each discarded one is alone and known by its index. The counts of these repeated
+        uploads are not added: their rows were counted by the first answer.
+        """
+        if len(rows) == 1:
+            index, row = rows[0]
+            reason = message or "discarded by Blindata, which did not say why"
+            report.discarded += 1
+            report.errors.append(RowError(index, reason, row))
+            return
+        for part in (rows[: len(rows) // 2], rows[len(rows) // 2 :]):
+            again = UploadReport()
+            self._upload_batch(endpoint, [row for _, row in part], 0, params, again)
+            report.requests += again.requests
+            report.discarded += again.discarded
+            report.errors += [
+                RowError(part[error.index][0], error.message, error.row) for error in again.errors
+            ]
 
 
 @dataclass(frozen=True, slots=True)

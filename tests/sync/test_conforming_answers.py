@@ -1,0 +1,133 @@
+"""Snapshots and cleanups against a Blindata that answers otherwise than the emulator, within the
+contract (``blindata-api.md``), over loopback HTTP.
+
+Each transport here plays one freedom a conforming server has and the emulator does not use: an
+upload answer that counts a discarded row without naming it in ``errors``, a create answered
+without a body, counts sent as ``null``. The client must not take what it cannot prove landed
+for written, and must not fail on what it could read otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from blindata_emulator import Kind
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import PhysicalEntity, Ref, System
+from airflow_blindata.sync import cleanup, snapshot
+from tests.sync.conftest import client_of, dbt_events, definition, next_second, objects, plan_for
+from tests.sync.test_cleanup import History
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
+
+Row = dict[str, Any]
+
+
+class SilentDiscards(httpx.HTTPTransport):
+    """A Blindata that discards the upload rows ``discard`` picks, and answers the upload with
+    its counts only: ``rowDiscarded`` says how many, ``errors`` is absent (the contract names
+    ``errors``; a server may leave out what it does not fill)."""
+
+    def __init__(self, path: str, discard: Callable[[Row], bool]) -> None:
+        super().__init__()
+        self.path = re.compile(path)
+        self.discard = discard
+        self.discarded: list[Row] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not self.path.search(request.url.path):
+            return super().handle_request(request)
+        rows = json.loads(request.read())
+        kept = [row for row in rows if not self.discard(row)]
+        dropped = len(rows) - len(kept)
+        self.discarded += [row for row in rows if self.discard(row)]
+        forwarded = httpx.Request(
+            "POST", request.url, headers=request.headers, content=json.dumps(kept).encode()
+        )
+        forwarded.headers["Content-Length"] = str(len(forwarded.content))
+        answer = super().handle_request(forwarded)
+        body = json.loads(answer.read())
+        counts = {
+            "message": body.get("message"),
+            "rowCreated": body.get("rowCreated", 0),
+            "rowUpdated": body.get("rowUpdated", 0),
+            "rowDiscarded": body.get("rowDiscarded", 0) + dropped,
+        }
+        return httpx.Response(200, json=counts, headers={"Date": answer.headers.get("Date", "")})
+
+
+FLOWS = r"^/api/v1/dataflows/\*/upload$"
+ENTITIES = r"^/api/v1/physical_entities/\*/upload$"
+
+
+def scoped_flows(emulator: Any) -> dict[tuple[str, str], str]:
+    """The flows of the job's scopes (the SQL analysis adds flows of no scope)."""
+    return {
+        (f["scope"], f["name"]): f["uuid"] for f in objects(emulator, Kind.FLOW) if f.get("scope")
+    }
+
+
+def test_a_flow_discarded_without_an_error_is_neither_written_nor_removed(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job = definition()
+    history = History()
+    events = dbt_events()
+    first = history.add(snapshot(plan_for(client, events, job), client, job))
+    assert first.status == "success", first.render()
+    flows = scoped_flows(emulator)
+    victim = sorted(flows)[0]
+    next_second()
+
+    transport = SilentDiscards(FLOWS, lambda row: (row["scope"], row["name"]) == victim)
+    with client_of(emulator, transport) as blindata:
+        second = history.add(snapshot(plan_for(blindata, events, job), blindata, job))
+    report = history.add(cleanup(job, client, history))
+
+    assert transport.discarded, "the flow was uploaded"
+    assert second.status == "partial", second.render()
+    assert second.failed("flow") == 1
+    assert victim[0] in second.failed_scopes
+    assert report.status == "success", report.render()
+    assert scoped_flows(emulator) == flows  # still described: its scope was held
+
+
+def test_a_discarded_row_is_found_among_many_and_the_others_are_written(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The rows a server discarded without naming them are found by sending the batch again in
+    halves (an upload is an upsert): only they fail."""
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    names = sorted(flow.name for flow in plan.flows if flow.kind != "orchestration")
+    assert len(names) >= 3
+    victims = {names[0], names[-1]}
+    transport = SilentDiscards(FLOWS, lambda row: row["name"] in victims)
+    with client_of(emulator, transport) as blindata:
+        report = snapshot(plan, blindata, job)
+
+    assert report.status == "partial", report.render()
+    assert report.failed("flow") == 2, report.render()
+    written = {name for _, name in scoped_flows(emulator)}
+    assert written == {flow.name for flow in plan.flows} - victims
+
+
+def test_a_silent_discard_in_a_direct_upload_names_the_row(emulator: Any) -> None:
+    """``BlindataClient.upload`` reports each discarded row with its index, named or not."""
+    transport = SilentDiscards(ENTITIES, lambda row: row["name"] == "b")
+    with client_of(emulator, transport) as blindata:
+        system = blindata.api.systems.create(System(name="warehouse", subtype="DATABASE"))
+        rows = [
+            PhysicalEntity(system=Ref(uuid=system.uuid or ""), schema="s", name=name)
+            for name in ("a", "b", "c", "d", "e")
+        ]
+        answer = blindata.api.physical_entities.upload(rows, batch_size=5)
+    assert answer.discarded == 1
+    assert [(error.index, error.row.name) for error in answer.errors] == [(1, "b")]  # type: ignore[attr-defined]
+    assert sorted(e["name"] for e in objects(emulator, Kind.ENTITY)) == ["a", "c", "d", "e"]
