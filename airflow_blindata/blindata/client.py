@@ -391,14 +391,14 @@ class BlindataClient:
         ids: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
-        empty: Callable[[], ModelT] | None = None,
+        empty: Callable[[httpx.Response], ModelT] | None = None,
     ) -> ModelT:
         """Send one operation and read its answer as ``model``.
 
-        ``empty`` gives the result when the server answers with no body (``204 No Content``, or
-        a 2xx without content): the contract names the status of some writes and not their
-        body. Without it such an answer is a ``BlindataContractError`` (never retried: nothing
-        was cut short).
+        ``empty`` gives the result, from the response, when the server answers with no body
+        (``204 No Content``, or a 2xx without content): the contract names the status of some
+        writes and not their body. Without it such an answer is a ``BlindataContractError``
+        (never retried: nothing was cut short).
         """
         return self._exchange(
             endpoint,
@@ -648,7 +648,7 @@ def decode(
     operation: str,
     scrub: Callable[[str], str] = _unchanged,
     *,
-    empty: Callable[[], ModelT] | None = None,
+    empty: Callable[[httpx.Response], ModelT] | None = None,
 ) -> ModelT:
     """Read a successful answer as ``model``, or fail with ``BlindataContractError``.
 
@@ -661,7 +661,7 @@ def decode(
     """
     if response.status_code == 204 or not response.content.strip():
         if empty is not None:
-            return empty()
+            return empty(response)
         raise BlindataContractError(
             f"{operation} answered {response.status_code} with no body, where "
             f"a {model.__name__} was expected",

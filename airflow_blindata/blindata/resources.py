@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from urllib.parse import unquote
+
+import httpx
 
 from airflow_blindata.blindata.errors import (
     BlindataConfigError,
@@ -123,8 +126,33 @@ class _Gettable(_Collection[ModelT]):
 
 class _Creatable(_Collection[ModelT]):
     def create(self, obj: ModelT) -> ModelT:
-        """Create ``obj``; ``BlindataConflictError`` when its natural key exists."""
-        return self._client.call(self._endpoint("create"), self.model, json=obj.to_wire())
+        """Create ``obj``; ``BlindataConflictError`` when its natural key exists.
+
+        The contract names the status of most creates (201) and not their body: an answer
+        without one gives back ``obj`` as sent, with the uuid of the ``Location`` the server
+        named, else with none (``uuid is None``): the caller then finds the object by its
+        natural key, as after a lost answer.
+        """
+        return self._client.call(
+            self._endpoint("create"),
+            self.model,
+            json=obj.to_wire(),
+            empty=lambda response: obj.model_copy(update={"uuid": created_uuid(response)}),
+        )
+
+
+def created_uuid(response: httpx.Response) -> str | None:
+    """The uuid of the object a create made, from the answer's ``Location``
+    (``<the path posted to>/<uuid>``), or ``None`` when it names none."""
+    location = response.headers.get("Location")
+    if not location:
+        return None
+    posted = response.request.url.path.rstrip("/") + "/"
+    path = response.request.url.join(location).path
+    if not path.startswith(posted):
+        return None
+    uuid = unquote(path[len(posted) :].strip("/"))
+    return uuid if uuid and "/" not in uuid else None
 
 
 class _Updatable(_Collection[ModelT]):
@@ -138,7 +166,7 @@ class _Updatable(_Collection[ModelT]):
             self.model,
             ids={"uuid": uuid},
             json=obj.to_wire(),
-            empty=lambda: obj,
+            empty=lambda _: obj,
         )
 
 
@@ -310,7 +338,7 @@ class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
         """Post ``obj``; the contract names the answer's status (201), not its body: an answer
         without one gives back ``obj`` as sent."""
         return self._client.call(
-            self._endpoint("create"), self.model, json=obj.to_wire(), empty=lambda: obj
+            self._endpoint("create"), self.model, json=obj.to_wire(), empty=lambda _: obj
         )
 
 

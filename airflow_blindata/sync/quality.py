@@ -169,7 +169,7 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
         published=True,
     )
     try:
-        return api.create(wanted)
+        created = api.create(wanted)
     except BlindataConflictError as exc:
         found = ctx.attempt("quality suite", code, find)
         if found is None:
@@ -178,6 +178,14 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
     except BlindataError as exc:
         ctx.report.fail("quality suite", code, str(exc))
         return None
+    if created.uuid:
+        return created
+    # created, answered without a body: found as a suite created meanwhile is
+    found = ctx.attempt("quality suite", code, partial(find, search=code))
+    found = found or ctx.attempt("quality suite", code, find)
+    if found is None:
+        ctx.report.fail("quality suite", code, "created, but Blindata does not list it")
+    return found
 
 
 def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> QualityCheck:
@@ -382,17 +390,11 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
         held = monitor.physical_entity
         return monitor.name == MONITOR_NAME and (held is None or held.uuid == entity)
 
-    found = ctx.attempt(
-        "profiling monitor",
-        label,
-        lambda: next(
-            filter(
-                ours,
-                api.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=entity, name=MONITOR_NAME),
-            ),
-            None,
-        ),
-    )
+    def find() -> ProfilingMonitor | None:
+        listed = api.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=entity, name=MONITOR_NAME)
+        return next(filter(ours, listed), None)
+
+    found = ctx.attempt("profiling monitor", label, find)
     if found is None:
         wanted = ProfilingMonitor(
             name=MONITOR_NAME,
@@ -400,6 +402,12 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
             description="Metrics reported in OpenLineage events.",
         )
         found = ctx.attempt("profiling monitor", label, lambda: api.create(wanted))
+        if found is not None and not found.uuid:  # answered without a body: look it up
+            found = ctx.attempt("profiling monitor", label, find)
+            if found is None:
+                ctx.report.fail(
+                    "profiling monitor", label, "created, but Blindata does not list it"
+                )
     return found.uuid if found else None
 
 

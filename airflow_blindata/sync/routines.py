@@ -245,6 +245,10 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
         try:
             bucket = api.create(body)
             ctx.report.count("queryBucketsCreated")
+            if not bucket.uuid:  # answered without a body: found by its name
+                bucket = ctx.attempt("query bucket", name, find)
+                if bucket is None:
+                    ctx.report.fail("query bucket", name, "created, but Blindata does not list it")
         except BlindataError as exc:
             bucket = ctx.attempt("query bucket", name, find)  # created meanwhile, or answer lost
             if bucket is None:

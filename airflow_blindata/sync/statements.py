@@ -91,6 +91,10 @@ def _bring_in_line(
     api = ctx.client.api.statements
     if statement is None:
         created = ctx.attempt(KIND, state.label, lambda: api.create(wanted))
+        if created is not None and not created.uuid:  # answered without a body: look it up
+            created = ctx.attempt(KIND, state.label, lambda: _find(ctx, wanted))
+            if created is None:
+                ctx.report.fail(KIND, state.label, "created, but Blindata does not list it")
         if created is None or not created.uuid:
             return None
         ctx.report.count("statementsCreated")
@@ -119,6 +123,14 @@ def _bring_in_line(
         ctx.report.count("statementsReanalysed")
         return statement.uuid  # what it missed may be catalogued now
     return None
+
+
+def _find(ctx: SyncContext, wanted: QueryStatement) -> QueryStatement | None:
+    """The statement of ``wanted``'s routine in its bucket, as Blindata holds it."""
+    bucket = wanted.query_bucket.uuid if wanted.query_bucket else None
+    routine = wanted.routine.uuid if wanted.routine else None
+    listed = ctx.client.api.statements.list(bucketUuid=bucket, routineUuid=routine)
+    return next((s for s in listed if s.uuid and s.routine and s.routine.uuid == routine), None)
 
 
 def _submit(ctx: SyncContext, state: RoutineState, uuid: str) -> None:

@@ -111,6 +111,8 @@ def _create(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None:
     except BlindataError as exc:
         # The create may have landed before the answer was lost: look before giving up.
         return _reuse(ctx, planned, exc)
+    if not created.uuid:  # created, answered without a body: found by its name
+        return _reuse(ctx, planned, None)
     ctx.report.count("systemsCreated")
     return ResolvedSystem(
         planned.name,

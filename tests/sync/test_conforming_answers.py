@@ -23,6 +23,8 @@ from airflow_blindata.blindata.models import PhysicalEntity, Ref, System
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import client_of, dbt_events, definition, next_second, objects, plan_for
 from tests.sync.test_cleanup import History
+from tests.sync.test_quality import dq_run
+from tests.sync.test_quality_records import metrics_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 
@@ -131,3 +133,69 @@ def test_a_silent_discard_in_a_direct_upload_names_the_row(emulator: Any) -> Non
     assert answer.discarded == 1
     assert [(error.index, error.row.name) for error in answer.errors] == [(1, "b")]  # type: ignore[attr-defined]
     assert sorted(e["name"] for e in objects(emulator, Kind.ENTITY)) == ["a", "c", "d", "e"]
+
+
+CREATES = (
+    "/api/v1/systems",
+    "/api/v1/queryparser/buckets",
+    "/api/v1/queryparser/statements",
+    "/api/v1/data-quality/suites",
+    "/api/v1/profiling/monitors",
+)
+
+
+class CreatesWithoutBody(httpx.HTTPTransport):
+    """A Blindata that creates as the emulator does and answers ``201`` with no body: the
+    contract gives the status of most creates and no body (for a suite, a bucket, a statement, a
+    monitor), so a server may answer only the status, with the new object's ``Location`` or
+    without it."""
+
+    def __init__(self, *, location: bool) -> None:
+        super().__init__()
+        self.location = location
+        self.empty: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "POST" or request.url.path not in CREATES:
+            return response
+        if not response.is_success:
+            return response
+        created = json.loads(response.read())
+        headers = {"Date": response.headers.get("Date", "")}
+        if self.location:
+            headers["Location"] = str(request.url.copy_with(query=None)) + "/" + created["uuid"]
+        self.empty.append(request.url.path)
+        return httpx.Response(201, headers=headers)
+
+
+@pytest.mark.parametrize("location", [True, False], ids=["with-location", "without-location"])
+def test_creates_answered_without_a_body_are_found(emulator: Any, location: bool) -> None:
+    job = definition()
+    events = (
+        dbt_events()
+        + dq_run("c", "run-1", [{"assertion": "not_null", "column": "id", "success": True}])
+        + metrics_run("run-p", ["orders"])
+    )
+    transport = CreatesWithoutBody(location=location)
+    with client_of(emulator, transport) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+
+    assert report.status == "success", report.render()
+    assert set(transport.empty) == set(CREATES)
+    assert report.counters["systemsCreated"] == len(objects(emulator, Kind.SYSTEM))
+    assert report.counters["statementsSubmitted"] == len(objects(emulator, Kind.STATEMENT)) > 0
+    assert report.counters["qualityResultsPublished"] == len(objects(emulator, Kind.RESULT)) > 1
+    assert report.counters["profilingRecordsUploaded"] == 1
+    assert len(objects(emulator, Kind.SUITE)) == len(objects(emulator, Kind.MONITOR)) == 1
+
+
+@pytest.mark.parametrize("location", [True, False], ids=["with-location", "without-location"])
+def test_a_create_answered_without_a_body_gives_the_uuid_of_its_location(
+    emulator: Any, location: bool
+) -> None:
+    with client_of(emulator, CreatesWithoutBody(location=location)) as blindata:
+        created = blindata.api.systems.create(System(name="warehouse", subtype="DATABASE"))
+    (stored,) = objects(emulator, Kind.SYSTEM)
+    assert created.name == "warehouse"
+    assert created.uuid == (stored["uuid"] if location else None)
