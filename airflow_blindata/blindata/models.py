@@ -294,6 +294,15 @@ AnswerList = Annotated[list[ItemT], BeforeValidator(_none_as_empty)]
 """A list in an answer, where ``null`` (a list the server left unset) reads as empty."""
 
 
+def _none_as_zero(value: Any) -> Any:
+    return 0 if value is None else value
+
+
+AnswerCount = Annotated[int, BeforeValidator(_none_as_zero)]
+"""A count in an answer, where ``null`` (a count the server left unset) reads as 0, as an
+absent one does."""
+
+
 class UploadRowError(WireModel):
     message: str
     index: int
@@ -301,9 +310,9 @@ class UploadRowError(WireModel):
 
 class QualityImportResult(WireModel):
     message: str | None = None
-    row_created: int = 0
-    row_updated: int = 0
-    row_discarded: int = 0
+    row_created: AnswerCount = 0
+    row_updated: AnswerCount = 0
+    row_discarded: AnswerCount = 0
     quality_suite_uuid: str | None = None
     quality_checks_uuids: AnswerList[str] = []
     errors: AnswerList[UploadRowError] = []
@@ -336,9 +345,9 @@ class MetricRecord(_Stored):
 
 class UploadResponse(WireModel):
     message: str | None = None
-    row_created: int = 0
-    row_updated: int = 0
-    row_discarded: int = 0
+    row_created: AnswerCount = 0
+    row_updated: AnswerCount = 0
+    row_discarded: AnswerCount = 0
     errors: AnswerList[UploadRowError] = []
 
 

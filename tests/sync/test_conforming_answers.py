@@ -199,3 +199,28 @@ def test_a_create_answered_without_a_body_gives_the_uuid_of_its_location(
     (stored,) = objects(emulator, Kind.SYSTEM)
     assert created.name == "warehouse"
     assert created.uuid == (stored["uuid"] if location else None)
+
+
+class CountsAsNull(httpx.HTTPTransport):
+    """A Blindata that leaves the counts of its upload answers unset: ``null`` (a boxed
+    ``Integer`` a Java server did not fill), with ``errors`` ``null`` too."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "POST" or not request.url.path.endswith("/*/upload"):
+            return response
+        body = json.loads(response.read())
+        if body.get("errors"):
+            return httpx.Response(response.status_code, json=body, headers=response.headers)
+        unset = dict.fromkeys(("rowCreated", "rowUpdated", "rowDiscarded", "errors"))
+        headers = {"Date": response.headers.get("Date", "")}
+        return httpx.Response(200, json={"message": body.get("message"), **unset}, headers=headers)
+
+
+def test_upload_answers_with_null_counts_are_read_as_nothing_reported(emulator: Any) -> None:
+    job = definition()
+    with client_of(emulator, CountsAsNull()) as blindata:
+        report = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    assert report.status == "success", report.render()
+    assert report.counters["entitiesDescribed"] == len(objects(emulator, Kind.ENTITY)) > 0
+    assert report.counters["entitiesCreated"] == 0  # not reported by the server
