@@ -120,6 +120,17 @@ class Semaphore(StrEnum):
     RED = "RED"
 
 
+def _enum_case(enum: type[StrEnum]) -> BeforeValidator:
+    """Reads a value of ``enum`` whatever its case (``analyzed`` is ``ANALYZED``): the contract
+    spells the values, not that a server answers them in that case; any other string is kept."""
+    members = {member.value.upper(): member.value for member in enum}
+
+    def read(value: Any) -> Any:
+        return members.get(value.upper(), value) if isinstance(value, str) else value
+
+    return BeforeValidator(read)
+
+
 class Ref(WireModel):
     """A reference to another object by uuid, e.g. ``"system": {"uuid": "..."}``."""
 
@@ -225,7 +236,7 @@ class SystemRoutine(_Stored):
     catalog: str | None = None
     schema_: str | None = Field(default=None, alias="schema")
     name: str
-    type: RoutineType | str | None = None
+    type: Annotated[RoutineType | str | None, _enum_case(RoutineType)] = None
     definition: str | None = None
     description: str | None = None
     status: str | None = None
@@ -246,7 +257,7 @@ class QueryStatement(_Stored):
     query_text: str | None = None
     default_schema: str | None = None
     dialect: str | None = None
-    analysis_status: AnalysisStatus | str | None = None
+    analysis_status: Annotated[AnalysisStatus | str | None, _enum_case(AnalysisStatus)] = None
     analysis_message: str | None = None
 
 
@@ -266,14 +277,14 @@ class QualityCheck(_Stored):
     physical_fields: list[Ref] | None = None
     enabled: bool | None = None
     manual: bool | None = None
-    score_strategy: ScoreStrategy | str | None = None
+    score_strategy: Annotated[ScoreStrategy | str | None, _enum_case(ScoreStrategy)] = None
     success_threshold: float | None = None
     warning_threshold: float | None = None
     score_expected_value: float | None = None
     additional_properties: list[AdditionalProperty] | None = None
     last_run: Timestamp | None = None
     last_score: float | None = None
-    last_semaphore: Semaphore | str | None = None
+    last_semaphore: Annotated[Semaphore | str | None, _enum_case(Semaphore)] = None
 
 
 class QualityImport(WireModel):
@@ -326,7 +337,7 @@ class QualityResult(_Stored):
     finished_at: Timestamp | None = None
     notes: str | None = None
     score: float | None = None
-    semaphore: Semaphore | str | None = None
+    semaphore: Annotated[Semaphore | str | None, _enum_case(Semaphore)] = None
 
 
 class ProfilingMonitor(_Stored):

@@ -20,6 +20,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import PhysicalEntity, Ref, System
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import client_of, dbt_events, definition, next_second, objects, plan_for
 from tests.sync.test_cleanup import History
@@ -224,3 +225,32 @@ def test_upload_answers_with_null_counts_are_read_as_nothing_reported(emulator: 
     assert report.status == "success", report.render()
     assert report.counters["entitiesDescribed"] == len(objects(emulator, Kind.ENTITY)) > 0
     assert report.counters["entitiesCreated"] == 0  # not reported by the server
+
+
+class LowerCaseStatus(httpx.HTTPTransport):
+    """A Blindata that spells the ``analysisStatus`` of its statements in lower case."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or request.url.path != "/api/v1/queryparser/statements":
+            return response
+        page = json.loads(response.read())
+        for statement in page["content"]:
+            if isinstance(statement.get("analysisStatus"), str):
+                statement["analysisStatus"] = statement["analysisStatus"].lower()
+        return httpx.Response(response.status_code, json=page, headers=response.headers)
+
+
+def test_an_analysis_status_in_another_case_is_read(emulator: Any) -> None:
+    job = definition()
+    with client_of(emulator, LowerCaseStatus()) as blindata:
+        snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+        second = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    read = sum(
+        second.counters.get(name, 0)
+        for name in ("statementsAnalyzed", "statementsPartiallyAnalyzed")
+    )
+    assert second.counters.get("statementsSubmitted", 0) == 0, second.render()
+    assert read + second.gap_count(GapCode.QLP_ANALYSIS_ERROR) == len(
+        objects(emulator, Kind.STATEMENT)
+    ), second.render()
