@@ -210,7 +210,8 @@ class PhysicalField(_Stored):
 
 
 class Documentation(WireModel):
-    content: str
+    content: str | None = None
+    """``None`` (or empty) when a server answers "no document" with a null content."""
     content_type: str = "MARKDOWN"
     modification_date: Timestamp | None = None
 

@@ -204,13 +204,18 @@ class PhysicalEntities(
     parents = {"systemUuid": ("system", "uuid")}
 
     def get_documentation(self, uuid: str) -> Documentation | None:
-        """The entity's Markdown documentation, or ``None`` when it has none."""
+        """The entity's Markdown documentation, or ``None`` when it has none: the contract
+        answers 404, and a server that answers 204, or 200 with no content, says the same."""
         try:
-            return self._client.call(
-                ENDPOINTS["documentation.get"], Documentation, ids={"uuid": uuid}
+            document = self._client.call(
+                ENDPOINTS["documentation.get"],
+                Documentation,
+                ids={"uuid": uuid},
+                empty=lambda _response: Documentation(),
             )
         except BlindataNotFoundError:
             return None
+        return document if document.content else None
 
     def put_documentation(self, uuid: str, content: str) -> None:
         body = Documentation(content=content).to_wire()

@@ -60,7 +60,7 @@ def prepare_documentation(
         return None
     if document is None:
         return _write(ctx, planned, uuid)
-    current = documentation_hash(document.content)
+    current = documentation_hash(document.content or "")
     if current == planned.documentation_hash:
         ctx.report.count("documentsUnchanged")
         return planned.documentation_hash

@@ -429,7 +429,7 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
         )
         if (
             check.code.startswith(LEDGER_PREFIX)
-            or not check.enabled
+            or check.enabled is False  # absent: not known to be disabled, so disable it
             or job is None
             or job in described
             or check.code in planned

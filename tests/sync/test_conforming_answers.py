@@ -254,3 +254,71 @@ def test_an_analysis_status_in_another_case_is_read(emulator: Any) -> None:
     assert read + second.gap_count(GapCode.QLP_ANALYSIS_ERROR) == len(
         objects(emulator, Kind.STATEMENT)
     ), second.render()
+
+
+class NoDocumentAnswer(httpx.HTTPTransport):
+    """A Blindata that says "no document" otherwise than with the contract's 404: a ``204``, or
+    a ``200`` whose ``content`` is ``null``."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or not request.url.path.endswith("/documentation"):
+            return response
+        if response.status_code != 404:
+            return response
+        headers = {"Date": response.headers.get("Date", "")}
+        if self.answer == "204":
+            return httpx.Response(204, headers=headers)
+        return httpx.Response(200, json={"content": None}, headers=headers)
+
+
+@pytest.mark.parametrize("answer", ["204", "null"])
+def test_an_entity_without_documentation_answered_otherwise_than_404_gets_it(
+    emulator: Any, answer: str
+) -> None:
+    from tests.sync.test_protections import _documented_plan
+
+    job = definition()
+    with client_of(emulator, NoDocumentAnswer(answer)) as blindata:
+        bare = snapshot(_documented_plan(blindata, ""), blindata, job)  # the entity, no document
+        first = snapshot(_documented_plan(blindata, "# Orders\n\nVersion one."), blindata, job)
+        again = snapshot(_documented_plan(blindata, "# Orders\n\nVersion one."), blindata, job)
+    assert bare.status == first.status == again.status == "success", first.render()
+    assert first.counters["documentsWritten"] == 1
+    assert again.counters["documentsUnchanged"] == 1
+
+
+class ChecksWithoutEnabled(httpx.HTTPTransport):
+    """A Blindata whose check listing leaves ``enabled`` out (a field it does not fill)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or request.url.path != "/api/v1/data-quality/checks":
+            return response
+        page = json.loads(response.read())
+        for check in page["content"]:
+            check.pop("enabled", None)
+        return httpx.Response(response.status_code, json=page, headers=response.headers)
+
+
+def test_the_checks_of_a_removed_job_are_disabled_when_the_listing_leaves_enabled_out(
+    emulator: Any,
+) -> None:
+    """Seed 003: "When a snapshot removes a job, the agent disables the checks of that job": a
+    check listed without ``enabled`` is not known to be disabled already."""
+    job = definition()
+    both = dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}]) + dq_run(
+        "b", "run-b", [{"assertion": "b_ok", "success": True}]
+    )
+    with client_of(emulator, ChecksWithoutEnabled()) as blindata:
+        snapshot(plan_for(blindata, both, job), blindata, job)
+        only_a = dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}])
+        report = snapshot(plan_for(blindata, only_a, job), blindata, job)
+    assert report.status == "success", report.render()
+    assert report.counters["qualityChecksDisabled"] == 1
+    stored = {c["code"].rsplit(":", 1)[-1]: c for c in objects(emulator, Kind.CHECK)}
+    assert stored["b_ok"]["enabled"] is False and stored["a_ok"]["enabled"] is True
