@@ -203,8 +203,9 @@ class EventStore(ABC):
         self, *, raw_events_days: int, job_described_for_days: int, now: datetime | None = None
     ) -> RetentionResult:
         """Remove events past ``raw_events_days``, but never the latest description of a job
-        that is still described (an event within ``job_described_for_days``): its latest run's
-        events and its latest JobEvent stay. A job with nothing newer than
+        that is still described (an event within ``job_described_for_days``): the events of its
+        latest run and of its latest completed run (with the runs of their parent run) and its
+        latest JobEvent stay. A job with nothing newer than
         ``job_described_for_days`` is dropped entirely. Ages count from when the store received
         an event. Quarantined events past ``raw_events_days`` go too.
         """

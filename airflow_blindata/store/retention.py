@@ -5,9 +5,12 @@ Three rules, with ages counted from when the store received an event:
 1. A job with no event newer than ``job_described_for_days`` is no longer described: all its
    events go, however recent the raw-event rule would consider them.
 2. A job still described loses its events older than ``raw_events_days``, except its latest
-   description: every event of its latest run (with the runs of the same parent run: the
-   instances of a mapped task) and its latest JobEvent. The next snapshot can
-   therefore always rebuild every described job, even one that ran once, months ago.
+   description: every event of its latest run and of its latest completed run (each with the
+   runs of the same parent run: the instances of a mapped task) and its latest JobEvent. The
+   mapping describes a job by its latest completed run (its flows, orchestration and checks,
+   ``JobFold.latest_completed_group``), so a run that started since, or failed, does not make
+   retention prune the completed one. The next snapshot can therefore always rebuild every
+   described job, even one that ran once, months ago.
 3. Events without a job (DatasetEvents) and quarantined events go after ``raw_events_days``.
 
 Raw events go a whole day at a time (``prune_before``): those received on a UTC day go once that
@@ -76,18 +79,22 @@ def prune_before(now: datetime, days: int) -> datetime:
 
 
 def _latest_description(conn: Connection, events: Table, namespace: str, name: str) -> Any:
-    """The latest run id and the id of the latest JobEvent of a job (either may be None)."""
+    """The ids of the latest run and of the latest completed run (a run with a COMPLETE event),
+    and the id of the latest JobEvent of a job (any may be None)."""
     of_job = and_(events.c.job_namespace == namespace, events.c.job_name == name)
-    latest_run = conn.execute(
-        select(events.c.run_id)
-        .where(of_job, events.c.run_id.is_not(None))
-        .order_by(events.c.id.desc())
-        .limit(1)
-    ).scalar()
+
+    def latest(*where: ColumnElement[bool]) -> Any:
+        return conn.execute(
+            select(events.c.run_id)
+            .where(of_job, events.c.run_id.is_not(None), *where)
+            .order_by(events.c.id.desc())
+            .limit(1)
+        ).scalar()
+
     latest_job_event = conn.execute(
         select(func.max(events.c.id)).where(of_job, events.c.kind == "JobEvent")
     ).scalar()
-    return of_job, latest_run, latest_job_event
+    return of_job, [latest(), latest(events.c.event_type == "COMPLETE")], latest_job_event
 
 
 def _latest_runs(
@@ -172,14 +179,16 @@ def retain(
         ).all()
     for namespace, name in aged_jobs:
         with engine.connect() as conn:
-            of_job, latest_run, latest_job_event = _latest_description(
+            of_job, latest_runs, latest_job_event = _latest_description(
                 conn, events, namespace, name
             )
         keep: list[ColumnElement[bool]] = []
-        if latest_run is not None:
+        runs: set[str] = set()
+        for latest in dict.fromkeys(run for run in latest_runs if run is not None):
             with engine.connect() as conn:
-                runs = _latest_runs(conn, events, of_job, latest_run, raw_cutoff)
-            keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(runs)))
+                runs.update(_latest_runs(conn, events, of_job, latest, raw_cutoff))
+        if runs:
+            keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(sorted(runs))))
         if latest_job_event is not None:
             keep.append(events.c.id != latest_job_event)
         removed += _delete_batched(

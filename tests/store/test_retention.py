@@ -171,3 +171,27 @@ def test_hourly_syncs_prune_once_a_day(store: EventStore) -> None:
     ]
     assert removed == [0, 0, 0, 0, 48, 0]
     assert _runs(store, "hourly") == {"latest"}
+
+
+@pytest.mark.parametrize(
+    ("latest_state", "case"),
+    [
+        ("START", "still running"),
+        ("RUNNING", "a streaming job between snapshots"),
+        ("FAIL", "failing since its last success"),
+        ("ABORT", "aborted"),
+    ],
+)
+def test_the_latest_description_of_a_job_still_described_is_kept(
+    store: EventStore, latest_state: str, case: str
+) -> None:
+    """docs/removal-of-deprecated-metadata.md: "Raw events are pruned after
+    retention.rawEventsDays ..., but the latest description of a job that is still described is
+    kept." A job is described by its latest completed run (its flows, orchestration and checks
+    come from it: ``JobFold.latest_completed_group``), not only by its latest run: a run that
+    started since, and has not completed, must not make retention prune the completed one."""
+    _add(store, "weekly", ["done-1"], days_ago=30)
+    _add(store, "weekly", ["done-2"], days_ago=20)
+    store.append(event("weekly", run="open", event_type=latest_state))
+    store.retain(raw_events_days=14, job_described_for_days=45, now=NOW)
+    assert _runs(store, "weekly") == {"done-2", "open"}, case
