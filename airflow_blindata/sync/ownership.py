@@ -48,7 +48,7 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
-from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX
+from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, job_scope
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
@@ -155,7 +155,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for entity in entities
         if entity.table_type == OPENLINEAGE_JOB
         for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
-        for scope in (base, base + ORCHESTRATION_SUFFIX)
+        for scope in _job_scopes(entity, base)
     }
     stale_entities = [e for e in entities if _stale(e.modification_date, watermark)]
     systems = [
@@ -230,6 +230,18 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         len(entities) + fields_total + len(systems) + len(routines) + statements_total + flows_total
     )
     return removal
+
+
+def _job_scopes(entity: PhysicalEntity, base: str) -> tuple[str, ...]:
+    """The data and orchestration scopes of the job entity whose ``openLineageJobScope`` is
+    ``base``. A scope past the length limit is shortened with a hash of the whole scope, suffix
+    included, so the orchestration scope of a long job name is not ``base`` plus the suffix: it
+    is computed again from the entity's schema and name (the job's namespace and name)."""
+    scopes: tuple[str, ...] = (base, base + ORCHESTRATION_SUFFIX)
+    namespace, name = entity.schema_ or "", entity.name
+    if job_scope(namespace, name) == base:
+        scopes += (job_scope(namespace, name, orchestration=True),)
+    return scopes
 
 
 # -- what refers to an entity or a System -------------------------------------------------------

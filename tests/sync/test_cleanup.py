@@ -258,3 +258,55 @@ def test_a_job_past_retention_is_removed_by_the_next_sync(
     names = {e["name"] for e in objects(emulator, Kind.ENTITY)}
     assert not any(name.startswith(REMOVED_JOB) for name in names)
     assert "model.jaffle_shop.customers" in names
+
+
+@pytest.mark.parametrize(
+    "child",
+    [
+        "etl.child",
+        "etl." + "very_long_task_name_" * 12,  # its scopes are shortened with a hash
+    ],
+    ids=["short name", "name past the scope limit"],
+)
+def test_the_scopes_named_by_the_job_entities_find_a_jobs_flows_if_the_history_was_lost(
+    client: BlindataClient, emulator: Any, child: str
+) -> None:
+    """docs/removal-of-deprecated-metadata.md, "How cleanup knows its scopes": "the scopes named
+    by the definition's own job entities (openLineageJobScope) are added, so the flows of a job
+    are found even if the sync history was lost" — its data flows and its orchestration flows
+    (seed 001: ``ol:<ns>|<name>#orchestration``), whose shortened form is not the data scope
+    plus the suffix."""
+    from tests.builders import dataset, parent_facet, run_event
+
+    parent_run = "019a1f3c-0000-7c41-9d0a-000000000001"
+    parent = run_event("etl", run_id=parent_run, outputs=[dataset("db.s.root")])
+    orphan = run_event(
+        child,
+        run_id="019a1f3c-0000-7c41-9d0a-000000000002",
+        run_facets=parent_facet("etl", parent_run),
+        inputs=[dataset("db.s.root")],
+        outputs=[dataset("db.s.leaf")],
+    )
+    job = definition()
+    lost = History()
+    plan, first = run(client, lost, [parent, orphan], job)
+    assert first.status == "success", first.render()
+    assert {f.kind for f in plan.flows if f.scope.startswith("ol:airflow|etl.")} >= {
+        "orchestration"
+    }
+    next_second()
+    history = History()  # the sync history was lost: only the next snapshot is in it
+    _, second = run(client, history, [parent], job)
+    assert second.status == "success", second.render()
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    left = [f["scope"] for f in objects(emulator, Kind.FLOW) if child in (f.get("scope") or "")]
+    left += [
+        f["scope"]
+        for f in objects(emulator, Kind.FLOW)
+        if (f.get("scope") or "").startswith("ol:airflow|etl.")
+        and f["scope"] not in {p.scope for p in plan_for(client, [parent], job).flows}
+    ]
+    assert left == [], report.render()
