@@ -56,6 +56,7 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
         ctx.report.count(f"flows{flow.kind.capitalize()}")
         rows.append((key, _row(flow, source, target)))
     ctx.report.count("flowsDescribed", len(rows))
+    ctx.report.scopes = sorted(scopes)  # before the upload: an outage may stop it half-way
     ctx.progress.start("flows", len(rows))
     tally = ctx.upload(ctx.client.api.dataflows, rows, kind=KIND)
     ctx.progress.end()

@@ -7,7 +7,8 @@ The store keeps one record per snapshot and cleanup (``store.SyncRecord``, newes
   (what is older was not refreshed, so no longer described) and its failures (what it could not
   refresh must not be mistaken for what it no longer describes);
 * every ``ol:`` scope this definition has written and not yet emptied. Each cleanup records that
-  set as its ``ledger``; the scopes written by the snapshots since then are added to it. A scope
+  set as its ``ledger``; the scopes written by the snapshots since then are added to it, those of
+  a snapshot that failed too (it may have written them before it stopped). A scope
   leaves the ledger only once a cleanup has removed its last flow. So a job that stops being
   described is found even if several cleanups were refused in between.
 
@@ -93,7 +94,9 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
             scopes.update(report.ledger.scopes)
             job_systems.update(report.ledger.job_systems)
             break
-        if report.kind == "snapshot" and report.status in ("success", "partial"):
+        if report.kind == "snapshot":
+            # A failed snapshot still wrote (or tried to write) its scopes: they are owned, and
+            # only the watermark of a snapshot that completed decides what in them is stale.
             scopes.update(report.scopes)
             job_systems.update(use.uuid for use in report.systems.values() if use.jobs)
     return Ledger(scopes=sorted(scopes), job_systems=sorted(job_systems))

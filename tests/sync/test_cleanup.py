@@ -310,3 +310,34 @@ def test_the_scopes_named_by_the_job_entities_find_a_jobs_flows_if_the_history_w
         and f["scope"] not in {p.scope for p in plan_for(client, [parent], job).flows}
     ]
     assert left == [], report.render()
+
+
+@pytest.mark.parametrize(
+    ("status", "case"),
+    [("failed", "an outage after its flows phase"), ("success", "a snapshot that completed")],
+)
+def test_a_scope_stays_in_the_ledger_until_its_last_flow_is_gone_even_if_its_snapshot_failed(
+    client: BlindataClient, emulator: Any, status: Any, case: str
+) -> None:
+    """docs/removal-of-deprecated-metadata.md, "How cleanup knows its scopes": "each snapshot
+    records the scopes it wrote" and "a scope therefore stays in the ledger until its last flow
+    is gone". A snapshot that wrote a new job's flows and then failed (an outage in a later
+    phase) still wrote them: without job entities to name them (processLayer false), only the
+    ledger finds them once the job is no longer described."""
+    job = definition(processLayer=False)
+    history = History()
+    events = dbt_events()
+    run(client, history, without_job(events), job)
+    history.add(cleanup(job, client, history))
+    next_second()
+    plan = plan_for(client, events, job)  # the job appears: its scopes are new
+    written = snapshot(plan, client, job)
+    assert written.status == "success", written.render()
+    history.add(written.model_copy(update={"status": status}))
+    next_second()
+    plan, _ = run(client, history, without_job(events), job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", (case, report.render())
+    assert our_keys(emulator)["flows"] == planned_keys(plan)["flows"], case
