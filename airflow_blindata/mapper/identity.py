@@ -370,8 +370,10 @@ def entity_name(
         # seed 000: "the last level is the entity, the level before it the schema" — that very
         # level: a blank one is no schema, and a blank last level names no entity (the rules
         # below then apply), never the level before it taken for the entity.
-        schema = hierarchy[-2][1] if len(hierarchy) > 1 else ""
-        return EntityName(schema if schema.strip() else None, hierarchy[-1][1], "hierarchy")
+        # trimmed, as the segments of a dotted name are (seed 002): the same table lands on one
+        # entity whether its producer sends a hierarchy facet or not
+        schema = hierarchy[-2][1].strip() if len(hierarchy) > 1 else ""
+        return EntityName(schema or None, hierarchy[-1][1].strip(), "hierarchy")
     by_profile = _profile(_scheme(namespace), name)
     if by_profile is not None:
         return by_profile

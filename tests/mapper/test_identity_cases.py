@@ -240,7 +240,10 @@ def test_a_blank_or_spaced_schema_segment_lands_on_the_entity_of_the_plain_name(
         # the schema level is never taken for the entity (it was: entity "s" in schema "db")
         ([("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "")], ("sales", "orders", "profile")),
         ([("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "  ")], ("sales", "orders", "profile")),
-        # names are kept verbatim
+        # levels are trimmed as the segments of a dotted name are (seed 002: "trimmed"), so a
+        # producer sending the facet lands on the entity of one that does not
+        ([("DB", "a"), ("SCHEMA", " s "), ("TABLE", " t ")], ("s", "t", "hierarchy")),
+        # names are kept verbatim otherwise
         (
             [("SCHEMA", "Sales Data"), ("TABLE", "Orders 2026")],
             ("Sales Data", "Orders 2026", "hierarchy"),
