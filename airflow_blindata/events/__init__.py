@@ -109,6 +109,7 @@ from .quality_facets import (
     GreatExpectationsAssertionsDatasetFacet,
     InputStatisticsInputDatasetFacet,
     OutputStatisticsOutputDatasetFacet,
+    finite_number,
 )
 from .registry import (
     FACETS,
@@ -252,6 +253,7 @@ __all__ = [
     "error_reason",
     "event_key",
     "facet_of",
+    "finite_number",
     "parse_event",
     "read_facets",
     "schema_name",

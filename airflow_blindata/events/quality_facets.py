@@ -26,6 +26,7 @@ __all__ = [
     "GreatExpectationsAssertionsDatasetFacet",
     "InputStatisticsInputDatasetFacet",
     "OutputStatisticsOutputDatasetFacet",
+    "finite_number",
 ]
 
 
@@ -35,6 +36,19 @@ def _finite_or_none(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float; ``None`` for a boolean, NaN or Infinity (which producers such
+    as Deequ send and no JSON number can carry), an integer past a float's range, or anything
+    that is not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _number_or_none(value: Any) -> Any:
@@ -51,13 +65,7 @@ def _number_or_none(value: Any) -> Any:
         except ValueError:
             return None
         return value if math.isfinite(number) else None
-    if isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:
-            return None
-        return value if math.isfinite(number) else None
-    return None
+    return value if finite_number(value) is not None else None
 
 
 Count = Annotated[int | None, BeforeValidator(_finite_or_none)]

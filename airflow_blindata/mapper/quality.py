@@ -19,7 +19,6 @@ the protection of other suites' checks are the sync's: the plan lists every run 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +35,7 @@ from airflow_blindata.events import (
     OutputStatisticsOutputDatasetFacet,
     TestRunFacet,
     facet_of,
+    finite_number,
 )
 from airflow_blindata.mapper.catalog import entity_of
 from airflow_blindata.mapper.fold import (
@@ -293,20 +293,11 @@ def _notes(run: RunFold, item: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
-    """A metric's value as a record's number; None for what is not one (a boolean, NaN or
-    Infinity, which producers such as Deequ send and which no JSON number can carry, and an
-    integer past a float's range, which a producer's extra metric may be)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:
-            return None
-        return number if math.isfinite(number) else None
+    """A metric's value as a record's number (``finite_number``; a date as its timestamp); None
+    for what is not one."""
     if isinstance(value, datetime):
         return value.timestamp()
-    return None
+    return finite_number(value)
 
 
 def _metric_values(
