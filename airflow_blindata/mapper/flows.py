@@ -22,7 +22,7 @@ names on two Systems), all the flows of that name are named with their Systems.
 from __future__ import annotations
 
 from collections.abc import Iterable, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from airflow_blindata.definition import JobDefinition
@@ -308,15 +308,15 @@ class FlowCollector:
         """Plan the flow unless its natural key holds a better ranked one; a loser is never
         built. A flow of other ends given the same name is a clash (``flows``)."""
         existing = self._flows.get((scope, name))
-        if existing is not None and (existing.source, existing.target) != (source, target):
+        clash = existing is not None and (existing.source, existing.target) != (source, target)
+        if clash or existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
             flow = PlannedFlow(
                 scope, name, kind, evidence, source, target, description, superseded_by_analysis
             )
-            self._clash((scope, name), owner_label, flow)
-        elif existing is None or (_EVIDENCE_RANK[evidence], description) < _rank(existing):
-            self._flows[(scope, name)] = PlannedFlow(
-                scope, name, kind, evidence, source, target, description, superseded_by_analysis
-            )
+            if clash:
+                self._clash((scope, name), owner_label, flow)
+            else:
+                self._flows[(scope, name)] = flow
 
     def _clash(self, key: tuple[str, str], owner_label: str, flow: PlannedFlow) -> None:
         """Keep ``flow``, whose name a flow of other ends holds, the best ranked of its ends."""
@@ -345,16 +345,7 @@ class FlowCollector:
                         end_label(flow.target, with_system=True),
                         owner,
                     )
-                    renamed = PlannedFlow(
-                        flow.scope,
-                        name,
-                        flow.kind,
-                        flow.evidence,
-                        flow.source,
-                        flow.target,
-                        flow.description,
-                        flow.superseded_by_analysis,
-                    )
+                    renamed = replace(flow, name=name)
                     held = flows.get((flow.scope, name))
                     if held is None or _rank(renamed) < _rank(held):
                         flows[(flow.scope, name)] = renamed
