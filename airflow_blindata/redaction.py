@@ -132,10 +132,6 @@ def url_secrets(url: str) -> tuple[str, ...]:
 
 # A URL in free text: from its scheme to the first blank, quote or angle bracket.
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
-# ``password=…`` outside a URL (a driver's message, a connection string).
-_SECRET_SETTING_IN_TEXT = re.compile(
-    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
-)
 
 
 def redact_text(text: str) -> str:
@@ -145,7 +141,7 @@ def redact_text(text: str) -> str:
     if "://" not in text and "=" not in text:
         return text
     text = _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
-    return _SECRET_SETTING_IN_TEXT.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    return _SECRET_SETTING.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -185,8 +181,11 @@ _SECRET_KEYWORD_BEFORE = re.compile(
 # escaped doubled, or after a backslash (MySQL, PostgreSQL's E'…').
 _SQL_LITERAL = re.compile(r"'(?:[^'\\]|\\.|'')*'", re.DOTALL)
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
-# ``;password=…``), unquoted.
-_SECRET_SETTING = re.compile(r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)[^\s;'\",)&]+")
+# ``;password=…``), unquoted; in free text too (a driver's message). One already shown ``***``
+# is left as it is.
+_SECRET_SETTING = re.compile(
+    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
+)
 # Oracle's password is no literal: ``IDENTIFIED BY s3cret`` or ``IDENTIFIED BY "s3cret"`` (and
 # its hash, ``IDENTIFIED BY VALUES '…'``, a literal that the keyword before it does not name).
 _IDENTIFIED_BY_WORD = re.compile(
