@@ -88,11 +88,12 @@ def _rows(
             ours = planned.entity in index.owned and (found is None or ctx.owner in found.owners)
             if ours:
                 ctx.report.count("fieldsOwned")
-            row = field_row(planned, entity_uuid, found, owned=ours, owner=ctx.owner)
-            if ours and found is not None and _description_edited(planned, found, replace):
+            edited = ours and found is not None and _description_edited(planned, found, replace)
+            if edited:
                 ctx.report.count("fieldDescriptionsKeptUserEdited")
-                row.description = None  # the person's text stays, and so does the stamp
-                row.additional_properties = AdditionalProperty.many([(OWNER_PROPERTY, ctx.owner)])
+            row = field_row(
+                planned, entity_uuid, found, owned=ours, owner=ctx.owner, keep_description=edited
+            )
             yield f"{planned.entity}.{planned.name}", row
 
 
@@ -115,16 +116,18 @@ def field_row(
     *,
     owned: bool,
     owner: str | None = None,
+    keep_description: bool = False,
 ) -> PhysicalField:
     """The upload row: all of it on a field this job owns (``owned``: new on an entity it
-    created, or stamped by it), additions only otherwise.
+    created, or stamped by it), additions only otherwise. ``keep_description``: a person edited
+    the stored one; neither it nor the stamp of the job's own is sent, so both stay.
 
     A field this definition owns carries ``openLineageOwner``: cleanup tells the fields it wrote
     from those a crawler or a person added to the entity since, which keep the entity
     (``ownership.py``) and are never stamped, retyped or removed.
     """
     kept = stored if stored is not None and not owned else None
-    description = (planned.description or "").strip() or None
+    description = None if keep_description else (planned.description or "").strip() or None
     return PhysicalField(
         physical_entity=PhysicalEntityRef(uuid=entity_uuid),
         name=planned.name,
