@@ -57,6 +57,14 @@ job touches at a few tables; listing is cheaper when the job describes many of t
 T = TypeVar("T")
 
 
+class _Stored(Protocol):
+    @property
+    def uuid(self) -> str | None: ...
+
+
+StoredT = TypeVar("StoredT", bound=_Stored)
+
+
 class OutageError(Exception):
     """Blindata cannot be used for this run: the sync stops and reports ``failed``.
 
@@ -203,6 +211,18 @@ class SyncContext:
         except BlindataError as exc:
             self.report.fail(kind, key, str(exc))
             return None
+
+    def created(
+        self, kind: str, key: str, created: StoredT | None, find: Callable[[], StoredT | None]
+    ) -> StoredT | None:
+        """``created`` when the answer gave its uuid; else (a create answered without a body,
+        which the contract allows) the object as ``find`` lists it, a failure when it does not."""
+        if created is None or created.uuid:
+            return created
+        found = self.attempt(kind, key, find)
+        if found is None:
+            self.report.fail(kind, key, "created, but Blindata does not list it")
+        return found
 
     def delete(self, collection: Deleter, kind: str, key: str, uuid: str | None) -> bool:
         """Delete one object; True when it is gone (404 counts: something removed it first)."""

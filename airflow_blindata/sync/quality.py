@@ -178,14 +178,8 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
     except BlindataError as exc:
         ctx.report.fail("quality suite", code, str(exc))
         return None
-    if created.uuid:
-        return created
-    # created, answered without a body: found as a suite created meanwhile is
-    found = ctx.attempt("quality suite", code, partial(find, search=code))
-    found = found or ctx.attempt("quality suite", code, find)
-    if found is None:
-        ctx.report.fail("quality suite", code, "created, but Blindata does not list it")
-    return found
+    # answered without a body: found as a suite created meanwhile is
+    return ctx.created("quality suite", code, created, lambda: find(search=code) or find())
 
 
 def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> QualityCheck:
@@ -401,13 +395,8 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
             physical_entity=Ref(uuid=entity),
             description="Metrics reported in OpenLineage events.",
         )
-        found = ctx.attempt("profiling monitor", label, lambda: api.create(wanted))
-        if found is not None and not found.uuid:  # answered without a body: look it up
-            found = ctx.attempt("profiling monitor", label, find)
-            if found is None:
-                ctx.report.fail(
-                    "profiling monitor", label, "created, but Blindata does not list it"
-                )
+        made = ctx.attempt("profiling monitor", label, lambda: api.create(wanted))
+        found = ctx.created("profiling monitor", label, made, find)
     return found.uuid if found else None
 
 

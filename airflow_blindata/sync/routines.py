@@ -243,12 +243,8 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
             name=name, description=BUCKET_DESCRIPTION, systems=refs, auto_generate_data_flows=True
         )
         try:
-            bucket = api.create(body)
+            bucket = ctx.created("query bucket", name, api.create(body), find)
             ctx.report.count("queryBucketsCreated")
-            if not bucket.uuid:  # answered without a body: found by its name
-                bucket = ctx.attempt("query bucket", name, find)
-                if bucket is None:
-                    ctx.report.fail("query bucket", name, "created, but Blindata does not list it")
         except BlindataError as exc:
             bucket = ctx.attempt("query bucket", name, find)  # created meanwhile, or answer lost
             if bucket is None:

@@ -90,11 +90,8 @@ def _bring_in_line(
     """Create or update the statement when needed; the uuid to submit for analysis, or None."""
     api = ctx.client.api.statements
     if statement is None:
-        created = ctx.attempt(KIND, state.label, lambda: api.create(wanted))
-        if created is not None and not created.uuid:  # answered without a body: look it up
-            created = ctx.attempt(KIND, state.label, lambda: _find(ctx, wanted))
-            if created is None:
-                ctx.report.fail(KIND, state.label, "created, but Blindata does not list it")
+        made = ctx.attempt(KIND, state.label, lambda: api.create(wanted))
+        created = ctx.created(KIND, state.label, made, lambda: _find(ctx, wanted))
         if created is None or not created.uuid:
             return None
         ctx.report.count("statementsCreated")
