@@ -84,6 +84,7 @@ USED_BY: dict[str, str] = {
     "routines.delete": _CLEANUP,
     "query_buckets.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "query_buckets.create": _SNAPSHOT,
+    "query_buckets.get": f"{_SNAPSHOT} (optional: a bucket listed without its Systems)",
     "query_buckets.update": f"{_SNAPSHOT} (optional: adds Systems to the query bucket)",
     "statements.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "statements.create": _SNAPSHOT,
@@ -108,7 +109,7 @@ USED_BY: dict[str, str] = {
     "profiling_records.list": CLIENT_LIBRARY_ONLY,
 }
 """What of the provider calls each operation (``client library only``: nothing of the sync)."""
-OPTIONAL: frozenset[str] = frozenset({"query_buckets.update"})
+OPTIONAL: frozenset[str] = frozenset({"query_buckets.get", "query_buckets.update"})
 """Operations the sync calls but does without where they are not served: the contract does
 not name them (a bucket's Systems stay as created, counted ``bucketSystemsNotAdded``)."""
 

@@ -148,6 +148,7 @@ _TABLE: tuple[Endpoint, ...] = (
     # SQL lineage
     _e("query_buckets.list", "GET", "/api/v1/queryparser/buckets", INF, ("name",)),
     _e("query_buckets.create", "POST", "/api/v1/queryparser/buckets", INF, idempotent=False),
+    _e("query_buckets.get", "GET", "/api/v1/queryparser/buckets/{uuid}", INF),
     _e("query_buckets.update", "PUT", "/api/v1/queryparser/buckets/{uuid}", INF),
     _e(
         "statements.list",

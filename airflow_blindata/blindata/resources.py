@@ -256,7 +256,12 @@ class Routines(_Listable[SystemRoutine], _Deletable[SystemRoutine], _Uploadable[
     parents = {"systemUuid": ("system", "uuid")}
 
 
-class QueryBuckets(_Listable[QueryBucket], _Creatable[QueryBucket], _Updatable[QueryBucket]):
+class QueryBuckets(
+    _Listable[QueryBucket],
+    _Gettable[QueryBucket],
+    _Creatable[QueryBucket],
+    _Updatable[QueryBucket],
+):
     prefix = "query_buckets"
     model = QueryBucket
 

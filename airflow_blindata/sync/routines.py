@@ -250,11 +250,31 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
             if bucket is None:
                 ctx.report.fail("query bucket", name, str(exc))
         return bucket
-    held = {ref.uuid for ref in bucket.systems or ()}
+    if bucket.systems is None:
+        bucket = _with_systems(ctx, bucket)
+        if bucket.systems is None:
+            # A PUT of the bucket with only the job's Systems would drop the ones a person added.
+            log.warning("Blindata lists query bucket %r without its Systems: none added", name)
+            ctx.report.count("bucketSystemsNotAdded", len(refs))
+            return bucket
+    held = {ref.uuid for ref in bucket.systems}
     missing = [ref for ref in refs if ref.uuid not in held]
     if missing:
         _grow(ctx, bucket, missing)
     return bucket
+
+
+def _with_systems(ctx: SyncContext, bucket: QueryBucket) -> QueryBucket:
+    """The bucket as Blindata holds it, for a listing that left its Systems out (the contract
+    names the listing's fields; a server may leave out what it does not fill). Unchanged when
+    Blindata does not serve the bucket by uuid either."""
+    if not bucket.uuid:
+        return bucket
+    try:
+        return ctx.client.api.query_buckets.get(bucket.uuid)
+    except BlindataError as exc:
+        log.warning("Blindata does not read query bucket %r by uuid: %s", bucket.name, exc)
+        return bucket
 
 
 def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref]) -> None:

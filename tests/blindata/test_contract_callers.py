@@ -178,6 +178,7 @@ CALLERS: dict[str, Caller] = {
     "routines.delete": lambda c: c.api.routines.delete(routine(c).uuid or ""),
     "query_buckets.list": lambda c: list(c.api.query_buckets.list(name="x")),
     "query_buckets.create": bucket,
+    "query_buckets.get": lambda c: c.api.query_buckets.get(bucket(c).uuid or ""),
     "query_buckets.update": lambda c: c.api.query_buckets.update(
         renamed(bucket(c), description="d")
     ),

@@ -19,7 +19,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import PhysicalEntity, Ref, System
+from airflow_blindata.blindata.models import PhysicalEntity, QueryBucket, Ref, System
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import client_of, dbt_events, definition, next_second, objects, plan_for
@@ -322,3 +322,55 @@ def test_the_checks_of_a_removed_job_are_disabled_when_the_listing_leaves_enable
     assert report.counters["qualityChecksDisabled"] == 1
     stored = {c["code"].rsplit(":", 1)[-1]: c for c in objects(emulator, Kind.CHECK)}
     assert stored["b_ok"]["enabled"] is False and stored["a_ok"]["enabled"] is True
+
+
+class BucketsWithoutSystems(httpx.HTTPTransport):
+    """A Blindata that lists query buckets without their Systems (a listing may leave out what
+    the contract does not require of it); with ``nor_by_uuid``, reading one by uuid too."""
+
+    def __init__(self, *, nor_by_uuid: bool = False) -> None:
+        super().__init__()
+        self.nor_by_uuid = nor_by_uuid
+        self.puts = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        self.puts += request.method == "PUT" and path.startswith("/api/v1/queryparser/buckets/")
+        response = super().handle_request(request)
+        if request.method != "GET" or not path.startswith("/api/v1/queryparser/buckets"):
+            return response
+        body = json.loads(response.read())
+        if path == "/api/v1/queryparser/buckets":
+            for bucket in body["content"]:
+                bucket.pop("systems", None)
+        elif self.nor_by_uuid:
+            body.pop("systems", None)
+        return httpx.Response(response.status_code, json=body, headers=response.headers)
+
+
+@pytest.mark.parametrize("nor_by_uuid", [False, True], ids=["read-by-uuid", "never-read"])
+def test_a_bucket_listed_without_its_systems_keeps_the_systems_a_person_added(
+    emulator: Any, client: BlindataClient, nor_by_uuid: bool
+) -> None:
+    """Never degrade what people put there: growing the query bucket with a PUT of what the
+    listing showed would drop the Systems a person added to it, when the listing shows none."""
+    job = definition()
+    theirs = client.api.systems.create(System(name="crm-by-hand"))
+    assert theirs.uuid
+    client.api.query_buckets.create(
+        QueryBucket(name=job.query_bucket_name, systems=[Ref(uuid=theirs.uuid)])
+    )
+    transport = BucketsWithoutSystems(nor_by_uuid=nor_by_uuid)
+    with client_of(emulator, transport) as blindata:
+        report = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+
+    assert report.status == "success", report.render()
+    (bucket,) = objects(emulator, Kind.BUCKET)
+    held = {ref["uuid"] for ref in bucket["systems"]}
+    assert theirs.uuid in held
+    if nor_by_uuid:
+        assert transport.puts == 0
+        assert report.counters["bucketSystemsNotAdded"] >= 1
+    else:
+        assert report.counters["bucketSystemsAdded"] >= 1
+        assert len(held) > 1  # the job's dataset Systems joined the person's
