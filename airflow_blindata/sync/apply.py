@@ -17,6 +17,7 @@ never with the Airflow worker's.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -40,18 +41,22 @@ from airflow_blindata.sync.report import RunReport, SystemUse
 from airflow_blindata.sync.routines import sync_routines
 from airflow_blindata.sync.systems import sync_systems
 
-__all__ = ["LOCAL_CLOCK_MARGIN", "WATERMARK_MARGIN", "server_time", "snapshot"]
+__all__ = ["WATERMARK_MARGIN", "server_time", "snapshot"]
+
+log = logging.getLogger(__name__)
 
 WATERMARK_MARGIN = timedelta(seconds=1)
 """Taken off Blindata's time: its ``Date`` header counts whole seconds, and nodes behind one load
 balancer may differ by a little. A larger margin only delays a removal by one run."""
-LOCAL_CLOCK_MARGIN = timedelta(minutes=5)
-"""When Blindata sends no ``Date``, the worker's clock is used with this larger margin."""
 
 
-def server_time(client: BlindataClient) -> datetime:
+def server_time(client: BlindataClient) -> datetime | None:
     """Blindata's current time minus a margin, from the ``Date`` of a cheap request: a page of
-    one System (a verified path the snapshot reads anyway, where ``/users/me`` is inferred)."""
+    one System (a verified path the snapshot reads anyway, where ``/users/me`` is inferred).
+
+    ``None`` when Blindata sends no readable ``Date``: the worker's clock is never a stand-in,
+    as a worker ahead of Blindata by more than any margin would make everything the snapshot
+    refreshed look stale to the cleanup (which then refuses, ``no_server_time``)."""
     response = client.send(ENDPOINTS["systems.list"], params={"page": 0, "size": 1})
     header = response.headers.get("Date")
     if header:
@@ -59,7 +64,8 @@ def server_time(client: BlindataClient) -> datetime:
             return parsedate_to_datetime(header).astimezone(UTC) - WATERMARK_MARGIN
         except (TypeError, ValueError):
             pass
-    return datetime.now(UTC) - LOCAL_CLOCK_MARGIN
+    log.warning("Blindata answered without a readable Date header (%r): no watermark", header)
+    return None
 
 
 def snapshot(

@@ -51,6 +51,8 @@ REASONS = {
     "disabled": "cleanup is disabled in the job definition (cleanup.enabled: false)",
     "no_snapshot": "no snapshot of this job definition is in the sync history yet",
     "snapshot_failed": "the last snapshot did not complete; cleanup runs only after one that did",
+    "no_server_time": "the last snapshot could not read Blindata's time (its answers had no "
+    "Date header): removal compares Blindata's dates with Blindata's clock, never the worker's",
     "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
     "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
     "allow it",
@@ -154,8 +156,10 @@ def _precondition(definition: JobDefinition, last: RunReport | None) -> str | No
         return "disabled"
     if last is None:
         return "no_snapshot"
-    if last.status not in ("success", "partial") or last.watermark is None:
+    if last.status not in ("success", "partial"):
         return "snapshot_failed"
+    if last.watermark is None:
+        return "no_server_time"
     described = sum(last.counters.get(name, 0) for name in _DESCRIBED_COUNTERS)
     if described == 0 and definition.cleanup.refuse_empty_snapshot:
         return "empty_snapshot"

@@ -22,7 +22,15 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import PhysicalEntity, QueryBucket, Ref, System
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
-from tests.sync.conftest import client_of, dbt_events, definition, next_second, objects, plan_for
+from tests.sync.conftest import (
+    client_of,
+    counts,
+    dbt_events,
+    definition,
+    next_second,
+    objects,
+    plan_for,
+)
 from tests.sync.test_cleanup import History
 from tests.sync.test_quality import dq_run
 from tests.sync.test_quality_records import metrics_run
@@ -374,3 +382,31 @@ def test_a_bucket_listed_without_its_systems_keeps_the_systems_a_person_added(
     else:
         assert report.counters["bucketSystemsAdded"] >= 1
         assert len(held) > 1  # the job's dataset Systems joined the person's
+
+
+class WithoutDate(httpx.HTTPTransport):
+    """A Blindata (or a proxy in front of it) whose answers carry no ``Date`` header."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+        return httpx.Response(response.status_code, headers=headers, content=response.read())
+
+
+def test_without_blindatas_time_the_cleanup_removes_nothing_rather_than_trust_the_workers(
+    emulator: Any,
+) -> None:
+    """Removal compares Blindata's dates with Blindata's clock, never the worker's: a worker
+    ahead of Blindata would make everything the snapshot refreshed look stale."""
+    job = definition()
+    history = History()
+    with client_of(emulator, WithoutDate()) as blindata:
+        first = history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
+        before = counts(emulator)
+        report = history.add(cleanup(job, blindata, history))
+
+    assert first.status == "success", first.render()
+    assert first.watermark is None
+    assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
+    assert "Date" in (report.message or "")
+    assert counts(emulator) == before
