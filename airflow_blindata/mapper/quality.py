@@ -98,6 +98,7 @@ class _Quality:
 
     def assertions(self, job: JobFold, run: RunFold) -> None:
         scope = job_scope(job.key.namespace, job.key.name)
+        self._assertions_on_outputs(job, run)
         for item in run.inputs:
             facet = layered_facet(DataQualityAssertionsDatasetFacet, item.facets, item.input_facets)
             expectations = layered_facet(
@@ -139,6 +140,25 @@ class _Quality:
                     run,
                 )
                 self.result(code, scope, run, not assertion.success, _notes(run, assertion))
+
+    def _assertions_on_outputs(self, job: JobFold, run: RunFold) -> None:
+        """Assertions sent on an output are not read (seed 003 reads those of an input; the
+        spec makes ``dataQualityAssertions`` an input facet), but reported, not lost silently:
+        the producer sent results that make no check. An output the run also read is left out,
+        its assertions being read on the input."""
+        read = {item.key for item in run.inputs}
+        for item in run.outputs:
+            if item.key in read:
+                continue
+            # by key: among output facets the spec's input facet is not read into its model
+            sent = sorted(_ASSERTION_KEYS.intersection((*item.facets, *item.output_facets)))
+            if sent:
+                where = f"{normalize_namespace(item.key.namespace)}/{item.key.name}"
+                self.plan.report.gap(
+                    GapCode.MALFORMED_FACET,
+                    f"job {job.key}: {', '.join(sent)} on the output {where}, an input facet: "
+                    "no check (send the assertions on the dataset as an input of the run)",
+                )
 
     # -- tests ---------------------------------------------------------------------------------
 

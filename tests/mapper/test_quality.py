@@ -134,6 +134,30 @@ def test_an_assertion_is_a_check_per_dataset_assertion_and_column_great_expectat
     assert GapCode.MALFORMED_FACET not in plan.report.gaps
 
 
+@pytest.mark.parametrize("where", ["output_facets", "facets"])
+def test_assertions_on_an_output_make_no_check_and_are_reported_not_lost(where: str) -> None:
+    """Seed 003 reads the dataQualityAssertions facet "of an input dataset" (an input facet in
+    the spec): sent on an output it makes no check, and the run says so (MALFORMED_FACET: "It is
+    ignored; the event is still read")."""
+    facet = assertions_facet({"assertion": "not_null", "column": "id", "success": False})
+    written = dataset("analytics.sales.totals", **{where: facet})
+    plan = build(run(inputs=[dataset("analytics.sales.orders")], outputs=[written]), definition())
+    assert quality(plan).checks == []
+    (gap,) = plan.report.gaps[GapCode.MALFORMED_FACET].examples
+    assert "dataQualityAssertions on the output postgres://db:5432/analytics.sales.totals" in gap
+
+
+def test_assertions_on_a_dataset_read_and_written_are_read_once_without_a_gap() -> None:
+    facet = assertions_facet({"assertion": "not_null", "column": "id", "success": True})
+    both = dataset("analytics.sales.orders", input_facets=facet)
+    again = dataset("analytics.sales.orders", output_facets=facet)
+    plan = build(run(inputs=[both], outputs=[again]), definition())
+    assert [c.code for c in quality(plan).checks] == [
+        "ol:postgres://db:5432/analytics.sales.orders:not_null:id"
+    ]
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+
+
 def test_codes_longer_than_255_characters_are_cut_and_end_with_a_hash() -> None:
     events = run(inputs=[assertions({"assertion": "x" * 300, "success": True})])
     (check,) = quality(build(events, definition())).checks
