@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from airflow_blindata.blindata import BlindataPermissionError
+from airflow_blindata.blindata import BlindataError, BlindataPermissionError
 from airflow_blindata.blindata.models import (
     DataFlow,
     Page,
@@ -47,11 +47,14 @@ from airflow_blindata.blindata.models import (
     format_timestamp,
 )
 from airflow_blindata.blindata.paths import ENDPOINTS
+from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
 from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, job_scope
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
+    DESCRIPTION_HASH_PROPERTY,
+    DOCUMENTATION_HASH_PROPERTY,
     JOB_SCOPE_PROPERTY,
     OWNER_PROPERTY,
     values_of,
@@ -205,7 +208,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for entity in stale_entities:
             found = references.get(entity.uuid or "", _References())
             stale_fields += len(found.fields)
-            reason = _entity_reason(entity, found, outside, owner)
+            reason = _entity_reason(entity, found, outside, owner) or _person_edits(ctx, entity)
             if reason:
                 removal.kept.append(Kept("entity", entity_key(entity), reason))
             else:
@@ -407,6 +410,25 @@ def _entity_reason(
     if describers:
         reasons.append(f"still described by job definition {_few(describers)}")
     return "; ".join(reasons) or None
+
+
+def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
+    """Whether a person wrote on the entity: a description or a document that is not the text
+    the job stamped. Removing the entity would delete that work with it, so it stays (reported),
+    for a person to remove; asked last, as reading the document costs a request."""
+    description = (entity.description or "").strip()
+    stamps = values_of(entity.additional_properties, DESCRIPTION_HASH_PROPERTY)
+    if description and text_hash(description) not in stamps:
+        return "a person wrote its description"
+    try:
+        document = ctx.client.api.physical_entities.get_documentation(entity.uuid or "")
+    except BlindataError as exc:
+        return f"its documentation could not be read ({exc})"
+    if document is None:
+        return None
+    if text_hash(document.content or "") != entity.property(DOCUMENTATION_HASH_PROPERTY):
+        return "a person wrote its documentation"
+    return None
 
 
 def _field_ends(flow: DataFlow) -> tuple[str | None, str | None]:

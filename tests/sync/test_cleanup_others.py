@@ -25,7 +25,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
-from tests.builders import field, run_event, schema_facet
+from tests.builders import documentation_facet, field, run_event, schema_facet
 from tests.sync.conftest import (
     OTHER_DEFINITION,
     client_of,
@@ -121,6 +121,18 @@ def described_by_another_definition(client: BlindataClient, emulator: Any) -> st
     return uuid_of(emulator, Kind.ENTITY, "dst")
 
 
+def described_by_a_person(client: BlindataClient, emulator: Any) -> str:
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    client.api.physical_entities.update(dst.model_copy(update={"description": "Orders, by day"}))
+    return dst.uuid or ""
+
+
+def documented_by_a_person(client: BlindataClient, emulator: Any) -> str:
+    dst = uuid_of(emulator, Kind.ENTITY, "dst")
+    client.api.physical_entities.put_documentation(dst, "# Daily orders\nOwned by finance.")
+    return dst
+
+
 def nothing(client: BlindataClient, emulator: Any) -> None:
     return None
 
@@ -150,6 +162,8 @@ CASES = [
         True,
         OTHER_DEFINITION,
     ),
+    Case("a person described the table", described_by_a_person, True, True, "description"),
+    Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
     Case("nothing refers to them", nothing, False, False, ""),
 ]
 
@@ -209,6 +223,30 @@ def test_a_table_another_definition_no_longer_describes_is_removed(
     dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
     assert mark not in dst["additionalProperties"]
     assert {"name": "openLineageOwner", "value": job.uuid} in dst["additionalProperties"]
+    next_second()
+    run(client, history, [KEEP], job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success" and not report.kept, report.render()
+    assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+
+
+@pytest.mark.parametrize(
+    "text", ["Orders, by day.", "Orders by day. " * 30], ids=["description", "documentation"]
+)
+def test_a_stale_table_with_only_the_jobs_own_text_is_removed(
+    client: BlindataClient, emulator: Any, text: str
+) -> None:
+    """What the job wrote is the job's to remove: only a person's text keeps the table."""
+    job = definition()
+    history = History()
+    documented = dataset(GONE, "db.s.dst", ["id", "amount"])
+    documented["facets"].update(documentation_facet(text, producer=None))
+    run(client, history, [job_event("etl.load", [SRC], [documented]), KEEP], job)
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    written = dst.description or client.api.physical_entities.get_documentation(dst.uuid or "")
+    assert written, "the job wrote the text"
     next_second()
     run(client, history, [KEEP], job)
 
