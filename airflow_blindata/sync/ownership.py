@@ -377,16 +377,35 @@ def _collect_stale_fields(
     by_uuid = {entity.uuid: entity for entity in entities if entity.uuid in stale}
     flows = _entity_references(ctx, list(by_uuid.values()))
     for entity_uuid, gone in sorted(stale.items()):
-        key = entity_key(by_uuid[entity_uuid])
+        entity = by_uuid[entity_uuid]
+        key = entity_key(entity)
+        describers = sorted(
+            set(values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)) - {owner}
+        )
         ending = [
             flow for flow in flows.get(entity_uuid, _References()).flows.values() if outside(flow)
         ]
         for stored in sorted(gone, key=lambda f: f.name):
             on_it = [flow for flow in ending if stored.uuid and stored.uuid in _field_ends(flow)]
             if on_it:
-                removal.kept.append(Kept("field", f"{key}.{stored.name}", _flows_reason(on_it)))
+                reason: str | None = _flows_reason(on_it)
+            elif describers:  # it may list the column: only it knows, the stamp is this one's
+                reason = f"its table is still described by job definition {_few(describers)}"
+            else:
+                reason = _person_described(stored)
+            if reason:
+                removal.kept.append(Kept("field", f"{key}.{stored.name}", reason))
             else:
                 removal.stale_fields.append((f"{key}.{stored.name}", stored))
+
+
+def _person_described(stored: PhysicalField) -> str | None:
+    """Whether a person wrote the field's description (it is not the text the job stamped)."""
+    description = (stored.description or "").strip()
+    stamps = values_of(stored.additional_properties, DESCRIPTION_HASH_PROPERTY)
+    if description and text_hash(description) not in stamps:
+        return "a person wrote its description"
+    return None
 
 
 def _entity_reason(
