@@ -80,21 +80,45 @@ def prune_before(now: datetime, days: int) -> datetime:
 
 def _latest_description(conn: Connection, events: Table, namespace: str, name: str) -> Any:
     """The ids of the latest run and of the latest completed run (a run with a COMPLETE event),
-    and the id of the latest JobEvent of a job (any may be None)."""
+    and the ids of the latest JobEvents of a job (the runs may be None).
+
+    Latest as the mapper orders them (``mapper.fold``): by eventTime, not by arrival, so that a
+    run that arrives late (a lost-events file ingested, a producer that sends late) does not
+    make retention keep it and prune the newer run the mapper describes the job by. Runs go by
+    their last event time, then their first, then their id; the JobEvents of the latest
+    eventTime are all kept (the mapper merges the designs tied on it)."""
     of_job = and_(events.c.job_namespace == namespace, events.c.job_name == name)
+    timed = and_(of_job, events.c.event_time.is_not(None))
 
     def latest(*where: ColumnElement[bool]) -> Any:
         return conn.execute(
             select(events.c.run_id)
-            .where(of_job, events.c.run_id.is_not(None), *where)
-            .order_by(events.c.id.desc())
+            .where(timed, events.c.run_id.is_not(None), *where)
+            .group_by(events.c.run_id)
+            .order_by(
+                func.max(events.c.event_time).desc(),
+                func.min(events.c.event_time).desc(),
+                events.c.run_id.desc(),
+            )
             .limit(1)
         ).scalar()
 
-    latest_job_event = conn.execute(
-        select(func.max(events.c.id)).where(of_job, events.c.kind == "JobEvent")
+    completed = select(events.c.run_id).where(of_job, events.c.event_type == "COMPLETE")
+    newest_design = conn.execute(
+        select(func.max(events.c.event_time)).where(timed, events.c.kind == "JobEvent")
     ).scalar()
-    return of_job, [latest(), latest(events.c.event_type == "COMPLETE")], latest_job_event
+    latest_job_events = (
+        []
+        if newest_design is None
+        else list(
+            conn.execute(
+                select(events.c.id).where(
+                    timed, events.c.kind == "JobEvent", events.c.event_time == newest_design
+                )
+            ).scalars()
+        )
+    )
+    return of_job, [latest(), latest(events.c.run_id.in_(completed))], latest_job_events
 
 
 def _latest_runs(
@@ -179,7 +203,7 @@ def retain(
         ).all()
     for namespace, name in aged_jobs:
         with engine.connect() as conn:
-            of_job, latest_runs, latest_job_event = _latest_description(
+            of_job, latest_runs, latest_job_events = _latest_description(
                 conn, events, namespace, name
             )
         keep: list[ColumnElement[bool]] = []
@@ -189,8 +213,8 @@ def retain(
                 runs.update(_latest_runs(conn, events, of_job, latest, raw_cutoff))
         if runs:
             keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(sorted(runs))))
-        if latest_job_event is not None:
-            keep.append(events.c.id != latest_job_event)
+        if latest_job_events:
+            keep.append(events.c.id.not_in(latest_job_events))
         removed += _delete_batched(
             writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep), tables
         )

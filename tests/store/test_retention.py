@@ -195,3 +195,18 @@ def test_the_latest_description_of_a_job_still_described_is_kept(
     store.append(event("weekly", run="open", event_type=latest_state))
     store.retain(raw_events_days=14, job_described_for_days=45, now=NOW)
     assert _runs(store, "weekly") == {"done-2", "open"}, case
+
+
+def test_the_latest_description_is_the_latest_in_event_time_not_in_arrival(
+    store: EventStore,
+) -> None:
+    """A run that arrives after a newer one (events ingested from the lost-events file, a
+    producer that sends late) is not the job's latest run: the mapper orders runs by eventTime
+    (``mapper.fold``), so retention must keep the run the mapper describes the job by."""
+    newer, older = "2026-05-10T10:00:00Z", "2026-05-01T10:00:00Z"
+    for run, time in (("newer", newer), ("older", older)):  # the older run arrives last
+        for kind in ("START", "COMPLETE"):
+            store.append(event("late", run=run, event_type=kind, time=time))
+    _age(store, 20, runs=["newer", "older"])
+    store.retain(raw_events_days=14, job_described_for_days=45, now=NOW)
+    assert _runs(store, "late") == {"newer"}
