@@ -33,6 +33,7 @@ from airflow_blindata.events import (
     BaseFacet,
     ColumnLineageDatasetFacet,
     ExtractionErrorRunFacet,
+    JobTypeJobFacet,
     LineageDatasetEntry,
     LineageDatasetFacet,
     LineageDatasetInput,
@@ -248,12 +249,37 @@ def _written(runs: Sequence[RunFold]) -> list[_Written]:
     return [outputs[key] for key in sorted(outputs)]
 
 
-def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
-    """The flows of the job's latest description: its latest completed run with the other
+def _streaming(job: JobFold) -> bool:
+    """Whether the job's ``jobType`` facet declares it STREAMING."""
+    job_type = facet_of(job.facets, JobTypeJobFacet)
+    return job_type is not None and job_type.processing_type.strip().upper() == "STREAMING"
+
+
+def _described_by(job: JobFold) -> Sequence[RunFold]:
+    """The runs that describe the job's lineage: its latest completed run with the other
     completed runs of its parent run (``JobFold.latest_completed_group``: the instances of a
-    mapped task, each giving its own lineage), else its latest run, else its design."""
+    mapped task, each giving its own lineage), else its latest run.
+
+    A STREAMING job is described by its latest run whatever its state, when it names datasets:
+    seed 004, "for streaming jobs, terminal events occur only on restarts and should not be
+    relied upon; events are periodic snapshots" — a job redeployed after a COMPLETE streams its
+    new lineage in RUNNING events that never end in COMPLETE."""
     group = job.latest_completed_group
-    runs: Sequence[RunFold] = group or ([job.latest] if job.latest is not None else [])
+    latest = job.latest
+    if latest is None:
+        return group
+    if (
+        _streaming(job)
+        and (latest.inputs or latest.outputs)
+        and not (group and group[-1] is latest)
+    ):
+        return [latest]
+    return group or [latest]
+
+
+def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
+    """The flows of the job's latest description (``_described_by``), else its design."""
+    runs = _described_by(job)
     run = runs[-1] if runs else None
     outputs: list[_Written]
     if any(item.inputs or item.outputs for item in runs):

@@ -699,3 +699,49 @@ def test_each_instance_of_a_mapped_task_gives_its_own_lineage() -> None:
             )
     plan = build(events, definition())
     assert pairs(plan) == {(f"in_{index}", f"out_{index}") for index in range(3)}
+
+
+KAFKA = "kafka://kafka-broker-1:9092"
+
+
+@pytest.mark.parametrize(
+    ("processing_type", "second_run", "expected"),
+    [
+        # a Flink job redeployed (stop-with-savepoint: COMPLETE), its new run streaming since
+        ("STREAMING", ["START", "RUNNING"], {("orders", "orders_v2")}),
+        ("STREAMING", ["START"], {("orders", "orders_v2")}),
+        ("STREAMING", ["START", "RUNNING", "FAIL"], {("orders", "orders_v2")}),
+        ("STREAMING", ["START", "RUNNING", "COMPLETE"], {("orders", "orders_v2")}),
+        # a batch job: a run still going does not replace what the completed run proved
+        ("BATCH", ["START", "RUNNING"], {("orders", "orders_v1")}),
+        ("BATCH", ["START", "RUNNING", "FAIL"], {("orders", "orders_v1")}),
+    ],
+)
+def test_for_streaming_jobs_terminal_events_should_not_be_relied_upon(
+    processing_type: str, second_run: list[str], expected: set[tuple[str, str]]
+) -> None:
+    """Seed 004: "For streaming jobs, terminal events occur only on restarts and 'should not be
+    relied upon'; events are periodic snapshots" — the data flows of a STREAMING job come from
+    its latest run, not from an older run that happened to end in COMPLETE."""
+    job_facets = builders.job_type_facet("JOB", "FLINK", processing_type)
+    events = []
+    runs = [("0190b1c2-0000-7000-8000-0000000000f1", ["START", "RUNNING", "COMPLETE"], "v1")]
+    runs.append(("0190b1c2-0000-7000-8000-0000000000f2", second_run, "v2"))
+    minute = 0
+    for run_id, states, version in runs:
+        for state in states:
+            minute += 1
+            events.append(
+                run_event(
+                    "orders_enrichment",
+                    namespace="flink-jobs",
+                    event_type=state,
+                    run_id=run_id,
+                    time=builders.at(0, minute=minute),
+                    job_facets=job_facets,
+                    inputs=[ds("orders", KAFKA)],
+                    outputs=[ds(f"orders_{version}", KAFKA)],
+                )
+            )
+    plan = build(events, builders.definition(policy("kafka://*")))
+    assert pairs(plan) == expected
