@@ -24,6 +24,8 @@ __all__ = [
     "DataQualityMetricsInputDatasetFacet",
     "GreatExpectationsAssertion",
     "GreatExpectationsAssertionsDatasetFacet",
+    "IcebergCommitReportOutputDatasetFacet",
+    "IcebergScanReportInputDatasetFacet",
     "InputStatisticsInputDatasetFacet",
     "OutputStatisticsOutputDatasetFacet",
     "finite_number",
@@ -168,3 +170,26 @@ class OutputStatisticsOutputDatasetFacet(BaseFacet):
     row_count: Count = None
     size: Count = None
     file_count: Count = None
+
+
+class IcebergScanReportInputDatasetFacet(BaseFacet):
+    """The Iceberg scan report of the Spark integration, an input facet of its own beside
+    ``inputStatistics``: its ``scanMetrics`` are the producer's extra metrics of seed 003
+    ("for example Iceberg scan reports"), recorded as ``inputExtra_<metric>``."""
+
+    KEY = "icebergScanReport"
+    SCHEMAS = ("IcebergScanReportInputDatasetFacet",)
+
+    scan_metrics: dict[str, Any] | None = None
+
+
+class IcebergCommitReportOutputDatasetFacet(BaseFacet):
+    """The Iceberg commit report of the Spark integration, an output facet of its own beside
+    ``outputStatistics``: its ``commitMetrics`` are recorded as ``outputExtra_<metric>``. The
+    integration names its schema ``IcebergCommitReportInputDatasetFacet``, so both names are
+    read."""
+
+    KEY = "icebergCommitReport"
+    SCHEMAS = ("IcebergCommitReportOutputDatasetFacet", "IcebergCommitReportInputDatasetFacet")
+
+    commit_metrics: dict[str, Any] | None = None

@@ -103,10 +103,12 @@ _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
         qf.GreatExpectationsAssertionsDatasetFacet,
         qf.DataQualityMetricsInputDatasetFacet,
         qf.InputStatisticsInputDatasetFacet,
+        qf.IcebergScanReportInputDatasetFacet,
         ds.InputSubsetInputDatasetFacet,
     ),
     FacetLocation.OUTPUT: (
         qf.OutputStatisticsOutputDatasetFacet,
+        qf.IcebergCommitReportOutputDatasetFacet,
         ds.OutputSubsetOutputDatasetFacet,
     ),
 }

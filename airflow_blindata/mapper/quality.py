@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from airflow_blindata.definition import JobDefinition
@@ -31,6 +32,8 @@ from airflow_blindata.events import (
     DataQualityMetricsInputDatasetFacet,
     EventType,
     GreatExpectationsAssertionsDatasetFacet,
+    IcebergCommitReportOutputDatasetFacet,
+    IcebergScanReportInputDatasetFacet,
     InputStatisticsInputDatasetFacet,
     OutputStatisticsOutputDatasetFacet,
     TestRunFacet,
@@ -210,12 +213,20 @@ class _Quality:
                 DataQualityMetricsInputDatasetFacet, facets, over
             ) or layered_facet(DataQualityMetricsDatasetFacet, facets, over)
             stats = layered_facet(InputStatisticsInputDatasetFacet, facets, over)
-            self.records_of(job, item.key, run, when, metrics, stats, "input")
+            scan = layered_facet(IcebergScanReportInputDatasetFacet, facets, over)
+            report: tuple[BaseFacet, dict[str, Any]] | None = None
+            if scan is not None and scan.scan_metrics:
+                report = (scan, scan.scan_metrics)
+            self.records_of(job, item.key, run, when, metrics, stats, "input", report)
         for out in run.outputs:
             facets, over = out.facets, out.output_facets
             written = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
             metrics = layered_facet(DataQualityMetricsDatasetFacet, facets, over)
-            self.records_of(job, out.key, run, when, metrics, written, "output")
+            commit = layered_facet(IcebergCommitReportOutputDatasetFacet, facets, over)
+            report = None
+            if commit is not None and commit.commit_metrics:
+                report = (commit, commit.commit_metrics)
+            self.records_of(job, out.key, run, when, metrics, written, "output", report)
 
     def records_of(
         self,
@@ -226,14 +237,20 @@ class _Quality:
         metrics: DataQualityMetricsDatasetFacet | None,
         stats: BaseFacet | None,
         direction: str,
+        report: tuple[BaseFacet, dict[str, Any]] | None = None,
     ) -> None:
-        if metrics is None and stats is None:
+        """``report`` is a producer's report of its own beside the statistics (Spark's Iceberg
+        scan and commit reports): the facet and its metrics, extra metrics of seed 003."""
+        if metrics is None and stats is None and report is None:
             return
         entity = self.entity(key)
         if entity is None:
             return
         scope = job_scope(job.key.namespace, job.key.name)
-        for metric, field, value, facet in _metric_values(metrics, stats, direction):
+        values = _metric_values(metrics, stats, direction)
+        if report is not None:
+            values = chain(values, _report_values(*report, direction))
+        for metric, field, value, facet in values:
             timestamp = _capture_date(facet) or when
             record = PlannedRecord(
                 entity=entity,
@@ -361,6 +378,17 @@ def _metric_values(
                 yield f"{extra}{key}", None, number, stats
 
 
+def _report_values(
+    facet: BaseFacet, metrics: dict[str, Any], direction: str
+) -> Iterator[tuple[str, str | None, float, BaseFacet]]:
+    """The numeric metrics of a producer's report as extra metrics (``inputExtra_<metric>``)."""
+    extra = _STATISTICS[direction][3]
+    for key, value in sorted(metrics.items()):
+        number = _number(value)
+        if number is not None:
+            yield f"{extra}{key}", None, number, facet
+
+
 def _capture_date(facet: BaseFacet) -> datetime | None:
     value = (facet.model_extra or {}).get("captureDate")
     if isinstance(value, str):
@@ -381,6 +409,8 @@ _METRIC_KEYS = frozenset(
         DataQualityMetricsInputDatasetFacet.KEY,
         InputStatisticsInputDatasetFacet.KEY,
         OutputStatisticsOutputDatasetFacet.KEY,
+        IcebergScanReportInputDatasetFacet.KEY,
+        IcebergCommitReportOutputDatasetFacet.KEY,
     }
 )
 QUALITY_FACET_KEYS = _ASSERTION_KEYS | _METRIC_KEYS | {TestRunFacet.KEY}

@@ -598,3 +598,68 @@ def test_an_extra_metric_past_a_floats_range_makes_no_record_and_the_others_stil
     ]
     records = quality(build(run(inputs=inputs), definition())).records
     assert {(r.metric, r.value) for r in records} == {("rowsRead", 3), ("inputExtra_files", 2)}
+
+
+SPARK = "https://github.com/OpenLineage/OpenLineage/tree/1.26.0/integration/spark"
+_ICEBERG_REPORTS = [
+    (
+        "input",
+        "icebergScanReport",
+        "https://openlineage.io/spec/facets/1-0-0/IcebergScanReportInputDatasetFacet.json",
+        {
+            "snapshotId": 4236662509783741112,
+            "filterDescription": "",
+            "projectedFieldNames": ["a", "b"],
+            "scanMetrics": {
+                "totalPlanningDuration": 32,
+                "resultDataFiles": 3,
+                "skippedDataFiles": 0,
+            },
+            "metadata": {"engine-version": "3.5.1"},
+        },
+        {
+            ("inputExtra_totalPlanningDuration", 32),
+            ("inputExtra_resultDataFiles", 3),
+            ("inputExtra_skippedDataFiles", 0),
+        },
+    ),
+    (
+        "output",
+        "icebergCommitReport",
+        # sic: the Spark integration names its commit report's schema an input facet
+        "https://openlineage.io/spec/facets/1-0-0/IcebergCommitReportInputDatasetFacet.json",
+        {
+            "snapshotId": 5412323498173124565,
+            "sequenceNumber": 2,
+            "operation": "append",
+            "commitMetrics": {
+                "totalDuration": 120,
+                "attempts": 1,
+                "addedDataFiles": 2,
+                "addedRecords": 7,
+            },
+            "metadata": {"engine-version": "3.5.1"},
+        },
+        {
+            ("outputExtra_totalDuration", 120),
+            ("outputExtra_attempts", 1),
+            ("outputExtra_addedDataFiles", 2),
+            ("outputExtra_addedRecords", 7),
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("side", "key", "schema_url", "report", "expected"), _ICEBERG_REPORTS)
+def test_extra_metrics_of_the_producer_for_example_iceberg_scan_and_commit_reports(
+    side: str, key: str, schema_url: str, report: dict[str, Any], expected: set[tuple[str, int]]
+) -> None:
+    """Seed 003: inputStatistics and outputStatistics give "extra metrics of the producer (for
+    example Iceberg scan reports) as inputExtra_<key>" ("Iceberg commit reports" as
+    outputExtra_<key>). The Spark integration sends those reports as facets of their own, beside
+    the statistics: ``icebergScanReport.scanMetrics`` and ``icebergCommitReport.commitMetrics``."""
+    facet = {"_producer": SPARK, "_schemaURL": schema_url, **report}
+    item = {"namespace": PG, "name": "a.s.t", f"{side}Facets": {key: facet}}
+    plan = build(run(**{f"{side}s": [item]}), definition())
+    assert {(r.metric, r.value) for r in quality(plan).records} == expected
+    assert key not in plan.report.unknown_facets
