@@ -61,7 +61,7 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 9
+FORMAT = 10
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
