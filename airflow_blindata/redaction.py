@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from urllib.parse import unquote
 
 __all__ = [
+    "ORACLE_CREDENTIALS",
     "REDACTED",
     "redact_query",
     "redact_sql",
@@ -135,13 +136,16 @@ _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every URL in it as ``redact_url`` shows it, and every ``password=…``
-    setting as ``password=***``: for text that quotes what a producer sent (a namespace, a
-    dataset's name) on its way to a report, a log or the catalog."""
-    if "://" not in text and "=" not in text:
+    """``text`` with every URL in it as ``redact_url`` shows it, every secret setting
+    (``password=…``, Azure's ``AccountKey=…``, ``token=…``) as ``password=***``, and the
+    password of an Oracle thin URL (``jdbc:oracle:thin:scott/…@db``): for text that quotes
+    what a producer sent (a namespace, a dataset's name, a facet's value) on its way to a
+    report, a log or the catalog."""
+    if "://" not in text and "=" not in text and "@" not in text:
         return text
     text = _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
-    return _SECRET_SETTING.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
+    return _SECRET_SETTING_IN_TEXT.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -185,6 +189,22 @@ _SQL_LITERAL = re.compile(r"'(?:[^'\\]|\\.|'')*'", re.DOTALL)
 # is left as it is.
 _SECRET_SETTING = re.compile(
     r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
+)
+# Free text names more secrets than SQL literals may (where a broader pattern would change the
+# hash of statements that name a column ``token``): tokens, keys and signatures as the query
+# parameters above, and the settings of Azure's connection strings (``AccountKey=…``,
+# ``SharedAccessSignature=…``).
+_SECRET_SETTING_IN_TEXT = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.-])(?P<lead>(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|"
+    r"access_token|refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
+    r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
+    r"x-(?:amz|goog)-(?:signature|security-token|credential))\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
+)
+# An Oracle thin (or OCI) URL names its user and password before the ``@``, with no ``://``:
+# ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``lead`` ends after ``scott/``); the password
+# runs to the last ``@`` (one with an ``@`` in it is hidden whole).
+ORACLE_CREDENTIALS = re.compile(
+    r"(?i)(?P<lead>\bjdbc:oracle:[a-z0-9]+:[^\s/@:]+/)(?P<password>\S+)@"
 )
 # Oracle's password is no literal: ``IDENTIFIED BY s3cret`` or ``IDENTIFIED BY "s3cret"`` (and
 # its hash, ``IDENTIFIED BY VALUES '…'``, a literal that the keyword before it does not name).

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from airflow_blindata.redaction import redact_query
+from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -113,7 +113,7 @@ def normalize_namespace(namespace: str) -> str:
     """
     text = namespace.strip()
     if "://" not in text:
-        return text
+        return strip_user_info(text)  # only an Oracle thin URL has any: ``scott/tiger@db``
     scheme, rest = text.split("://", 1)
     scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
     authority, path = _authority_and_path(scheme, rest)
@@ -201,12 +201,20 @@ def lower_scheme(text: str) -> str:
 
 def strip_user_info(uri: str) -> str:
     """``uri`` without the ``user:password@`` part of its authority (Azure's is kept: seed 002);
-    a password with an unencoded ``/``, ``?``, ``#`` or ``@`` is dropped whole too."""
+    a password with an unencoded ``/``, ``?``, ``#`` or ``@`` is dropped whole too. An Oracle
+    thin URL's ``user/password@`` (no ``://``) is dropped as well: ``jdbc:oracle:thin:@db``."""
     if "://" not in uri:
-        return uri
+        if "@" not in uri:
+            return uri
+        return ORACLE_CREDENTIALS.sub(_oracle_without_credentials, uri)
     scheme, rest = uri.split("://", 1)
     kept = _without_user_info(scheme.lower(), rest)
     return uri if kept is rest else f"{scheme}://{kept}"
+
+
+def _oracle_without_credentials(match: re.Match[str]) -> str:
+    lead = match.group("lead")  # ``jdbc:oracle:thin:scott/``
+    return lead[: lead.rindex(":") + 1] + "@"
 
 
 @lru_cache(maxsize=4096)

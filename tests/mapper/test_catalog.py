@@ -492,6 +492,9 @@ def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_sec
             "warehouse": "postgresql://etl:t0ps3cret@db:5432/dwh",
             "endpoint": "https://api.example/v1?token=t0ps3cret",
             "dsn": "host=db user=etl password=t0ps3cret",
+            "storage": "DefaultEndpointsProtocol=https;AccountName=lake;AccountKey=t0ps3cret==",
+            "oracle": "jdbc:oracle:thin:etl/t0ps3cret@db:1521/orcl",
+            "flags": "token=t0ps3cret retries=3",
         },
     }
     plan = build([event], definition())
@@ -503,5 +506,8 @@ def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_sec
         ("vendor_run.warehouse", "postgresql://etl:***@db:5432/dwh"),
         ("vendor_run.endpoint", "https://api.example/v1?token=***"),
         ("vendor_run.dsn", "host=db user=etl password=***"),
+        ("vendor_run.storage", "DefaultEndpointsProtocol=https;AccountName=lake;AccountKey=***"),
+        ("vendor_run.oracle", "jdbc:oracle:thin:etl/***@db:1521/orcl"),
+        ("vendor_run.flags", "token=*** retries=3"),
     } <= properties
     assert "t0ps3cret" not in json.dumps(plan.model_dump(mode="json"))
