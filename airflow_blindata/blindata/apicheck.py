@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -259,17 +260,32 @@ def _row(
     )
 
 
+def _as_described(client: BlindataClient, path: str) -> list[str]:
+    """The paths under which a description may list ``path``.
+
+    The description's paths carry its servers' base path (a servlet context path, a proxy's
+    prefix: ``servers[].url`` of ``https://corp.example.com/blindata``), and so does the URL the
+    client calls (``https://corp.example.com/blindata`` + ``/api/v1/...``): with a URL that has a
+    path, the path is looked for under it, and as is for a description that names no base path
+    (a proxy that strips its prefix before the instance sees it)."""
+    prefix = urlsplit(client.base_url).path.rstrip("/")
+    return [prefix + path, path] if prefix else [path]
+
+
 def compare(client: BlindataClient, served: ServedApi) -> list[ApiCheckRow]:
     """One row per operation of the table: served by the description, or missing."""
     rows = []
     for name, endpoint in ENDPOINTS.items():
         path = client.api_paths.served(endpoint.template)
-        found = served.find(endpoint.method, path)
+        candidates = _as_described(client, path)
+        found = next(
+            (hit for hit in (served.find(endpoint.method, c) for c in candidates) if hit), None
+        )
         if found is not None:
-            detail = "" if found == path else f"as {found}"
+            detail = "" if found in candidates else f"as {found}"
             rows.append(_row(client, name, endpoint, PathStatus.SERVED, detail))
             continue
-        others = served.methods_at(path)
+        others = sorted({method for c in candidates for method in served.methods_at(c)})
         detail = f"path served for {', '.join(others)} only" if others else "path not described"
         rows.append(_row(client, name, endpoint, PathStatus.MISSING, detail))
     return rows

@@ -301,3 +301,36 @@ def test_a_missing_path_fails_the_check_only_when_the_provider_calls_it(
 
     assert result.ok is ok
     assert verdict in render_api_check(result)
+
+
+# -- an instance served under a path ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def under_a_path() -> Iterator[str]:
+    """The emulator served under ``/blindata`` (a servlet context path, or a proxy's prefix): its
+    description's ``servers`` URL carries the path, as springdoc's does, and its paths do not."""
+    app = create_app(emulator_settings())
+
+    async def context_path(
+        scope: Any, receive: Callable[..., Any], send: Callable[..., Any]
+    ) -> None:
+        if scope["type"] == "http":  # as ``uvicorn --root-path /blindata`` behind a proxy
+            scope = {**scope, "root_path": "/blindata"}
+        await app(scope, receive, send)
+
+    with serving(context_path, name="blindata-under-a-path") as url:
+        yield f"{url}/blindata"
+    app.state.emulator.close()
+
+
+def test_an_instance_served_under_a_path_serves_every_path(
+    under_a_path: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    description = httpx.get(f"{under_a_path}/v3/api-docs").json()
+    assert description["servers"][0]["url"] == under_a_path
+    code, out = check(capsys, monkeypatch, under_a_path)
+    assert code == 0, out
+    assert "Every path the provider calls is served" in out
+    (row,) = [line for line in out.splitlines() if line.startswith(UPLOAD)]
+    assert row.split() == [UPLOAD, "POST", "snapshot", "inferred", "served"]
