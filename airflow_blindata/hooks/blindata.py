@@ -113,6 +113,10 @@ class BlindataConnectionSettings:
                 f"{conn_id}: auth_method {auth_method!r} is not one of {', '.join(AUTH_METHODS)}"
             )
         secret = conn.password or ""
+        if auth_method != "login":
+            # Sent in a header, which cannot carry the line break a key read from a file or a
+            # secrets backend often ends with (nor spaces around it: HTTP drops them).
+            secret = secret.strip()
         if not secret:
             raise BlindataConfigError(
                 f"{conn_id}: the password field is empty (API key, password or token)"

@@ -257,6 +257,18 @@ def test_test_connection_fails_precisely_for_a_wrong_key(
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("padded", [f"{API_KEY}\n", f" {API_KEY} ", f"{API_KEY}\r\n"])
+def test_a_key_kept_with_a_line_break_or_spaces_around_it_connects(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch, padded: str
+) -> None:
+    """A key read from a file or a secrets backend often ends with a line break: an HTTP header
+    cannot carry it, and the test said "Cannot reach Blindata" of a server that answers."""
+    use_connection(monkeypatch, emulator.base_url, password=padded)
+    ok, message = BlindataHook().test_connection()
+    assert ok, message
+
+
+@pytest.mark.integration
 def test_test_connection_fails_precisely_for_a_wrong_tenant(
     emulator: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
