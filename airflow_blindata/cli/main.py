@@ -181,7 +181,7 @@ def _store_stats(args: argparse.Namespace) -> int:
     print(table(("store", stats.url), rows, max_cell=None))
     if stats.events_by_namespace:
         print("\nevents by job namespace:")
-        print(table(("events", "job namespace"), stats.events_by_namespace.items(), max_cell=None))
+        print(table(("job namespace", "events"), stats.events_by_namespace.items(), max_cell=None))
     return 0
 
 

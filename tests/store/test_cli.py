@@ -88,3 +88,18 @@ def test_the_installed_command(tmp_path: Path, sqlite_url: str) -> None:
         [CLI, "ingest", str(one), "--store", sqlite_url], capture_output=True, text=True
     )
     assert done.returncode == 0 and "1 accepted" in done.stdout
+
+
+def test_store_stats_lists_each_job_namespace_under_its_header(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "events.jsonl"
+    lines = [event("a", namespace="smoke-test"), event("b", namespace="smoke-test")]
+    events.write_text("\n".join(json.dumps(e) for e in [*lines, event("c", namespace="spark")]))
+    assert main(["ingest", str(events), "--store", sqlite_url]) == 0
+    capsys.readouterr()
+    assert main(["store", "stats", "--store", sqlite_url]) == 0
+    section = capsys.readouterr().out.split("events by job namespace:\n", 1)[1].splitlines()
+    header, _, *rows = section
+    assert header.split() == ["job", "namespace", "events"]
+    assert [row.split() for row in rows] == [["smoke-test", "2"], ["spark", "1"]]
