@@ -91,18 +91,24 @@ def create_ui_app() -> FastAPI:
 
 
 def external_views() -> list[dict[str, Any]]:
-    """A top-level nav entry, and a view on every DAG run (empty for runs that did no sync)."""
+    """A top-level nav entry, and a view on every DAG run (empty for runs that did no sync).
+
+    The hrefs are relative: the Airflow UI loads them in an iframe, resolved against its page's
+    ``<base href>``, which is Airflow's base path (``[api] base_url`` of ``https://host/airflow``
+    serves the app at ``/airflow/blindata-ui/``, and nothing answers ``/blindata-ui/`` there).
+    """
+    relative = URL_PREFIX.lstrip("/")
     return [
         {
             "name": "Blindata",
-            "href": f"{URL_PREFIX}/",
+            "href": f"{relative}/",
             "url_route": "blindata",
             "destination": "nav",
             "nav_top_level": True,
         },
         {
             "name": "Blindata report",
-            "href": f"{URL_PREFIX}/runs/{{DAG_ID}}/{{RUN_ID}}",
+            "href": f"{relative}/runs/{{DAG_ID}}/{{RUN_ID}}",
             "url_route": "blindata-run",
             "destination": "dag_run",
         },

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -41,6 +44,20 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``airflow api-server`` on loopback, with the provider's plugin, on a seeded store."""
+    with _serving(tmp_path_factory) as root:
+        yield root
+
+
+@pytest.fixture(scope="module")
+def api_server_under_a_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same, with Airflow served under a path (``[api] base_url``), as behind a proxy that
+    gives it ``https://host/airflow``: its root URL, path included."""
+    with _serving(tmp_path_factory, base_path="/airflow") as root:
+        yield root
+
+
+@contextmanager
+def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> Iterator[str]:
     home = tmp_path_factory.mktemp("airflow-home")
     store_url = f"sqlite:///{home / 'events.db'}"
     seed(store_url)
@@ -57,6 +74,10 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "AIRFLOW__BLINDATA__LISTENER_ENABLED": "False",
         }
     )
+    port = _free_port()
+    root = f"http://127.0.0.1:{port}{base_path}"
+    if base_path:
+        env["AIRFLOW__API__BASE_URL"] = root
     migrated = subprocess.run(
         [str(BIN / "airflow"), "db", "migrate"],
         env=env,
@@ -65,7 +86,6 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         timeout=300,
     )
     assert migrated.returncode == 0, migrated.stderr[-2000:]
-    port = _free_port()
     log = (home / "api-server.log").open("w")
     server = subprocess.Popen(
         [str(BIN / "airflow"), "api-server", "--port", str(port), "--host", "127.0.0.1"],
@@ -73,7 +93,6 @@ def api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    root = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -143,6 +162,24 @@ def test_airflow_lists_the_nav_entry_and_the_dag_run_view(api_server: str) -> No
         ("Blindata", "nav"),
         ("Blindata report", "dag_run"),
     }
+
+
+def test_the_views_open_when_airflow_is_served_under_a_path(api_server_under_a_path: str) -> None:
+    """The UI loads each view's ``href`` in an iframe, resolved against the ``<base href>`` of its
+    page (Airflow's base path): the views must be found there, not at the host's root."""
+    root = api_server_under_a_path
+    base = re.search(r'<base href="([^"]*)"', httpx.get(f"{root}/").text)
+    assert base is not None and base.group(1) == "/airflow/"
+    auth = {"Authorization": f"Bearer {_token(root)}"}
+    plugins = httpx.get(f"{root}/api/v2/plugins", headers=auth).json()
+    views = [v for p in plugins["plugins"] if p["name"] == "blindata" for v in p["external_views"]]
+    assert len(views) == 2
+    for view in views:
+        href = view["href"].replace("{DAG_ID}", "blindata_sync").replace("{RUN_ID}", "manual__1")
+        src = urljoin(urljoin(root, base.group(1)), href)  # as the browser resolves the iframe
+        response = httpx.get(src, headers=auth)
+        assert response.status_code == 200, f"{view['name']}: {src} answered {response.status_code}"
+        assert "<nav>" in response.text
 
 
 @pytest.mark.parametrize(
