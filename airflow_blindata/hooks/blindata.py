@@ -20,6 +20,7 @@ The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn
 
 from __future__ import annotations
 
+import ipaddress
 import ssl
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -186,6 +187,8 @@ def connection_url(host: str, schema: str | None, port: int | None, conn_id: str
     scheme = "https"
     if prefix.lower() in ("http", "https"):
         scheme, prefix = prefix.lower(), ""
+    if "://" not in host and _is_ipv6(host):
+        host = f"[{host}]"  # Airflow keeps a URI's IPv6 host without the brackets a URL needs
     url = host if "://" in host else f"{scheme}://{host}"
     scheme, _, rest = url.partition("://")
     ends = [index for index in (rest.find(char) for char in "/?#") if index >= 0]
@@ -217,6 +220,13 @@ def _boolean(value: Any, name: str) -> bool:
     if text in _FALSE_WORDS:
         return False
     raise BlindataConfigError(f"{name} must be true or false, got {value!r}")
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(host), ipaddress.IPv6Address)
+    except ValueError:
+        return False
 
 
 def _verify(value: Any, ca_bundle: Any, conn_id: str) -> bool | str:

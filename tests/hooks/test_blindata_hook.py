@@ -58,6 +58,8 @@ def connection(**fields: Any) -> SimpleNamespace:
             "https://u:pw@blindata.example.com:9443",
         ),
         ({"host": "https://[::1]", "port": 8443}, "https://[::1]:8443"),
+        ({"host": "fd00::1", "port": 8443}, "https://[fd00::1]:8443"),
+        ({"host": "::1", "schema": "http"}, "http://[::1]"),
         # A path prefix (Blindata behind a reverse proxy): the port goes before it.
         (
             {"host": "https://corp.example.com/blindata", "port": 443},
@@ -107,6 +109,9 @@ def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
         ),
         ("blindata://etl:key@blindata.internal:8080/http", "http://blindata.internal:8080"),
         ("blindata://etl:key@app.blindata.io:443/", "https://app.blindata.io:443"),
+        # An IPv6 address: Airflow keeps the URI's host without its brackets.
+        ("blindata://etl:key@[fd00::1]:8443/http", "http://[fd00::1]:8443"),
+        ("blindata://etl:key@[::1]:8443/blindata", "https://[::1]:8443/blindata"),
     ],
 )
 def test_the_uri_form_of_the_connection_keeps_the_urls_path(uri: str, url: str) -> None:
