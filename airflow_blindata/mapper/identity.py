@@ -180,7 +180,8 @@ def normalize_pattern(pattern: str) -> str:
     its namespace must be too: ``postgresql://DB:5432`` or ``postgres://db`` would otherwise never
     match the namespace ``postgres://db:5432`` they name. A pattern without wildcards is
     normalised whole; in one with wildcards only the scheme is (case and alias: ``S3A://*`` is
-    ``s3://*``), since a default port cannot be added to ``postgres://db*``.
+    ``s3://*``), since a default port cannot be added to ``postgres://db*``, and a trailing ``/``
+    is dropped, as from every namespace (``s3://raw-*/`` would otherwise match nothing).
     """
     if not _GLOB.search(pattern):
         return normalize_namespace(pattern)
@@ -188,7 +189,7 @@ def normalize_pattern(pattern: str) -> str:
     if not sep or _GLOB.search(scheme):
         return pattern
     lowered = scheme.lower()
-    return f"{SCHEME_ALIASES.get(lowered, lowered)}://{rest}"
+    return f"{SCHEME_ALIASES.get(lowered, lowered)}://{rest.rstrip('/')}"
 
 
 def lower_scheme(text: str) -> str:

@@ -282,3 +282,35 @@ def test_a_crawled_job_system_keeps_entity_creation_false_for_its_datasets(
     assert system is not None and system.entity_creation is False
     (planned,) = r.systems
     assert planned.entity_creation is False
+
+
+@pytest.mark.parametrize(
+    ("pattern", "namespace"),
+    [
+        ("s3://raw-*/", "s3://raw-events/"),
+        ("s3://raw-*/", "s3://raw-events"),
+        ("S3A://raw-?/", "s3://raw-1"),
+        ("hdfs://nn:8020/warehouse/*/", "hdfs://nn:8020/warehouse/sales/"),
+        ("postgres://db*//", "postgres://db1:5432"),
+    ],
+)
+def test_a_pattern_with_wildcards_and_a_trailing_slash_matches_the_namespace_it_names(
+    pattern: str, namespace: str
+) -> None:
+    """docs/configure-the-job.md, Patterns: "The namespace of a dataset is matched in its
+    normalised spelling", which never ends with ``/`` (``s3://bucket/`` is ``s3://bucket``). A
+    pattern without wildcards loses its trailing slash with the rest of its normalisation; one
+    with wildcards must too, or ``s3://raw-*/`` silently matches nothing at all."""
+    crawled = KnownSystem("Crawled", "u-crawled")
+    mapped = resolver(
+        [crawled], namespaceMappings=[{"pattern": pattern, "system": {"name": "Crawled"}}]
+    )
+    system = mapped.dataset_system(namespace, "x")
+    assert system is not None and (system.name, system.origin) == ("Crawled", "mapped")
+
+    created = resolver(systemPolicies=[{"pattern": pattern, "creation": "IF_MISSING"}])
+    assert created.dataset_system(namespace, "x") is not None
+
+    ignoring = resolver(ignoredNamespaces=[pattern])
+    assert ignoring.dataset_system(namespace, "x") is None
+    assert ignoring.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
