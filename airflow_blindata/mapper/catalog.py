@@ -376,11 +376,13 @@ def map_jobs(
         report.count("jobs", len(fold.jobs))
     for job in fold.jobs:
         key = job.key  # read once (see map_datasets)
-        system = resolver.job_system(key.namespace)
         scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)
         # a password or key written in the statement is not catalogued (nor hashed)
         query = redact_sql(sql.query) if sql else ""
+        if not (definition.process_layer or (sql and query.strip())):
+            continue  # nothing goes on its job System: none is planned (nor its gaps reported)
+        system = resolver.job_system(key.namespace)
         if sql and query.strip():
             plan.routines.append(
                 built(  # typed values, as for an entity (see _Draft.entity)

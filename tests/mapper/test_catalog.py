@@ -269,6 +269,33 @@ def test_process_layer_false_catalogues_only_the_datasets() -> None:
     assert [e.table_type for e in plan.entities] == [None]
 
 
+AF_RULE = {"pattern": "airflow", "system": {"name": "AF"}}
+NO_JOB_SYSTEM = [
+    ({}, "OpenLineage"),
+    ({"jobSystems": [AF_RULE | {"creation": "IF_MISSING"}]}, "AF"),
+    ({"jobSystems": [AF_RULE]}, "OpenLineage"),
+]
+
+
+@pytest.mark.parametrize(("options", "job_system"), NO_JOB_SYSTEM)
+def test_process_layer_false_plans_no_job_system_for_jobs_without_sql(
+    options: dict[str, Any], job_system: str
+) -> None:
+    """Seed 000: "Set processLayer to false to catalog only the datasets." A job without SQL
+    then puts nothing on a job System: none is created, and no jobSystems rule is reported
+    (JOB_SYSTEM_NOT_FOUND). A job with SQL still gets its routine, on its job System."""
+    events = [run_event(outputs=[dataset("a.s.t")])]
+    plan = build(events, definition(processLayer=False, **options))
+    assert [s.name for s in plan.systems] == ["db"]
+    assert plan.report.gap_count(GapCode.JOB_SYSTEM_NOT_FOUND) == 0
+
+    sql = {"query": "INSERT INTO s.t SELECT * FROM s.u", "dialect": "postgres"}
+    events = [run_event(outputs=[dataset("a.s.t")], job_facets={"sql": sql})]
+    plan = build(events, definition(processLayer=False, **options))
+    assert [r.system for r in plan.routines] == [job_system]
+    assert job_system in [s.name for s in plan.systems]
+
+
 def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> None:
     sql = {"query": "INSERT INTO s.t SELECT * FROM s.u", "dialect": "postgres"}
     plan = build([run_event(job_facets={"sql": sql})], definition())
