@@ -7,8 +7,10 @@ Every problem of a file is reported at once in one ``JobDefinitionError`` naming
 the user wrote it. The options, their defaults and examples are in ``docs/configure-the-job.md``.
 
 Patterns (``ignoredNamespaces`` and every ``pattern``) are shell-style globs matched against the
-whole namespace, case-sensitively (``fnmatch.fnmatchcase``): ``s3://*`` matches ``s3://bucket``
-but not ``s3a://bucket``, and ``*`` also crosses ``/``.
+whole namespace, case-sensitively (``fnmatch.fnmatchcase``), and ``*`` also crosses ``/``. The
+mapper matches dataset namespaces and the patterns of the three namespace lists in their
+normalised spelling (``mapper.identity.normalize_pattern``: ``s3://*`` matches ``s3a://bucket``,
+which is ``s3://bucket``); ``jobSystems`` patterns meet the job namespace as it is sent.
 """
 
 from __future__ import annotations
@@ -419,6 +421,7 @@ class JobDefinition(_Model):
         return self.quality.suite_code or f"{SUITE_CODE_PREFIX}{self.uuid}"
 
     def is_ignored(self, namespace: str) -> bool:
+        """Raw match, as written; the mapper matches normalised (``SystemResolver.ignores``)."""
         return any(matches_pattern(namespace, pattern) for pattern in self.ignored_namespaces)
 
     def job_system_rule_for(self, job_namespace: str) -> JobSystemRule | None:
