@@ -523,12 +523,20 @@ class _DuplicateKeyError(ValueError):
     pass
 
 
+_YAML_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; in a definition that hides a mistake."""
+    """PyYAML keeps the last of two equal keys; in a definition that hides a mistake.
+
+    A merge key (``<<: *anchor``) is no key of its own: the base class merges it, the keys
+    written beside it winning, as YAML says."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[tuple[type, Hashable]] = set()
         for key_node, _value in node.value:
+            if key_node.tag == _YAML_MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, Hashable):
                 continue  # the base class reports it

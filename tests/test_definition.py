@@ -540,6 +540,47 @@ def test_a_syntax_error_is_a_job_definition_error_with_its_line(
     assert [str(p) for p in caught.value.problems] == [problem]
 
 
+YAML_MERGES = [
+    (  # an entry that repeats another's settings, its own keys winning
+        "systemPolicies:\n"
+        "  - &s3 {pattern: 's3://*', creation: IF_MISSING, technology: Amazon S3}\n"
+        "  - <<: *s3\n"
+        "    pattern: 's3a://legacy-*'\n",
+        [("s3://*", "IF_MISSING", "Amazon S3"), ("s3a://legacy-*", "IF_MISSING", "Amazon S3")],
+    ),
+    (  # a list of merged mappings
+        "systemPolicies:\n"
+        "  - &a {pattern: 'gs://*', creation: IF_MISSING}\n"
+        "  - &b {pattern: 'x', technology: GCS}\n"
+        "  - <<: [*b, *a]\n"
+        "    pattern: 'gs://raw-*'\n",
+        [
+            ("gs://*", "IF_MISSING", None),
+            ("x", "NEVER", "GCS"),
+            ("gs://raw-*", "IF_MISSING", "GCS"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "policies"), YAML_MERGES)
+def test_a_yaml_file_may_repeat_settings_with_merge_keys(
+    text: str, policies: list[tuple[str, str, str | None]]
+) -> None:
+    """docs/configure-the-job.md: a definition "is a small YAML (or JSON) file". YAML's merge key
+    (``<<: *anchor``), which PyYAML's safe loader reads, is YAML too: refusing duplicate keys must
+    not refuse it (it said "could not determine a constructor for the tag ...merge")."""
+    loaded = JobDefinition.from_yaml(f"uuid: {UUID}\n{text}")
+    assert [(p.pattern, p.creation, p.technology) for p in loaded.system_policies] == policies
+
+
+def test_a_key_written_twice_beside_a_merge_key_is_still_refused() -> None:
+    text = f"uuid: {UUID}\nsystemPolicies:\n  - &a {{pattern: x}}\n  - <<: *a\n    pattern: y\n"
+    text += "    pattern: z\n"
+    with pytest.raises(JobDefinitionError, match="line 6, column 5: duplicate key 'pattern'"):
+        JobDefinition.from_yaml(text)
+
+
 @pytest.mark.parametrize("name", ["empty.yaml", "empty.json", "empty"])
 def test_an_empty_file_says_uuid_is_required(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
