@@ -8,8 +8,9 @@ retried on the next sync, and a run already in it is never sent again. Until the
 results that was accepted is listed (``publishedResult``: the run id and a digest of the check
 code), so that one result is published once per check and run: a retry sends only what is
 missing, and a result whose check cannot exist yet (its dataset is not catalogued) waits for it
-without holding back the others. The ledger keeps only the runs the plan still sees, so it does
-not grow past the store's retention.
+without holding back the others. The ledger of a job keeps only the runs the plan still sees, so
+it does not grow past the store's retention; the ledger of a job the plan does not describe is
+kept as it is (an empty store proves nothing; a job that comes back brings published runs).
 
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
 another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When the
@@ -89,10 +90,14 @@ class _Ledger:
     def has(self, job: str, kind: str, run_id: str) -> bool:
         return run_id in self.runs[job][kind]
 
-    def rows(self, suite: Ref, seen: dict[str, dict[str, set[str]]]) -> list[QualityCheck]:
-        """Ledger checks holding the runs still in the plan that are published."""
+    def rows(
+        self, suite: Ref, seen: dict[str, dict[str, set[str]]], described: set[str]
+    ) -> list[QualityCheck]:
+        """Ledger checks holding the runs still in the plan that are published. The ledger of a
+        job the plan does not describe is left as it is: an empty store proves nothing, and a
+        job that comes back brings runs already published."""
         rows = []
-        for job in sorted(set(self.runs) | set(seen)):
+        for job in sorted((set(self.runs) & described) | set(seen)):
             keep = {
                 kind: sorted(self.runs[job][kind] & seen.get(job, {}).get(kind, set()))
                 for kind in LEDGER_KINDS
@@ -139,7 +144,7 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     _results(ctx, quality, uuids, conflicts, ledger, seen)
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
-    rows = ledger.rows(suite_ref, seen)
+    rows = ledger.rows(suite_ref, seen, _described(quality))
     if rows:
         ctx.attempt(
             "quality ledger",
@@ -400,6 +405,11 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
     return found.uuid if found else None
 
 
+def _described(quality: QualityPlan) -> set[str]:
+    """The scopes of the jobs the plan describes."""
+    return set(quality.jobs) | {check.job for check in quality.checks}
+
+
 def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[QualityCheck]) -> None:
     """Disable the enabled checks of jobs the plan no longer describes (history is kept).
 
@@ -408,7 +418,7 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
     (``cleanup.refuseEmptySnapshot``): it disables nothing either, since an empty store proves
     nothing. A check the plan still holds (another job runs the same assertion) stays enabled.
     """
-    described = set(quality.jobs) | {check.job for check in quality.checks}
+    described = _described(quality)
     if not described and ctx.definition.cleanup.refuse_empty_snapshot:
         return
     planned = {check.code for check in quality.checks}

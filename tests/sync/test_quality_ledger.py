@@ -197,3 +197,29 @@ def test_one_result_is_written_per_check_and_run_when_another_of_the_run_is_not_
     fourth = snapshot(plan_for(client, events, job), client, job)
     assert fourth.counters["qualityResultsAlreadyPublished"] == 2
     assert "qualityResultsPublished" not in fourth.counters
+
+
+# -- "A run enters the record of published runs": a snapshot that does not see a job keeps its runs
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        pytest.param([], id="an-empty-snapshot"),
+        pytest.param(reading("c"), id="a-snapshot-without-the-job"),
+    ],
+)
+def test_the_ledger_of_a_job_the_snapshot_does_not_describe_is_kept(
+    emulator: Any, client: BlindataClient, between: list[dict[str, Any]]
+) -> None:
+    """An empty store proves nothing, and a job that comes back (its events read again, a
+    namespace mapped again) brings runs already published: they are not published again."""
+    job = definition()
+    events = asserting("a", "a_ok")
+    snapshot(plan_for(client, events, job), client, job)
+    snapshot(plan_for(client, between, job), client, job)
+    assert ("publishedRun", "run-a") in ledger_entries(emulator)
+    back = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in back.counters
+    assert back.counters["qualityResultsAlreadyPublished"] == 1
+    assert len(objects(emulator, Kind.RESULT)) == 1
