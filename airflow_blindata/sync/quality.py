@@ -40,6 +40,7 @@ from airflow_blindata.blindata.models import (
 from airflow_blindata.blindata.resources import QualityChecks
 from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, QualityPlan
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import OWNER_PROPERTY
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 
@@ -187,7 +188,9 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
     return ctx.created("quality suite", code, created, lambda: find(search=code) or find())
 
 
-def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> QualityCheck:
+def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str, owner: str) -> QualityCheck:
+    """``owner`` (the definition's uuid, ``openLineageOwner``) tells a definition's checks from
+    those of another definition that shares its suite code."""
     return QualityCheck(
         code=check.code,
         name=check.name,
@@ -200,7 +203,10 @@ def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str) -> Quality
         success_threshold=SUCCESS_THRESHOLD,
         # warn-only: any failure scores 0, which the warning threshold 0 makes YELLOW, not RED
         warning_threshold=0.0 if check.warn_only else SUCCESS_THRESHOLD,
-        additional_properties=[AdditionalProperty(name=n, value=v) for n, v in check.properties],
+        additional_properties=[
+            *(AdditionalProperty(name=n, value=v) for n, v in check.properties),
+            AdditionalProperty(name=OWNER_PROPERTY, value=owner),
+        ],
     )
 
 
@@ -218,7 +224,7 @@ def _checks(
         if entity is None:
             ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"check {check.code}")
             continue
-        rows.append(_check_row(check, suite, entity))
+        rows.append(_check_row(check, suite, entity, ctx.definition.uuid))
     conflicts: set[str] = set()
     answer = None
     if rows:
@@ -417,6 +423,8 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
     checks. A plan that describes no job at all is the empty snapshot that cleanup refuses
     (``cleanup.refuseEmptySnapshot``): it disables nothing either, since an empty store proves
     nothing. A check the plan still holds (another job runs the same assertion) stays enabled.
+    A check stamped by another definition that shares the suite code is that definition's: this
+    plan not describing its job does not remove it.
     """
     described = _described(quality)
     if not described and ctx.definition.cleanup.refuse_empty_snapshot:
@@ -426,8 +434,10 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
         job = next(
             (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
         )
+        owners = {p.value for p in check.additional_properties or () if p.name == OWNER_PROPERTY}
         if (
             check.code.startswith(LEDGER_PREFIX)
+            or (owners and ctx.definition.uuid not in owners)
             or check.enabled is False  # absent: not known to be disabled, so disable it
             or job is None
             or job in described

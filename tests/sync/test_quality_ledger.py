@@ -18,7 +18,7 @@ from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity,
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import definition, objects, plan_for
+from tests.sync.conftest import OTHER_DEFINITION, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -223,3 +223,24 @@ def test_the_ledger_of_a_job_the_snapshot_does_not_describe_is_kept(
     assert "qualityResultsPublished" not in back.counters
     assert back.counters["qualityResultsAlreadyPublished"] == 1
     assert len(objects(emulator, Kind.RESULT)) == 1
+
+
+def test_two_definitions_that_share_a_suite_code_leave_each_other_s_checks_and_ledgers(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A definition's snapshot does not describe the jobs of another definition: it has not
+    removed them, so it does not disable their checks."""
+    ours = definition(quality={"suiteCode": "team-suite"})
+    theirs = definition(uuid=OTHER_DEFINITION, quality={"suiteCode": "team-suite"})
+    snapshot(plan_for(client, asserting("a", "a_ok"), ours), client, ours)
+    snapshot(plan_for(client, asserting("b", "b_ok"), theirs), client, theirs)
+    again = snapshot(plan_for(client, asserting("a", "a_ok"), ours), client, ours)
+    assert "qualityChecksDisabled" not in again.counters
+    assert enabled_by_assertion(emulator) == {"a_ok": True, "b_ok": True}
+    assert again.counters["qualityResultsAlreadyPublished"] == 1
+    theirs_again = snapshot(plan_for(client, asserting("b", "b_ok"), theirs), client, theirs)
+    assert "qualityChecksDisabled" not in theirs_again.counters
+    assert "qualityResultsPublished" not in theirs_again.counters
+    assert theirs_again.counters["qualityResultsAlreadyPublished"] == 1
+    assert len(objects(emulator, Kind.RESULT)) == 2
+    assert enabled_by_assertion(emulator) == {"a_ok": True, "b_ok": True}
