@@ -217,15 +217,23 @@ def _checks(
     suite: QualitySuite,
     existing: list[QualityCheck],
 ) -> tuple[dict[str, str], set[str]]:
-    """Upsert the checks by code: the uuids of this suite's checks, and the conflicting codes."""
+    """Upsert the checks by code: the uuids of this suite's checks, and the conflicting codes.
+
+    A code this suite does not hold yet is looked up first: the contract does not say that an
+    import refuses a code of another suite (its code is unique in the tenant, and the import
+    upserts by code), so such a check is never sent, whatever the import would do with it."""
     rows: list[QualityCheck] = []
+    conflicts: set[str] = set()
+    held = {check.code for check in existing}
     for check in quality.checks:
         entity = index.entities.get(check.entity)
         if entity is None:
             ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"check {check.code}")
             continue
+        if check.code not in held and _of_another_suite(ctx, suite, check.code):
+            conflicts.add(check.code)
+            continue
         rows.append(_check_row(check, suite, entity, ctx.definition.uuid))
-    conflicts: set[str] = set()
     answer = None
     if rows:
         body = QualityImport(quality_suite=suite, quality_checks=rows)
@@ -255,6 +263,19 @@ def _checks(
 
 def _check_by_code(api: QualityChecks, code: str) -> QualityCheck | None:
     return next((check for check in api.list(code=code) if check.code == code), None)
+
+
+def _of_another_suite(ctx: SyncContext, suite: QualitySuite, code: str) -> bool:
+    """Whether ``code`` belongs to a check of another suite (then reported as a conflict). A
+    look-up that fails decides nothing: the import is left to refuse or take the code."""
+    found = ctx.attempt(
+        "quality check", code, partial(_check_by_code, ctx.client.api.quality_checks, code)
+    )
+    owner = found.quality_suite.uuid if found and found.quality_suite else None
+    if found is None or owner == suite.uuid:
+        return False
+    ctx.report.gap(GapCode.QUALITY_CODE_CONFLICT, f"{code}: belongs to a check of suite {owner}")
+    return True
 
 
 def _discarded(ctx: SyncContext, suite: QualitySuite, codes: list[str]) -> set[str]:

@@ -19,7 +19,14 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import PhysicalEntity, QueryBucket, Ref, System
+from airflow_blindata.blindata.models import (
+    PhysicalEntity,
+    QualityCheck,
+    QualitySuite,
+    QueryBucket,
+    Ref,
+    System,
+)
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import (
@@ -32,7 +39,7 @@ from tests.sync.conftest import (
     plan_for,
 )
 from tests.sync.test_cleanup import History
-from tests.sync.test_quality import dq_run
+from tests.sync.test_quality import PG, dq_run
 from tests.sync.test_quality_records import metrics_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
@@ -410,3 +417,62 @@ def test_without_blindatas_time_the_cleanup_removes_nothing_rather_than_trust_th
     assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
     assert "Date" in (report.message or "")
     assert counts(emulator) == before
+
+
+class ImportTakesOverCodes(httpx.HTTPTransport):
+    """A Blindata whose ``import-objects`` upserts a check by its code wherever it is (the code
+    is unique in the tenant; the contract does not say that a code of another suite is refused):
+    the check of another suite is overwritten with the imported row."""
+
+    def __init__(self, emulator: Any) -> None:
+        super().__init__()
+        self.emulator = emulator
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/import-objects"):
+            return super().handle_request(request)
+        body = json.loads(request.read())
+        stored = {c["code"]: c for c in objects(self.emulator, Kind.CHECK)}
+        suite = (body.get("qualitySuite") or {}).get("uuid")
+        kept, taken = [], 0
+        for row in body.get("qualityChecks") or []:
+            theirs = stored.get(row.get("code"))
+            if theirs is None or theirs["qualitySuite"]["uuid"] == suite:
+                kept.append(row)
+                continue
+            url = request.url.copy_with(path=f"/api/v1/data-quality/checks/{theirs['uuid']}")
+            overwritten = {**theirs, **row, "qualitySuite": theirs["qualitySuite"]}
+            put = httpx.Request("PUT", url, headers=request.headers, json=overwritten)
+            put.headers["Content-Length"] = str(len(put.content))
+            assert super().handle_request(put).read()
+            taken += 1
+        forwarded = httpx.Request(
+            "POST", request.url, headers=request.headers, json={**body, "qualityChecks": kept}
+        )
+        forwarded.headers["Content-Length"] = str(len(forwarded.content))
+        answer = super().handle_request(forwarded)
+        report = json.loads(answer.read())
+        report["rowUpdated"] = report.get("rowUpdated", 0) + taken
+        return httpx.Response(200, json=report, headers={"Date": answer.headers.get("Date", "")})
+
+
+def test_a_check_code_of_another_suite_is_not_overwritten_by_an_import_that_would_take_it(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: "A check code that already belongs to a check of another suite is never
+    overwritten: the agent reports a conflict for it", whatever the import does with it."""
+    other = client.api.quality_suites.create(QualitySuite(code="team-suite", name="Team"))
+    code = f"ol:{PG}/dwh.sales.orders:not_null:id"
+    client.api.quality_checks.create(
+        QualityCheck(code=code, name="theirs", quality_suite=Ref(uuid=other.uuid or ""))
+    )
+    job = definition()
+    events = dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}])
+    with client_of(emulator, ImportTakesOverCodes(emulator)) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert report.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 1
+    assert report.status == "success", report.render()
+    stored = {c["code"]: c for c in objects(emulator, Kind.CHECK)}
+    assert stored[code]["name"] == "theirs"
+    assert not stored[code].get("additionalProperties")
+    assert not objects(emulator, Kind.RESULT)  # not ours to publish
