@@ -32,6 +32,7 @@ from airflow_blindata.blindata.models import (
     ProfilingMonitor,
     QualityCheck,
     QualityImport,
+    QualityImportResult,
     QualityResult,
     QualitySuite,
     Ref,
@@ -147,14 +148,33 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
         _records(ctx, quality.records, index, ledger, seen)
     rows = ledger.rows(suite_ref, seen, _described(quality))
     if rows:
-        ctx.attempt(
+        answer = ctx.attempt(
             "quality ledger",
             quality.suite_code,
             lambda: api.quality_suites.import_objects(
                 QualityImport(quality_suite=suite, quality_checks=rows)
             ),
         )
+        if answer is not None:
+            _ledger_discards(ctx, quality.suite_code, rows, answer)
     _disable_removed(ctx, quality, existing)
+
+
+def _ledger_discards(
+    ctx: SyncContext, suite_code: str, rows: list[QualityCheck], answer: QualityImportResult
+) -> None:
+    """A ledger the import discarded is a failure: its runs would be published again."""
+    named = 0
+    for error in answer.errors:
+        if 0 <= error.index < len(rows):
+            named += 1
+            ctx.report.fail("quality ledger", rows[error.index].code, error.message)
+    if answer.row_discarded > named:
+        ctx.report.fail(
+            "quality ledger",
+            suite_code,
+            f"{answer.row_discarded - named} of {len(rows)} ledger checks discarded by the import",
+        )
 
 
 def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:

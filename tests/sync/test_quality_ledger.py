@@ -14,10 +14,19 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref, System
+from airflow_blindata.blindata.models import (
+    AdditionalProperty,
+    PhysicalEntity,
+    QualityCheck,
+    QualitySuite,
+    Ref,
+    System,
+)
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
+from airflow_blindata.sync.quality import ledger_code
 from tests.sync.conftest import OTHER_DEFINITION, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
@@ -244,3 +253,25 @@ def test_two_definitions_that_share_a_suite_code_leave_each_other_s_checks_and_l
     assert theirs_again.counters["qualityResultsAlreadyPublished"] == 1
     assert len(objects(emulator, Kind.RESULT)) == 2
     assert enabled_by_assertion(emulator) == {"a_ok": True, "b_ok": True}
+
+
+def test_a_ledger_the_import_discards_is_reported_as_a_failure(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A run enters the record of published runs only if Blindata takes the ledger: when the
+    import discards it (here its code is taken by a check of another suite, as another
+    definition's suite holds the ledger of a job both describe), the snapshot says so instead of
+    republishing the run at every sync without a word."""
+    other = client.api.quality_suites.create(QualitySuite(code="team-suite", name="Team"))
+    client.api.quality_checks.create(
+        QualityCheck(
+            code=ledger_code(job_scope("dq", "a")),
+            name="theirs",
+            quality_suite=Ref(uuid=other.uuid or ""),
+        )
+    )
+    job = definition()
+    report = snapshot(plan_for(client, asserting("a", "a_ok"), job), client, job)
+    assert report.counters["qualityResultsPublished"] == 1
+    assert report.failed("quality ledger") == 1
+    assert report.status != "success"
