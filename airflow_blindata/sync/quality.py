@@ -348,7 +348,10 @@ def _results(
             accepted[run].add(pair)
             continue
         if result.check in conflicts:
-            continue  # not ours to publish: the gap says why, and retrying would not help
+            # not ours to publish (the gap says why), nor accepted: the run stays out of the
+            # ledger (seed 003), so its result goes out once the code is free again
+            complete[run] = False
+            continue
         uuid = uuids.get(result.check)
         if uuid is None:
             # no check yet (its dataset is not catalogued: the gap says so): this result waits

@@ -158,6 +158,32 @@ def test_a_check_code_of_another_suite_is_never_overwritten(
     assert checks(emulator)[code]["qualitySuite"]["uuid"] == other.uuid
 
 
+def test_a_run_whose_result_met_a_conflict_is_published_once_the_code_is_free(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: "a run enters the record of published runs only when all its results were
+    accepted": a result refused for a conflict was not, so once the other suite's check gives
+    the code up, the run's result goes out."""
+    job = definition()
+    other = client.api.quality_suites.create(QualitySuite(code="team-suite", name="Team"))
+    code = f"ol:{PG}/dwh.sales.orders:not_null:id"
+    theirs = client.api.quality_checks.create(
+        QualityCheck(code=code, name="theirs", quality_suite=Ref(uuid=other.uuid or ""))
+    )
+    events = dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}])
+    first = snapshot(plan_for(client, events, job), client, job)
+    assert first.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 1
+    client.api.quality_checks.update(theirs.model_copy(update={"code": "team:orders-not-null"}))
+
+    second = snapshot(plan_for(client, events, job), client, job)
+
+    assert second.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 0, second.render()
+    assert second.counters.get("qualityResultsPublished") == 1, second.render()
+    assert checks(emulator)[code]["qualitySuite"]["uuid"] != other.uuid
+    third = snapshot(plan_for(client, events, job), client, job)  # and only once
+    assert not third.counters.get("qualityResultsPublished"), third.render()
+
+
 def test_the_checks_of_a_job_no_longer_described_are_disabled_never_deleted(
     emulator: Any, client: BlindataClient
 ) -> None:
