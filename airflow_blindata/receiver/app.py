@@ -508,12 +508,17 @@ def create_receiver_app(
         except StoreError as error:
             return receiver.store_unavailable(error)
 
+    # Each path is served with a trailing slash too: Starlette would answer it with a redirect,
+    # built from the request's scheme (http:// behind a TLS proxy), and a client that follows
+    # one drops its Authorization header: the event came back as a 401.
     @app.post(ROUTE)
+    @app.post(ROUTE + "/")
     async def lineage(request: Request) -> JSONResponse:
         """One event, or a batch (a JSON array, or JSON lines)."""
         return await receive(request, force_batch=False)
 
     @app.post(BATCH_ROUTE)
+    @app.post(BATCH_ROUTE + "/")
     async def lineage_batch(request: Request) -> JSONResponse:
         """A batch of events (OpenLineage's batch endpoint); one object is a batch of one."""
         return await receive(request, force_batch=True)

@@ -228,6 +228,21 @@ def test_a_batch_answer_follows_the_openlineage_batch_api(receiver: Served) -> N
     )
 
 
+@pytest.mark.parametrize("batch", [False, True], ids=["lineage", "batch"])
+def test_an_endpoint_with_a_trailing_slash_is_served_not_redirected(
+    receiver: Served, batch: bool
+) -> None:
+    """A producer configured with ``…/api/v1/lineage/`` is answered in place: a redirect is
+    built from the request's scheme (``http://`` behind a TLS proxy), and clients drop the
+    ``Authorization`` header when they follow one, so the event came back as a 401."""
+    url = (receiver.batch_url if batch else receiver.lineage_url) + "/"
+    body: Any = [run_event(7)] if batch else run_event(7)
+    response = httpx.post(url, json=body, headers=AUTH, follow_redirects=False)
+
+    assert response.status_code in (200, 201), (response.status_code, response.headers)
+    assert receiver.stored_run_ids() == [run_event(7)["run"]["runId"]]
+
+
 def test_every_configured_key_is_accepted_for_rotation(store: EventStore) -> None:
     with serve_receiver(store, keys=[API_KEY, OTHER_KEY]) as served:
         for index, key in enumerate((API_KEY, OTHER_KEY)):
