@@ -269,9 +269,13 @@ class SystemPolicy(_PatternRule):
     def system_name(
         self, *, namespace: str, scheme: str, host: str = "", port: str = "", bucket: str = ""
     ) -> str:
-        """The name of the System this policy creates; parsing the namespace is the mapper's job."""
-        return self.name_template_for(scheme).format(
-            namespace=namespace, scheme=scheme, host=host, port=port, bucket=bucket
+        """The name of the System this policy creates; parsing the namespace is the mapper's job.
+        Trimmed: a part the namespace lacks (``"S3 {bucket}"`` without a bucket) leaves no
+        trailing blank, which a server that trims names would no longer match."""
+        return (
+            self.name_template_for(scheme)
+            .format(namespace=namespace, scheme=scheme, host=host, port=port, bucket=bucket)
+            .strip()
         )
 
     def technology_for(self, scheme: str) -> str | None:

@@ -85,6 +85,24 @@ def test_creation_if_missing_creates_a_stamped_system_named_by_the_template() ->
     assert system.entity_creation is True
 
 
+@pytest.mark.parametrize(
+    ("template", "namespace", "name"),
+    [
+        ("Kafka {port}", "kafka://broker", "Kafka"),  # no port: no trailing blank
+        ("{bucket} lake", "postgres://db", "lake"),  # no bucket: no leading blank
+        ("{bucket}", "postgres://db", "postgres://db:5432"),  # nothing left: the namespace
+    ],
+)
+def test_a_system_named_by_the_template_has_no_blank_at_either_end(
+    template: str, namespace: str, name: str
+) -> None:
+    """A part the namespace lacks leaves the name trimmed: a Blindata that trims names would
+    never match a planned ``"Kafka "``, and the System would be created again at every run."""
+    policies = [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": template}]
+    system = resolver(systemPolicies=policies).dataset_system(namespace, "x")
+    assert system is not None and system.name == name
+
+
 def test_one_system_per_s3_bucket_named_after_the_bucket_technology_amazon_s3() -> None:
     r = resolver(systemPolicies=[{"pattern": "s3://*", "creation": "IF_MISSING"}])
     first = r.dataset_system("s3://sales-bucket", "a")
