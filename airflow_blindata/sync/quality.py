@@ -146,7 +146,14 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     _results(ctx, quality, uuids, conflicts, ledger, seen)
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
-    rows = ledger.rows(suite_ref, seen, _described(quality))
+    held = {check.code for check in existing}
+    # a ledger code another suite holds (two definitions consume one job's events) is a
+    # conflict, as a check's is: reported, never sent, and not a failure of this snapshot
+    rows = [
+        row
+        for row in ledger.rows(suite_ref, seen, _described(quality))
+        if row.code in held or not _of_another_suite(ctx, suite, row.code)
+    ]
     if rows:
         answer = ctx.attempt(
             "quality ledger",

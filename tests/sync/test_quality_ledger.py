@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
@@ -27,7 +29,7 @@ from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.quality import ledger_code
-from tests.sync.conftest import OTHER_DEFINITION, definition, objects, plan_for
+from tests.sync.conftest import OTHER_DEFINITION, client_of, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -255,23 +257,50 @@ def test_two_definitions_that_share_a_suite_code_leave_each_other_s_checks_and_l
     assert enabled_by_assertion(emulator) == {"a_ok": True, "b_ok": True}
 
 
-def test_a_ledger_the_import_discards_is_reported_as_a_failure(
+def test_a_ledger_code_another_suite_holds_is_a_conflict_never_sent(
     emulator: Any, client: BlindataClient
 ) -> None:
-    """A run enters the record of published runs only if Blindata takes the ledger: when the
-    import discards it (here its code is taken by a check of another suite, as another
-    definition's suite holds the ledger of a job both describe), the snapshot says so instead of
-    republishing the run at every sync without a word."""
+    """Another definition's suite holds the ledger of a job both describe (two definitions
+    consume one job's events): as for a check, the code is a conflict, reported and never sent,
+    and the snapshot's own results still go out."""
     other = client.api.quality_suites.create(QualitySuite(code="team-suite", name="Team"))
+    code = ledger_code(job_scope("dq", "a"))
     client.api.quality_checks.create(
-        QualityCheck(
-            code=ledger_code(job_scope("dq", "a")),
-            name="theirs",
-            quality_suite=Ref(uuid=other.uuid or ""),
-        )
+        QualityCheck(code=code, name="theirs", quality_suite=Ref(uuid=other.uuid or ""))
     )
     job = definition()
     report = snapshot(plan_for(client, asserting("a", "a_ok"), job), client, job)
     assert report.counters["qualityResultsPublished"] == 1
-    assert report.failed("quality ledger") == 1
+    assert report.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 1, report.render()
+    assert not report.failed("quality ledger")
+    (theirs,) = [c for c in objects(emulator, Kind.CHECK) if c["code"] == code]
+    assert theirs["name"] == "theirs" and theirs["qualitySuite"]["uuid"] == other.uuid
+
+
+class LedgerDiscarded(httpx.HTTPTransport):
+    """A Blindata whose suite import discards the ledger rows without naming them."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/import-objects"):
+            return super().handle_request(request)
+        body = json.loads(request.read())
+        checks = body.get("qualityChecks") or []
+        kept = [c for c in checks if not str(c.get("code", "")).startswith("ol-ledger:")]
+        if len(kept) == len(checks):
+            return super().handle_request(request)
+        return httpx.Response(
+            200,
+            json={"rowCreated": 0, "rowUpdated": 0, "rowDiscarded": len(checks) - len(kept)},
+        )
+
+
+def test_a_ledger_the_import_discards_is_reported_as_a_failure(emulator: Any) -> None:
+    """A run enters the record of published runs only if Blindata takes the ledger: when the
+    import discards it, the snapshot says so instead of republishing the run at every sync
+    without a word."""
+    job = definition()
+    with client_of(emulator, LedgerDiscarded()) as blindata:
+        report = snapshot(plan_for(blindata, asserting("a", "a_ok"), job), blindata, job)
+    assert report.counters["qualityResultsPublished"] == 1
+    assert report.failed("quality ledger") == 1, report.render()
     assert report.status != "success"
