@@ -37,12 +37,15 @@ REDACTED = "***"
 # Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, the
 # usual spellings of tokens and keys, and the signatures of pre-signed URLs (Azure's SAS
 # ``sig``, AWS's ``X-Amz-Signature`` and ``X-Amz-Security-Token``, Google's
-# ``X-Goog-Signature``). Matched on the whole name, case-insensitively.
-_SECRET_PARAMETER = re.compile(
-    r"(?i)^(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
+# ``X-Goog-Signature``), and the keys of Azure's connection strings (``AccountKey``,
+# ``SharedAccessSignature``). Matched on the whole name, case-insensitively.
+_SECRET_NAMES = (
+    r"(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
     r"refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
-    r"secret_?key|access_?key|sas_?token|x-(?:amz|goog)-(?:signature|security-token|credential))$"
+    r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
+    r"x-(?:amz|goog)-(?:signature|security-token|credential))"
 )
+_SECRET_PARAMETER = re.compile(rf"(?i)^{_SECRET_NAMES}$")
 _QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#]*)=(?P<value>[^&;#]*)")
 
 
@@ -191,14 +194,11 @@ _SECRET_SETTING = re.compile(
     r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
 )
 # Free text names more secrets than SQL literals may (where a broader pattern would change the
-# hash of statements that name a column ``token``): tokens, keys and signatures as the query
-# parameters above, and the settings of Azure's connection strings (``AccountKey=…``,
+# hash of statements that name a column ``token``): the secret names of query parameters, which
+# include the settings of Azure's connection strings (``AccountKey=…``,
 # ``SharedAccessSignature=…``).
 _SECRET_SETTING_IN_TEXT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_.-])(?P<lead>(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|"
-    r"access_token|refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
-    r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
-    r"x-(?:amz|goog)-(?:signature|security-token|credential))\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
+    rf"(?i)(?<![A-Za-z0-9_.-])(?P<lead>{_SECRET_NAMES}\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
 )
 # An Oracle thin (or OCI) URL names its user and password before the ``@``, with no ``://``:
 # ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``lead`` ends after ``scott/``); the password

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from airflow_blindata.blindata import BlindataError, BlindataPermissionError
 from airflow_blindata.blindata.models import (
+    AdditionalProperty,
     DataFlow,
     Page,
     PhysicalEntity,
@@ -392,18 +393,20 @@ def _collect_stale_fields(
             elif describers:  # it may list the column: only it knows, the stamp is this one's
                 reason = f"its table is still described by job definition {_few(describers)}"
             else:
-                reason = _person_described(stored)
+                reason = _person_described(stored.description, stored.additional_properties)
             if reason:
                 removal.kept.append(Kept("field", f"{key}.{stored.name}", reason))
             else:
                 removal.stale_fields.append((f"{key}.{stored.name}", stored))
 
 
-def _person_described(stored: PhysicalField) -> str | None:
-    """Whether a person wrote the field's description (it is not the text the job stamped)."""
-    description = (stored.description or "").strip()
-    stamps = values_of(stored.additional_properties, DESCRIPTION_HASH_PROPERTY)
-    if description and text_hash(description) not in stamps:
+def _person_described(
+    description: str | None, properties: Iterable[AdditionalProperty] | None
+) -> str | None:
+    """Whether a person wrote the description of an entity or a field (``properties``, its
+    additional properties): it is not the text the job stamped."""
+    text = (description or "").strip()
+    if text and text_hash(text) not in values_of(properties, DESCRIPTION_HASH_PROPERTY):
         return "a person wrote its description"
     return None
 
@@ -435,10 +438,9 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
     """Whether a person wrote on the entity: a description or a document that is not the text
     the job stamped. Removing the entity would delete that work with it, so it stays (reported),
     for a person to remove; asked last, as reading the document costs a request."""
-    description = (entity.description or "").strip()
-    stamps = values_of(entity.additional_properties, DESCRIPTION_HASH_PROPERTY)
-    if description and text_hash(description) not in stamps:
-        return "a person wrote its description"
+    described = _person_described(entity.description, entity.additional_properties)
+    if described:
+        return described
     try:
         document = ctx.client.api.physical_entities.get_documentation(entity.uuid or "")
     except BlindataError as exc:

@@ -13,7 +13,8 @@ it does not grow past the store's retention; the ledger of a job the plan does n
 kept as it is (an empty store proves nothing; a job that comes back brings published runs).
 
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
-another suite is never overwritten (Blindata refuses it; it is reported as a conflict). When the
+another suite is never overwritten (looked up before the import, it is reported as a conflict
+and never sent; so is a ledger code another suite holds). When the
 plan no longer describes a job, its checks are disabled — never deleted, so their history stays.
 """
 
@@ -310,15 +311,9 @@ def _discarded(ctx: SyncContext, suite: QualitySuite, codes: list[str]) -> set[s
     per-row errors), the codes that belong to a check of another suite: a conflict, reported as
     such. Any other discarded check is a failure."""
     conflicts: set[str] = set()
-    api = ctx.client.api.quality_checks
     for code in codes:
-        found = ctx.attempt("quality check", code, partial(_check_by_code, api, code))
-        owner = found.quality_suite.uuid if found and found.quality_suite else None
-        if found is not None and owner != suite.uuid:
+        if _of_another_suite(ctx, suite, code):
             conflicts.add(code)
-            ctx.report.gap(
-                GapCode.QUALITY_CODE_CONFLICT, f"{code}: belongs to a check of suite {owner}"
-            )
         else:
             ctx.report.fail("quality check", code, "discarded by the import of its suite")
     return conflicts
