@@ -1,17 +1,25 @@
 """Retention: prune raw events by age without forgetting what a job still describes.
 
-Three rules, with ages counted from when the store received an event:
+Four rules, with ages counted from when the store received an event:
 
 1. A job with no event newer than ``job_described_for_days`` is no longer described: all its
    events go, however recent the raw-event rule would consider them.
 2. A job still described loses its events older than ``raw_events_days``, except its latest
    description: every event of its latest run and of its latest completed run (each with the
-   runs of the same parent run: the instances of a mapped task) and its latest JobEvent. The
-   mapping describes a job by its latest completed run (its flows, orchestration and checks,
-   ``JobFold.latest_completed_group``), so a run that started since, or failed, does not make
-   retention prune the completed one. The next snapshot can therefore always rebuild every
-   described job, even one that ran once, months ago.
-3. Events without a job (DatasetEvents) and quarantined events go after ``raw_events_days``.
+   runs of the same parent run: the instances of a mapped task) and the JobEvents the mapping
+   still reads something from (``_still_read``: the latest, the latest that lists datasets, and
+   the latest to carry each facet). The mapping describes a job by its latest completed run
+   (its flows, orchestration and checks, ``JobFold.latest_completed_group``), so a run that
+   started since, or failed, does not make retention prune the completed one. The next
+   snapshot can therefore always rebuild every described job, even one that ran once, months
+   ago.
+3. DatasetEvents are a dataset's design, like JobEvents a job's: a dataset keeps the
+   DatasetEvents the mapping still reads something from (the latest, and the latest to carry
+   each facet), until it has had no DatasetEvent for ``job_described_for_days``; its other
+   DatasetEvents go after ``raw_events_days``. Without this, a lineage facet or a description
+   sent once in a DatasetEvent (a repository that publishes designs, seed 003) vanished from
+   the plan after ``raw_events_days``, and the cleanup removed its flows.
+4. Quarantined events go after ``raw_events_days``.
 
 Raw events go a whole day at a time (``prune_before``): those received on a UTC day go once that
 day is more than ``raw_events_days`` behind, so an event stays between ``raw_events_days`` and a
@@ -26,8 +34,9 @@ prune never holds the SQLite write lock long enough to make a capturing task wai
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,7 +47,7 @@ from airflow_blindata.events.core import raw_parent_run_id
 
 from . import digests
 from .models import RetentionResult
-from .schema import Tables
+from .schema import Tables, is_dataset_event
 
 __all__ = ["DELETE_BATCH", "prune_before", "retain"]
 
@@ -104,21 +113,132 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
         ).scalar()
 
     completed = select(events.c.run_id).where(of_job, events.c.event_type == "COMPLETE")
-    newest_design = conn.execute(
-        select(func.max(events.c.event_time)).where(timed, events.c.kind == "JobEvent")
-    ).scalar()
-    latest_job_events = (
-        []
-        if newest_design is None
-        else list(
-            conn.execute(
-                select(events.c.id).where(
-                    timed, events.c.kind == "JobEvent", events.c.event_time == newest_design
-                )
-            ).scalars()
+    designs = conn.execute(
+        select(events.c.id, events.c.event_time, events.c.payload).where(
+            timed, events.c.kind == "JobEvent"
         )
     )
+    latest_job_events = sorted(_still_read(_job_design(*row) for row in designs))
     return of_job, [latest(), latest(events.c.run_id.in_(completed))], latest_job_events
+
+
+@dataclass(frozen=True)
+class _Design:
+    """A design event (a job's JobEvent, a dataset's DatasetEvent): what the fold takes from it."""
+
+    id: int
+    time: datetime
+    gives: frozenset[Hashable]
+    """The facets it sets, each keyed by where it goes (the fold keeps the latest per key)."""
+    lists_datasets: bool = False
+
+
+def _still_read(designs: Iterable[_Design]) -> set[int]:
+    """The ids of the designs (of one job, or of one dataset) the mapping still reads
+    something from (``mapper.fold``): those of the latest eventTime, those of the latest
+    eventTime among the JobEvents that list datasets (the job's declared inputs and outputs),
+    and for each facet the designs of the latest eventTime that carry it (the fold keeps the
+    latest per facet, a ``_deleted`` one included). A design only later ones supersede in every
+    respect can go; ties are all kept (the fold merges them)."""
+    designs = list(designs)
+    if not designs:
+        return set()
+    newest = max(design.time for design in designs)
+    newest_listing = max((d.time for d in designs if d.lists_datasets), default=None)
+    newest_giving: dict[Hashable, datetime] = {}
+    for design in designs:
+        for key in design.gives:
+            if key not in newest_giving or newest_giving[key] < design.time:
+                newest_giving[key] = design.time
+    return {
+        design.id
+        for design in designs
+        if design.time == newest
+        or (design.lists_datasets and design.time == newest_listing)
+        or any(newest_giving[key] == design.time for key in design.gives)
+    }
+
+
+def _facet_names(facets: Any) -> list[str]:
+    return [str(name) for name in facets] if isinstance(facets, dict) else []
+
+
+def _job_design(id_: int, time: datetime, payload: str) -> _Design:
+    """A stored JobEvent as ``_still_read`` weighs it: its job facets, the facets of the
+    datasets it lists, and whether it lists any."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return _Design(id_, time, frozenset())
+    job = data.get("job")
+    gives: set[Hashable] = (
+        {("job", name) for name in _facet_names(job.get("facets"))}
+        if (isinstance(job, dict))
+        else set()
+    )
+    listed = False
+    for side in ("inputs", "outputs"):
+        datasets = data.get(side)
+        for dataset in datasets if isinstance(datasets, list) else ():
+            if isinstance(dataset, dict):
+                listed = True
+                where = (str(dataset.get("namespace")), str(dataset.get("name")))
+                gives.update((where, name) for name in _facet_names(dataset.get("facets")))
+    return _Design(id_, time, frozenset(gives), listed)
+
+
+def _dataset_design(id_: int, time: datetime, payload: str) -> tuple[Hashable, _Design]:
+    """A stored DatasetEvent: its dataset (as the fold keys it) and its facets."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        data = None
+    dataset = data.get("dataset") if isinstance(data, dict) else None
+    if not isinstance(dataset, dict):
+        return None, _Design(id_, time, frozenset())
+    key = (str(dataset.get("namespace")), str(dataset.get("name")))
+    return key, _Design(id_, time, frozenset(_facet_names(dataset.get("facets"))))
+
+
+def _dataset_events_to_prune(
+    conn: Connection, events: Table, raw_cutoff: datetime, dataset_cutoff: datetime
+) -> list[int]:
+    """The DatasetEvents received before ``raw_cutoff`` that go (rule 3): those of a dataset
+    with no DatasetEvent since ``dataset_cutoff``, and those the mapping no longer reads."""
+    any_aged = conn.execute(
+        select(events.c.id)
+        .where(is_dataset_event(events), events.c.received_at < raw_cutoff)
+        .limit(1)
+    ).first()
+    if any_aged is None:  # the usual case: nothing to weigh, no payload read
+        return []
+    by_dataset: dict[Hashable, list[tuple[_Design, datetime]]] = {}
+    rows = conn.execute(
+        select(events.c.id, events.c.event_time, events.c.received_at, events.c.payload).where(
+            is_dataset_event(events)
+        )
+    )
+    untimed: list[int] = []
+    for id_, time, received_at, payload in rows:
+        if time is None:  # not read by the mapping in order: goes by age, as before
+            if received_at < raw_cutoff:
+                untimed.append(id_)
+            continue
+        key, design = _dataset_design(id_, time, payload)
+        by_dataset.setdefault(key, []).append((design, received_at))
+    prune = untimed
+    for designs in by_dataset.values():
+        aged = [design.id for design, received_at in designs if received_at < raw_cutoff]
+        if not aged:
+            continue
+        if max(received_at for _, received_at in designs) < dataset_cutoff:
+            prune.extend(aged)
+            continue
+        kept = _still_read(design for design, _ in designs)
+        prune.extend(id_ for id_ in aged if id_ not in kept)
+    return sorted(prune)
 
 
 def _latest_runs(
@@ -171,7 +291,7 @@ def retain(
     job_described_for_days: int,
     now: datetime,
 ) -> RetentionResult:
-    """Apply the three rules of the module docstring; see ``EventStore.retain``."""
+    """Apply the four rules of the module docstring; see ``EventStore.retain``."""
     events = tables.events
     raw_cutoff = prune_before(now, raw_events_days)
     job_cutoff = now - timedelta(days=job_described_for_days)
@@ -218,8 +338,20 @@ def retain(
         removed += _delete_batched(
             writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep), tables
         )
+    with engine.connect() as conn:
+        designs = _dataset_events_to_prune(conn, events, raw_cutoff, job_cutoff)
+    for start in range(0, len(designs), DELETE_BATCH):
+        removed += _delete_batched(
+            writing, events, events.c.id.in_(designs[start : start + DELETE_BATCH])
+        )
     removed += _delete_batched(
-        writing, events, and_(events.c.job_name.is_(None), events.c.received_at < raw_cutoff)
+        writing,
+        events,
+        and_(
+            events.c.job_name.is_(None),
+            ~is_dataset_event(events),
+            events.c.received_at < raw_cutoff,
+        ),
     )
     quarantine_removed = _delete_batched(
         writing, tables.quarantine, tables.quarantine.c.received_at < raw_cutoff

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -92,16 +93,80 @@ def test_a_job_no_longer_described_is_dropped_entirely(store: EventStore) -> Non
     assert result.jobs_dropped == 1 and result.events_removed == 2
 
 
-def test_dataset_events_and_quarantine_go_by_age(store: EventStore) -> None:
-    store.append(dataset_event("public.old"))
+def test_quarantine_goes_by_age(store: EventStore) -> None:
     store.append("garbage")
     store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
-    assert len(list(store.events())) == 1  # received "now" (after NOW - 14 days): kept
+    assert len(list(store.quarantine())) == 1  # received "now" (after NOW - 14 days): kept
     result = store.retain(
         raw_events_days=14, job_described_for_days=30, now=datetime.now(UTC) + timedelta(days=15)
     )
-    assert list(store.events()) == [] and list(store.quarantine()) == []
-    assert result.quarantine_removed == 1
+    assert list(store.quarantine()) == [] and result.quarantine_removed == 1
+
+
+def _design(kind: str, time: str, *facets: str, **extra: Any) -> dict[str, Any]:
+    """A JobEvent of job ``design`` or a DatasetEvent of ``public.t``, sent at ``time``, with
+    the named facets (each one's value tells the event it came from)."""
+    given = {name: builders.facet("CustomFacet", sent=time) for name in facets}
+    if kind == "JobEvent":
+        return builders.job_event(
+            "design", namespace="ns", time=time, job_facets=given, schema_url=None, **extra
+        )
+    return builders.dataset_event("public.t", "postgres://db", facets=given, time=time)
+
+
+def _kept_designs(store: EventStore, kind: str) -> list[str]:
+    """The eventTimes of the stored events of ``kind``, in order."""
+    return sorted(s.payload["eventTime"] for s in store.events() if s.kind == kind)
+
+
+@pytest.mark.parametrize("kind", ["JobEvent", "DatasetEvent"])
+def test_a_design_keeps_the_events_the_mapping_still_reads_from(
+    store: EventStore, kind: str
+) -> None:
+    """Seed 004: "JobEvent and DatasetEvent carry design-time metadata"; the fold keeps the
+    latest of each facet (seed 004, "the latest facet replaces the earlier"). An old design
+    whose facet no later one carries is still read: pruning it changed the plan."""
+    store.append(_design(kind, builders.at(1), "documentation", "ownership"))
+    store.append(_design(kind, builders.at(2), "ownership"))  # documentation still from 1
+    store.append(_design(kind, builders.at(3), "tags"))  # the latest
+    store.append(_design(kind, builders.at(0), "tags", "ownership"))  # late, superseded
+    _age(store, 20, kind=kind)
+    result = store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _kept_designs(store, kind) == [builders.at(1), builders.at(2), builders.at(3)]
+    assert result.events_removed == 1
+    # A later design carrying every facet of the first three supersedes them.
+    store.append(_design(kind, builders.at(4), "documentation", "ownership", "tags"))
+    _age(store, 20, kind=kind)
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _kept_designs(store, kind) == [builders.at(4)]
+
+
+def test_a_job_event_listing_the_datasets_stays_when_a_later_one_only_adds_a_facet(
+    store: EventStore,
+) -> None:
+    """The job's declared inputs and outputs are those of its latest JobEvent that lists any
+    (``mapper.fold``): a later JobEvent with only a documentation facet let retention prune the
+    design, and the job's declared lineage vanished from the plan (the cleanup removed it)."""
+    table = builders.dataset("public.out", "postgres://db")
+    store.append(_design("JobEvent", builders.at(1), "sql", outputs=[table]))
+    store.append(_design("JobEvent", builders.at(2), "sql"))
+    store.append(_design("JobEvent", builders.at(0), outputs=[table]))  # an older design
+    _age(store, 20, kind="JobEvent")
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _kept_designs(store, "JobEvent") == [builders.at(1), builders.at(2)]
+
+
+def test_a_dataset_without_a_design_for_job_described_for_days_loses_them_all(
+    store: EventStore,
+) -> None:
+    """Like a job with no event for ``jobDescribedForDays``: no longer described."""
+    store.append(_design("DatasetEvent", builders.at(1), "documentation"))
+    store.append(builders.dataset_event("public.fresh", "postgres://db", time=builders.at(1)))
+    _age(store, 31, kind="DatasetEvent")
+    store.append(builders.dataset_event("public.fresh", "postgres://db", time=builders.at(2)))
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    kept = [(s.payload["dataset"]["name"], s.payload["eventTime"]) for s in store.events()]
+    assert kept == [("public.fresh", builders.at(2))]
 
 
 def test_nothing_recent_is_touched(store: EventStore) -> None:

@@ -224,3 +224,33 @@ def test_a_sql_hash_memo_kept_under_another_sqlglot_is_not_used(
             before.setattr(sql_module, "normalize_sql", lambda sql, dialect=None: "older tokens")
             plan_from_store(store, job)
         _same_as_read_at_once(store, job)
+
+
+def test_a_design_sent_once_still_describes_after_the_raw_events_are_pruned(
+    store_url: str,
+) -> None:
+    """Seed 001: "A DatasetEvent with a lineage facet gives table flows between datasets, with
+    no job"; seed 003: a repository may publish only JobEvents. Sent once, a design is described
+    for ``jobDescribedForDays``: retention used to prune it after ``rawEventsDays`` (a later
+    JobEvent with only a facet kept instead of the one listing the datasets), so the flows left
+    the plan and the cleanup removed them."""
+    job = definition(quality={"enabled": False})
+    feeds = builders.dataset_event(
+        "public.report", facets=builders.lineage_facet("public.source"), time=at(1)
+    )
+    designs = [
+        builders.job_event(
+            "design", time=at(1), inputs=[dataset("public.a")], outputs=[dataset("public.b")]
+        ),
+        builders.job_event("design", time=at(2), job_facets=builders.documentation_facet("x")),
+    ]
+    with open_store(store_url) as store:
+        _append(store, [feeds, *designs], days_ago=20)
+        before = plan_from_store(store, job)
+        store.retain(raw_events_days=14, job_described_for_days=30)
+        after = plan_from_store(store, job)
+        names = sorted(flow.name for flow in before.flows)
+        assert any("public.source" in name for name in names)  # the DatasetEvent's
+        assert any("public.a" in name for name in names)  # the JobEvent's
+        assert sorted(flow.name for flow in after.flows) == names
+        _same_as_read_at_once(store, job)
