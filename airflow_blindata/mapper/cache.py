@@ -45,6 +45,7 @@ from airflow_blindata.events import BaseFacet, EventType, FacetLocation
 from airflow_blindata.events.parse import decode_json
 from airflow_blindata.events.registry import FACETS, facet_from_json, read_facet
 from airflow_blindata.mapper.fold import (
+    AS_WRITTEN,
     DatasetKey,
     DatasetMentions,
     FoldedJob,
@@ -61,7 +62,7 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 10
+FORMAT = 11
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
@@ -201,7 +202,7 @@ def _mention_data(
     (moment, *rest), content = mention.order
     data: dict[str, Any] = {"order": [moment, *rest], "content": content}
     facet = mention.facet
-    place = None if facet is None else places.get((key, id(facet)))
+    place = None if facet is None else places.get((key.removesuffix(AS_WRITTEN), id(facet)))
     if place is None:
         data["facet"] = facet if facet is None or wire is None else wire.facet(facet)
     else:
@@ -410,6 +411,7 @@ class _Reader:
 
     def mention(self, key: str, mention: _Mention[Any], job: JobFold) -> Mention:
         order = (mention.order, mention.content)
+        key = key.removesuffix(AS_WRITTEN)  # a writer's schema is a schema facet
         if mention.at is not UNSET:
             return Mention(order, _placed(job, key, mention.at))
         value = mention.facet

@@ -349,6 +349,13 @@ def map_datasets(
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
         for path in unnamed:
             report.gap(GapCode.EMPTY_FIELD_NAME, f"{where}: {path}" if path else where)
+        written = dataset.written_schema
+        if written is not None:
+            # A reader's later schema replaced the writer's: the columns only the writer lists
+            # are still described (a reader may list some columns only), after the reader's.
+            for planned, _ in _flat_fields(key, written.fields or (), ""):
+                if planned.name not in fields:
+                    fields[planned.name] = planned
     field_names = plan.dataset_entities.field_names
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
         plan.entities.append(draft.entity())

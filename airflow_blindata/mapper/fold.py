@@ -49,11 +49,13 @@ from airflow_blindata.events import (
     OutputDataset,
     ParentRunFacet,
     RunEvent,
+    SchemaDatasetFacet,
     facet_of,
 )
 from airflow_blindata.mapper.identity import shown_namespace
 
 __all__ = [
+    "AS_WRITTEN",
     "OPEN_RUNS_HELD",
     "DatasetFold",
     "DatasetKey",
@@ -227,12 +229,18 @@ class JobFold(BaseModel):
 
 
 class DatasetFold(BaseModel):
-    """A dataset seen in any event, with its dataset facets merged over all of them."""
+    """A dataset seen in any event, with its dataset facets merged over all of them.
+
+    ``written_schema`` is the latest ``schema`` facet sent by a job that wrote the dataset (or
+    by a DatasetEvent, the dataset's own design), when a reader's later one replaced it in
+    ``facets``: a reader may list only some columns (dbt without its catalog lists the
+    documented ones), and the columns the writer still writes are still described."""
 
     key: DatasetKey
     facets: FacetMap
     first_event_time: datetime
     last_event_time: datetime
+    written_schema: SchemaDatasetFacet | None = None
 
 
 class Fold(BaseModel):
@@ -505,9 +513,33 @@ class DatasetMentions:
 
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
+        written = [k for k in facets if k.endswith(AS_WRITTEN)]
+        schemas = [facets.pop(k) for k in written]
+        written_schema = next((s for s in schemas if isinstance(s, SchemaDatasetFacet)), None)
+        if written_schema is not None:
+            latest = facet_of(facets, SchemaDatasetFacet)
+            if written_schema is latest or written_schema == latest:
+                written_schema = None  # the latest schema is the writer's (or the same)
         return DatasetFold(
-            key=key, facets=_sorted(facets), first_event_time=self.first, last_event_time=self.last
+            key=key,
+            facets=_sorted(facets),
+            first_event_time=self.first,
+            last_event_time=self.last,
+            written_schema=written_schema,
         )
+
+
+AS_WRITTEN = "\x00written"
+"""Appended to the key of a ``schema`` facet of an output (or of a DatasetEvent) in a dataset's
+mentions: the facet is mentioned twice, under its key (the latest wins, a reader's too) and
+under this one (only writers), for ``DatasetFold.written_schema``."""
+
+
+def _as_written(facets: Mapping[str, BaseFacet]) -> dict[str, BaseFacet]:
+    """The schema facet of ``facets`` (an output's, a DatasetEvent's) under its written key; a
+    deleted one too, which ends what a writer's earlier one described."""
+    facet = facets.get("schema")  # filed under it whatever the producer's key (registry)
+    return {} if facet is None else {"schema" + AS_WRITTEN: facet}
 
 
 def _fold_job(
@@ -915,8 +947,17 @@ def _mentions(ordered: list[RunEvent | JobEvent]) -> dict[DatasetKey, DatasetMen
     for event in ordered:
         # Events of two jobs never tie on the sort key (it holds the job): no content.
         position = (_sort_key(event), "")
-        for dataset in (*event.inputs, *event.outputs):
-            _mention(mentioned, (dataset.namespace, dataset.name), position, dataset.facets)
+        for read in event.inputs:
+            _mention(mentioned, (read.namespace, read.name), position, read.facets)
+        for output in event.outputs:
+            facets = output.facets
+            written = _as_written(facets)
+            _mention(
+                mentioned,
+                (output.namespace, output.name),
+                position,
+                {**facets, **written} if written else facets,
+            )
     return {DatasetKey(*names): merge for names, merge in mentioned.items()}
 
 
@@ -959,7 +1000,9 @@ class FoldBuilder:
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
             position = (_sort_key(design), order.content(design))
             key = DatasetKey(design.dataset.namespace, design.dataset.name)
-            _mention(self._datasets, key, position, design.dataset.facets)
+            facets = design.dataset.facets
+            written = _as_written(facets)
+            _mention(self._datasets, key, position, {**facets, **written} if written else facets)
 
     def add_folded(self, folded: FoldedJob) -> None:
         """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot); of

@@ -138,6 +138,7 @@ class _Decided:
 
     def __init__(self, *, per_run: bool) -> None:
         self._merged = _PER_RUN if per_run else _PER_JOB
+        self._per_job = not per_run
         self._keys: dict[Container, set[str]] = {}
 
     def covers(self, envelope: Envelope) -> bool:
@@ -148,6 +149,13 @@ class _Decided:
                 (merged, namespace, name), _NOTHING
             ).issuperset(keys):
                 return False
+            if (
+                self._per_job
+                and kind == "outputs"
+                and "schema" in keys
+                and (_WRITTEN, namespace, name) not in self._keys
+            ):
+                return False  # a reader's newer schema does not decide the writer's
         return True
 
     def add(self, event: RunEvent) -> None:
@@ -155,6 +163,14 @@ class _Decided:
             merged = self._merged.get(kind)
             if merged is not None:
                 self._keys.setdefault((merged, namespace, name), set()).update(facets)
+                if self._per_job and kind == "outputs" and "schema" in facets:
+                    self._keys[_WRITTEN, namespace, name] = _WRITTEN_KEYS
+
+
+_WRITTEN = "written"
+"""The container of a dataset's schema as its writers send it (``fold.AS_WRITTEN``): an output's
+``schema`` decides it, an input's does not (the job's fold merges inputs and outputs as one)."""
+_WRITTEN_KEYS = {"schema"}
 
 
 _RunKey = tuple[tuple[str, str], str]

@@ -210,6 +210,73 @@ def test_partitions_of_one_s3_folder_land_on_one_entity_with_the_union_of_fields
     assert sorted(f.name for f in plan.fields if f.entity == orders.key) == ["a", "b"]
 
 
+def _schema_run(
+    job: str, minute: int, side: str, *fields: dict[str, Any], as_design: bool = False
+) -> dict[str, Any]:
+    """A run of ``job`` at ``minute`` with ``analytics.sales.orders`` on ``side`` (``inputs``
+    or ``outputs``) and that schema; ``as_design``: a DatasetEvent instead."""
+    time = builders.at(minute=minute)
+    if as_design:
+        return builders.dataset_event(facets={"schema": schema(*fields)}, time=time)
+    run_id = f"0190b1c2-0000-7000-8000-{minute:012d}"
+    orders = dataset("analytics.sales.orders", schema=schema(*fields))
+    return run_event(job, run_id=run_id, time=time, **{side: [orders]})
+
+
+FULL = ({"name": "id", "type": "int"}, {"name": "amount", "type": "numeric"}, {"name": "note"})
+DOCUMENTED = ({"name": "id", "type": "integer", "description": "The order"},)
+
+
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [
+        # a reader's later schema lists fewer columns: the writer's other columns stay described
+        (
+            [("load", 1, "outputs", FULL), ("dbt", 2, "inputs", DOCUMENTED)],
+            [("id", "integer", "The order"), ("amount", "numeric", None), ("note", None, None)],
+        ),
+        # the dataset's own design (a DatasetEvent) counts as its writer
+        (
+            [("design", 1, "dataset", FULL), ("dbt", 2, "inputs", DOCUMENTED)],
+            [("id", "integer", "The order"), ("amount", "numeric", None), ("note", None, None)],
+        ),
+        # the writer's later schema replaces the earlier one: a column it dropped goes
+        (
+            [("load", 1, "outputs", FULL), ("load", 2, "outputs", FULL[:2])],
+            [("id", "int", None), ("amount", "numeric", None)],
+        ),
+        (
+            [("dbt", 1, "inputs", FULL), ("load", 2, "outputs", FULL[:2])],
+            [("id", "int", None), ("amount", "numeric", None)],
+        ),
+        # only readers: the latest schema, as before
+        (
+            [("dbt", 1, "inputs", FULL), ("other", 2, "inputs", DOCUMENTED)],
+            [("id", "integer", "The order")],
+        ),
+    ],
+)
+def test_the_schema_facet_gives_the_fields_and_a_readers_partial_schema_removes_none(
+    history: list[tuple[str, int, str, tuple[dict[str, Any], ...]]],
+    expected: list[tuple[str, str | None, str | None]],
+) -> None:
+    """Seed 000, "The schema facet gives the fields of an entity"; seed 004, a later facet of
+    the same name replaces the earlier. A reader may list only some columns (dbt without its
+    catalog lists the documented ones): its schema replaced the writer's, so the columns only
+    the writer listed were no longer described, and the cleanup removed columns the job had
+    created and that still exist. The fields are now the latest schema's (types and
+    descriptions) and the columns only the latest writer's lists, after them."""
+    events = [
+        _schema_run(job, minute, side, *fields, as_design=side == "dataset")
+        for job, minute, side, fields in history
+    ]
+    for ordered in (events, events[::-1]):
+        plan = build(ordered, definition(quality={"enabled": False}))
+        orders = entity(plan, "orders")
+        fields = [f for f in plan.fields if f.entity == orders.key]
+        assert [(f.name, f.type, f.description) for f in fields] == expected
+
+
 # -- documentation ---------------------------------------------------------------------------------
 
 
