@@ -10,7 +10,9 @@ person's): it is never replaced, as its description is not (seed 000: "A descrip
 job stored is not replaced on an entity the job did not create"), and counted in
 ``documentsKeptOtherDefinition``. The hash cannot tell one definition's text from another's, so
 two definitions with different documentation for one table would otherwise rewrite it in turn at
-every snapshot.
+every snapshot. On an entity no definition created (a crawler's), the definition that writes a
+document stamps its uuid next to the hash (``openLineageDocumentedBy``): another definition keeps
+that document too (``documentsKeptOtherDefinition``), as it keeps a description stored there.
 
 Order matters for an entity that exists: the document is written *before* the new hash is
 uploaded with the entity. Were the hash stamped first and the document write then lost, the next
@@ -26,6 +28,7 @@ from airflow_blindata.mapper.plan import PlannedEntity
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.properties import (
     DOCUMENTATION_HASH_PROPERTY,
+    DOCUMENTED_BY_PROPERTY,
     OWNER_PROPERTY,
     values_of,
 )
@@ -61,11 +64,15 @@ def prepare_documentation(
     if document is None:
         return _write(ctx, planned, uuid)
     current = documentation_hash(document.content or "")
+    # another definition's document: on its entity, or on a crawled one it documented first
+    writers = values_of(stored.additional_properties, OWNER_PROPERTY) or values_of(
+        stored.additional_properties, DOCUMENTED_BY_PROPERTY
+    )
+    theirs = bool(writers) and ctx.owner not in writers
     if current == planned.documentation_hash:
         ctx.report.count("documentsUnchanged")
-        return planned.documentation_hash
-    owners = values_of(stored.additional_properties, OWNER_PROPERTY)
-    if owners and ctx.owner not in owners:
+        return None if theirs else planned.documentation_hash
+    if theirs:
         ctx.report.count("documentsKeptOtherDefinition")
         return None
     ours = stored.property(DOCUMENTATION_HASH_PROPERTY) == current

@@ -46,6 +46,7 @@ from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
+    DOCUMENTED_BY_PROPERTY,
     OWNER_PROPERTY,
     values_of,
 )
@@ -210,6 +211,9 @@ def entity_row(
         properties.extend((DESCRIBED_BY_PROPERTY, mark) for mark in sorted(marks))
     if documentation_hash:
         properties.append((DOCUMENTATION_HASH_PROPERTY, documentation_hash))
+        if stored is not None and not values_of(stored.additional_properties, OWNER_PROPERTY):
+            # a crawled entity: say whose document it is (``documentation.py``)
+            properties.append((DOCUMENTED_BY_PROPERTY, owner))
     return PhysicalEntity(
         system=Ref(uuid=system_uuid),
         schema=planned.key.schema_,

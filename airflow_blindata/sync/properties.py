@@ -17,6 +17,7 @@ __all__ = [
     "DESCRIBED_BY_PROPERTY",
     "DESCRIPTION_HASH_PROPERTY",
     "DOCUMENTATION_HASH_PROPERTY",
+    "DOCUMENTED_BY_PROPERTY",
     "JOB_SCOPE_PROPERTY",
     "OWNER_PROPERTY",
     "SQL_DIALECT_PROPERTY",
@@ -25,6 +26,10 @@ __all__ = [
 ]
 
 DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
+DOCUMENTED_BY_PROPERTY = "openLineageDocumentedBy"
+"""On an entity no job definition created (a crawler's, a person's): the uuid of the definition
+that wrote its documentation. The hash cannot tell one definition's text from another's: without
+it, two definitions that document one crawled table rewrote it in turn at every snapshot."""
 DESCRIBED_BY_PROPERTY = "openLineageDescribedBy"
 """On an entity another job definition created: the uuids of the definitions whose snapshots
 describe it too. Its owner's cleanup keeps it while another definition still describes it; each
