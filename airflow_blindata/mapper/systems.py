@@ -134,6 +134,11 @@ class SystemResolver:
             update: dict[str, object] = {}
             if system.namespaces and not set(system.namespaces) <= set(existing.namespaces):
                 update["namespaces"] = tuple(sorted({*existing.namespaces, *system.namespaces}))
+            # Each namespace that lands on it by its name (step 4) is stamped, not only the
+            # first: the stamp is how the tenant finds the System of a namespace (step 3).
+            stamps = [p for p in system.stamp if p[0] == NAMESPACE_PROPERTY]
+            if any(stamp not in existing.stamp for stamp in stamps):
+                update["stamp"] = (*existing.stamp, *(s for s in stamps if s not in existing.stamp))
             if system.namespaces and not existing.namespaces:
                 # Planned first as a job System (a shared rule may choose a crawled one): as the
                 # System of datasets, its entityCreation is the datasets' (seed 000). The job

@@ -332,3 +332,31 @@ def test_a_pattern_with_wildcards_and_a_trailing_slash_matches_the_namespace_it_
     ignoring = resolver(ignoredNamespaces=[pattern])
     assert ignoring.dataset_system(namespace, "x") is None
     assert ignoring.report.gap_count(GapCode.IGNORED_NAMESPACE) == 1
+
+
+@pytest.mark.parametrize(
+    "known",
+    [
+        [],  # created by this plan
+        [KnownSystem("db", "u-db")],  # a System of the planned name exists: reused
+        [KnownSystem("db", "u-db", ((NAMESPACE_PROPERTY, "postgres://db:5432"),))],  # stamped
+    ],
+    ids=["created", "reused", "stamped-for-the-first"],
+)
+def test_every_namespace_that_lands_on_a_system_by_its_name_is_stamped(
+    known: list[KnownSystem],
+) -> None:
+    """Seed 000, step 4: "A System of the planned name that already exists is used and stamped
+    instead of duplicated"; step 3 is "the tenant-wide way to say 'this namespace is that
+    System'". Two namespaces whose nameTemplate gives one name (a server's two ports under
+    ``{host}``) both land on it, and both are stamped: another definition, or this one without
+    its policy, then finds the System by either namespace."""
+    policies = [{"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}]
+    r = resolver(known, systemPolicies=policies)
+    for namespace in ("postgres://db:5432", "postgres://db:6432"):
+        assert r.dataset_system(namespace, "x") is not None
+    (system,) = r.systems
+    stamped = {value for name, value in system.stamp if name == NAMESPACE_PROPERTY}
+    already = {value for s in known for value in s.values(NAMESPACE_PROPERTY)}
+    assert stamped | already == {"postgres://db:5432", "postgres://db:6432"}
+    assert system.namespaces == ("postgres://db:5432", "postgres://db:6432")

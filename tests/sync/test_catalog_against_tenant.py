@@ -9,6 +9,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests import builders
 from tests.builders import documentation_facet, run_event
@@ -81,3 +82,31 @@ def test_a_definition_updates_its_own_documentation_on_a_crawled_entity_not_a_pe
     assert kept.counters["documentsKeptUserEdited"] == 1
     stored = client.api.physical_entities.get_documentation(orders["uuid"])
     assert stored is not None and stored.content == "Edited by a steward"
+
+
+def test_a_system_two_namespaces_land_on_is_found_by_both_afterwards(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 000, step 4: "A System of the planned name that already exists is used and stamped
+    instead of duplicated", and step 3, the stamp, is "the tenant-wide way to say 'this
+    namespace is that System'". A server reached on two ports (a pooler's and the database's)
+    is one System under ``nameTemplate: {host}``; both namespaces are stamped on it, so a
+    definition without a creation policy finds it by either one."""
+    events = [
+        run_event(
+            "etl.copy",
+            inputs=[builders.dataset("db.s.orders", "postgres://db:6432")],
+            outputs=[builders.dataset("db.s.orders_copy", "postgres://db:5432")],
+        )
+    ]
+    creator = definition(uuid=OTHER_DEFINITION)
+    created = snapshot(plan_for(client, events, creator), client, creator)
+    assert created.status == "success", created.render()
+    (db,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "db"]
+    stamps = {p["value"] for p in db["additionalProperties"] if p["name"] == "openLineageNamespace"}
+    assert stamps == {"postgres://db:5432", "postgres://db:6432"}
+
+    reader = builders.definition()  # no systemPolicies: nothing is created
+    plan = plan_for(client, events, reader)
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+    assert {s.name for s in plan.systems if s.namespaces} == {"db"}
