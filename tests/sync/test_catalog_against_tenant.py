@@ -110,3 +110,74 @@ def test_a_system_two_namespaces_land_on_is_found_by_both_afterwards(
     plan = plan_for(client, events, reader)
     assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
     assert {s.name for s in plan.systems if s.namespaces} == {"db"}
+
+
+def _crawled_orders_events(order: str) -> list[dict[str, Any]]:
+    from tests.builders import at, field, new_run_id, schema_facet
+
+    early = schema_facet(field("id", "bigint", description="job: id"), field("amount", "numeric"))
+    late = schema_facet(
+        field("id", "bigint", description="job: id", ordinal_position=1),
+        field("amount", "numeric", ordinal_position=2),
+        field("window", "struct", ordinal_position=3, fields=[field("day", "date")]),
+    )
+    events = [
+        run_event(
+            "etl.load",
+            run_id=new_run_id(),
+            time=at(1),
+            outputs=[builders.dataset("db.s.orders", CRAWLED, facets=early)],
+        ),
+        run_event(
+            "etl.load",
+            run_id=new_run_id(),
+            time=at(5),
+            outputs=[
+                builders.dataset("DB.s.orders", "postgresql://etl:pw@CRAWLED/", facets={**late})
+            ],
+        ),
+    ]
+    return events if order == "in order" else list(reversed(events))
+
+
+def _catalog_state(emulator: Any) -> dict[str, Any]:
+    keep = ("name", "schema", "type", "ordinalPosition", "description", "tableType")
+    entities = {
+        e["uuid"]: (e.get("schema"), e["name"], e.get("description"), e.get("tableType"))
+        for e in objects(emulator, Kind.ENTITY)
+    }
+    fields = sorted(
+        (entities[f["physicalEntity"]["uuid"]][:2], tuple(f.get(k) for k in keep))
+        for f in objects(emulator, Kind.FIELD)
+    )
+    return {"entities": sorted(entities.values(), key=str), "fields": fields}
+
+
+@pytest.mark.parametrize("order", ["in order", "reversed"])
+def test_a_crawled_table_is_enriched_the_same_however_often_and_in_whatever_order(
+    client: BlindataClient, emulator: Any, order: str
+) -> None:
+    """Seed 000: "Fields are created when missing. Fields that a crawler created are never
+    removed or retyped by the job"; "Results are the same however many times the same events
+    arrive". Two spellings of the crawled table's namespace and name (seed 002) land on it; its
+    fields keep the crawler's type, position and description; the nested ones are added."""
+    crawl(
+        client,
+        "warehouse",
+        {("s", "orders"): {"id": "int8", "amount": "numeric(12,2)"}},
+        properties=(("openLineageNamespace", CRAWLED),),
+        description="Crawled orders",
+    )
+    job = definition()
+    states = []
+    for _ in range(2):
+        report = snapshot(plan_for(client, _crawled_orders_events(order), job), client, job)
+        assert report.status == "success", report.render()
+        states.append(_catalog_state(emulator))
+    assert states[0] == states[1]
+    fields = {f[1][0]: f[1] for f in states[0]["fields"]}
+    assert fields["id"] == ("id", None, "int8", 1, "crawled id", None)
+    assert fields["amount"] == ("amount", None, "numeric(12,2)", 2, "crawled amount", None)
+    assert fields["window"][2:4] == ("struct", 3)
+    assert fields["window.day"][2:4] == ("date", 4)
+    assert [e[:2] for e in states[0]["entities"] if e[3] != "OPENLINEAGE_JOB"] == [("s", "orders")]
