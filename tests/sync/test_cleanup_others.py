@@ -451,6 +451,34 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
     assert again.status == "success" and not again.removed, again.render()
 
 
+def test_a_readers_partial_schema_removes_no_column_the_writer_still_writes(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 000, "Every run uploads again the entities, fields ... it describes": a reader that
+    lists only some columns of the table (dbt without its catalog lists the documented ones),
+    after the job that writes it, made the writer's other columns undescribed, and the cleanup
+    removed a column the job had created and still writes."""
+    job = definition()
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    next_second()
+    reader = run_event(
+        "dbt.report",
+        run_id="019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a12",
+        producer="https://example.com/dbt",
+        time="2026-11-29T11:00:00.000Z",  # after the writer's run
+        inputs=[dataset(GONE, "db.s.dst", ["id"])],
+    )
+    run(client, history, [LOAD, KEEP, reader], job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert not report.removed.get("field"), report.render()
+    assert {"id", "amount"} <= {f["name"] for f in objects(emulator, Kind.FIELD)}
+
+
 class UnnamedFlowsOfOthers(httpx.HTTPTransport):
     """A Blindata whose flows without a scope (a person's, or the analysis of a statement) have
     no ``name``: the contract requires a name of no flow, only keys uploads by (scope, name)."""
