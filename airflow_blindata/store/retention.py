@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, Table, and_, case, delete, func, or_, select
 from sqlalchemy.engine import Connection, Engine
 
 from airflow_blindata.events.core import raw_parent_run_id
@@ -88,28 +88,33 @@ def prune_before(now: datetime, days: int) -> datetime:
 
 
 def _latest_description(conn: Connection, events: Table, namespace: str, name: str) -> Any:
-    """The ids of the latest run and of the latest completed run (a run with a COMPLETE event),
-    and the ids of the latest JobEvents of a job (the runs may be None).
+    """The ids of the latest run and of the latest completed run (a run with a COMPLETE event,
+    and one whose last event is a COMPLETE), and the ids of the JobEvents of a job the mapping
+    still reads (the runs may be None).
 
     Latest as the mapper orders them (``mapper.fold``): by eventTime, not by arrival, so that a
     run that arrives late (a lost-events file ingested, a producer that sends late) does not
     make retention keep it and prune the newer run the mapper describes the job by. Runs go by
-    their last event time, then their first, then their id; the JobEvents of the latest
-    eventTime are all kept (the mapper merges the designs tied on it)."""
+    their last event time, then their first, then their id. A run is completed for the mapper
+    when its last event is a COMPLETE, so the latest such run is kept too. The JobEvents are
+    those ``_still_read`` keeps."""
     of_job = and_(events.c.job_namespace == namespace, events.c.job_name == name)
     timed = and_(of_job, events.c.event_time.is_not(None))
 
-    def latest(*where: ColumnElement[bool]) -> Any:
-        return conn.execute(
+    def latest(*where: ColumnElement[bool], having: ColumnElement[bool] | None = None) -> Any:
+        runs = (
             select(events.c.run_id)
             .where(timed, events.c.run_id.is_not(None), *where)
             .group_by(events.c.run_id)
-            .order_by(
+        )
+        if having is not None:
+            runs = runs.having(having)
+        return conn.execute(
+            runs.order_by(
                 func.max(events.c.event_time).desc(),
                 func.min(events.c.event_time).desc(),
                 events.c.run_id.desc(),
-            )
-            .limit(1)
+            ).limit(1)
         ).scalar()
 
     completed = select(events.c.run_id).where(of_job, events.c.event_type == "COMPLETE")
@@ -119,7 +124,18 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
         )
     )
     latest_job_events = sorted(_still_read(_job_design(*row) for row in designs))
-    return of_job, [latest(), latest(events.c.run_id.in_(completed))], latest_job_events
+    # The fold's state of a run is its last event's: a run marked failed after it completed
+    # (Airflow's "mark failed" sends FAIL for the same run) is not the job's latest completed
+    # run there, the one completed before it is. Both are kept (ties on time count as both).
+    ends_completed = func.max(
+        case((events.c.event_type == "COMPLETE", events.c.event_time))
+    ) == func.max(events.c.event_time)
+    latest_runs = [
+        latest(),
+        latest(events.c.run_id.in_(completed)),
+        latest(having=ends_completed),
+    ]
+    return of_job, latest_runs, latest_job_events
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,27 @@ def test_a_job_described_long_ago_keeps_its_latest_run_and_job_event(store: Even
     assert result.jobs_dropped == 0
 
 
+def test_a_run_marked_failed_after_it_completed_keeps_the_run_completed_before_it(
+    store: EventStore,
+) -> None:
+    """Airflow's "mark failed" on a task that succeeded sends FAIL for the same run: the
+    mapping describes the job by its latest run whose last event is COMPLETE (its flows,
+    orchestration and checks), the run before. Retention kept only the marked run (it has a
+    COMPLETE event) and pruned the one the job is described by."""
+    runs = {
+        "m0": ("START", "COMPLETE"),
+        "m1": ("START", "COMPLETE"),
+        "m2": ("START", "COMPLETE", "FAIL"),
+    }
+    for minute, (run, kinds) in enumerate(runs.items()):
+        for second, kind in enumerate(kinds):
+            time = builders.at(second, minute=minute)
+            store.append(event("marked", run=run, event_type=kind, time=time))
+    _age(store, 20, runs=list(runs))
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _runs(store, "marked") == {"m1", "m2"}
+
+
 def test_a_mapped_task_described_long_ago_keeps_every_instance_of_its_latest_dag_run(
     store: EventStore,
 ) -> None:
