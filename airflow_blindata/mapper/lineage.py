@@ -208,9 +208,17 @@ def _output_evidence(
     if on_dataset:
         return "declared", _by_dataset(_declared_sources(on_dataset.inputs, on_dataset.fields))
     column_lineage = facet_of(output_facets, ColumnLineageDatasetFacet)
-    if column_lineage:
+    if column_lineage and _names_inputs(column_lineage):
         return "column_lineage", _column_lineage_sources(column_lineage)
     return "io", _by_dataset(Source(key) for key in inputs)
+
+
+def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:
+    """Whether a ``columnLineage`` facet names any input. One that names none (``fields: {}``,
+    fields with empty ``inputFields``, no ``dataset[]``) proves nothing of which input feeds the
+    output: it is no lineage facet, and the inputs and outputs are the evidence (seed 001: "a
+    table flow is always published"; with several outputs every pair, and UNCORRELATED_IO)."""
+    return bool(facet.dataset) or any(entry.input_fields for entry in facet.fields.values())
 
 
 def _unnamed_inputs(

@@ -723,3 +723,47 @@ def test_two_flows_of_a_job_with_other_ends_never_share_a_name(
         assert flow.name.startswith(f"{flow.source.entity.system}:")
         assert f" -> {flow.target.entity.system}:" in flow.name
         assert flow.name.endswith(" @af/agg.orders")
+
+
+# -- "No invented pairs ... It publishes a table flow for every input and output pair and reports
+# the gap UNCORRELATED_IO": a columnLineage facet that names no input is no lineage facet --------
+
+
+def named_nothing(**more: Any) -> dict[str, Any]:
+    """A ``columnLineage`` facet that names no input, as a producer that computed no column
+    lineage may still send it."""
+    return {"columnLineage": {"fields": {}, **more}}
+
+
+@pytest.mark.parametrize(
+    "facet",
+    [
+        pytest.param(named_nothing(), id="no-fields"),
+        pytest.param(named_nothing(dataset=[]), id="no-fields-and-an-empty-dataset-list"),
+        pytest.param(
+            {"columnLineage": {"fields": {"y": {"inputFields": []}}}},
+            id="a-field-with-no-input-fields",
+        ),
+    ],
+)
+def test_a_column_lineage_facet_that_names_no_input_leaves_every_pair_and_uncorrelated_io(
+    facet: dict[str, Any],
+) -> None:
+    """Seed 001: "A table flow is always published", and "When a job has several inputs and
+    several outputs and no lineage facet ... It publishes a table flow for every input and output
+    pair and reports the gap UNCORRELATED_IO". A ``columnLineage`` facet with no input in it
+    proves nothing of which input feeds which output; it was taken as the evidence, so a job with
+    two inputs and two outputs published no flow at all, and reported nothing."""
+    plan = build(
+        [
+            run(
+                "spark_app.write",
+                "r1",
+                inputs=[ds("db.s.a"), ds("db.s.b")],
+                outputs=[ds("db.s.x", **facet), ds("db.s.y", **facet)],
+            )
+        ],
+        definition(),
+    )
+    assert table_pairs(plan) == {(a, b, "io") for a in ("a", "b") for b in ("x", "y")}
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
