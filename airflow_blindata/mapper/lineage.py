@@ -325,72 +325,111 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             _keep_own_columns(by_dataset, dataset)  # read and written: its column flows only
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
-        target = collector.end(output)
-        column_text = _describe(evidence, producer)
-        descriptions: dict[tuple[str, ...], str] = {}  # transformations → column flow text
-        known_target = collector.known_fields(target) if target is not None else None
-        for dataset, items in sorted(by_dataset.items()):
-            origin = collector.end(dataset)
-            if origin is None or target is None:
-                collector.dropped(owner, *_missing((dataset, origin), (output, target)))
-                continue
-            # One pass sorts the sources into column flows, undeclared field inputs and (with
-            # includeIndirect) indirect ones: the three are disjoint, as a direct source names a
-            # DIRECT transformation. Only column flows report (FIELD_NOT_CATALOGUED), in order.
-            known_origin = collector.known_fields(origin)
-            columns: list[tuple[str, str, str]] = []
-            undeclared: list[Source] = []
-            indirect: list[Source] = []
-            for item in items:
-                if not (item.direct and item.field and item.target_field):
-                    if _undeclared(item):
-                        undeclared.append(item)
-                    elif include_indirect and (
-                        not item.direct or (item.field and not item.target_field)
-                    ):
-                        indirect.append(item)
-                    continue
-                if known_origin is not None and item.field not in known_origin:
-                    collector.field_not_catalogued(origin, item.field, owner=owner)
-                    continue
-                if known_target is not None and item.target_field not in known_target:
-                    collector.field_not_catalogued(target, item.target_field, owner=owner)
-                    continue
-                description = descriptions.get(item.transformations)
-                if description is None:  # the fields of an output share a few transformations
-                    labels = "; ".join(item.transformations)
-                    description = column_text + (
-                        f" Transformations: {labels}." if item.transformations else ""
-                    )
-                    descriptions[item.transformations] = description
-                columns.append((item.field, item.target_field, description))
-            flow_evidence: FlowEvidence = "io" if dataset in unnamed else evidence
-            notes = []
-            if analysed:
-                notes.append("The SQL of the job is analysed by Blindata for column flows.")
-            if undeclared:
-                notes.append(_undeclared_note(undeclared))
-            notes.extend(_indirect_note(s) for s in indirect)
-            collector.add(
-                scope=scope,
-                owner_label=owner,
-                kind="table",
-                evidence=flow_evidence,
-                source=FlowEnd(origin),
-                target=FlowEnd(target),
-                description=_describe(flow_evidence, producer, notes),
-            )
-            collector.add_columns(
-                scope=scope,
-                owner_label=owner,
-                evidence=flow_evidence,
-                source=origin,
-                target=target,
-                columns=columns,
-                superseded_by_analysis=analysed,
-            )
+        _output_flows(
+            collector,
+            _Owner(scope, owner, owner, producer),
+            evidence,
+            output,
+            by_dataset,
+            include_indirect=include_indirect,
+            analysed=analysed,
+            unnamed=unnamed,
+        )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """Who owns the flows of an output: the scope, the label gaps name it by, the label its flow
+    names end with (``@<job namespace>/<job name>``; none for a dataset's own lineage) and the
+    producer its descriptions name."""
+
+    scope: str
+    label: str
+    name_suffix: str
+    producer: str
+
+
+def _output_flows(
+    collector: FlowCollector,
+    who: _Owner,
+    evidence: FlowEvidence,
+    output: DatasetKey,
+    by_dataset: dict[DatasetKey, list[Source]],
+    *,
+    include_indirect: bool,
+    analysed: bool = False,
+    unnamed: Sequence[DatasetKey] = (),
+) -> None:
+    """The table flow from each dataset of ``by_dataset`` into ``output``, and the column flows
+    of its DIRECT field inputs (seed 001): the same rules for a job's outputs and for a dataset's
+    own lineage facet (a DatasetEvent's), whose description names its producer and the
+    transformations alike, and the indirect inputs with ``includeIndirect``."""
+    target = collector.end(output)
+    column_text = _describe(evidence, who.producer)
+    descriptions: dict[tuple[str, ...], str] = {}  # transformations → column flow text
+    known_target = collector.known_fields(target) if target is not None else None
+    for dataset, items in sorted(by_dataset.items()):
+        origin = collector.end(dataset)
+        if origin is None or target is None:
+            collector.dropped(who.label, *_missing((dataset, origin), (output, target)))
+            continue
+        # One pass sorts the sources into column flows, undeclared field inputs and (with
+        # includeIndirect) indirect ones: the three are disjoint, as a direct source names a
+        # DIRECT transformation. Only column flows report (FIELD_NOT_CATALOGUED), in order.
+        known_origin = collector.known_fields(origin)
+        columns: list[tuple[str, str, str]] = []
+        undeclared: list[Source] = []
+        indirect: list[Source] = []
+        for item in items:
+            if not (item.direct and item.field and item.target_field):
+                if _undeclared(item):
+                    undeclared.append(item)
+                elif include_indirect and (
+                    not item.direct or (item.field and not item.target_field)
+                ):
+                    indirect.append(item)
+                continue
+            if known_origin is not None and item.field not in known_origin:
+                collector.field_not_catalogued(origin, item.field, owner=who.label)
+                continue
+            if known_target is not None and item.target_field not in known_target:
+                collector.field_not_catalogued(target, item.target_field, owner=who.label)
+                continue
+            description = descriptions.get(item.transformations)
+            if description is None:  # the fields of an output share a few transformations
+                labels = "; ".join(item.transformations)
+                description = column_text + (
+                    f" Transformations: {labels}." if item.transformations else ""
+                )
+                descriptions[item.transformations] = description
+            columns.append((item.field, item.target_field, description))
+        flow_evidence: FlowEvidence = "io" if dataset in unnamed else evidence
+        notes = []
+        if analysed:
+            notes.append("The SQL of the job is analysed by Blindata for column flows.")
+        if undeclared:
+            notes.append(_undeclared_note(undeclared))
+        notes.extend(_indirect_note(s) for s in indirect)
+        collector.add(
+            scope=who.scope,
+            owner_label=who.name_suffix,
+            kind="table",
+            evidence=flow_evidence,
+            source=FlowEnd(origin),
+            target=FlowEnd(target),
+            description=_describe(flow_evidence, who.producer, notes),
+        )
+        collector.add_columns(
+            scope=who.scope,
+            owner_label=who.name_suffix,
+            evidence=flow_evidence,
+            source=origin,
+            target=target,
+            columns=columns,
+            superseded_by_analysis=analysed,
+        )
 
 
 def _declared_targets(
@@ -527,6 +566,8 @@ def _dataset_event_flows(
     collector: FlowCollector,
     written: set[tuple[str, str]],
     own: Mapping[tuple[str, str], list[LineageDatasetFacet]],
+    *,
+    include_indirect: bool,
 ) -> None:
     """A dataset's own lineage facet, when no job writes it: flows with no job.
 
@@ -543,41 +584,22 @@ def _dataset_event_flows(
             if facet not in own.get(normalized, ()):
                 collector.plan.report.count("datasetLineageSetAside")
             continue
-        owner = f"dataset {dataset.key}"
         scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
-        by_dataset: dict[DatasetKey, list[Source]] = {}
-        for source in _declared_sources(facet.inputs, facet.fields):
-            by_dataset.setdefault(source.dataset, []).append(source)
+        by_dataset = _by_dataset(_declared_sources(facet.inputs, facet.fields))
         for key in [key for key in by_dataset if _same(key, dataset.key)]:
             _keep_own_columns(by_dataset, key)
-        target = collector.end(dataset.key) if by_dataset else None
-        description = _describe("dataset_event", "the dataset's producer")
-        for key, items in sorted(by_dataset.items()):
-            origin = collector.end(key)
-            if origin is None or target is None:
-                collector.dropped(owner, *_missing((key, origin), (dataset.key, target)))
-                continue
-            collector.add(
-                scope=scope,
-                owner_label="",
-                kind="table",
-                evidence="dataset_event",
-                source=FlowEnd(origin),
-                target=FlowEnd(target),
-                description=description,
-            )
-            collector.add_columns(
-                scope=scope,
-                owner_label="",
-                evidence="dataset_event",
-                source=origin,
-                target=target,
-                columns=[
-                    (source.field, source.target_field, description)
-                    for source in items
-                    if source.direct and source.field and source.target_field
-                ],
-            )
+        if not by_dataset:
+            continue  # nothing feeds the dataset: no flow, so none can dangle
+        # The producer that declared the lineage: the facet's own ``_producer``.
+        who = _Owner(scope, f"dataset {dataset.key}", "", facet.producer or "")
+        _output_flows(
+            collector,
+            who,
+            "dataset_event",
+            dataset.key,
+            by_dataset,
+            include_indirect=include_indirect,
+        )
 
 
 def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:
@@ -611,7 +633,9 @@ def map_lineage(
         written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
         for key, facet in _own_lineage(job):
             own.setdefault(key, []).append(facet)
-    _dataset_event_flows(fold, collector, written, own)
+    _dataset_event_flows(
+        fold, collector, written, own, include_indirect=definition.include_indirect
+    )
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("flows", len(flows))

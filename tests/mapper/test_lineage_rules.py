@@ -767,3 +767,118 @@ def test_a_column_lineage_facet_that_names_no_input_leaves_every_pair_and_uncorr
     )
     assert table_pairs(plan) == {(a, b, "io") for a in ("a", "b") for b in ("x", "y")}
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
+
+
+# -- "A DatasetEvent with a lineage facet gives table flows between datasets, with no job", and
+# "Description: the evidence (declared, observed, analyzed), the producer, and the descriptions of
+# the transformations. Filters and joins are in the description when includeIndirect is true." --
+
+HOP = "https://github.com/apache/hop/tree/2.10.0"
+
+
+def declared_report(producer: str | None = HOP) -> dict[str, Any]:
+    """A dataset-level lineage facet of ``db.s.report`` as a hand-written producer declares it:
+    ``db.s.raw`` feeds it, ``total`` is the sum of ``amount`` filtered on ``flag``, ``id`` is
+    mapped from ``id`` with no transformation named."""
+
+    def raw(field: str, *transformations: dict[str, str]) -> dict[str, Any]:
+        source: dict[str, Any] = {"namespace": PG, "name": "db.s.raw", "type": "DATASET"}
+        source["field"] = field
+        if transformations:
+            source["transformations"] = list(transformations)
+        return source
+
+    sum_of = {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum(amount)"}
+    flag = {"type": "INDIRECT", "subtype": "FILTER", "description": "flag = 1"}
+    facet: dict[str, Any] = {
+        "inputs": [{"namespace": PG, "name": "db.s.raw", "type": "DATASET"}],
+        "fields": {
+            "total": {"inputs": [raw("amount", sum_of), raw("flag", flag)]},
+            "id": {"inputs": [raw("id")]},
+        },
+    }
+    if producer is not None:
+        facet["_producer"] = producer
+    return {
+        "lineage": facet,
+        "schema": {"fields": [{"name": "total"}, {"name": "id"}]},
+    }
+
+
+RAW_SCHEMA = {"fields": [{"name": "amount"}, {"name": "flag"}, {"name": "id"}]}
+
+
+@pytest.mark.parametrize(
+    ("include_indirect", "producer", "table_text", "column_text", "not_in_table"),
+    [
+        pytest.param(
+            False,
+            HOP,
+            [
+                f"Declared lineage of the dataset (lineage facet of a DatasetEvent), by {HOP}.",
+                "Field inputs with no transformation declared (not column flows): db.s.raw.id "
+                "into id.",
+            ],
+            f"by {HOP}. Transformations: DIRECT/AGGREGATION: sum(amount).",
+            "Indirect",
+            id="the-producer-and-the-transformations",
+        ),
+        pytest.param(
+            True,
+            HOP,
+            ["Indirect: db.s.raw.flag into total (INDIRECT/FILTER: flag = 1)."],
+            "Transformations: DIRECT/AGGREGATION: sum(amount).",
+            "the dataset's producer",
+            id="filters-with-include-indirect",
+        ),
+        pytest.param(
+            False,
+            None,
+            ["by an unnamed producer."],
+            "by an unnamed producer. Transformations: DIRECT/AGGREGATION: sum(amount).",
+            "Indirect",
+            id="a-facet-with-no-producer",
+        ),
+    ],
+)
+def test_the_flows_of_a_dataset_event_are_described_like_a_jobs(
+    include_indirect: bool,
+    producer: str | None,
+    table_text: list[str],
+    column_text: str,
+    not_in_table: str,
+) -> None:
+    """The flows of a DatasetEvent's lineage facet were described as "by the dataset's producer",
+    with neither the transformations of their column flows nor, with ``includeIndirect``, the
+    filters and joins: the same facet sent by a job on its output was described in full."""
+    plan = build(
+        [
+            dataset_event("db.s.raw", {"schema": RAW_SCHEMA}, second=1),
+            dataset_event("db.s.report", declared_report(producer), second=2),
+        ],
+        definition(includeIndirect=include_indirect),
+    )
+    (table,) = [f for f in plan.flows if f.kind == "table"]
+    (column,) = [f for f in plan.flows if f.kind == "column"]
+    assert (table.source.entity.name, table.target.entity.name) == ("raw", "report")
+    assert (column.source.field, column.target.field) == ("amount", "total")
+    for text in table_text:
+        assert text in table.description
+    assert not_in_table not in table.description
+    assert column.description.endswith(column_text)
+    assert column.scope == f"ol:dataset:{PG}|db.s.report"
+    assert " @" not in table.name + column.name  # no job
+
+
+def test_a_column_flow_of_a_dataset_event_to_a_field_no_schema_names_is_field_not_catalogued() -> (
+    None
+):
+    """Seed 001: "FIELD_NOT_CATALOGUED — A column flow names a field that is not in the catalog.
+    It is checked on Systems created by OpenLineage." A DatasetEvent's column flow to a field of
+    a System this definition creates that no schema facet names was planned, unchecked."""
+    plan = build(
+        [dataset_event("db.s.report", declared_report())],  # db.s.raw: no schema facet
+        definition(),
+    )
+    assert [f.kind for f in plan.flows] == ["table"]
+    assert plan.report.gap_count(GapCode.FIELD_NOT_CATALOGUED) == 1
