@@ -386,8 +386,10 @@ def _output_flows(
             if not (item.direct and item.field and item.target_field):
                 if _undeclared(item):
                     undeclared.append(item)
-                elif include_indirect and (
-                    not item.direct or (item.field and not item.target_field)
+                elif (
+                    include_indirect
+                    and (item.field or item.transformations)  # else a plain entity input
+                    and (not item.direct or (item.field and not item.target_field))
                 ):
                     indirect.append(item)
                 continue

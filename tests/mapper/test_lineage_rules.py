@@ -882,3 +882,49 @@ def test_a_column_flow_of_a_dataset_event_to_a_field_no_schema_names_is_field_no
     )
     assert [f.kind for f in plan.flows] == ["table"]
     assert plan.report.gap_count(GapCode.FIELD_NOT_CATALOGUED) == 1
+
+
+# -- "INDIRECT ones (filters, joins, group by) and inputs for a whole dataset are not flows: with
+# includeIndirect: true they are described": an entity input is the table flow, not indirect ----
+
+
+@pytest.mark.parametrize(
+    ("source", "described"),
+    [
+        pytest.param({}, None, id="an-entity-input"),
+        pytest.param(
+            {"transformations": [FILTER]},
+            "Indirect: db.s.a (whole dataset) (INDIRECT/FILTER).",
+            id="an-entity-input-with-an-indirect-transformation",
+        ),
+        pytest.param(
+            {"field": "k"},
+            "Indirect: db.s.a.k (whole dataset) (INDIRECT).",
+            id="an-entity-input-with-a-field",
+        ),
+        pytest.param({"transformations": [IDENTITY]}, None, id="an-entity-input-direct"),
+    ],
+)
+@pytest.mark.parametrize("where", ["job", "dataset-event"])
+def test_an_entity_input_of_a_lineage_facet_is_the_table_flow_not_an_indirect_input(
+    source: dict[str, Any], described: str | None, where: str
+) -> None:
+    """An entity-level input of the lineage facet with neither a field nor a transformation is
+    what the table flow itself stands for; with ``includeIndirect`` it was also listed in the
+    description as "Indirect: db.s.a (whole dataset) (INDIRECT)", a transformation the producer
+    never declared."""
+    facet = {
+        "lineage": {"inputs": [{"namespace": PG, "name": "db.s.a", "type": "DATASET", **source}]}
+    }
+    events = (
+        [run("load", "r1", inputs=[ds("db.s.a")], outputs=[ds("db.s.out", **facet)])]
+        if where == "job"
+        else [dataset_event("db.s.out", facet)]
+    )
+    plan = build(events, definition(includeIndirect=True))
+    (table,) = plan.flows
+    assert (table.source.entity.name, table.target.entity.name) == ("a", "out")
+    if described is None:
+        assert "Indirect" not in table.description
+    else:
+        assert described in table.description
