@@ -196,21 +196,23 @@ def _output_evidence(
     output: DatasetKey,
     output_facets: dict[str, BaseFacet],
     inputs: Sequence[DatasetKey],
-) -> tuple[FlowEvidence, dict[DatasetKey, list[Source]]]:
-    """The evidence for ``output`` and its sources by input dataset; ``declared`` is the job's
-    lineage facet, read once for all its outputs."""
+) -> tuple[FlowEvidence, dict[DatasetKey, list[Source]], LineageDatasetFacet | None]:
+    """The evidence for ``output``, its sources by input dataset, and the output's own lineage
+    facet when that is the evidence (its JOB inputs feed the output too: ``_job_input_flows``);
+    ``declared`` is the job's lineage facet, read once for all its outputs."""
     for entry in declared.entries if declared else ():
         if isinstance(entry, LineageDatasetEntry) and _same(
             DatasetKey(entry.namespace, entry.name), output
         ):
-            return "declared", _by_dataset(_declared_sources(entry.inputs, entry.fields))
+            return "declared", _by_dataset(_declared_sources(entry.inputs, entry.fields)), None
     on_dataset = facet_of(output_facets, LineageDatasetFacet)
     if on_dataset:
-        return "declared", _by_dataset(_declared_sources(on_dataset.inputs, on_dataset.fields))
+        sources = _declared_sources(on_dataset.inputs, on_dataset.fields)
+        return "declared", _by_dataset(sources), on_dataset
     column_lineage = facet_of(output_facets, ColumnLineageDatasetFacet)
     if column_lineage and _names_inputs(column_lineage):
-        return "column_lineage", _column_lineage_sources(column_lineage)
-    return "io", _by_dataset(Source(key) for key in inputs)
+        return "column_lineage", _column_lineage_sources(column_lineage), None
+    return "io", _by_dataset(Source(key) for key in inputs), None
 
 
 def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:
@@ -311,7 +313,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     include_indirect = definition.include_indirect
     uncorrelated = False
     for output, facets, inputs, several in outputs:
-        evidence, by_dataset = _output_evidence(declared, output, facets, inputs)
+        evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
         uncorrelated |= evidence == "io" and several
         unnamed = _unnamed_inputs(inputs, by_dataset) if evidence == "column_lineage" else []
         if only_output:
@@ -323,11 +325,14 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
                 by_dataset[dataset] = [Source(dataset)]
         for dataset in [key for key in by_dataset if _same(key, output)]:
             _keep_own_columns(by_dataset, dataset)  # read and written: its column flows only
+        who = _Owner(scope, owner, owner, producer)
+        if on_dataset is not None:
+            _job_input_flows(collector, who, output, on_dataset, key)
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         _output_flows(
             collector,
-            _Owner(scope, owner, owner, producer),
+            who,
             evidence,
             output,
             by_dataset,
@@ -535,6 +540,51 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
             )
 
 
+def _job_input_flows(
+    collector: FlowCollector,
+    who: _Owner,
+    target_key: DatasetKey,
+    facet: LineageDatasetFacet,
+    own_job: JobKey | None,
+    evidence: FlowEvidence = "declared",
+) -> None:
+    """The JOB inputs of a dataset's own lineage facet (entity inputs, and those of its fields):
+    job → dataset data flows, as the job facet's entries give (seed 001: "An explicit lineage
+    facet with JOB entries or inputs gives job to job flows as data flows"). A JOB input with no
+    namespace and name is the event's own job (``own_job``; a DatasetEvent has none)."""
+    target: EntityKey | None = None
+    resolved = False
+    for item in _facet_job_inputs(facet):
+        if item.namespace is not None and item.name is not None:
+            origin_key = JobKey(item.namespace, item.name)
+        elif own_job is not None:
+            origin_key = own_job
+        else:
+            continue  # "the event's own job" of an event that has none
+        if not resolved:  # only once a flow exists, so that a facet with none reports none
+            target, resolved = collector.end(target_key), True
+        origin = collector.job_end(origin_key)
+        if origin is None or target is None:
+            collector.dropped(who.label, *_missing((origin_key, origin), (target_key, target)))
+            continue
+        collector.add(
+            scope=who.scope,
+            owner_label=who.name_suffix,
+            kind="table",
+            evidence=evidence,
+            source=FlowEnd(origin),
+            target=FlowEnd(target),
+            description=_describe(evidence, who.producer),
+        )
+
+
+def _facet_job_inputs(facet: LineageDatasetFacet) -> list[LineageJobInput]:
+    inputs = [item for item in facet.inputs or () if isinstance(item, LineageJobInput)]
+    for _, field_entry in sorted((facet.fields or {}).items()):
+        inputs.extend(item for item in field_entry.inputs if isinstance(item, LineageJobInput))
+    return inputs
+
+
 def _end_of(collector: FlowCollector, key: DatasetKey | JobKey) -> EntityKey | None:
     return collector.job_end(key) if isinstance(key, JobKey) else collector.end(key)
 
@@ -590,10 +640,11 @@ def _dataset_event_flows(
         by_dataset = _by_dataset(_declared_sources(facet.inputs, facet.fields))
         for key in [key for key in by_dataset if _same(key, dataset.key)]:
             _keep_own_columns(by_dataset, key)
-        if not by_dataset:
-            continue  # nothing feeds the dataset: no flow, so none can dangle
         # The producer that declared the lineage: the facet's own ``_producer``.
         who = _Owner(scope, f"dataset {dataset.key}", "", facet.producer or "")
+        _job_input_flows(collector, who, dataset.key, facet, None, "dataset_event")
+        if not by_dataset:
+            continue  # nothing feeds the dataset: no flow, so none can dangle
         _output_flows(
             collector,
             who,

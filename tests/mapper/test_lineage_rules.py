@@ -928,3 +928,86 @@ def test_an_entity_input_of_a_lineage_facet_is_the_table_flow_not_an_indirect_in
         assert "Indirect" not in table.description
     else:
         assert described in table.description
+
+
+# -- "An explicit lineage facet with JOB entries or inputs gives job to job flows as data flows,
+# since that is what the producer declared": also the JOB inputs of a dataset's own facet ---------
+
+ENRICH = {"namespace": "ext", "name": "enrich", "type": "JOB"}
+OWN_JOB = {"type": "JOB"}
+"""A JOB input with no namespace and name: the event's own job."""
+
+
+def dataset_lineage(*inputs: dict[str, Any], field: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A dataset-level lineage facet with entity ``inputs``, and ``field`` the one input of its
+    field ``total`` (a job that generates it, like ``sum()``)."""
+    facet: dict[str, Any] = {"inputs": list(inputs)}
+    if field is not None:
+        facet["fields"] = {"total": {"inputs": [field]}}
+    return {"lineage": facet}
+
+
+def enrich_run() -> dict[str, Any]:
+    return run_event("enrich", namespace="ext", run_id="e1", time=at(0))
+
+
+@pytest.mark.parametrize(
+    ("events", "flows", "dangling"),
+    [
+        pytest.param(
+            [
+                enrich_run(),
+                run("load", "r1", outputs=[ds("db.s.out", **dataset_lineage(ENRICH))]),
+            ],
+            {("enrich", "out", "declared")},
+            0,
+            id="a-job-input-of-a-jobs-output",
+        ),
+        pytest.param(
+            [
+                run(
+                    "load",
+                    "r1",
+                    inputs=[ds("db.s.raw")],
+                    outputs=[ds("db.s.out", **dataset_lineage(field=OWN_JOB))],
+                )
+            ],
+            {("load", "out", "declared")},
+            0,
+            id="the-jobs-own-job-generating-a-field",
+        ),
+        pytest.param(
+            [
+                enrich_run(),
+                dataset_event("db.s.out", dataset_lineage({**ENRICH, "transformations": []})),
+            ],
+            {("enrich", "out", "dataset_event")},
+            0,
+            id="a-job-input-of-a-dataset-event",
+        ),
+        pytest.param(
+            [dataset_event("db.s.out", dataset_lineage(OWN_JOB))],
+            set(),
+            0,
+            id="the-own-job-of-a-dataset-event-that-has-none",
+        ),
+        pytest.param(
+            [run("load", "r1", outputs=[ds("db.s.out", **dataset_lineage(ENRICH))])],
+            set(),
+            1,
+            id="a-job-input-naming-a-job-with-no-events",
+        ),
+    ],
+)
+def test_a_job_input_of_a_dataset_lineage_facet_is_a_data_flow_from_that_job(
+    events: list[dict[str, Any]], flows: set[tuple[str, str, str]], dangling: int
+) -> None:
+    """The ``lineage`` facet of a dataset (on a job's output, or in a DatasetEvent) may name a
+    JOB among its inputs, as the job facet's entries may: those of the job facet gave job →
+    dataset flows, those of a dataset's own facet were dropped without a word."""
+    plan = build(events, definition())
+    assert table_pairs(plan) == flows
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == dangling
+    if flows:
+        (flow,) = plan.flows
+        assert flow.source.entity.schema_ in {"ext", "etl"}  # a job entity: schema = namespace
