@@ -288,6 +288,7 @@ class _Job(Struct, Generic[F]):
     first_event_time: datetime
     last_event_time: datetime
     written: list[DatasetKey] = []
+    design_producer: str = ""
 
 
 class _Mention(Struct, Generic[F]):
@@ -392,6 +393,7 @@ class _Reader:
             written=job.written,
             first_event_time=job.first_event_time,
             last_event_time=job.last_event_time,
+            design_producer=job.design_producer,
         )
 
     def kept(self, kept: _Kept[Any]) -> KeptFold:

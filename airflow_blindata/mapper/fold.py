@@ -195,6 +195,8 @@ class JobFold(BaseModel):
     what runs read and wrote is in ``runs``, oldest first (by the time of their latest event).
     A snapshot's fold keeps only the runs the mapping reads (see ``FoldBuilder``); ``written``
     lists every dataset any run of the job wrote, whether its run was kept or not.
+    ``design_producer`` is the producer of its latest JobEvent (``""`` without one): flows that
+    come from the job's design name it (seed 001: a flow's description names "the producer").
     """
 
     key: JobKey
@@ -205,6 +207,7 @@ class JobFold(BaseModel):
     written: list[DatasetKey] = []
     first_event_time: datetime
     last_event_time: datetime
+    design_producer: str = ""
 
     @property
     def latest(self) -> RunFold | None:
@@ -554,13 +557,16 @@ def _fold_job(
     runs: dict[str, list[RunEvent]] = {}
     designs: list[JobEvent] = []
     written: set[tuple[str, str]] = set()  # names: a DatasetKey per dataset, not per event
+    design_producer = ""
     for event in ordered:
         _merge(facets, event.job.facets, deletable=True)
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
             for output in event.outputs:
                 written.add((output.namespace, output.name))
-        elif event.inputs or event.outputs:
+            continue
+        design_producer = event.producer
+        if event.inputs or event.outputs:
             designs.append(event)
     inputs: _Slots = {}
     outputs: _Slots = {}
@@ -584,6 +590,7 @@ def _fold_job(
         written=[DatasetKey(*names) for names in sorted(written)],
         first_event_time=ordered[0].event_time,
         last_event_time=ordered[-1].event_time,
+        design_producer=design_producer,
     )
 
 
@@ -760,6 +767,7 @@ def _combine(earlier: JobFold, later: JobFold) -> JobFold:
         written=sorted({*first.written, *second.written}),
         first_event_time=min(first.first_event_time, second.first_event_time),
         last_event_time=second.last_event_time,
+        design_producer=second.design_producer or first.design_producer,
     )
 
 
@@ -863,6 +871,7 @@ def extend_folded(
         written=sorted({*old.written, *new.written}),
         first_event_time=old.first_event_time,
         last_event_time=new.last_event_time,
+        design_producer=new.design_producer or old.design_producer,
     )
     datasets = {
         key: DatasetMentions(dict(merge.mentions), merge.first, merge.last)

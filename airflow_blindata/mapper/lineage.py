@@ -287,6 +287,12 @@ def _described_by(job: JobFold) -> Sequence[RunFold]:
     return group or [latest]
 
 
+def _design_producer(job: JobFold) -> str:
+    """The producer of flows from the job's design: its latest JobEvent's, else its latest
+    run's (a run that named no dataset)."""
+    return job.design_producer or (job.latest.producer if job.latest else "")
+
+
 def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition) -> None:
     """The flows of the job's latest description (``_described_by``), else its design."""
     runs = _described_by(job)
@@ -294,11 +300,12 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     outputs: list[_Written]
     if any(item.inputs or item.outputs for item in runs):
         outputs = _written(runs)
+        producer = run.producer if run else ""
     else:
         inputs = [item.key for item in job.inputs]
         several = len(inputs) > 1 and len(job.outputs) > 1
         outputs = [(item.key, dict(item.facets), inputs, several) for item in job.outputs]
-    producer = run.producer if run else ""
+        producer = _design_producer(job)
     key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)
     declared = facet_of(job_facets, LineageJobFacet)
     only_output = len(outputs) == 1  # of the outputs the events list
@@ -506,7 +513,7 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
         return
     owner = f"{job.key.namespace}/{job.key.name}"
     scope = job_scope(job.key.namespace, job.key.name)
-    producer = job.latest.producer if job.latest else ""
+    producer = job.latest.producer if job.latest else _design_producer(job)
     for entry in declared.entries:
         target_key: DatasetKey | JobKey
         if isinstance(entry, LineageJobEntry):

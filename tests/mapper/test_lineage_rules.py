@@ -1011,3 +1011,46 @@ def test_a_job_input_of_a_dataset_lineage_facet_is_a_data_flow_from_that_job(
     if flows:
         (flow,) = plan.flows
         assert flow.source.entity.schema_ in {"ext", "etl"}  # a job entity: schema = namespace
+
+
+# -- "Description: the evidence (declared, observed, analyzed), the producer, ...": the flows of a
+# job's design name the producer of its JobEvent ------------------------------------------------
+
+DESIGNER = "https://git.example.com/lineage-emitter/tree/v1.2.0"
+
+
+@pytest.mark.parametrize(
+    ("job_event", "run_too"),
+    [
+        pytest.param(
+            {"job_facets": {"lineage": {"entries": [entry("db.s.out", "db.s.raw")]}}},
+            False,
+            id="a-job-event-with-the-lineage-facet",
+        ),
+        pytest.param(
+            {"inputs": [ds("db.s.raw")], "outputs": [ds("db.s.out")]},
+            False,
+            id="a-job-event-with-inputs-and-outputs",
+        ),
+        pytest.param(
+            {"inputs": [ds("db.s.raw")], "outputs": [ds("db.s.out")]},
+            True,
+            id="a-job-event-and-a-run-that-names-no-dataset",
+        ),
+    ],
+)
+def test_the_flows_of_a_jobs_design_name_the_producer_of_its_job_event(
+    job_event: dict[str, Any], run_too: bool
+) -> None:
+    """Flows that come from a JobEvent (a job's design: the lineage facet sent alone, or its
+    inputs and outputs) were described "by an unnamed producer", or by the producer of a run
+    that named no dataset: the JobEvent's producer was not kept."""
+    events = [
+        builders.job_event("load", namespace="etl", time=at(1), producer=DESIGNER, **job_event)
+    ]
+    if run_too:
+        events.append(run("load", "r1", second=2))  # builders.PRODUCER, no dataset
+    plan = build(events, definition())
+    (flow,) = plan.flows
+    assert (flow.source.entity.name, flow.target.entity.name) == ("raw", "out")
+    assert f", by {DESIGNER}." in flow.description
