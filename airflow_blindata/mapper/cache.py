@@ -62,7 +62,7 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 11
+FORMAT = 12
 """The version of the text; change it with any change to the fold or to this format."""
 
 T = TypeVar("T")
@@ -277,6 +277,8 @@ class _Run(Struct, Generic[F]):
     inputs: list[_Input[F]]
     outputs: list[_Output[F]]
     parent_run_id: str | None
+    snapshot_inputs: list[DatasetKey] = []
+    snapshot_outputs: list[DatasetKey] = []
 
 
 class _Job(Struct, Generic[F]):
@@ -378,6 +380,8 @@ class _Reader:
             job_facets=self.facets(run.job_facets, FacetLocation.JOB),
             inputs=[self.input(item) for item in run.inputs],
             outputs=[self.output(item) for item in run.outputs],
+            snapshot_inputs=run.snapshot_inputs,
+            snapshot_outputs=run.snapshot_outputs,
             parent_run_id=run.parent_run_id,
         )
 

@@ -164,6 +164,12 @@ class RunFold(BaseModel):
     job_facets: FacetMap
     inputs: list[InputFold]
     outputs: list[OutputFold]
+    snapshot_inputs: list[DatasetKey] = []
+    snapshot_outputs: list[DatasetKey] = []
+    """The datasets of the run's latest event that names any: the whole lineage of the run when
+    its job's events are complete snapshots (``jobType`` ``emissionPattern.eventContentMode:
+    COMPLETE_SNAPSHOT``; seed 004: events "are accumulative unless stated otherwise"), where
+    ``inputs`` and ``outputs`` accumulate every event's."""
     parent_run_id: str | None = None
     """The parent run its events name (``Run.parent_run_id``, read from the raw ``parent`` run
     facet, valid or not): of the events naming one, the latest in time, then in rank, then the
@@ -416,6 +422,7 @@ def _fold_run(
     start_time: datetime | None = None
     kinds: set[EventType] = set()
     parent: _ParentKey | None = None
+    snapshot: RunEvent | None = None  # the latest event that names a dataset
     if earlier is not None:
         inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
         outputs = {o.key: (dict(o.facets), dict(o.output_facets)) for o in earlier.outputs}
@@ -430,6 +437,8 @@ def _fold_run(
         _merge(job_facets, event.job.facets, deletable=True)
         _add_inputs(inputs, event.inputs)
         _add_outputs(outputs, event.outputs)
+        if event.inputs or event.outputs:
+            snapshot = event
         if event.event_type in _TERMINAL:
             terminal, end_time = event.event_type, event.event_time
         elif event.event_type in _PROGRESS:
@@ -456,9 +465,19 @@ def _fold_run(
         job_facets=_sorted(job_facets),
         inputs=_inputs(inputs),
         outputs=_outputs(outputs),
+        snapshot_inputs=(
+            _keys(snapshot.inputs) if snapshot else earlier.snapshot_inputs if earlier else []
+        ),
+        snapshot_outputs=(
+            _keys(snapshot.outputs) if snapshot else earlier.snapshot_outputs if earlier else []
+        ),
         # ``events`` on top of ``earlier`` are all later than its own: one naming a parent wins
         parent_run_id=parent[2] if parent else earlier.parent_run_id if earlier else None,
     )
+
+
+def _keys(datasets: Iterable[InputDataset | OutputDataset]) -> list[DatasetKey]:
+    return sorted({DatasetKey(item.namespace, item.name) for item in datasets})
 
 
 _ParentKey = tuple[datetime, int, str]

@@ -53,8 +53,10 @@ from airflow_blindata.mapper.flows import FlowCollector
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     Fold,
+    InputFold,
     JobFold,
     JobKey,
+    OutputFold,
     RunFold,
     layered_facet,
 )
@@ -241,14 +243,17 @@ _Written = tuple[DatasetKey, dict[str, BaseFacet], list[DatasetKey], bool]
 wrote it had several inputs and several outputs (which ``io`` evidence cannot correlate)."""
 
 
-def _written(runs: Sequence[RunFold]) -> list[_Written]:
+def _written(runs: Sequence[RunFold], *, snapshots: bool = False) -> list[_Written]:
     """The outputs of runs (oldest first), each with the inputs of the runs that wrote it. An
-    output several runs wrote has their facets merged, the later run's winning per key."""
+    output several runs wrote has their facets merged, the later run's winning per key. With
+    ``snapshots`` (the job's events are complete snapshots), a run's datasets are those of its
+    latest event that names any."""
     outputs: dict[DatasetKey, _Written] = {}
     for run in runs:
-        inputs = [item.key for item in run.inputs]
-        several = len(inputs) > 1 and len(run.outputs) > 1
-        for item in run.outputs:
+        run_inputs, run_outputs = _io(run, snapshots)
+        inputs = [item.key for item in run_inputs]
+        several = len(inputs) > 1 and len(run_outputs) > 1
+        for item in run_outputs:
             facets = {**item.facets, **item.output_facets}
             found = outputs.get(item.key)
             if found is None:
@@ -257,6 +262,30 @@ def _written(runs: Sequence[RunFold]) -> list[_Written]:
                 merged = sorted({*found[2], *inputs})
                 outputs[item.key] = (item.key, {**found[1], **facets}, merged, found[3] or several)
     return [outputs[key] for key in sorted(outputs)]
+
+
+def _io(run: RunFold, snapshots: bool) -> tuple[list[InputFold], list[OutputFold]]:
+    """The run's inputs and outputs; of a job whose events are complete snapshots, those its
+    latest event naming any names (the others were read or written in earlier windows)."""
+    if not snapshots:
+        return run.inputs, run.outputs
+    read, wrote = set(run.snapshot_inputs), set(run.snapshot_outputs)
+    return (
+        [item for item in run.inputs if item.key in read],
+        [item for item in run.outputs if item.key in wrote],
+    )
+
+
+def _snapshots(job: JobFold) -> bool:
+    """Whether the job's ``jobType`` facet says its events are complete snapshots
+    (``emissionPattern.eventContentMode: COMPLETE_SNAPSHOT``): seed 004, events "are
+    accumulative unless stated otherwise"; a COMPLETE_SNAPSHOT event holds the complete state
+    for its time window, so a run's latest one is its lineage, not the union of all its events."""
+    job_type = facet_of(job.facets, JobTypeJobFacet)
+    pattern = job_type.emission_pattern if job_type else None
+    return pattern is not None and pattern.event_content_mode.strip().upper() == (
+        "COMPLETE_SNAPSHOT"
+    )
 
 
 def _streaming(job: JobFold) -> bool:
@@ -299,7 +328,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     run = runs[-1] if runs else None
     outputs: list[_Written]
     if any(item.inputs or item.outputs for item in runs):
-        outputs = _written(runs)
+        outputs = _written(runs, snapshots=_snapshots(job))
         producer = run.producer if run else ""
     else:
         inputs = [item.key for item in job.inputs]

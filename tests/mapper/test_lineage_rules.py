@@ -1054,3 +1054,83 @@ def test_the_flows_of_a_jobs_design_name_the_producer_of_its_job_event(
     (flow,) = plan.flows
     assert (flow.source.entity.name, flow.target.entity.name) == ("raw", "out")
     assert f", by {DESIGNER}." in flow.description
+
+
+# -- Seed 004: "events for one run are accumulative unless stated otherwise", and the jobType facet
+# declares "whether events are ACCUMULATIVE or COMPLETE_SNAPSHOT" -------------------------------
+
+KAFKA = "kafka://broker:9092"
+
+
+def flink_job_type(mode: str | None) -> dict[str, Any]:
+    facet: dict[str, Any] = {"processingType": "STREAMING", "integration": "FLINK"}
+    facet["jobType"] = "JOB"
+    if mode is not None:
+        facet["emissionPattern"] = {
+            "eventTrigger": "PERIODIC",
+            "eventContentMode": mode,
+            "windowDuration": 300,
+        }
+    return {"jobType": facet}
+
+
+def flink_event(
+    event_type: str, second: int, source: str | None, mode: str | None
+) -> dict[str, Any]:
+    """An event of the one long run of a Flink job writing topic ``sink``; ``source``: the topic
+    it reads in this event's window (``None``: the event names no dataset)."""
+    return run_event(
+        "orders_enrichment",
+        namespace="flink-jobs",
+        event_type=event_type,
+        run_id="f1",
+        time=at(second),
+        job_facets=flink_job_type(mode),
+        inputs=[ds(source, KAFKA)] if source else [],
+        outputs=[ds("sink", KAFKA)] if source else [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "events", "sources"),
+    [
+        pytest.param(
+            "COMPLETE_SNAPSHOT",
+            [("START", "orders_v1"), ("RUNNING", "orders_v1"), ("RUNNING", "orders_v2")],
+            {"orders_v2"},
+            id="complete-snapshots-the-latest-window",
+        ),
+        pytest.param(
+            "complete_snapshot",
+            [("START", "orders_v1"), ("RUNNING", "orders_v2"), ("RUNNING", None)],
+            {"orders_v2"},
+            id="complete-snapshots-a-window-naming-no-dataset",
+        ),
+        pytest.param(
+            "ACCUMULATIVE",
+            [("START", "orders_v1"), ("RUNNING", "orders_v2")],
+            {"orders_v1", "orders_v2"},
+            id="accumulative",
+        ),
+        pytest.param(
+            None,
+            [("START", "orders_v1"), ("RUNNING", "orders_v2")],
+            {"orders_v1", "orders_v2"},
+            id="not-stated",
+        ),
+    ],
+)
+def test_a_run_whose_events_are_complete_snapshots_is_described_by_its_latest_one(
+    mode: str | None, events: list[tuple[str, str | None]], sources: set[str]
+) -> None:
+    """A job whose ``jobType`` says ``emissionPattern.eventContentMode: COMPLETE_SNAPSHOT`` sends
+    the complete state of each time window: a topic its latest window no longer reads is no
+    longer an input. Every event of its run was combined, so a topic the job stopped reading
+    kept its flow for as long as the run went on (a streaming run: until a restart)."""
+    plan = build(
+        [flink_event(kind, second, source, mode) for second, (kind, source) in enumerate(events)],
+        builders.definition(policy("kafka://*")),
+    )
+    assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {
+        (source, "sink") for source in sources
+    }
