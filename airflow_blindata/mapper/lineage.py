@@ -363,7 +363,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             _keep_own_columns(by_dataset, dataset)  # read and written: its column flows only
         who = _Owner(scope, owner, owner, producer)
         if on_dataset is not None:
-            _job_input_flows(collector, who, output, on_dataset, key)
+            _job_input_flows(collector, who, output, on_dataset, key, include_indirect)
         if not by_dataset:
             continue  # nothing feeds this output: no flow, so none can dangle
         _output_flows(
@@ -535,7 +535,7 @@ def _indirect_note(source: Source) -> str:
     return f"Indirect: {where}{into} ({kinds})."
 
 
-def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
+def _job_to_job_flows(job: JobFold, collector: FlowCollector, include_indirect: bool) -> None:
     """A lineage facet with JOB entries or JOB inputs: data flows between jobs and datasets."""
     declared = facet_of(job.facets, LineageJobFacet)
     if not declared:
@@ -543,37 +543,100 @@ def _job_to_job_flows(job: JobFold, collector: FlowCollector) -> None:
     owner = f"{job.key.namespace}/{job.key.name}"
     scope = job_scope(job.key.namespace, job.key.name)
     producer = job.latest.producer if job.latest else _design_producer(job)
+    who = _Owner(scope, owner, owner, producer)
     for entry in declared.entries:
         target_key: DatasetKey | JobKey
+        inputs: list[_Declared]
         if isinstance(entry, LineageJobEntry):
             target_key = JobKey(entry.namespace or job.key.namespace, entry.name or job.key.name)
+            inputs = [(item, None) for item in entry.inputs or ()]
         else:
+            # dataset → dataset is the data flow pass's; a job feeds the dataset as a whole
             target_key = DatasetKey(entry.namespace, entry.name)
-        target: EntityKey | None = None
-        resolved = False
-        for item in _entry_inputs(entry):
-            origin_key: DatasetKey | JobKey
+            inputs = _job_inputs(entry.inputs, entry.fields)
+        origins: list[_Origin] = []
+        for item, target_field in inputs:
             if isinstance(item, LineageJobInput):
-                origin_key = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
-            elif isinstance(entry, LineageJobEntry):
-                origin_key = DatasetKey(item.namespace, item.name)
+                origin = JobKey(item.namespace or job.key.namespace, item.name or job.key.name)
+                origins.append((origin, item, target_field))
             else:
-                continue  # dataset → dataset: the data flow pass handles it
-            if not resolved:  # only once a flow exists, so that an entry with none reports none
-                target, resolved = _end_of(collector, target_key), True
-            origin = _end_of(collector, origin_key)
-            if origin is None or target is None:
-                collector.dropped(owner, *_missing((origin_key, origin), (target_key, target)))
-                continue
-            collector.add(
-                scope=scope,
-                owner_label=owner,
-                kind="table",
-                evidence="declared",
-                source=FlowEnd(origin),
-                target=FlowEnd(target),
-                description=_describe("declared", producer),
-            )
+                origins.append((DatasetKey(item.namespace, item.name), item, target_field))
+        _declared_end_flows(collector, who, target_key, origins, "declared", include_indirect)
+
+
+_Declared = tuple[LineageInput, str | None]
+"""A declared input and the field of the target it feeds (``None``: the target as a whole)."""
+
+_Origin = tuple[DatasetKey | JobKey, LineageInput, str | None]
+"""The end a declared input names, the input, and the field of the target it feeds."""
+
+
+def _job_inputs(
+    inputs: Sequence[LineageInput] | None, fields: Mapping[str, LineageFieldEntry] | None
+) -> list[_Declared]:
+    """The JOB inputs of a dataset's declaration: entity-level, and those of its fields (a job
+    that generates a field, like ``sum()`` with no dataset read, feeds the dataset as a whole)."""
+    found: list[_Declared] = [(i, None) for i in inputs or () if isinstance(i, LineageJobInput)]
+    for name, entry in sorted((fields or {}).items()):
+        found.extend((i, name) for i in entry.inputs if isinstance(i, LineageJobInput))
+    return found
+
+
+def _declared_end_flows(
+    collector: FlowCollector,
+    who: _Owner,
+    target_key: DatasetKey | JobKey,
+    origins: Sequence[_Origin],
+    evidence: FlowEvidence,
+    include_indirect: bool,
+) -> None:
+    """A table flow into ``target_key`` from each origin, a job at one end at least, described
+    (seed 001) with the transformations of its inputs (the indirect ones with
+    ``includeIndirect``)."""
+    by_origin: dict[DatasetKey | JobKey, list[tuple[LineageInput, str | None]]] = {}
+    for origin_key, item, target_field in origins:
+        by_origin.setdefault(origin_key, []).append((item, target_field))
+    target: EntityKey | None = None
+    resolved = False
+    for origin_key, items in by_origin.items():
+        if not resolved:  # only once a flow exists, so that an entry with none reports none
+            target, resolved = _end_of(collector, target_key), True
+        origin = _end_of(collector, origin_key)
+        if origin is None or target is None:
+            collector.dropped(who.label, *_missing((origin_key, origin), (target_key, target)))
+            continue
+        notes = [
+            note
+            for item, target_field in items
+            if (note := _declared_note(origin_key.name, item, target_field, include_indirect))
+        ]
+        collector.add(
+            scope=who.scope,
+            owner_label=who.name_suffix,
+            kind="table",
+            evidence=evidence,
+            source=FlowEnd(origin),
+            target=FlowEnd(target),
+            description=_describe(evidence, who.producer, notes),
+        )
+
+
+def _declared_note(
+    origin: str, item: LineageInput, target_field: str | None, include_indirect: bool
+) -> str | None:
+    """How a flow with a job at one end describes one of its declared inputs: its DIRECT
+    transformations, and its INDIRECT ones with ``includeIndirect``; nothing without any."""
+    direct, labels = _transformations(item.transformations)
+    if not labels:
+        return None
+    into = f" into {target_field}" if target_field else ""
+    if direct:
+        return f"Transformations{into}: {'; '.join(labels)}."
+    if not include_indirect:
+        return None
+    field = item.field if isinstance(item, LineageDatasetInput) else None
+    where = f"{origin}.{field}" if field else origin
+    return f"Indirect: {where}{into or ' (whole dataset)'} ({', '.join(labels)})."
 
 
 def _job_input_flows(
@@ -582,57 +645,25 @@ def _job_input_flows(
     target_key: DatasetKey,
     facet: LineageDatasetFacet,
     own_job: JobKey | None,
+    include_indirect: bool,
     evidence: FlowEvidence = "declared",
 ) -> None:
     """The JOB inputs of a dataset's own lineage facet (entity inputs, and those of its fields):
     job → dataset data flows, as the job facet's entries give (seed 001: "An explicit lineage
     facet with JOB entries or inputs gives job to job flows as data flows"). A JOB input with no
     namespace and name is the event's own job (``own_job``; a DatasetEvent has none)."""
-    target: EntityKey | None = None
-    resolved = False
-    for item in _facet_job_inputs(facet):
-        if item.namespace is not None and item.name is not None:
-            origin_key = JobKey(item.namespace, item.name)
+    origins: list[_Origin] = []
+    for item, target_field in _job_inputs(facet.inputs, facet.fields):
+        if isinstance(item, LineageJobInput) and item.namespace is not None and item.name:
+            origins.append((JobKey(item.namespace, item.name), item, target_field))
         elif own_job is not None:
-            origin_key = own_job
-        else:
-            continue  # "the event's own job" of an event that has none
-        if not resolved:  # only once a flow exists, so that a facet with none reports none
-            target, resolved = collector.end(target_key), True
-        origin = collector.job_end(origin_key)
-        if origin is None or target is None:
-            collector.dropped(who.label, *_missing((origin_key, origin), (target_key, target)))
-            continue
-        collector.add(
-            scope=who.scope,
-            owner_label=who.name_suffix,
-            kind="table",
-            evidence=evidence,
-            source=FlowEnd(origin),
-            target=FlowEnd(target),
-            description=_describe(evidence, who.producer),
-        )
-
-
-def _facet_job_inputs(facet: LineageDatasetFacet) -> list[LineageJobInput]:
-    inputs = [item for item in facet.inputs or () if isinstance(item, LineageJobInput)]
-    for _, field_entry in sorted((facet.fields or {}).items()):
-        inputs.extend(item for item in field_entry.inputs if isinstance(item, LineageJobInput))
-    return inputs
+            origins.append((own_job, item, target_field))
+        # else "the event's own job" of an event that has none: no flow
+    _declared_end_flows(collector, who, target_key, origins, evidence, include_indirect)
 
 
 def _end_of(collector: FlowCollector, key: DatasetKey | JobKey) -> EntityKey | None:
     return collector.job_end(key) if isinstance(key, JobKey) else collector.end(key)
-
-
-def _entry_inputs(entry: LineageDatasetEntry | LineageJobEntry) -> list[LineageInput]:
-    """Entity-level inputs, and the JOB inputs of a dataset entry's fields (a job that generates
-    a field, like ``sum()`` with no dataset read, feeds the dataset as a whole)."""
-    inputs = list(entry.inputs or ())
-    if isinstance(entry, LineageDatasetEntry):
-        for _, field_entry in sorted((entry.fields or {}).items()):
-            inputs.extend(i for i in field_entry.inputs if isinstance(i, LineageJobInput))
-    return inputs
 
 
 def _own_lineage(job: JobFold) -> Iterator[tuple[tuple[str, str], LineageDatasetFacet]]:
@@ -678,7 +709,9 @@ def _dataset_event_flows(
             _keep_own_columns(by_dataset, key)
         # The producer that declared the lineage: the facet's own ``_producer``.
         who = _Owner(scope, f"dataset {dataset.key}", "", facet.producer or "")
-        _job_input_flows(collector, who, dataset.key, facet, None, "dataset_event")
+        _job_input_flows(
+            collector, who, dataset.key, facet, None, include_indirect, "dataset_event"
+        )
         if not by_dataset:
             continue  # nothing feeds the dataset: no flow, so none can dangle
         _output_flows(
@@ -716,7 +749,7 @@ def map_lineage(
     own: dict[tuple[str, str], list[LineageDatasetFacet]] = {}
     for job in fold.jobs:
         _job_flows(job, collector, definition)
-        _job_to_job_flows(job, collector)
+        _job_to_job_flows(job, collector, definition.include_indirect)
         _producer_gaps(job, collector)
         written.update((normalize_namespace(key.namespace), key.name) for key in job.written)
         written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)

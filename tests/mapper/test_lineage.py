@@ -523,6 +523,65 @@ def test_a_job_entry_without_name_is_the_events_own_job() -> None:
     assert pairs(plan) == {("transactions", "validate")}
 
 
+@pytest.mark.parametrize(
+    ("fixture", "include_indirect", "source", "target", "text"),
+    [
+        pytest.param(
+            "generator",
+            False,
+            "extract",
+            "extracted_data",
+            "Transformations into total: DIRECT/AGGREGATION: sum().",
+            id="a-job-generating-a-field",
+        ),
+        pytest.param(
+            "dataset-to-job",
+            True,
+            "staging_orders",
+            "daily.load",
+            "Indirect: public.staging_orders.order_id (whole dataset) (INDIRECT/FILTER).",
+            id="a-filter-into-a-job-with-include-indirect",
+        ),
+        pytest.param(
+            "mixed-sources",
+            False,
+            "daily.enrichment",
+            "enriched_orders",
+            "Transformations into customer_segment: DIRECT/TRANSFORMATION.",
+            id="a-job-transforming-a-field",
+        ),
+    ],
+)
+def test_a_flow_with_a_job_at_one_end_describes_its_transformations(
+    fixture: str, include_indirect: bool, source: str, target: str, text: str
+) -> None:
+    """Seed 001, "Description: the evidence (declared, observed, analyzed), the producer, and the
+    descriptions of the transformations. Filters and joins are in the description when
+    includeIndirect is true." The flows the lineage facet's JOB entries and inputs give named
+    neither (the spec's examples: a job that generates ``total`` by ``sum()``, a filter on
+    ``order_id`` into a job)."""
+    facet = json.loads((FACETS / f"LineageFacet__{fixture}.json").read_text())
+    events = [
+        event("daily.enrichment", namespace="airflow://production", run_id="r-e"),
+        event("daily.load", namespace="airflow://production", run_id="r-l"),
+        event("extract", namespace="airflow://production", job_facets=facet, run_id="r-x"),
+    ]
+    plan = build(
+        events,
+        definition(
+            includeIndirect=include_indirect,
+            systemPolicies=[{"pattern": "postgres://*", "creation": "IF_MISSING"}],
+        ),
+    )
+    (flow,) = [
+        f
+        for f in flows(plan, "table")
+        if (f.source.entity.name, f.target.entity.name) == (source, target)
+    ]
+    assert flow.evidence == "declared"
+    assert flow.description.endswith(text)
+
+
 def test_a_dataset_event_with_a_lineage_facet_gives_table_flows_with_no_job() -> None:
     facet = json.loads((FACETS / "LineageFacet__dataset-to-dataset.json").read_text())["lineage"]
     dataset_event = {
