@@ -203,18 +203,31 @@ def _output_evidence(
     facet when that is the evidence (its JOB inputs feed the output too: ``_job_input_flows``);
     ``declared`` is the job's lineage facet, read once for all its outputs."""
     for entry in declared.entries if declared else ():
-        if isinstance(entry, LineageDatasetEntry) and _same(
-            DatasetKey(entry.namespace, entry.name), output
+        if (
+            isinstance(entry, LineageDatasetEntry)
+            and _declares(entry.inputs, entry.fields)
+            and _same(DatasetKey(entry.namespace, entry.name), output)
         ):
             return "declared", _by_dataset(_declared_sources(entry.inputs, entry.fields)), None
     on_dataset = facet_of(output_facets, LineageDatasetFacet)
-    if on_dataset:
+    if on_dataset and _declares(on_dataset.inputs, on_dataset.fields):
         sources = _declared_sources(on_dataset.inputs, on_dataset.fields)
         return "declared", _by_dataset(sources), on_dataset
     column_lineage = facet_of(output_facets, ColumnLineageDatasetFacet)
     if column_lineage and _names_inputs(column_lineage):
         return "column_lineage", _column_lineage_sources(column_lineage), None
     return "io", _by_dataset(Source(key) for key in inputs), None
+
+
+def _declares(
+    inputs: Sequence[LineageInput] | None, fields: Mapping[str, LineageFieldEntry] | None
+) -> bool:
+    """Whether a lineage declaration (a ``DATASET`` entry, a dataset's own facet) says anything
+    of its target's inputs: ``inputs`` sent (``[]`` too: "an empty array explicitly means that
+    the target has no tracked upstream source", the spec says), or a field. One with neither
+    declares nothing, and the next evidence is read (seed 001: "a table flow is always
+    published")."""
+    return inputs is not None or bool(fields)
 
 
 def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:

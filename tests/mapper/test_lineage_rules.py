@@ -1134,3 +1134,51 @@ def test_a_run_whose_events_are_complete_snapshots_is_described_by_its_latest_on
     assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {
         (source, "sink") for source in sources
     }
+
+
+# -- "A table flow is always published": a lineage declaration that says nothing of its target's
+# inputs is no evidence; "inputs: []" is ("no tracked upstream source", the spec says) ---------
+
+
+def on_x(lineage: dict[str, Any] | None = None, entry: dict[str, Any] | None = None) -> Any:
+    """A run reading ``a`` and ``b`` and writing ``x`` and ``y``; ``lineage``: the dataset-level
+    facet of ``x``; ``entry``: what a ``DATASET`` entry of the job facet says of ``x``."""
+    job_facets = None
+    if entry is not None:
+        target = {"namespace": PG, "name": "db.s.x", "type": "DATASET", **entry}
+        job_facets = {"lineage": {"entries": [target]}}
+    return run(
+        "load",
+        "r1",
+        inputs=[ds("db.s.a"), ds("db.s.b")],
+        outputs=[
+            ds("db.s.x", **({"lineage": lineage} if lineage is not None else {})),
+            ds("db.s.y"),
+        ],
+        job_facets=job_facets,
+    )
+
+
+EVERY_PAIR = {(a, b, "io") for a in ("a", "b") for b in ("x", "y")}
+INTO_Y = {(a, "y", "io") for a in ("a", "b")}
+
+
+@pytest.mark.parametrize(
+    ("event", "flows"),
+    [
+        pytest.param(on_x(lineage={}), EVERY_PAIR, id="a-dataset-facet-with-nothing"),
+        pytest.param(on_x(lineage={"fields": {}}), EVERY_PAIR, id="a-dataset-facet-no-fields"),
+        pytest.param(on_x(entry={}), EVERY_PAIR, id="a-job-facet-entry-with-nothing"),
+        pytest.param(on_x(lineage={"inputs": []}), INTO_Y, id="a-dataset-facet-no-upstream"),
+        pytest.param(on_x(entry={"inputs": []}), INTO_Y, id="a-job-facet-entry-no-upstream"),
+    ],
+)
+def test_a_lineage_declaration_that_says_nothing_of_the_inputs_is_no_evidence(
+    event: dict[str, Any], flows: set[tuple[str, str, str]]
+) -> None:
+    """A ``DATASET`` entry, or a dataset's own ``lineage`` facet, with neither ``inputs`` nor a
+    field was taken as declared lineage with no input: the output got no table flow at all. Only
+    an explicit ``inputs: []`` means "no tracked upstream source"."""
+    plan = build([event], definition())
+    assert table_pairs(plan) == flows
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
