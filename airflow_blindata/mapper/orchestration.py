@@ -4,7 +4,8 @@ They join job entities, so they exist only with ``processLayer``, and come only 
 runs — except the Airflow task graph, which is the DAG's description rather than an observation:
 
 * ``parent`` run facet: parent job → child job;
-* ``jobDependencies`` run facet: upstream job → downstream job;
+* ``jobDependencies`` run facet: upstream job → downstream job (one flow when both jobs report
+  the dependency: the downstream job's);
 * ``airflow`` job facet of a DAG: task → each of its ``downstream_task_ids``; the same graph is
   read from the ``airflow`` run facet of each completed task run, because the DAG facet comes
   only with the DAG's START event, which ``dag.test()`` and some schedulers never send. Both give
@@ -58,7 +59,12 @@ def _add(
     )
 
 
-def _observed(job: JobFold, run: RunFold | None, collector: FlowCollector) -> None:
+def _observed(
+    job: JobFold,
+    run: RunFold | None,
+    collector: FlowCollector,
+    upstream_of: set[tuple[JobKey, JobKey]],
+) -> None:
     if run is None:
         return
     parent = run.parent_job
@@ -71,7 +77,23 @@ def _observed(job: JobFold, run: RunFold | None, collector: FlowCollector) -> No
             _add(collector, job, key, job.key, "upstream dependency (jobDependencies facet)")
         for downstream in dependencies.downstream or ():
             key = JobKey(downstream.job.namespace, downstream.job.name)
+            if (job.key, key) in upstream_of:
+                continue  # the downstream job names this one as its upstream: its flow
             _add(collector, job, job.key, key, "downstream dependency (jobDependencies facet)")
+
+
+def _upstream_pairs(fold: Fold) -> set[tuple[JobKey, JobKey]]:
+    """(upstream, job) for each upstream the latest completed run of a job of the fold names in
+    its ``jobDependencies`` facet. A dependency both ends report (the upstream job's
+    ``downstream``, the downstream job's ``upstream``) is one flow, the downstream job's: two
+    flows of the same ends, one in each job's scope, were published."""
+    pairs: set[tuple[JobKey, JobKey]] = set()
+    for job in fold.jobs:
+        run = job.latest_completed
+        dependencies = facet_of(run.run_facets, JobDependenciesRunFacet) if run else None
+        for upstream in (dependencies.upstream if dependencies else None) or ():
+            pairs.add((JobKey(upstream.job.namespace, upstream.job.name), job.key))
+    return pairs
 
 
 def _task_graph(job: JobFold, collector: FlowCollector) -> None:
@@ -119,9 +141,10 @@ def map_orchestration(
     if not definition.process_layer:
         return
     collector = FlowCollector(fold, definition, resolver, plan)
+    upstream_of = _upstream_pairs(fold)
     for job in fold.jobs:
         run = job.latest_completed  # both kinds of observed flows come from it
-        _observed(job, run, collector)
+        _observed(job, run, collector, upstream_of)
         _task_graph(job, collector)
         _task_graph_of_run(job, run, fold, collector)
     flows = collector.flows()

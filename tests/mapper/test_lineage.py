@@ -473,6 +473,41 @@ def test_job_dependencies_give_upstream_to_downstream_flows() -> None:
     assert pairs(plan, "orchestration") == {("load", "middle"), ("middle", "report")}
 
 
+def job_dependencies(*, upstream: str | None = None, downstream: str | None = None) -> Any:
+    facet: dict[str, Any] = {}
+    if upstream is not None:
+        facet["upstream"] = [{"job": {"namespace": "halden-airflow-prod", "name": upstream}}]
+    if downstream is not None:
+        facet["downstream"] = [{"job": {"namespace": "halden-airflow-prod", "name": downstream}}]
+    return {"jobDependencies": facet}
+
+
+@pytest.mark.parametrize(
+    ("extract", "load", "scope"),
+    [
+        pytest.param({"downstream": "load"}, {"upstream": "extract"}, "load", id="both-report-it"),
+        pytest.param({"downstream": "load"}, {}, "extract", id="only-the-upstream-job"),
+        pytest.param({}, {"upstream": "extract"}, "load", id="only-the-downstream-job"),
+    ],
+)
+def test_a_job_dependency_both_jobs_report_is_one_orchestration_flow(
+    extract: dict[str, str], load: dict[str, str], scope: str
+) -> None:
+    """Seed 001: "jobDependencies run facet — Upstream job to downstream job". A dependency that
+    the upstream job reports as ``downstream`` and the downstream job as ``upstream`` was two
+    flows of the same ends, one in each job's scope; it is the downstream job's."""
+    plan = build(
+        [
+            event("extract", run_id="r-extract", run_facets=job_dependencies(**extract)),
+            event("load", run_id="r-load", run_facets=job_dependencies(**load)),
+        ],
+        definition(),
+    )
+    (flow,) = flows(plan, "orchestration")
+    assert (flow.source.entity.name, flow.target.entity.name) == ("extract", "load")
+    assert flow.scope == f"ol:halden-airflow-prod|{scope}#orchestration"
+
+
 def test_the_airflow_task_graph_gives_task_to_task_flows() -> None:
     tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in ("extract", "load", "check")]
     plan = build(
