@@ -277,8 +277,8 @@ class _Run(Struct, Generic[F]):
     inputs: list[_Input[F]]
     outputs: list[_Output[F]]
     parent_run_id: str | None
-    snapshot_inputs: list[DatasetKey] = []
-    snapshot_outputs: list[DatasetKey] = []
+    snapshot_inputs: list[DatasetKey] | None = None
+    snapshot_outputs: list[DatasetKey] | None = None
 
 
 class _Job(Struct, Generic[F]):

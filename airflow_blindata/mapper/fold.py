@@ -164,10 +164,11 @@ class RunFold(BaseModel):
     job_facets: FacetMap
     inputs: list[InputFold]
     outputs: list[OutputFold]
-    snapshot_inputs: list[DatasetKey] = []
-    snapshot_outputs: list[DatasetKey] = []
-    """The datasets of the run's latest event that names any: the whole lineage of the run when
-    its job's events are complete snapshots (``jobType`` ``emissionPattern.eventContentMode:
+    snapshot_inputs: list[DatasetKey] | None = None
+    snapshot_outputs: list[DatasetKey] | None = None
+    """The datasets of the run's latest event that names any (``None``: ``inputs``, or
+    ``outputs``, all of them, as for most runs): the whole lineage of the run when its job's
+    events are complete snapshots (``jobType`` ``emissionPattern.eventContentMode:
     COMPLETE_SNAPSHOT``; seed 004: events "are accumulative unless stated otherwise"), where
     ``inputs`` and ``outputs`` accumulate every event's."""
     parent_run_id: str | None = None
@@ -466,18 +467,30 @@ def _fold_run(
         inputs=_inputs(inputs),
         outputs=_outputs(outputs),
         snapshot_inputs=(
-            _keys(snapshot.inputs) if snapshot else earlier.snapshot_inputs if earlier else []
+            _snapshot(snapshot.inputs, inputs)
+            if snapshot
+            else earlier.snapshot_inputs
+            if earlier
+            else None
         ),
         snapshot_outputs=(
-            _keys(snapshot.outputs) if snapshot else earlier.snapshot_outputs if earlier else []
+            _snapshot(snapshot.outputs, outputs)
+            if snapshot
+            else earlier.snapshot_outputs
+            if earlier
+            else None
         ),
         # ``events`` on top of ``earlier`` are all later than its own: one naming a parent wins
         parent_run_id=parent[2] if parent else earlier.parent_run_id if earlier else None,
     )
 
 
-def _keys(datasets: Iterable[InputDataset | OutputDataset]) -> list[DatasetKey]:
-    return sorted({DatasetKey(item.namespace, item.name) for item in datasets})
+def _snapshot(
+    datasets: Iterable[InputDataset | OutputDataset], every: _Slots
+) -> list[DatasetKey] | None:
+    """The keys of one event's datasets of a side; ``None`` when they are all the run's."""
+    keys = {DatasetKey(item.namespace, item.name) for item in datasets}
+    return None if keys == every.keys() else sorted(keys)
 
 
 _ParentKey = tuple[datetime, int, str]

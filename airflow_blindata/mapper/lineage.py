@@ -282,10 +282,11 @@ def _io(run: RunFold, snapshots: bool) -> tuple[list[InputFold], list[OutputFold
     latest event naming any names (the others were read or written in earlier windows)."""
     if not snapshots:
         return run.inputs, run.outputs
-    read, wrote = set(run.snapshot_inputs), set(run.snapshot_outputs)
+    read = None if run.snapshot_inputs is None else set(run.snapshot_inputs)
+    wrote = None if run.snapshot_outputs is None else set(run.snapshot_outputs)
     return (
-        [item for item in run.inputs if item.key in read],
-        [item for item in run.outputs if item.key in wrote],
+        run.inputs if read is None else [item for item in run.inputs if item.key in read],
+        run.outputs if wrote is None else [item for item in run.outputs if item.key in wrote],
     )
 
 
