@@ -302,10 +302,15 @@ def _snapshots(job: JobFold) -> bool:
     )
 
 
+_CONTINUOUS = frozenset({"STREAMING", "SERVICE"})
+"""The processing types of jobs "continuous with no natural completion point" (the
+``JobTypeJobFacet`` schema): seed 004, "services emit START followed by RUNNING events"."""
+
+
 def _streaming(job: JobFold) -> bool:
-    """Whether the job's ``jobType`` facet declares it STREAMING."""
+    """Whether the job's ``jobType`` facet declares it continuous: STREAMING or SERVICE."""
     job_type = facet_of(job.facets, JobTypeJobFacet)
-    return job_type is not None and job_type.processing_type.strip().upper() == "STREAMING"
+    return job_type is not None and job_type.processing_type.strip().upper() in _CONTINUOUS
 
 
 def _described_by(job: JobFold) -> Sequence[RunFold]:
@@ -313,7 +318,8 @@ def _described_by(job: JobFold) -> Sequence[RunFold]:
     completed runs of its parent run (``JobFold.latest_completed_group``: the instances of a
     mapped task, each giving its own lineage), else its latest run.
 
-    A STREAMING job is described by its latest run whatever its state, when it names datasets:
+    A STREAMING (or SERVICE) job is described by its latest run whatever its state, when it names
+    datasets:
     seed 004, "for streaming jobs, terminal events occur only on restarts and should not be
     relied upon; events are periodic snapshots" — a job redeployed after a COMPLETE streams its
     new lineage in RUNNING events that never end in COMPLETE."""

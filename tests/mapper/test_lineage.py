@@ -806,6 +806,11 @@ KAFKA = "kafka://kafka-broker-1:9092"
         ("STREAMING", ["START"], {("orders", "orders_v2")}),
         ("STREAMING", ["START", "RUNNING", "FAIL"], {("orders", "orders_v2")}),
         ("STREAMING", ["START", "RUNNING", "COMPLETE"], {("orders", "orders_v2")}),
+        # a service: "services emit START followed by RUNNING events" (seed 004), and the
+        # JobTypeJobFacet schema: "STREAMING and SERVICE jobs are continuous with no natural
+        # completion point"; a SERVICE job kept the lineage of its run that had ended
+        ("SERVICE", ["START", "RUNNING"], {("orders", "orders_v2")}),
+        ("service", ["START"], {("orders", "orders_v2")}),
         # a batch job: a run still going does not replace what the completed run proved
         ("BATCH", ["START", "RUNNING"], {("orders", "orders_v1")}),
         ("BATCH", ["START", "RUNNING", "FAIL"], {("orders", "orders_v1")}),
