@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,17 @@ def emulator(served_emulator: Any) -> Iterator[Any]:
     served_emulator.emulator.faults.clear()
     yield served_emulator
     served_emulator.emulator.faults.clear()
+
+
+@pytest.fixture
+def worker_west_of_utc() -> Iterator[None]:
+    """An Airflow worker whose local time is five hours behind UTC (a POSIX zone, no tzdata)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "NYC5"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()

@@ -24,6 +24,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
@@ -57,6 +58,7 @@ __all__ = [
     "RetryPolicy",
     "RowError",
     "UploadReport",
+    "http_date",
 ]
 
 log = logging.getLogger(__name__)
@@ -594,6 +596,22 @@ def _snippet(response: httpx.Response, scrub: Callable[[str], str] = _unchanged)
     return text[:_SNIPPET_LENGTH] + ("…" if len(text) > _SNIPPET_LENGTH else "")
 
 
+def http_date(value: str) -> datetime | None:
+    """An HTTP date (``Date``, ``Retry-After``) in UTC, or ``None`` when it is not one.
+
+    HTTP dates are GMT in all three formats a recipient must accept (RFC 9110 §5.6.7), two of
+    which name no zone (``Sun Nov  6 08:49:37 1994``), nor does ``-0000``: Python reads those as
+    naive dates, which ``astimezone`` and ``timestamp`` would take for the worker's local time.
+    """
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("Retry-After")
     if value is None:
@@ -602,9 +620,8 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    moment = http_date(value)
+    if moment is None:
         return None
     return max(0.0, moment.timestamp() - time.time())
 

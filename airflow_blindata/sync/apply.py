@@ -18,10 +18,10 @@ never with the Airflow worker's.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
+from datetime import datetime, timedelta
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
+from airflow_blindata.blindata.client import http_date
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
@@ -59,11 +59,9 @@ def server_time(client: BlindataClient) -> datetime | None:
     refreshed look stale to the cleanup (which then refuses, ``no_server_time``)."""
     response = client.send(ENDPOINTS["systems.list"], params={"page": 0, "size": 1})
     header = response.headers.get("Date")
-    if header:
-        try:
-            return parsedate_to_datetime(header).astimezone(UTC) - WATERMARK_MARGIN
-        except (TypeError, ValueError):
-            pass
+    moment = http_date(header) if header else None
+    if moment is not None:
+        return moment - WATERMARK_MARGIN
     log.warning("Blindata answered without a readable Date header (%r): no watermark", header)
     return None
 

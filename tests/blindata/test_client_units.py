@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from airflow_blindata.blindata import (
     Evidence,
     RetryPolicy,
 )
+from airflow_blindata.blindata.client import http_date
 from airflow_blindata.blindata.models import PhysicalEntity, Ref, format_timestamp
 
 
@@ -155,3 +158,41 @@ def test_an_upload_answer_with_null_errors_counts_its_rows() -> None:
     with fake_client(httpx.MockTransport(server)) as client:
         report = client.api.physical_entities.upload([PhysicalEntity(name="t")])
     assert (report.created, report.discarded, report.errors) == (1, 0, [])
+
+
+@pytest.mark.usefixtures("worker_west_of_utc")
+@pytest.mark.parametrize(
+    "header",
+    [
+        pytest.param("Fri, 04 Dec 2026 03:48:21 GMT", id="IMF-fixdate"),
+        pytest.param("Friday, 04-Dec-26 03:48:21 GMT", id="RFC 850"),
+        pytest.param("Fri Dec  4 03:48:21 2026", id="asctime"),
+        pytest.param("Fri, 04 Dec 2026 03:48:21 -0000", id="zone -0000"),
+    ],
+)
+def test_an_http_date_is_gmt_in_each_format_a_recipient_must_accept(header: str) -> None:
+    """RFC 9110 §5.6.7: the three formats are GMT, whatever the worker's own zone."""
+    assert http_date(header) == datetime(2026, 12, 4, 3, 48, 21, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("header", ["", "tomorrow", "Fri, 99 Foo 2026 03:48:21 GMT"])
+def test_what_is_not_an_http_date_is_none(header: str) -> None:
+    assert http_date(header) is None
+
+
+@pytest.mark.usefixtures("worker_west_of_utc")
+def test_a_retry_after_date_without_a_zone_is_waited_for_in_gmt() -> None:
+    """429 with ``Retry-After`` as an HTTP date (asctime, no zone): a wait of seconds, not of
+    the worker's five hours of offset."""
+    soon = datetime.now(UTC) + timedelta(seconds=1)
+    answers = iter([429, 200])
+
+    def server(request: httpx.Request) -> httpx.Response:
+        status = next(answers)
+        headers = {"Retry-After": soon.strftime("%a %b %d %H:%M:%S %Y")} if status == 429 else {}
+        return httpx.Response(status, json={"content": [], "last": True}, headers=headers)
+
+    started = time.monotonic()
+    with fake_client(httpx.MockTransport(server)) as client:
+        assert list(client.api.systems.list()) == []
+    assert time.monotonic() - started < 2.5

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -476,3 +478,49 @@ def test_a_check_code_of_another_suite_is_not_overwritten_by_an_import_that_woul
     assert stored[code]["name"] == "theirs"
     assert not stored[code].get("additionalProperties")
     assert not objects(emulator, Kind.RESULT)  # not ours to publish
+
+
+class DateOtherwise(httpx.HTTPTransport):
+    """A Blindata (or a proxy in front of it) whose ``Date`` header is in one of the other two
+    formats HTTP recipients must accept (RFC 9110 §5.6.7: both are GMT, and name no zone)."""
+
+    def __init__(self, spelling: str) -> None:
+        super().__init__()
+        self.spelling = spelling
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        moment = parsedate_to_datetime(response.headers["Date"])
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+        headers.append(("Date", moment.strftime(self.spelling)))
+        return httpx.Response(response.status_code, headers=headers, content=response.read())
+
+
+@pytest.mark.usefixtures("worker_west_of_utc")
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        pytest.param("%a %b %d %H:%M:%S %Y", id="asctime"),
+        pytest.param("%a, %d %b %Y %H:%M:%S -0000", id="zone -0000"),
+    ],
+)
+def test_re_sends_refresh_every_object_whatever_the_spelling_of_blindatas_date(
+    emulator: Any, spelling: str
+) -> None:
+    """Seed 000: "the upload refreshes the last update of each object, which is how the job
+    tells what is still described". The watermark is Blindata's time in UTC whatever the
+    worker's zone: an HTTP date without a zone is GMT, not the worker's local time (five hours
+    ahead, everything the snapshot had just refreshed looked stale)."""
+    job = definition()
+    history = History()
+    with client_of(emulator, DateOtherwise(spelling)) as blindata:
+        history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
+        next_second()
+        second = history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
+        before = counts(emulator)
+        report = history.add(cleanup(job, blindata, history))
+
+    assert report.status == "success" and not report.removed, report.render()
+    assert counts(emulator) == before
+    assert second.watermark is not None
+    assert abs((second.watermark - datetime.now(UTC)).total_seconds()) < 60
