@@ -138,10 +138,15 @@ class Ref(WireModel):
 
 
 class AdditionalProperty(WireModel):
-    """One additional property; values are strings and a name may repeat."""
+    """One additional property; values are strings and a name may repeat.
+
+    ``value`` is ``None`` when the server holds a name without a value (``"value": null``, or
+    no value at all): a property a person named and left empty must not make a whole listing
+    unreadable. The job's own properties always have a value; readers skip ``None``.
+    """
 
     name: str
-    value: str
+    value: str | None = None
 
     @classmethod
     def many(cls, properties: Iterable[tuple[str, str]]) -> list[AdditionalProperty]:
@@ -158,7 +163,7 @@ class _Stored(WireModel):
 
 def _property(properties: list[AdditionalProperty] | None, name: str) -> str | None:
     for prop in properties or ():
-        if prop.name == name:
+        if prop.name == name and prop.value is not None:
             return prop.value
     return None
 

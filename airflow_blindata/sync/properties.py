@@ -46,5 +46,5 @@ when its statement was last submitted: a change is when a partial analysis is wo
 
 
 def values_of(properties: Iterable[AdditionalProperty] | None, name: str) -> list[str]:
-    """Every value of ``name`` (a name may repeat)."""
-    return [prop.value for prop in properties or () if prop.name == name]
+    """Every value of ``name`` (a name may repeat; a name held without a value has none)."""
+    return [prop.value for prop in properties or () if prop.name == name and prop.value is not None]

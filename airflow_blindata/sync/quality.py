@@ -87,7 +87,7 @@ class _Ledger:
                 (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
             )
             for prop in check.additional_properties or ():
-                if job and prop.name in LEDGER_KINDS and prop.value != LEDGER_NONE:
+                if job and prop.name in LEDGER_KINDS and prop.value not in (LEDGER_NONE, None):
                     self.runs[job][prop.name].add(prop.value)
 
     def has(self, job: str, kind: str, run_id: str) -> bool:

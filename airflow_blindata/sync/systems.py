@@ -48,7 +48,9 @@ def fetch_known_systems(client: BlindataClient) -> list[KnownSystem]:
 
 
 def _known(system: System) -> KnownSystem:
-    properties = tuple((p.name, p.value) for p in system.additional_properties or ())
+    properties = tuple(
+        (p.name, p.value) for p in system.additional_properties or () if p.value is not None
+    )
     return KnownSystem(system.name, system.uuid or "", properties)
 
 

@@ -22,6 +22,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import (
+    AdditionalProperty,
     PhysicalEntity,
     QualityCheck,
     QualitySuite,
@@ -34,6 +35,7 @@ from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import (
     client_of,
     counts,
+    crawl,
     dbt_events,
     definition,
     next_second,
@@ -524,3 +526,82 @@ def test_re_sends_refresh_every_object_whatever_the_spelling_of_blindatas_date(
     assert counts(emulator) == before
     assert second.watermark is not None
     assert abs((second.watermark - datetime.now(UTC)).total_seconds()) < 60
+
+
+class PropertiesWithoutValue(httpx.HTTPTransport):
+    """A Blindata that holds additional properties without a value (a person named one and left
+    its value empty) and answers them with ``"value": null``; it takes them back so in a PUT."""
+
+    NAME = "steward"
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT":
+            body = json.loads(request.read())
+            for prop in body.get("additionalProperties") or ():
+                if prop.get("name") == self.NAME and prop.get("value") is None:
+                    prop["value"] = ""
+            content = json.dumps(body).encode()
+            request = httpx.Request("PUT", request.url, headers=request.headers, content=content)
+            request.headers["Content-Length"] = str(len(content))
+        response = super().handle_request(request)
+        content = response.read()
+        if request.method != "GET" or not content:
+            return httpx.Response(response.status_code, headers=response.headers, content=content)
+        body = json.loads(content)
+        self.blank(body)
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        return httpx.Response(response.status_code, headers=headers, json=body)
+
+    def blank(self, data: Any) -> None:
+        if isinstance(data, list):
+            for item in data:
+                self.blank(item)
+        elif isinstance(data, dict):
+            for key, value in data.items():
+                if key == "additionalProperties" and isinstance(value, list):
+                    for prop in value:
+                        if isinstance(prop, dict) and prop.get("name") == self.NAME:
+                            prop["value"] = None
+                else:
+                    self.blank(value)
+
+
+def test_a_property_without_a_value_on_a_crawled_system_or_entity_is_kept_and_read(
+    emulator: Any,
+) -> None:
+    """Never degrade what people put there: a System and a table a person gave a property with
+    no value are read (the whole listing of Systems, the mapper's input, failed on it) and keep
+    that property when the job stamps the System."""
+    namespace = "postgres://postgres:5432"
+    crawled = (("openLineageNamespace", namespace), (PropertiesWithoutValue.NAME, ""))
+    with client_of(emulator) as direct:
+        crawl(
+            direct,
+            "warehouse",
+            {("public", "customers"): {"customer_id": "int4"}},
+            properties=crawled,
+        )
+        (customers,) = objects(emulator, Kind.ENTITY)
+        direct.api.physical_entities.upload(
+            [
+                PhysicalEntity(
+                    uuid=customers["uuid"],
+                    system=Ref(uuid=customers["system"]["uuid"]),
+                    schema="public",
+                    name="customers",
+                    additional_properties=[
+                        AdditionalProperty(name=PropertiesWithoutValue.NAME, value="")
+                    ],
+                )
+            ]
+        )
+    job = definition()
+    with client_of(emulator, PropertiesWithoutValue()) as blindata:
+        report = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+
+    assert report.status == "success", report.render()
+    (warehouse,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "warehouse"]
+    held = {(p["name"], p["value"]) for p in warehouse["additionalProperties"]}
+    assert (PropertiesWithoutValue.NAME, "") in held
+    assert ("openLineageNamespace", namespace) in held
+    assert report.counters["entitiesRefreshed"] >= 1
