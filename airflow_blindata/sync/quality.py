@@ -452,8 +452,16 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
             physical_entity=Ref(uuid=entity),
             description="Metrics reported in OpenLineage events.",
         )
-        made = ctx.attempt("profiling monitor", label, lambda: api.create(wanted))
-        found = ctx.created("profiling monitor", label, made, find)
+        try:
+            made = api.create(wanted)
+        except BlindataError as exc:
+            # Created meanwhile (409: another sync of the table), or it landed and its answer
+            # was lost: look before giving up, as for a System or a suite.
+            found = ctx.attempt("profiling monitor", label, find)
+            if found is None:
+                ctx.report.fail("profiling monitor", label, str(exc))
+        else:
+            found = ctx.created("profiling monitor", label, made, find)
     return found.uuid if found else None
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import definition, objects, plan_for
+from tests.sync.conftest import OTHER_DEFINITION, client_of, definition, objects, plan_for
 from tests.sync.test_quality import dq_run
 from tests.sync.test_quality_ledger import PG, run
 
@@ -59,3 +60,52 @@ def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(
     assert len(objects(emulator, Kind.RECORD)) == 2
     third = snapshot(plan_for(client, events, job), client, job)
     assert third.counters["profilingRecordsAlreadyUploaded"] == 2
+
+
+class MonitorListedLate(httpx.HTTPTransport):
+    """A Blindata where the monitor appears between the listing and the create: another sync
+    of the same table made it (the first listing answers an empty page), so the create is
+    refused with 409 (the monitor's natural key is its entity and name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        listing = request.method == "GET" and request.url.path.endswith("/profiling/monitors")
+        if listing and not self.hidden:
+            self.hidden = True
+            return httpx.Response(200, json={"content": [], "number": 0, "last": True})
+        return super().handle_request(request)
+
+
+@pytest.mark.parametrize("race", ["answer lost", "409"])
+def test_a_monitor_created_meanwhile_is_found_and_the_records_are_uploaded(
+    emulator: Any, race: str
+) -> None:
+    """Seed 003: metric records go on the dataset's monitor. A create whose answer was lost
+    (it landed), or that met the monitor another sync made meanwhile (409), finds that monitor:
+    the run's records are uploaded now, not one run later after a failure."""
+    job = definition()
+    events = metrics_run("run-m", ["orders"])
+    transport: httpx.BaseTransport | None = None
+    if race == "answer lost":
+        emulator.emulator.faults.drop_next(
+            1, processed=True, path="/profiling/monitors$", method="POST"
+        )
+    else:
+        transport = MonitorListedLate()
+        other = definition(uuid=OTHER_DEFINITION)  # another definition describing the table
+        with client_of(emulator) as direct:
+            assert snapshot(plan_for(direct, events, other), direct, other).status == "success"
+    with client_of(emulator, transport) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+
+    assert report.status == "success", report.render()
+    assert len(objects(emulator, Kind.MONITOR)) == 1
+    assert len(objects(emulator, Kind.RECORD)) == 1
+    assert (
+        report.counters.get("profilingRecordsUploaded", 0)
+        + report.counters.get("profilingRecordsAlreadyUploaded", 0)
+        == 1
+    )
