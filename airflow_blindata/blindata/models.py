@@ -217,7 +217,8 @@ class PhysicalField(_Stored):
 class Documentation(WireModel):
     content: str | None = None
     """``None`` (or empty) when a server answers "no document" with a null content."""
-    content_type: str = "MARKDOWN"
+    content_type: str | None = "MARKDOWN"
+    """Always sent; read as ``None`` from a server that holds a document without a type."""
     modification_date: Timestamp | None = None
 
 

@@ -605,3 +605,45 @@ def test_a_property_without_a_value_on_a_crawled_system_or_entity_is_kept_and_re
     assert (PropertiesWithoutValue.NAME, "") in held
     assert ("openLineageNamespace", namespace) in held
     assert report.counters["entitiesRefreshed"] >= 1
+
+
+class DocumentWithoutType(httpx.HTTPTransport):
+    """A Blindata that answers a document whose type it does not hold (a person wrote it
+    without one) with ``"contentType": null``."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or not request.url.path.endswith("/documentation"):
+            return response
+        if response.status_code != 200:
+            return response
+        body = json.loads(response.read())
+        body["contentType"] = None
+        return httpx.Response(200, json=body, headers={"Date": response.headers.get("Date", "")})
+
+
+def test_a_document_answered_without_a_content_type_is_read_and_a_persons_edit_kept(
+    emulator: Any,
+) -> None:
+    """Seed 000, documentation: a person's edit is kept and counted; the job's own text is
+    recognised. A document answered with ``contentType: null`` was unreadable: a failure at
+    every snapshot, and never updated."""
+    from tests.sync.test_protections import _documented_plan
+
+    job = definition()
+    with client_of(emulator, DocumentWithoutType()) as blindata:
+        first = snapshot(_documented_plan(blindata, "# Orders\n\nVersion one."), blindata, job)
+        unchanged = snapshot(_documented_plan(blindata, "# Orders\n\nVersion one."), blindata, job)
+        changed = snapshot(_documented_plan(blindata, "# Orders\n\nVersion two."), blindata, job)
+        (orders,) = objects(emulator, Kind.ENTITY)
+        blindata.api.physical_entities.put_documentation(orders["uuid"], "Edited by a steward")
+        kept = snapshot(_documented_plan(blindata, "# Orders\n\nVersion three."), blindata, job)
+    with client_of(emulator) as direct:
+        stored = direct.api.physical_entities.get_documentation(orders["uuid"])
+
+    for report in (first, unchanged, changed, kept):
+        assert report.status == "success", report.render()
+    assert unchanged.counters["documentsUnchanged"] == 1
+    assert changed.counters["documentsWritten"] == 1
+    assert kept.counters["documentsKeptUserEdited"] == 1
+    assert stored is not None and stored.content == "Edited by a steward"
