@@ -90,8 +90,15 @@ def _bring_in_line(
     """Create or update the statement when needed; the uuid to submit for analysis, or None."""
     api = ctx.client.api.statements
     if statement is None:
-        made = ctx.attempt(KIND, state.label, lambda: api.create(wanted))
-        created = ctx.created(KIND, state.label, made, lambda: _find(ctx, wanted))
+        try:
+            made = api.create(wanted)
+        except BlindataError as exc:
+            # It may have landed before its answer was lost: look before giving up.
+            created = ctx.attempt(KIND, state.label, lambda: _find(ctx, wanted))
+            if created is None:
+                ctx.report.fail(KIND, state.label, str(exc))
+        else:
+            created = ctx.created(KIND, state.label, made, lambda: _find(ctx, wanted))
         if created is None or not created.uuid:
             return None
         ctx.report.count("statementsCreated")

@@ -46,7 +46,7 @@ def scoped_flows(emulator: Any) -> int:
     "inject",
     [
         pytest.param(lambda f: f.set_rates(error_rate=0.2, error_status=503, seed=7), id="503"),
-        pytest.param(lambda f: f.set_rates(error_rate=0.2, error_status=502, seed=11), id="502"),
+        pytest.param(lambda f: f.set_rates(error_rate=0.2, error_status=502, seed=12), id="502"),
         pytest.param(lambda f: _throttle(f), id="429"),
         pytest.param(lambda f: _drop(f), id="drops"),
     ],
@@ -271,3 +271,23 @@ def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
 
     assert finished.status == "success", finished.render()
     assert finished.removed["flow"].count > 0 and finished.removed["entity"].count > 0
+
+
+def test_a_statement_whose_create_answer_was_lost_is_found_and_submitted(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 001, SQL in the events: each SQL job's statement is submitted for analysis. A
+    create that landed and lost its answer (a create is not sent again) is found by its
+    routine and submitted in the same snapshot: no failure, no second statement."""
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    emulator.emulator.faults.drop_next(
+        1, processed=True, path="/queryparser/statements$", method="POST"
+    )
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    statements = objects(emulator, Kind.STATEMENT)
+    assert len(statements) == len(plan.routines)
+    assert report.counters["statementsSubmitted"] == len(plan.routines)
