@@ -12,7 +12,8 @@ Every described object is uploaded on every run, so a second snapshot of the sam
 nothing and refreshes everything. The report keeps ``watermark``, Blindata's own time when the
 snapshot started, read from the ``Date`` header of its first answer: an object the snapshot
 refreshed has a later last update, so cleanup compares Blindata's dates with Blindata's clock,
-never with the Airflow worker's.
+never with the Airflow worker's. One entity read back after its upload proves that the two agree
+(``_checked_watermark``); when they do not, the snapshot keeps no watermark.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from datetime import datetime, timedelta
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.client import http_date
+from airflow_blindata.blindata.models import format_timestamp
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
@@ -35,6 +37,7 @@ from airflow_blindata.sync.context import (
 from airflow_blindata.sync.entities import CatalogIndex, sync_entities
 from airflow_blindata.sync.fields import sync_fields
 from airflow_blindata.sync.flows import sync_flows
+from airflow_blindata.sync.lookup import entity_ref, existing_entities
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
 from airflow_blindata.sync.quality import sync_quality
 from airflow_blindata.sync.report import RunReport, SystemUse
@@ -63,6 +66,43 @@ def server_time(client: BlindataClient) -> datetime | None:
     if moment is not None:
         return moment - WATERMARK_MARGIN
     log.warning("Blindata answered without a readable Date header (%r): no watermark", header)
+    return None
+
+
+def _checked_watermark(
+    ctx: SyncContext, index: CatalogIndex, watermark: datetime | None
+) -> datetime | None:
+    """``watermark``, unless an entity this snapshot has just uploaded is older than it.
+
+    The contract does not say that the ``Date`` header and the last updates come from one
+    clock: a proxy's clock ahead of Blindata's, or last updates in a local time written without
+    a zone, make every object the snapshot refreshed look stale. The last update of one of them,
+    read back, tells; when it is older than the watermark nothing tells refreshed from stale, and
+    the snapshot keeps none (cleanup then refuses, ``no_server_time``). A read that fails
+    decides nothing.
+    """
+    if watermark is None or not index.uploaded:
+        return watermark
+    key = index.uploaded[0]
+    system = index.systems.get(key.system)
+    if system is None:
+        return watermark
+    try:
+        found = existing_entities(ctx, system.uuid, [key]).get(entity_ref(key))
+    except BlindataError as exc:
+        log.warning("Blindata's clock not checked: %s could not be read back: %s", key, exc)
+        return watermark
+    modified = found.modification_date if found is not None else None
+    if modified is None or modified >= watermark:
+        return watermark
+    log.warning(
+        "Blindata's clock and its dates disagree: %s, uploaded after %s (Blindata's Date), was "
+        "last updated at %s: no watermark, cleanup will remove nothing",
+        key,
+        format_timestamp(watermark),
+        format_timestamp(modified),
+    )
+    ctx.report.count("watermarkDropped")
     return None
 
 
@@ -99,6 +139,7 @@ def snapshot(
         with report.timed(phase):
             index = sync_entities(ctx, plan, systems)
         watch.end_phase()
+        report.watermark = _checked_watermark(ctx, index, report.watermark)
         for phase, sync_phase in (
             ("fields", sync_fields),
             ("routines", sync_routines),

@@ -73,6 +73,9 @@ class CatalogIndex:
     only when a column flow needs them."""
     created: set[str] = field(default_factory=set)
     """Entities this snapshot created: they hold no field yet but those it writes."""
+    uploaded: list[EntityKey] = field(default_factory=list)
+    """The entities this snapshot uploaded and Blindata took, in upload order: each has a last
+    update from this snapshot."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
@@ -102,6 +105,11 @@ def sync_entities(
     ctx.report.count("entitiesCreated", tally.created)
     ctx.report.count("entitiesRefreshed", tally.updated)
     _read_back(ctx, index, created, tally.failed)
+    index.uploaded = [
+        planned.key
+        for planned in plan.entities
+        if planned.key in index.entities and str(planned.key) not in tally.failed
+    ]
     return index
 
 

@@ -52,7 +52,8 @@ REASONS = {
     "no_snapshot": "no snapshot of this job definition is in the sync history yet",
     "snapshot_failed": "the last snapshot did not complete; cleanup runs only after one that did",
     "no_server_time": "the last snapshot could not read Blindata's time (its answers had no "
-    "Date header): removal compares Blindata's dates with Blindata's clock, never the worker's",
+    "Date header, or an object it had just refreshed was last updated before that time): removal "
+    "compares Blindata's dates with Blindata's clock, never the worker's",
     "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
     "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
     "allow it",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -647,3 +647,59 @@ def test_a_document_answered_without_a_content_type_is_read_and_a_persons_edit_k
     assert changed.counters["documentsWritten"] == 1
     assert kept.counters["documentsKeptUserEdited"] == 1
     assert stored is not None and stored.content == "Edited by a steward"
+
+
+class ClocksApart(httpx.HTTPTransport):
+    """A Blindata whose ``Date`` header and last updates do not agree: its ``Date`` is an hour
+    ahead (set by a proxy whose clock is ahead), or its dates are an hour behind (local times
+    of a zone west of UTC, written without a zone, as ``LocalDateTime`` serializes)."""
+
+    def __init__(self, apart: str) -> None:
+        super().__init__()
+        self.apart = apart
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        content = response.read()
+        headers = [
+            (k, v)
+            for k, v in response.headers.items()
+            if k.lower() not in ("date", "content-length")
+        ]
+        date = parsedate_to_datetime(response.headers["Date"])
+        if self.apart == "Date ahead":
+            date += timedelta(hours=1)
+        elif content and "json" in response.headers.get("content-type", ""):
+            content = re.sub(rb'"modificationDate": ?"([^"]+)"', self.local, content)
+        headers.append(("Date", format_datetime(date, usegmt=True)))
+        return httpx.Response(response.status_code, headers=headers, content=content)
+
+    @staticmethod
+    def local(match: re.Match[bytes]) -> bytes:
+        moment = datetime.fromisoformat(match.group(1).decode().replace("Z", "+00:00"))
+        shifted = (moment - timedelta(hours=1)).replace(tzinfo=None)
+        return b'"modificationDate": "' + shifted.isoformat(timespec="milliseconds").encode() + b'"'
+
+
+@pytest.mark.parametrize("apart", ["Date ahead", "dates behind"])
+def test_when_blindatas_clock_and_its_dates_disagree_the_cleanup_removes_nothing(
+    emulator: Any, apart: str
+) -> None:
+    """Seed 000: "the upload refreshes the last update of each object, which is how the job
+    tells what is still described". Removal compares last updates with Blindata's ``Date``; the
+    contract does not say both come from one clock. When an object the snapshot had just
+    refreshed is older than that time, nothing tells refreshed from stale: the snapshot keeps no
+    watermark and the cleanup removes nothing (it removed, or offered to force, everything)."""
+    job = definition()
+    history = History()
+    with client_of(emulator, ClocksApart(apart)) as blindata:
+        history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
+        next_second()
+        second = history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
+        before = counts(emulator)
+        report = history.add(cleanup(job, blindata, history))
+
+    assert second.status == "success", second.render()
+    assert second.watermark is None
+    assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
+    assert counts(emulator) == before
