@@ -11,6 +11,7 @@ that reads the contract less kindly than the emulator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -131,10 +132,29 @@ def _enum_case(enum: type[StrEnum]) -> BeforeValidator:
     return BeforeValidator(read)
 
 
+_CANONICAL_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def _uuid_case(value: Any) -> Any:
+    """A UUID in lower case: UUIDs compare without case (RFC 9562), and an answer may spell one
+    in upper case, in a reference and not in the object itself (a reference stored as a client
+    sent it): the sync matches objects and references by uuid, and a System's entities, a
+    table's fields and flows would not be its own. Any other id is kept as it is."""
+    if isinstance(value, str) and _CANONICAL_UUID.fullmatch(value):
+        return value.lower()
+    return value
+
+
+Uuid = Annotated[str, BeforeValidator(_uuid_case)]
+"""The id of an object, read in lower case when it is a UUID."""
+
+
 class Ref(WireModel):
     """A reference to another object by uuid, e.g. ``"system": {"uuid": "..."}``."""
 
-    uuid: str
+    uuid: Uuid
 
 
 class AdditionalProperty(WireModel):
@@ -156,7 +176,7 @@ class AdditionalProperty(WireModel):
 class _Stored(WireModel):
     """Fields every stored object has."""
 
-    uuid: str | None = None
+    uuid: Uuid | None = None
     creation_date: Timestamp | None = None
     modification_date: Timestamp | None = None
 
@@ -199,7 +219,7 @@ class PhysicalEntity(_Stored):
 class PhysicalEntityRef(WireModel):
     """How a field names its entity: by uuid, or by system, schema and name."""
 
-    uuid: str | None = None
+    uuid: Uuid | None = None
     schema_: str | None = Field(default=None, alias="schema")
     name: str | None = None
     system: Ref | None = None
@@ -331,8 +351,8 @@ class QualityImportResult(WireModel):
     row_created: AnswerCount = 0
     row_updated: AnswerCount = 0
     row_discarded: AnswerCount = 0
-    quality_suite_uuid: str | None = None
-    quality_checks_uuids: AnswerList[str] = []
+    quality_suite_uuid: Uuid | None = None
+    quality_checks_uuids: AnswerList[Uuid] = []
     errors: AnswerList[UploadRowError] = []
 
 

@@ -10,6 +10,7 @@ the first one wrote.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,3 +175,48 @@ def crawl(
         ]
     )
     return created
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+class UpperCaseReferences(httpx.HTTPTransport):
+    """A Blindata that answers the uuids of references (``system``, ``physicalEntity``,
+    ``fromPhysicalEntity``...) in upper case, and each object's own ``uuid`` in lower case, as a
+    server that keeps a reference as a client sent it; it takes uuids in any case, as a uuid
+    column does (UUIDs compare without case, RFC 9562)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        def lower(text: str) -> str:
+            return _UUID.sub(lambda found: found.group(0).lower(), text)
+
+        content = request.read()
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() != "content-length"]
+        request = httpx.Request(
+            request.method,
+            lower(str(request.url)),
+            headers=headers,
+            content=lower(content.decode()).encode() if content else None,
+        )
+        response = super().handle_request(request)
+        body = response.read()
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        if not body or "json" not in response.headers.get("content-type", ""):
+            return httpx.Response(response.status_code, headers=headers, content=body)
+        data = json.loads(body)
+        items = data["content"] if isinstance(data, dict) and "content" in data else [data]
+        for item in items:
+            _upper_references(item, own=True)
+        return httpx.Response(response.status_code, headers=headers, json=data)
+
+
+def _upper_references(data: Any, *, own: bool) -> None:
+    if isinstance(data, list):
+        for item in data:
+            _upper_references(item, own=False)
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if key == "uuid" and isinstance(value, str) and not own:
+                data[key] = value.upper()
+            else:
+                _upper_references(value, own=False)

@@ -28,6 +28,7 @@ from tests import builders
 from tests.builders import documentation_facet, field, run_event, schema_facet
 from tests.sync.conftest import (
     OTHER_DEFINITION,
+    UpperCaseReferences,
     client_of,
     definition,
     next_second,
@@ -172,6 +173,25 @@ CASES = [
 def test_cleanup_acts_on_scopes_never_on_what_crawlers_people_or_other_jobs_created(
     client: BlindataClient, emulator: Any, case: Case
 ) -> None:
+    _acts_on_scopes(client, emulator, case)
+
+
+REFERENCED = [case for case in CASES if case.reason and case.reason != "description"]
+
+
+@pytest.mark.parametrize("case", REFERENCED, ids=[case.name for case in REFERENCED])
+def test_references_answered_in_upper_case_keep_what_they_refer_to(
+    emulator: Any, case: Case
+) -> None:
+    """The same, from a Blindata that answers references in upper case (UUIDs compare without
+    case): a crawler's field or flow on the job's table, named ``DST-UUID`` where the table is
+    ``dst-uuid``, still keeps it. Compared by case, every field and flow of the table was a
+    stranger's answer and the table went with them."""
+    with client_of(emulator, UpperCaseReferences()) as client:
+        _acts_on_scopes(client, emulator, case)
+
+
+def _acts_on_scopes(client: BlindataClient, emulator: Any, case: Case) -> None:
     job = definition()
     history = History()
     run(client, history, [LOAD, KEEP], job)

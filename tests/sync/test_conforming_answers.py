@@ -33,6 +33,7 @@ from airflow_blindata.blindata.models import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.conftest import (
+    UpperCaseReferences,
     client_of,
     counts,
     crawl,
@@ -702,4 +703,22 @@ def test_when_blindatas_clock_and_its_dates_disagree_the_cleanup_removes_nothing
     assert second.status == "success", second.render()
     assert second.watermark is None
     assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
+    assert counts(emulator) == before
+
+
+def test_a_snapshot_against_references_in_upper_case_lands_as_against_lower_case(
+    emulator: Any,
+) -> None:
+    """Seed 000, "Re-sends and updates": a second snapshot creates nothing. UUIDs compare
+    without case (RFC 9562): the entities of a System whose listing names it ``SYSTEM-UUID``
+    are its own, and so are the fields of a table named so."""
+    job = definition()
+    with client_of(emulator, UpperCaseReferences()) as blindata:
+        first = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+        before = counts(emulator)
+        second = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+
+    assert first.status == second.status == "success", first.render() + second.render()
+    created = {name: value for name, value in second.counters.items() if "Created" in name}
+    assert set(created.values()) == {0}, created
     assert counts(emulator) == before
