@@ -212,6 +212,13 @@ class SyncContext:
             self.report.fail(kind, key, str(exc))
             return None
 
+    def landed(self) -> None:
+        """A create whose answer was lost (5xx, a dropped connection) is found in Blindata: the
+        write got through. ``WriteWatch`` counts it as such; without it, a phase whose only
+        write was that create looked like an outage, and the snapshot failed."""
+        if isinstance(self.client.observer, WriteWatch):
+            self.client.observer.writes += 1
+
     def created(
         self, kind: str, key: str, created: StoredT | None, find: Callable[[], StoredT | None]
     ) -> StoredT | None:

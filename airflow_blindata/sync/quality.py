@@ -187,7 +187,8 @@ def _ledger_discards(
 
 def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
     """The suite with ``code``: searched, else created. What ``search`` matches is not in the
-    contract: when the create says the code is taken (409), every suite is read to find it."""
+    contract: when the create fails (409: the code is taken; or its answer was lost, and it may
+    have landed), every suite is read to find it."""
     api = ctx.client.api.quality_suites
 
     def find(**filters: Any) -> QualitySuite | None:
@@ -204,14 +205,14 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
     )
     try:
         created = api.create(wanted)
-    except BlindataConflictError as exc:
+    except BlindataError as exc:
+        # Taken (409: created meanwhile), or it landed and its answer was lost: look first.
         found = ctx.attempt("quality suite", code, find)
         if found is None:
             ctx.report.fail("quality suite", code, str(exc))
+        elif not isinstance(exc, BlindataConflictError):
+            ctx.landed()
         return found
-    except BlindataError as exc:
-        ctx.report.fail("quality suite", code, str(exc))
-        return None
     # answered without a body: found as a suite created meanwhile is
     return ctx.created("quality suite", code, created, lambda: find(search=code) or find())
 
@@ -460,6 +461,8 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
             found = ctx.attempt("profiling monitor", label, find)
             if found is None:
                 ctx.report.fail("profiling monitor", label, str(exc))
+            elif not isinstance(exc, BlindataConflictError):
+                ctx.landed()
         else:
             found = ctx.created("profiling monitor", label, made, find)
     return found.uuid if found else None

@@ -25,7 +25,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from airflow_blindata.blindata import BlindataError, BlindataStatusError
+from airflow_blindata.blindata import BlindataConflictError, BlindataError, BlindataStatusError
 from airflow_blindata.blindata.models import (
     AdditionalProperty,
     QueryBucket,
@@ -249,6 +249,8 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
             bucket = ctx.attempt("query bucket", name, find)  # created meanwhile, or answer lost
             if bucket is None:
                 ctx.report.fail("query bucket", name, str(exc))
+            elif not isinstance(exc, BlindataConflictError):
+                ctx.landed()
         return bucket
     if bucket.systems is None:
         bucket = _with_systems(ctx, bucket)

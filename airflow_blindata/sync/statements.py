@@ -97,6 +97,8 @@ def _bring_in_line(
             created = ctx.attempt(KIND, state.label, lambda: _find(ctx, wanted))
             if created is None:
                 ctx.report.fail(KIND, state.label, str(exc))
+            else:
+                ctx.landed()
         else:
             created = ctx.created(KIND, state.label, made, lambda: _find(ctx, wanted))
         if created is None or not created.uuid:

@@ -139,6 +139,8 @@ def _reuse(
         ctx.report.fail(KIND, planned.name, reason)
         return None
     if _has(found, (OWNER_PROPERTY, ctx.owner)):
+        if error is not None:  # the create landed, and its answer was lost
+            ctx.landed()
         ctx.report.count("systemsCreated")
         return ResolvedSystem(
             planned.name,

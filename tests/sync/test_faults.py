@@ -291,3 +291,44 @@ def test_a_statement_whose_create_answer_was_lost_is_found_and_submitted(
     statements = objects(emulator, Kind.STATEMENT)
     assert len(statements) == len(plan.routines)
     assert report.counters["statementsSubmitted"] == len(plan.routines)
+
+
+def test_a_quality_suite_whose_create_answer_was_lost_is_found_and_its_checks_written(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 003: checks and results go in the definition's suite. A create that landed and
+    lost its answer is found by its code in the same snapshot: the quality phase is not skipped
+    for a run (no failure, one suite, the checks written)."""
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)
+    assert plan.quality is not None and plan.quality.checks
+    emulator.emulator.faults.drop_next(
+        1, processed=True, path="/data-quality/suites$", method="POST"
+    )
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    assert len(objects(emulator, Kind.SUITE)) == 1
+    assert report.counters["qualityChecksCreated"] > 0
+
+
+def test_a_system_whose_create_answer_was_lost_is_found_and_the_snapshot_goes_on(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The only write of the systems phase is a create whose answer was lost; the System is
+    found, stamped as this definition's: the write got through, which is no outage. The
+    snapshot stopped there, failed ("cannot take writes"), though everything landed."""
+    from tests.sync.test_protections import _documented_plan
+
+    job = definition()
+    plan = _documented_plan(client, "# Orders\n\nVersion one.")
+    assert [system.create for system in plan.systems] == [True]
+    emulator.emulator.faults.drop_next(1, processed=True, path="/api/v1/systems$", method="POST")
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    assert report.counters["systemsCreated"] == 1
+    assert len(objects(emulator, Kind.SYSTEM)) == 1
+    assert report.counters["documentsWritten"] == 1
