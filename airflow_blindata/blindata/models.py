@@ -78,6 +78,23 @@ Timestamp = Annotated[
 which cleanup could not compare with its watermark."""
 
 
+_EXACT_INTEGERS = 2.0**53
+"""Past this, a float is not a count: it stays a float (``1e300``, not 301 digits)."""
+
+
+def _integral(value: float) -> float | int:
+    """``10.0`` as ``10``: a count or a threshold goes on the wire as the integer it is. JSON
+    does not tell them apart, but a server that reads the field strictly as an integer (Go,
+    Rust, a strict schema) refuses ``10.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_INTEGERS:
+        return int(value)
+    return value
+
+
+Number = Annotated[float, PlainSerializer(_integral, when_used="json")]
+"""A number of the wire: read as a float, sent as an integer when it is one."""
+
+
 class WireModel(BaseModel):
     """Base of every wire model: camelCase on the wire, unknown fields kept."""
 
@@ -305,12 +322,12 @@ class QualityCheck(_Stored):
     enabled: bool | None = None
     manual: bool | None = None
     score_strategy: Annotated[ScoreStrategy | str | None, _enum_case(ScoreStrategy)] = None
-    success_threshold: float | None = None
-    warning_threshold: float | None = None
-    score_expected_value: float | None = None
+    success_threshold: Number | None = None
+    warning_threshold: Number | None = None
+    score_expected_value: Number | None = None
     additional_properties: list[AdditionalProperty] | None = None
     last_run: Timestamp | None = None
-    last_score: float | None = None
+    last_score: Number | None = None
     last_semaphore: Annotated[Semaphore | str | None, _enum_case(Semaphore)] = None
 
 
@@ -358,12 +375,12 @@ class QualityImportResult(WireModel):
 
 class QualityResult(_Stored):
     quality_check: Ref
-    metric: float
-    total_elements: float
+    metric: Number
+    total_elements: Number
     started_at: Timestamp
     finished_at: Timestamp | None = None
     notes: str | None = None
-    score: float | None = None
+    score: Number | None = None
     semaphore: Annotated[Semaphore | str | None, _enum_case(Semaphore)] = None
 
 
@@ -377,7 +394,7 @@ class MetricRecord(_Stored):
     monitor: Ref
     metric_code: str
     physical_field_name: str | None = None
-    value: float
+    value: Number
     timestamp: Timestamp
 
 

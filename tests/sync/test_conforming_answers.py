@@ -722,3 +722,32 @@ def test_a_snapshot_against_references_in_upper_case_lands_as_against_lower_case
     created = {name: value for name, value in second.counters.items() if "Created" in name}
     assert set(created.values()) == {0}, created
     assert counts(emulator) == before
+
+
+class IntegerCounts(httpx.HTTPTransport):
+    """A Blindata whose counts and thresholds are integers, read strictly (a Go or Rust
+    service, a schema of ``"type": "integer"`` in a strict validator): ``10.0`` is refused with
+    400, as it would be in a result's ``totalElements`` or a check's ``successThreshold``."""
+
+    FLOAT = re.compile(rb'"(metric|totalElements|successThreshold|warningThreshold)": ?-?\d+\.\d+')
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method in ("POST", "PUT") and self.FLOAT.search(request.read()):
+            body = {"status": 400, "error": "Bad Request", "message": "expected an integer"}
+            return httpx.Response(400, json=body)
+        return super().handle_request(request)
+
+
+def test_results_and_checks_reach_a_blindata_that_reads_counts_as_integers(
+    emulator: Any,
+) -> None:
+    """Seed 003: each dbt test becomes a check with its results. A count is sent as the
+    integer it is (``10``, never ``10.0``): JSON does not tell them apart, a strict server
+    does, and refused every check and result."""
+    job = definition()
+    with client_of(emulator, IntegerCounts()) as blindata:
+        report = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+
+    assert report.status == "success", report.render()
+    assert report.counters["qualityResultsPublished"] == 4
+    assert len(objects(emulator, Kind.RESULT)) == 4
