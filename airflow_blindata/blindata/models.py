@@ -174,16 +174,26 @@ class Ref(WireModel):
     uuid: Uuid
 
 
+def _as_text(value: Any) -> Any:
+    """A property value answered as a JSON number or boolean, as its text (``5``, ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
 class AdditionalProperty(WireModel):
     """One additional property; values are strings and a name may repeat.
 
     ``value`` is ``None`` when the server holds a name without a value (``"value": null``, or
     no value at all): a property a person named and left empty must not make a whole listing
-    unreadable. The job's own properties always have a value; readers skip ``None``.
+    unreadable. The job's own properties always have a value; readers skip ``None``. A value
+    answered as a number or a boolean (stored so by another client) is read as its text.
     """
 
     name: str
-    value: str | None = None
+    value: Annotated[str | None, BeforeValidator(_as_text)] = None
 
     @classmethod
     def many(cls, properties: Iterable[tuple[str, str]]) -> list[AdditionalProperty]:

@@ -196,3 +196,34 @@ def test_a_retry_after_date_without_a_zone_is_waited_for_in_gmt() -> None:
     with fake_client(httpx.MockTransport(server)) as client:
         assert list(client.api.systems.list()) == []
     assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        pytest.param("5", "5", id="string"),
+        pytest.param(5, "5", id="integer"),
+        pytest.param(2.5, "2.5", id="number"),
+        pytest.param(True, "true", id="boolean"),
+        pytest.param(None, None, id="null"),
+    ],
+)
+def test_an_additional_property_value_a_server_sends_as_a_json_scalar_is_read_as_text(
+    sent: Any, read: str | None
+) -> None:
+    """Contract: "values are strings". A value stored by another client as a number or a
+    boolean, and answered so, is its text: one such property on one System of the tenant made
+    the listing of Systems, the mapper's input, unreadable."""
+    systems = {
+        "content": [
+            {"uuid": "u", "name": "DWH", "additionalProperties": [{"name": "rows", "value": sent}]}
+        ],
+        "last": True,
+    }
+
+    def server(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=systems)
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        (system,) = client.api.systems.list()
+    assert [(p.name, p.value) for p in system.additional_properties or ()] == [("rows", read)]
