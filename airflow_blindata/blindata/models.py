@@ -53,6 +53,7 @@ __all__ = [
     "UploadRowError",
     "WireModel",
     "format_timestamp",
+    "uuid_case",
 ]
 
 
@@ -154,7 +155,7 @@ _CANONICAL_UUID = re.compile(
 )
 
 
-def _uuid_case(value: Any) -> Any:
+def uuid_case(value: Any) -> Any:
     """A UUID in lower case: UUIDs compare without case (RFC 9562), and an answer may spell one
     in upper case, in a reference and not in the object itself (a reference stored as a client
     sent it): the sync matches objects and references by uuid, and a System's entities, a
@@ -164,7 +165,7 @@ def _uuid_case(value: Any) -> Any:
     return value
 
 
-Uuid = Annotated[str, BeforeValidator(_uuid_case)]
+Uuid = Annotated[str, BeforeValidator(uuid_case)]
 """The id of an object, read in lower case when it is a UUID."""
 
 

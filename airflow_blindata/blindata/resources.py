@@ -38,7 +38,7 @@ from airflow_blindata.blindata.models import (
     System,
     SystemRoutine,
     WireModel,
-    _uuid_case,
+    uuid_case,
 )
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
 
@@ -153,7 +153,7 @@ def created_uuid(response: httpx.Response) -> str | None:
     if not path.startswith(posted):
         return None
     uuid = unquote(path[len(posted) :].strip("/"))
-    return _uuid_case(uuid) if uuid and "/" not in uuid else None
+    return uuid_case(uuid) if uuid and "/" not in uuid else None
 
 
 class _Updatable(_Collection[ModelT]):
