@@ -43,7 +43,6 @@ from airflow_blindata.blindata.errors import (
     BlindataError,
     BlindataRequestError,
     BlindataStatusError,
-    BlindataValidationError,
     status_error_class,
 )
 from airflow_blindata.blindata.models import ErrorBody, Page, UploadResponse, WireModel
@@ -460,10 +459,11 @@ class BlindataClient:
         """Upload ``rows`` in batches; a refused row is reported, the others are applied.
 
         The server reports bad rows in ``errors`` and applies the rest. When it refuses a whole
-        batch with 400 instead, the batch is split in halves until the bad rows are alone, so one
-        bad row never costs the others. A batch refused as too large (413: the limit of the
-        server, or of a proxy in front of it, on a request's body) is split in halves the same
-        way, until each request fits; a single row too large for any request is reported.
+        batch instead (400, 409 or 422: ``_ROW_REFUSALS``), the batch is split in halves until
+        the bad rows are alone, so one bad row never costs the others. A batch refused as too
+        large (413: the limit of the server, or of a proxy in front of it, on a request's body)
+        is split in halves the same way, until each request fits; a single row too large for
+        any request is reported.
         """
         if batch_size < 1:
             raise BlindataConfigError(f"batch_size must be at least 1, got {batch_size}")
@@ -494,7 +494,7 @@ class BlindataClient:
                 endpoint, UploadResponse, params=params, json=[row.to_wire() for row in batch]
             )
         except BlindataStatusError as exc:
-            if not isinstance(exc, BlindataValidationError) and not exc.too_large:
+            if exc.status not in _ROW_REFUSALS and not exc.too_large:
                 raise
             if len(batch) == 1:
                 report.discarded += 1
@@ -554,6 +554,12 @@ class BlindataClient:
             report.errors += [
                 RowError(part[error.index][0], error.message, error.row) for error in again.errors
             ]
+
+
+_ROW_REFUSALS = (400, 409, 422)
+"""Statuses of an upload refused whole for what some of its rows hold: invalid (400, 422), or
+a natural key taken (409: the contract's status of a duplicate natural key, from a server that
+applies an upload in one transaction). Split, the other rows pass."""
 
 
 @dataclass(frozen=True, slots=True)

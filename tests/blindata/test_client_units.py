@@ -35,15 +35,26 @@ def fake_client(handler: httpx.MockTransport) -> BlindataClient:
     )
 
 
-def test_a_batch_refused_whole_with_400_is_split_until_the_bad_row_is_alone() -> None:
-    """One bad row never costs the others, even on a server that refuses a whole batch."""
+@pytest.mark.parametrize(
+    "status",
+    [
+        pytest.param(400, id="400 invalid"),
+        pytest.param(409, id="409 duplicate natural key"),
+        pytest.param(422, id="422 unprocessable"),
+    ],
+)
+def test_a_batch_refused_whole_with_400_is_split_until_the_bad_row_is_alone(status: int) -> None:
+    """One bad row never costs the others, even on a server that refuses a whole batch: as
+    invalid (400, 422), or for a row whose natural key is taken (409, the contract's status of
+    a duplicate natural key, from a server that applies an upload in one transaction)."""
     seen: list[int] = []
 
     def server(request: httpx.Request) -> httpx.Response:
         rows = json.loads(request.content)
         seen.append(len(rows))
         if any(row["name"] == "bad" for row in rows):
-            return httpx.Response(400, json={"status": 400, "message": "name 'bad' is invalid"})
+            body = {"status": status, "message": "name 'bad' is invalid"}
+            return httpx.Response(status, json=body)
         return httpx.Response(200, json={"rowCreated": len(rows), "errors": []})
 
     names = ["a", "b", "c", "bad", "e", "f", "g", "h"]
