@@ -228,23 +228,35 @@ def _identified_by(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{REDACTED}"
 
 
+# A comment of SQL, between literals: ``-- …`` to the end of its line, ``/* … */``.
+_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
+
+
+def _comments_redacted(code: str) -> str:
+    """``code`` (SQL between literals) with its comments as ``redact_text`` shows them: a
+    comment is free text, which may quote a connection (``-- from postgres://etl:…@db``)."""
+    if "--" not in code and "/*" not in code:
+        return code
+    return _SQL_COMMENT.sub(lambda match: redact_text(match.group()), code)
+
+
 def redact_sql(sql: str) -> str:
     """``sql`` with the secrets it holds as literals replaced by ``***``: a literal that a
     keyword names a password, key or token, and a password in a connection string or a URL
-    within a literal. Names and other literals (what makes lineage) stay as written, so that a
-    statement reads the same to Blindata's analysis, and its hash, made from this text, is the
-    same at every run."""
+    within a literal or a comment. Names and other literals (what makes lineage) stay as written,
+    so that a statement reads the same to Blindata's analysis, and its hash, made from this text,
+    is the same at every run."""
     sql = _IDENTIFIED_BY_WORD.sub(_identified_by, sql)
     parts: list[str] = []
     done = 0
     for literal in _SQL_LITERAL.finditer(sql):
         code = sql[done : literal.start()]
-        parts.append(code)
+        parts.append(_comments_redacted(code))
         if _SECRET_KEYWORD_BEFORE.search(code[-80:]):
             parts.append(f"'{REDACTED}'")
         else:
             text = _SECRET_SETTING.sub(lambda m: f"{m.group('lead')}{REDACTED}", literal.group())
             parts.append(_URL_PASSWORD.sub(lambda m: f"{m.group('lead')}{REDACTED}", text))
         done = literal.end()
-    parts.append(sql[done:])
+    parts.append(_comments_redacted(sql[done:]))
     return "".join(parts)

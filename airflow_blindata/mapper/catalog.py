@@ -145,7 +145,7 @@ def _flat_fields(
                     unnamed.append(path)
                 continue
             name = f"{path}.{item.name}" if path else item.name
-            description = (item.description or "").strip() or None
+            description = redact_text((item.description or "").strip()) or None
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
             flat.append(
                 (

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from airflow_blindata.redaction import redact_text
+
 __all__ = ["DESCRIPTION_LIMIT", "Placement", "documentation_hash", "place_text"]
 
 DESCRIPTION_LIMIT = 250
@@ -31,10 +33,13 @@ def documentation_hash(content: str) -> str:
 
 
 def place_text(text: str | None, content_type: str | None = None) -> Placement:
-    """Description or documentation for ``text``; nothing for an empty text (never sent)."""
+    """Description or documentation for ``text``; nothing for an empty text (never sent).
+
+    The text is placed as ``redaction.redact_text`` shows it: a producer's description may quote
+    a connection (``postgres://etl:…@db``, ``password=…``), and no secret reaches the catalog."""
     if text is None or not text.strip():
         return Placement()
-    text = text.strip()
+    text = redact_text(text.strip())
     formatted = any(kind in (content_type or "").lower() for kind in _FORMATTED)
     if not formatted and len(text) <= DESCRIPTION_LIMIT:
         return Placement(description=text)

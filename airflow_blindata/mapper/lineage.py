@@ -65,6 +65,7 @@ from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEv
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
+from airflow_blindata.redaction import redact_text
 
 __all__ = ["DIRECT_SUBTYPES", "Source", "map_lineage"]
 
@@ -122,7 +123,7 @@ def _transformation(kind: str | None, subtype: str | None, text: str | None) -> 
     facet repeat the same few transformations."""
     kind = str(kind or "").upper()
     subtype = str(subtype or "").upper()
-    label = (f"{kind}/{subtype}" if subtype else kind) + (f": {text}" if text else "")
+    label = (f"{kind}/{subtype}" if subtype else kind) + (f": {redact_text(text)}" if text else "")
     return kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES), label
 
 

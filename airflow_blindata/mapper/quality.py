@@ -63,6 +63,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope, shorten
 from airflow_blindata.mapper.systems import SystemResolver
+from airflow_blindata.redaction import redact_sql, redact_text
 
 __all__ = ["MAX_CODE_LENGTH", "map_quality"]
 
@@ -129,7 +130,7 @@ class _Quality:
                         name=_code(f"{label}{on_column} ({item.key.name})"),
                         kind="assertion",
                         entity=entity,
-                        description=assertion.description,
+                        description=_free_text(assertion.description),
                         warn_only=(assertion.severity or "").lower() == "warn",
                         job=scope,
                         properties=_present(
@@ -190,7 +191,7 @@ class _Quality:
                     name=_code(test.name),
                     kind="test",
                     entity=entity,
-                    description=test.description,
+                    description=_free_text(test.description),
                     warn_only=outcome == "warn" or (test.severity or "").lower() == "warn",
                     job=scope,
                     properties=_present(
@@ -315,6 +316,13 @@ def _code(text: str) -> str:
     return shorten(text, MAX_CODE_LENGTH)
 
 
+def _free_text(text: str | None) -> str | None:
+    """A producer's text (a test's description, expected and actual values, its SQL) as it may
+    reach the catalog: without the password of a URL, a ``password=…`` setting, or a secret
+    literal of SQL (``redaction``)."""
+    return None if text is None else redact_text(redact_sql(text))
+
+
 def _notes(run: RunFold, item: Any) -> str:
     """The run id, then the expected and actual values and the content, when sent."""
     parts = [f"OpenLineage run {run.run_id}."]
@@ -325,7 +333,7 @@ def _notes(run: RunFold, item: Any) -> str:
     ):
         value = getattr(item, attribute, None)
         if value not in (None, ""):
-            parts.append(f"{label}: {value}.")
+            parts.append(f"{label}: {_free_text(str(value))}.")
     return " ".join(parts)
 
 

@@ -423,6 +423,14 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
             "INSERT INTO s.t SELECT * FROM ext WHERE src = 'postgresql://etl:s3cret@db/x'",
             "INSERT INTO s.t SELECT * FROM ext WHERE src = 'postgresql://etl:***@db/x'",
         ),
+        (  # a comment is free text: it may quote a connection
+            "INSERT INTO s.t -- from postgresql://etl:s3cret@db/x\nSELECT a FROM s.u",
+            "INSERT INTO s.t -- from postgresql://etl:***@db/x\nSELECT a FROM s.u",
+        ),
+        (
+            "/* dsn: host=db password=s3cret */ INSERT INTO s.t SELECT 'x' FROM s.u",
+            "/* dsn: host=db password=*** */ INSERT INTO s.t SELECT 'x' FROM s.u",
+        ),
         (  # names and other literals that merely look like it stay as written
             "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
             "FROM s.users WHERE kind = 'token'",
@@ -442,6 +450,74 @@ def test_a_password_written_in_the_sql_of_a_job_is_not_catalogued(
     assert routine.sql_hash == sql_hash(catalogued)
     if catalogued != query:
         assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
+SECRET_TEXT = "loaded from postgresql://etl:s3cret@db/dwh (password=s3cret)"
+SHOWN_TEXT = "loaded from postgresql://etl:***@db/dwh (password=***)"
+LONG_TEXT = "# Orders\n\n" + "x" * 300 + "\n" + SECRET_TEXT
+
+
+def _in_free_text(where: str) -> dict[str, Any]:
+    """A run whose producer wrote ``SECRET_TEXT`` in one of its free texts (``where``)."""
+    test = {"name": "t", "status": "fail"}
+    assertion = {"assertion": "not_null", "success": False, "column": "a"}
+    transformation = {"type": "DIRECT", "subtype": "TRANSFORMATION"}
+    job_facets: dict[str, Any] = {}
+    dataset_facets: dict[str, Any] = {}
+    if where in ("dataset description", "dataset documentation"):
+        text = SECRET_TEXT if where == "dataset description" else LONG_TEXT
+        dataset_facets["documentation"] = {"description": text}
+    elif where == "field description":
+        dataset_facets["schema"] = schema({"name": "a", "description": SECRET_TEXT})
+    elif where == "job documentation":
+        job_facets["documentation"] = {"description": LONG_TEXT, "contentType": "text/markdown"}
+    elif where == "transformation":
+        transformation["description"] = SECRET_TEXT
+    elif where == "assertion description":
+        assertion["description"] = SECRET_TEXT
+    else:  # a test's description, expected and actual values, content
+        test[where.removeprefix("test ")] = SECRET_TEXT
+    lineage = {"fields": {"a": {"inputFields": [
+        {"namespace": PG, "name": "s.src", "field": "a", "transformations": [transformation]}
+    ]}}}  # fmt: skip
+    source = builders.dataset(
+        "s.src",
+        facets={"schema": schema({"name": "a"})},
+        input_facets={"dataQualityAssertions": {"assertions": [assertion]}},
+    )
+    target = dataset("s.dst", schema=schema({"name": "a"}), columnLineage=lineage)
+    target["facets"] = {**target["facets"], **dataset_facets}
+    return run_event(
+        inputs=[source],
+        outputs=[target],
+        job_facets=job_facets,
+        run_facets={"test": {"tests": [test]}},
+    )
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "dataset description",
+        "dataset documentation",
+        "field description",
+        "job documentation",
+        "transformation",
+        "assertion description",
+        "test description",
+        "test expected",
+        "test actual",
+        "test content",
+    ],
+)
+def test_a_secret_in_a_producers_free_text_does_not_reach_the_plan(where: str) -> None:
+    """Secrets never reach the lineage graph: a description, a documentation, a column
+    transformation's or a test's text may quote a connection; it reaches the plan as a property
+    does, a URL's password and a ``password=`` setting as ``***``."""
+    plan = build([_in_free_text(where)], definition())
+    text = json.dumps(plan.model_dump(mode="json"))
+    assert "s3cret" not in text
+    assert json.dumps(SHOWN_TEXT)[1:-1] in text
 
 
 def test_the_entities_and_routines_built_unvalidated_are_the_ones_validation_gives() -> None:
