@@ -124,18 +124,25 @@ def flatten_fields(
     return iter(_flat_fields(entity, fields, prefix))
 
 
+MAX_POSITION = 2**31 - 1
+"""The largest ordinal position Blindata holds (a 32-bit integer)."""
+
+
 def _flat_fields(
     entity: EntityKey,
     fields: Iterable[SchemaField],
     prefix: str,
     unnamed: list[str] | None = None,
+    misplaced: list[str] | None = None,
 ) -> list[tuple[PlannedField, str | None]]:
     """``flatten_fields`` as a list: the catalog pass takes every field of every dataset, and
     appending to one list costs less than resuming a generator per field and nesting level.
 
     A field whose name is blank is no field (Blindata refuses a field without a name) and gives
     its nested fields no name to be dotted under: it is left out with them, and the path it was
-    found at (``""`` at the top) is added to ``unnamed``, when given."""
+    found at (``""`` at the top) is added to ``unnamed``, when given. A field whose
+    ``ordinal_position`` is no position (below 1, the spec's first, or beyond what Blindata
+    holds) has its depth-first position, as one without; its name is added to ``misplaced``."""
     flat: list[tuple[PlannedField, str | None]] = []
 
     def walk(items: Iterable[SchemaField], path: str) -> None:
@@ -147,13 +154,18 @@ def _flat_fields(
             name = f"{path}.{item.name}" if path else item.name
             description = redact_text((item.description or "").strip()) or None
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
+            position = item.ordinal_position
+            if position is not None and not 1 <= position <= MAX_POSITION:
+                if misplaced is not None:
+                    misplaced.append(name)
+                position = None
             flat.append(
                 (
                     planned_field(
                         entity,
                         name,
                         item.type,
-                        item.ordinal_position or len(flat) + 1,
+                        position or len(flat) + 1,
                         None if too_long else description,
                     ),
                     too_long,
@@ -341,14 +353,21 @@ def map_datasets(
         schema = facet_of(facets, SchemaDatasetFacet)
         fields = draft.fields
         unnamed: list[str] = []
+        misplaced: list[str] = []
         for planned, too_long in _flat_fields(
-            key, schema.fields or () if schema else (), "", unnamed
+            key, schema.fields or () if schema else (), "", unnamed, misplaced
         ):
             fields[planned.name] = planned
             if too_long:
                 report.gap(GapCode.FIELD_DESCRIPTION_TOO_LONG, f"{where}: {planned.name}")
         for path in unnamed:
             report.gap(GapCode.EMPTY_FIELD_NAME, f"{where}: {path}" if path else where)
+        for name in misplaced:
+            report.gap(
+                GapCode.MALFORMED_FACET,
+                f"{where}: schema: {name}: ordinal_position is not a position from 1 to "
+                f"{MAX_POSITION}: placed by the order of the fields",
+            )
         written = dataset.written_schema
         if written is not None:
             # A reader's later schema replaced the writer's: the columns only the writer lists

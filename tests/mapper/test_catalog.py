@@ -181,6 +181,31 @@ def test_ordinal_position_is_used_when_present() -> None:
     assert [(f.name, f.ordinal_position) for f in plan.fields] == [("a", 1), ("b", 2)]
 
 
+@pytest.mark.parametrize("sent", [0, -3, 2**31, 2**70], ids=["zero", "negative", "2^31", "2^70"])
+def test_an_ordinal_position_that_is_no_position_is_reported_and_the_walk_places_the_field(
+    sent: int,
+) -> None:
+    """Seed 000 "ordinal_position when present, otherwise the position in a depth-first walk";
+    the spec's positions are 1-indexed, and Blindata holds a 32-bit one: a field sent at 0, below
+    it or beyond has the walk's position, and the gap MALFORMED_FACET names it. A negative one
+    put the field first, one beyond 2^31 - 1 had the field refused by Blindata at every
+    snapshot."""
+    fields = schema({"name": "a"}, {"name": "b", "ordinal_position": sent}, {"name": "c"})
+    plan = build([run_event(outputs=[dataset("s.t", schema=fields)])], definition())
+    assert [(f.name, f.ordinal_position) for f in plan.fields] == [("a", 1), ("b", 2), ("c", 3)]
+    assert plan.report.gaps[GapCode.MALFORMED_FACET].examples == [
+        f"{PG}/s.t: schema: b: ordinal_position is not a position from 1 to 2147483647: "
+        "placed by the order of the fields"
+    ]
+
+
+def test_the_largest_position_blindata_holds_is_kept() -> None:
+    fields = schema({"name": "a", "ordinal_position": 2**31 - 1}, {"name": "b"})
+    plan = build([run_event(outputs=[dataset("s.t", schema=fields)])], definition())
+    assert [(f.name, f.ordinal_position) for f in plan.fields] == [("b", 2), ("a", 2**31 - 1)]
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+
+
 def test_a_field_description_longer_than_250_characters_is_not_sent_and_counted() -> None:
     facets = {
         "schema": schema(
