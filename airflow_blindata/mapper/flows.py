@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import entity_of
@@ -40,12 +40,21 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import shorten
 from airflow_blindata.mapper.systems import SystemResolver
+from airflow_blindata.redaction import redact_text
 
 __all__ = ["MAX_FLOW_NAME", "FlowCollector", "end_label", "entity_label"]
 
 
 MAX_FLOW_NAME = 255
 """Longest flow name; longer names end with a hash."""
+
+
+@lru_cache(maxsize=256)
+def by_producer(producer: str) -> str:
+    """``by <producer>`` of a flow's description: the producer as ``redact_text`` shows it (a
+    URL with user info or a token, ``by an unnamed producer`` when it sent none); memoised, a
+    plan's few producers describe every flow."""
+    return f"by {redact_text(producer) if producer else 'an unnamed producer'}"
 
 
 def end_label(end: FlowEnd, *, with_system: bool) -> str:

@@ -49,7 +49,7 @@ from airflow_blindata.events import (
     UnknownOperatorAttributeRunFacet,
     facet_of,
 )
-from airflow_blindata.mapper.flows import FlowCollector
+from airflow_blindata.mapper.flows import FlowCollector, by_producer
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     Fold,
@@ -247,7 +247,7 @@ def _unnamed_inputs(
 
 
 def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) -> str:
-    parts = [f"{_EVIDENCE_TEXT[evidence]}, by {producer or 'an unnamed producer'}."]
+    parts = [f"{_EVIDENCE_TEXT[evidence]}, {by_producer(producer)}."]
     parts.extend(extra)
     return " ".join(parts)
 

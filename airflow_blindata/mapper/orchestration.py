@@ -27,7 +27,7 @@ from airflow_blindata.events import (
     JobDependenciesRunFacet,
     facet_of,
 )
-from airflow_blindata.mapper.flows import FlowCollector
+from airflow_blindata.mapper.flows import FlowCollector, by_producer
 from airflow_blindata.mapper.fold import Fold, JobFold, JobKey, RunFold
 from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd
 from airflow_blindata.mapper.report import GapCode
@@ -55,7 +55,7 @@ def _add(
         evidence="orchestration",
         source=FlowEnd(origin),
         target=FlowEnd(end),
-        description=f"Orchestration: {how}, by {producer or 'an unnamed producer'}.",
+        description=f"Orchestration: {how}, {by_producer(producer)}.",
     )
 
 

@@ -545,6 +545,26 @@ def test_a_secret_in_a_producers_free_text_does_not_reach_the_plan(where: str) -
     assert json.dumps(SHOWN_TEXT)[1:-1] in text
 
 
+def test_a_producer_with_credentials_describes_its_flows_without_them() -> None:
+    """Secrets never reach the lineage graph: a flow's description names its producer, as a
+    property does, without a URL's password or token."""
+    producer = "https://ci:s3cret@git.example.com/lineage?token=s3cret"
+    shown = "https://ci:***@git.example.com/lineage?token=***"
+    dag_run = "00000000-0000-4000-8000-000000000002"
+    lineage = builders.column_lineage_facet({"a": [builders.input_field("s.src", "a")]})
+    task = run_event(
+        producer=producer,
+        inputs=[dataset("s.src", schema=schema({"name": "a"}))],
+        outputs=[dataset("s.dst", schema=schema({"name": "a"}), **lineage)],
+        run_facets=builders.parent_facet("dag", dag_run),
+    )
+    dag = run_event("dag", run_id=dag_run, producer=producer)
+    plan = build([dag, task], definition())
+    assert {flow.kind for flow in plan.flows} == {"table", "column", "orchestration"}
+    assert all(f"by {shown}." in flow.description for flow in plan.flows)
+    assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
 def test_the_entities_and_routines_built_unvalidated_are_the_ones_validation_gives() -> None:
     """The catalog pass builds entities and routines from values it typed itself (``built``):
     validating each again gives an equal model, with its fields in the model's order."""

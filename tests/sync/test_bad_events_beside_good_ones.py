@@ -112,6 +112,7 @@ def _bad() -> dict[str, Any]:
     input_facets["dataQualityAssertions"]["assertions"][0]["description"] = SAID
     return run_event(
         "bad.job",
+        producer=f"https://ci:{SECRET}@git.example.com/lineage?token={SECRET}",
         time=at(5),
         run_id="00000000-0000-4000-8000-000000000009",
         inputs=[dataset("b.in", BAD_NAMESPACE, facets=dataset_facets, input_facets=input_facets)],
