@@ -4,7 +4,8 @@
 orchestration flows. A scope has at most 230 characters; past that the job name is shortened and
 ends with a hash of the whole scope, keeping the namespace intact, so that the scopes of one
 namespace can still be listed by prefix. A job namespace never contains ``|``, so the scopes of
-two namespaces never overlap.
+two namespaces never overlap: a producer's namespace that has one is written with ``|`` as
+``%7C`` (and ``%`` as ``%25``, so that no other namespace is written alike).
 """
 
 from __future__ import annotations
@@ -30,9 +31,18 @@ def shorten(text: str, limit: int) -> str:
     return text[: limit - _HASH_LENGTH - 1] + "~" + _digest(text)
 
 
+def _scope_namespace(namespace: str) -> str:
+    """``namespace`` as a scope writes it: without ``|``, which ends it (``%`` and ``|``
+    percent-encoded; a namespace with neither, every usual one, as it is)."""
+    if "|" not in namespace and "%" not in namespace:
+        return namespace
+    return namespace.replace("%", "%25").replace("|", "%7C")
+
+
 def job_scope(namespace: str, name: str, *, orchestration: bool = False) -> str:
     """The scope of a job's data flows (or orchestration flows), at most 230 characters."""
     suffix = ORCHESTRATION_SUFFIX if orchestration else ""
+    namespace = _scope_namespace(namespace)
     head = f"{SCOPE_PREFIX}{namespace}|"
     full = f"{head}{name}{suffix}"
     if len(full) <= MAX_SCOPE_LENGTH:

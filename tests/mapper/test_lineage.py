@@ -391,21 +391,68 @@ def test_the_same_events_give_byte_identical_names_and_scopes() -> None:
 
 
 namespaces = st.text(
-    st.characters(blacklist_characters="|", blacklist_categories=("Cs",)), min_size=1, max_size=120
+    st.sampled_from("a|%7C") | st.characters(blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=120,
 )
-names = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
+names = st.text(
+    st.sampled_from("a|%") | st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300
+)
 
 
 @given(namespaces, names, namespaces, names)
 def test_the_scopes_of_two_namespaces_never_overlap(ns1: str, n1: str, ns2: str, n2: str) -> None:
+    """Seed 001: "A job namespace never contains |, so the scopes of two namespaces never
+    overlap": also when a producer's namespace has one (``a|b`` and ``c`` against ``a`` and
+    ``b|c``)."""
     s1, s2 = job_scope(ns1, n1), job_scope(ns2, n2)
     assert (
         len(s1) <= MAX_SCOPE_LENGTH
         and len(job_scope(ns1, n1, orchestration=True)) <= MAX_SCOPE_LENGTH
     )
     if ns1 != ns2 and len(ns1) < 200 and len(ns2) < 200:
-        assert not s1.startswith(f"ol:{ns2}|")
+        assert not s1.startswith(job_scope(ns2, ""))  # the prefix of ns2's scopes
         assert s1 != s2
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "scope"),
+    [
+        ("halden-airflow-prod", "load", "ol:halden-airflow-prod|load"),
+        ("a|b", "c", "ol:a%7Cb|c"),
+        ("a", "b|c", "ol:a|b|c"),
+        ("a%7Cb", "c", "ol:a%257Cb|c"),
+    ],
+)
+def test_a_namespace_with_a_bar_is_written_without_it_in_the_scope(
+    namespace: str, name: str, scope: str
+) -> None:
+    assert job_scope(namespace, name) == scope
+
+
+def test_two_jobs_split_differently_at_a_bar_keep_their_own_flows_and_checks() -> None:
+    """The jobs ``a|b``/``c`` and ``a``/``b|c`` had the one scope ``ol:a|b|c``: one check for
+    both jobs' test ``t`` on the entity of one of them, with both jobs' results, and a cleanup
+    (which removes by scope) of one definition removed the other's flows."""
+    tests = {"test": {"tests": [{"name": "t", "status": "pass"}]}}
+    events = [
+        event(
+            job,
+            namespace=namespace,
+            run_id=f"00000000-0000-4000-8000-00000000000{i}",
+            inputs=[ds(f"db.s.in{i}")],
+            outputs=[ds(f"db.s.out{i}")],
+            run_facets=tests,
+        )
+        for i, (namespace, job) in enumerate([("a|b", "c"), ("a", "b|c")])
+    ]
+    plan = build(events, definition())
+    assert sorted({flow.scope for flow in plan.flows}) == ["ol:a%7Cb|c", "ol:a|b|c"]
+    assert plan.quality is not None
+    assert sorted((c.code, c.entity.schema_, c.entity.name) for c in plan.quality.checks) == [
+        ("ol:ol:a%7Cb|c:test:t", "a|b", "c"),
+        ("ol:ol:a|b|c:test:t", "a", "b|c"),
+    ]
 
 
 # -- orchestration --
