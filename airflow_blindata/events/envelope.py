@@ -46,6 +46,7 @@ __all__ = [
     "Container",
     "Envelope",
     "FacetText",
+    "container_not_an_object",
     "envelope_of",
     "io_facets_by_field_name",
     "raw_containers",
@@ -241,6 +242,13 @@ def io_facets_by_field_name(data: Mapping[str, Any]) -> bool:
             if _is_map(item) and ("input_facets" in item or "output_facets" in item):
                 return True
     return False
+
+
+def container_not_an_object(data: Mapping[str, Any]) -> bool:
+    """Whether a decoded RunEvent has a facet container that is neither an object nor ``null``
+    (``"facets": []``): reading its facets reports it malformed, and it files no key, so the
+    event is read whole for its issue to be reported (``read_envelope`` refuses such a text)."""
+    return any(raw is not None and not _is_map(raw) for _, _, raw in raw_containers(data))
 
 
 def envelope_of(event: RunEvent, data: Mapping[str, Any]) -> Envelope:

@@ -25,6 +25,8 @@ newest back. An event is read whole when something of it can still matter:
 * it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
   fold's order (the tie is broken by content), or it names a dataset's io facets by the model's
   field name (``input_facets``, which the model reads too): its envelope does not know those keys;
+  or it has a facet container that is not an object (``"facets": []``), which files no key for
+  a newer event to decide: it is read for its issue (``MALFORMED_FACET``) to be reported;
 * it is unreadable: its envelope is invalid, or it holds a string that no store can hold
   (``event_text_problem``, a scan of its text). It is then left out of the fold, and out of the
   ranking of runs that decides which are kept whole, exactly as in a fold of every event.
@@ -60,6 +62,7 @@ from airflow_blindata.events import (
 from airflow_blindata.events.envelope import (
     Container,
     Envelope,
+    container_not_an_object,
     envelope_of,
     io_facets_by_field_name,
     raw_containers,
@@ -246,7 +249,9 @@ def read_job_events(
         ):
             envelopes[index] = envelope_of(skim.event, data)
             raws[index] = data  # decoded once
-            if io_facets_by_field_name(data):  # its keys are not all in the envelope's
+            # Its keys are not all in the envelope's (io facets under the model's names), or a
+            # container that is not an object files no key, and nothing newer decides its issue.
+            if io_facets_by_field_name(data) or container_not_an_object(data):
                 whole.add(index)
         else:  # unreadable, JobEvents and DatasetEvents: read whole, as ever
             results[index] = parse_event(data, text=text)

@@ -195,17 +195,34 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 PATHS = _paths(BAD)
 
 
+def _bare(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with every facet container empty."""
+    for holder in (event["run"], event["job"], *event["inputs"], *event["outputs"]):
+        for key in ("facets", "inputFacets", "outputFacets"):
+            if key in holder:
+                holder[key] = {}
+    return event
+
+
+BARE = _bare(copy.deepcopy(BAD))
+BARE_PATHS = [p for p in _paths(BARE) if p[-1] in ("facets", "inputFacets", "outputFacets")]
+
+
 @st.composite
 def spoiled(draw: st.DrawFn) -> dict[str, Any]:
-    """``BAD`` with one to four places replaced or removed, now and then another kind."""
-    event = copy.deepcopy(BAD)
-    kind = draw(st.sampled_from(["run", "run", "run", "job", "dataset"]))
+    """``BAD`` with one to four places replaced or removed, now and then another kind, or
+    without facets and its containers spoiled (a container that is not an object is then all
+    it carries)."""
+    kind = draw(st.sampled_from(["run", "run", "run", "job", "dataset", "bare"]))
+    event, paths = (
+        (copy.deepcopy(BARE), BARE_PATHS) if kind == "bare" else (copy.deepcopy(BAD), PATHS)
+    )
     if kind == "job":
         del event["run"], event["eventType"]
     elif kind == "dataset":
         event = {"eventTime": event["eventTime"], "producer": "p", "dataset": event["outputs"][0]}
     for _ in range(draw(st.integers(1, 4))):
-        path = draw(st.sampled_from(PATHS))
+        path = draw(st.sampled_from(paths))
         holder: Any = event
         for step in path[:-1]:
             try:

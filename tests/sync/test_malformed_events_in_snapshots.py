@@ -16,6 +16,7 @@ import json
 import tempfile
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -183,3 +184,39 @@ def test_a_malformed_facet_in_a_new_run_of_a_kept_job_is_a_gap_at_the_next_snaps
         assert second.report.counters["eventsRead"] == 2
         stored = [event.payload for event in store.events()]
         assert_read_at_once(second, build(stored, definition()))
+
+
+CONTAINERS: list[tuple[str, tuple[Any, ...], str]] = [
+    ("run facets", ("run", "facets"), f"airflow/{JOB}"),
+    ("job facets", ("job", "facets"), f"airflow/{JOB}"),
+    ("dataset facets", ("outputs", 0, "facets"), "postgres://db:5432/s.out"),
+    ("input facets", ("inputs", 0, "inputFacets"), "postgres://db:5432/s.in"),
+    ("output facets", ("outputs", 0, "outputFacets"), "postgres://db:5432/s.out"),
+]
+
+
+@pytest.mark.parametrize("value", [[], "x", 3], ids=["list", "string", "number"])
+@pytest.mark.parametrize(("container", "path", "where"), CONTAINERS, ids=[c[0] for c in CONTAINERS])
+def test_a_facet_container_that_is_not_an_object_is_a_gap(
+    store_url: str, container: str, path: tuple[Any, ...], where: str, value: Any
+) -> None:
+    """Seed 001 MALFORMED_FACET, "a `facets` container that is not an object" (facet-support):
+    a run whose only facets are such a container carried no facet key, so its reading skimmed
+    it and the gap was never reported, read at once or job by job."""
+    event = run_event(
+        JOB,
+        inputs=[dataset("s.in", input_facets={})],
+        outputs=[dataset("s.out", output_facets={})],
+    )
+    holder: Any = event
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = value
+    expected = [f"{where}: facets: not an object ({type(value).__name__})"]
+    assert build([_text(event)], definition()).report.gaps[GapCode.MALFORMED_FACET].examples == (
+        expected
+    )
+    with open_store(store_url) as store:
+        store.append_many([_text(event)])
+        planned = plan_from_store(store, definition())
+        assert planned.report.gaps[GapCode.MALFORMED_FACET].examples == expected
