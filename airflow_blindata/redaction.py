@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+import string
+from collections.abc import Iterable, Iterator
 from urllib.parse import unquote
 
 __all__ = [
@@ -46,7 +47,9 @@ _SECRET_NAMES = (
     r"x-(?:amz|goog)-(?:signature|security-token|credential))"
 )
 _SECRET_PARAMETER = re.compile(rf"(?i)^{_SECRET_NAMES}$")
-_QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#]*)=(?P<value>[^&;#]*)")
+# A name stops at a ``?`` too: ``?a?a?a…`` is no pair, and a name that ran on over every ``?``
+# was scanned again from each one (a time growing with the square of the text's length).
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
 
 
 def _query_secrets(url: str) -> list[tuple[int, int]]:
@@ -134,8 +137,31 @@ def url_secrets(url: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value for value in (*secrets, *decoded) if value))
 
 
-# A URL in free text: from its scheme to the first blank, quote or angle bracket.
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# A URL in free text: from its scheme to the first blank, quote or angle bracket. Found from its
+# ``://`` (``_urls_in``): a pattern that starts with the scheme tries every letter of a long word
+# and scans it to its end, a time that grows with the square of the word's length.
+_SCHEME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "+.-")
+_URL_REST = re.compile(r"[^\s\"'<>]+")
+
+
+def _urls_in(text: str) -> Iterator[tuple[int, int]]:
+    r"""The (start, end) of each URL in ``text``, left to right, as the pattern
+    ``[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`` finds them, in time linear in the text."""
+    done = 0
+    at = text.find("://")
+    while at != -1:
+        start = at
+        while start > done and text[start - 1] in _SCHEME_CHARACTERS:
+            start -= 1
+        while start < at and not ("a" <= text[start].lower() <= "z"):
+            start += 1  # a scheme starts with a letter
+        rest = _URL_REST.match(text, at + 3)
+        if start == at or rest is None:
+            at = text.find("://", at + 1)
+            continue
+        yield start, rest.end()
+        done = rest.end()
+        at = text.find("://", done)
 
 
 def redact_text(text: str) -> str:
@@ -146,7 +172,14 @@ def redact_text(text: str) -> str:
     report, a log or the catalog."""
     if "://" not in text and "=" not in text and "@" not in text:
         return text
-    text = _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+    if "://" in text:
+        parts: list[str] = []
+        done = 0
+        for start, end in _urls_in(text):
+            parts += (text[done:start], redact_url(text[start:end]))
+            done = end
+        parts.append(text[done:])
+        text = "".join(parts)
     text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
     return _SECRET_SETTING_IN_TEXT.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
 
@@ -216,8 +249,10 @@ _IDENTIFIED_BY_WORD = re.compile(
       | (?P<word> [^\s'";,()]+ ) )
     """
 )
-# A URL's password (``postgresql://user:…@db``, ``s3://key:…@bucket``).
-_URL_PASSWORD = re.compile(r"(?P<lead>\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:)[^\s@'\"/]+(?=@)")
+# A URL's password (``postgresql://user:…@db``, ``s3://key:…@bucket``), found from its ``://``
+# after a scheme's character: a pattern that starts with the scheme scans every word of
+# ``a.a.a…`` to the end (a time growing with the square of the text's length).
+_URL_PASSWORD = re.compile(r"(?<=[a-z0-9+.-])(?P<lead>://[^\s:/@'\"]*:)[^\s@'\"/]+(?=@)")
 
 
 def _identified_by(match: re.Match[str]) -> str:
