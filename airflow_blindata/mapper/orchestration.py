@@ -124,11 +124,15 @@ def _task_graph_of_run(
 
 
 def _task_ids(value: object) -> list[str]:
-    """``downstream_task_ids`` as the provider sends it: a list, or the text of a Python list."""
+    """``downstream_task_ids`` as the provider sends it: a list, or the text of a Python list.
+
+    Any other text is none: also one that nests too deeply to parse (``[------…1]`` raises
+    ``RecursionError``, deeper ``MemoryError``) or makes a set of lists (``TypeError``), which
+    stopped the mapping of every snapshot."""
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
             return []
     if not isinstance(value, list | tuple | set):
         return []

@@ -569,6 +569,42 @@ def test_the_airflow_task_graph_gives_task_to_task_flows() -> None:
     }
 
 
+def _task_run(task: str, downstream: Any) -> dict[str, Any]:
+    """A task's run as the Airflow provider sends it: its ``airflow`` run facet names the DAG
+    and the task's ``downstream_task_ids`` (the text of a Python list)."""
+    airflow = {
+        "dag": {"dag_id": "pv_weekly_signal"},
+        "dagRun": {"dag_id": "pv_weekly_signal", "run_id": "manual"},
+        "task": {"task_id": task, "downstream_task_ids": downstream},
+        "taskInstance": {"try_number": 1},
+    }
+    return event(f"pv_weekly_signal.{task}", run_id=f"r-{task}", run_facets={"airflow": airflow})
+
+
+def test_the_downstream_task_ids_of_a_tasks_run_give_task_to_task_flows() -> None:
+    plan = build([_task_run("extract", "['load']"), _task_run("load", "[]")], definition())
+    assert pairs(plan, "orchestration") == {("pv_weekly_signal.extract", "pv_weekly_signal.load")}
+
+
+@pytest.mark.parametrize(
+    "downstream",
+    ["[" + "-" * 5000 + "1]", "[" + "-" * 50000 + "1]", "{['load']}", "load", "[1, 2"],
+    ids=["nested too deep", "nested deeper", "a set of lists", "no list", "unclosed"],
+)
+def test_downstream_task_ids_that_are_no_list_give_no_flow_and_stop_nothing(
+    downstream: str,
+) -> None:
+    """One malformed event must never stop a sync: the text was read with ``literal_eval``,
+    which raises ``RecursionError`` (``MemoryError`` deeper, ``TypeError`` for a set of lists)
+    beyond the errors caught, and the mapping of every snapshot stopped on it."""
+    plan = build([_task_run("extract", downstream), _task_run("load", "[]")], definition())
+    assert flows(plan, "orchestration") == []
+    assert {e.key.name for e in plan.entities} >= {
+        "pv_weekly_signal.extract",
+        "pv_weekly_signal.load",
+    }
+
+
 def test_a_target_job_that_is_not_a_job_entity_is_unresolved() -> None:
     plan = build(
         [dag_event({"extract": ["never_ran"]}), event("pv_weekly_signal.extract", run_id="r")],
