@@ -238,7 +238,11 @@ def filed_keys(raw: Any, location: FacetLocation) -> AbstractSet[str]:
     container = _container(raw, location, None, "")
     if container.keys() <= FACETS[location].keys():  # the usual case: known keys stay
         return container.keys()
-    return {target for _, target, _, _ in _filed(container, location, None, "")}
+    filed = {target for _, target, _, _ in _filed(container, location, None, "")}
+    # A facet that is not an object (``"acme": 5``) is malformed under its own key, as one under
+    # a known key is: the reader reads its event, and reports it, unless a newer one decided it.
+    filed.update(key for key, value in container.items() if not isinstance(value, Mapping))
+    return filed
 
 
 def read_facet(key: str, value: dict[str, Any], location: FacetLocation) -> BaseFacet:

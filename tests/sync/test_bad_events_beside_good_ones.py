@@ -106,6 +106,12 @@ def _bad() -> dict[str, Any]:
         "TagsRunFacet__1",
     )
     run_facets["test"] = {"tests": [{"name": "t", "status": "fail", "expected": SAID}]}
+    run_facets["airflow"] = {
+        "dag": {"dag_id": "bad"},
+        "dagRun": {"dag_id": "bad", "run_id": "manual"},
+        "task": {"task_id": "job", "downstream_task_ids": "['other']"},
+        "taskInstance": {"try_number": 1},
+    }
     input_facets = _facets(
         "DataQualityAssertionsDatasetFacet__1", "DataQualityMetricsInputDatasetFacet__1"
     )
@@ -164,6 +170,8 @@ ODD = st.sampled_from(
         "0001-01-01T00:00:00+01:00",
         "not a time",
         "not-a-uuid",
+        "[" + "-" * 5000 + "1]",  # too deep for literal_eval
+        "{['a']}",
         "START",
         "complete",
         "DATASET",

@@ -220,3 +220,43 @@ def test_a_facet_container_that_is_not_an_object_is_a_gap(
         store.append_many([_text(event)])
         planned = plan_from_store(store, definition())
         assert planned.report.gaps[GapCode.MALFORMED_FACET].examples == expected
+
+
+@pytest.mark.parametrize(
+    ("facets", "issue"),
+    [
+        ({"acme": 5}, "acme: not an object (int)"),
+        ({"acme": [1]}, "acme: not an object (list)"),
+        ({"_deleted": True}, "_deleted: not an object (bool)"),
+    ],
+    ids=["number", "list", "deletion marker as a container"],
+)
+@pytest.mark.parametrize(("container", "path", "where"), CONTAINERS, ids=[c[0] for c in CONTAINERS])
+def test_a_facet_that_is_not_an_object_under_an_unknown_key_is_a_gap(
+    store_url: str,
+    container: str,
+    path: tuple[Any, ...],
+    where: str,
+    facets: dict[str, Any],
+    issue: str,
+) -> None:
+    """Seed 001 MALFORMED_FACET: a facet is an object. One under a key nobody knows filed no
+    key, so the skimming reading skimmed its run and the gap was never reported (one under a
+    known key, ``"schema": 5``, was)."""
+    event = run_event(
+        JOB,
+        inputs=[dataset("s.in", input_facets={})],
+        outputs=[dataset("s.out", output_facets={})],
+    )
+    holder: Any = event
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = facets
+    expected = [f"{where}: {issue}"]
+    assert build([_text(event)], definition()).report.gaps[GapCode.MALFORMED_FACET].examples == (
+        expected
+    )
+    with open_store(store_url) as store:
+        store.append_many([_text(event)])
+        planned = plan_from_store(store, definition())
+        assert planned.report.gaps[GapCode.MALFORMED_FACET].examples == expected
