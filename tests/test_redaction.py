@@ -12,7 +12,6 @@ stalled. They are found from their ``://`` now, the same URLs.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import given
@@ -32,10 +31,11 @@ LONG_TEXTS = {
 
 @pytest.mark.parametrize("text", list(LONG_TEXTS.values()), ids=list(LONG_TEXTS))
 def test_a_long_text_is_redacted_in_linear_time(text: str) -> None:
-    started = time.perf_counter()
-    redact_text(text)
-    redact_sql(f"SELECT '{text}' -- {text}")
-    assert time.perf_counter() - started < 2.0  # quadratic: minutes
+    """No timed assertion (the project measures time in ``benchmarks/``): milliseconds now,
+    about nine minutes each before, which the suite's hang guard (``timeout`` in pyproject)
+    stops as a failure."""
+    assert redact_text(text) == text  # no secret in them: shown as they are
+    assert text in redact_sql(f"SELECT '{text}' -- {text}")
 
 
 URL_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
