@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar
 from airflow_blindata.blindata import (
     BlindataAuthError,
     BlindataClient,
+    BlindataConflictError,
     BlindataDeadlineError,
     BlindataError,
     BlindataNotFoundError,
@@ -230,6 +231,28 @@ class SyncContext:
         if found is None:
             self.report.fail(kind, key, "created, but Blindata does not list it")
         return found
+
+    def create_or_find(
+        self,
+        kind: str,
+        key: str,
+        create: Callable[[], StoredT | None],
+        find: Callable[[], StoredT | None],
+    ) -> StoredT | None:
+        """Create one object: as answered, or as ``find`` lists it when the create failed (409:
+        created meanwhile; or it landed and its answer was lost, a write that got through,
+        ``landed``) or was answered without a body (``created``); a failure when it is not
+        listed."""
+        try:
+            made = create()
+        except BlindataError as exc:
+            found = self.attempt(kind, key, find)
+            if found is None:
+                self.report.fail(kind, key, str(exc))
+            elif not isinstance(exc, BlindataConflictError):
+                self.landed()
+            return found
+        return self.created(kind, key, made, find)
 
     def delete(self, collection: Deleter, kind: str, key: str, uuid: str | None) -> bool:
         """Delete one object; True when it is gone (404 counts: something removed it first)."""

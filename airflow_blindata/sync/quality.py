@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from airflow_blindata.blindata import BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import (
     AdditionalProperty,
     MetricRecord,
@@ -203,18 +202,9 @@ def _suite(ctx: SyncContext, code: str) -> QualitySuite | None:
         description="Checks of OpenLineage assertions and tests, managed by airflow-blindata.",
         published=True,
     )
-    try:
-        created = api.create(wanted)
-    except BlindataError as exc:
-        # Taken (409: created meanwhile), or it landed and its answer was lost: look first.
-        found = ctx.attempt("quality suite", code, find)
-        if found is None:
-            ctx.report.fail("quality suite", code, str(exc))
-        elif not isinstance(exc, BlindataConflictError):
-            ctx.landed()
-        return found
-    # answered without a body: found as a suite created meanwhile is
-    return ctx.created("quality suite", code, created, lambda: find(search=code) or find())
+    return ctx.create_or_find(
+        "quality suite", code, partial(api.create, wanted), lambda: find(search=code) or find()
+    )
 
 
 def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str, owner: str) -> QualityCheck:
@@ -453,18 +443,8 @@ def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:
             physical_entity=Ref(uuid=entity),
             description="Metrics reported in OpenLineage events.",
         )
-        try:
-            made = api.create(wanted)
-        except BlindataError as exc:
-            # Created meanwhile (409: another sync of the table), or it landed and its answer
-            # was lost: look before giving up, as for a System or a suite.
-            found = ctx.attempt("profiling monitor", label, find)
-            if found is None:
-                ctx.report.fail("profiling monitor", label, str(exc))
-            elif not isinstance(exc, BlindataConflictError):
-                ctx.landed()
-        else:
-            found = ctx.created("profiling monitor", label, made, find)
+        # created meanwhile (another sync of the table), or its answer lost: found
+        found = ctx.create_or_find("profiling monitor", label, partial(api.create, wanted), find)
     return found.uuid if found else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
@@ -90,17 +91,10 @@ def _bring_in_line(
     """Create or update the statement when needed; the uuid to submit for analysis, or None."""
     api = ctx.client.api.statements
     if statement is None:
-        try:
-            made = api.create(wanted)
-        except BlindataError as exc:
-            # It may have landed before its answer was lost: look before giving up.
-            created = ctx.attempt(KIND, state.label, lambda: _find(ctx, wanted))
-            if created is None:
-                ctx.report.fail(KIND, state.label, str(exc))
-            else:
-                ctx.landed()
-        else:
-            created = ctx.created(KIND, state.label, made, lambda: _find(ctx, wanted))
+        # it may have landed before its answer was lost: looked for before giving up
+        created = ctx.create_or_find(
+            KIND, state.label, partial(api.create, wanted), lambda: _find(ctx, wanted)
+        )
         if created is None or not created.uuid:
             return None
         ctx.report.count("statementsCreated")
