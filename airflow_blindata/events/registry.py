@@ -97,6 +97,10 @@ _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
         qf.DataQualityMetricsDatasetFacet,
         qf.DataQualityAssertionsDatasetFacet,
         qf.GreatExpectationsAssertionsDatasetFacet,
+        # seed 003's statistics, where openlineage-common sends them: its Dataset files the
+        # Redshift Data provider's ``stats`` among the dataset facets of its outputs
+        qf.InputStatisticsInputDatasetFacet,
+        qf.OutputStatisticsOutputDatasetFacet,
     ),
     FacetLocation.INPUT: (
         qf.DataQualityAssertionsDatasetFacet,

@@ -663,3 +663,42 @@ def test_extra_metrics_of_the_producer_for_example_iceberg_scan_and_commit_repor
     plan = build(run(**{f"{side}s": [item]}), definition())
     assert {(r.metric, r.value) for r in quality(plan).records} == expected
     assert key not in plan.report.unknown_facets
+
+
+_REDSHIFT_STATS = {
+    # openlineage-common's RedshiftDataDatasetsProvider: ``custom_facets["stats"]``, which
+    # ``Dataset.to_openlineage_dataset`` sends among the dataset facets, not the output facets
+    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.9.0/integration/airflow",
+    "_schemaURL": "https://raw.githubusercontent.com/OpenLineage/OpenLineage/main/spec/"
+    "OpenLineage.json#/definitions/OutputStatisticsOutputDatasetFacet",
+    "rowCount": 7,
+    "size": 100,
+}
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ({"facets": {"stats": _REDSHIFT_STATS}}, {("rowsWritten", 7), ("bytesWritten", 100)}),
+        ({"outputFacets": {"stats": _REDSHIFT_STATS}}, {("rowsWritten", 7), ("bytesWritten", 100)}),
+        (  # the spec's place wins over the dataset facets
+            {
+                "facets": {"stats": _REDSHIFT_STATS},
+                "outputFacets": {"outputStatistics": {"rowCount": 3}},
+            },
+            {("rowsWritten", 3)},
+        ),
+    ],
+    ids=["among the dataset facets", "among the output facets", "both"],
+)
+def test_output_statistics_under_another_key_are_read_too_the_redshift_data_providers_stats(
+    where: dict[str, Any], expected: set[tuple[str, int]]
+) -> None:
+    """Seed 003: "The facets are recognized by their schema URL, so a producer that publishes
+    outputStatistics under another key (the Redshift Data provider uses stats) is read too." The
+    Redshift Data provider sends ``stats`` among the dataset facets of its outputs: it was an
+    unknown dataset facet there, and its rows and bytes made no record."""
+    item = {"namespace": PG, "name": "a.s.dst", **where}
+    plan = build(run(outputs=[item]), definition())
+    assert {(r.metric, r.value) for r in quality(plan).records} == expected
+    assert "stats" not in plan.report.unknown_facets
