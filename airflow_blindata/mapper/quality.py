@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
     BaseFacet,
@@ -37,6 +39,7 @@ from airflow_blindata.events import (
     InputStatisticsInputDatasetFacet,
     OutputStatisticsOutputDatasetFacet,
     TestRunFacet,
+    Timestamp,
     facet_of,
     finite_number,
 )
@@ -398,14 +401,24 @@ def _report_values(
 
 
 def _capture_date(facet: BaseFacet) -> datetime | None:
+    """The facet's ``captureDate``, read as an event time is (``Timestamp``: a naive time is UTC,
+    Java's zone suffix ``+01:00[Europe/Paris]`` is read by its offset); ``None`` when it has
+    none, or one that is no date-time (a number, a text no date-time reads)."""
     value = (facet.model_extra or {}).get("captureDate")
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return None
+    if not isinstance(value, str):
+        return None
+    try:
+        return _TIMESTAMP.validate_python(value)
+    except ValueError:
+        pass
+    try:  # what Python reads and pydantic does not (the basic format 20261129T090000Z)
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+_TIMESTAMP: TypeAdapter[datetime] = TypeAdapter(Timestamp)
 
 
 _ASSERTION_KEYS = frozenset(

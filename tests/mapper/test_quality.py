@@ -702,3 +702,28 @@ def test_output_statistics_under_another_key_are_read_too_the_redshift_data_prov
     plan = build(run(outputs=[item]), definition())
     assert {(r.metric, r.value) for r in quality(plan).records} == expected
     assert "stats" not in plan.report.unknown_facets
+
+
+@pytest.mark.parametrize(
+    ("capture_date", "expected"),
+    [
+        ("2026-11-29T09:00:00Z", "2026-11-29T09:00:00+00:00"),
+        # Java's ZonedDateTime.toString(), as a JVM producer writes a time (read so in eventTime)
+        ("2026-11-29T09:00:00+01:00[Europe/Paris]", "2026-11-29T09:00:00+01:00"),
+        ("2026-11-29T09:00+01:00[Europe/Paris]", "2026-11-29T09:00:00+01:00"),
+        ("2026-11-29T09:00:00z", "2026-11-29T09:00:00+00:00"),
+        ("2026-11-29T09:00:00", "2026-11-29T09:00:00+00:00"),  # naive: UTC, as event times
+        ("not a date", "2026-11-29T10:05:00+00:00"),  # none it has: the run's end
+        (1764406800, "2026-11-29T10:05:00+00:00"),  # a number is no date-time (as eventTime)
+    ],
+)
+def test_the_timestamp_of_a_record_is_the_capture_date_however_the_producer_writes_it(
+    capture_date: Any, expected: str
+) -> None:
+    """Seed 003: "The timestamp of a record is the captureDate of the facet when it has one,
+    otherwise the event time of the run." A captureDate that an event time would be read from
+    (Java's zone suffix, a lowercase z) was not read, and the record took the run's end."""
+    stats = {"rowCount": 1, "captureDate": capture_date}
+    item = {"namespace": PG, "name": "a.s.src", "inputFacets": {"inputStatistics": stats}}
+    (record,) = quality(build(run(inputs=[item]), definition())).records
+    assert record.timestamp.isoformat() == expected
