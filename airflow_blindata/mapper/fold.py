@@ -548,10 +548,10 @@ class DatasetMentions:
 
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
-        written = [k for k in facets if k.endswith(AS_WRITTEN)]
-        schemas = [facets.pop(k) for k in written]
-        written_schema = next((s for s in schemas if isinstance(s, SchemaDatasetFacet)), None)
-        if written_schema is not None:
+        written_schema = facets.pop(_WRITTEN_SCHEMA, None)
+        if not isinstance(written_schema, SchemaDatasetFacet):
+            written_schema = None
+        else:
             latest = facet_of(facets, SchemaDatasetFacet)
             if written_schema is latest or written_schema == latest:
                 written_schema = None  # the latest schema is the writer's (or the same)
@@ -570,11 +570,14 @@ mentions: the facet is mentioned twice, under its key (the latest wins, a reader
 under this one (only writers), for ``DatasetFold.written_schema``."""
 
 
-def _as_written(facets: Mapping[str, BaseFacet]) -> dict[str, BaseFacet]:
-    """The schema facet of ``facets`` (an output's, a DatasetEvent's) under its written key; a
-    deleted one too, which ends what a writer's earlier one described."""
+_WRITTEN_SCHEMA = "schema" + AS_WRITTEN
+
+
+def _as_written(facets: Mapping[str, BaseFacet]) -> Mapping[str, BaseFacet]:
+    """``facets`` (an output's, a DatasetEvent's) with their schema facet mentioned again under
+    its written key; a deleted one too, which ends what a writer's earlier one described."""
     facet = facets.get("schema")  # filed under it whatever the producer's key (registry)
-    return {} if facet is None else {"schema" + AS_WRITTEN: facet}
+    return facets if facet is None else {**facets, _WRITTEN_SCHEMA: facet}
 
 
 def _fold_job(
@@ -991,13 +994,8 @@ def _mentions(ordered: list[RunEvent | JobEvent]) -> dict[DatasetKey, DatasetMen
         for read in event.inputs:
             _mention(mentioned, (read.namespace, read.name), position, read.facets)
         for output in event.outputs:
-            facets = output.facets
-            written = _as_written(facets)
             _mention(
-                mentioned,
-                (output.namespace, output.name),
-                position,
-                {**facets, **written} if written else facets,
+                mentioned, (output.namespace, output.name), position, _as_written(output.facets)
             )
     return {DatasetKey(*names): merge for names, merge in mentioned.items()}
 
@@ -1041,9 +1039,7 @@ class FoldBuilder:
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
             position = (_sort_key(design), order.content(design))
             key = DatasetKey(design.dataset.namespace, design.dataset.name)
-            facets = design.dataset.facets
-            written = _as_written(facets)
-            _mention(self._datasets, key, position, {**facets, **written} if written else facets)
+            _mention(self._datasets, key, position, _as_written(design.dataset.facets))
 
     def add_folded(self, folded: FoldedJob) -> None:
         """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot); of

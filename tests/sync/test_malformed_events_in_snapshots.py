@@ -203,23 +203,8 @@ def test_a_facet_container_that_is_not_an_object_is_a_gap(
     """Seed 001 MALFORMED_FACET, "a `facets` container that is not an object" (facet-support):
     a run whose only facets are such a container carried no facet key, so its reading skimmed
     it and the gap was never reported, read at once or job by job."""
-    event = run_event(
-        JOB,
-        inputs=[dataset("s.in", input_facets={})],
-        outputs=[dataset("s.out", output_facets={})],
-    )
-    holder: Any = event
-    for step in path[:-1]:
-        holder = holder[step]
-    holder[path[-1]] = value
     expected = [f"{where}: facets: not an object ({type(value).__name__})"]
-    assert build([_text(event)], definition()).report.gaps[GapCode.MALFORMED_FACET].examples == (
-        expected
-    )
-    with open_store(store_url) as store:
-        store.append_many([_text(event)])
-        planned = plan_from_store(store, definition())
-        assert planned.report.gaps[GapCode.MALFORMED_FACET].examples == expected
+    _assert_reported_at_once_and_by_job(store_url, _with_container(path, value), expected)
 
 
 @pytest.mark.parametrize(
@@ -243,6 +228,12 @@ def test_a_facet_that_is_not_an_object_under_an_unknown_key_is_a_gap(
     """Seed 001 MALFORMED_FACET: a facet is an object. One under a key nobody knows filed no
     key, so the skimming reading skimmed its run and the gap was never reported (one under a
     known key, ``"schema": 5``, was)."""
+    expected = [f"{where}: {issue}"]
+    _assert_reported_at_once_and_by_job(store_url, _with_container(path, facets), expected)
+
+
+def _with_container(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    """A run of ``JOB`` reading ``s.in`` and writing ``s.out``, ``value`` at ``path``."""
     event = run_event(
         JOB,
         inputs=[dataset("s.in", input_facets={})],
@@ -251,8 +242,13 @@ def test_a_facet_that_is_not_an_object_under_an_unknown_key_is_a_gap(
     holder: Any = event
     for step in path[:-1]:
         holder = holder[step]
-    holder[path[-1]] = facets
-    expected = [f"{where}: {issue}"]
+    holder[path[-1]] = value
+    return event
+
+
+def _assert_reported_at_once_and_by_job(
+    store_url: str, event: dict[str, Any], expected: list[str]
+) -> None:
     assert build([_text(event)], definition()).report.gaps[GapCode.MALFORMED_FACET].examples == (
         expected
     )
