@@ -305,6 +305,33 @@ _PARTITION = re.compile(r"^[^=/]+=[^/]*$")
 _FILE = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*|.+\.[A-Za-z0-9]{1,10})$")
 
 
+_QUOTES = frozenset('"`')
+
+
+def _segments(name: str) -> list[str]:
+    """``name`` split at its dots, but not at a dot inside a quoted identifier.
+
+    A producer that quotes (``analytics."my.schema"."tbl"``) names the schema ``"my.schema"``,
+    not ``schema"``; the quotes themselves are kept, as every other character of a segment is.
+    A doubled quote inside a quoted identifier (``"a""b"``) closes and opens it again, so it
+    needs no rule of its own; an unbalanced quote quotes the rest of the name.
+    """
+    if not _QUOTES.intersection(name):
+        return name.split(".")
+    segments: list[str] = []
+    start, quote = 0, ""
+    for index, char in enumerate(name):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in _QUOTES:
+            quote = char
+        elif char == ".":
+            segments.append(name[start:index])
+            start = index + 1
+    segments.append(name[start:])
+    return segments
+
+
 def _dotted(name: str, default_schema: str | None) -> EntityName:
     """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default.
 
@@ -314,7 +341,7 @@ def _dotted(name: str, default_schema: str | None) -> EntityName:
     and ``staging.orders`` do — a blank schema is the default one (seed 000: "With no schema
     part, public."), never a schema named ``""``.
     """
-    parts = [part.strip() for part in name.split(".")]
+    parts = [part.strip() for part in _segments(name)]
     if len(parts) == 1:
         return EntityName(default_schema, parts[0], "profile")
     return EntityName(parts[-2] or default_schema, parts[-1], "profile")

@@ -217,6 +217,34 @@ def test_relational_names_by_segments(
     assert (found.schema, found.name) == expected
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name", "expected"),
+    [
+        ("postgres://db:5432", 'analytics."my.schema"."tbl"', ('"my.schema"', '"tbl"')),
+        ("postgres://db:5432", 'analytics.sales."orders.v2"', ("sales", '"orders.v2"')),
+        ("postgres://db:5432", '"my.schema".orders', ('"my.schema"', "orders")),
+        ("postgres://db:5432", '"orders.v2"', ("public", '"orders.v2"')),
+        # a doubled quote is a quote inside the identifier, not its end
+        ("postgres://db:5432", 'analytics."a""b.c".orders', ('"a""b.c"', "orders")),
+        ("redshift://dwh.eu-west-1:5439", 'dev."x.y".orders', ('"x.y"', "orders")),
+        (
+            "awsathena://athena.eu-west-1.amazonaws.com",
+            "AwsDataCatalog.`web.logs`.hits",
+            ("`web.logs`", "hits"),
+        ),
+    ],
+)
+def test_database_schema_table_a_dot_inside_a_quoted_identifier_cuts_no_segment(
+    namespace: str, name: str, expected: tuple[str, str]
+) -> None:
+    """Seed 000: "redshift://, postgres:// | database.schema.table | schema | table": the dots
+    that separate identifiers, not one inside a quoted identifier. ``analytics."my.schema"."tbl"``
+    was the schema ``schema"`` and the entity ``"tbl"``, an entity no producer and no crawler
+    names. The quotes are kept, as every character of a segment is (see above)."""
+    found = entity_name(namespace, name)
+    assert (found.schema, found.name) == expected
+
+
 def test_a_blank_or_spaced_schema_segment_lands_on_the_entity_of_the_plain_name() -> None:
     """Seed 002: segments are "trimmed", and blank ones filled, "so a read of schema.table and a
     write of catalog.schema.table resolve to one identity": one entity, not three."""
