@@ -417,5 +417,9 @@ def entity_name(
         if link_type.upper() != "TABLE":
             continue
         linked = _profile(_scheme(link_namespace), link_name) or _dotted(link_name, None)
+        if not linked.name.strip():
+            # a TABLE identity that names no table (``""``, ``db.``) is no table identity: the
+            # next one, or the dataset's own name, decides; the dataset is not lost for it
+            continue
         return EntityName(linked.schema, linked.name, "symlink")
     return EntityName(None, name, "name")

@@ -361,6 +361,48 @@ def test_the_first_table_symlink_names_the_entity_by_its_own_scheme_spelt_any_wa
     assert (found.schema, found.name, found.rule) == ("public", "orders", "symlink")
 
 
+@pytest.mark.parametrize(
+    ("links", "expected"),
+    [
+        # a TABLE identity that names no table: the dataset's own name, as with no symlink
+        ([("hive://metastore:9083", "", "TABLE")], (None, "/warehouse/db.db/orders")),
+        ([("hive://metastore:9083", "db.", "TABLE")], (None, "/warehouse/db.db/orders")),
+        ([("hive://metastore:9083", "  ", "TABLE")], (None, "/warehouse/db.db/orders")),
+        # ... or the next TABLE identity that does
+        (
+            [
+                ("hive://metastore:9083", "db.", "TABLE"),
+                ("hive://metastore:9083", "db.orders", "TABLE"),
+            ],
+            ("db", "orders"),
+        ),
+    ],
+)
+def test_a_symlinks_table_identity_that_names_no_table_leaves_the_name_as_it_is(
+    links: list[tuple[str, str, str]], expected: tuple[str | None, str]
+) -> None:
+    """Seed 000: "3. A symlinks table identity, for a namespace whose scheme has no profile
+    above [...] 4. Otherwise the name as it is, with no schema." A Spark path dataset whose
+    TABLE symlink had an empty name (or ``db.``) was reported as EMPTY_DATASET_NAME and not
+    catalogued, its own name ``/warehouse/db.db/orders`` notwithstanding, and its flows dropped."""
+    symlinks = {
+        "symlinks": builders.facet(
+            "SymlinksDatasetFacet",
+            identifiers=[{"namespace": ns, "name": name, "type": kind} for ns, name, kind in links],
+        )
+    }
+    hdfs = "hdfs://namenode:8020"
+    event = run_event(
+        inputs=[dataset("analytics.raw.orders")],
+        outputs=[dataset("/warehouse/db.db/orders", hdfs, facets=symlinks)],
+    )
+    plan = build([event], builders.definition(policy("*", nameTemplate="{host}")))
+    assert GapCode.EMPTY_DATASET_NAME not in plan.report.gaps
+    on_hdfs = [(e.key.schema_, e.key.name) for e in plan.entities if e.key.system == "namenode"]
+    assert on_hdfs == [expected]
+    assert [f.target.entity.name for f in plan.flows] == [expected[1]]
+
+
 # -- one store, several producers: one System, one entity, joined lineage ------------------------
 
 SPELLINGS = [
