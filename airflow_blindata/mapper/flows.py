@@ -130,7 +130,12 @@ class FlowCollector:
         return entity
 
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
-        system = self.resolver.dataset_system(key.namespace, None)
+        # A dataset named only inside a lineage facet never met the catalog pass, which reports
+        # the gap of every other dataset: its gap is reported here, once (seed 000: "the
+        # dataset is reported as UNMAPPED_NAMESPACE"), so that DANGLING_FLOW's "fix the dataset
+        # gaps above" finds one.
+        named_only = self.fold.dataset(key) is None
+        system = self.resolver.dataset_system(key.namespace, str(key) if named_only else None)
         if system is None:
             return None
         known = self._dataset_entities
@@ -139,7 +144,9 @@ class FlowCollector:
             # none: EMPTY_DATASET_NAME).
             return known[key, system.name]
         entity = entity_of(self.fold, key, system.name)
-        if entity is None:  # a dataset with no name: never an entity (EMPTY_DATASET_NAME)
+        if entity is None:  # a dataset with no name: never an entity
+            if named_only:
+                self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))
             return None
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed.
