@@ -185,6 +185,11 @@ class BlindataClient:
         base_url = without_credentials(base_url)
         self.base_url = base_url
         self.tenant = tenant or None
+        if self.tenant is not None and not self.tenant.isascii():
+            raise BlindataConfigError(
+                f"The tenant {self.tenant!r} (sent as {TENANT_HEADER}) holds characters that are "
+                "not ASCII: a tenant is a uuid"
+            )
         self.credentials = credentials
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
@@ -365,6 +370,14 @@ class BlindataClient:
                 response = self._http.request(
                     endpoint.method, path, params=query, json=body, timeout=timeout
                 )
+        except httpx.LocalProtocolError as exc:
+            # The request cannot be written (a header value with a line break): nothing was
+            # sent, and the same request fails the same way however often it is tried.
+            reason = self._scrub(f"{type(exc).__name__}: {exc}")
+            error = BlindataRequestError(
+                f"{operation} could not be sent: {reason}", operation=operation
+            )
+            return _Failure(error, retryable=False)
         except httpx.TransportError as exc:
             # Nothing reached the server when it refused the connection; anything else may have.
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)

@@ -283,6 +283,33 @@ def test_a_dead_port_gives_a_request_error_naming_the_url() -> None:
     assert f"cannot connect to http://127.0.0.1:{port}" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"credentials": BearerToken("eyJhbGciOiJIUzI1NiJ9\n.eyJzdWIiOiJldGwifQ.c2lnbmF0dXJl")},
+        {"credentials": ApiKeyCredentials("etl\nuser", API_KEY)},
+    ],
+    ids=["token-with-a-line-break", "username-with-a-line-break"],
+)
+def test_a_request_the_client_cannot_send_is_not_retried_as_a_network_failure(
+    emulator: Any, options: dict[str, Any]
+) -> None:
+    """A header value with a line break fails in the worker, before anything is sent, and the
+    same way every time: it was retried until the deadline (two minutes of a sync task) and
+    reported as if the server could not be reached."""
+    with client_for(emulator, **options) as client, pytest.raises(BlindataRequestError) as caught:
+        client.api.me()
+    assert not isinstance(caught.value, BlindataDeadlineError), caught.value
+    assert "could not be sent" in str(caught.value)
+    assert "c2lnbmF0dXJl" not in str(caught.value)
+    assert requests_to(emulator, "GET", "/api/v1/users/me") == 0
+
+
+def test_a_tenant_that_is_not_ascii_is_a_configuration_error(emulator: Any) -> None:
+    with pytest.raises(BlindataConfigError, match=r"tenant .* not ASCII"):
+        client_for(emulator, tenant="\u200b" + TENANT)
+
+
 class PermissionsAsObjects(httpx.HTTPTransport):
     """A Blindata whose ``/users/me`` lists permissions as objects: the contract says
     ``permissions: [...]`` and not what an item is (the emulator sends names)."""
