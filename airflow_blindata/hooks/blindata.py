@@ -124,9 +124,11 @@ class BlindataConnectionSettings:
             )
         if auth_method != "bearer" and not conn.login:
             raise BlindataConfigError(f"{conn_id}: auth_method {auth_method} needs a username")
+        tenant = (str(extra["tenant"]).strip() or None) if extra.get("tenant") else None
+        _check_header_values(conn_id, auth_method, conn.login, secret, tenant)
         return cls(
             url=url,
-            tenant=(str(extra["tenant"]).strip() or None) if extra.get("tenant") else None,
+            tenant=tenant,
             auth_method=auth_method,  # type: ignore[arg-type]  # checked against AUTH_METHODS
             username=conn.login or None,
             secret=secret,
@@ -204,6 +206,43 @@ def connection_url(host: str, schema: str | None, port: int | None, conn_id: str
             )
         path = f"/{prefix}"
     return f"{scheme}://{authority}{path}"
+
+
+def _check_header_values(
+    conn_id: str, auth_method: str, username: str | None, secret: str, tenant: str | None
+) -> None:
+    """Refuse what a request header would carry and cannot: a line break or another control
+    character (a token wrapped when it was copied), or a tenant uuid that is not ASCII (a
+    zero-width space pasted with it). Sent anyway, every request failed before it left the
+    worker, and was retried until the deadline as if the network had failed."""
+    if auth_method != "login":  # the login method sends them in a JSON body
+        _header_safe(secret, f"{conn_id}: the password field (API key or token)", secret=True)
+        if auth_method == "api_key" and username:
+            _header_safe(username, f"{conn_id}: the username (sent as X-BD-User)", secret=False)
+    if tenant is not None:
+        name = f"{conn_id}: the tenant (sent as X-BD-Tenant)"
+        _header_safe(tenant, name, secret=False)
+        odd = next((char for char in tenant if not char.isascii()), None)
+        if odd is not None:
+            raise BlindataConfigError(
+                f"{name} holds a character that is not ASCII (U+{ord(odd):04X}): a tenant is a "
+                "uuid, give it without that character"
+            )
+
+
+def _header_safe(value: str, name: str, *, secret: bool) -> None:
+    """``value`` has no control character but a tab (RFC 9110's field value); a secret's message
+    says which kind of character, never where it is or what is around it."""
+    odd = next(
+        (char for char in value if (ord(char) < 32 and char != "\t") or ord(char) == 127), None
+    )
+    if odd is None:
+        return
+    shown = "" if secret else f" {value!r}"
+    raise BlindataConfigError(
+        f"{name}{shown} holds a line break or another control character, which an HTTP header "
+        "cannot carry: give it on one line, as it was issued"
+    )
 
 
 _TRUE_WORDS = ("true", "1", "yes", "on")

@@ -467,3 +467,56 @@ def test_a_blindata_signed_by_a_private_ca_is_verified_with_its_ca_bundle(
     assert ok is passes, message
     if not passes:
         assert "certificate" in message.lower() or "ssl" in message.lower(), message
+
+
+# -- values an HTTP header cannot carry -----------------------------------------------------------
+
+WRAPPED_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJldGwifQ\n.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # A token copied from a terminal that wrapped it, kept with its line break.
+        (
+            {"login": None, "password": WRAPPED_TOKEN, "extra_dejson": {"auth_method": "bearer"}},
+            "the password field .* a line break or another control character",
+        ),
+        ({"password": "first-half\r\nsecond-half"}, "the password field .* line break"),
+        ({"login": "etl\nuser"}, "the username .* line break"),
+        # A tenant uuid pasted from a web page with a zero-width space in front.
+        ({"extra_dejson": {"tenant": "\u200b" + TENANT}}, "tenant .* not ASCII .*U\\+200B"),
+        ({"extra_dejson": {"tenant": "1111\n2222"}}, "tenant .* line break"),
+    ],
+)
+def test_a_value_sent_in_a_header_that_a_header_cannot_carry_is_refused_naming_the_field(
+    fields: dict[str, Any], message: str
+) -> None:
+    """Such a key was sent anyway: every request failed before it left the worker, was retried
+    until the deadline as if the network had failed, and the Test button said "Cannot reach
+    Blindata"; a tenant that is not ASCII ended the test in an "Unexpected error"."""
+    with pytest.raises(BlindataConfigError, match=message) as raised:
+        BlindataConnectionSettings.from_connection(connection(**fields))
+    for secret in ("first-half", "second-half", WRAPPED_TOKEN.split("\n")[1]):
+        assert secret not in str(raised.value)
+
+
+def test_a_login_password_with_a_line_break_is_sent_in_the_body_and_kept() -> None:
+    """The login method sends the password in the JSON body of ``POST /auth/login``, where
+    any character goes: it is not a header's value."""
+    extra = {"auth_method": "login"}
+    settings = BlindataConnectionSettings.from_connection(
+        connection(password="pass\nword", extra_dejson=extra)
+    )
+    assert settings.secret == "pass\nword"
+
+
+@pytest.mark.integration
+def test_the_test_button_names_the_field_of_a_token_with_a_line_break(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_connection(monkeypatch, emulator.base_url, password=WRAPPED_TOKEN, auth_method="bearer")
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "is not usable" in message and "password field" in message, message
+    assert "Cannot reach" not in message
