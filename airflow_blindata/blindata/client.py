@@ -664,6 +664,9 @@ def error_from_response(
         body.message = scrub(body.message) if body.message else body.message
         body.error = scrub(body.error) if body.error else body.error
     detail = body.message if body and body.message else _snippet(response, scrub) or "(empty body)"
+    location = _redirect_location(response, scrub)
+    if location is not None:
+        detail = f"redirects to {location} (the client follows no redirect)"
     reason = response.reason_phrase or ""
     return status_error_class(response.status_code)(
         f"{operation} failed with {response.status_code} {reason}: {detail}".replace("  ", " "),
@@ -671,7 +674,19 @@ def error_from_response(
         status=response.status_code,
         body=body,
         retry_after=_retry_after(response),
+        location=location,
     )
+
+
+def _redirect_location(response: httpx.Response, scrub: Callable[[str], str]) -> str | None:
+    """Where a redirect leads, absolute and without credentials; ``None`` for another answer."""
+    if not response.is_redirect:
+        return None
+    try:
+        target = str(response.url.join(response.headers["Location"]))
+    except (httpx.InvalidURL, ValueError):
+        return None
+    return scrub(redact_url(target))
 
 
 def _as_is(response: httpx.Response, operation: str) -> httpx.Response:

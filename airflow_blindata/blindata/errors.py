@@ -83,12 +83,16 @@ class BlindataStatusError(BlindataError):
         status: int,
         body: ErrorBody | None = None,
         retry_after: float | None = None,
+        location: str | None = None,
     ) -> None:
         super().__init__(message)
         self.operation = operation
         self.status = status
         self.body = body
         self.retry_after = retry_after
+        self.location = location
+        """Where a redirect (3xx) leads, absolute, credentials shown as ``***``: the client
+        follows none, so the URL to give is this one's."""
 
     @property
     def server_message(self) -> str | None:

@@ -42,6 +42,7 @@ from airflow_blindata.blindata import (
     BlindataNotFoundError,
     BlindataPermissionError,
     BlindataRequestError,
+    BlindataStatusError,
     Credentials,
     LoginCredentials,
     RetryPolicy,
@@ -404,6 +405,12 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
         return f"Blindata at {url} did not answer in time: {exc}"
     if isinstance(exc, BlindataRequestError):
         return f"Cannot reach Blindata at {url}: {exc}"
+    if isinstance(exc, BlindataStatusError) and exc.location is not None:
+        return (
+            f"Blindata at {url} redirects {exc.operation} ({exc.status}) to {exc.location}: "
+            f"set the connection's URL to {_redirected_base(exc.operation, exc.location)} "
+            "(the client follows no redirect)."
+        )
     if isinstance(exc, BlindataAuthError):
         how = settings.auth_method
         return (
@@ -422,6 +429,16 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def _redirected_base(operation: str, location: str) -> str:
+    """The URL a redirect says Blindata is at: ``location`` without the path asked for, when
+    it ends with it (``http://h/api/v1/users/me`` sent to ``https://h/api/v1/users/me``)."""
+    asked = operation.partition(" ")[2].partition("?")[0]
+    target = location.partition("?")[0]
+    if asked and target.endswith(asked):
+        return target.removesuffix(asked) or target
+    return location
 
 
 def check_api_settings(

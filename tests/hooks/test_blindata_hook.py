@@ -520,3 +520,49 @@ def test_the_test_button_names_the_field_of_a_token_with_a_line_break(
     assert not ok
     assert "is not usable" in message and "password field" in message, message
     assert "Cannot reach" not in message
+
+
+# -- a Blindata behind a proxy that redirects ------------------------------------------------------
+
+
+class _ToHttps(http.server.BaseHTTPRequestHandler):
+    """A reverse proxy that sends every plain-HTTP request to HTTPS, as most do."""
+
+    def do_GET(self) -> None:
+        self.send_response(301)
+        self.send_header("Location", f"https://blindata.example.com{self.path}")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        self.do_GET()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def redirecting_proxy() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ToHttps)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("auth_method", ["api_key", "login"])
+def test_the_test_button_says_where_a_url_that_redirects_leads(
+    redirecting_proxy: str, monkeypatch: pytest.MonkeyPatch, auth_method: str
+) -> None:
+    """The client follows no redirect (a POST redirected may be sent again as a GET, or its
+    credentials to another host); the admin who gave ``http://`` for an ``https://`` Blindata
+    read "failed with 301 Moved Permanently: (empty body)", and had to guess where to."""
+    use_connection(monkeypatch, redirecting_proxy, auth_method=auth_method)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "redirects" in message and "https://blindata.example.com" in message, message
+    assert "set the connection's URL to https://blindata.example.com " in message, message
+    assert API_KEY not in message
