@@ -370,6 +370,16 @@ class BlindataClient:
                 response = self._http.request(
                     endpoint.method, path, params=query, json=body, timeout=timeout
                 )
+        except httpx.DecodingError as exc:
+            # A body its Content-Encoding does not describe (a proxy that announces gzip and
+            # sends it plain): not Blindata's answer, and the same however often it is asked.
+            undecodable = BlindataContractError(
+                f"{operation} answered a body that its Content-Encoding does not describe: it "
+                f"could not be decompressed ({self._scrub(str(exc))}); a proxy that announces "
+                "gzip and sends the body as it is?",
+                operation=operation,
+            )
+            return _Failure(undecodable, retryable=False)
         except httpx.LocalProtocolError as exc:
             # The request cannot be written (a header value with a line break): nothing was
             # sent, and the same request fails the same way however often it is tried.
