@@ -201,7 +201,7 @@ class BlindataClient:
         self._auth = auth_for(
             credentials,
             login_url=base_url + login.path(),
-            on_login_failure=lambda response: error_from_response(
+            on_login_failure=lambda response: login_error(
                 response, f"{login.method} {login.template}", self._scrub
             ),
             headers=headers,
@@ -697,6 +697,31 @@ def _redirect_location(response: httpx.Response, scrub: Callable[[str], str]) ->
     except (httpx.InvalidURL, ValueError):
         return None
     return scrub(redact_url(target))
+
+
+def login_error(
+    response: httpx.Response, operation: str, scrub: Callable[[str], str] = _unchanged
+) -> BlindataError:
+    """Why a login answer gave no token: its error status, or, for a success without the
+    contract's ``access_token``, the names of the fields it has and never their values (the
+    token may be there under another name, or be the whole body)."""
+    if not response.is_success:
+        return error_from_response(response, operation, scrub)
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    content_type = response.headers.get("content-type") or "no content type"
+    held = (
+        f"fields {', '.join(sorted(map(str, data)))}"
+        if isinstance(data, dict)
+        else f"a body that is not a JSON object ({content_type}, {len(response.content)} bytes)"
+    )
+    return BlindataContractError(
+        f"{operation} answered {response.status_code} without an access_token: {scrub(held)}",
+        operation=operation,
+        status=response.status_code,
+    )
 
 
 def _as_is(response: httpx.Response, operation: str) -> httpx.Response:

@@ -122,7 +122,7 @@ class _LoginAuth(httpx.Auth):
         )
 
     def _read_token(self, response: httpx.Response) -> str:
-        if response.status_code != 200:
+        if not response.is_success:  # the contract's 200, or another success with the token
             raise self._on_login_failure(response)
         try:
             token = response.json()["access_token"]

@@ -116,6 +116,9 @@ def test_credentials_quoted_by_the_server_are_hidden(
             else:  # an upload whose batch was refused (400) reports its row
                 texts += [error.message for error in result.errors]
     texts.append(caplog.text)
-    assert any("***" in text for text in texts), texts  # the server's answer was read ...
+    # A login answered 200 without a token is never quoted (the token may be its body): the
+    # other answers were read ...
+    if not (answer[0] == 200 and isinstance(credentials, LoginCredentials)):
+        assert any("***" in text for text in texts), texts
     # ... without the secret, as written or as JSON escapes it
     assert all("must-never-show" not in text for text in texts), texts
