@@ -22,6 +22,7 @@ import logging
 import random
 import ssl
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -184,6 +185,10 @@ class BlindataClient:
             )
         base_url = without_credentials(base_url)
         self.base_url = base_url
+        proxy = None if transport is not None else environment_proxy(base_url)
+        self.shown_proxy = redact_url(proxy) if proxy else None
+        """The proxy the environment names for the URL (``HTTPS_PROXY``), as messages show it."""
+        self._secrets += url_secrets(proxy) if proxy else ()
         self.tenant = tenant or None
         if self.tenant is not None and not self.tenant.isascii():
             raise BlindataConfigError(
@@ -391,8 +396,16 @@ class BlindataClient:
         except httpx.TransportError as exc:
             # Nothing reached the server when it refused the connection; anything else may have.
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
-            reason = self._scrub(_describe_transport_error(exc, self.shown_url))
-            error = BlindataRequestError(f"{operation} failed: {reason}", operation=operation)
+            reason = _describe_transport_error(exc, self.shown_url)
+            if self.shown_proxy is not None:
+                reason += (
+                    f", through the proxy {self.shown_proxy} that the environment names "
+                    "(HTTPS_PROXY, HTTP_PROXY or ALL_PROXY; NO_PROXY lists the hosts reached "
+                    "without it)"
+                )
+            error = BlindataRequestError(
+                f"{operation} failed: {self._scrub(reason)}", operation=operation
+            )
             return _Failure(error, unsent or endpoint.idempotent)
         except BlindataStatusError as exc:  # raised by the login flow
             return _Failure(exc, _retryable_status(exc.status, endpoint), exc.retry_after)
@@ -777,6 +790,20 @@ def decode(
             operation=operation,
             status=response.status_code,
         ) from None
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy that the environment names for ``url`` (httpx reads the same variables), or
+    ``None`` when there is none or ``NO_PROXY`` lists the host."""
+    try:
+        target = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None  # refused, with its reason, when the client is built
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(target.host):  # reads NO_PROXY
+        return None
+    return proxy
 
 
 def _describe_transport_error(exc: httpx.TransportError, base_url: str) -> str:

@@ -566,3 +566,29 @@ def test_the_test_button_says_where_a_url_that_redirects_leads(
     assert "redirects" in message and "https://blindata.example.com" in message, message
     assert "set the connection's URL to https://blindata.example.com " in message, message
     assert API_KEY not in message
+
+
+# -- a worker behind a proxy -----------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_a_proxy_that_cannot_be_reached_is_named_not_blindata(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker whose environment names a proxy (``HTTP_PROXY``/``HTTPS_PROXY``) reaches Blindata
+    through it; when the proxy was down the Test button said "cannot connect to <Blindata's
+    URL>", and the admin checked Blindata, which answered. ``NO_PROXY`` bypasses it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://squid:proxy-pa55@127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    use_connection(monkeypatch, emulator.base_url)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert f"through the proxy http://squid:***@127.0.0.1:{port}" in message, message
+    assert "proxy-pa55" not in message
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    ok, message = BlindataHook().test_connection()
+    assert ok, message
