@@ -399,12 +399,18 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataDeadlineError):
         exc_last = exc.last_error
         if isinstance(exc_last, BlindataRequestError):
-            return f"Cannot reach Blindata at {url}: {exc_last}"
+            return f"Cannot reach Blindata at {url}: {exc_last}{_tls_hint(str(exc_last))}"
         if isinstance(exc_last, BlindataContractError):  # cut short every time it was asked
             return f"The server at {url} does not answer like Blindata: {exc_last}"
+        if isinstance(exc_last, BlindataStatusError):  # 429, 5xx: it answered, with an error
+            wait = f"; it asked to wait {exc_last.retry_after:g} s" if exc_last.retry_after else ""
+            return (
+                f"Blindata at {url} answered {exc_last.status} each of the {exc.attempts} "
+                f"time(s) it was asked{wait}: {exc_last}"
+            )
         return f"Blindata at {url} did not answer in time: {exc}"
     if isinstance(exc, BlindataRequestError):
-        return f"Cannot reach Blindata at {url}: {exc}"
+        return f"Cannot reach Blindata at {url}: {exc}{_tls_hint(str(exc))}"
     if isinstance(exc, BlindataStatusError) and exc.location is not None:
         return (
             f"Blindata at {url} redirects {exc.operation} ({exc.status}) to {exc.location}: "
@@ -429,6 +435,23 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def _tls_hint(text: str) -> str:
+    """What to change in the connection when TLS failed (OpenSSL's words say what, not how)."""
+    if "Hostname mismatch" in text:
+        return (
+            ". The certificate is not for that host name: give the URL with the name it was "
+            "issued for."
+        )
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return (
+            ". Blindata's certificate is not trusted: when a private (corporate) CA signed it, "
+            "give that CA's PEM file in the connection's CA bundle field (extra ca_bundle)."
+        )
+    if "WRONG_VERSION_NUMBER" in text:
+        return ". The server does not speak TLS on that port: is the URL http://?"
+    return ""
 
 
 def _redirected_base(operation: str, location: str) -> str:

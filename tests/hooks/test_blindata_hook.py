@@ -592,3 +592,38 @@ def test_a_proxy_that_cannot_be_reached_is_named_not_blindata(
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     ok, message = BlindataHook().test_connection()
     assert ok, message
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("fault", "told"),
+    [
+        (lambda faults: faults.html_error_next(100, status=502), "answered 502"),
+        (lambda faults: faults.fail_next(100, status=503), "answered 503"),
+        (lambda faults: faults.rate_limit_next(100, retry_after=60), "answered 429"),
+    ],
+    ids=["gateway-502", "unavailable-503", "rate-limited-429"],
+)
+def test_the_test_button_says_what_a_server_answering_errors_answered_not_that_it_was_slow(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch, fault: Any, told: str
+) -> None:
+    """A gateway answering 502 (Blindata down behind it) was reported as "Blindata did not
+    answer in time", which sent the admin to look at timeouts and the network."""
+    fault(emulator.emulator.faults)
+    use_connection(monkeypatch, emulator.base_url)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "did not answer in time" not in message, message
+    assert f"Blindata at {emulator.base_url} {told}" in message, message
+
+
+def test_the_test_button_says_how_to_trust_a_certificate_a_private_ca_signed(
+    private_ca_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TLS failure was "Cannot reach Blindata" and OpenSSL's words; the fix is a field of the
+    connection, which the message now names."""
+    url, _ = private_ca_server
+    use_connection(monkeypatch, url)
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert "certificate" in message and "ca_bundle" in message, message
