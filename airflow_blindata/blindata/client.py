@@ -461,25 +461,40 @@ class BlindataClient:
         each page from a differently ordered scan, and a walk of the pages would skip some
         objects and repeat others; a cleanup that missed a flow ending on a table would remove
         the table. An object created while the pages are walked may still push one already seen
-        onto the next page: it is given once."""
+        onto the next page: it is given once.
+
+        Two pages in a row with nothing new end the walk with ``BlindataContractError``: the
+        server answers the same page whatever ``page`` says, and the walk would never end (one
+        page comes twice from a server that counts pages from 1, then the walk goes on)."""
         number = 0
         asked = {"sort": LIST_ORDER, **(params or {})}
         seen: set[str] = set()
+        repeats = 0
         while True:
             page: Page[ModelT] = self.call(
                 endpoint,
                 Page[model],  # type: ignore[valid-type]
                 params={**asked, "page": number, "size": page_size},
             )
+            fresh = 0
             for item in page.content:
                 uuid = getattr(item, "uuid", None)
                 if isinstance(uuid, str):
                     if uuid in seen:
                         continue
                     seen.add(uuid)
+                fresh += 1
                 yield item
             if page.is_last(number):
                 return
+            repeats = repeats + 1 if not fresh else 0
+            if repeats == 2:
+                path = self.api_paths.resolve(endpoint).path()
+                raise BlindataContractError(
+                    f"{endpoint.method} {path} answered the same items for pages {number - 1} "
+                    f"and {number} as before them: the server does not read the page parameter",
+                    operation=f"{endpoint.method} {path}",
+                )
             number += 1
 
     # -- uploads -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from airflow_blindata.blindata import (
     ApiKeyCredentials,
     BlindataClient,
     BlindataConfigError,
+    BlindataContractError,
     Evidence,
     RetryPolicy,
 )
@@ -141,6 +142,49 @@ def test_every_page_is_read_whichever_spring_page_fields_are_sent(shape: Any) ->
         names = [system.name for system in client.api.systems.list(page_size=10)]
     assert names == [item["name"] for item in items]
     assert asked[:3] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [pytest.param({"last": False}, id="last false"), pytest.param({"size": 2}, id="full pages")],
+)
+def test_a_server_that_ignores_the_page_asked_for_ends_the_list_with_an_error_not_a_loop(
+    shape: dict[str, Any],
+) -> None:
+    """A server (or a gateway) that answers the first page whatever ``page`` says: the client
+    asked for the next page for ever, every answer a repeat, and the sync task hung."""
+    asked: list[int] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(int(request.url.params["page"]))
+        if len(asked) > 50:
+            return httpx.Response(200, json={"content": []})  # what a fixed client never sees
+        return httpx.Response(
+            200,
+            json={"content": [{"uuid": "u0", "name": "a"}, {"uuid": "u1", "name": "b"}], **shape},
+        )
+
+    with (
+        fake_client(httpx.MockTransport(server)) as client,
+        pytest.raises(BlindataContractError, match=r"same items .* page"),
+    ):
+        list(client.api.systems.list(page_size=2))
+    assert len(asked) <= 3
+
+
+def test_a_server_that_counts_pages_from_one_is_still_read_whole() -> None:
+    """Spring's ``one-indexed-parameters`` reads ``page=0`` and ``page=1`` as the first page:
+    one page comes twice, then the walk goes on."""
+    items = [{"uuid": f"u{n}", "name": f"s{n}"} for n in range(5)]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        index = max(int(request.url.params["page"]) - 1, 0)
+        content = items[index * 2 : index * 2 + 2]
+        return httpx.Response(200, json={"content": content, "last": index * 2 + 2 >= 5})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        names = [system.name for system in client.api.systems.list(page_size=2)]
+    assert names == [item["name"] for item in items]
 
 
 def test_a_date_the_server_sends_without_a_zone_is_read_in_utc() -> None:
