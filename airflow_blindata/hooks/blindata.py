@@ -48,6 +48,7 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.api_paths import ApiPaths
+from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 if TYPE_CHECKING:
@@ -424,10 +425,16 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
             f"{exc.server_message or exc}. Check the username, the key or password, and the "
             f"auth method."
         )
-    if isinstance(exc, BlindataPermissionError):
-        tenant = settings.tenant or "the default tenant"
+    if isinstance(exc, BlindataPermissionError) and exc.operation == _login_operation(settings):
         return (
-            f"Blindata refused access (403) to tenant {tenant}: {exc.server_message or exc}. "
+            f"Blindata refused the login (403, {exc.operation}): {exc.server_message or exc}. "
+            "Check the username and password, and that the user may log in (an application "
+            "user authenticates with api_key)."
+        )
+    if isinstance(exc, BlindataPermissionError):
+        tenant = f"tenant {settings.tenant}" if settings.tenant else "the user's default tenant"
+        return (
+            f"Blindata refused access (403) to {tenant}: {exc.server_message or exc}. "
             f"Check the tenant uuid and the user's permissions."
         )
     if isinstance(exc, BlindataNotFoundError):
@@ -435,6 +442,12 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def _login_operation(settings: BlindataConnectionSettings) -> str:
+    """How errors name the login request (``POST /auth/login``, or where ``api_paths`` moves it)."""
+    login = settings.api_paths.resolve(ENDPOINTS["login"])
+    return f"{login.method} {login.template}"
 
 
 def _tls_hint(text: str) -> str:

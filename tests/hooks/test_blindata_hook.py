@@ -627,3 +627,25 @@ def test_the_test_button_says_how_to_trust_a_certificate_a_private_ca_signed(
     ok, message = BlindataHook().test_connection()
     assert not ok
     assert "certificate" in message and "ca_bundle" in message, message
+
+
+@pytest.mark.integration
+def test_a_login_refused_with_403_is_said_to_be_the_login_not_the_tenant(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token endpoint that refuses bad credentials with 403 was reported as "refused access
+    (403) to tenant the default tenant": the admin checked the tenant, not the password."""
+    emulator.emulator.faults.fail_next(10, status=403, path="/auth/login")
+    conn = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": HUMAN,
+        "password": PASSWORD,
+        "extra": {"auth_method": "login"},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert message.startswith("Blindata refused the login (403, POST /auth/login)"), message
+    assert "username and password" in message and PASSWORD not in message
+    assert emulator.emulator.faults.pending()  # asked once, not in a loop
