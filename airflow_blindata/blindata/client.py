@@ -408,7 +408,10 @@ class BlindataClient:
             )
             return _Failure(error, unsent or endpoint.idempotent)
         except BlindataStatusError as exc:  # raised by the login flow
-            return _Failure(exc, _retryable_status(exc.status, endpoint), exc.retry_after)
+            # The request was not sent, or was refused with 401 before the login: whatever
+            # it is, trying again cannot apply it twice.
+            transient = exc.status == 429 or exc.status >= 500
+            return _Failure(exc, transient, exc.retry_after)
         if response.is_success:
             return response
         status_error = error_from_response(response, operation, self._scrub)

@@ -79,6 +79,19 @@ def test_login_gets_a_bearer_token_and_logs_in_again_once_on_a_401(emulator: Any
         assert requests_to(emulator, "POST", "/auth/login") == 2
 
 
+def test_a_create_whose_login_failed_with_a_gateway_error_is_sent_once_the_login_works(
+    emulator: Any,
+) -> None:
+    """A login answered 502 (a gateway in front of Blindata) comes before the create is sent:
+    nothing was created, so the operation is tried again. It failed at once, as a create that
+    may have reached the server does, and a snapshot lost a write it could have made."""
+    emulator.emulator.faults.fail_next(1, status=502, path="/auth/login")
+    with client_for(emulator, credentials=LoginCredentials(HUMAN, PASSWORD)) as client:
+        created = client.api.systems.create(System(name="after-a-502-login"))
+    assert created.name == "after-a-502-login"
+    assert requests_to(emulator, "POST", "/api/v1/systems") == 1
+
+
 def test_the_login_request_carries_x_bd_tenant_as_every_request_does(emulator: Any) -> None:
     """Contract: "header X-BD-Tenant on every request"; the login is one."""
     with client_for(emulator, credentials=LoginCredentials(HUMAN, PASSWORD)) as client:
