@@ -438,7 +438,11 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
             f"Check the tenant uuid and the user's permissions."
         )
     if isinstance(exc, BlindataNotFoundError):
-        return f"No Blindata API at {url} ({exc}). Check the URL."
+        return (
+            f"No Blindata API at {url} ({exc}). Check the URL; if it is right, the tenant may "
+            "serve this path elsewhere (who-am-i is inferred, not verified): `airflow-blindata "
+            "check --api` lists the paths it serves, and the connection's api_paths moves one."
+        )
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)

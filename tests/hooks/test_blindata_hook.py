@@ -649,3 +649,18 @@ def test_a_login_refused_with_403_is_said_to_be_the_login_not_the_tenant(
     assert message.startswith("Blindata refused the login (403, POST /auth/login)"), message
     assert "username and password" in message and PASSWORD not in message
     assert emulator.emulator.faults.pending()  # asked once, not in a loop
+
+
+@pytest.mark.integration
+def test_a_tenant_without_the_inferred_who_am_i_path_is_told_how_to_find_where_it_is(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``GET /api/v1/users/me`` is an inferred path: on an instance that serves it elsewhere the
+    test said only "No Blindata API at <url>. Check the URL.", and the URL was right."""
+    use_connection(
+        monkeypatch, emulator.base_url, api_paths={"/api/v1/users/me": "/api/v1/users/current"}
+    )
+    ok, message = BlindataHook().test_connection()
+    assert not ok
+    assert message.startswith(f"No Blindata API at {emulator.base_url}"), message
+    assert "airflow-blindata check --api" in message and "api_paths" in message, message
