@@ -68,6 +68,14 @@ class TokenRegistry:
             return count
 
 
+def _same_secret(expected: str, given: str) -> bool:
+    """Compared as UTF-8 bytes: ``hmac.compare_digest`` refuses strings that are not ASCII
+    with a TypeError, which answered 500 to a key with an accented letter instead of 401."""
+    return hmac.compare_digest(
+        expected.encode("utf-8", "surrogatepass"), given.encode("utf-8", "surrogatepass")
+    )
+
+
 class Authenticator:
     """Turns request headers into a user and a tenant, or a 401/403."""
 
@@ -80,7 +88,7 @@ class Authenticator:
         if not isinstance(username, str) or not isinstance(password, str):
             raise ApiError(400, 'login needs a JSON body {"username", "password"} of strings')
         user = self._settings.user(username)
-        if user is None or not hmac.compare_digest(user.password, password):
+        if user is None or not _same_secret(user.password, password):
             raise _unauthorized("bad credentials: unknown user or wrong password")
         return self._tokens.issue(user.username)
 
@@ -92,7 +100,7 @@ class Authenticator:
             if not name or not key:
                 raise _unauthorized("API key authentication needs both X-BD-User and X-BD-ApiKey")
             user = self._settings.user(name)
-            if user is None or not hmac.compare_digest(user.password, key):
+            if user is None or not _same_secret(user.password, key):
                 raise _unauthorized("bad credentials: unknown X-BD-User or wrong X-BD-ApiKey")
             return user
         authorization = headers.get("authorization")

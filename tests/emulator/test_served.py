@@ -159,3 +159,15 @@ def test_serve_runs_the_emulator_in_the_foreground(tmp_path: Path) -> None:
         process.terminate()
         process.wait(timeout=10)
     assert (tmp_path / "cli.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    "secret", ["clé-secrète", "ключ", "\U0001f511"], ids=["latin", "cyrillic", "emoji"]
+)
+def test_a_wrong_secret_that_is_not_ascii_gives_401_not_500(
+    client: httpx.Client, secret: str
+) -> None:
+    """A key or password with a letter outside ASCII is a wrong credential like any other."""
+    login = client.post("/auth/login", json={"username": USER, "password": secret})
+    by_key = client.get(ME, headers={"X-BD-User": USER, "X-BD-ApiKey": secret.encode()})
+    assert (login.status_code, by_key.status_code) == (401, 401)
