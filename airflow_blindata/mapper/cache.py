@@ -479,4 +479,7 @@ def load_kept(text: str, raw_facets: RawFacets | None = None) -> KeptFold:
 def _decoded(text: str) -> _Kept[Any]:
     """The text decoded as ``json.loads`` decodes it (what msgspec refuses: ``NaN``, a number
     out of range, a lone surrogate), each facet as the object decoded."""
-    return msgspec.convert(decode_json(text), _Kept[Any])
+    try:
+        return msgspec.convert(decode_json(text), _Kept[Any])
+    except msgspec.MsgspecError as exc:  # a ValueError only from msgspec 0.21 on
+        raise ValueError(str(exc)) from exc

@@ -113,6 +113,15 @@ def _text(model: Any) -> str:
     return json.dumps(model.model_dump(mode="json"), sort_keys=True)  # NaN != NaN: as text
 
 
+@pytest.mark.parametrize("text", ["null", "{}", '{"job": {}}', '{"job": NaN}', "[1e400]"])
+def test_a_text_that_is_not_a_kept_fold_fails_to_load_with_a_value_error(text: str) -> None:
+    """A snapshot reads the job's events whole when its kept fold fails with ``ValueError``
+    (``sync.mapping._load``); msgspec's errors are ``ValueError`` only from 0.21 on, and Airflow
+    3.2 installs with 0.19: the sync failed there instead of reading the events."""
+    with pytest.raises(ValueError):
+        load_kept(text)
+
+
 @pytest.mark.parametrize(
     "value", [float("nan"), float("inf"), -float("inf"), 10**30, 1.5e-320, "é \u2028 \U0001f600"]
 )
