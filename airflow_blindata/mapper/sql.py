@@ -144,7 +144,7 @@ earlier builds) are not used, so that a store never mixes two kinds of hash."""
 
 def _scheme() -> str:
     """What a memo's digests are made under: ``_SCHEME``, and the versions of sqlglot (its
-    tokenizer's keywords move between releases, and ``sqlglot>=25`` lets an upgrade bring
+    tokenizer's keywords move between releases, and ``sqlglot>=30.23`` lets an upgrade bring
     another) and of airflow-blindata (``OPENLINEAGE_DIALECTS``, ``normalize_sql``), as kept folds
     are (``mapper.cache.fold_settings``). After an upgrade each text is hashed once more: a memo
     of the old code would answer with its hash for as long as the text stays in use, then the

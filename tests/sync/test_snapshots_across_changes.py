@@ -212,7 +212,7 @@ def test_a_jobs_sql_dialect_changed_between_snapshots_is_hashed_for_its_new_dial
 def test_a_sql_hash_memo_kept_under_another_sqlglot_is_not_used(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """sqlglot is upgraded between two snapshots (``sqlglot>=25``), and its tokenizer reads a
+    """sqlglot is upgraded between two snapshots (``sqlglot>=30.23``), and its tokenizer reads a
     text otherwise (new keywords): the memo of the snapshot before holds the old hashes, which a
     read of every event no longer gives. Kept, they would stay as long as the text is in use,
     then change when it leaves the memo once (another definition's snapshot keeps only its own)."""
