@@ -406,6 +406,10 @@ class BlindataClient:
             error = BlindataRequestError(
                 f"{operation} failed: {self._scrub(reason)}", operation=operation
             )
+            if _certificate_refused(exc):
+                # The client refused the server's certificate: nothing was sent, and the next
+                # handshake meets the same certificate (a retry only waits out the deadline).
+                return _Failure(error, retryable=False)
             return _Failure(error, unsent or endpoint.idempotent)
         except BlindataStatusError as exc:  # raised by the login flow
             # The request was not sent, or was refused with 401 before the login: whatever
@@ -822,6 +826,20 @@ def environment_proxy(url: str) -> str | None:
     if not proxy or urllib.request.proxy_bypass(target.host):  # reads NO_PROXY
         return None
     return proxy
+
+
+def _certificate_refused(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from this side refusing the server's certificate (OpenSSL's
+    verification, found along the exception's causes: httpx wraps httpcore's error, which wraps
+    the ``ssl`` one)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _describe_transport_error(exc: httpx.TransportError, base_url: str) -> str:

@@ -469,6 +469,24 @@ def test_a_blindata_signed_by_a_private_ca_is_verified_with_its_ca_bundle(
         assert "certificate" in message.lower() or "ssl" in message.lower(), message
 
 
+def test_a_certificate_the_client_refuses_fails_at_once_not_at_the_deadline(
+    private_ca_server: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync whose connection lacks the private CA's bundle retried the TLS handshake until the
+    deadline (two minutes by default, for every sync) although the same certificate comes back
+    at every handshake: it fails at the first, saying so."""
+    from airflow_blindata.blindata import BlindataDeadlineError, BlindataRequestError
+    from airflow_blindata.blindata.models import CurrentUser
+    from airflow_blindata.blindata.paths import ENDPOINTS
+
+    url, _ = private_ca_server
+    use_connection(monkeypatch, url, deadline=30)
+    with BlindataHook().get_conn() as client, pytest.raises(BlindataRequestError) as raised:
+        client.call(ENDPOINTS["users.me"], CurrentUser)
+    assert not isinstance(raised.value, BlindataDeadlineError), raised.value
+    assert "certificate" in str(raised.value).lower(), raised.value
+
+
 # -- values an HTTP header cannot carry -----------------------------------------------------------
 
 WRAPPED_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJldGwifQ\n.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
