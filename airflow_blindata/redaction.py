@@ -217,9 +217,6 @@ _SECRET_KEYWORD_BEFORE = re.compile(
     \s* (?: = \s* )? (?: [enbx] | u& )? \Z
     """
 )
-# Single quotes only: a double-quoted text is a name in SQL, and names make lineage. A quote is
-# escaped doubled, or after a backslash (MySQL, PostgreSQL's E'…').
-_SQL_LITERAL = re.compile(r"'(?:[^'\\]|\\.|'')*'", re.DOTALL)
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
 # ``;password=…``), unquoted; in free text too (a driver's message). One already shown ``***``
 # is left as it is.
@@ -263,16 +260,16 @@ def _identified_by(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{REDACTED}"
 
 
-# A comment of SQL, between literals: ``-- …`` to the end of its line, ``/* … */``.
-_SQL_COMMENT = re.compile(r"--[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
-
-
-def _comments_redacted(code: str) -> str:
-    """``code`` (SQL between literals) with its comments as ``redact_text`` shows them: a
-    comment is free text, which may quote a connection (``-- from postgres://etl:…@db``)."""
-    if "--" not in code and "/*" not in code:
-        return code
-    return _SQL_COMMENT.sub(lambda match: redact_text(match.group()), code)
+# A comment of SQL (``-- …`` to the end of its line, ``/* … */``) or a string literal, whichever
+# starts first: a quote in a comment (``-- the customer's orders``) starts no literal, and
+# ``--`` in a literal starts no comment. Read as literals first, a comment's apostrophe paired
+# with the next literal's opening quote, and the literal after it (``PASSWORD '…'``) was read
+# as code and catalogued as written. Literals in single quotes only: a double-quoted text is a
+# name in SQL, and names make lineage. A quote is escaped doubled, or after a backslash (MySQL,
+# PostgreSQL's E'…').
+_SQL_COMMENT_OR_LITERAL = re.compile(
+    r"(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))|'(?:[^'\\]|\\.|'')*'", re.DOTALL
+)
 
 
 def redact_sql(sql: str) -> str:
@@ -283,15 +280,19 @@ def redact_sql(sql: str) -> str:
     is the same at every run."""
     sql = _IDENTIFIED_BY_WORD.sub(_identified_by, sql)
     parts: list[str] = []
-    done = 0
-    for literal in _SQL_LITERAL.finditer(sql):
-        code = sql[done : literal.start()]
-        parts.append(_comments_redacted(code))
-        if _SECRET_KEYWORD_BEFORE.search(code[-80:]):
+    done = 0  # the end of the last comment or literal
+    code = 0  # the end of the last literal: what follows it is the code before the next one
+    for token in _SQL_COMMENT_OR_LITERAL.finditer(sql):
+        parts.append(sql[done : token.start()])
+        done = token.end()
+        if token.group("comment") is not None:
+            parts.append(redact_text(token.group()))
+        elif _SECRET_KEYWORD_BEFORE.search(sql[max(code, token.start() - 80) : token.start()]):
             parts.append(f"'{REDACTED}'")
         else:
-            text = _SECRET_SETTING.sub(lambda m: f"{m.group('lead')}{REDACTED}", literal.group())
+            text = _SECRET_SETTING.sub(lambda m: f"{m.group('lead')}{REDACTED}", token.group())
             parts.append(_URL_PASSWORD.sub(lambda m: f"{m.group('lead')}{REDACTED}", text))
-        done = literal.end()
-    parts.append(_comments_redacted(sql[done:]))
+        if token.group("comment") is None:
+            code = done
+    parts.append(sql[done:])
     return "".join(parts)

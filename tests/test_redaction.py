@@ -71,3 +71,33 @@ def test_a_secret_parameter_after_a_bare_name_is_redacted(url: str, shown: str) 
 )
 def test_a_urls_password_in_a_literal_is_still_redacted(sql: str, shown: str) -> None:
     assert redact_sql(sql) == shown
+
+
+@pytest.mark.parametrize(
+    ("sql", "shown"),
+    [
+        (
+            "-- today's load\nALTER ROLE etl PASSWORD 'pw'",
+            "-- today's load\nALTER ROLE etl PASSWORD '***'",
+        ),
+        (
+            "/* the customer's DSN */ SELECT dblink('host=db password=pw', 'x')",
+            "/* the customer's DSN */ SELECT dblink('host=db password=***', 'x')",
+        ),
+        (
+            "SELECT 1 -- it's\n, 'postgresql://etl:pw@db' -- from postgresql://a:pw@b",
+            "SELECT 1 -- it's\n, 'postgresql://etl:***@db' -- from postgresql://a:***@b",
+        ),
+        (
+            "SELECT '--', 'it''s' -- x\n, PASSWORD 'pw'",
+            "SELECT '--', 'it''s' -- x\n, PASSWORD '***'",
+        ),
+    ],
+)
+def test_an_apostrophe_in_a_comment_does_not_hide_the_literals_after_it(
+    sql: str, shown: str
+) -> None:
+    """Literals were found before comments: the apostrophe of ``-- today's`` opened a literal
+    that ended at the next literal's opening quote, and that literal (``PASSWORD 'pw'``) was
+    read as code and catalogued as written."""
+    assert redact_sql(sql) == shown

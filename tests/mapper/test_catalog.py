@@ -456,6 +456,22 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
             "/* dsn: host=db password=s3cret */ INSERT INTO s.t SELECT 'x' FROM s.u",
             "/* dsn: host=db password=*** */ INSERT INTO s.t SELECT 'x' FROM s.u",
         ),
+        (  # an apostrophe in a comment (dbt's compiled SQL keeps its comments) starts no literal
+            "-- the customer's orders\nCREATE USER MAPPING FOR etl SERVER crm "
+            "OPTIONS (user 'etl', password 's3cret')",
+            "-- the customer's orders\nCREATE USER MAPPING FOR etl SERVER crm "
+            "OPTIONS (user 'etl', password '***')",
+        ),
+        (
+            "/* don't touch */ INSERT INTO s.t SELECT * FROM dblink("
+            "'postgresql://etl:s3cret@db/x', 'SELECT a FROM u') AS r(a int)",
+            "/* don't touch */ INSERT INTO s.t SELECT * FROM dblink("
+            "'postgresql://etl:***@db/x', 'SELECT a FROM u') AS r(a int)",
+        ),
+        (  # and a comment's dashes in a literal start no comment
+            "INSERT INTO s.t SELECT '--', 'it''s' FROM s.u WHERE k = 'postgresql://etl:s3cret@db'",
+            "INSERT INTO s.t SELECT '--', 'it''s' FROM s.u WHERE k = 'postgresql://etl:***@db'",
+        ),
         (  # names and other literals that merely look like it stay as written
             "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
             "FROM s.users WHERE kind = 'token'",
