@@ -7,9 +7,11 @@ runs — except the Airflow task graph, which is the DAG's description rather th
 * ``jobDependencies`` run facet: upstream job → downstream job (one flow when both jobs report
   the dependency: the downstream job's);
 * ``airflow`` job facet of a DAG: task → each of its ``downstream_task_ids``; the same graph is
-  read from the ``airflow`` run facet of each completed task run, because the DAG facet comes
-  only with the DAG's START event, which ``dag.test()`` and some schedulers never send. Both give
-  the same flows, owned by the DAG's orchestration scope.
+  read from the ``airflow`` run facet of each task's latest completed run, or latest run when it
+  never completed (a task that only failed still has its edges, as in the DAG facet), because
+  the DAG facet comes only with the DAG's START event, which ``dag.test()`` and an emission
+  policy with ``emit_dag_events: false`` never send. Both give the same flows, owned by the
+  DAG's orchestration scope.
 
 They are marked as orchestration three times over: the scope ends with ``#orchestration``, the
 name with ``@orchestration``, and the description starts with "Orchestration". A job at either
@@ -150,7 +152,7 @@ def map_orchestration(
         run = job.latest_completed  # both kinds of observed flows come from it
         _observed(job, run, collector, upstream_of)
         _task_graph(job, collector)
-        _task_graph_of_run(job, run, fold, collector)
+        _task_graph_of_run(job, run or job.latest, fold, collector)  # the DAG's description
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("orchestrationFlows", len(flows))

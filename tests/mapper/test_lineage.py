@@ -569,7 +569,7 @@ def test_the_airflow_task_graph_gives_task_to_task_flows() -> None:
     }
 
 
-def _task_run(task: str, downstream: Any) -> dict[str, Any]:
+def _task_run(task: str, downstream: Any, event_type: str = "COMPLETE") -> dict[str, Any]:
     """A task's run as the Airflow provider sends it: its ``airflow`` run facet names the DAG
     and the task's ``downstream_task_ids`` (the text of a Python list)."""
     airflow = {
@@ -578,12 +578,38 @@ def _task_run(task: str, downstream: Any) -> dict[str, Any]:
         "task": {"task_id": task, "downstream_task_ids": downstream},
         "taskInstance": {"try_number": 1},
     }
-    return event(f"pv_weekly_signal.{task}", run_id=f"r-{task}", run_facets={"airflow": airflow})
+    return event(
+        f"pv_weekly_signal.{task}",
+        run_id=f"r-{task}",
+        run_facets={"airflow": airflow},
+        event_type=event_type,
+    )
 
 
 def test_the_downstream_task_ids_of_a_tasks_run_give_task_to_task_flows() -> None:
     plan = build([_task_run("extract", "['load']"), _task_run("load", "[]")], definition())
     assert pairs(plan, "orchestration") == {("pv_weekly_signal.extract", "pv_weekly_signal.load")}
+
+
+def test_a_task_that_only_failed_still_gives_its_edges_of_the_task_graph() -> None:
+    """Without the DAG's START (``dag.test()``, ``emit_dag_events: false`` in the provider's
+    emission policy) the graph is read from the task runs; it was read from completed runs only,
+    so the edges of a task that had only failed (``check`` → ``report``, and the teardown after
+    a failed task) were missing, where the DAG's START gives them all. The graph is the DAG's
+    description, not an observation (seed 001: orchestration flows come from completed runs,
+    "and the Airflow task graph from the job description")."""
+    plan = build(
+        [
+            _task_run("extract", "['check']"),
+            _task_run("check", "['report']", event_type="FAIL"),
+            _task_run("report", "[]"),
+        ],
+        definition(),
+    )
+    assert pairs(plan, "orchestration") == {
+        ("pv_weekly_signal.extract", "pv_weekly_signal.check"),
+        ("pv_weekly_signal.check", "pv_weekly_signal.report"),
+    }
 
 
 @pytest.mark.parametrize(
