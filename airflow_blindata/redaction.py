@@ -260,15 +260,21 @@ def _identified_by(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{REDACTED}"
 
 
-# A comment of SQL (``-- …`` to the end of its line, ``/* … */``) or a string literal, whichever
-# starts first: a quote in a comment (``-- the customer's orders``) starts no literal, and
-# ``--`` in a literal starts no comment. Read as literals first, a comment's apostrophe paired
-# with the next literal's opening quote, and the literal after it (``PASSWORD '…'``) was read
-# as code and catalogued as written. Literals in single quotes only: a double-quoted text is a
-# name in SQL, and names make lineage. A quote is escaped doubled, or after a backslash (MySQL,
-# PostgreSQL's E'…').
-_SQL_COMMENT_OR_LITERAL = re.compile(
-    r"(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))|'(?:[^'\\]|\\.|'')*'", re.DOTALL
+# A comment of SQL (``-- …`` to the end of its line, ``/* … */``), a quoted name (``"…"``,
+# ``\`…\```) or a string literal, whichever starts first: a quote in a comment (``-- the
+# customer's orders``) or in a name (``"o'brien"``) starts no literal, and ``--`` in a literal
+# starts no comment. Read as literals first, such an apostrophe paired with the next literal's
+# opening quote, and the literal after it (``PASSWORD '…'``) was read as code and catalogued as
+# written. Literals in single quotes only: a double-quoted text is a name in SQL, and names make
+# lineage. A quote is escaped doubled, or after a backslash (MySQL, PostgreSQL's E'…'). A literal
+# that is never closed runs to the end, as a SQL lexer reads it: tried again from each quote
+# after it, an unclosed ``'\'\'…`` was scanned to the end once per quote (a time growing with the
+# square of its length: seconds for 20,000 characters).
+_SQL_COMMENT_NAME_OR_LITERAL = re.compile(
+    r"(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))"
+    r'|(?P<name>"[^"]*"|`[^`]*`)'
+    r"|'(?:[^'\\]|\\(?:.|\Z)|'')*(?:'|\Z)",
+    re.DOTALL,
 )
 
 
@@ -282,7 +288,9 @@ def redact_sql(sql: str) -> str:
     parts: list[str] = []
     done = 0  # the end of the last comment or literal
     code = 0  # the end of the last literal: what follows it is the code before the next one
-    for token in _SQL_COMMENT_OR_LITERAL.finditer(sql):
+    for token in _SQL_COMMENT_NAME_OR_LITERAL.finditer(sql):
+        if token.group("name") is not None:
+            continue  # part of the code, as it is
         parts.append(sql[done : token.start()])
         done = token.end()
         if token.group("comment") is not None:
