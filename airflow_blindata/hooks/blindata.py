@@ -21,6 +21,7 @@ The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn
 from __future__ import annotations
 
 import ipaddress
+import math
 import ssl
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -314,6 +315,8 @@ def _seconds(value: Any, name: str) -> float:
         raise BlindataConfigError(f"{name} must be a number of seconds, got {value!r}") from None
     if seconds <= 0:
         raise BlindataConfigError(f"{name} must be positive, got {value!r}")
+    if not math.isfinite(seconds):  # float() reads "nan" and "inf": a deadline never reached
+        raise BlindataConfigError(f"{name} must be a positive, finite number, got {value!r}")
     return seconds
 
 

@@ -151,6 +151,9 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
         ({"extra_dejson": {"auth_method": "oauth"}}, "auth_method 'oauth' is not one of"),
         ({"extra_dejson": {"timeout": "soon"}}, "timeout must be a number of seconds"),
         ({"extra_dejson": {"deadline": -1}}, "deadline must be positive"),
+        # float() reads them, and a nan or infinite deadline never stops retrying
+        ({"extra_dejson": {"timeout": "nan"}}, "timeout must be a positive, finite number"),
+        ({"extra_dejson": {"deadline": "inf"}}, "deadline must be a positive, finite number"),
         ({"extra_dejson": {"verify_ssl": "maybe"}}, "verify_ssl: no CA bundle at 'maybe'"),
         ({"extra_dejson": {"ca_bundle": "/nowhere/ca.pem"}}, "ca_bundle: no CA bundle at"),
     ],
