@@ -271,9 +271,10 @@ def _identified_by(match: re.Match[str]) -> str:
 # after it, an unclosed ``'\'\'…`` was scanned to the end once per quote (a time growing with the
 # square of its length: seconds for 20,000 characters).
 _SQL_COMMENT_NAME_OR_LITERAL = re.compile(
-    r"(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))"
+    r"(?=[-/\"`'])"  # the characters that may start one: the others are passed over at once
+    r"(?:(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))"
     r'|(?P<name>"[^"]*"|`[^`]*`)'
-    r"|'(?:[^'\\]|\\(?:.|\Z)|'')*(?:'|\Z)",
+    r"|'(?:[^'\\]|\\(?:.|\Z)|'')*(?:'|\Z))",
     re.DOTALL,
 )
 
