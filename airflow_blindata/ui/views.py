@@ -63,9 +63,18 @@ def shown_store_url() -> str:
     return redact_url(_store_url())
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+CLEANED = 64 * 1024
+"""Of a quarantined event, what is cleaned before its excerpt is cut from it: enough for a URL or
+a secret field that starts in the excerpt to end in it (an event may be megabytes long)."""
+
+# A scheme starts after no other scheme character: a long run of letters is tried once, not
+# again from each of its letters (a time growing with the square of its length).
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# The value runs to its closing quote, past escaped ones (``"pa\"ss"``), or to the text's end
+# (an event cut short, or an excerpt).
 _SECRET_FIELD = re.compile(
-    r'("[^"]*(?:password|secret|token|api_?key|authorization|credential)[^"]*"\s*:\s*)"[^"]*"',
+    r'("[^"]*(?:password|secret|token|api_?key|authorization|credential)[^"]*"\s*:\s*)'
+    r'"(?:[^"\\]|\\.)*\\?(?:"|$)',
     re.IGNORECASE,
 )
 
@@ -75,6 +84,12 @@ def _clean(text: str) -> str:
     text = _URL.sub(lambda match: redact_url(match.group(0)), text)
     text = _SECRET_FIELD.sub(lambda match: f'{match.group(1)}"***"', text)
     return scrub(text, url_secrets(_store_url()))
+
+
+def excerpt(raw: str) -> str:
+    """The start of a quarantined event, cleaned before it is cut: cut first, a secret that
+    straddles the cut lost what marks it (``"password": "s3cr``, ``postgres://u:s3cr``)."""
+    return _clean(raw[:CLEANED])[:EXCERPT]
 
 
 @contextmanager
@@ -124,7 +139,7 @@ def capture_page() -> dict[str, Any]:
             "received_at": event.received_at,
             "source": event.source,
             "reason": _clean(event.reason),
-            "raw": _clean(event.raw[:EXCERPT]),
+            "raw": excerpt(event.raw),
         }
         for event in latest
     ]

@@ -175,6 +175,8 @@ def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.Monk
         ('{"apiKey": "k-2", "a": 1}', "k-2", '"apiKey": "***"'),
         ('{"db_password" : "p-3"}', "p-3", '"db_password" : "***"'),
         ('{"Authorization": "Bearer t-4"}', "t-4", '"Authorization": "***"'),
+        ('{"password": "p5\\"-tail-5", "a": 1}', "tail-5", '"password": "***", "a": 1'),
+        ('{"a": 1, "client_secret": "cut-6', "cut-6", '"client_secret": "***"'),
     ],
 )
 def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: str) -> None:
@@ -184,6 +186,31 @@ def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: s
 
     assert hidden not in cleaned
     assert shown in cleaned
+
+
+@pytest.mark.parametrize(
+    "secret_at",
+    [
+        '"password": "{secret}"',
+        '"url": "postgresql://etl:{secret}@db/x"',
+    ],
+)
+def test_a_quarantined_event_cut_for_its_excerpt_keeps_a_secret_hidden_across_the_cut(
+    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret_at: str
+) -> None:
+    """The page shows the event's first 300 characters; a secret the cut falls in is hidden."""
+    secret = "SeCrEtVaLuE-1234567890"
+    value = secret_at.format(secret=secret)
+    pad = "x" * (300 - len('{"pad": "", ') - value.index(secret) - 4)
+    url = f"sqlite:///{tmp_path / 'cut.db'}"
+    with open_store(url) as store:
+        store.append(f'{{"pad": "{pad}", {value}', source="receiver")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+    page = viewer.get("/").text
+
+    assert f"{pad}&#34;, " in page  # the cut falls inside the secret
+    assert secret[:4] not in page
 
 
 @pytest.mark.parametrize(("value", "entries"), [("True", 1), ("False", 0)])
