@@ -50,6 +50,18 @@ MAX_LANDED = 500
 """Objects of a kind listed for one job; more are counted, not listed."""
 
 
+ID_MAX = 2**63 - 1
+"""The largest id a store holds (a 64-bit integer); a larger one in a URL matches nothing, and a
+driver refuses to bind it (SQLite's ``OverflowError``, which is no database error)."""
+
+
+def _bounded(before: int | None) -> int | None:
+    """``before`` as an id the store can compare: past the largest id it means every record."""
+    if before is None or before > ID_MAX:
+        return None
+    return max(before, -ID_MAX)
+
+
 class UnreadableStoreError(Exception):
     """The store could not be opened or read: the page says so instead of its content."""
 
@@ -175,7 +187,7 @@ def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
         known = overview.definitions(store)
         chosen = definition or (known[0].definition_uuid if known else None)
         entries, next_before = (
-            overview.history_page(store, chosen, before=before, limit=PAGE_SIZE)
+            overview.history_page(store, chosen, before=_bounded(before), limit=PAGE_SIZE)
             if chosen
             else ([], None)
         )
@@ -205,6 +217,8 @@ def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
 
 
 def record_page(record_id: int) -> dict[str, Any] | None:
+    if not -ID_MAX <= record_id <= ID_MAX:
+        return None
     with _store() as store:
         entry = overview.history_entry(store, record_id)
     if entry is None:

@@ -95,6 +95,19 @@ def test_an_unknown_record_is_not_found(viewer: Any) -> None:
     assert viewer.get("/syncs/999").status_code == 404
 
 
+def test_an_id_past_what_a_store_holds_is_not_found_rather_than_a_server_error(
+    viewer: Any,
+) -> None:
+    """A hand-edited link with an id past 64 bits matches nothing: a 404, and the runs' list."""
+    huge = 2**70
+
+    record = viewer.get(f"/syncs/{huge}")
+    listing = viewer.get("/syncs", params={"definition": DEFINITION, "before": huge})
+
+    assert record.status_code == 404 and "no such sync record" in record.text
+    assert listing.status_code == 200 and listing.text.count("<tr><td><a href=") == 3
+
+
 def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
     chooser = viewer.get("/lands").text
     page = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
