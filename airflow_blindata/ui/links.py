@@ -39,6 +39,11 @@ def blindata_url(conn_id: str | None = None) -> str | None:
         url = connection_url(host, conn.schema, conn.port, conn.conn_id or "")
     except Exception:  # the URL's path and the schema disagree: the hook refuses it too
         return None
+    if url.partition("://")[0].lower() not in ("http", "https"):
+        # It becomes an href on every object: ``javascript://%0a…`` would run in the viewer's
+        # Airflow session when they click. Blindata is served over HTTP(S) only.
+        log.warning("The Blindata connection's URL is not http(s): the page shows no links")
+        return None
     return without_credentials(url).rstrip("/")
 
 

@@ -119,6 +119,35 @@ def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
     assert "No Blindata URL is known" in page
 
 
+@pytest.mark.parametrize(
+    ("host", "link"),
+    [
+        ("https://catalog.example.com/blindata", 'href="https://catalog.example.com/blindata/#/'),
+        ("javascript://%0aalert(document.cookie)", None),
+        ("data://text/html,<script>alert(1)</script>", None),
+    ],
+)
+def test_where_it_lands_links_objects_to_an_http_blindata_only(
+    viewer: Any, monkeypatch: pytest.MonkeyPatch, host: str, link: str | None
+) -> None:
+    """A connection URL becomes an href on every object: a script URL there would run in the
+    viewer's Airflow session when they click, so only http(s) URLs are linked."""
+    import json
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps({"conn_type": "blindata", "host": host})
+    )
+
+    page = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+
+    assert "analytics.marts.t1" in page
+    if link:
+        assert link in page
+    else:
+        assert 'href="javascript' not in page and 'href="data' not in page
+        assert "No Blindata URL is known" in page
+
+
 def test_where_it_lands_shows_what_the_last_snapshot_described_and_counts_what_came_since(
     client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
