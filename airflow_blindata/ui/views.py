@@ -32,6 +32,7 @@ from airflow_blindata.sync.report import RunReport
 from .links import blindata_url, search_link
 
 __all__ = [
+    "UnreadableDefinitionError",
     "UnreadableStoreError",
     "capture_page",
     "lands_page",
@@ -64,6 +65,11 @@ def _bounded(before: int | None) -> int | None:
 
 class UnreadableStoreError(Exception):
     """The store could not be opened or read: the page says so instead of its content."""
+
+
+class UnreadableDefinitionError(UnreadableStoreError):
+    """``[blindata] ui_job_definition`` names a file that cannot be used: *Where it lands* says
+    why, as for the store, instead of an Internal Server Error."""
 
 
 def _store_url() -> str:
@@ -258,11 +264,16 @@ def run_page(dag_id: str, run_id: str) -> list[tuple[str, RunReport]]:
 
 
 def _definition(uuid: str | None) -> Any:
-    from airflow_blindata.definition import JobDefinition
+    from airflow_blindata.definition import JobDefinition, JobDefinitionError
 
     path = ui_job_definition()
     if path:
-        return JobDefinition.load(path)
+        try:
+            return JobDefinition.load(path)
+        except JobDefinitionError as error:
+            raise UnreadableDefinitionError(
+                f"[blindata] ui_job_definition: {_clean(str(error))}"
+            ) from error
     return JobDefinition(uuid=uuid or "00000000-0000-4000-8000-000000000000")
 
 

@@ -119,6 +119,20 @@ def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
     assert "No Blindata URL is known" in page
 
 
+def test_where_it_lands_says_why_the_configured_job_definition_cannot_be_used(
+    viewer: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A mistyped ``ui_job_definition`` is a message on the page, not an Internal Server Error."""
+    missing = tmp_path / "definitons.yaml"
+    monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", str(missing))
+
+    response = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"})
+
+    assert response.status_code == 503
+    assert 'id="problem"' in response.text
+    assert "ui_job_definition" in response.text and str(missing) in response.text
+
+
 @pytest.mark.parametrize(
     ("host", "link"),
     [
