@@ -93,7 +93,7 @@ _URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 _SECRET_FIELD = re.compile(
     r'("[^"]*(?:password|secret|token|api_?key|authorization|credential)[^"]*"\s*:\s*)'
     r'"(?:[^"\\]|\\.)*\\?(?:"|$)',
-    re.IGNORECASE,
+    re.IGNORECASE | re.DOTALL,
 )
 
 

@@ -233,6 +233,7 @@ def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.Monk
         ('{"Authorization": "Bearer t-4"}', "t-4", '"Authorization": "***"'),
         ('{"password": "p5\\"-tail-5", "a": 1}', "tail-5", '"password": "***", "a": 1'),
         ('{"a": 1, "client_secret": "cut-6', "cut-6", '"client_secret": "***"'),
+        ('{"token": "t7\\\nrest-7"}', "rest-7", '"token": "***"}'),
     ],
 )
 def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: str) -> None:
