@@ -81,9 +81,14 @@ def create_ui_app() -> FastAPI:
     def lands(request: Request, namespace: str | None = None, name: str | None = None) -> Response:
         return _page(request, "lands.html", views.lands_page, namespace, name)
 
-    @app.get("/runs/{dag_id}/{run_id}", response_class=HTMLResponse)
-    async def run(request: Request, dag_id: str, run_id: str) -> Response:
-        await require_dag_run_reader(request, dag_id)
+    # A plain ``def``: FastAPI runs it in a worker thread. Reading Airflow's database on the event
+    # loop stalled every request of the API server meanwhile, the receiver's included.
+    @app.get(
+        "/runs/{dag_id}/{run_id}",
+        response_class=HTMLResponse,
+        dependencies=[Depends(require_dag_run_reader)],
+    )
+    def run(request: Request, dag_id: str, run_id: str) -> Response:
         reports = views.run_page(dag_id, run_id)
         return _render(request, "run.html", dag_id=dag_id, run_id=run_id, reports=reports)
 

@@ -50,3 +50,28 @@ def test_a_viewer_reads_the_page_by_header_or_by_the_ui_cookie(
 
     assert response.status_code == 200, response.text
     assert "<nav>" in response.text
+
+
+def test_a_dag_run_report_needs_read_access_to_that_dag_s_runs(
+    client: Any, auth_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A viewer of the page who may not read one DAG (FAB's per-DAG permissions) gets no report
+    of its runs; the decision is the auth manager's, asked for that DAG's runs."""
+    from airflow_blindata.ui import views
+
+    asked: list[tuple[str, str]] = []
+
+    def is_authorized_dag(*, method: str, access_entity: Any, details: Any, user: Any) -> bool:
+        asked.append((details.id, access_entity.name))
+        return bool(details.id != "hr.payroll")
+
+    monkeypatch.setattr(auth_manager, "is_authorized_dag", is_authorized_dag)
+    monkeypatch.setattr(views, "run_page", lambda dag_id, run_id: [])
+    viewer = {"Authorization": f"Bearer {token(auth_manager, 'viewer')}"}
+
+    refused = client.get("/runs/hr.payroll/manual__1", headers=viewer)
+    allowed = client.get("/runs/blindata_sync/manual__1", headers=viewer)
+
+    assert refused.status_code == 403
+    assert allowed.status_code == 200
+    assert asked == [("hr.payroll", "RUN"), ("blindata_sync", "RUN")]

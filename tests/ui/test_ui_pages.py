@@ -203,6 +203,31 @@ def test_a_run_without_a_report_says_so(viewer: Any, monkeypatch: pytest.MonkeyP
     assert "No task of this run returned a Blindata report" in page
 
 
+def test_a_run_report_reads_airflow_s_database_off_the_event_loop(
+    viewer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API server serves every request (the receiver's too) from its event loop: a database
+    read there, slow or waiting on a lock, would hold them all."""
+    import asyncio
+
+    from airflow_blindata.ui import views
+
+    on_the_loop: list[bool] = []
+
+    def run_page(dag_id: str, run_id: str) -> list[Any]:
+        try:
+            asyncio.get_running_loop()
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        return []
+
+    monkeypatch.setattr(views, "run_page", run_page)
+
+    assert viewer.get("/runs/blindata_sync/manual__1").status_code == 200
+    assert on_the_loop == [False]
+
+
 @pytest.mark.postgres
 def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     base = os.environ.get("BLINDATA_TEST_POSTGRES_URL")
