@@ -31,7 +31,9 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
   SQLite and PostgreSQL), so a hung store never piles up threads or hangs producers.
 * Bounded memory: the bodies of all requests in flight share ``receiver_max_bytes_in_flight``
   bytes (``budget``); past it a request waits a moment, then is answered 503 with
-  ``Retry-After``, the rest of its body read and dropped, never kept.
+  ``Retry-After``, the rest of its body read and dropped, never kept. A body with no byte for
+  ``body_idle_timeout`` seconds (30) is a 408, and its share given back: a producer gone
+  mid-body would otherwise hold it for ever.
 * Secrets never reach a response or a log: no key, no header, no store URL is echoed.
 * A producer that disconnects before its body is complete gets nothing stored and one warning
   line in the log (throttled like the others), never a traceback.
@@ -256,6 +258,7 @@ class _Receiver:
                 declared_length=request.headers.get("content-length"),
                 limit=limit,
                 reserve=share.grow_to,
+                idle_timeout=self.settings.body_idle_timeout,
             )
         except BudgetSpentError:
             share.shrink_to(0)  # what was read is let go

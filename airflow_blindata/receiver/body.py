@@ -23,6 +23,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 __all__ = [
     "GZIP_ENCODINGS",
     "NDJSON_TYPES",
@@ -51,6 +53,7 @@ _GZIP_WBITS = 16 + zlib.MAX_WBITS
 INFLATE_STEP = 256 * 1024
 """Bytes decompressed at a time: the most a body inflates before its memory is accounted."""
 _STATUS_BAD_REQUEST = 400
+_STATUS_TIMEOUT = 408
 _STATUS_TOO_LARGE = 413
 _STATUS_UNSUPPORTED = 415
 
@@ -109,11 +112,14 @@ async def read_body(
     declared_length: str | None,
     limit: int,
     reserve: Reserve | None = None,
+    idle_timeout: float | None = None,
 ) -> bytes:
     """The body, read at most ``limit`` bytes far: a declared or actual excess is a 413.
 
     ``reserve`` is given the declared length before anything is read, then the size the body
-    reaches with each chunk, before the chunk is kept.
+    reaches with each chunk, before the chunk is kept. A body that stalls, no byte for
+    ``idle_timeout`` seconds, is a 408: its producer is gone (a host that vanished leaves a
+    connection open for ever) or hostile, and the request must give back its share of memory.
     """
     declared = (declared_length or "").strip()
     if declared.isdigit() and int(declared) > limit:
@@ -121,13 +127,27 @@ async def read_body(
     if reserve is not None and declared.isdigit():
         await reserve(int(declared))
     received = bytearray()
-    async for chunk in chunks:
+    iterator = aiter(chunks)
+    while True:
+        with anyio.move_on_after(idle_timeout) as waiting:
+            chunk = await anext(iterator, None)
+        if waiting.cancelled_caught:
+            raise _stalled(idle_timeout or 0.0, len(received))
+        if chunk is None:
+            return bytes(received)
         if len(received) + len(chunk) > limit:
             raise _too_large(limit, "request body")
         if reserve is not None:
             await reserve(len(received) + len(chunk))
         received += chunk
-    return bytes(received)
+
+
+def _stalled(idle_timeout: float, received: int) -> BodyError:
+    return BodyError(
+        _STATUS_TIMEOUT,
+        f"no byte of the request body arrived for {idle_timeout:g} s (after {_bytes(received)}): "
+        "the request was dropped and nothing of it stored; send the body at once",
+    )
 
 
 def _encoding(content_encoding: str | None) -> str:

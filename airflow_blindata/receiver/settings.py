@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from airflow_blindata.options import flag, positive_int, positive_seconds
 
 __all__ = [
+    "DEFAULT_BODY_IDLE_TIMEOUT",
     "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_BYTES_IN_FLIGHT",
@@ -31,6 +32,10 @@ DEFAULT_STORE_TIMEOUT = 4.0
 examples give their ``http`` transports, above the stores' own 3 s bound on one append."""
 DEFAULT_BUSY_WAIT = 1.0
 """Seconds a request waits for room among the bodies in flight before a 503."""
+DEFAULT_BODY_IDLE_TIMEOUT = 30.0
+"""Seconds a request body may go without a byte before a 408. The producers' own timeouts are a
+few seconds, so only a producer gone for good (a half-open connection) or a hostile one waits
+this long, holding its share of ``receiver_max_bytes_in_flight`` meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,7 @@ class ReceiverSettings:
     ``max_bytes_in_flight``: bytes of request bodies held at once, all requests together (as
     read and decompressed), until each is answered. ``store_timeout``: seconds a request waits
     for the store. ``busy_wait``: seconds a request waits for room among the bodies in flight.
+    ``body_idle_timeout``: seconds a body may go without a byte before the request is dropped.
     """
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -47,6 +53,7 @@ class ReceiverSettings:
     max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT
     store_timeout: float = DEFAULT_STORE_TIMEOUT
     busy_wait: float = DEFAULT_BUSY_WAIT
+    body_idle_timeout: float = DEFAULT_BODY_IDLE_TIMEOUT
     problem: str | None = None
 
 

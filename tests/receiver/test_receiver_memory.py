@@ -243,3 +243,20 @@ def test_gzip_is_inflated_a_step_at_a_time() -> None:
         list(inflate(body[:-10], "gzip", limit=1024 * KIB, step=64 * KIB))
     with pytest.raises(BodyError, match="decompressed request body exceeds"):
         list(inflate(body, "gzip", limit=400 * KIB, step=64 * KIB))
+
+
+def test_a_producer_that_stalls_mid_body_gives_its_share_back(store: EventStore) -> None:
+    """A producer whose host vanished mid-body leaves a connection open for ever: its share of
+    the budget must come back, or a few of them turn every other producer away with a 503."""
+    stalled_body, later = padded(1, 60 * KIB), padded(2, 60 * KIB)
+    limits = {"max_bytes_in_flight": 100 * KIB, "busy_wait": 0.2, "body_idle_timeout": 0.5}
+    with served(store, **limits) as (root, budget):
+        stalled = SlowProducer(root, stalled_body, sent=10)
+        status, answer = stalled.answer()  # never sends the rest
+        wait_until(lambda: budget.in_use == 0)
+        admitted = httpx.post(f"{root}/blindata/api/v1/lineage", content=later, headers=AUTH)
+
+    assert status == 408
+    assert "nothing of it stored" in answer["detail"]
+    assert admitted.status_code == 200
+    assert store_run_ids(store) == [run_event(2)["run"]["runId"]]
