@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_blindata.options import blindata_home, lost_events_file, ui_job_definition
-from airflow_blindata.redaction import redact_url, scrub, url_secrets
+from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secrets
 from airflow_blindata.store import (
     EventStore,
     StoreError,
@@ -85,9 +85,6 @@ CLEANED = 64 * 1024
 """Of a quarantined event, what is cleaned before its excerpt is cut from it: enough for a URL or
 a secret field that starts in the excerpt to end in it (an event may be megabytes long)."""
 
-# A scheme starts after no other scheme character: a long run of letters is tried once, not
-# again from each of its letters (a time growing with the square of its length).
-_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 # The value runs to its closing quote, past escaped ones (``"pa\"ss"``), or to the text's end
 # (an event cut short, or an excerpt).
 _SECRET_FIELD = re.compile(
@@ -99,7 +96,7 @@ _SECRET_FIELD = re.compile(
 
 def _clean(text: str) -> str:
     """``text`` without the store's password, any URL's credentials or a secret-named field."""
-    text = _URL.sub(lambda match: redact_url(match.group(0)), text)
+    text = redact_text(text)  # every URL's credentials, in time linear in the text
     text = _SECRET_FIELD.sub(lambda match: f'{match.group(1)}"***"', text)
     return scrub(text, url_secrets(_store_url()))
 
