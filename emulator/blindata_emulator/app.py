@@ -30,7 +30,7 @@ from .auth import Authenticator, TokenRegistry
 from .clock import Clock
 from .errors import ApiError, error_body
 from .faults import Faults
-from .middleware import NOTE_KEY, FaultMiddleware, RequestLog, RequestNote
+from .middleware import NOTE_KEY, DateHeader, FaultMiddleware, RequestLog, RequestNote
 from .model import Doc, Kind
 from .openapi import docs_routes, options_routes
 from .paging import Params
@@ -251,12 +251,13 @@ def create_app(settings: EmulatorSettings) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(DateHeader, clock=emulator.clock),
             Middleware(
                 FaultMiddleware,
                 faults=emulator.faults,
                 log=emulator.requests,
                 clock=emulator.clock,
-            )
+            ),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
     )

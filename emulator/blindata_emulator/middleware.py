@@ -26,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import formatdate
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -36,7 +37,14 @@ from .clock import Clock
 from .errors import error_body
 from .faults import FaultDecision, FaultKind, Faults
 
-__all__ = ["ADMIN_PREFIX", "NOTE_KEY", "DroppedConnection", "FaultMiddleware", "RequestLog"]
+__all__ = [
+    "ADMIN_PREFIX",
+    "NOTE_KEY",
+    "DateHeader",
+    "DroppedConnection",
+    "FaultMiddleware",
+    "RequestLog",
+]
 
 ADMIN_PREFIX = "/_emulator"
 NOTE_KEY = "blindata_emulator.note"
@@ -147,6 +155,34 @@ async def _drop(scope: Scope, send: Send, before_cut: Callable[[], None]) -> Non
     with contextlib.suppress(TimeoutError):
         message = {"type": _A2WSGI_ERROR, "exception": (DroppedConnection, error, None)}
         await asyncio.wait_for(send(message), _A2WSGI_HANDOFF_SECONDS)
+
+
+class DateHeader:
+    """Sends the ``Date`` of every answer from the emulator's clock, as Blindata sends its own.
+
+    The server's date header (uvicorn's, refreshed about once a second from the wall clock) is
+    turned off where the emulator is served: an answer's ``Date`` then follows ``Clock.advance``,
+    so a test moves Blindata's time forward instead of sleeping, and the date is exact to the
+    second instead of up to two seconds behind.
+    """
+
+    def __init__(self, app: ASGIApp, clock: Clock) -> None:
+        self.app = app
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def dated(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
+                date = formatdate(self.clock.now(), usegmt=True).encode("latin-1")
+                message = {**message, "headers": [(b"date", date), *headers]}
+            await send(message)
+
+        await self.app(scope, receive, dated)
 
 
 class FaultMiddleware:

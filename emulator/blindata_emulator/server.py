@@ -54,7 +54,9 @@ def serve(
     _hide_injected_drops()
     app = create_app(settings)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="off")
+        uvicorn.run(
+            app, host=host, port=port, log_level=log_level, lifespan="off", date_header=False
+        )
     finally:
         app.state.emulator.close()
 
@@ -75,6 +77,7 @@ def serving(
     port: int = 0,
     log_level: str = "warning",
     name: str = "asgi-server",
+    date_header: bool = True,
 ) -> Iterator[str]:
     """Serve an ASGI ``app`` with uvicorn in a background thread; yields its root URL.
 
@@ -85,7 +88,8 @@ def serving(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
+    config = uvicorn.Config(app, log_level=log_level, lifespan="off", date_header=date_header)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
@@ -114,7 +118,8 @@ def running_emulator(
     _hide_injected_drops()
     app = create_app(settings)
     try:
-        with serving(app, host, port, log_level, name="blindata-emulator") as url:
+        # The emulator dates its answers itself, from its clock (`DateHeader`).
+        with serving(app, host, port, log_level, "blindata-emulator", date_header=False) as url:
             yield EmulatorHandle(url, app, app.state.emulator)
     finally:
         app.state.emulator.close()

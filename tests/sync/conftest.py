@@ -2,16 +2,14 @@
 
 The emulator is served over loopback HTTP (``tests/conftest.py``), as Blindata would be: the sync
 reads Blindata's clock from the ``Date`` header, which only a real server sends. The header counts
-whole seconds, and uvicorn refreshes it about once a second, so it may be up to two seconds behind:
-``next_second`` waits that long, so that a second snapshot's watermark is later than everything
-the first one wrote.
+whole seconds; the emulator dates it from its own clock, so ``next_second`` moves that clock
+forward (no sleep) until a second snapshot's watermark is later than everything the first wrote.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,13 +58,14 @@ def plan_for(client: BlindataClient, events: list[Any], job: JobDefinition) -> C
     return build(events, job, fetch_known_systems(client))
 
 
-SERVER_CLOCK_LAG = 2.3
-"""Seconds the emulator's ``Date`` header may be behind its stamps (see the module docstring)."""
+SERVER_CLOCK_STEP = 2.3
+"""Seconds the emulator's clock moves in ``next_second``: past the ``Date`` header's whole second
+and the watermark's margin (see the module docstring)."""
 
 
-def next_second() -> None:
-    """Wait until the server's ``Date`` is past everything written so far."""
-    time.sleep(SERVER_CLOCK_LAG)
+def next_second(emulator: Any) -> None:
+    """Move the emulator's time until its ``Date`` is past everything written so far."""
+    emulator.emulator.clock.advance(SERVER_CLOCK_STEP)
 
 
 def client_of(emulator: Any, transport: httpx.BaseTransport | None = None) -> BlindataClient:

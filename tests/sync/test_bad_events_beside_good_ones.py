@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events.parse import parse_event
@@ -267,7 +267,6 @@ def _secret_free(plan: CatalogPlan) -> None:
     assert SECRET not in plan.report.model_dump_json()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bad=st.lists(spoiled(), min_size=1, max_size=3), order=st.randoms(use_true_random=False))
 def test_bad_events_beside_a_good_one_lose_nothing_are_reported_and_leak_no_secret(
     bad: list[dict[str, Any]], order: Any

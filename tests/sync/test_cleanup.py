@@ -109,7 +109,7 @@ def test_cleanup_removes_exactly_a_removed_jobs_objects_and_nothing_crawled(
     _, first = run(client, history, events, job)
     kept_cleanup = history.add(cleanup(job, client, history))
     assert kept_cleanup.status == "success" and not kept_cleanup.removed, kept_cleanup.render()
-    next_second()
+    next_second(emulator)
     statements_before = len(objects(emulator, Kind.STATEMENT))
 
     plan, second = run(client, history, without_job(events), job)
@@ -161,7 +161,7 @@ def test_a_large_removal_is_refused_unless_forced_and_a_dry_run_removes_nothing(
     history = History()
     events = dbt_events()
     run(client, history, events, job)
-    next_second()
+    next_second(emulator)
     seed_only = [e for e in events if e.get("job", {}).get("name", "").startswith("seed.")]
     plan, _ = run(client, history, seed_only, job)
     before = our_keys(emulator)
@@ -189,10 +189,10 @@ def test_the_ledger_remembers_scopes_through_refused_cleanups(
     events = dbt_events()
     run(client, history, events, job)
     history.add(cleanup(job, client, history))
-    next_second()
+    next_second(emulator)
     run(client, history, without_job(events), job)
     assert history.add(cleanup(strict, client, history)).reason == "share_exceeded"
-    next_second()
+    next_second(emulator)
     plan, _ = run(client, history, without_job(events), job)
 
     report = history.add(cleanup(job, client, history))
@@ -210,7 +210,7 @@ def test_what_a_partial_snapshot_could_not_refresh_is_held_back(
     history = History()
     events = dbt_events()
     run(client, history, events, job)
-    next_second()
+    next_second(emulator)
     entities_before = len(objects(emulator, Kind.ENTITY))
     # Blindata refuses every entity (4xx): a partial snapshot. (A 5xx on every upload would be an
     # outage, which fails the snapshot: test_faults.py.)
@@ -247,7 +247,7 @@ def test_a_job_past_retention_is_removed_by_the_next_sync(
     monkeypatch.setattr("airflow_blindata.sync.apply.WATERMARK_MARGIN", timedelta(0))
     job = definition()
     first = run_snapshot(job, client, store, apply_retention=False)
-    next_second()
+    next_second(emulator)
 
     second = run_snapshot(job, client, store)
     report = run_cleanup(job, client, store)
@@ -294,7 +294,7 @@ def test_the_scopes_named_by_the_job_entities_find_a_jobs_flows_if_the_history_w
     assert {f.kind for f in plan.flows if f.scope.startswith("ol:airflow|etl.")} >= {
         "orchestration"
     }
-    next_second()
+    next_second(emulator)
     history = History()  # the sync history was lost: only the next snapshot is in it
     _, second = run(client, history, [parent], job)
     assert second.status == "success", second.render()
@@ -329,12 +329,12 @@ def test_a_scope_stays_in_the_ledger_until_its_last_flow_is_gone_even_if_its_sna
     events = dbt_events()
     run(client, history, without_job(events), job)
     history.add(cleanup(job, client, history))
-    next_second()
+    next_second(emulator)
     plan = plan_for(client, events, job)  # the job appears: its scopes are new
     written = snapshot(plan, client, job)
     assert written.status == "success", written.render()
     history.add(written.model_copy(update={"status": status}))
-    next_second()
+    next_second(emulator)
     plan, _ = run(client, history, without_job(events), job)
 
     report = history.add(cleanup(job, client, history, force=True))

@@ -197,7 +197,7 @@ def _acts_on_scopes(client: BlindataClient, emulator: Any, case: Case) -> None:
     run(client, history, [LOAD, KEEP], job)
     history.add(cleanup(job, client, history))
     planted = case.plant(client, emulator)
-    next_second()
+    next_second(emulator)
     run(client, history, [KEEP], job)
 
     report = history.add(cleanup(job, client, history, force=True))
@@ -236,14 +236,14 @@ def test_a_table_another_definition_no_longer_describes_is_removed(
     dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
     mark = {"name": "openLineageDescribedBy", "value": OTHER_DEFINITION}
     assert mark in dst["additionalProperties"]
-    next_second()
+    next_second(emulator)
     run(client, others_history, [job_event("other.read", [SRC], [])], other)
     moved_on = others_history.add(cleanup(other, client, others_history))
     assert moved_on.counters["describedByRetired"] == 1, moved_on.render()
     dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
     assert mark not in dst["additionalProperties"]
     assert {"name": "openLineageOwner", "value": job.uuid} in dst["additionalProperties"]
-    next_second()
+    next_second(emulator)
     run(client, history, [KEEP], job)
 
     report = history.add(cleanup(job, client, history, force=True))
@@ -267,7 +267,7 @@ def test_a_stale_table_with_only_the_jobs_own_text_is_removed(
     dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
     written = dst.description or client.api.physical_entities.get_documentation(dst.uuid or "")
     assert written, "the job wrote the text"
-    next_second()
+    next_second(emulator)
     run(client, history, [KEEP], job)
 
     report = history.add(cleanup(job, client, history, force=True))
@@ -308,7 +308,7 @@ def test_the_removal_share_counts_what_is_removed(
     events = [*SMALL_JOBS, WIDE]
     run(client, history, events, job)
     history.add(cleanup(job, client, history))
-    next_second()
+    next_second(emulator)
     run(client, history, [e for e in events if e["job"]["name"] != case.removed_job], job)
     fields_before = len(objects(emulator, Kind.FIELD))
 
@@ -346,7 +346,7 @@ def test_a_system_holding_a_kept_table_is_kept_by_a_server_that_sends_no_page_to
         run(client, history, [LOAD, KEEP], job)
         history.add(cleanup(job, client, history))
         crawled_field(client, emulator)
-        next_second()
+        next_second(emulator)
         run(client, history, [KEEP], job)
         report = history.add(cleanup(job, client, history, force=True))
 
@@ -439,7 +439,7 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
     run(client, history, [LOAD, KEEP], job)
     history.add(cleanup(job, client, history))
     planted = case.plant(client, emulator)
-    next_second()
+    next_second(emulator)
     dst = (
         dataset(GONE, "db.s.dst", case.described)
         if case.described is not None
@@ -465,7 +465,7 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
         assert case.kept in kept.examples[0]
     else:
         assert kept is None, report.render()
-    next_second()
+    next_second(emulator)
     run(client, history, events, job)  # the same events again: nothing more to remove
     again = history.add(cleanup(job, client, history, force=True))
     assert again.status == "success" and not again.removed, again.render()
@@ -482,7 +482,7 @@ def test_a_readers_partial_schema_removes_no_column_the_writer_still_writes(
     history = History()
     run(client, history, [LOAD, KEEP], job)
     history.add(cleanup(job, client, history))
-    next_second()
+    next_second(emulator)
     reader = run_event(
         "dbt.report",
         run_id="019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a12",
@@ -522,7 +522,7 @@ def test_a_flow_of_others_without_a_name_keeps_the_table_it_ends_on(emulator: An
         run(client, history, [LOAD, KEEP], job)
         history.add(cleanup(job, client, history))
         flow_on_dst(None)(client, emulator)
-        next_second()
+        next_second(emulator)
         run(client, history, [KEEP], job)
         report = history.add(cleanup(job, client, history, force=True))
 

@@ -106,7 +106,7 @@ def test_a_flow_discarded_without_an_error_is_neither_written_nor_removed(
     assert first.status == "success", first.render()
     flows = scoped_flows(emulator)
     victim = sorted(flows)[0]
-    next_second()
+    next_second(emulator)
 
     transport = SilentDiscards(FLOWS, lambda row: (row["scope"], row["name"]) == victim)
     with client_of(emulator, transport) as blindata:
@@ -518,7 +518,7 @@ def test_re_sends_refresh_every_object_whatever_the_spelling_of_blindatas_date(
     history = History()
     with client_of(emulator, DateOtherwise(spelling)) as blindata:
         history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
-        next_second()
+        next_second(emulator)
         second = history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
         before = counts(emulator)
         report = history.add(cleanup(job, blindata, history))
@@ -526,7 +526,8 @@ def test_re_sends_refresh_every_object_whatever_the_spelling_of_blindatas_date(
     assert report.status == "success" and not report.removed, report.render()
     assert counts(emulator) == before
     assert second.watermark is not None
-    assert abs((second.watermark - datetime.now(UTC)).total_seconds()) < 60
+    blindata_now = datetime.fromtimestamp(emulator.emulator.clock.now(), UTC)
+    assert abs((second.watermark - blindata_now).total_seconds()) < 60
 
 
 class PropertiesWithoutValue(httpx.HTTPTransport):
@@ -695,7 +696,7 @@ def test_when_blindatas_clock_and_its_dates_disagree_the_cleanup_removes_nothing
     history = History()
     with client_of(emulator, ClocksApart(apart)) as blindata:
         history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
-        next_second()
+        next_second(emulator)
         second = history.add(snapshot(plan_for(blindata, dbt_events(), job), blindata, job))
         before = counts(emulator)
         report = history.add(cleanup(job, blindata, history))

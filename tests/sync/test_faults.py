@@ -250,7 +250,7 @@ def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
     job = definition()
     history = History()
     run(client, history, dbt_events(), job)
-    next_second()
+    next_second(emulator)
     run(client, history, without_job(dbt_events()), job)
     policy = RetryPolicy(deadline=OUTAGE_DEADLINE, backoff_initial=0.05, backoff_max=0.2)
     with BlindataClient(

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -250,7 +250,6 @@ def run_operations(url: str, steps: list[tuple[str, Any]]) -> None:
                 _racing(store, url, texts)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=operations())
 def test_any_history_of_operations_plans_as_a_full_refold(steps: list[tuple[str, Any]]) -> None:
     """Batches stored (late eventTimes, re-sends, duplicates, a malformed event, runs whose
@@ -262,7 +261,6 @@ def test_any_history_of_operations_plans_as_a_full_refold(steps: list[tuple[str,
 
 
 @pytest.mark.postgres
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=operations())
 def test_any_history_of_operations_plans_as_a_full_refold_on_postgresql(
     steps: list[tuple[str, Any]],

@@ -20,7 +20,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.mapper import slices
@@ -42,7 +42,6 @@ from .test_snapshots_in_batches import _arrived, _cut, _snapshots_equal_builds
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     events=st.lists(st.tuples(st.none() | st.integers(0, 6), st.integers(0, 4)), max_size=30),
     size=st.integers(1, 5),
@@ -271,7 +270,6 @@ def test_every_producers_events_in_small_slices_plan_as_read_at_once(store_url: 
         _snapshots_equal_builds([*_cut(events, 3, rng), []], store_url)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=histories(),
     seed=st.integers(0, 2**16),
@@ -359,7 +357,6 @@ def test_a_long_history_in_event_files_is_read_in_slices_and_plans_as_read_at_on
     assert_read_at_once(planned, build(events + short, definition()))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), seed=st.integers(0, 2**16), size=st.integers(1, 4))
 def test_any_history_in_an_event_file_read_in_slices_plans_as_read_at_once(
     events: list[dict[str, Any]], seed: int, size: int

@@ -17,7 +17,7 @@ import tempfile
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.mapper.build import build
@@ -145,7 +145,6 @@ def _text(event: Any) -> str:
     return json.dumps(event)  # NaN and Infinity as json.dumps writes them; "\ud800" escaped
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=batches())
 def test_spoiled_events_between_snapshots_plan_as_read_at_once_and_none_vanish(
     events: list[list[dict[str, Any]]],

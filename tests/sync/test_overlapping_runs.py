@@ -19,7 +19,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -272,7 +272,6 @@ def _snapshots_of(
         )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=overlapping(),
     arrival=arrivals(fewest_parts=1, slice_sizes=[1, 2, 3, 6, 2_000]),
@@ -289,7 +288,6 @@ def test_overlapping_runs_received_in_batches_plan_as_read_at_once(
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=overlapping_catalogs(),
     arrival=arrivals(fewest_parts=2, slice_sizes=[1, 2, 3, 2_000]),

@@ -430,7 +430,7 @@ def test_fields_that_a_crawler_created_are_never_removed_or_retyped_on_an_entity
     loaded_at = field("loaded_at", "timestamp", description="From the producer")
 
     for events in (_daily(*columns, loaded_at), _daily(columns[0])):
-        next_second()
+        next_second(emulator)
         report = history.add(snapshot(plan_for(client, events, job), client, job))
         removal = history.add(cleanup(job, client, history))
 
@@ -475,7 +475,7 @@ def test_a_field_description_a_person_edited_on_an_entity_the_job_created_is_kep
         stored.model_copy(update={"description": "Edited by a steward"})
     )
 
-    next_second()
+    next_second(emulator)
     changed = field("total", "numeric", description="From the producer, v2")
     report = snapshot(plan_for(client, _daily(changed), job), client, job)
 
@@ -493,7 +493,7 @@ def test_a_field_description_the_job_wrote_is_rewritten_when_the_producer_change
     follows the producer."""
     job = definition()
     for text in ("v1", "v2"):
-        next_second()
+        next_second(emulator)
         report = snapshot(
             plan_for(client, _daily(field("total", "decimal", description=text)), job), client, job
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -95,7 +95,6 @@ def test_every_producers_events_received_in_batches_plan_as_read_at_once(
     assert saved["jobsUnchanged"] > 0  # the kept folds were used, not only written
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=histories(),
     seed=st.integers(0, 2**16),
@@ -201,7 +200,6 @@ def catalogs(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=catalogs(),
     seed=st.integers(0, 2**16),
@@ -229,7 +227,6 @@ def test_jobs_sharing_datasets_received_in_batches_plan_as_read_at_once(
         )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=catalogs(), seed=st.integers(0, 2**16))
 def test_jobs_sharing_datasets_in_event_files_plan_as_read_at_once(
     events: list[dict[str, Any]], seed: int
