@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-# CI (``.ci/run``) draws the same examples on every run: a property that fails there fails
-# again on the same clone, and a developer's run keeps drawing new ones.
-settings.register_profile("ci", derandomize=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# Hypothesis profiles (``HYPOTHESIS_PROFILE``); no test pins its own number of examples.
+# dev: the fast loop, new examples each run; ci (``.ci/run``): the same examples on every run, so
+# that a property failing there fails again on the same clone; thorough: before a release, or
+# after a change to the fold or the mapper.
+_PROPERTIES = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("dev", max_examples=25, **_PROPERTIES)
+settings.register_profile("ci", max_examples=100, derandomize=True, **_PROPERTIES)
+settings.register_profile("thorough", max_examples=1000, **_PROPERTIES)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 _PRIVATE_HOME = "airflow-blindata-tests-"
 if os.environ.get("PYTEST_XDIST_WORKER") and _PRIVATE_HOME in os.environ.get("AIRFLOW_HOME", ""):
@@ -110,3 +115,19 @@ def worker_west_of_utc() -> Iterator[None]:
     else:
         os.environ["TZ"] = before
     time.tzset()
+
+
+_REAL_PARTS = {"served_emulator": "integration", "metadata_db": "airflow"}
+"""Fixtures that bring a real part up, and the marker a test that uses one gets: the emulator
+served over loopback HTTP, Airflow's metadata database migrated by the airflow CLI."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by the real parts it uses, so that the fast run (``-m "not integration
+    and not airflow"``) leaves them all out, whether or not the test file says so."""
+    for item in items:
+        for fixture, marker in _REAL_PARTS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+                if marker == "airflow":
+                    item.add_marker("integration")

@@ -14,7 +14,7 @@ from enum import Enum, IntEnum
 from typing import Any
 
 import attr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from openlineage.client.event_v2 import (
     DatasetEvent,
@@ -94,7 +94,6 @@ trees = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees)
 def test_any_attrs_value_serialises_as_serde_does(tree: Any) -> None:
     node = Node(tree, tree, [tree, None, Node()])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from airflow_blindata.events import BaseFacet, RunEvent, parse_event
 from airflow_blindata.events.envelope import envelope_of, read_envelope, read_whole
@@ -32,7 +32,6 @@ def _keys(envelope: Any) -> list[tuple[Any, Any, set[str]]]:
     return [(container, location, set(keys)) for container, location, keys in envelope.keys]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories())
 def test_an_envelope_read_from_text_is_the_one_a_full_read_gives(
     events: list[dict[str, Any]],
@@ -196,7 +195,6 @@ def _same_reading(text: str) -> None:
         assert type(facet).model_validate(json.loads(bytes(raw))) == facet
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories())
 def test_an_event_read_whole_from_its_envelope_is_the_one_parse_event_reads(
     events: list[dict[str, Any]],

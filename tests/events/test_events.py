@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import (
@@ -787,7 +787,6 @@ def dbt_samples() -> list[dict[str, Any]]:
     return [json.loads(line) for line in dbt_lines(path)[:8]]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=json_values | st.dictionaries(st.sampled_from(EVENT_KEYS), json_values, max_size=6))
 def test_arbitrary_json_never_raises(value: Any) -> None:
     for raw in (value, json.dumps(value)):
@@ -798,7 +797,6 @@ def test_arbitrary_json_never_raises(value: Any) -> None:
     fold(read_events([value], report))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutations_of_a_valid_event_never_raise(data: st.DataObject) -> None:
     base = data.draw(st.sampled_from(dbt_samples()))
@@ -829,7 +827,6 @@ def _verdicts_agree(raw: Any) -> None:
         assert envelope.malformed_facets == ()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=json_values | st.dictionaries(st.sampled_from(EVENT_KEYS), json_values, max_size=6))
 def test_an_event_is_unreadable_without_its_facets_exactly_when_it_is_with_them(value: Any) -> None:
     """Capture judges events by their envelope (``facets=False``); the mapper reads them whole.
@@ -841,7 +838,6 @@ def test_an_event_is_unreadable_without_its_facets_exactly_when_it_is_with_them(
     _verdicts_agree(json.dumps(value))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_events_get_the_same_verdict_from_the_envelope_alone(data: st.DataObject) -> None:
     base = data.draw(st.sampled_from(dbt_samples()))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -138,7 +138,6 @@ def test_a_bad_namespace_named_only_in_a_lineage_facet_drops_the_flow_with_a_gap
     assert all(f.source.entity.system == "good" for f in plan.flows)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_reading_any_namespace_never_raises(text: str) -> None:
     for namespace in (text, f"postgres://{text}", f"s3://{text}:5432/x", f"abfss://{text}"):
@@ -148,7 +147,6 @@ def test_reading_any_namespace_never_raises(text: str) -> None:
         namespace_parts(normalized)
 
 
-@settings(max_examples=50, deadline=None)
 @given(st.text(alphabet=st.sampled_from("[]:@/%?#.abc19 "), max_size=12))
 def test_build_never_raises_for_any_authority(authority: str) -> None:
     plan = build(

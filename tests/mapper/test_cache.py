@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -83,7 +83,6 @@ def test_the_dbt_fixtures_load_as_they_were_folded(as_text: bool) -> None:
     assert loaded.model_dump() == direct.model_dump()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), as_text=st.booleans())
 def test_any_history_loads_as_it_was_folded(events: list[dict[str, Any]], as_text: bool) -> None:
     direct, loaded = round_trip(events, as_text=as_text)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
@@ -633,7 +633,6 @@ def test_the_dbt_jaffle_shop_run_lands_on_one_postgres_system() -> None:
 # -- properties ------------------------------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None)
 @given(st.permutations(dbt_events()[:40]), st.integers(min_value=0, max_value=39))
 def test_any_order_or_duplication_of_the_events_gives_the_same_plan(
     events: list[dict[str, Any]], duplicate: int
@@ -655,7 +654,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(json_values, max_size=5))
 def test_arbitrary_json_never_raises_out_of_the_mapper(items: list[Any]) -> None:
     plan = build(items, definition())

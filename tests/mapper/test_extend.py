@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import Event
@@ -55,7 +55,6 @@ def _same(a: FoldedJob, b: FoldedJob) -> None:
     }
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), cut=st.integers(0, 20))
 def test_a_fold_extended_with_later_events_is_the_fold_of_every_event(
     events: list[dict[str, Any]], cut: int
@@ -178,7 +177,6 @@ def _kept_holding(events: list[dict[str, Any]]) -> FoldedJob:
     return kept
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), cut=st.integers(0, 20))
 def test_a_fold_kept_with_its_open_runs_held_extends_to_the_fold_of_every_event(
     events: list[dict[str, Any]], cut: int

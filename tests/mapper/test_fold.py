@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import (
@@ -438,7 +438,6 @@ def run_events(draw: st.DrawFn) -> Event:
     )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(run_events(), min_size=1, max_size=8), data=st.data())
 def test_any_permutation_or_duplication_gives_the_same_fold(
     events: list[Event], data: st.DataObject

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import Event, EventType, RunEvent, parse_event
@@ -82,7 +82,6 @@ def folded_by_job(events: list[Event], data: st.DataObject, retain: bool) -> Fol
     return builder.result()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(mixed_events(), min_size=1, max_size=10), data=st.data())
 def test_folding_one_job_at_a_time_gives_the_fold_of_every_event(
     events: list[Event], data: st.DataObject
@@ -95,7 +94,6 @@ def summary(run: RunFold | None) -> tuple[str, Any] | None:
     return (run.run_id, run.state) if run else None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=st.lists(mixed_events(), min_size=1, max_size=10), data=st.data())
 def test_a_snapshot_keeps_what_the_mapping_reads(events: list[Event], data: st.DataObject) -> None:
     """The job's facets, its latest and latest completed runs, what it wrote, every dataset."""

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import JobEvent, RunEvent
@@ -185,7 +185,6 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), as_text=st.booleans())
 def test_skimming_superseded_events_gives_the_same_fold(
     events: list[dict[str, Any]], as_text: bool
@@ -199,7 +198,6 @@ def test_skimming_superseded_events_gives_the_same_fold(
         assert skim_report.counters.get(name) == whole_report.counters.get(name)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=histories(), skim=st.booleans())
 def test_runs_left_unfolded_are_runs_the_retainer_would_drop(
     events: list[dict[str, Any]], skim: bool
@@ -378,7 +376,6 @@ def run_cycles(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
-@settings(max_examples=300, deadline=None)
 @given(events=run_cycles())
 def test_the_runs_kept_whole_are_the_latest_and_latest_completed_group_of_the_fold(
     events: list[dict[str, Any]],
