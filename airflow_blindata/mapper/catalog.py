@@ -204,6 +204,7 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
     facets, key = dataset.facets, dataset.key
     hierarchy = facet_of(facets, HierarchyDatasetFacet)
     symlinks = facet_of(facets, SymlinksDatasetFacet)
+    dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
     found = entity_name(
         key.namespace,
         key.name,
@@ -211,6 +212,8 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
         symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
         if symlinks
         else (),
+        # seed 000: "files … are dropped from the end": a dataset its facets call a file is one
+        file=dataset_type is not None and dataset_type.dataset_type.strip().upper() == "FILE",
     )
     return _entity_key(system, found)
 

@@ -27,16 +27,20 @@ from functools import lru_cache
 from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
 
 __all__ = [
+    "DATA_FILE_EXTENSIONS",
     "DEFAULT_PORTS",
+    "OBJECT_STORE_SCHEMES",
     "SCHEME_ALIASES",
     "EntityName",
     "NamespaceParts",
     "entity_name",
+    "is_data_file",
     "lower_scheme",
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
     "normalize_pattern",
+    "object_key_entity",
     "shown_namespace",
     "strip_user_info",
 ]
@@ -302,7 +306,30 @@ def namespace_parts(namespace: str) -> NamespaceParts:
 # -- dataset name → schema and entity -----------------------------------------------------------
 
 _PARTITION = re.compile(r"^[^=/]+=[^/]*$")
-_FILE = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*|.+\.[A-Za-z0-9]{1,10})$")
+_WRITER_FILE = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*)$")
+"""The files a writer leaves in a dataset folder (Spark's and Hadoop's ``part-…`` files, the
+``_SUCCESS`` marker, Databricks' ``_committed_``/``_started_`` markers), whatever follows."""
+
+DATA_FILE_EXTENSIONS = frozenset(
+    {
+        # tabular and serialised data
+        "parquet", "pq", "orc", "avro", "csv", "tsv", "psv", "txt", "dat", "json", "jsonl",
+        "ndjson", "xml", "xls", "xlsx", "arrow", "feather", "ipc", "h5", "hdf5", "npy", "npz",
+        "pkl", "pickle", "sas7bdat", "sav", "dta", "seq", "rc", "crc",
+        # compressed or archived
+        "gz", "gzip", "bz2", "zst", "zstd", "snappy", "lz4", "lzo", "deflate", "xz", "zip", "tar",
+        "tgz", "7z",
+    }
+)  # fmt: skip
+"""Extensions of data formats (and of the compressions a data file is written in): a segment
+ending in one of them is a file, by seed 000's "names with an extension". Any other dot names a
+folder (``orders.v2``, ``Events.2024``, Hive's ``sales.db``), as a crawler of the bucket lists
+it. Compared in lower case (``ORDERS.CSV``)."""
+
+OBJECT_STORE_SCHEMES = frozenset({"s3", "gs", "abfss", "abfs", "wasbs", "wasb", "hdfs", "file"})
+"""The schemes whose dataset names are paths (seed 002's file table): ``object_key_entity``
+splits them into folders. Of these only ``s3://`` has seed 000's profile by default; the others
+keep the seed's rule ("Other schemes need the hierarchy facet or a symlinks entry")."""
 
 
 _QUOTES = frozenset('"`')
@@ -357,10 +384,43 @@ def _glue(name: str) -> EntityName:
     return EntityName("default", parts[-1] if parts else name, "profile")
 
 
-def _s3(name: str) -> EntityName:
-    """The dataset folder: partition and file segments are dropped from the end of the key."""
-    segments = [segment for segment in name.strip("/").split("/") if segment]
-    while len(segments) > 1 and (_PARTITION.match(segments[-1]) or _FILE.match(segments[-1])):
+def is_data_file(segment: str) -> bool:
+    """Whether the last segment of a key names a file by seed 000's rules: ``part-…``,
+    ``_SUCCESS`` (and the other markers of ``_WRITER_FILE``), or an extension of a known data
+    format (``DATA_FILE_EXTENSIONS``); ``orders.v2`` and ``Events.2024`` are folders."""
+    if _WRITER_FILE.match(segment):
+        return True
+    stem, dot, extension = segment.rpartition(".")
+    return bool(dot and stem.strip(".")) and extension.lower() in DATA_FILE_EXTENSIONS
+
+
+def _namespace_path(namespace: str) -> str:
+    """The path a (normalised) URI namespace carries after its authority: ``raw`` of
+    ``s3://sales/raw``, ``data`` of ``file:///data``; ``""`` for most namespaces."""
+    _, sep, rest = normalize_namespace(namespace).partition("://")
+    return rest.partition("/")[2].strip("/") if sep else ""
+
+
+def object_key_entity(namespace: str, name: str, *, file: bool = False) -> EntityName:
+    """The dataset folder of an object key (seed 000's ``s3://`` row; the same rules for the
+    other path schemes of ``OBJECT_STORE_SCHEMES``).
+
+    The key is the namespace's own path, if any, then the name (``s3://sales/raw`` +
+    ``orders`` is ``raw/orders``: the path is the key prefix, never dropped), without a leading
+    ``/`` (seed 002: "object key, no leading slash") nor empty segments. Its last segment is
+    dropped when it is a file (``is_data_file``, or any name when ``file`` says the dataset is a
+    file by its facets), unless the name ends with ``/``: a trailing ``/`` always names a
+    folder. Then partition segments (``key=value``) are dropped from the end. What is left is
+    the schema (the folders above, joined by ``/``) and the entity (the dataset folder); a key
+    of which nothing would be left keeps its last segment.
+    """
+    prefix = _namespace_path(namespace)
+    key = f"{prefix}/{name}" if prefix else name
+    segments = [segment for segment in key.split("/") if segment]
+    folder = name.rstrip().endswith("/")
+    if len(segments) > 1 and not folder and (file or is_data_file(segments[-1])):
+        segments.pop()  # only the last segment can be a file: what holds others is a folder
+    while len(segments) > 1 and _PARTITION.match(segments[-1]):
         segments.pop()
     if not segments:
         return EntityName(None, name, "profile")
@@ -368,8 +428,9 @@ def _s3(name: str) -> EntityName:
     return EntityName(schema, segments[-1], "profile")
 
 
-def _profile(scheme: str, name: str) -> EntityName | None:
-    """The profile of a (normalised) namespace's scheme; Glue's namespace is an ARN, no URI."""
+def _profile(scheme: str, name: str, namespace: str = "", file: bool = False) -> EntityName | None:
+    """The profile of a (normalised) namespace's scheme; Glue's namespace is an ARN, no URI.
+    ``namespace`` gives an object key its prefix, ``file`` says the dataset is a file."""
     if scheme.startswith("arn:aws:glue"):
         return _glue(name)
     if scheme in ("redshift", "postgres"):
@@ -377,7 +438,7 @@ def _profile(scheme: str, name: str) -> EntityName | None:
     if scheme == "awsathena":
         return _dotted(name, "default")
     if scheme == "s3":
-        return _s3(name)
+        return object_key_entity(namespace, name, file=file)
     return None
 
 
@@ -396,11 +457,14 @@ def entity_name(
     *,
     hierarchy: Sequence[tuple[str, str]] = (),
     symlinks: Sequence[tuple[str, str, str]] = (),
+    file: bool = False,
 ) -> EntityName:
     """Schema and entity of a dataset, by the first rule of seed 000 that applies.
 
     ``hierarchy`` is the hierarchy facet as ``(type, name)`` levels, outermost first;
-    ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers.
+    ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers; ``file`` whether
+    the dataset is a file by its facets (``datasetType`` ``FILE``): the last segment of its
+    object key is then a file whatever its name.
     """
     if hierarchy and hierarchy[-1][1].strip():
         # seed 000: "the last level is the entity, the level before it the schema" — that very
@@ -410,13 +474,15 @@ def entity_name(
         # entity whether its producer sends a hierarchy facet or not
         schema = hierarchy[-2][1].strip() if len(hierarchy) > 1 else ""
         return EntityName(schema or None, hierarchy[-1][1].strip(), "hierarchy")
-    by_profile = _profile(_scheme(namespace), name)
+    by_profile = _profile(_scheme(namespace), name, namespace, file)
     if by_profile is not None:
         return by_profile
     for link_namespace, link_name, link_type in symlinks:
         if link_type.upper() != "TABLE":
             continue
-        linked = _profile(_scheme(link_namespace), link_name) or _dotted(link_name, None)
+        linked = _profile(_scheme(link_namespace), link_name, link_namespace) or _dotted(
+            link_name, None
+        )
         if not linked.name.strip():
             # a TABLE identity that names no table (``""``, ``db.``) is no table identity: the
             # next one, or the dataset's own name, decides; the dataset is not lost for it
