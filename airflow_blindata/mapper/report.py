@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import insort
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from airflow_blindata.redaction import redact_text
 
@@ -89,10 +89,21 @@ class Gap(BaseModel):
 
 
 class Report(BaseModel):
-    """Counters, unknown facets by key, and gaps by code."""
+    """Counters, unknown facets by key, and gaps by code.
+
+    The unknown facets are written under seed 000's key, ``unknownFacets`` ("Facets the job does
+    not know are counted by key in unknownFacets"), in every dump: the task log's XCom, the sync
+    history, a kept fold, ``plan --json``. A report written before under ``unknown_facets`` (a
+    sync history record, a kept fold) is read all the same."""
+
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True)
 
     counters: dict[str, int] = Field(default_factory=dict)
-    unknown_facets: dict[str, int] = Field(default_factory=dict)
+    unknown_facets: dict[str, int] = Field(
+        default_factory=dict,
+        serialization_alias="unknownFacets",
+        validation_alias=AliasChoices("unknownFacets", "unknown_facets"),
+    )
     gaps: dict[GapCode, Gap] = Field(default_factory=dict)
 
     def count(self, name: str, amount: int = 1) -> None:

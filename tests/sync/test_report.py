@@ -50,6 +50,20 @@ def test_the_rendered_report_is_a_set_of_tables() -> None:
     assert "ol:ns|job99" not in text  # the scopes are for cleanup, not for the log
 
 
+def test_facets_the_job_does_not_know_are_counted_by_key_in_unknown_facets() -> None:
+    """Seed 000: "Facets the job does not know are counted by key in unknownFacets." — the key of
+    the XCom, the sync history's record and a plan's JSON; a record stored before under
+    ``unknown_facets`` (the key of earlier versions) is read all the same."""
+    report = a_report()
+    for data in (report.to_xcom(), report.to_record(), report.model_dump()):
+        assert data["unknownFacets"] == {"dbt_run": 1}
+        assert "unknown_facets" not in data
+    earlier = report.to_record()
+    earlier["unknown_facets"] = earlier.pop("unknownFacets")
+    assert RunReport.from_record(earlier) == report
+    assert Report.model_validate({"unknown_facets": {"x": 2}}).unknown_facets == {"x": 2}
+
+
 def test_the_xcom_leaves_out_the_ownership_lists_and_the_record_keeps_them() -> None:
     report = a_report()
     report.ledger = Ledger(scopes=["ol:ns|job"])

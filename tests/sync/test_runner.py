@@ -36,7 +36,7 @@ def as_extended(plan: CatalogPlan) -> dict[str, Any]:
     events were skimmed, and which unknown facets were read, how many times (a full read skims
     the events of runs that newer ones supersede, and does not read their unknown facets)."""
     data = without_cache_counter(plan, "eventsSkimmed")
-    del data["report"]["unknown_facets"]
+    del data["report"]["unknownFacets"]
     return data
 
 
