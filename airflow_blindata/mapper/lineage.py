@@ -9,8 +9,10 @@ For each job and each of its outputs, the finest evidence the events prove:
 2. the ``lineage`` facet (declared): the job facet's entry for the output, or the output's own
    dataset-level facet;
 3. the ``columnLineage`` facet of the output (observed);
-4. the job's inputs by outputs — with several of each this cannot say which feeds which, so every
-   pair is published and ``UNCORRELATED_IO`` reported.
+4. the job's inputs by outputs — with several outputs this cannot say which input feeds which
+   output, so every pair is published and ``UNCORRELATED_IO`` reported (seed 001's table:
+   "Several outputs and no lineage facet: all input and output pairs were published"), with one
+   input too: that it feeds each output is not proven either.
 
 A table flow is published for every proven input → output pair. Only DIRECT transformations
 (IDENTITY, TRANSFORMATION, AGGREGATION) make column flows; INDIRECT ones and dataset-wide inputs
@@ -254,7 +256,18 @@ def _describe(evidence: FlowEvidence, producer: str, extra: Iterable[str] = ()) 
 
 _Written = tuple[DatasetKey, dict[str, BaseFacet], list[DatasetKey], bool]
 """An output, its dataset and output facets, the inputs it is read from, and whether a run that
-wrote it had several inputs and several outputs (which ``io`` evidence cannot correlate)."""
+wrote it had inputs and several outputs (which ``io`` evidence cannot correlate: seed 001,
+"UNCORRELATED_IO — Several outputs and no lineage facet: all input and output pairs were
+published")."""
+
+
+def _uncorrelated(inputs: Sequence[object], outputs: Sequence[object]) -> bool:
+    """Whether ``io`` evidence of these inputs and outputs is every pair, unproven: seed 001's
+    table, "UNCORRELATED_IO — Several outputs and no lineage facet: all input and output pairs
+    were published" — one input included (that it feeds each output is not proven: a job may
+    write a log or a control table from nothing it read). With one output every input feeds it,
+    and with no input there is no pair to publish."""
+    return bool(inputs) and len(outputs) > 1
 
 
 def _written(runs: Sequence[RunFold], *, snapshots: bool = False) -> list[_Written]:
@@ -266,7 +279,7 @@ def _written(runs: Sequence[RunFold], *, snapshots: bool = False) -> list[_Writt
     for run in runs:
         run_inputs, run_outputs = _io(run, snapshots)
         inputs = [item.key for item in run_inputs]
-        several = len(inputs) > 1 and len(run_outputs) > 1
+        several = _uncorrelated(inputs, run_outputs)
         for item in run_outputs:
             facets = {**item.facets, **item.output_facets}
             found = outputs.get(item.key)
@@ -353,7 +366,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         producer = run.producer if run else ""
     else:
         inputs = [item.key for item in job.inputs]
-        several = len(inputs) > 1 and len(job.outputs) > 1
+        several = _uncorrelated(inputs, job.outputs)
         outputs = [(item.key, dict(item.facets), inputs, several) for item in job.outputs]
         producer = _design_producer(job)
     key, job_facets = job.key, job.facets  # read once (see catalog.map_datasets)

@@ -286,12 +286,29 @@ def test_a_dataset_level_lineage_facet_on_the_output_is_declared_lineage() -> No
 
 @pytest.mark.parametrize(
     ("inputs", "outputs", "gap"),
-    [(["a", "b"], ["x", "y"], 1), (["a", "b"], ["x"], 0), (["a"], ["x", "y"], 0)],
-    ids=["several-by-several", "one-output", "one-input"],
+    [
+        (["a", "b"], ["x", "y"], 1),
+        (["a"], ["x", "y"], 1),
+        (["a"], ["x", "y", "z"], 1),
+        (["a", "b"], ["x"], 0),
+        (["a"], ["x"], 0),
+        ([], ["x", "y"], 0),
+    ],
+    ids=[
+        "several-inputs-several-outputs",
+        "one-input-two-outputs",
+        "one-input-three-outputs",
+        "one-output",
+        "one-input-one-output",
+        "no-input",
+    ],
 )
-def test_without_a_lineage_facet_every_pair_is_published_and_uncorrelated_io_only_when_ambiguous(
+def test_uncorrelated_io_several_outputs_and_no_lineage_facet_all_pairs_were_published(
     inputs: list[str], outputs: list[str], gap: int
 ) -> None:
+    """Seed 001's table: "UNCORRELATED_IO | Several outputs and no lineage facet: all input and
+    output pairs were published." — with one input too (that it feeds every output is not
+    proven); with one output the pairs are its inputs', and with no input there is no pair."""
     plan = build(
         [
             event(

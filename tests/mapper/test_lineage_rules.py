@@ -769,6 +769,106 @@ def test_a_column_lineage_facet_that_names_no_input_leaves_every_pair_and_uncorr
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
 
 
+# -- "UNCORRELATED_IO | Several outputs and no lineage facet: all input and output pairs were
+# published." — one input and several outputs, in the shapes producers send ----------------------
+
+S3 = "s3://sales"
+
+
+def spark_columns(source: str, *columns: str) -> dict[str, Any]:
+    """The ``columnLineage`` facet Spark sends on an output: each column from ``source``'s own."""
+    fields = {c: [builders.input_field(source, c, S3)] for c in columns}
+    return builders.column_lineage_facet(fields)
+
+
+@pytest.mark.parametrize(
+    ("event", "tables", "gap"),
+    [
+        pytest.param(
+            run_event(
+                "lineage_demo.split",
+                namespace="airflow",
+                inputs=[builders.dataset("/data/in/orders.csv", "file")],
+                outputs=[
+                    builders.dataset("/data/out/big_orders.csv", "file"),
+                    builders.dataset("/data/out/small.csv", "file"),
+                ],
+            ),
+            {
+                ("/data/in/orders.csv", "/data/out/big_orders.csv", "io"),
+                ("/data/in/orders.csv", "/data/out/small.csv", "io"),
+            },
+            1,
+            id="airflow-one-inlet-two-outlets",
+        ),
+        pytest.param(
+            run_event(
+                "spark_split.execute_insert_into_hadoop_fs_relation_command",
+                namespace="spark",
+                inputs=[builders.dataset("raw/orders", S3)],
+                outputs=[builders.dataset("curated/eu", S3), builders.dataset("curated/us", S3)],
+            ),
+            {("orders", "eu", "io"), ("orders", "us", "io")},
+            1,
+            id="spark-without-column-lineage",
+        ),
+        pytest.param(
+            run_event(
+                "spark_split.execute_insert_into_hadoop_fs_relation_command",
+                namespace="spark",
+                inputs=[builders.dataset("raw/orders", S3)],
+                outputs=[
+                    builders.dataset("curated/eu", S3, facets=spark_columns("raw/orders", "id")),
+                    builders.dataset("curated/us", S3, facets=spark_columns("raw/orders", "id")),
+                ],
+            ),
+            {("orders", "eu", "column_lineage"), ("orders", "us", "column_lineage")},
+            0,
+            id="spark-with-column-lineage-on-each-output",
+        ),
+        pytest.param(
+            run_event(
+                "spark_split.execute_insert_into_hadoop_fs_relation_command",
+                namespace="spark",
+                inputs=[builders.dataset("raw/orders", S3)],
+                outputs=[
+                    builders.dataset("curated/eu", S3, facets=spark_columns("raw/orders", "id")),
+                    builders.dataset("curated/us", S3),
+                ],
+            ),
+            {("orders", "eu", "column_lineage"), ("orders", "us", "io")},
+            1,
+            id="spark-with-column-lineage-on-one-output-only",
+        ),
+        pytest.param(
+            run_event(
+                "spark_copy.execute_insert_into_hadoop_fs_relation_command",
+                namespace="spark",
+                inputs=[builders.dataset("raw/orders", S3)],
+                outputs=[builders.dataset("curated/orders", S3)],
+            ),
+            {("orders", "orders", "io")},
+            0,
+            id="one-input-one-output",
+        ),
+    ],
+)
+def test_uncorrelated_io_several_outputs_and_no_lineage_facet_with_one_input(
+    event: dict[str, Any], tables: set[tuple[str, str, str]], gap: int
+) -> None:
+    """Seed 001's table: "UNCORRELATED_IO | Several outputs and no lineage facet: all input and
+    output pairs were published." One input was taken for a correlation (not reported): that it
+    feeds every output is not proven (a task may write a control table from nothing it read). An
+    output whose ``columnLineage`` names its input is correlated; the job is reported as soon as
+    one of several outputs has no lineage facet. Shapes: an Airflow task's ``File`` inlets and
+    outlets (namespace ``file``, absolute path), Spark's ``s3://{bucket}`` + key."""
+    plan = build(
+        [event], builders.definition(policy("file"), policy("s3://*"), policy("postgres://*"))
+    )
+    assert table_pairs(plan) == tables
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == gap
+
+
 # -- "A DatasetEvent with a lineage facet gives table flows between datasets, with no job", and
 # "Description: the evidence (declared, observed, analyzed), the producer, and the descriptions of
 # the transformations. Filters and joins are in the description when includeIndirect is true." --
