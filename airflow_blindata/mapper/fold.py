@@ -45,6 +45,7 @@ from airflow_blindata.events import (
     FacetMap,
     InputDataset,
     JobEvent,
+    LineageDatasetFacet,
     NominalTimeRunFacet,
     OutputDataset,
     ParentRunFacet,
@@ -244,13 +245,19 @@ class DatasetFold(BaseModel):
     ``written_schema`` is the latest ``schema`` facet sent by a job that wrote the dataset (or
     by a DatasetEvent, the dataset's own design), when a reader's later one replaced it in
     ``facets``: a reader may list only some columns (dbt without its catalog lists the
-    documented ones), and the columns the writer still writes are still described."""
+    documented ones), and the columns the writer still writes are still described.
+
+    ``design_lineage`` is the latest ``lineage`` facet of the dataset's DatasetEvents (its own
+    declaration, with no job): a ``lineage`` facet that a job sent later on its output replaces
+    it in ``facets``, as the spec's replacement rule says, but not here — the job's lineage is
+    the job's evidence and the dataset's own is another (issue 37), and both are published."""
 
     key: DatasetKey
     facets: FacetMap
     first_event_time: datetime
     last_event_time: datetime
     written_schema: SchemaDatasetFacet | None = None
+    design_lineage: LineageDatasetFacet | None = None
 
 
 class Fold(BaseModel):
@@ -548,6 +555,7 @@ class DatasetMentions:
 
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
+        design_lineage = facets.pop(_DESIGN_LINEAGE, None)
         written_schema = facets.pop(_WRITTEN_SCHEMA, None)
         if not isinstance(written_schema, SchemaDatasetFacet):
             written_schema = None
@@ -561,6 +569,9 @@ class DatasetMentions:
             first_event_time=self.first,
             last_event_time=self.last,
             written_schema=written_schema,
+            design_lineage=design_lineage
+            if isinstance(design_lineage, LineageDatasetFacet)
+            else None,
         )
 
 
@@ -578,6 +589,20 @@ def _as_written(facets: Mapping[str, BaseFacet]) -> Mapping[str, BaseFacet]:
     its written key; a deleted one too, which ends what a writer's earlier one described."""
     facet = facets.get("schema")  # filed under it whatever the producer's key (registry)
     return facets if facet is None else {**facets, _WRITTEN_SCHEMA: facet}
+
+
+_DESIGN_LINEAGE = "lineage\x00design"
+"""The key a DatasetEvent's ``lineage`` facet is mentioned under a second time, for
+``DatasetFold.design_lineage``: only DatasetEvents mention it, so a job's facet never replaces
+it. Never in a kept fold (a kept fold holds the mentions of a job's events only)."""
+
+
+def _as_design(facets: Mapping[str, BaseFacet]) -> Mapping[str, BaseFacet]:
+    """A DatasetEvent's ``facets`` as ``_as_written`` gives them, with its lineage facet mentioned
+    again under ``_DESIGN_LINEAGE``; a deleted one too, which ends the earlier declaration."""
+    facets = _as_written(facets)
+    facet = facets.get("lineage")
+    return facets if facet is None else {**facets, _DESIGN_LINEAGE: facet}
 
 
 def _fold_job(
@@ -1039,7 +1064,7 @@ class FoldBuilder:
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
             position = (_sort_key(design), order.content(design))
             key = DatasetKey(design.dataset.namespace, design.dataset.name)
-            _mention(self._datasets, key, position, _as_written(design.dataset.facets))
+            _mention(self._datasets, key, position, _as_design(design.dataset.facets))
 
     def add_folded(self, folded: FoldedJob) -> None:
         """Add a job folded on its own (by ``fold_jobs``, or kept from an earlier snapshot); of

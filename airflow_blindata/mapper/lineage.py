@@ -53,6 +53,7 @@ from airflow_blindata.events import (
 )
 from airflow_blindata.mapper.flows import FlowCollector, by_producer
 from airflow_blindata.mapper.fold import (
+    DatasetFold,
     DatasetKey,
     Fold,
     InputFold,
@@ -714,6 +715,21 @@ def _own_lineage(job: JobFold) -> Iterator[tuple[tuple[str, str], LineageDataset
             yield (normalize_namespace(output.key.namespace), output.key.name), facet
 
 
+def _dataset_lineage(
+    dataset: DatasetFold, own: Mapping[tuple[str, str], list[LineageDatasetFacet]]
+) -> LineageDatasetFacet | None:
+    """The dataset's own lineage facet: its DatasetEvents' (``design_lineage``), else the latest
+    ``lineage`` facet of the dataset unless a job sent it on its output (that one is the job's
+    declared lineage, published with the job's flows)."""
+    if dataset.design_lineage is not None:
+        return dataset.design_lineage
+    facet = facet_of(dataset.facets, LineageDatasetFacet)
+    if facet is None:
+        return None
+    normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
+    return None if facet in own.get(normalized, ()) else facet
+
+
 def _dataset_event_flows(
     fold: Fold,
     collector: FlowCollector,
@@ -722,21 +738,22 @@ def _dataset_event_flows(
     *,
     include_indirect: bool,
 ) -> None:
-    """A dataset's own lineage facet, when no job writes it: flows with no job.
+    """A dataset's own lineage facet (a DatasetEvent's): flows with no job, in the dataset's scope.
 
-    When a job writes the dataset, the job's lineage is the evidence and the dataset's facet is
-    set aside — counted (``datasetLineageSetAside``), never dropped silently — unless it is the
-    facet the job itself sent on its output.
+    Published whether or not a job writes the dataset: the job's flows (in its scope, named
+    ``@<job>``) are the evidence of what that job moved, the dataset's are what its own
+    declaration says (a catalog, a repository of designs), and the two are different evidence
+    (issue 37). Neither replaces the other, so neither is set aside; a dataset that a job writes
+    too is counted (``datasetLineageBesideJobs``), so a steward knows where both meet.
     """
+    report = collector.plan.report
     for dataset in fold.datasets:
-        facet = facet_of(dataset.facets, LineageDatasetFacet)
-        normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
+        facet = _dataset_lineage(dataset, own)
         if facet is None:
             continue
+        normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
         if normalized in written:
-            if facet not in own.get(normalized, ()):
-                collector.plan.report.count("datasetLineageSetAside")
-            continue
+            report.count("datasetLineageBesideJobs")
         scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
         by_dataset = _by_dataset(_declared_sources(facet.inputs, facet.fields))
         for key in [key for key in by_dataset if _same(key, dataset.key)]:

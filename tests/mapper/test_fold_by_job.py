@@ -170,7 +170,8 @@ def fold_of_both() -> Any:
 
 
 def test_the_job_remembers_every_dataset_its_runs_wrote() -> None:
-    """Seed 001: DatasetEvent lineage is set aside for a dataset a job writes, in any run."""
+    """Seed 001: a DatasetEvent's lineage of a dataset a job writes, in any run, is published
+    beside the job's flows and counted (``datasetLineageBesideJobs``)."""
     events = [
         event("COMPLETE", 1, run_id="old", outputs=[dataset("a")]),
         event("COMPLETE", 2, run_id="new", outputs=[dataset("b")]),

@@ -1,7 +1,7 @@
 """Seed 001 lineage rules, table by table, each test named after the sentence it checks:
 
-* "A DatasetEvent with a lineage facet gives table flows between datasets, with no job" — and when
-  a job writes the dataset, the set-aside facet is counted, never dropped silently;
+* "A DatasetEvent with a lineage facet gives table flows between datasets, with no job" — also
+  when a job writes the dataset (different evidence, published beside the job's, and counted);
 * "DANGLING_FLOW: A flow had an end that could not be resolved and was dropped" — only for flows
   that existed;
 * "Only direct transformations make column flows".
@@ -64,7 +64,7 @@ def table_pairs(plan: CatalogPlan) -> set[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("events", "flows", "set_aside"),
+    ("events", "flows", "beside"),
     [
         pytest.param(
             [dataset_event("db.s.report", lineage("db.s.raw"))],
@@ -77,7 +77,7 @@ def table_pairs(plan: CatalogPlan) -> set[tuple[str, str, str]]:
                 run("load", "r1", inputs=[ds("db.s.staging")], outputs=[ds("db.s.report")]),
                 dataset_event("db.s.report", lineage("db.s.raw")),
             ],
-            {("staging", "report", "io")},
+            {("staging", "report", "io"), ("raw", "report", "dataset_event")},
             1,
             id="the-latest-run-of-a-job-writes-it",
         ),
@@ -87,9 +87,33 @@ def table_pairs(plan: CatalogPlan) -> set[tuple[str, str, str]]:
                 run("load", "r2", inputs=[ds("db.s.x")], outputs=[ds("db.s.other")], second=2),
                 dataset_event("db.s.report", lineage("db.s.raw")),
             ],
-            {("x", "other", "io")},
+            {("x", "other", "io"), ("raw", "report", "dataset_event")},
             1,
             id="an-older-run-of-a-job-wrote-it",
+        ),
+        pytest.param(
+            [
+                dataset_event("db.s.report", lineage("db.s.raw"), second=0),
+                run(
+                    "load",
+                    "r1",
+                    inputs=[ds("db.s.staging")],
+                    outputs=[ds("db.s.report", **lineage("db.s.staging"))],
+                    second=30,
+                ),
+            ],
+            {("staging", "report", "declared"), ("raw", "report", "dataset_event")},
+            1,
+            id="a-later-facet-the-job-sent-on-its-output-replaces-nothing",
+        ),
+        pytest.param(
+            [
+                run("load", "r1", inputs=[ds("db.s.raw")], outputs=[ds("db.s.report")]),
+                dataset_event("db.s.report", lineage("db.s.raw")),
+            ],
+            {("raw", "report", "io"), ("raw", "report", "dataset_event")},
+            1,
+            id="the-same-pair-from-both-two-flows-two-scopes",
         ),
         pytest.param(
             [
@@ -104,14 +128,36 @@ def table_pairs(plan: CatalogPlan) -> set[tuple[str, str, str]]:
             0,
             id="the-job-sent-the-facet-on-its-own-output",
         ),
+        pytest.param(
+            [
+                run("load", "r1", inputs=[ds("db.s.staging")], outputs=[ds("db.s.report")]),
+                dataset_event("db.s.report", lineage("db.s.raw"), second=30),
+                dataset_event("db.s.report", {"lineage": {"_deleted": True}}, second=40),
+            ],
+            {("staging", "report", "io")},
+            0,
+            id="a-later-dataset-event-deletes-the-facet",
+        ),
     ],
 )
-def test_a_dataset_event_lineage_facet_is_set_aside_when_a_job_writes_the_dataset_and_counted(
-    events: list[dict[str, Any]], flows: set[tuple[str, str, str]], set_aside: int
+def test_a_dataset_event_lineage_is_published_even_when_a_job_writes_the_dataset(
+    events: list[dict[str, Any]], flows: set[tuple[str, str, str]], beside: int
 ) -> None:
+    """Seed 001: "A DatasetEvent with a lineage facet gives table flows between datasets, with no
+    job." The job's flows and the dataset's own lineage are different evidence (issue 37): the
+    dataset's flows are published in its own scope beside the job's, never set aside, and a
+    dataset that a job writes too is counted (``datasetLineageBesideJobs``). A lineage facet the
+    job sent later on its output is the job's declared lineage and replaces nothing."""
     plan = build(events, definition())
     assert table_pairs(plan) == flows
-    assert plan.report.counters.get("datasetLineageSetAside", 0) == set_aside
+    assert plan.report.counters.get("datasetLineageBesideJobs", 0) == beside
+    assert "datasetLineageSetAside" not in plan.report.counters
+    for flow in plan.flows:
+        if flow.evidence == "dataset_event":
+            assert flow.scope == f"ol:dataset:{PG}|db.s.report"
+            assert "@" not in flow.name
+        else:
+            assert flow.scope == "ol:etl|load" and flow.name.endswith(" @etl/load")
 
 
 # -- "DANGLING_FLOW: A flow had an end that could not be resolved and was dropped" ---------------
