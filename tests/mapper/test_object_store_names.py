@@ -18,6 +18,8 @@ The shapes are the producers' own, per the OpenLineage naming specification (spe
   is mostly a file (``exports/2026/orders.csv``), sometimes a prefix ending in ``/``;
 * Airflow's GCS operators likewise ``gs://{bucket}`` and the object name; Airflow's ``File``
   asset and Hop's spec mode name ``file`` and an absolute path;
+* Airflow's ``FileTransferOperator`` (common-io, installed here) is run for its own
+  ``get_openlineage_facets_on_start``: ``ObjectStoragePath`` drops a trailing ``/``;
 * a producer configured with a base location sends it as the namespace (``s3://sales/raw``).
 """
 
@@ -280,3 +282,47 @@ def test_only_s3_has_the_folder_profile_by_default() -> None:
     assert {"s3", "gs", "abfss", "wasbs", "hdfs", "file"} <= OBJECT_STORE_SCHEMES
     assert where("gs://sales", "raw/orders.v2") == (None, "raw/orders.v2")
     assert where("s3://sales", "raw/orders.v2") == ("raw", "orders.v2")
+
+
+# -- the datasets Airflow's own OpenLineage code names --------------------------------------------
+
+
+def airflow_file_transfer(src: str, dst: str) -> dict[str, Any]:
+    """The COMPLETE event of a ``FileTransferOperator`` (apache-airflow-providers-common-io),
+    its datasets named by the operator's own ``get_openlineage_facets_on_start`` — Airflow's
+    ``ObjectStoragePath``: ``s3://{bucket}`` + key, a trailing ``/`` dropped; ``file`` + path."""
+    module = pytest.importorskip("airflow.providers.common.io.operators.file_transfer")
+    lineage = module.FileTransferOperator(task_id="copy", src=src, dst=dst)
+    found = lineage.get_openlineage_facets_on_start()
+    return run_event(
+        "transfer.copy",
+        inputs=[dataset(d.name, d.namespace) for d in found.inputs],
+        outputs=[dataset(d.name, d.namespace) for d in found.outputs],
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "expected"),
+    [
+        (
+            "s3://sales/landing/orders.v2/",
+            "s3://sales/raw/orders.v2/",
+            {("sales", "landing", "orders.v2"), ("sales", "raw", "orders.v2")},
+        ),
+        (
+            "s3://sales/exports/orders.csv",
+            "s3://sales/raw/Events.2024",
+            {("sales", None, "exports"), ("sales", "raw", "Events.2024")},
+        ),
+        (
+            "s3://sales/raw/Events.2024/part-00000.json",
+            "s3://archive/2024/Events.2024/",
+            {("sales", "raw", "Events.2024"), ("archive", "2024", "Events.2024")},
+        ),
+    ],
+)
+def test_the_datasets_of_airflow_s_file_transfer_land_on_their_folders(
+    src: str, dst: str, expected: set[tuple[str, str | None, str]]
+) -> None:
+    plan = build([airflow_file_transfer(src, dst)], definition(policy("s3://*")))
+    assert entities(plan) == expected
