@@ -28,6 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import (
@@ -107,6 +109,33 @@ def test_a_file_is_a_writer_s_file_or_has_the_extension_of_a_data_format(
     segment: str, file: bool
 ) -> None:
     assert is_data_file(segment) is file
+
+
+SEGMENT = st.text(alphabet=st.characters(blacklist_characters="/"), min_size=1, max_size=12)
+PATH_SEGMENT = st.text(alphabet="abzAZ09.-_=", min_size=1, max_size=12)
+"""A segment of a namespace's path: a namespace is trimmed and loses its query and fragment."""
+
+
+@given(
+    prefix=st.lists(PATH_SEGMENT, max_size=3),
+    segments=st.lists(SEGMENT, min_size=1, max_size=6),
+    slash=st.booleans(),
+    file=st.booleans(),
+)
+def test_the_dataset_folder_is_a_folder_of_the_key(
+    prefix: list[str], segments: list[str], slash: bool, file: bool
+) -> None:
+    """Whatever the key, the schema and the entity are its first segments, in order (nothing is
+    invented, nothing re-cased), the entity is one segment, and a name ending with ``/`` keeps
+    its last segment unless it is a partition."""
+    namespace = "s3://sales" + "".join(f"/{part}" for part in prefix)
+    name = "/".join(segments) + ("/" if slash else "")
+    found = object_key_entity(namespace, name, file=file)
+    key = [part for part in f"{namespace.removeprefix('s3://sales')}/{name}".split("/") if part]
+    kept = [*(found.schema.split("/") if found.schema else []), found.name]
+    assert "/" not in found.name and kept == key[: len(kept)]
+    if slash and "=" not in key[-1]:
+        assert kept == key
 
 
 # -- "a trailing / always means a folder" ---------------------------------------------------------
