@@ -71,7 +71,7 @@ def test_the_dataset_s_lineage_lands_beside_the_job_s_and_goes_only_with_its_dec
     kept = history.add(cleanup(job, client, history))
     assert kept.status == "success" and not kept.removed, kept.render()
 
-    next_second()
+    next_second(emulator)
     second = history.add(snapshot(plan_for(client, events(deleted=True), job), client, job))
     removed = history.add(cleanup(job, client, history))
     assert second.status == removed.status == "success", removed.render()
