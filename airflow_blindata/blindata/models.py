@@ -17,7 +17,17 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PlainSerializer,
+    PrivateAttr,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from airflow_blindata.definition import SystemSubtype
@@ -374,7 +384,38 @@ class UploadRowError(WireModel):
     index: int
 
 
-class QualityImportResult(WireModel):
+_COUNTS = (
+    "rowCreated",
+    "rowUpdated",
+    "rowDiscarded",
+    "row_created",
+    "row_updated",
+    "row_discarded",
+)
+
+
+class _CountedAnswer(WireModel):
+    """An answer to a bulk write, with the server's counts of what it did with the rows."""
+
+    _counted: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _note_counts(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        answer = handler(data)
+        if isinstance(data, dict):
+            answer._counted = any(data.get(name) is not None for name in _COUNTS)
+        return answer
+
+    @property
+    def counted(self) -> bool:
+        """Whether the server gave any count. One that leaves every count unset (``null``: a
+        boxed Integer a Java server did not fill) reports none, and its answer cannot be held
+        against what was sent; one that says ``0`` for a row it was sent can."""
+        return self._counted
+
+
+class QualityImportResult(_CountedAnswer):
     message: str | None = None
     row_created: AnswerCount = 0
     row_updated: AnswerCount = 0
@@ -409,7 +450,7 @@ class MetricRecord(_Stored):
     timestamp: Timestamp
 
 
-class UploadResponse(WireModel):
+class UploadResponse(_CountedAnswer):
     message: str | None = None
     row_created: AnswerCount = 0
     row_updated: AnswerCount = 0

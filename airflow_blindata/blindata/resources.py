@@ -316,11 +316,12 @@ class QualitySuites(
         shifted = [
             error.model_copy(update={"index": error.index + half}) for error in second.errors
         ]
+        counted = first.counted and second.counted  # else the sum would claim counts
         return QualityImportResult(
             message=second.message,
-            row_created=first.row_created + second.row_created,
-            row_updated=first.row_updated + second.row_updated,
-            row_discarded=first.row_discarded + second.row_discarded,
+            row_created=first.row_created + second.row_created if counted else None,
+            row_updated=first.row_updated + second.row_updated if counted else None,
+            row_discarded=first.row_discarded + second.row_discarded if counted else None,
             quality_suite_uuid=second.quality_suite_uuid or first.quality_suite_uuid,
             quality_checks_uuids=[*first.quality_checks_uuids, *second.quality_checks_uuids],
             errors=[*first.errors, *shifted],

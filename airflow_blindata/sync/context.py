@@ -193,6 +193,8 @@ class SyncContext:
             else:
                 tally.created += result.created
                 tally.updated += result.updated
+                if result.unaccounted:
+                    self.report.count("rowsUnaccounted", result.unaccounted)
                 for error in result.errors:
                     self._failed(tally, kind, batch[error.index][0], error.message)
             self.progress.advance(len(batch))
