@@ -8,7 +8,11 @@ the same hashes, and prints the time of each and their ratio. A third process ti
 hash was before (a parse and re-rendering of each statement, with ``sqlglotc``), the baseline of
 the token hash.
 
-Usage: ``python benchmarks/sql.py [--statements 2000]``.
+With ``--redaction`` it times ``redaction.redact_sql`` instead, over the same texts as they are
+(ordinary statements: almost none names a secret) and with a secret planted in each (``ALTER
+ROLE … PASSWORD '…'`` after it, in a comment and a literal), so that each is read whole.
+
+Usage: ``python benchmarks/sql.py [--statements 2000] [--redaction]``.
 """
 
 from __future__ import annotations
@@ -72,7 +76,44 @@ def _parsed_hash(sql: str, dialect: str) -> str:
     return "sha256:" + hashlib.sha256(rendered.encode()).hexdigest()
 
 
+PLANTED = (
+    "\n-- the loader's account: password: hunter2\n"
+    "ALTER ROLE etl PASSWORD 'hunter2'; SELECT 'postgresql://etl:hunter2@db/x'"
+)
+"""A secret of each kind the SQL redaction reads (a keyword's literal, a comment, a URL)."""
+
+
+def redaction_child(count: int) -> None:
+    import inspect
+
+    from airflow_blindata.redaction import redact_sql
+
+    statements = texts(count)
+    planted = [text + PLANTED for text in statements]
+    takes_dialect = "dialect" in inspect.signature(redact_sql).parameters
+
+    def redact(text: str) -> str:
+        if takes_dialect:
+            return redact_sql(text, "postgres")  # type: ignore[call-arg,unused-ignore]
+        return redact_sql(text)
+
+    redact(planted[0])  # imports and dialect set-up are not measured
+    import sqlglot.parser
+
+    timings: dict[str, object] = {"compiled": not str(sqlglot.parser.__file__).endswith(".py")}
+    for name, batch in (("ordinary", statements), ("planted", planted)):
+        started = time.perf_counter()
+        shown = [redact(text) for text in batch]
+        timings[name] = time.perf_counter() - started
+        if name == "planted":
+            timings["leaked"] = sum("hunter2" in text for text in shown)
+    print(json.dumps(timings))
+
+
 def child(mode: str, count: int) -> None:
+    if mode == "redact":
+        redaction_child(count)
+        return
     if mode == "source":
         _load_sqlglot_from_sources()
     import sqlglot.parser
@@ -105,7 +146,17 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--statements", type=int, default=2_000)
+    parser.add_argument("--redaction", action="store_true", help="time redact_sql instead")
     args = parser.parse_args()
+    if args.redaction:
+        timed = run("redact", args.statements)
+        ordinary, planted = (float(timed[name]) * 1000 for name in ("ordinary", "planted"))  # type: ignore[arg-type]
+        print(
+            f"redact_sql over {args.statements:,} statements (sqlglotc: {timed['compiled']}): "
+            f"as they are {ordinary:.0f} ms; each with a planted secret {planted:.0f} ms, "
+            f"{timed['leaked']} of them still showing it"
+        )
+        return 0
     plain = run("source", args.statements)
     installed = run("installed", args.statements)
     parsed = run("parse", args.statements)
