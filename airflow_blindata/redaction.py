@@ -4,13 +4,17 @@ A URL may carry credentials in its userinfo (``https://user:password@host``,
 ``postgresql://user:pw@db/x``) or in its query (``postgresql://db/x?password=pw``, as libpq
 accepts; ``?token=…``).
 A SQL statement may carry them as literals (``CREATE USER u PASSWORD '…'``, Redshift's ``COPY …
-CREDENTIALS '…'``): ``redact_sql`` is what of a statement may be catalogued.
+CREDENTIALS '…'``): ``redact_sql`` is what of a statement may be catalogued; it reads literals
+and comments as the statement's dialect does, with sqlglot's tokenizer. Free text may carry them
+as values (``password: …``, ``"api_key": "…"``, ``Authorization: Bearer …``, a PEM private key):
+``redact_text`` is what of a producer's text may be catalogued or shown.
 Everything that shows a URL — the event store's, the Blindata connection's — shows
 ``redact_url(url)``, and text that may quote one anyway (a driver's or a library's message) goes
 through ``scrub`` with ``url_secrets(url)``.
 
-Plain string handling, no imports: the store, the Blindata client, the hook and the commands all
-use it, whatever else they import.
+Plain string handling, none of the package's imports: the store, the Blindata client, the hook and
+the commands all use it, whatever else they import; sqlglot is imported on the first statement
+that may hold a secret.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from __future__ import annotations
 import json
 import re
 import string
+import threading
 from collections.abc import Iterable, Iterator
+from typing import Any
 from urllib.parse import unquote
 
 __all__ = [
@@ -164,14 +170,86 @@ def _urls_in(text: str) -> Iterator[tuple[int, int]]:
         at = text.find("://", done)
 
 
+# Free text: a name that a secret follows (``password: …``, ``api_key=…``, ``"token": "…"``),
+# by the words it ends with after any prefix (``db_password``, ``X-Amz-Security-Token``,
+# ``clientSecret``, ``AccountKey``, ``?access_token=``); ``password_hash`` and ``token_count``
+# end with another word and stay shown, as does the word alone (``hash of the password``).
+_SECRET_WORDS = (
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|"
+    r"secret[_-]?key|access[_-]?key|account[_-]?key|signature|sig|credentials?)"
+)
+# ``name=value``, ``name: value`` (not ``name::type`` nor ``name://``), the name quoted or not
+# (JSON, a dict's repr, JSON quoted again inside a string: ``\"password\": \"…\"``), and the
+# value quoted or not; a quoted value ends at its closing quote or the end of its line. Found
+# from the start of a name only (the look-behind), each name read once: linear in the text.
+_SECRET_VALUE_IN_TEXT = re.compile(
+    rf"""(?ix)
+    (?<![A-Za-z0-9_.-])
+    (?P<lead>
+        (?P<quote> \\?["']? ) [A-Za-z0-9_.-]*? {_SECRET_WORDS} (?P=quote)
+        \s* (?: = | :(?![:/]) =? ) \s*
+    )
+    (?! \\?["']? \*\*\* )
+    (?P<value>
+        \\" (?: [^"\\\n] | \\[^"\n] )* (?: \\" )?
+      | " (?: [^"\\\n] | \\. )* "?
+      | ' (?: [^'\\\n] | \\. )* '?
+      | [^\s,;'"&)}}]+
+    )
+    """
+)
+# An HTTP ``Authorization`` (or ``Proxy-Authorization``) header's credentials, after its
+# scheme: ``Authorization: Bearer ***``, ``"Authorization": "Basic ***"``.
+_AUTH_SCHEME = r"(?:(?:bearer|basic|digest|token|negotiate|apikey|sharedkey)\s+)"
+_AUTHORIZATION = re.compile(
+    rf"""(?ix)
+    (?<![A-Za-z0-9_.-])
+    (?P<lead>
+        (?:proxy-)? authorization \\?["']? \s* [:=] \s* \\?["']?
+        (?! {_AUTH_SCHEME}? \*\*\* )
+        {_AUTH_SCHEME}?
+    )
+    [^\s,;'"&)}}\\]+
+    """
+)
+# ``Bearer <token>`` anywhere: a token of at least 8 characters with a digit or one of ``._~+/``
+# (a JWT, an opaque key), not an English word (``bearer tokens are…``).
+_BEARER = re.compile(
+    r"(?i)(?<![A-Za-z0-9_-])(?P<lead>bearer\s+)(?!\*\*\*)"
+    r"(?=[A-Za-z0-9._~+/-]*[0-9._~+/])[A-Za-z0-9._~+/-]{8,}=*"
+)
+# A PEM private key (``-----BEGIN RSA PRIVATE KEY----- … -----END RSA PRIVATE KEY-----``, an
+# OpenSSH or PGP one): its body is hidden, to its END line or, without one, to the end.
+_PRIVATE_KEY_BLOCK = re.compile(
+    r"(?s)(?P<begin>-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)"
+    r".*?(?P<end>-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+)
+# What every pattern of ``redact_text`` needs: a text without any is shown as it is, at once.
+_MAY_HOLD_SECRET = re.compile(r"(?i)[=:@]|-----BEGIN|bearer")
+
+
+def _hidden_value(match: re.Match[str]) -> str:
+    """The lead of ``_SECRET_VALUE_IN_TEXT``'s match, and its value as ``***`` in its quotes."""
+    value = match.group("value")
+    for quote in ('\\"', '"', "'"):
+        if value.startswith(quote):
+            closed = len(value) >= 2 * len(quote) and value.endswith(quote)
+            return f"{match.group('lead')}{quote}{REDACTED}{quote if closed else ''}"
+    return f"{match.group('lead')}{REDACTED}"
+
+
 def redact_text(text: str) -> str:
-    """``text`` with every URL in it as ``redact_url`` shows it, every secret setting
-    (``password=…``, Azure's ``AccountKey=…``, ``token=…``) as ``password=***``, and the
-    password of an Oracle thin URL (``jdbc:oracle:thin:scott/…@db``): for text that quotes
-    what a producer sent (a namespace, a dataset's name, a facet's value) on its way to a
-    report, a log or the catalog."""
-    if "://" not in text and "=" not in text and "@" not in text:
+    """``text`` with every URL in it as ``redact_url`` shows it, the password of an Oracle thin
+    URL (``jdbc:oracle:thin:scott/…@db``), the body of a PEM private key, an ``Authorization``
+    header's or a ``Bearer`` token, and the value of every secret name (``password=…``,
+    ``api_key: …``, ``"token": "…"``, Azure's ``AccountKey=…``) as ``***``: for text that quotes
+    what a producer sent (a namespace, a dataset's or a job's name, a description, a facet's
+    value) on its way to a report, a log or the catalog. Linear in the text, and the same text
+    once more redacted is the same."""
+    if not _MAY_HOLD_SECRET.search(text):
         return text
+    if "-----BEGIN" in text:
+        text = _PRIVATE_KEY_BLOCK.sub(rf"\g<begin>{REDACTED}\g<end>", text)
     if "://" in text:
         parts: list[str] = []
         done = 0
@@ -180,8 +258,11 @@ def redact_text(text: str) -> str:
             done = end
         parts.append(text[done:])
         text = "".join(parts)
-    text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
-    return _SECRET_SETTING_IN_TEXT.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if "@" in text:
+        text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
+    text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -203,7 +284,8 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 # Redshift's ``CREDENTIALS '…'``, ``ACCESS_KEY_ID '…'``, ``SECRET_ACCESS_KEY '…'`` and
 # ``SESSION_TOKEN '…'``, Snowflake's ``AWS_KEY_ID = '…'``, ``AWS_SECRET_KEY``, ``AWS_TOKEN``,
 # ``AZURE_SAS_TOKEN`` and ``MASTER_KEY``, and a column compared with one (``WHERE password =
-# '…'``): the code before the literal ends with one of these keywords.
+# '…'``): the code before the literal ends with one of these keywords. Used by the scan of a
+# statement that does not tokenize (``_scanned``).
 _SECRET_KEYWORD_BEFORE = re.compile(
     r"""(?ix)
     \b(?:
@@ -217,18 +299,52 @@ _SECRET_KEYWORD_BEFORE = re.compile(
     \s* (?: = \s* )? (?: [enbx] | u& )? \Z
     """
 )
+# The same keywords, as sqlglot's tokens spell them (upper case): a literal after one of them
+# (past an ``=``, ``=>``, ``:=`` or ``(``: ``PASSWORD = PASSWORD('…')``) is a secret.
+_SECRET_KEYWORDS = frozenset(
+    {
+        "PASSWORD",
+        "SSLPASSWORD",
+        "PASSWD",
+        "PWD",
+        "CREDENTIALS",
+        "SECRET",
+        "CLIENT_SECRET",
+        "TOKEN",
+        "APIKEY",
+        "API_KEY",
+        "PRIVATE_KEY",
+        "ACCESS_KEY_ID",
+        "SECRET_ACCESS_KEY",
+        "SESSION_TOKEN",
+        "AWS_KEY_ID",
+        "AWS_SECRET_KEY",
+        "AWS_TOKEN",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AZURE_SAS_TOKEN",
+        "MASTER_KEY",
+        "SAS_TOKEN",
+    }
+)
+# One of them anywhere, or ``IDENTIFIED``: where a statement that does not tokenize stops being
+# shown (``_unread``).
+_SECRET_KEYWORD_ANYWHERE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_])(?:"
+    + "|".join(sorted((*_SECRET_KEYWORDS, "IDENTIFIED"), key=len, reverse=True))
+    + r")(?![A-Za-z0-9_])"
+)
+# What a statement must hold for any part of it to be a secret: a keyword above or a name of
+# ``redact_text`` (each holds one of these), a URL, an Oracle URL's ``@``, a header, a key.
+# Most statements hold none and are shown as they are without being read (benchmarks/sql.py).
+_SQL_MAY_HOLD_SECRET = re.compile(
+    r"(?i)pass|pwd|identified|credential|secret|token|key|sig|auth|bearer|://|@|-----BEGIN"
+)
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
-# ``;password=…``), unquoted; in free text too (a driver's message). One already shown ``***``
-# is left as it is.
+# ``;password=…``), unquoted. One already shown ``***`` is left as it is.
 _SECRET_SETTING = re.compile(
     r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
-)
-# Free text names more secrets than SQL literals may (where a broader pattern would change the
-# hash of statements that name a column ``token``): the secret names of query parameters, which
-# include the settings of Azure's connection strings (``AccountKey=…``,
-# ``SharedAccessSignature=…``).
-_SECRET_SETTING_IN_TEXT = re.compile(
-    rf"(?i)(?<![A-Za-z0-9_.-])(?P<lead>{_SECRET_NAMES}\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
 )
 # An Oracle thin (or OCI) URL names its user and password before the ``@``, with no ``://``:
 # ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``lead`` ends after ``scott/``); the password
@@ -260,16 +376,10 @@ def _identified_by(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{REDACTED}"
 
 
-# A comment of SQL (``-- …`` to the end of its line, ``/* … */``), a quoted name (``"…"``,
-# ``\`…\```) or a string literal, whichever starts first: a quote in a comment (``-- the
-# customer's orders``) or in a name (``"o'brien"``) starts no literal, and ``--`` in a literal
-# starts no comment. Read as literals first, such an apostrophe paired with the next literal's
-# opening quote, and the literal after it (``PASSWORD '…'``) was read as code and catalogued as
-# written. Literals in single quotes only: a double-quoted text is a name in SQL, and names make
-# lineage. A quote is escaped doubled, or after a backslash (MySQL, PostgreSQL's E'…'). A literal
-# that is never closed runs to the end, as a SQL lexer reads it: tried again from each quote
-# after it, an unclosed ``'\'\'…`` was scanned to the end once per quote (a time growing with the
-# square of its length: seconds for 20,000 characters).
+# The scan of a statement that does not tokenize in its dialect: a comment of SQL (``-- …`` to
+# the end of its line, ``/* … */``), a quoted name (``"…"``, ``\`…\```) or a string literal,
+# whichever starts first, a literal never closed running to the end (tried again from each
+# quote after it, an unclosed ``'\'\'…`` was scanned to the end once per quote).
 _SQL_COMMENT_NAME_OR_LITERAL = re.compile(
     r"(?=[-/\"`'])"  # the characters that may start one: the others are passed over at once
     r"(?:(?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))"
@@ -279,12 +389,9 @@ _SQL_COMMENT_NAME_OR_LITERAL = re.compile(
 )
 
 
-def redact_sql(sql: str) -> str:
-    """``sql`` with the secrets it holds as literals replaced by ``***``: a literal that a
-    keyword names a password, key or token, and a password in a connection string or a URL
-    within a literal or a comment. Names and other literals (what makes lineage) stay as written,
-    so that a statement reads the same to Blindata's analysis, and its hash, made from this text,
-    is the same at every run."""
+def _scanned(sql: str) -> str:
+    """``sql`` with its secret literals as ``***``, its literals and comments read by one
+    scanner for every dialect: for a statement that does not tokenize."""
     sql = _IDENTIFIED_BY_WORD.sub(_identified_by, sql)
     parts: list[str] = []
     done = 0  # the end of the last comment or literal
@@ -305,3 +412,183 @@ def redact_sql(sql: str) -> str:
             code = done
     parts.append(sql[done:])
     return "".join(parts)
+
+
+def _unread(sql: str) -> str:
+    """A statement that no dialect's tokenizer reads (an unclosed literal or comment): redacted
+    as scanned, as free text, and not shown at all past its first secret keyword. More hidden
+    than needed rather than a secret shown: where its literals start is not known."""
+    shown = redact_text(_scanned(sql))
+    found = _SECRET_KEYWORD_ANYWHERE.search(shown)
+    return shown if found is None else f"{shown[: found.end()]} {REDACTED}"
+
+
+_tokenizers = threading.local()
+
+
+def _sql_tokenizer(dialect: str | None) -> Any:
+    """sqlglot's tokenizer of ``dialect``, made once per thread (a tokenizer holds the statement
+    it reads), sqlglot imported on first use."""
+    made: dict[str | None, Any] = _tokenizers.__dict__.setdefault("by_dialect", {})
+    tokenizer = made.get(dialect)
+    if tokenizer is None:
+        from sqlglot.dialects.dialect import Dialect
+
+        tokenizer = made[dialect] = Dialect.get_or_raise(dialect).tokenizer()
+    return tokenizer
+
+
+_READINGS = ("postgres", "mysql", "tsql")
+"""How a statement of no known dialect is read, one after the other: PostgreSQL's (dollar
+quotes, ``'C:\\'`` closed by its quote), MySQL's (``#`` comments, backslash escapes, ``"…"``
+literals) and SQL Server's (``[it's]`` a name). A reading that does not tokenize is skipped."""
+
+
+def redact_sql(sql: str, dialect: str | None = None) -> str:
+    """``sql`` with the secrets it holds replaced by ``***``: a literal that a keyword names a
+    password, key or token (``PASSWORD '…'``, ``$$…$$``, ``IDENTIFIED BY '…'``, ``SET PASSWORD
+    FOR u = '…'``, Oracle's bare ``IDENTIFIED BY …``), and in every other literal and every
+    comment what ``redact_text`` hides (a connection string's ``password=…``, a URL's password,
+    ``password: …``, a PEM key). Literals and comments are read as ``dialect`` (a sqlglot
+    dialect) reads them, with sqlglot's tokenizer; without one, as each of ``_READINGS`` does.
+    Names and other literals (what makes lineage) stay as written, so that a statement reads
+    the same to Blindata's analysis, and its hash, made from this text, is the same at every
+    run. A statement that does not tokenize is hidden past its first secret keyword."""
+    if not _SQL_MAY_HOLD_SECRET.search(sql):
+        return sql
+    shown: str | None = None
+    for reading in (dialect,) if dialect else _READINGS:
+        redacted = _redact_tokens(sql if shown is None else shown, reading)
+        if redacted is not None:
+            shown = redacted
+    return _unread(sql) if shown is None else shown
+
+
+def _redact_tokens(sql: str, dialect: str) -> str | None:
+    """``redact_sql`` as ``dialect`` reads ``sql``; None when it does not tokenize."""
+    try:
+        tokens = _sql_tokenizer(dialect).tokenize(sql)
+    except Exception:  # any failure of the tokenizer: the statement is unread
+        return None
+    from sqlglot.tokens import TokenType
+
+    strings = _string_kinds(TokenType)
+    passed = {TokenType.EQ, TokenType.L_PAREN, TokenType.COLON_EQ, TokenType.FARROW}
+    words: list[str] = []  # the code's words before the token, upper case ("" for a literal)
+    parts: list[str] = []
+    done = 0
+    set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
+    for token in tokens:
+        start, end, kind = token.start, token.end + 1, token.token_type
+        if start < done or end > len(sql):
+            return None  # not where a token of this text can be: read it as unread
+        parts.append(_redact_between(sql[done:start]))
+        done = end
+        raw = sql[start:end]
+        if kind in strings:
+            secret = _after_secret_keyword(words, identified) or (set_password and assigned)
+            if secret:
+                set_password = assigned = False
+            parts.append(_emptied(raw) if secret else _redact_literal(raw))
+            words.append("")
+            continue
+        word = token.text.upper()
+        if (
+            len(words) >= 2
+            and words[-1] in ("BY", "AS")
+            and (words[-2] == "IDENTIFIED" or words[-4:-2] == ["IDENTIFIED", "WITH"])
+            and kind in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER)
+            and word != "VALUES"
+        ):
+            parts.append(_emptied(raw))  # Oracle's bare or double-quoted password
+        else:
+            parts.append(raw)
+        if kind is TokenType.SEMICOLON:
+            set_password = assigned = identified = False
+        elif word == "PASSWORD" and words[-1:] == ["SET"]:
+            set_password = True
+        elif word == "IDENTIFIED":
+            identified = True
+        elif set_password and kind is TokenType.EQ:
+            assigned = True
+        if kind not in passed or not words:
+            words.append(word)
+        if len(words) > 8:
+            del words[:4]  # only the last few words are looked at
+    parts.append(_redact_between(sql[done:]))
+    return "".join(parts)
+
+
+def _string_kinds(kinds: Any) -> frozenset[Any]:
+    return frozenset(
+        getattr(kinds, name)
+        for name in (
+            "STRING",
+            "BIT_STRING",
+            "BYTE_STRING",
+            "HEX_STRING",
+            "HEREDOC_STRING",
+            "NATIONAL_STRING",
+            "NATIONAL_RAW_STRING",
+            "RAW_STRING",
+            "UNICODE_STRING",
+        )
+        if hasattr(kinds, name)
+    )
+
+
+def _after_secret_keyword(words: list[str], identified: bool) -> bool:
+    """Whether the code's words before a literal name it a secret: a secret keyword, ``IDENTIFIED
+    [WITH plugin] BY|AS``, Oracle's ``IDENTIFIED BY VALUES`` and MySQL's ``REPLACE`` (the
+    current password) after an ``IDENTIFIED``."""
+    last = words[-1] if words else ""
+    if last in _SECRET_KEYWORDS or (last == "REPLACE" and identified):
+        return True
+    if last in ("BY", "AS"):
+        return words[-2:-1] == ["IDENTIFIED"] or words[-4:-2] == ["IDENTIFIED", "WITH"]
+    return last == "VALUES" and words[-3:-1] == ["IDENTIFIED", "BY"]
+
+
+def _delimiters(raw: str) -> tuple[str, str]:
+    """The opening (with its prefix: ``E'``, ``N'``, ``$tag$``, ``'''``) and the closing of a
+    literal or a quoted name as written; ``("", "")`` for a bare word."""
+    if raw.startswith("$"):
+        tag = raw[: raw.find("$", 1) + 1]
+        if len(tag) > 1 and len(raw) >= 2 * len(tag) and raw.endswith(tag):
+            return tag, tag
+        return "", ""
+    at = next((i for i, c in enumerate(raw) if c in "'\"`["), -1)
+    if at < 0:
+        return "", ""
+    quote = raw[at]
+    closing = "]" if quote == "[" else quote
+    if raw[at : at + 3] == quote * 3 and len(raw) - at >= 6 and raw.endswith(quote * 3):
+        return raw[: at + 3], quote * 3
+    return raw[: at + 1], closing if len(raw) > at + 1 and raw.endswith(closing) else ""
+
+
+def _emptied(raw: str) -> str:
+    """A secret literal (or Oracle's password) as ``***`` within its own quotes."""
+    opening, closing = _delimiters(raw)
+    return f"{opening}{REDACTED}{closing}"
+
+
+def _redact_literal(raw: str) -> str:
+    """A literal with what ``redact_text`` hides in its text hidden, within its own quotes."""
+    opening, closing = _delimiters(raw)
+    text = raw[len(opening) : len(raw) - len(closing)]
+    shown = redact_text(text)
+    return raw if shown == text else f"{opening}{shown}{closing}"
+
+
+def _redact_between(text: str) -> str:
+    """What lies between two tokens (blanks and comments), comments being free text: each piece
+    between two ``*/`` on its own and its trailing blanks kept, so that no comment loses its end
+    (a PEM key's body with no END line is hidden to the end of its piece)."""
+    if not text or text.isspace():
+        return text
+    pieces = []
+    for piece in text.split("*/"):
+        body = piece.rstrip()
+        pieces.append(redact_text(body) + piece[len(body) :])
+    return "*/".join(pieces)
