@@ -49,6 +49,7 @@ from airflow_blindata.mapper.plan import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.sql import sqlglot_dialect
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_query, redact_sql, redact_text
 
@@ -192,7 +193,9 @@ def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey | None:
 def _entity_key(system: str, found: EntityName) -> EntityKey | None:
     if not found.name.strip():
         return None
-    return EntityKey(system=system, schema_=found.schema, name=found.name)
+    # a dataset's name is free text: a URL's ``?token=`` in it is not catalogued
+    schema = None if found.schema is None else redact_text(found.schema)
+    return EntityKey(system=system, schema_=schema, name=redact_text(found.name))
 
 
 def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
@@ -407,8 +410,9 @@ def map_jobs(
         key = job.key  # read once (see map_datasets)
         scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)
-        # a password or key written in the statement is not catalogued (nor hashed)
-        query = redact_sql(sql.query) if sql else ""
+        # a password or key written in the statement is not catalogued (nor hashed): its
+        # literals and comments read as its dialect reads them
+        query = redact_sql(sql.query, sqlglot_dialect(sql.dialect)) if sql else ""
         if not (definition.process_layer or (sql and query.strip())):
             continue  # nothing goes on its job System: none is planned (nor its gaps reported)
         system = resolver.job_system(key.namespace)
@@ -419,7 +423,7 @@ def map_jobs(
                     system=system.name,
                     catalog=key.namespace,
                     schema_=key.namespace,
-                    name=key.name,
+                    name=redact_text(key.name),  # a job's name is free text (``?token=``)
                     type="SCRIPT",
                     definition=query,
                     sql_hash=sql_hashes.hash(query, sql.dialect),
@@ -434,9 +438,10 @@ def map_jobs(
 
 def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
     job_key, facets = job.key, job.facets
-    key = EntityKey(system=system, schema_=job_key.namespace, name=job_key.name)
+    # a job's name is free text: the same key as its flows' and its quality results' ends
+    key = EntityKey(system=system, schema_=job_key.namespace, name=redact_text(job_key.name))
     draft = _Draft(key=key, may_create=True, table_type=OPENLINEAGE_JOB)
-    draft.sources.append(f"job {redact_text(job_key.namespace)}/{job_key.name}")
+    draft.sources.append(f"job {redact_text(job_key.namespace)}/{key.name}")
     draft.add("openLineageJobScope", scope)
     job_type = facet_of(facets, JobTypeJobFacet)
     if job_type:

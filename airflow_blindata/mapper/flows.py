@@ -69,8 +69,9 @@ def entity_label(entity: EntityKey, *, with_system: bool) -> str:
 
 
 def _flow_name(source: str, target: str, owner_label: str) -> str:
-    ends = f"{source} -> {target}"
-    return shorten(f"{ends} @{owner_label}" if owner_label else ends, MAX_FLOW_NAME)
+    ends = f"{source} -> {target}"  # entity labels: their names are shown redacted already
+    owner = redact_text(owner_label)  # the job's name, free text (``?token=``)
+    return shorten(f"{ends} @{owner}" if owner else ends, MAX_FLOW_NAME)
 
 
 @dataclass
@@ -191,7 +192,9 @@ class FlowCollector:
         entity = self._job_entities.get(key)
         if entity is None and self.fold.job(key) is not None:
             system = self.resolver.job_system(key.namespace)
-            entity = EntityKey(system=system.name, schema_=key.namespace, name=key.name)
+            entity = EntityKey(
+                system=system.name, schema_=key.namespace, name=redact_text(key.name)
+            )
             self._job_entities[key] = entity
         return entity
 
@@ -265,7 +268,7 @@ class FlowCollector:
         with_system = source.system != target.system
         source_label = entity_label(source, with_system=with_system) + "."
         target_label = " -> " + entity_label(target, with_system=with_system) + "."
-        owner_suffix = f" @{owner_label}" if owner_label else ""
+        owner_suffix = f" @{redact_text(owner_label)}" if owner_label else ""  # _flow_name's
         same_entity = source == target
         source_ends = self._field_ends.setdefault(source, {})
         target_ends = self._field_ends.setdefault(target, {})

@@ -130,7 +130,7 @@ class _Quality:
                 self.check(
                     PlannedCheck(
                         code=code,
-                        name=_code(f"{label}{on_column} ({item.key.name})"),
+                        name=_code(redact_text(f"{label}{on_column} ({item.key.name})")),
                         kind="assertion",
                         entity=entity,
                         description=_free_text(assertion.description),
@@ -174,7 +174,10 @@ class _Quality:
         if facet is None or not self.definition.process_layer:
             return
         system = self.resolver.job_system(job.key.namespace)
-        entity = EntityKey(system=system.name, schema_=job.key.namespace, name=job.key.name)
+        # the job entity's key as the catalog pass makes it (a job's name is free text)
+        entity = EntityKey(
+            system=system.name, schema_=job.key.namespace, name=redact_text(job.key.name)
+        )
         scope = job_scope(job.key.namespace, job.key.name)
         for test in facet.tests:
             outcome = _TEST_OUTCOMES.get(test.status.strip().lower())

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 
+from airflow_blindata.redaction import redact_text
+
 __all__ = ["MAX_SCOPE_LENGTH", "ORCHESTRATION_SUFFIX", "SCOPE_PREFIX", "job_scope", "shorten"]
 
 SCOPE_PREFIX = "ol:"
@@ -43,6 +45,7 @@ def job_scope(namespace: str, name: str, *, orchestration: bool = False) -> str:
     """The scope of a job's data flows (or orchestration flows), at most 230 characters."""
     suffix = ORCHESTRATION_SUFFIX if orchestration else ""
     namespace = _scope_namespace(namespace)
+    name = redact_text(name)  # a job's name is free text: a ``?token=`` in it is no scope's
     head = f"{SCOPE_PREFIX}{namespace}|"
     full = f"{head}{name}{suffix}"
     if len(full) <= MAX_SCOPE_LENGTH:
