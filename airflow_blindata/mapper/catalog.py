@@ -347,7 +347,7 @@ def map_datasets(
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
-        draft.sources.append(f"dataset {where}")
+        draft.sources.append(f"dataset {redact_text(where)}")  # the name is free text
         dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
         if dataset_type and system.entity_creation:
             # The table type of an entity the job creates; a crawled entity keeps its own.
