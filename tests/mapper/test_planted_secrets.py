@@ -1,0 +1,139 @@
+"""Secrets planted in a producer's SQL and free text never reach the plan (issue 42, items 3, 4).
+
+Each case plants ``SECRET`` in one place of an otherwise ordinary run — the routine's SQL (as its
+dialect reads it), a column's description, a custom facet's string property, a job's or a
+dataset's name, a job's documentation — and the plan as ``plan --format json`` writes it, its
+tables and its report must not show it, while what carried it is still planned (a routine, a
+field, a property, a job entity, its flows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.planning import render_tables
+from tests import builders
+from tests.builders import PG, facet, policy, run_event
+from tests.test_redaction import SECRET, SQL_SECRETS
+
+DEFINITION = builders.definition(
+    policy("postgres://*", nameTemplate="{host}"), policy("s3://*"), policy("https://*")
+)
+
+
+def _run(
+    *,
+    job: str = "etl.load",
+    sql: str = "INSERT INTO s.out SELECT a FROM s.orders",
+    dialect: str | None = "postgres",
+    description: str = "the order's id",
+    note: str = "deployed by the CI",
+    documentation: str = "Loads the orders.",
+    output: tuple[str, str] = (PG, "db.s.out"),
+    run_facets: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A run of ``job`` that reads ``db.s.orders`` (its column ``a`` described by
+    ``description``) and writes ``output``, with its SQL, a custom job facet ``deployment``
+    whose ``note`` is a string property, and its documentation."""
+    source = builders.dataset(
+        "db.s.orders",
+        PG,
+        facets=builders.schema_facet({"name": "a", "type": "int", "description": description}),
+    )
+    target = builders.dataset(output[1], output[0], facets=builders.schema_facet("a"))
+    sql_facet: dict[str, Any] = {"query": sql}
+    if dialect:
+        sql_facet["dialect"] = dialect
+    return run_event(
+        job,
+        inputs=[source],
+        outputs=[target],
+        job_facets={
+            "sql": facet("SQLJobFacet", **sql_facet),
+            "deployment": {"_producer": builders.PRODUCER, "_schemaURL": "x", "note": note},
+            "documentation": facet("DocumentationJobFacet", description=documentation),
+        },
+        run_facets=run_facets,
+    )
+
+
+CASES: dict[str, dict[str, Any]] = {
+    **{
+        f"routine SQL: {name}": {"sql": sql, "dialect": dialect}
+        for name, (sql, dialect) in SQL_SECRETS.items()
+    },
+    "column description: key: value": {"description": f"password: {SECRET}"},
+    "column description: JSON": {"description": f'sample {{"api_key": "{SECRET}"}}'},
+    "column description: bearer": {"description": f"Authorization: Bearer {SECRET}"},
+    "custom facet property: key=value": {"note": f"deploy with MYSQL_PWD={SECRET}"},
+    "custom facet property: PEM": {
+        "note": f"-----BEGIN EC PRIVATE KEY-----\nMHc{SECRET}\n-----END EC PRIVATE KEY-----"
+    },
+    "custom facet property: JSON": {"note": f'{{"client_secret": "{SECRET}"}}'},
+    "job documentation: token": {"documentation": f"Call it with token: {SECRET}."},
+    "job name: ?token=": {"job": f"fetch_orders?token={SECRET}"},
+    "job name: &access_token=": {"job": f"api.orders?a=1&access_token={SECRET}"},
+    "dataset name: ?X-Amz-Signature=": {
+        "output": ("s3://bucket", f"exports/out.csv?X-Amz-Signature={SECRET}")
+    },
+}
+
+
+def _plan(**planted: Any) -> CatalogPlan:
+    return build([_run(**planted)], DEFINITION)
+
+
+def _shown(plan: CatalogPlan) -> str:
+    """Every output of a plan: its JSON (``plan --format json``), its tables and its report."""
+    return "\n".join(
+        (plan.model_dump_json(by_alias=True), render_tables(plan), plan.report.model_dump_json())
+    )
+
+
+def test_the_run_without_a_secret_plans_a_routine_fields_a_property_and_flows() -> None:
+    plan = _plan()
+    assert [r.name for r in plan.routines] == ["etl.load"]
+    assert any(f.description == "the order's id" for f in plan.fields)
+    assert any(name == "deployment.note" for e in plan.entities for name, _ in e.properties)
+    assert plan.flows
+
+
+@pytest.mark.parametrize("planted", list(CASES.values()), ids=list(CASES))
+def test_a_planted_secret_is_in_no_output_of_the_plan(planted: dict[str, Any]) -> None:
+    plan = _plan(**planted)
+    assert SECRET not in _shown(plan)
+    # what carried the secret is still planned, shown redacted
+    (routine,) = plan.routines
+    assert any(e.key.name == routine.name for e in plan.entities)  # the job's entity
+    assert plan.flows and len(plan.fields) >= 2
+    assert "***" in _shown(plan)
+
+
+def test_a_job_whose_name_holds_a_secret_is_one_entity_for_its_routine_and_flows() -> None:
+    """The job entity, its routine and the ends of its orchestration flows are one key, the name
+    shown redacted; its scopes hold no secret; nothing is planned twice or left dangling."""
+    dag, task = f"orders?token={SECRET}", f"load_orders?token={SECRET}"
+    dag_run = "00000000-0000-4000-8000-0000000000d0"
+    events = [
+        run_event(dag, run_id=dag_run),
+        _run(job=task, run_facets=builders.parent_facet(dag, dag_run)),
+    ]
+    plan = build(events, DEFINITION)
+    assert SECRET not in _shown(plan)
+    shown = {"orders?token=***", "load_orders?token=***"}
+    assert [r.name for r in plan.routines] == ["load_orders?token=***"]
+    entities = {e.key for e in plan.entities if e.key.name in shown}
+    assert {key.name for key in entities} == shown
+    ends = {end.entity for f in plan.flows for end in (f.source, f.target)}
+    assert entities <= ends  # the orchestration flow's ends are the job entities
+    assert {flow.scope for flow in plan.flows} == {
+        "ol:airflow|load_orders?token=***",
+        "ol:airflow|load_orders?token=***#orchestration",
+    }
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
+    assert plan.report.gap_count(GapCode.UNRESOLVED_ORCHESTRATION_TARGET) == 0
