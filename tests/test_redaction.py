@@ -405,3 +405,18 @@ def test_redacting_sql_never_raises(sql: str, dialect: str | None) -> None:
     """Whatever the text (a literal or comment never closed, a tokenizer's error), a statement
     is shown redacted: the tokenizer's failures are the unread statement's."""
     assert isinstance(redact_sql(sql, dialect), str)
+
+
+def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
+    """A statement holding none of ``_SQL_SECRET_WORDS`` is shown without being read: every
+    keyword of a secret literal and every secret name of free text must hold one of them."""
+    from airflow_blindata.redaction import _SECRET_KEYWORDS, _SECRET_WORDS, _SQL_SECRET_WORDS
+
+    names = [
+        name
+        for joint in ("", "_", "-")
+        for name in re.findall(r"[a-z_-]+", _SECRET_WORDS.replace("[_-]?", joint))
+    ]
+    keywords = [keyword.lower() for keyword in _SECRET_KEYWORDS]
+    for word in [*keywords, "identified", "authorization", "bearer", *names]:
+        assert any(quick in word for quick in _SQL_SECRET_WORDS), word
