@@ -455,7 +455,7 @@ quotes, ``'C:\\'`` closed by its quote), MySQL's (``#`` comments, backslash esca
 literals) and SQL Server's (``[it's]`` a name). A reading that does not tokenize is skipped."""
 
 
-def redact_sql(sql: str, dialect: str | None = None) -> str:
+def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = False) -> str:
     """``sql`` with the secrets it holds replaced by ``***``: a literal that a keyword names a
     password, key or token (``PASSWORD '…'``, ``$$…$$``, ``IDENTIFIED BY '…'``, ``SET PASSWORD
     FOR u = '…'``, Oracle's bare ``IDENTIFIED BY …``), and in every other literal and every
@@ -464,7 +464,10 @@ def redact_sql(sql: str, dialect: str | None = None) -> str:
     dialect) reads them, with sqlglot's tokenizer; without one, as each of ``_READINGS`` does.
     Names and other literals (what makes lineage) stay as written, so that a statement reads
     the same to Blindata's analysis, and its hash, made from this text, is the same at every
-    run. A statement that does not tokenize is hidden past its first secret keyword."""
+    run. A statement that does not tokenize is hidden past its first secret keyword; with
+    ``may_be_prose`` (a test's description or expected value, prose as often as SQL: ``the
+    customer's password is rotated`` tokenizes in no dialect) it is scanned as one SQL lexer
+    reads literals and comments, and its free text redacted, but shown whole."""
     lowered = sql.lower()  # a search per word: a pattern of them all read 20x slower
     if not any(word in lowered for word in _SQL_SECRET_WORDS):
         return sql
@@ -473,7 +476,9 @@ def redact_sql(sql: str, dialect: str | None = None) -> str:
         redacted = _redact_tokens(sql if shown is None else shown, reading)
         if redacted is not None:
             shown = redacted
-    return _unread(sql) if shown is None else shown
+    if shown is not None:
+        return shown
+    return redact_text(_scanned(sql)) if may_be_prose else _unread(sql)
 
 
 def _redact_tokens(sql: str, dialect: str) -> str | None:

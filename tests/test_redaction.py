@@ -420,3 +420,19 @@ def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
     keywords = [keyword.lower() for keyword in _SECRET_KEYWORDS]
     for word in [*keywords, "identified", "authorization", "bearer", *names]:
         assert any(quick in word for quick in _SQL_SECRET_WORDS), word
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("the customer's password is rotated", "the customer's password is rotated"),
+        (f"the customer's password: {SECRET}", "the customer's password: ***"),
+        (f"it's SELECT 1 WHERE password = '{SECRET}'", "it's SELECT 1 WHERE password = '***'"),
+    ],
+)
+def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
+    text: str, shown: str
+) -> None:
+    """A test's description or expected value is prose as often as SQL: an apostrophe makes it
+    read as no dialect's SQL, and it is then scanned as before, not hidden past ``password``."""
+    assert redact_sql(text, may_be_prose=True) == shown

@@ -326,7 +326,7 @@ def _free_text(text: str | None) -> str | None:
     """A producer's text (a test's description, expected and actual values, its SQL) as it may
     reach the catalog: without the password of a URL, a ``password=…`` setting, or a secret
     literal of SQL (``redaction``)."""
-    return None if text is None else redact_text(redact_sql(text))
+    return None if text is None else redact_text(redact_sql(text, may_be_prose=True))
 
 
 def _notes(run: RunFold, item: Any) -> str:
