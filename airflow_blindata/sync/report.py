@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from airflow_blindata.mapper.report import MAX_EXAMPLES, Report
+from airflow_blindata.redaction import redact_text
 from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import table
 
@@ -233,4 +234,6 @@ def _add(groups: dict[str, ObjectGroup], kind: str, example: str) -> None:
     group = groups.setdefault(kind, ObjectGroup())
     group.count += 1
     if len(group.examples) < MAX_EXAMPLES:
-        group.examples.append(example)
+        # Blindata's own names: a flow or an entity written before a job's name was shown
+        # redacted still holds its ``?token=…`` when the cleanup removes it
+        group.examples.append(redact_text(example))

@@ -143,3 +143,15 @@ def test_watermarks_compare_as_dates() -> None:
     assert again.watermark == report.watermark
     assert again.watermark is not None
     assert again.watermark - timedelta(seconds=1) < report.watermark
+
+
+def test_a_removed_or_kept_objects_name_is_shown_redacted() -> None:
+    """A flow or an entity written before a job's name was shown redacted still holds its
+    ``?token=…`` in Blindata: the cleanup that removes it named it as Blindata has it."""
+    cleanup = RunReport(kind="cleanup", definition_uuid=UUID)
+    cleanup.note_removed("flow", "ol:airflow|fetch?token=Hunter2x9 a -> b @fetch?token=Hunter2x9")
+    cleanup.note_kept("physical_entity", "OpenLineage/airflow/fetch?token=Hunter2x9", "in use")
+    cleanup.fail("flow", "ol:airflow|f?access_token=Hunter2x9 a -> b", "refused")
+    shown = cleanup.render() + cleanup.model_dump_json()
+    assert "Hunter2x9" not in shown
+    assert "fetch?token=***" in shown
