@@ -481,15 +481,30 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
     return redact_text(_scanned(sql)) if may_be_prose else _unread(sql)
 
 
-def _redact_tokens(sql: str, dialect: str) -> str | None:
+_COMMAND_DEPTH = 3
+"""How many commands within commands (``PREPARE p AS EXECUTE …``) are read as SQL; the text of
+one deeper is read as an unread statement's."""
+
+
+def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     """``redact_sql`` as ``dialect`` reads ``sql``; None when it does not tokenize.
 
     One pass over the tokens, keeping the last four words of code (``IDENTIFIED WITH plugin
-    BY``); text is copied only around what changes, each token looked at once."""
+    BY``); text is copied only around what changes, each token looked at once. The tokenizer
+    gives what follows a command (``PREPARE``, ``CALL``, ``EXECUTE``, BigQuery's ``BEGIN``…) as
+    one literal, without its place in the text: that text, up to the next token, is read as a
+    statement of its own."""
     try:
-        tokens = _sql_tokenizer(dialect).tokenize(sql)
+        tokenizer = _sql_tokenizer(dialect)
+        tokens = tokenizer.tokenize(sql)
     except Exception:  # any failure of the tokenizer: the statement is unread
         return None
+    commands = frozenset(getattr(tokenizer, "COMMANDS", ()))
+    # a command starts a statement: first, or after one of these (sqlglot's rule)
+    prefixes = frozenset(getattr(tokenizer, "COMMAND_PREFIX_TOKENS", ()))
+    command_text = False  # the last token was a command's text: it runs to the next token
+    kind = None
+    command = False  # the last token is a command that starts a statement
     kinds = _token_kinds()
     strings, passed, bare = kinds.strings, kinds.passed, kinds.bare
     semicolon, equals = kinds.semicolon, kinds.equals
@@ -498,10 +513,20 @@ def _redact_tokens(sql: str, dialect: str) -> str | None:
     w1 = w2 = w3 = w4 = ""  # the last four words of code, upper case, w1 the last
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
     for token in tokens:
+        if command and token.token_type in strings:
+            command_text = True  # its start and end are not its own: passed over
+            command = False
+            kind = token.token_type
+            continue
+        command = token.token_type in commands and (kind is None or kind in prefixes)
         start = token.start
-        if start < done:
+        if command_text:
+            command_text = False
+            parts += (sql[copied:done], _redact_command(sql[done:start], dialect, depth))
+            copied = start
+        elif start < done:
             return None  # not where a token of this text can be: read it as unread
-        if start - done > 1:  # more than a blank between two tokens: it may be a comment
+        elif start - done > 1:  # more than a blank between two tokens: it may be a comment
             between = sql[done:start]
             if not between.isspace():
                 shown = _redact_between(between)
@@ -545,11 +570,20 @@ def _redact_tokens(sql: str, dialect: str) -> str | None:
             w1, w2, w3, w4 = word, w1, w2, w3
     if done > len(sql):
         return None
-    if done < len(sql):
+    if command_text:
+        parts += (sql[copied:done], _redact_command(sql[done:], dialect, depth))
+        copied = len(sql)
+    elif done < len(sql):
         parts += (sql[copied:done], _redact_between(sql[done:]))
         copied = len(sql)
     parts.append(sql[copied:])
     return "".join(parts)
+
+
+def _redact_command(text: str, dialect: str, depth: int) -> str:
+    """What follows a command, read as a statement of ``dialect``, or as an unread one."""
+    shown = _redact_tokens(text, dialect, depth + 1) if depth < _COMMAND_DEPTH else None
+    return _unread(text) if shown is None else shown
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,8 @@ SQL_SECRETS = {
         f"INSERT INTO s.t SELECT 'C:\\' AS dir FROM s.u; ALTER ROLE etl PASSWORD '{SECRET}'",
         "postgres",
     ),
+    "after a command": (f"PREPARE p AS ALTER USER u PASSWORD $${SECRET}$$; SELECT 1", "postgres"),
+    "in a BigQuery script": (f"BEGIN\n-- it's\nALTER USER u PASSWORD '{SECRET}'; END", "bigquery"),
     "a comment's key: value": (f"-- etl password: {SECRET}\nINSERT INTO s.t SELECT 1", None),
     "a comment's JSON": (f'/* {{"api_key": "{SECRET}"}} */ INSERT INTO s.t SELECT 1', None),
     "a literal's JSON": (f"""SELECT '{{"password": "{SECRET}"}}'::jsonb""", "postgres"),
@@ -196,7 +198,8 @@ def test_a_sql_secret_is_hidden_as_its_dialect_reads_it_and_without_one(
     """Literals and comments read by one scanner for every dialect missed these: the dollar
     quotes, MySQL's ``#`` comment and ``SET PASSWORD FOR``, a standard literal ending in ``\\``,
     and the secrets of free text (``key: value``, JSON, headers, PEM) in comments and literals.
-    Read as the dialect reads them, and without a dialect as PostgreSQL, MySQL and SQL Server do."""
+    Read as the dialect reads them, and without a dialect as PostgreSQL, MySQL and SQL Server do;
+    what follows a command (which sqlglot gives as one literal) is read as a statement."""
     for reading in {dialect, None}:
         shown = redact_sql(sql, reading)
         assert SECRET not in shown, reading
@@ -394,6 +397,9 @@ SQL_PIECES = [
     "IDENTIFIED BY ",
     "SET PASSWORD FOR u = ",
     "SELECT ",
+    "BEGIN ",
+    "PREPARE p AS ",
+    "CALL ",
 ]
 
 
