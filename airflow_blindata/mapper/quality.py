@@ -130,7 +130,7 @@ class _Quality:
                 self.check(
                     PlannedCheck(
                         code=code,
-                        name=_code(redact_text(f"{label}{on_column} ({item.key.name})")),
+                        name=_code(f"{label}{on_column} ({item.key.name})"),
                         kind="assertion",
                         entity=entity,
                         description=_free_text(assertion.description),
@@ -319,7 +319,8 @@ def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:
 
 
 def _code(text: str) -> str:
-    return shorten(text, MAX_CODE_LENGTH)
+    """A check's code or name: a job's, a dataset's or a test's name in it is free text."""
+    return shorten(redact_text(text), MAX_CODE_LENGTH)
 
 
 def _free_text(text: str | None) -> str | None:

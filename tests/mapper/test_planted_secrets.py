@@ -78,6 +78,20 @@ CASES: dict[str, dict[str, Any]] = {
     "job documentation: token": {"documentation": f"Call it with token: {SECRET}."},
     "job name: ?token=": {"job": f"fetch_orders?token={SECRET}"},
     "job name: &access_token=": {"job": f"api.orders?a=1&access_token={SECRET}"},
+    "a quality test's name and texts": {
+        "run_facets": {
+            "test": {
+                "tests": [
+                    {
+                        "name": f"ping api?token={SECRET}",
+                        "status": "fail",
+                        "description": f"Authorization: Bearer {SECRET}",
+                        "expected": f'{{"password": "{SECRET}"}}',
+                    }
+                ]
+            }
+        }
+    },
     "dataset name: ?X-Amz-Signature=": {
         "output": ("s3://bucket", f"exports/out.csv?X-Amz-Signature={SECRET}")
     },
