@@ -12,7 +12,8 @@ With ``--redaction`` it times ``redaction.redact_sql`` instead, over the same te
 (ordinary statements: almost none names a secret) and with a secret planted in each (``ALTER
 ROLE … PASSWORD '…'`` after it, in a comment and a literal), so that each is read whole.
 
-Usage: ``python benchmarks/sql.py [--statements 2000] [--redaction]``.
+Usage: ``python benchmarks/sql.py [--statements 2000] [--redaction [--dialect postgres]]``
+(``--dialect ""``: statements of no known dialect, read as each of three dialects reads them).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ PLANTED = (
 """A secret of each kind the SQL redaction reads (a keyword's literal, a comment, a URL)."""
 
 
-def redaction_child(count: int) -> None:
+def redaction_child(count: int, dialect: str | None) -> None:
     import inspect
 
     from airflow_blindata.redaction import redact_sql
@@ -94,7 +95,7 @@ def redaction_child(count: int) -> None:
 
     def redact(text: str) -> str:
         if takes_dialect:
-            return redact_sql(text, "postgres")  # type: ignore[call-arg,unused-ignore]
+            return redact_sql(text, dialect)  # type: ignore[call-arg,unused-ignore]
         return redact_sql(text)
 
     redact(planted[0])  # imports and dialect set-up are not measured
@@ -111,8 +112,8 @@ def redaction_child(count: int) -> None:
 
 
 def child(mode: str, count: int) -> None:
-    if mode == "redact":
-        redaction_child(count)
+    if mode.startswith("redact:"):
+        redaction_child(count, mode.removeprefix("redact:") or None)
         return
     if mode == "source":
         _load_sqlglot_from_sources()
@@ -147,12 +148,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--statements", type=int, default=2_000)
     parser.add_argument("--redaction", action="store_true", help="time redact_sql instead")
+    parser.add_argument("--dialect", default="postgres", help="the statements' sqlglot dialect")
     args = parser.parse_args()
     if args.redaction:
-        timed = run("redact", args.statements)
+        timed = run(f"redact:{args.dialect}", args.statements)
         ordinary, planted = (float(timed[name]) * 1000 for name in ("ordinary", "planted"))  # type: ignore[arg-type]
         print(
-            f"redact_sql over {args.statements:,} statements (sqlglotc: {timed['compiled']}): "
+            f"redact_sql over {args.statements:,} statements, dialect {args.dialect or 'none'} "
+            f"(sqlglotc: {timed['compiled']}): "
             f"as they are {ordinary:.0f} ms; each with a planted secret {planted:.0f} ms, "
             f"{timed['leaked']} of them still showing it"
         )
