@@ -1,9 +1,10 @@
 """Reading OpenLineage events from files: one JSON event, a JSON array, or JSON lines.
 
 This is the format of the OpenLineage ``FileTransport`` and of events exported from Marquez. The
-reader never judges an event: a line that is not JSON is passed on as its text, so that the
-mapper reports it (``UNREADABLE_EVENT``) and the store quarantines it, instead of the whole file
-failing.
+reader never judges an event, and one bad event never sinks its file: a line (or an element of
+an array) that is not JSON, or nested too deeply to decode, is passed on as its text, and one
+that is not UTF-8 as its bytes, unaltered, so that the mapper reports it (``UNREADABLE_EVENT``)
+and the store quarantines it with the reason, while the other events of the file are read.
 """
 
 from __future__ import annotations
@@ -13,33 +14,49 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from airflow_blindata.events import json_array_items
+
 __all__ = ["read_event_file", "read_line"]
 
 
 def read_event_file(path: str | Path) -> Iterator[Any]:
-    """The raw events of one file: decoded JSON values, or the text of lines that are not JSON."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    stripped = text.strip()
-    if not stripped:
+    """The raw events of one file: decoded JSON values, the text of lines or elements that are
+    not JSON, or the bytes of those that are not UTF-8 text."""
+    data = Path(path).read_bytes()
+    if not data.strip():
         return
     try:
-        whole = json.loads(stripped)
-    except ValueError:
-        whole = None
+        whole: Any = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        pass
     else:
         if isinstance(whole, list):
             yield from whole
         else:
             yield whole
         return
-    for line in text.splitlines():
+    # Not one readable document: an array read element by element, else JSON lines.
+    items = json_array_items(data.decode("utf-8", "surrogateescape"))
+    if items is not None:
+        for item in items:
+            yield read_line(item.encode("utf-8", "surrogateescape"))
+        return
+    for line in data.splitlines():
         if line.strip():
             yield read_line(line)
 
 
-def read_line(line: str) -> Any:
-    """One line of a JSON lines file: its JSON value, or its text when it is not JSON."""
+def read_line(line: str | bytes) -> Any:
+    """One line of a JSON lines file: its JSON value; its text when it is not JSON (or nested
+    too deeply to decode); its bytes, as they are, when they are not UTF-8 text."""
+    if isinstance(line, bytes):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return line.rstrip(b"\r\n")
+    else:
+        text = line
     try:
-        return json.loads(line)
-    except ValueError:
-        return line.rstrip("\r\n")
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text.rstrip("\r\n")

@@ -148,11 +148,17 @@ def _job_of(value: Any) -> tuple[str, str] | None:
 
 
 def _is_json_lines(handle: IO[bytes]) -> bool:
-    """A file whose first non-blank line is a JSON object on its own: JSON lines."""
+    """A file whose first readable line is a JSON object on its own: JSON lines.
+
+    A line nested too deeply to decode, or not UTF-8, tells nothing: the next one decides (one
+    bad line must not make a file of millions of lines be read whole).
+    """
     for line in handle:
         if line.strip():
             try:
                 return isinstance(json.loads(line), dict)
+            except (UnicodeDecodeError, RecursionError):
+                continue
             except ValueError:
                 return False
     return False
@@ -190,7 +196,7 @@ def event_files_groups(
                 if line.strip():
                     try:
                         value = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):  # read again (and reported) as loose
                         value = None
                     job = _job_of(value)
                     if job:
@@ -204,7 +210,7 @@ def event_files_groups(
             for number, offset in spots:
                 source = handles[number]
                 source.seek(offset)
-                yield read_line(source.readline().decode("utf-8", "replace"))
+                yield read_line(source.readline())
 
         for job in sorted({*lines, *held}):
             spots = lines.pop(job, [])

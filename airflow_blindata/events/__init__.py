@@ -5,8 +5,8 @@ Capture, the store and the mapper all read them, so they live in their own packa
 the mapper's (``mapper.reading.read_events``). Facet models are found in one table per container
 (``registry.FACETS``), by key and by schema URL; ``facet_of(facets, SchemaDatasetFacet)`` gets one
 facet typed. Modules: ``core`` (events, runs, jobs, datasets), ``*_facets`` (the models by
-concern), ``registry`` (the tables), ``parse`` (reading one event), ``text`` (text no store can
-hold).
+concern), ``registry`` (the tables), ``parse`` (reading one event; a JSON array element by
+element), ``text`` (text no store can hold).
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ from .parse import (
     canonical_json,
     deep_json,
     event_key,
+    json_array_items,
     parse_event,
 )
 from .quality_facets import (
@@ -258,6 +259,7 @@ __all__ = [
     "event_key",
     "facet_of",
     "finite_number",
+    "json_array_items",
     "parse_event",
     "read_facets",
     "schema_name",

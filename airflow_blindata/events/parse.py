@@ -33,6 +33,7 @@ __all__ = [
     "deep_json",
     "event_key",
     "event_text_problem",
+    "json_array_items",
     "parse_event",
     "suspect_text",
 ]
@@ -115,6 +116,45 @@ def decode_json(text: str | bytes | bytearray) -> Any:
         return _DECODER.decode(text)
     except (msgspec.MsgspecError, ValueError):  # ValueError: text it cannot encode as UTF-8
         return json.loads(text)
+
+
+_ARRAY_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{},]')
+"""A JSON string (whole: its brackets and commas are text), or a bracket or a comma."""
+
+
+def json_array_items(text: str) -> list[str] | None:
+    """The text of each element of the JSON array ``text``, found without recursion; None when
+    ``text`` is not one array (its first bracket closed at its end).
+
+    For a batch that ``json.loads`` cannot read whole: an element nested too deeply to decode,
+    or not UTF-8 (``text`` decoded with ``surrogateescape``), is then one element to refuse or
+    quarantine, and its neighbours are read. The elements are not checked here: each is decoded
+    (or refused) on its own, an empty one (``[1,,2]``) included.
+    """
+    text = text.strip()
+    if not text.startswith("["):
+        return None
+    items: list[str] = []
+    depth, start = 0, 1
+    for match in _ARRAY_TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            continue
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+            if depth == 0:
+                if match.end() != len(text):
+                    return None
+                last = text[start : match.start()].strip()
+                if last or items:
+                    items.append(last)
+                return items
+        elif depth == 1:  # a comma between two elements
+            items.append(text[start : match.start()].strip())
+            start = match.end()
+    return None
 
 
 def _decode(raw: Any) -> tuple[dict[str, Any] | None, str | None]:

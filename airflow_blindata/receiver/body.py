@@ -1,7 +1,9 @@
 """A request body as the receiver reads it: size limits, gzip, and the three accepted shapes.
 
 * One JSON object: one event (what the OpenLineage clients send to ``/api/v1/lineage``).
-* A JSON array of objects: a batch (OpenLineage's ``/api/v1/lineage/batch`` shape).
+* A JSON array of objects: a batch (OpenLineage's ``/api/v1/lineage/batch`` shape). An array
+  that cannot be read whole (an element nested too deeply to decode, or not UTF-8) is read
+  element by element, and only the bad elements are refused, as the bad lines of JSON lines.
 * JSON lines (``Content-Type: application/x-ndjson``, or ``application/jsonl``): a batch, one
   event per non-blank line, as the OpenLineage ``FileTransport`` writes them.
 
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+
+from airflow_blindata.events import json_array_items
 
 __all__ = [
     "GZIP_ENCODINGS",
@@ -239,6 +243,19 @@ def _too_many(limit: int) -> BodyError:
     )
 
 
+def _decoded(index: int, text: bytes, line: int | None = None) -> Item:
+    """One event of a batch decoded on its own: a line, or an element of an array that could
+    not be read whole. What is not JSON, nested too deeply, or not UTF-8 is this item's
+    problem alone: the batch's other events are stored."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return Item(index, None, "not readable JSON: nested too deeply", line)
+    except ValueError as error:  # JSONDecodeError, and UnicodeDecodeError for bad bytes
+        return Item(index, None, f"not JSON: {error}", line)
+    return _item(index, value, line)
+
+
 def _json_lines(body: bytes, max_events: int) -> Body:
     items: list[Item] = []
     for number, line in enumerate(body.splitlines(), start=1):
@@ -246,16 +263,25 @@ def _json_lines(body: bytes, max_events: int) -> Body:
             continue
         if len(items) >= max_events:
             raise _too_many(max_events)
-        try:
-            value = json.loads(line)
-        except RecursionError:
-            items.append(Item(len(items), None, "not readable JSON: nested too deeply", number))
-            continue
-        except ValueError as error:
-            items.append(Item(len(items), None, f"not JSON: {error}", number))
-            continue
-        items.append(_item(len(items), value, number))
+        items.append(_decoded(len(items), line, number))
     return Body(True, items)
+
+
+def _array_items(body: bytes, max_events: int) -> Body | None:
+    """A JSON array that ``json.loads`` cannot read whole, element by element (an element too
+    deep, or not UTF-8, is refused alone); None when the body is not one array."""
+    elements = json_array_items(body.decode("utf-8", "surrogateescape"))
+    if elements is None:
+        return None
+    if len(elements) > max_events:
+        raise _too_many(max_events)
+    return Body(
+        True,
+        [
+            _decoded(index, element.encode("utf-8", "surrogateescape"))
+            for index, element in enumerate(elements)
+        ],
+    )
 
 
 def split_events(body: bytes, content_type: str | None, *, max_events: int) -> Body:
@@ -267,10 +293,15 @@ def split_events(body: bytes, content_type: str | None, *, max_events: int) -> B
         return _json_lines(body, max_events)
     try:
         value = json.loads(body)
-    except RecursionError:
+    except (RecursionError, UnicodeDecodeError) as error:
+        batch = _array_items(body, max_events)  # one bad event must not sink its batch
+        if batch is not None:
+            return batch
+        if isinstance(error, UnicodeDecodeError):
+            raise BodyError(_STATUS_BAD_REQUEST, f"the body is not JSON: {error}") from None
         message = "the body is not readable JSON: nested too deeply"
         raise BodyError(_STATUS_BAD_REQUEST, message) from None
-    except ValueError as error:  # JSONDecodeError, and UnicodeDecodeError for bad bytes
+    except ValueError as error:  # JSONDecodeError
         hint = ""
         if body.lstrip()[:1] == b"{" and b"\n{" in body:
             hint = " (several JSON objects? send them as Content-Type: application/x-ndjson)"

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from airflow_blindata.receiver.app import ReceiverSettings
 from airflow_blindata.receiver.keys import KeySet
 from airflow_blindata.store import EventStore, StoreUnavailableError, StoreURLError
 from airflow_blindata.store.sqlite import SqliteEventStore
@@ -371,3 +372,43 @@ def test_a_client_that_disconnects_mid_body_costs_one_log_line(
     assert not [record for record in caplog.records if record.exc_info]  # no traceback
     assert "Exception in ASGI application" not in caplog.text
     assert [event["run"]["runId"] for event in served.stored()] == [run_event(2)["run"]["runId"]]
+
+
+TOO_DEEP = b'{"a":' * 1_000 + b"1" + b"}" * 1_000
+"""An element nested ~1,000 levels: more than ``json.loads`` reads at Python's recursion limit."""
+
+
+PATIENT = ReceiverSettings(
+    max_body_bytes=TEST_MAX_BODY_BYTES, max_batch_events=TEST_MAX_BATCH_EVENTS, store_timeout=60
+)
+"""Test limits, and a store timeout that a loaded machine's first request (imports, the schema)
+never reaches: the test is about the answer, not the bound."""
+
+
+@pytest.mark.parametrize("batch_endpoint", [False, True], ids=["lineage", "batch"])
+def test_one_bad_event_of_a_json_array_is_refused_alone(
+    store: EventStore, batch_endpoint: bool
+) -> None:
+    """An element too deep to decode, or not UTF-8, is refused with its reason by index, and
+    the rest of the array is stored: a 400 for the whole array would lose every good event,
+    since producers do not retry a 400."""
+    not_utf8 = _json(run_event(3)).replace(b"etl.job_3", b"etl.job_\xff")
+    body = b"[" + b", ".join([_json(run_event(1)), TOO_DEEP, _json(run_event(2)), not_utf8]) + b"]"
+
+    with serve_receiver(store, settings=PATIENT) as receiver:
+        url = receiver.batch_url if batch_endpoint else receiver.lineage_url
+        response = httpx.post(
+            url, content=body, headers=AUTH | {"Content-Type": "application/json"}
+        )
+
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["status"] == "partial_success"
+    assert answer["summary"]["accepted"] == 2 and answer["summary"]["failed"] == 2
+    assert [(failed["index"], failed["reason"][:24]) for failed in answer["failed_events"]] == [
+        (1, "not readable JSON: neste"),
+        (3, "not JSON: 'utf-8' codec "),
+    ]
+    assert receiver.stored_run_ids() == sorted(
+        [run_event(1)["run"]["runId"], run_event(2)["run"]["runId"]]
+    )

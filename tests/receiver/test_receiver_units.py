@@ -340,7 +340,24 @@ def test_concatenated_objects_get_a_hint_about_json_lines() -> None:
 
 
 def test_deep_nesting_is_refused_not_crashed() -> None:
-    deep: Any = b"[" * 100_000 + b"]" * 100_000
+    deep: Any = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 
     with pytest.raises(BodyError, match="nested too deeply"):
         split_events(deep, None, max_events=10)
+
+
+def test_an_array_too_deep_to_read_whole_is_read_element_by_element() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = b'[{"a": "],[{"}, ' + deep + b', {"b": 2}, {"c": "\xff"}]'
+
+    split = split_events(body, None, max_events=10)
+
+    assert split.batch
+    assert [(item.index, item.data) for item in split.items if item.problem is None] == [
+        (0, {"a": "],[{"}),
+        (2, {"b": 2}),
+    ]
+    assert [(item.index, item.problem) for item in split.items if item.problem] == [
+        (1, "not readable JSON: nested too deeply"),
+        (3, "not JSON: 'utf-8' codec can't decode byte 0xff in position 7: invalid start byte"),
+    ]

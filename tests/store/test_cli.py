@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from airflow_blindata.cli import main
+from airflow_blindata.store import open_store
+from tests import builders
 
 from .helpers import event
 
@@ -103,3 +106,66 @@ def test_store_stats_lists_each_job_namespace_under_its_header(
     header, _, *rows = section
     assert header.split() == ["job", "namespace", "events"]
     assert [row.split() for row in rows] == [["smoke-test", "2"], ["spark", "1"]]
+
+
+TOO_DEEP = '{"a":' * 1_000 + "1" + "}" * 1_000
+"""A line nested ~1,000 levels: more than ``json.loads`` reads at Python's recursion limit."""
+
+
+def _poisoned_files(tmp_path: Path) -> tuple[Path, Path, bytes]:
+    """JSON lines and a JSON array, each with good events around a line (or element) too deep
+    to decode and one that is not UTF-8; and the bytes of the latter."""
+    not_utf8 = json.dumps(event("bad-\udcff"), ensure_ascii=False).encode(
+        "utf-8", "surrogateescape"
+    )
+    lines = tmp_path / "poisoned.jsonl"
+    good = [json.dumps(event(f"line-{i}")).encode() for i in range(2)]
+    lines.write_bytes(b"\n".join([good[0], TOO_DEEP.encode(), not_utf8, good[1]]) + b"\n")
+    array = tmp_path / "poisoned.json"
+    elements = [json.dumps(event(f"array-{i}")).encode() for i in range(2)]
+    deep = TOO_DEEP.replace('"a"', '"b"').encode()  # not a duplicate of the line
+    array.write_bytes(b"[" + b",\n".join([elements[0], deep, elements[1]]) + b"]")
+    return lines, array, not_utf8
+
+
+def test_one_bad_line_does_not_sink_its_file(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line too deep to decode and one that is not UTF-8 are quarantined with their reasons,
+    the latter with its bytes as they were (not stored under a name the file never held); every
+    other event of the file is stored."""
+    lines, array, not_utf8 = _poisoned_files(tmp_path)
+
+    assert main(["ingest", str(lines), str(array), "--store", sqlite_url]) == 0
+
+    out = capsys.readouterr().out
+    assert f"{lines}: 2 accepted, 0 duplicate, 2 quarantined" in out
+    assert f"{array}: 2 accepted, 0 duplicate, 1 quarantined" in out
+    with open_store(sqlite_url) as store:
+        names = sorted(str(stored.job_name) for stored in store.events())
+        reasons = sorted(kept.reason for kept in store.quarantine())
+    assert names == ["array-0", "array-1", "line-0", "line-1"]
+    assert reasons[0].startswith("not JSON: 'utf-8' codec can't decode byte 0xff")
+    assert reasons[1:] == ["not readable JSON: nested too deeply"] * 2
+    with sqlite3.connect(Path(sqlite_url.removeprefix("sqlite:///"))) as db:
+        raws = [bytes(row[0]) for row in db.execute("SELECT raw FROM blindata_quarantine")]
+    assert not_utf8 in raws
+
+
+def test_plan_of_a_file_with_a_bad_line_reports_it_and_plans_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines, array, _ = _poisoned_files(tmp_path)
+    definition = tmp_path / "definition.json"
+    definition.write_text(json.dumps(builders.definition_data()))
+
+    assert (
+        main(["plan", str(lines), str(array), "--definition", str(definition), "--format", "json"])
+        == 0
+    )
+
+    plan = json.loads(capsys.readouterr().out)
+    unreadable = plan["report"]["gaps"]["UNREADABLE_EVENT"]
+    assert unreadable["count"] == 3
+    assert plan["report"]["counters"]["jobs"] == 4
+    assert plan["report"]["counters"]["eventsUnreadable"] == 3
