@@ -111,6 +111,7 @@ from .quality_facets import (
     IcebergCommitReportOutputDatasetFacet,
     IcebergScanReportInputDatasetFacet,
     InputStatisticsInputDatasetFacet,
+    MeasuredFacet,
     OutputStatisticsOutputDatasetFacet,
     finite_number,
 )
@@ -215,6 +216,7 @@ __all__ = [
     "LineageJobInput",
     "LineageTransformation",
     "MalformedFacet",
+    "MeasuredFacet",
     "NominalTimeRunFacet",
     "OutputDataset",
     "OutputStatisticsOutputDatasetFacet",

@@ -10,9 +10,10 @@ reports) are kept as the model's extra fields.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Self
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from .base import BaseFacet, Timestamp, WireModel
 
@@ -27,6 +28,7 @@ __all__ = [
     "IcebergCommitReportOutputDatasetFacet",
     "IcebergScanReportInputDatasetFacet",
     "InputStatisticsInputDatasetFacet",
+    "MeasuredFacet",
     "OutputStatisticsOutputDatasetFacet",
     "finite_number",
 ]
@@ -127,6 +129,50 @@ class GreatExpectationsAssertionsDatasetFacet(BaseFacet):
     assertions: list[GreatExpectationsAssertion]
 
 
+_NON_FINITE_DEPTH = 4
+"""How deep a facet's metrics are looked for: ``columnMetrics.<column>.quantiles.<q>``."""
+
+
+def _non_finite(data: Mapping[Any, Any], prefix: str = "", depth: int = 0) -> Iterator[str]:
+    """The paths of the numbers in ``data`` that are no finite number: NaN or Infinity (which
+    ``json.loads`` reads and producers such as Deequ or pandas send), or an integer past a
+    float's range."""
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                yield path
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if finite_number(value) is None:
+                yield path
+        elif isinstance(value, Mapping) and depth + 1 < _NON_FINITE_DEPTH:
+            yield from _non_finite(value, f"{path}.", depth + 1)
+
+
+class MeasuredFacet(BaseFacet):
+    """A facet of metrics. A metric that is no finite number makes no record and the facet's
+    other metrics still do; the facet notes it (``non_finite``), so that the mapper reports it
+    rather than leaving it out in silence."""
+
+    _non_finite: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _note_non_finite(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        facet = handler(data)
+        if isinstance(data, Mapping):
+            found = tuple(_non_finite(data))
+            if found:
+                facet._non_finite = found
+        return facet
+
+    @property
+    def non_finite(self) -> tuple[str, ...]:
+        """The metrics sent as NaN, Infinity or an integer past a float's range, by their path
+        as sent (``columnMetrics.amount.sum``): read as absent."""
+        return self._non_finite
+
+
 class ColumnMetrics(WireModel):
     null_count: Count = None
     distinct_count: Count = None
@@ -137,7 +183,7 @@ class ColumnMetrics(WireModel):
     quantiles: dict[str, Metric] | None = None
 
 
-class DataQualityMetricsDatasetFacet(BaseFacet):
+class DataQualityMetricsDatasetFacet(MeasuredFacet):
     KEY = "dataQualityMetrics"
     SCHEMAS = ("DataQualityMetricsDatasetFacet",)
 
@@ -154,7 +200,7 @@ class DataQualityMetricsInputDatasetFacet(DataQualityMetricsDatasetFacet):
     SCHEMAS = ("DataQualityMetricsInputDatasetFacet",)
 
 
-class InputStatisticsInputDatasetFacet(BaseFacet):
+class InputStatisticsInputDatasetFacet(MeasuredFacet):
     KEY = "inputStatistics"
     SCHEMAS = ("InputStatisticsInputDatasetFacet",)
 
@@ -163,7 +209,7 @@ class InputStatisticsInputDatasetFacet(BaseFacet):
     file_count: Count = None
 
 
-class OutputStatisticsOutputDatasetFacet(BaseFacet):
+class OutputStatisticsOutputDatasetFacet(MeasuredFacet):
     KEY = "outputStatistics"
     SCHEMAS = ("OutputStatisticsOutputDatasetFacet",)
 
@@ -172,7 +218,7 @@ class OutputStatisticsOutputDatasetFacet(BaseFacet):
     file_count: Count = None
 
 
-class IcebergScanReportInputDatasetFacet(BaseFacet):
+class IcebergScanReportInputDatasetFacet(MeasuredFacet):
     """The Iceberg scan report of the Spark integration, an input facet of its own beside
     ``inputStatistics``: its ``scanMetrics`` are the producer's extra metrics of seed 003
     ("for example Iceberg scan reports"), recorded as ``inputExtra_<metric>``."""
@@ -183,7 +229,7 @@ class IcebergScanReportInputDatasetFacet(BaseFacet):
     scan_metrics: dict[str, Any] | None = None
 
 
-class IcebergCommitReportOutputDatasetFacet(BaseFacet):
+class IcebergCommitReportOutputDatasetFacet(MeasuredFacet):
     """The Iceberg commit report of the Spark integration, an output facet of its own beside
     ``outputStatistics``: its ``commitMetrics`` are recorded as ``outputExtra_<metric>``. The
     integration names its schema ``IcebergCommitReportInputDatasetFacet``, so both names are

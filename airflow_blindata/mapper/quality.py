@@ -37,6 +37,7 @@ from airflow_blindata.events import (
     IcebergCommitReportOutputDatasetFacet,
     IcebergScanReportInputDatasetFacet,
     InputStatisticsInputDatasetFacet,
+    MeasuredFacet,
     OutputStatisticsOutputDatasetFacet,
     TestRunFacet,
     Timestamp,
@@ -250,6 +251,7 @@ class _Quality:
         scan and commit reports): the facet and its metrics, extra metrics of seed 003."""
         if metrics is None and stats is None and report is None:
             return
+        self._non_finite(job, key, (metrics, stats, report[0] if report else None))
         entity = self.entity(key)
         if entity is None:
             return
@@ -269,6 +271,19 @@ class _Quality:
                 job=scope,
             )
             self.records[(entity, metric, field, timestamp)] = record
+
+    def _non_finite(
+        self, job: JobFold, key: DatasetKey, facets: tuple[BaseFacet | None, ...]
+    ) -> None:
+        """Metrics sent as NaN or Infinity make no record (the facet's other metrics do): each
+        facet that held one is reported, naming them, so that the producer can be fixed."""
+        for facet in facets:
+            if isinstance(facet, MeasuredFacet) and facet.non_finite:
+                where = f"{normalize_namespace(key.namespace)}/{key.name}"
+                self.plan.report.gap(
+                    GapCode.NON_FINITE_METRIC,
+                    f"job {job.key}: {facet.KEY} of {where}: {', '.join(facet.non_finite)}",
+                )
 
     # -- collecting ----------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Gaps work like a warning level: they are collected, never raised. Each gap code 
 seeds' (``001`` "Why is my lineage missing?", ``000`` namespace resolution), with the hint of the
 seed's table, a count and a few examples so a steward can find the offending dataset or job. The
 codes after ``PRODUCER_PARTIAL_LINEAGE`` name what the seeds do not (an unreadable event, a field
-description Blindata cannot hold, a quality code conflict, a dataset with no name); they are
+description Blindata cannot hold, a quality code conflict, a dataset with no name, a metric
+that is no finite number); they are
 documented in docs/facet-support.md and docs/mapping-reference.md.
 """
 
@@ -44,6 +45,7 @@ class GapCode(StrEnum):
     QUALITY_CODE_CONFLICT = "QUALITY_CODE_CONFLICT"
     EMPTY_DATASET_NAME = "EMPTY_DATASET_NAME"
     EMPTY_FIELD_NAME = "EMPTY_FIELD_NAME"
+    NON_FINITE_METRIC = "NON_FINITE_METRIC"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -78,6 +80,10 @@ GAP_HINTS: dict[GapCode, str] = {
     GapCode.EMPTY_FIELD_NAME: "A field of the dataset's schema facet has no name (the example "
     "names the dataset, and the field it is nested in): fix the producer. The field, and what "
     "is nested in it, is not catalogued; the other fields are.",
+    GapCode.NON_FINITE_METRIC: "A metric was sent as NaN or Infinity (the example names the "
+    "facet, its dataset and the metrics): no profiling record can hold it, so it makes none; the "
+    "facet's other metrics make theirs. Fix the producer: leave out a metric it could not "
+    "measure.",
 }
 
 

@@ -429,12 +429,19 @@ def test_metric_records_are_numbers_nan_and_infinity_make_no_record() -> None:
             },
         }
     ]
-    records = quality(build(run(inputs=inputs), definition())).records
-    assert {(r.metric, r.field, r.value) for r in records} == {
+    plan = build(run(inputs=inputs), definition())
+    assert {(r.metric, r.field, r.value) for r in quality(plan).records} == {
         ("rowCount", None, 3),
         ("min", "x", 1),
         ("rowsRead", None, 3),
     }
+    gap = plan.report.gaps[GapCode.NON_FINITE_METRIC]  # left out, but not in silence
+    assert gap.count == 2
+    assert [example.split(": ", 1)[1] for example in gap.examples] == [
+        "dataQualityMetrics of postgres://db:5432/a.s.src: columnMetrics.x.sum, "
+        "columnMetrics.x.max",
+        "inputStatistics of postgres://db:5432/a.s.src: scanNaN",
+    ]
 
 
 _NON_FINITE_COUNTS = [
@@ -482,6 +489,8 @@ def test_metric_records_are_numbers_a_nan_or_infinite_count_makes_no_record_and_
     inputs = [{"namespace": PG, "name": "a.s.src", "inputFacets": every}]
     plan = build(run(inputs=inputs), definition())
     assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    (example,) = plan.report.gaps[GapCode.NON_FINITE_METRIC].examples
+    assert example.endswith(f"{key} of {PG}/a.s.src: {_path(counts)}")
     expected = {
         ("rowCount", None),
         ("bytes", None),
@@ -513,6 +522,14 @@ def test_a_nan_or_infinite_rows_written_makes_no_record_and_keeps_the_others() -
         ("bytesWritten", 30),
         ("filesWritten", 2),
     }
+    (example,) = plan.report.gaps[GapCode.NON_FINITE_METRIC].examples
+    assert example.endswith(f"outputStatistics of {PG}/a.s.dst: rowCount")
+
+
+def _path(sent: dict[str, Any]) -> str:
+    """The path of the one metric in ``sent`` (``columnMetrics.x.nullCount``)."""
+    ((key, value),) = sent.items()
+    return f"{key}.{_path(value)}" if isinstance(value, dict) else key
 
 
 def test_with_severity_warn_the_failure_is_a_warning_as_the_newest_run_says() -> None:

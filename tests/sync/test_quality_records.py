@@ -10,6 +10,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import OTHER_DEFINITION, client_of, definition, objects, plan_for
 from tests.sync.test_quality import dq_run
@@ -36,6 +37,8 @@ def test_metric_records_are_numbers_a_nan_or_infinite_metric_is_not_uploaded(
         ("min", 1.0),
     }
     assert report.counters["profilingRecordsUploaded"] == 2
+    (gap,) = report.gaps[GapCode.NON_FINITE_METRIC].examples  # and the producer is told
+    assert gap.endswith("columnMetrics.amount.sum, columnMetrics.amount.max")
 
 
 def metrics_run(run_id: str, tables: list[str]) -> list[dict[str, Any]]:
