@@ -190,8 +190,11 @@ def get_provider_info() -> dict[str, Any]:
                     "receiver_api_key": {
                         "description": "API key(s) producers send as Authorization: Bearer "
                         "<key>; several separated by commas (rotation), each at least 16 "
-                        "characters. Empty: the keys of the connection receiver_conn_id. No key "
-                        "anywhere: the receiver refuses every request (503).\n",
+                        "characters. Or a JSON object that scopes each key to job-namespace "
+                        'globs: {"<key>": ["spark-*"], "<other key>": "*"}; an event outside '
+                        "its key's scope is refused (403). Empty: the keys of the connection "
+                        "receiver_conn_id. No key anywhere: the receiver refuses every request "
+                        "(503).\n",
                         "version_added": "0.1.0",
                         "type": "string",
                         "sensitive": True,
@@ -200,7 +203,9 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "receiver_conn_id": {
                         "description": "Connection whose password (and extra api_keys, a "
-                        "list) holds the receiver's keys when receiver_api_key is empty.\n",
+                        "list) holds the receiver's keys when receiver_api_key is empty. The "
+                        "extra's namespaces (job-namespace globs) scopes the password's key; an "
+                        'api_keys item {"key": ..., "namespaces": [...]} scopes its own.\n',
                         "version_added": "0.1.0",
                         "type": "string",
                         "example": None,

@@ -105,7 +105,8 @@ def lost_events_file() -> str | None:
 
 
 def receiver_api_key() -> str:
-    """``[blindata] receiver_api_key``: one or more keys (separated by commas or spaces)."""
+    """``[blindata] receiver_api_key``: one or more keys (separated by commas or spaces), or a
+    JSON object of key to job-namespace globs (``receiver.keys``)."""
     return option("receiver_api_key") or ""
 
 

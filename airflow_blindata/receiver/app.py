@@ -14,6 +14,10 @@ The contract, the same as the transport's on the capture path (docs/configure-yo
 * 200 only once every stored event is committed to the event store. A re-sent event is a
   duplicate, reported as such and never an error. The receiver never talks to Blindata.
 * One event that is not an OpenLineage event: 400 with the reason, and nothing is stored.
+* One event outside the scope of its key (``keys.KeyScope``: a key scoped to job namespaces, and
+  an event of another namespace, or a DatasetEvent): 403 with the reason, nothing stored. In a
+  batch such an event is refused alone, listed like an unreadable one (``failed_events``); a
+  batch of which nothing was stored because every event is out of scope is a 403.
 * An event the store can read but never hold as it is (a NUL or a lone surrogate in a string, a
   job name over the store's bound): 200 with ``outcome: quarantined`` (in a batch, counted in
   ``quarantined`` of the summary and listed by index with the reason in ``quarantined_events``),
@@ -70,7 +74,15 @@ from airflow_blindata.store import (
 
 from .body import Body, BodyError, Item, decompress_within, read_body, split_events
 from .budget import BodyBudget, BudgetSpentError, Share
-from .keys import CachedKeys, KeyLoader, KeySet, bearer_token, configured_keys, key_set
+from .keys import (
+    CachedKeys,
+    KeyLoader,
+    KeyScope,
+    KeySet,
+    bearer_token,
+    configured_keys,
+    key_set,
+)
 from .log import ThrottledWarnings
 from .settings import (
     DEFAULT_MAX_BATCH_EVENTS,
@@ -224,8 +236,9 @@ class _Receiver:
                 self._store.close()
                 self._store = None
 
-    def refusal(self, request: Request, keys: KeySet) -> JSONResponse | None:
-        """The answer to a request that may not go further: misconfigured, or not authorised."""
+    def refusal(self, request: Request, keys: KeySet) -> JSONResponse | KeyScope:
+        """The answer to a request that may not go further (misconfigured, or not authorised),
+        or the scope of its key."""
         if self.settings.problem:
             return _error(503, f"the Blindata receiver is misconfigured: {self.settings.problem}")
         if not keys.digests:
@@ -233,8 +246,9 @@ class _Receiver:
             self.warnings.warn("no key", "Blindata receiver refuses every request: %s", why)
             return _error(503, f"the Blindata receiver refuses events: {why}")
         token, problem = bearer_token(request.headers.get("authorization"))
-        if token is not None and keys.matches(token):
-            return None
+        scope = None if token is None else keys.scope_of(token)
+        if scope is not None:
+            return scope
         challenge = f'Bearer realm="{REALM}"'
         if token is not None:
             problem = "the API key is not valid"
@@ -276,12 +290,17 @@ class _Receiver:
         )
         return Body(True, body.items) if force_batch else body
 
-    def store_single(self, item: Item) -> JSONResponse:
+    def store_single(self, item: Item, scope: KeyScope) -> JSONResponse:
         problem = _problem(item)
         if problem is not None:
             _count("events.rejected")
             self.warnings.warn("rejected", "Blindata receiver rejected an event: %s", problem)
             return _error(400, f"not an OpenLineage event: {problem}")
+        forbidden = _out_of_scope(item, scope)
+        if forbidden is not None:
+            _count("events.forbidden")
+            self.warnings.warn("forbidden", "Blindata receiver refused an event: %s", forbidden)
+            return _error(403, forbidden)
         outcome = self.append(item.data or {})
         _count(f"events.{outcome.value}")
         if outcome is AppendOutcome.QUARANTINED:
@@ -298,12 +317,16 @@ class _Receiver:
             count,
         )
 
-    def store_batch(self, items: Sequence[Item]) -> JSONResponse:
+    def store_batch(self, items: Sequence[Item], scope: KeyScope) -> JSONResponse:
         good: list[dict[str, Any]] = []
         good_indexes: list[int] = []
         failed: list[dict[str, Any]] = []
+        forbidden = 0
         for item in items:
             problem = _problem(item)
+            if problem is None:
+                problem = _out_of_scope(item, scope)
+                forbidden += problem is not None
             if problem is None and item.data is not None:
                 good.append(item.data)
                 good_indexes.append(item.index)
@@ -318,7 +341,8 @@ class _Receiver:
         _count("events.quarantined", counts.quarantined)
         if counts.quarantined:
             self._quarantined(counts.quarantined)
-        _count("events.rejected", len(failed))
+        _count("events.rejected", len(failed) - forbidden)
+        _count("events.forbidden", forbidden)
         quarantined = [
             {"index": good_indexes[position], "reason": reason}
             for position, reason in sorted(counts.quarantine_reasons.items())
@@ -337,6 +361,12 @@ class _Receiver:
             del content["first_failure"]
             return JSONResponse(content)
         content["status"] = "failure"
+        if forbidden == len(failed):  # every event is readable, and outside the key's scope
+            content["detail"] = (
+                f"none of the {len(items)} events is within the API key's scope; "
+                f"first, {content.pop('first_failure')}"
+            )
+            return JSONResponse(content, status_code=403)
         content["detail"] = (
             f"none of the {len(items)} events is an OpenLineage event; "
             f"first, {content.pop('first_failure')}"
@@ -420,6 +450,14 @@ def _problem(item: Item) -> str | None:
     return None if parsed.event is not None else (parsed.problem or "not an OpenLineage event")
 
 
+def _out_of_scope(item: Item, scope: KeyScope) -> str | None:
+    """Why ``item``, an OpenLineage event, is outside the scope of its request's key, or None."""
+    if scope.namespaces is None or item.data is None:
+        return None
+    event = parse_event(item.data, facets=False).event
+    return None if event is None else scope.refusal(event)
+
+
 async def _drain(stream: AsyncIterator[bytes]) -> None:
     """Read the rest of a refused body and keep none of it, for ``DRAIN_SECONDS`` at most.
 
@@ -478,13 +516,15 @@ def create_receiver_app(
         keys = receiver.keys.fresh()
         if keys is None:
             keys = await run_in_threadpool(receiver.keys.get)
-        refusal = receiver.refusal(request, keys)
-        if refusal is not None:
-            return refusal
+        scope = receiver.refusal(request, keys)
+        if isinstance(scope, JSONResponse):
+            return scope
         async with receiver.budget.share() as share:  # held until the request is answered
-            return await stored(request, force_batch=force_batch, share=share)
+            return await stored(request, force_batch=force_batch, share=share, scope=scope)
 
-    async def stored(request: Request, *, force_batch: bool, share: Share) -> JSONResponse:
+    async def stored(
+        request: Request, *, force_batch: bool, share: Share, scope: KeyScope
+    ) -> JSONResponse:
         try:
             body = await receiver.body(request, force_batch=force_batch, share=share)
         except BudgetSpentError as error:
@@ -506,8 +546,8 @@ def create_receiver_app(
             return _error(400, "the client disconnected before the request body was complete")
         try:
             if body.batch:
-                return await receiver.in_thread(receiver.store_batch, body.items)
-            return await receiver.in_thread(receiver.store_single, body.items[0])
+                return await receiver.in_thread(receiver.store_batch, body.items, scope)
+            return await receiver.in_thread(receiver.store_single, body.items[0], scope)
         except StoreError as error:
             return receiver.store_unavailable(error)
 

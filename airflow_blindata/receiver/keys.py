@@ -14,6 +14,16 @@ one; a lower source is then not consulted, so a stale key left there cannot open
 No key anywhere means the receiver refuses every request (503): it never runs open. A key shorter
 than ``MIN_KEY_LENGTH`` is ignored with a warning. Only SHA-256 digests of the keys are kept in
 memory, and they are re-read every ``KEY_REFRESH_SECONDS``, so a rotation needs no restart.
+
+A key may be **scoped** to job namespaces (``KeyScope``): the events it sends must name a job
+whose namespace matches one of its globs (``fnmatch``, case-sensitive: ``spark-*``,
+``dbt://prod/*``), and an event outside the scope is refused with the reason (``app``). Scopes are
+given as a JSON object that maps each key to its glob or list of globs (``"*"``: any namespace):
+the option's whole value (``{"<spark key>": ["spark-*"], "<dbt key>": "dbt://*"}``), or the
+connection extra's ``api_keys`` (that object, or a list whose items are keys or ``{"key": ...,
+"namespaces": [...]}``); the extra's ``namespaces`` scopes the connection's password. A key
+listed plainly may write any namespace. A scope that cannot be read leaves its key out, never
+unscoped.
 """
 
 from __future__ import annotations
@@ -25,17 +35,21 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any
 
+from airflow_blindata.events import Event, JobEvent, RunEvent
 from airflow_blindata.options import SECTION, receiver_api_key, receiver_conn_id
 
 __all__ = [
+    "ANY_NAMESPACE",
     "KEY_REFRESH_SECONDS",
     "MIN_KEY_LENGTH",
     "CachedKeys",
     "KeyLoader",
+    "KeyScope",
     "KeySet",
     "bearer_token",
     "configured_keys",
@@ -48,6 +62,7 @@ log = logging.getLogger(__name__)
 KEY_OPTION = "receiver_api_key"
 CONN_ID_OPTION = "receiver_conn_id"
 CONN_EXTRA_KEYS = "api_keys"
+CONN_EXTRA_NAMESPACES = "namespaces"
 MIN_KEY_LENGTH = 16
 """Shorter keys are guessable; ``openssl rand -hex 32`` gives 64 characters."""
 KEY_REFRESH_SECONDS = 30.0
@@ -59,23 +74,66 @@ _BEARER = "bearer"
 
 
 @dataclass(frozen=True, slots=True)
+class KeyScope:
+    """The job namespaces a key may write: globs (``fnmatch``, case-sensitive), or any (None)."""
+
+    namespaces: tuple[str, ...] | None = None
+
+    def refusal(self, event: Event) -> str | None:
+        """Why this key may not send ``event`` (None: it may). The reason never quotes the
+        event's namespace, which may hold a password, since it reaches the API server's log."""
+        if self.namespaces is None:
+            return None
+        if not isinstance(event, RunEvent | JobEvent):
+            return (
+                "outside the API key's scope: the key may write only jobs of its namespaces, "
+                "and a DatasetEvent names no job"
+            )
+        namespace = event.job.namespace
+        if any(fnmatchcase(namespace, glob) for glob in self.namespaces):
+            return None
+        allowed = ", ".join(self.namespaces) or "none"
+        return (
+            "outside the API key's scope: the event's job namespace matches none of the "
+            f"key's namespaces ({allowed})"
+        )
+
+
+ANY_NAMESPACE = KeyScope()
+"""The scope of a key listed plainly: every job namespace."""
+
+Entry = str | tuple[str, KeyScope]
+"""A configured key, plain (any namespace) or with its scope."""
+
+
+@dataclass(frozen=True, slots=True)
 class KeySet:
-    """The valid keys (as SHA-256 digests), where they came from, or why there are none."""
+    """The valid keys (as SHA-256 digests), where they came from, or why there are none.
+
+    ``scopes`` holds the scope of each digest, in order; empty when no key is scoped.
+    """
 
     digests: tuple[bytes, ...]
     source: str
     problem: str | None = None
+    scopes: tuple[KeyScope, ...] = ()
 
     def matches(self, presented: str) -> bool:
-        """Whether ``presented`` is one of the keys, in time independent of which and where.
+        """Whether ``presented`` is one of the keys (``scope_of``)."""
+        return self.scope_of(presented) is not None
+
+    def scope_of(self, presented: str) -> KeyScope | None:
+        """The scope of ``presented``, None when it is not a key; in time independent of which
+        key matched and where.
 
         Digests have one length, so ``compare_digest`` runs in constant time; every key is
         compared, so the time says nothing about how many keys there are or which one matched.
         """
         candidate = _digest(presented)
-        found = False
-        for digest in self.digests:
-            found |= hmac.compare_digest(candidate, digest)
+        found: KeyScope | None = None
+        for index, digest in enumerate(self.digests):
+            if hmac.compare_digest(candidate, digest):
+                found = self.scopes[index] if self.scopes else ANY_NAMESPACE
         return found
 
 
@@ -91,11 +149,14 @@ def split_keys(text: str) -> list[str]:
     return [key for key in _KEY_SEPARATORS.split(text) if key]
 
 
-def key_set(keys: Iterable[str], *, source: str) -> KeySet:
-    """A ``KeySet`` of ``keys``; keys shorter than ``MIN_KEY_LENGTH`` are dropped with a warning."""
+def key_set(keys: Iterable[Entry], *, source: str) -> KeySet:
+    """A ``KeySet`` of ``keys``, plain or with their scope; keys shorter than
+    ``MIN_KEY_LENGTH`` are dropped with a warning."""
     kept: list[bytes] = []
+    scopes: list[KeyScope] = []
     short = 0
-    for key in keys:
+    for entry in keys:
+        key, scope = (entry, ANY_NAMESPACE) if isinstance(entry, str) else entry
         key = key.strip()
         if not key:
             continue
@@ -103,6 +164,7 @@ def key_set(keys: Iterable[str], *, source: str) -> KeySet:
             short += 1
             continue
         kept.append(_digest(key))
+        scopes.append(scope)
     if short:
         log.warning(
             "Blindata receiver: ignored %d API key(s) in %s shorter than %d characters",
@@ -111,7 +173,8 @@ def key_set(keys: Iterable[str], *, source: str) -> KeySet:
             MIN_KEY_LENGTH,
         )
     if kept:
-        return KeySet(tuple(kept), source)
+        scoped = any(scope.namespaces is not None for scope in scopes)
+        return KeySet(tuple(kept), source, scopes=tuple(scopes) if scoped else ())
     if short:
         problem = (
             f"the API key in {source} is shorter than {MIN_KEY_LENGTH} characters; "
@@ -122,8 +185,55 @@ def key_set(keys: Iterable[str], *, source: str) -> KeySet:
     return KeySet((), source, problem)
 
 
-def _extra_keys(extra: Any) -> list[str]:
-    """The keys listed in a connection extra's ``api_keys`` (a list or a comma-separated text)."""
+def _scope(globs: Any) -> KeyScope | None:
+    """A key's scope from its configured namespaces: a glob or a list of globs (``"*"``: any
+    namespace); None when they are neither, and the key is then left out: a scope misread
+    must never let a key write more."""
+    if isinstance(globs, str):
+        globs = [globs]
+    if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
+        return None
+    cleaned = tuple(glob.strip() for glob in globs if glob.strip())
+    return ANY_NAMESPACE if "*" in cleaned else KeyScope(cleaned)
+
+
+def _scoped_entries(listed: Any, source: str) -> list[Entry]:
+    """The keys of a decoded JSON value: an object of key → namespaces, or a list of keys and
+    ``{"key": ..., "namespaces": ...}`` objects (a plain key: any namespace). An entry that
+    cannot be read is left out, with a warning that names the source, never the key."""
+    pairs: list[tuple[Any, Any]] = []
+    plain: list[Entry] = []
+    if isinstance(listed, Mapping):
+        pairs = list(listed.items())
+    elif isinstance(listed, list):
+        for item in listed:
+            if isinstance(item, str):
+                plain.extend(split_keys(item))
+            elif isinstance(item, Mapping) and "key" in item:
+                pairs.append((item.get("key"), item.get(CONN_EXTRA_NAMESPACES, "*")))
+            else:
+                pairs.append((None, None))
+    entries: list[Entry] = list(plain)
+    unreadable = 0
+    for key, globs in pairs:
+        scope = _scope(globs)
+        if not isinstance(key, str) or scope is None:
+            unreadable += 1
+            continue
+        entries.append((key, scope))
+    if unreadable:
+        log.warning(
+            "Blindata receiver: ignored %d API key(s) in %s whose namespaces are not a glob "
+            "or a list of globs",
+            unreadable,
+            source,
+        )
+    return entries
+
+
+def _extra_keys(extra: Any, source: str = "the connection extra") -> list[Entry]:
+    """The keys listed in a connection extra's ``api_keys``: a list, a comma-separated text, or
+    an object of key → namespaces (module docstring)."""
     if isinstance(extra, str):
         try:
             extra = json.loads(extra) if extra.strip() else {}
@@ -133,13 +243,26 @@ def _extra_keys(extra: Any) -> list[str]:
         return []
     listed = extra.get(CONN_EXTRA_KEYS)
     if isinstance(listed, str):
-        return split_keys(listed)
-    if isinstance(listed, list):
-        return [str(key) for key in listed if isinstance(key, str)]
+        return list(split_keys(listed))
+    if isinstance(listed, list | dict):
+        return _scoped_entries(listed, source)
     return []
 
 
-def _connection_keys(conn_id: str) -> list[str] | None:
+def _password_scope(extra: Any) -> KeyScope | None:
+    """The scope the extra's ``namespaces`` gives the connection's password; ``ANY_NAMESPACE``
+    without one, None when it cannot be read (the password's keys are then left out)."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra) if extra.strip() else {}
+        except ValueError:
+            return ANY_NAMESPACE
+    if not isinstance(extra, dict) or CONN_EXTRA_NAMESPACES not in extra:
+        return ANY_NAMESPACE
+    return _scope(extra[CONN_EXTRA_NAMESPACES])
+
+
+def _connection_keys(conn_id: str) -> list[Entry] | None:
     """The keys of connection ``conn_id``; None when there is no such connection.
 
     Uses the core model's lookup (environment, secrets backends, metadata database), which is
@@ -152,27 +275,59 @@ def _connection_keys(conn_id: str) -> list[str] | None:
         conn = Connection.get_connection_from_secrets(conn_id)
     except AirflowNotFoundException:
         return None
-    keys = split_keys(conn.password or "")
-    keys.extend(_extra_keys(conn.extra))
+    source = f"the Airflow connection {conn_id!r}"
+    keys: list[Entry] = []
+    password = split_keys(conn.password or "")
+    scope = _password_scope(conn.extra)
+    if scope is None and password:
+        log.warning(
+            "Blindata receiver: ignored the password of %s: the extra's %s is not a glob or a "
+            "list of globs",
+            source,
+            CONN_EXTRA_NAMESPACES,
+        )
+    elif scope is not None:
+        keys.extend((key, scope) for key in password)
+    keys.extend(_extra_keys(conn.extra, source))
     return keys
+
+
+def _option_keys(configured: str, option: str) -> list[Entry] | KeySet:
+    """The keys of the option: plain keys separated by commas or whitespace, or a JSON object
+    of key → namespaces; a ``KeySet`` that refuses everything when that JSON cannot be read
+    (its message never quotes the value, a secret)."""
+    if not configured.lstrip().startswith("{"):
+        return list(split_keys(configured))
+    try:
+        listed = json.loads(configured)
+    except ValueError as error:
+        problem = (
+            f"{option} starts with '{{' but is not a JSON object of API key to job namespaces "
+            f"(line {getattr(error, 'lineno', '?')}, column {getattr(error, 'colno', '?')})"
+        )
+        return KeySet((), option, problem)
+    return _scoped_entries(listed, option)
 
 
 def configured_keys() -> KeySet:
     """The keys from Airflow's configuration, first source that has one (module docstring)."""
     option = f"[{SECTION}] {KEY_OPTION}"
     configured = receiver_api_key()
-    if split_keys(configured):
-        return key_set(split_keys(configured), source=option)
+    keys = _option_keys(configured, option)
+    if isinstance(keys, KeySet):
+        return keys
+    if keys or configured.lstrip().startswith("{"):  # scopes given: the connection is not read
+        return key_set(keys, source=option)
     conn_id = receiver_conn_id()
-    keys = _connection_keys(conn_id)
-    if keys is None:
+    found = _connection_keys(conn_id)
+    if found is None:
         return KeySet(
             (),
             "",
             f"no API key is configured: set {option}, or the password of the Airflow "
             f"connection {conn_id!r} ([{SECTION}] {CONN_ID_OPTION})",
         )
-    return key_set(keys, source=f"the Airflow connection {conn_id!r}")
+    return key_set(found, source=f"the Airflow connection {conn_id!r}")
 
 
 class CachedKeys:
@@ -233,8 +388,12 @@ class CachedKeys:
             )
             ttl = min(self._ttl, FAILED_LOOKUP_RETRY_SECONDS)
         if keys.source != self._logged_source and keys.digests:
+            scoped = sum(1 for scope in keys.scopes if scope.namespaces is not None)
             log.info(
-                "Blindata receiver accepts %d API key(s) from %s", len(keys.digests), keys.source
+                "Blindata receiver accepts %d API key(s) from %s (%d scoped to job namespaces)",
+                len(keys.digests),
+                keys.source,
+                scoped,
             )
             self._logged_source = keys.source
         self._keys, self._expires = keys, self._clock() + ttl

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from airflow_blindata.receiver.app import ReceiverSettings
-from airflow_blindata.receiver.keys import KeySet
+from airflow_blindata.receiver.keys import KeyScope, KeySet, key_set
 from airflow_blindata.store import EventStore, StoreUnavailableError, StoreURLError
 from airflow_blindata.store.sqlite import SqliteEventStore
 
@@ -412,3 +412,48 @@ def test_one_bad_event_of_a_json_array_is_refused_alone(
     assert receiver.stored_run_ids() == sorted(
         [run_event(1)["run"]["runId"], run_event(2)["run"]["runId"]]
     )
+
+
+SCOPED_KEY = "a-key-for-spark-jobs-only"
+
+
+def test_a_key_scoped_to_job_namespaces_writes_those_only(store: EventStore) -> None:
+    """A key scoped to ``spark-*`` (as Marquez-style gateways scope theirs): an event of another
+    job namespace, or a DatasetEvent (no job), is refused with the reason — 403 alone; in a
+    batch, listed in ``failed_events`` while the others are stored — and an unscoped key still
+    writes any namespace."""
+    keys = key_set([(SCOPED_KEY, KeyScope(("spark-*",))), API_KEY], source="the test's keys")
+    scoped = {"Authorization": f"Bearer {SCOPED_KEY}"}
+    dbt = run_event(2, job={"namespace": "dbt://prod", "name": "model.orders"})
+    dataset_event = {
+        "eventTime": "2026-11-29T10:00:00.000Z",
+        "producer": "https://example.com/p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+        "dataset": {"namespace": "postgres://db:5432", "name": "a.b.c", "facets": {}},
+    }
+
+    with serve_receiver(store, settings=PATIENT, keys=lambda: keys) as receiver:
+        inside = httpx.post(receiver.lineage_url, json=run_event(1), headers=scoped)
+        outside = httpx.post(receiver.lineage_url, json=dbt, headers=scoped)
+        no_job = httpx.post(receiver.lineage_url, json=dataset_event, headers=scoped)
+        batch = httpx.post(receiver.batch_url, json=[run_event(3), dbt], headers=scoped)
+        all_out = httpx.post(receiver.batch_url, json=[dbt, dataset_event], headers=scoped)
+        unscoped = httpx.post(receiver.lineage_url, json=dbt, headers=AUTH)
+
+    assert inside.status_code == 200
+    assert outside.status_code == 403
+    assert outside.json()["detail"] == (
+        "outside the API key's scope: the event's job namespace matches none of the key's "
+        "namespaces (spark-*)"
+    )
+    assert no_job.status_code == 403 and "DatasetEvent names no job" in no_job.json()["detail"]
+    assert batch.status_code == 200 and batch.json()["status"] == "partial_success"
+    assert [(f["index"], f["retriable"]) for f in batch.json()["failed_events"]] == [(1, False)]
+    assert "outside the API key's scope" in batch.json()["failed_events"][0]["reason"]
+    assert all_out.status_code == 403 and all_out.json()["status"] == "failure"
+    assert unscoped.status_code == 200
+    assert sorted(str(e.job_namespace) for e in store.events()) == [
+        "dbt://prod",  # by the unscoped key
+        "spark-prod",
+        "spark-prod",
+    ]

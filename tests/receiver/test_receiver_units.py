@@ -126,6 +126,77 @@ def test_the_connection_gives_its_password_and_extra_keys(monkeypatch: pytest.Mo
     assert keys.matches(API_KEY) and keys.matches(OTHER_KEY)
 
 
+SPARK_KEY = "spark-team-key-0123456789"
+DBT_KEY = "dbt-team-key-0123456789ab"
+
+
+def _namespaces(keys: KeySet, key: str) -> tuple[str, ...] | None:
+    scope = keys.scope_of(key)
+    assert scope is not None, "not a key"
+    return scope.namespaces
+
+
+def test_the_option_scopes_keys_to_job_namespaces_as_a_json_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(
+        KEY_ENV,
+        json.dumps({SPARK_KEY: ["spark-*", "spark://cluster/*"], DBT_KEY: "dbt", API_KEY: "*"}),
+    )
+
+    keys = configured_keys()
+
+    assert _namespaces(keys, SPARK_KEY) == ("spark-*", "spark://cluster/*")
+    assert _namespaces(keys, DBT_KEY) == ("dbt",)
+    assert _namespaces(keys, API_KEY) is None  # "*": any namespace
+    assert keys.scope_of(OTHER_KEY) is None
+
+
+def test_a_scope_that_cannot_be_read_leaves_its_key_out_never_unscoped(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(KEY_ENV, json.dumps({SPARK_KEY: {"glob": "spark-*"}, DBT_KEY: ["dbt"]}))
+    monkeypatch.setenv(CONN_ENV, json.dumps({"conn_type": "generic", "password": OTHER_KEY}))
+
+    with caplog.at_level(logging.WARNING):
+        keys = configured_keys()
+
+    assert not keys.matches(SPARK_KEY) and keys.matches(DBT_KEY)
+    assert not keys.matches(OTHER_KEY)  # the option has keys: the connection is not read
+    assert "ignored 1 API key(s)" in caplog.text and SPARK_KEY not in caplog.text
+
+
+def test_an_option_that_is_not_json_refuses_everything_without_quoting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "{" + SPARK_KEY + ": spark-*}")
+    monkeypatch.setenv(CONN_ENV, json.dumps({"conn_type": "generic", "password": OTHER_KEY}))
+
+    keys = configured_keys()
+
+    assert not keys.digests and keys.problem and SPARK_KEY not in keys.problem
+    assert "not a JSON object" in keys.problem
+
+
+def test_the_connection_scopes_its_password_and_its_extra_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    extra = {
+        "namespaces": ["spark-*"],
+        "api_keys": [OTHER_KEY, {"key": DBT_KEY, "namespaces": ["dbt://prod/*"]}],
+    }
+    monkeypatch.setenv(
+        CONN_ENV, json.dumps({"conn_type": "generic", "password": SPARK_KEY, "extra": extra})
+    )
+
+    keys = configured_keys()
+
+    assert _namespaces(keys, SPARK_KEY) == ("spark-*",)
+    assert _namespaces(keys, DBT_KEY) == ("dbt://prod/*",)
+    assert _namespaces(keys, OTHER_KEY) is None
+
+
 def test_without_option_or_connection_there_is_no_key_and_the_message_says_where_to_put_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
