@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from typing import Any
 from sqlalchemy import Table, create_engine, event
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.sql.dml import Insert
 
 from .base import RawEvent
@@ -55,6 +57,10 @@ WARM_UP_ROUNDS = 64
 """Enough calls for CPython to specialize the append's code (it starts after a few)."""
 SYNCHRONOUS = ("normal", "full")
 _WRITE = "blindata_write"
+_DEADLINE: ContextVar[float | None] = ContextVar("blindata_sqlite_deadline", default=None)
+"""When the append running in this thread (or task) gives up (``time.monotonic()``): every wait
+of it — opening a connection, checking the schema, the queue, SQLite's lock — takes only what
+is left, so that one ``timeout`` bounds them all together."""
 
 
 class SqliteEventStore(SqlEventStore):
@@ -138,19 +144,27 @@ class SqliteEventStore(SqlEventStore):
         # ``_on_begin`` issues BEGIN itself (SQLAlchemy's documented recipe for pysqlite).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+
+        def bounded(pragma: str) -> None:
+            # An append's connection waits only what is left of its bound: a file another
+            # process holds in exclusive locking mode makes each of these pragmas wait for it.
+            cursor.execute(f"PRAGMA busy_timeout = {int(self._left() * 1000)}")
+            cursor.execute(pragma)
+
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             with suppress(sqlite3.OperationalError):  # a read-only file can still be read
-                cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
+                bounded("PRAGMA journal_mode = WAL")
+            bounded(f"PRAGMA synchronous = {self.synchronous.upper()}")
+            cursor.execute(f"PRAGMA busy_timeout = {int(self._left() * 1000)}")
         finally:
             cursor.close()
 
     def _connect_directly(self) -> sqlite3.Connection:
         # The schema exists by now, so the file is in WAL mode already: only the per-connection
-        # setting is needed (the busy timeout is the driver's ``timeout``).
+        # setting is needed (the busy timeout is the driver's ``timeout``: what is left of the
+        # append's bound, which the pragma may wait for too).
         connection = sqlite3.connect(
-            self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            self.path, timeout=self._left(), isolation_level=None, check_same_thread=False
         )
         connection.execute(f"PRAGMA synchronous = {self.synchronous.upper()}")
         return connection
@@ -172,16 +186,45 @@ class SqliteEventStore(SqlEventStore):
         return self._direct
 
     def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome:
-        """One event, through the driver directly (``direct.py``): capture's hot path."""
+        """One event, through the driver directly (``direct.py``): capture's hot path.
+
+        One bound, ``timeout``, for the whole append: the schema check of a fresh process and
+        the connections it opens included (``_DEADLINE``).
+        """
         prepared = prepare(event, source=source, received_at=datetime.now(UTC))
-        self._ensure_schema()
-        tables = self._tables
-        table = tables.quarantine if prepared.quarantined else tables.events
-        with self._guard("appending an event"), self._queued(strict=True) as left:
-            inserted = self._appender().insert(table.name, prepared, busy_timeout=left)
+        token = _DEADLINE.set(time.monotonic() + self._timeout)
+        try:
+            self._ensure_schema()
+            tables = self._tables
+            table = tables.quarantine if prepared.quarantined else tables.events
+            with self._guard("appending an event"), self._queued(strict=True) as left:
+                inserted = self._appender().insert(table.name, prepared, busy_timeout=left)
+        finally:
+            _DEADLINE.reset(token)
         if not inserted:
             return AppendOutcome.DUPLICATE
         return AppendOutcome.QUARANTINED if prepared.quarantined else AppendOutcome.ACCEPTED
+
+    def _left(self) -> float:
+        """Seconds a wait may take now: ``timeout``, or what is left of the running append's."""
+        deadline = _DEADLINE.get()
+        return self._timeout if deadline is None else min(self._timeout, _left(deadline))
+
+    def _quick_version(self) -> int | None:
+        """The version in one query, waiting for a lock no longer than ``_left``."""
+        if _DEADLINE.get() is None:
+            return super()._quick_version()
+        try:
+            with self._engine.connect() as conn:
+                driver = conn.connection.driver_connection
+                _set_busy_timeout(driver, self._left())
+                try:
+                    return self._read_version(conn)
+                finally:
+                    with suppress(sqlite3.Error):  # the pooled connection's reads wait the bound
+                        _set_busy_timeout(driver, self._timeout)
+        except (OperationalError, ProgrammingError):  # locked, or no such table yet
+            return None
 
     def _insert(self, table: Table) -> Insert:
         return (
@@ -218,9 +261,9 @@ class SqliteEventStore(SqlEventStore):
         then tries its lock once, which still succeeds when the lock file's holder is not
         writing).
         """
-        deadline = time.monotonic() + self._timeout
+        deadline = time.monotonic() + self._left()
         descriptor, threads = self._queue_locks()
-        if not threads.acquire(timeout=self._timeout):
+        if not threads.acquire(timeout=_left(deadline)):
             if strict:  # the direct path shares one connection between the process's threads
                 raise StoreUnavailableError(
                     f"{self.url} is busy: no write turn in {self._timeout:g} s"

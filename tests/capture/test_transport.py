@@ -362,6 +362,76 @@ def test_a_locked_store_gives_up_within_one_bound_and_keeps_the_event(
     assert sink.emit(run_event("etl.after")) is AppendOutcome.ACCEPTED  # the lock is gone
 
 
+def test_a_fresh_process_gives_up_within_one_bound_on_a_store_locked_exclusively(
+    tmp_path: Path,
+) -> None:
+    """A tool holds the file in SQLite's exclusive locking mode (``PRAGMA locking_mode =
+    EXCLUSIVE``): readers wait too. A process whose store has not checked the schema yet (the
+    listener of a scheduler, a first ``emit`` without preload) opened connections whose pragmas
+    and schema check each waited the whole timeout — four times the bound. One bound covers
+    them all now."""
+    import airflow.providers.common.compat.sdk  # noqa: F401  (as in Airflow: the loss's metric)
+
+    path = tmp_path / "events.db"
+    with open_store(f"sqlite:///{path}") as created:  # the schema exists, as in a deployment
+        created.append(run_event("etl.before"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        sink = transport(f"sqlite:///{path}?timeout=1")  # a store this process never used
+        started = time.monotonic()
+        outcome = sink.emit(run_event("etl.locked"))
+        waited = time.monotonic() - started
+    finally:
+        holder.rollback()
+        holder.close()
+    assert outcome is None
+    assert waited < 1 + 0.75, waited  # one bound, not four
+    (line,) = lost_file(tmp_path).read_text().splitlines()
+    assert json.loads(line)["job"]["name"] == "etl.locked"
+
+
+LOCKED_WITHOUT_AIRFLOW = textwrap.dedent(
+    """
+    import json, sqlite3, sys, time
+    from airflow_blindata.capture.transport import BlindataTransport, BlindataTransportConfig
+    from airflow_blindata.store import open_store
+    path, lost = sys.argv[1], sys.argv[2]
+    event = {"eventTime": "2026-01-01T00:00:00+00:00", "eventType": "COMPLETE",
+             "run": {"runId": "01900000-0000-7000-8000-000000000001"},
+             "job": {"namespace": "n", "name": "locked"}, "producer": "p"}
+    with open_store(f"sqlite:///{path}") as store:
+        store.append({**event, "job": {"namespace": "n", "name": "before"}})
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    config = BlindataTransportConfig(store_url=f"sqlite:///{path}?timeout=1", lost_events_path=lost)
+    started = time.monotonic()
+    BlindataTransport(config).emit(event)
+    print(json.dumps({"waited": time.monotonic() - started, "airflow": "airflow" in sys.modules}))
+    """
+)
+
+
+def test_the_first_loss_in_a_process_without_airflow_stays_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    """Counting the lost event loaded Airflow (its metrics) in a process that had not: about a
+    second, more on a loaded machine, past the store's bound. Such a process counts nothing."""
+    lost = tmp_path / "lost.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", LOCKED_WITHOUT_AIRFLOW, str(tmp_path / "events.db"), str(lost)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["waited"] < 1 + 0.75, answer
+    assert answer["airflow"] is False  # nothing loaded it on the way
+    assert json.loads(lost.read_text())["job"]["name"] == "locked"
+
+
 SHORT_WRITE = textwrap.dedent(
     """
     import logging, os, resource, signal, sys
