@@ -35,15 +35,30 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
         else:
             yield whole
         return
-    # Not one readable document: an array read element by element, else JSON lines.
-    items = json_array_items(data.decode("utf-8", "surrogateescape"))
+    # Not one readable document: an array read element by element, one event that is not UTF-8
+    # (kept whole, even indented over many lines), else JSON lines.
+    text = data.decode("utf-8", "surrogateescape")  # each byte that is not UTF-8 kept apart
+    items = json_array_items(text)
     if items is not None:
         for item in items:
             yield read_line(item.encode("utf-8", "surrogateescape"))
         return
+    if _one_document(text):
+        yield data.strip()
+        return
     for line in data.splitlines():
         if line.strip():
             yield read_line(line)
+
+
+def _one_document(text: str) -> bool:
+    """Whether ``text`` (a file not UTF-8, decoded with ``surrogateescape``) is one JSON value:
+    its bytes that are not UTF-8 are then inside its strings."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def read_line(line: str | bytes) -> Any:

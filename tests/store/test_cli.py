@@ -152,6 +152,18 @@ def test_one_bad_line_does_not_sink_its_file(
     assert not_utf8 in raws
 
 
+def test_an_indented_event_that_is_not_utf8_is_quarantined_whole(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = tmp_path / "indented.json"
+    text = json.dumps(event("bad-\udcff"), indent=2, ensure_ascii=False)
+    one.write_bytes(text.encode("utf-8", "surrogateescape"))
+
+    assert main(["ingest", str(one), "--store", sqlite_url]) == 0
+
+    assert f"{one}: 0 accepted, 0 duplicate, 1 quarantined" in capsys.readouterr().out
+
+
 def test_plan_of_a_file_with_a_bad_line_reports_it_and_plans_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
