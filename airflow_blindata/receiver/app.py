@@ -291,12 +291,11 @@ class _Receiver:
         return Body(True, body.items) if force_batch else body
 
     def store_single(self, item: Item, scope: KeyScope) -> JSONResponse:
-        problem = _problem(item)
+        problem, forbidden = _judge(item, scope)
         if problem is not None:
             _count("events.rejected")
             self.warnings.warn("rejected", "Blindata receiver rejected an event: %s", problem)
             return _error(400, f"not an OpenLineage event: {problem}")
-        forbidden = _out_of_scope(item, scope)
         if forbidden is not None:
             _count("events.forbidden")
             self.warnings.warn("forbidden", "Blindata receiver refused an event: %s", forbidden)
@@ -323,10 +322,10 @@ class _Receiver:
         failed: list[dict[str, Any]] = []
         forbidden = 0
         for item in items:
-            problem = _problem(item)
-            if problem is None:
-                problem = _out_of_scope(item, scope)
-                forbidden += problem is not None
+            problem, outside = _judge(item, scope)
+            if outside is not None:
+                problem = outside
+                forbidden += 1
             if problem is None and item.data is not None:
                 good.append(item.data)
                 good_indexes.append(item.index)
@@ -442,20 +441,15 @@ def _batch_answer(
     return answer
 
 
-def _problem(item: Item) -> str | None:
-    """Why ``item`` is not an OpenLineage event (``parse_event``'s reason), or None."""
+def _judge(item: Item, scope: KeyScope) -> tuple[str | None, str | None]:
+    """Why ``item`` is not an OpenLineage event (``parse_event``'s reason), else why it is
+    outside the scope of its request's key (``KeyScope.refusal``); (None, None) when neither."""
     if item.data is None:
-        return item.problem or "not a JSON object"
+        return item.problem or "not a JSON object", None
     parsed = parse_event(item.data, facets=False)
-    return None if parsed.event is not None else (parsed.problem or "not an OpenLineage event")
-
-
-def _out_of_scope(item: Item, scope: KeyScope) -> str | None:
-    """Why ``item``, an OpenLineage event, is outside the scope of its request's key, or None."""
-    if scope.namespaces is None or item.data is None:
-        return None
-    event = parse_event(item.data, facets=False).event
-    return None if event is None else scope.refusal(event)
+    if parsed.event is None:
+        return parsed.problem or "not an OpenLineage event", None
+    return None, scope.refusal(parsed.event)
 
 
 async def _drain(stream: AsyncIterator[bytes]) -> None:
