@@ -270,8 +270,16 @@ def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]
         }
     if key == "tags":
         tags = [tag for tag in data.get("tags") or () if not tag.get("field")]
-        return {"openLineageTag": [f"{tag['key']}={tag['value']}" for tag in tags]}
+        return {"openLineageTag": [_tag(tag.get("key"), tag.get("value")) for tag in tags]}
     return {}
+
+
+def _tag(key: object, value: object) -> str:
+    """``key=value``, or the key alone when the value repeats it or is empty: Airflow sends a
+    DAG tag ``sql`` as ``{"key": "sql", "value": "sql"}``, which a steward reads as ``sql``."""
+    if value in (None, "", key):
+        return str(key)
+    return f"{key}={value}"
 
 
 _SECRET_NAMES = re.compile(r"pass|secret|token|key|credential|auth", re.IGNORECASE)

@@ -17,7 +17,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.sql import sql_hash
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
-from tests.builders import PG, policy, run_event
+from tests.builders import PG, facet, policy, run_event
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
 CREATE_ALL = (policy("postgres://*", nameTemplate="{host}"), policy("s3://*"))
@@ -106,6 +106,26 @@ def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties
     }
     assert expected <= set(properties)
     assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize(
+    ("tag", "shown"),
+    [
+        pytest.param({"key": "sql", "value": "sql", "source": "AIRFLOW"}, "sql", id="airflow"),
+        pytest.param({"key": "nightly", "value": ""}, "nightly", id="empty value"),
+        pytest.param({"key": "env", "value": "prod"}, "env=prod", id="key and value"),
+    ],
+)
+def test_a_tag_whose_value_repeats_its_key_is_shown_as_the_key(
+    tag: dict[str, str], shown: str
+) -> None:
+    """Airflow sends a DAG tag ``sql`` as key ``sql`` and value ``sql``: a steward reads
+    ``sql``, not ``sql=sql``."""
+    tags = facet("TagsJobFacet", tags=[tag])
+    events = [run_event(job_facets={"tags": tags}, outputs=[dataset("a.s.t")])]
+    plan = build(events, definition())
+    (job,) = [e for e in plan.entities if str(e.key).endswith("etl.load")]
+    assert [v for k, v in job.properties if k == "openLineageTag"] == [shown]
 
 
 @pytest.mark.parametrize(
