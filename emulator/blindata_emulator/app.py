@@ -122,7 +122,13 @@ class Emulator:
             with self.store.transaction():
                 seq = next(self._seq)
                 stamp = self.clock.tick()
-                run_due_analyses(self.store, seq, self.clock.now(), stamp)
+                run_due_analyses(
+                    self.store,
+                    seq,
+                    self.clock.now(),
+                    stamp,
+                    derive_flows=self.settings.analysis_derives_flows,
+                )
             with self.store.transaction():
                 call = Call(
                     db=self.store.view(tenant),

@@ -195,3 +195,21 @@ def test_statements_are_listed_by_bucket_and_deleted_with_their_flows(
     )
     assert api.delete(f"{STATEMENTS}/{statement['uuid']}").status_code == 204
     assert ok(api.get("/api/v1/dataflows"))["totalElements"] == 0
+
+
+def test_a_blindata_whose_analysis_derives_nothing_analyses_without_flows() -> None:
+    """``analysis_derives_flows=False``: the statement ends as its SQL says, with no flow."""
+    app = create_app(make_settings(analysis_derives_flows=False))
+    with in_process(app, **api_key_headers()) as api:
+        system = create_system(api)
+        create_entity(api, system, "stg", "s", ("x",))
+        create_entity(api, system, "dw", "t", ("a",))
+        bucket = ok(
+            api.post(BUCKETS, json={"name": "b", "systems": [{"uuid": system["uuid"]}]}), 201
+        )
+        statement = _statement(api, bucket, "INSERT INTO dw.t (a) SELECT x FROM stg.s")
+        analysed = _analyse(api, statement)
+        assert analysed["analysisStatus"] == "ANALYZED", analysed["analysisMessage"]
+        assert _flows(api, statement) == []
+        assert ok(api.get("/api/v1/dataflows"))["totalElements"] == 0
+    app.state.emulator.close()
