@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from blindata_emulator import EmulatorHandle, running_emulator
+from blindata_emulator.clock import parse_instant
 
 from .conftest import API_KEY, TENANT, USER, api_key_headers, make_settings, ok
 
@@ -171,3 +172,21 @@ def test_a_wrong_secret_that_is_not_ascii_gives_401_not_500(
     login = client.post("/auth/login", json={"username": USER, "password": secret})
     by_key = client.get(ME, headers={"X-BD-User": USER, "X-BD-ApiKey": secret.encode()})
     assert (login.status_code, by_key.status_code) == (401, 401)
+
+
+def test_the_date_header_is_the_emulators_clock() -> None:
+    """Blindata's ``Date`` is its own time: a test that advances the emulator's clock moves it
+    with the dates the emulator stamps, once (uvicorn sends none of its own)."""
+    from email.utils import parsedate_to_datetime
+
+    with running_emulator(make_settings()) as handle:
+        handle.emulator.clock.advance(3600)
+        with httpx.Client(base_url=handle.base_url, headers=api_key_headers(), timeout=5) as http:
+            answer = http.post("/api/v1/systems", json={"name": "clocked"})
+            missing = http.get("/api/v1/no-such-path")
+    created = ok(answer, 201)
+    (date,) = answer.headers.get_list("date")
+    stamped = parse_instant(created["modificationDate"])
+    assert 0 <= stamped - parsedate_to_datetime(date).timestamp() < 2
+    assert stamped - time.time() > 3500
+    assert len(missing.headers.get_list("date")) == 1
