@@ -5,7 +5,9 @@ For each job and each of its outputs, the finest evidence the events prove:
 1. SQL analysed by Blindata — the routine is planned by the catalog pass and Blindata derives
    table and column flows from it. Until that analysis succeeds it proves nothing, so the flows
    of the next rank are planned too: table flows stay always, and column flows are marked
-   ``superseded_by_analysis`` so the sync drops them once the statement is ANALYZED;
+   ``superseded_by_analysis`` so the sync drops each one once the statement is ANALYZED and its
+   analysis derived a column flow into the same target field (an analysis that derived none for
+   a field proves nothing finer for it: ``sync/flows.py``);
 2. the ``lineage`` facet (declared): the job facet's entry for the output, or the output's own
    dataset-level facet;
 3. the ``columnLineage`` facet of the output (observed);

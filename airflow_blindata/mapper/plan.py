@@ -237,7 +237,9 @@ class PlannedFlow:
     description: str
     superseded_by_analysis: bool = False
     """A column flow of a job whose SQL Blindata analyses: it stands while the analysis is pending
-    or failed, and the sync leaves it out once the statement is ANALYZED (rank 1 wins)."""
+    or failed, and the sync leaves it out once the statement is ANALYZED and a column flow of the
+    analysis ends on its target field (rank 1 wins where it proves a pair, seed 001; see
+    ``sync/flows.py``)."""
 
     def __init__(
         self,

@@ -151,9 +151,10 @@ class SyncContext:
     progress: Progress = field(default_factory=Progress)
     batch_size: int = DEFAULT_BATCH_SIZE
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT
-    analysed_jobs: set[str] = field(default_factory=set)
-    """Scopes of the jobs whose SQL Blindata has analysed: its flows supersede the mapper's
-    column flows of those jobs (seed 001 precedence, rank 1)."""
+    analysed_statements: dict[str, set[str]] = field(default_factory=dict)
+    """Job scope → the uuids of its statements Blindata has ANALYZED: the column flows their
+    analysis derived supersede the producer's column flows into the same fields (seed 001
+    precedence, rank 1), and only those (``flows.py``)."""
 
     @property
     def owner(self) -> str:

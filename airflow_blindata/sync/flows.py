@@ -3,9 +3,18 @@
 A flow's natural key is ``(scope, name)``, so uploading the same flows again refreshes them and
 creates nothing. Lineage is anchored (seed 001): a flow whose entity end is not in the catalog is
 not published (``DANGLING_FLOW``); a column flow whose field is missing is not either
-(``FIELD_NOT_CATALOGUED``), and the table flow the mapper planned next to it still is. A column
-flow of a job whose SQL Blindata has analysed is left out: the analysis's flows are the finer
-evidence, and cleanup removes the ones an earlier run published.
+(``FIELD_NOT_CATALOGUED``), and the table flow the mapper planned next to it still is.
+
+A producer's column flow of a job whose SQL Blindata analyses (``superseded_by_analysis``) is
+decided per target field (seed 001: "for each job and output, the job uses the finest proven
+evidence"): it is left out only when a column flow that the analysis of the job's ANALYZED
+statement derived ends on the same field, and cleanup then removes the copy an earlier run
+published (report: ``superseded``, naming the analysis's flow). An analysis that derived no
+column flow into that field (``INSERT ... SELECT *``, ``CALL proc()``, a parser that keeps the
+statement at table level) proved nothing finer for it: the producer's flow stays (report:
+``kept``, counter ``columnFlowsKeptOverAnalysis``). The analysis's flows are read from the
+flows into the target entities, entity by entity, or the whole System's past ``lookup_limit``
+of them; when they cannot be read, the producer's flows stay.
 
 The scopes written are kept in the report: they are what this definition owns, and cleanup acts
 on them. When an end is missing because an entity or System could not be written (a failure, not
@@ -14,20 +23,31 @@ a gap), the flow's scope is marked failed so that cleanup leaves its existing fl
 
 from __future__ import annotations
 
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+
+from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import DataFlow, Ref
 from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd, PlannedFlow
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.sync.context import SyncContext
+from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.fields import read_back_fields
 
 __all__ = ["sync_flows"]
 
+log = logging.getLogger(__name__)
+
 KIND = "flow"
+SUPERSEDED_KIND = "column flow"
 _CATALOG_FAILURE_KINDS = ("system", "entity", "field")
 
 Ends = tuple[str, str, str | None]
 """(System uuid, entity uuid, field uuid) of one end."""
+Derived = dict[str, dict[tuple[str, str], str]]
+"""Job scope → (entity uuid, field uuid) of each field that a column flow of its analysed SQL
+ends on → the name of one such flow."""
 
 
 def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None:
@@ -40,9 +60,9 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
     scope_of: dict[str, str] = {}
     scopes: set[str] = set()
     held: set[str] = set()
+    derived = _derived_columns(ctx, plan, index)
     for flow in sorted(plan.flows, key=lambda f: (f.scope, f.name)):
-        if flow.superseded_by_analysis and flow.scope in ctx.analysed_jobs:
-            ctx.report.count("columnFlowsSupersededByAnalysis")
+        if _analysed(ctx, flow) and _superseded(ctx, index, flow, derived.get(flow.scope, {})):
             continue
         source = _end(ctx, index, flow, flow.source)
         target = _end(ctx, index, flow, flow.target) if source else None
@@ -65,6 +85,97 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
     held.update(scope_of[key] for key in tally.failed)
     ctx.report.scopes = sorted(scopes)
     ctx.report.failed_scopes = sorted(held)
+
+
+def _analysed(ctx: SyncContext, flow: PlannedFlow) -> bool:
+    """A producer's column flow of a job whose SQL Blindata has ANALYZED."""
+    return flow.superseded_by_analysis and flow.scope in ctx.analysed_statements
+
+
+def _target_field(index: CatalogIndex, flow: PlannedFlow) -> tuple[str, str] | None:
+    """(entity uuid, field uuid) of the flow's target field, when Blindata holds it."""
+    entity = index.entities.get(flow.target.entity)
+    field = index.fields.get((entity, flow.target.field)) if entity and flow.target.field else None
+    return (entity, field) if entity and field else None
+
+
+def _superseded(
+    ctx: SyncContext, index: CatalogIndex, flow: PlannedFlow, derived: dict[tuple[str, str], str]
+) -> bool:
+    """Whether the analysis of the job's SQL derived a column flow into the field ``flow`` ends
+    on: the producer's flow is then left out, and reported superseded by that flow; otherwise it
+    stays, and is reported kept."""
+    target = _target_field(index, flow)
+    by = derived.get(target) if target else None
+    if by is not None:
+        ctx.report.count("columnFlowsSupersededByAnalysis")
+        ctx.report.note_superseded(SUPERSEDED_KIND, flow.name, by)
+        return True
+    ctx.report.count("columnFlowsKeptOverAnalysis")
+    where = f"{flow.target.entity}.{flow.target.field}"
+    ctx.report.note_kept(
+        SUPERSEDED_KIND,
+        flow.name,
+        f"the SQL analysis derived no column flow into {where}",
+    )
+    return False
+
+
+def _derived_columns(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> Derived:
+    """The fields that the column flows of each job's ANALYZED statements end on, read from the
+    flows into the entities the producer's column flows of those jobs end on: entity by entity,
+    or the whole System's flows past ``lookup_limit`` entities (as ``ownership`` reads them).
+    A listing that fails proves nothing: the producer's flows into those entities stay."""
+    scope_of = {
+        statement: scope
+        for scope, statements in ctx.analysed_statements.items()
+        for statement in statements
+    }
+    by_system: dict[str, set[str]] = defaultdict(set)
+    for flow in plan.flows:
+        entity = index.entities.get(flow.target.entity) if _analysed(ctx, flow) else None
+        if entity:
+            by_system[index.entity_system[entity]].add(entity)
+    api = ctx.client.api.dataflows
+    derived: Derived = {}
+    for system_uuid, entities in sorted(by_system.items()):
+        listings: list[Iterable[DataFlow]]
+        if len(entities) > ctx.lookup_limit:
+            listings = [api.list(page_size=LIST_PAGE_SIZE, toSystemUuid=system_uuid)]
+        else:
+            listings = [
+                api.list(page_size=LIST_PAGE_SIZE, toPhysicalEntityUuid=uuid)
+                for uuid in sorted(entities)
+            ]
+        try:
+            for listing in listings:
+                for stored in listing:
+                    ctx.progress.advance(0)
+                    _add_derived(derived, stored, scope_of, entities)
+        except BlindataError as exc:
+            ctx.report.count("analysisFlowsUnread")
+            log.warning(
+                "The flows of the SQL analysis into System %s could not be read (%s): the "
+                "producer's column flows into it stay",
+                system_uuid,
+                exc,
+            )
+    return derived
+
+
+def _add_derived(
+    derived: Derived, stored: DataFlow, scope_of: dict[str, str], entities: set[str]
+) -> None:
+    statement = stored.query_statement.uuid if stored.query_statement else None
+    scope = scope_of.get(statement) if statement else None
+    entity = stored.to_physical_entity.uuid if stored.to_physical_entity else None
+    field = stored.to_physical_field.uuid if stored.to_physical_field else None
+    if scope is None or entity not in entities or not (entity and field):
+        return
+    name = stored.name or stored.uuid or f"a flow of query statement {statement}"
+    found = derived.setdefault(scope, {})
+    if (entity, field) not in found or name < found[(entity, field)]:
+        found[(entity, field)] = name  # the same one whatever order the pages come in
 
 
 def _fields_wanted(plan: CatalogPlan, index: CatalogIndex) -> set[tuple[str, str]]:

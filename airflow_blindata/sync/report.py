@@ -97,7 +97,11 @@ class RunReport(Report):
     """Cleanup: what it removed (or, in a dry run, would remove), by kind."""
     kept: dict[str, ObjectGroup] = Field(default_factory=dict)
     """Cleanup: stale owned objects it keeps because others reference them, by kind; each
-    example says why."""
+    example says why. Snapshot: the producer's column flows of a job whose SQL Blindata
+    analysed, kept because the analysis derived no column flow into their field."""
+    superseded: dict[str, ObjectGroup] = Field(default_factory=dict)
+    """Snapshot: the producer's column flows left out because a column flow derived by Blindata's
+    analysis of the job's SQL ends on the same field; each example names that flow."""
     timings: dict[str, float] = Field(default_factory=dict)
     systems: dict[str, SystemUse] = Field(default_factory=dict)
     scopes: list[str] = Field(default_factory=list)
@@ -120,6 +124,10 @@ class RunReport(Report):
     def note_kept(self, kind: str, key: str, reason: str) -> None:
         """Record one stale owned object of ``kind`` kept because of ``reason``."""
         _add(self.kept, kind, f"{key}: {reason}")
+
+    def note_superseded(self, kind: str, key: str, by: str) -> None:
+        """Record one object of ``kind`` left out because ``by`` is finer evidence of it."""
+        _add(self.superseded, kind, f"{key}: by {by}")
 
     def failed(self, kind: str) -> int:
         group = self.failures.get(kind)
@@ -211,6 +219,17 @@ class RunReport(Report):
                     (
                         (kind, group.count, group.examples[0] if group.examples else "")
                         for kind, group in sorted(self.kept.items())
+                    ),
+                ),
+            ]
+        if self.superseded:
+            parts += [
+                "",
+                table(
+                    ("superseded", "count", "first example (by)"),
+                    (
+                        (kind, group.count, group.examples[0] if group.examples else "")
+                        for kind, group in sorted(self.superseded.items())
                     ),
                 ),
             ]

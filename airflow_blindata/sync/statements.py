@@ -157,4 +157,5 @@ def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatemen
         ctx.report.gap(GapCode.QLP_PARTIALLY_ANALYZED, example)
     elif status == AnalysisStatus.ANALYZED:
         ctx.report.count("statementsAnalyzed")
-        ctx.analysed_jobs.add(state.planned.job)
+        if statement.uuid:
+            ctx.analysed_statements.setdefault(state.planned.job, set()).add(statement.uuid)
