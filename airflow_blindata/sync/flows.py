@@ -104,9 +104,11 @@ def _superseded(
 ) -> bool:
     """Whether the analysis of the job's SQL derived a column flow into the field ``flow`` ends
     on: the producer's flow is then left out, and reported superseded by that flow; otherwise it
-    stays, and is reported kept."""
+    stays, and is reported kept (unless its target is not catalogued: ``_end`` reports that)."""
     target = _target_field(index, flow)
-    by = derived.get(target) if target else None
+    if target is None:
+        return False
+    by = derived.get(target)
     if by is not None:
         ctx.report.count("columnFlowsSupersededByAnalysis")
         ctx.report.note_superseded(SUPERSEDED_KIND, flow.name, by)

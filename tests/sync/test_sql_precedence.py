@@ -295,19 +295,23 @@ def test_select_star_and_call_keep_their_producer_column_flows(
         assert report.counters["columnFlowsKeptOverAnalysis"] == 6
 
 
+TOTALS = _sql_job(
+    "etl.totals",
+    "INSERT INTO sales.totals (total, n) SELECT SUM(amount), COUNT(*) FROM sales.orders",
+    "dwh.sales.totals",
+    column_lineage=_column_lineage({"total": "amount", "n": "id"}, "AGGREGATION"),
+    fields=("total", "n"),
+)
+"""The analysis derives ``amount -> total``, and nothing for ``n`` (``COUNT(*)`` names no
+column); the producer gives both."""
+
+
 def test_an_analysis_that_covers_some_fields_supersedes_only_those(
     emulator: Any, client: BlindataClient
 ) -> None:
-    """Per target field: the analysis derives ``amount -> total`` and nothing for ``n``
-    (``COUNT(*)`` names no column). The producer's flow into ``total`` is superseded by the
-    analysis's and removed by the cleanup; its flow into ``n`` stays through three snapshots."""
-    totals = _sql_job(
-        "etl.totals",
-        "INSERT INTO sales.totals (total, n) SELECT SUM(amount), COUNT(*) FROM sales.orders",
-        "dwh.sales.totals",
-        column_lineage=_column_lineage({"total": "amount", "n": "id"}, "AGGREGATION"),
-        fields=("total", "n"),
-    )
+    """Per target field: the producer's flow into ``total`` is superseded by the analysis's and
+    removed by the cleanup; its flow into ``n`` stays through three snapshots."""
+    totals = TOTALS
     job = definition()
     history = History()
     first = history.add(snapshot(plan_for(client, [totals], job), client, job))
@@ -339,3 +343,17 @@ def test_an_analysis_that_covers_some_fields_supersedes_only_those(
     ((key, modified),) = left.items()
     assert key in kept_before and modified > kept_before[key]  # into n, refreshed
     assert "superseded" in reports[0].render()
+
+
+def test_the_analysis_flows_unread_prove_nothing(emulator: Any, client: BlindataClient) -> None:
+    """When the flows the analysis derived cannot be read, nothing tells which fields it covers:
+    every producer column flow stays, and the report counts the listing it could not read."""
+    job = definition()
+    snapshot(plan_for(client, [TOTALS], job), client, job)
+    emulator.emulator.faults.fail_next(1, status=403, path="^/api/v1/dataflows$", method="GET")
+    report = snapshot(plan_for(client, [TOTALS], job), client, job)
+    assert report.counters["statementsAnalyzed"] == 1, report.render()
+    assert report.counters["analysisFlowsUnread"] == 1, report.render()
+    assert report.counters["flowsColumn"] == 2, report.render()
+    assert "columnFlowsSupersededByAnalysis" not in report.counters
+    assert not emulator.emulator.faults.pending()
