@@ -77,7 +77,7 @@ USED_BY: dict[str, str] = {
     "physical_fields.update": CLIENT_LIBRARY_ONLY,
     "physical_fields.delete": CLIENT_LIBRARY_ONLY,
     "physical_fields.upload": _SNAPSHOT,
-    "dataflows.list": _CLEANUP,
+    "dataflows.list": f"{_SNAPSHOT} (the flows of SQL analysis), {_CLEANUP}",
     "dataflows.upload": _SNAPSHOT,
     "dataflows.delete": _CLEANUP,
     "routines.list": f"{_SNAPSHOT}, {_CLEANUP}",
