@@ -31,6 +31,7 @@ from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import DataFlow, Ref
 from airflow_blindata.mapper.plan import CatalogPlan, FlowEnd, PlannedFlow
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.redaction import redact_text
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.fields import read_back_fields
@@ -115,9 +116,9 @@ def _superseded(
         return True
     ctx.report.count("columnFlowsKeptOverAnalysis")
     where = f"{flow.target.entity}.{flow.target.field}"
-    ctx.report.note_kept(
+    ctx.report.note_kept(  # the name quotes the job namespace as sent
         SUPERSEDED_KIND,
-        flow.name,
+        redact_text(flow.name),
         f"the SQL analysis derived no column flow into {where}",
     )
     return False

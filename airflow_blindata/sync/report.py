@@ -126,8 +126,9 @@ class RunReport(Report):
         _add(self.kept, kind, f"{key}: {reason}")
 
     def note_superseded(self, kind: str, key: str, by: str) -> None:
-        """Record one object of ``kind`` left out because ``by`` is finer evidence of it."""
-        _add(self.superseded, kind, f"{key}: by {by}")
+        """Record one object of ``kind`` left out because ``by`` is finer evidence of it. Flow
+        names quote a job namespace as sent: kept as ``redaction.redact_text`` shows them."""
+        _add(self.superseded, kind, redact_text(f"{key}: by {by}"))
 
     def failed(self, kind: str) -> int:
         group = self.failures.get(kind)

@@ -357,3 +357,17 @@ def test_the_analysis_flows_unread_prove_nothing(emulator: Any, client: Blindata
     assert report.counters["flowsColumn"] == 2, report.render()
     assert "columnFlowsSupersededByAnalysis" not in report.counters
     assert not emulator.emulator.faults.pending()
+
+
+def test_superseded_and_kept_flows_are_reported_without_the_job_namespaces_secret(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A flow's name quotes its job namespace as sent; the report shows it redacted."""
+    totals = {**TOTALS, "job": {**TOTALS["job"], "namespace": "postgres://etl:s3cret@db:5432"}}
+    job = definition()
+    snapshot(plan_for(client, [totals], job), client, job)
+    report = snapshot(plan_for(client, [totals], job), client, job)
+    examples = [*report.superseded["column flow"].examples, *report.kept["column flow"].examples]
+    assert len(examples) == 2, report.render()
+    assert all("etl:***@db:5432" in example for example in examples), examples
+    assert "s3cret" not in report.render()
