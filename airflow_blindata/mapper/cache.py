@@ -62,8 +62,9 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 12
-"""The version of the text; change it with any change to the fold or to this format."""
+FORMAT = 13
+"""The version of the text; change it with any change to the fold or to this format (13: a
+fold's job keys no longer hold the credentials of their namespace)."""
 
 T = TypeVar("T")
 

@@ -75,6 +75,7 @@ __all__ = [
     "extend_folded",
     "fold",
     "fold_jobs",
+    "job_of",
     "layered_facet",
     "open_runs",
     "order_key",
@@ -86,11 +87,32 @@ __all__ = [
 
 @dataclass(frozen=True, order=True, slots=True)
 class JobKey:
+    """A job by its namespace and name, the namespace without the credentials a producer may
+    have put in it (``identity.shown_namespace``: ``postgres://etl:pw@db:5432`` is
+    ``postgres://db:5432``, ``?password=pw`` is ``?password=***``).
+
+    Every job the mapper reads is named by one — the event's job, a parent run facet's, a job
+    dependency's, a lineage entry's — so a job namespace is cleaned here, once, and what is made
+    of it (the job entity's schema, the routine's catalog and schema, the flow's name, the
+    scopes) never holds the secret. Two spellings of a namespace that differ only in their
+    credentials name one job."""
+
     namespace: str
     name: str
 
+    def __post_init__(self) -> None:
+        clean = shown_namespace(self.namespace)
+        if clean != self.namespace:
+            object.__setattr__(self, "namespace", clean)
+
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+def job_of(event: RunEvent | JobEvent) -> tuple[str, str]:
+    """The (namespace, name) of an event's job as its ``JobKey`` names it (credentials out): how
+    the fold and the reading group a job's events."""
+    return shown_namespace(event.job.namespace), event.job.name
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -766,7 +788,7 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
     for event in events:
         if not isinstance(event, RunEvent):
             continue
-        key = (event.job.namespace, event.job.name)  # a JobKey per job, not per event
+        key = job_of(event)  # a JobKey per job, not per event
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
         if run is None:
@@ -890,7 +912,7 @@ def extend_folded(
     ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
     if not ordered:
         return kept
-    if any((e.job.namespace, e.job.name) != (old.key.namespace, old.key.name) for e in ordered):
+    if any(job_of(e) != (old.key.namespace, old.key.name) for e in ordered):
         return None
     if ordered[0].event_time <= old.last_event_time:
         return None
@@ -978,7 +1000,7 @@ def fold_jobs(
     by_job: dict[tuple[str, str], list[RunEvent | JobEvent]] = {}
     for event in events:
         if isinstance(event, RunEvent | JobEvent):
-            by_job.setdefault((event.job.namespace, event.job.name), []).append(event)
+            by_job.setdefault(job_of(event), []).append(event)
     order = _Order()
     folded: list[FoldedJob] = []
     for names, job_events in by_job.items():

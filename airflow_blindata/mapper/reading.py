@@ -70,7 +70,7 @@ from airflow_blindata.events.envelope import (
     read_whole,
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
-from airflow_blindata.mapper.fold import open_runs, order_key, runs_kept_whole
+from airflow_blindata.mapper.fold import job_of, open_runs, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
@@ -301,7 +301,7 @@ def _read_runs(
     if newer is not None:
         kept_runs, by_job, by_run = newer.kept_whole, newer.by_job, newer.by_run
     else:
-        kept_runs = {((e.job.namespace, e.job.name), e.run.run_id) for e in events}
+        kept_runs = {(job_of(e), e.run.run_id) for e in events}
         if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
             kept = runs_kept_whole(events)
             kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
@@ -313,7 +313,7 @@ def _read_runs(
     for index in sorted(order, key=order.__getitem__, reverse=True):
         envelope = envelopes[index]
         event = envelope.event
-        job = (event.job.namespace, event.job.name)
+        job = job_of(event)
         seen = by_job.get(job)
         if seen is None:
             seen = by_job[job] = _Decided(per_run=False)
@@ -357,7 +357,7 @@ def _read_runs(
 def _open_runs_by_job(events: list[RunEvent]) -> set[_RunKey]:
     by_job: dict[tuple[str, str], list[RunEvent]] = {}
     for event in events:
-        by_job.setdefault((event.job.namespace, event.job.name), []).append(event)
+        by_job.setdefault(job_of(event), []).append(event)
     return {(job, run_id) for job, of_job in by_job.items() for run_id in open_runs(of_job)}
 
 
