@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from airflow_blindata.metrics import count
 from airflow_blindata.options import blindata_home, lost_events_file
-from airflow_blindata.redaction import redact_url, url_secrets
+from airflow_blindata.redaction import redact_text, redact_url, url_secrets
 from airflow_blindata.store import (
     AppendOutcome,
     EventStore,
@@ -201,13 +201,15 @@ def count_lost_events(path: Path | None = None) -> int:
 
 
 def _describe(data: Any) -> str:
-    """``the COMPLETE event of job ns/name (run id)``: enough to find it, nothing more."""
+    """``the COMPLETE event of job ns/name (run id)``: enough to find it, nothing more — a job
+    namespace that holds credentials (``postgres://etl:pw@db:5432``) is shown without them."""
     if not isinstance(data, Mapping):
         return "an event"
     job, run = data.get("job"), data.get("run")
     what = f"the {data.get('eventType')} event" if data.get("eventType") else "an event"
     if isinstance(job, Mapping):
-        what += f" of job {job.get('namespace')}/{job.get('name')}"
+        namespace, name = (redact_text(str(job.get(key))) for key in ("namespace", "name"))
+        what += f" of job {namespace}/{name}"
     if isinstance(run, Mapping) and run.get("runId"):
         what += f" (run {run.get('runId')})"
     return what

@@ -46,12 +46,14 @@ from airflow_blindata.store.sqlite import DEFAULT_TIMEOUT as SQLITE_TIMEOUT
 TIME = "2026-03-01T10:00:00.000000+00:00"
 
 
-def run_event(job: str = "etl.load", state: RunState = RunState.COMPLETE) -> RunEvent:
+def run_event(
+    job: str = "etl.load", state: RunState = RunState.COMPLETE, namespace: str = "airflow"
+) -> RunEvent:
     return RunEvent(
         eventType=state,
         eventTime=TIME,
         run=Run(runId=str(uuid.uuid4())),
-        job=Job(namespace="airflow", name=job),
+        job=Job(namespace=namespace, name=job),
         inputs=[InputDataset("postgres://db:5432", "public.src")],
         outputs=[OutputDataset("postgres://db:5432", "public.dst")],
         producer="https://example.com/tests",
@@ -313,6 +315,19 @@ def test_a_bad_url_is_a_counted_loss_too(caplog: pytest.LogCaptureFixture) -> No
     assert "no event store for mysql://" in _one_warning(caplog)
     assert "s3cret-pw" not in caplog.text
     assert count_lost_events() == 1
+
+
+def test_the_warning_never_shows_the_credentials_of_a_job_namespace(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: a job namespace that holds a password is named without it in the task log."""
+    dirty = "postgres://etl:Pl4nted-S3cret@db:5432"
+    with caplog.at_level(logging.DEBUG):
+        assert transport("mysql://bd@db/x").emit(run_event("etl.pg", namespace=dirty)) is None
+    logged = caplog.text + "".join(capfd.readouterr())
+    assert "could not store the COMPLETE event of job postgres://etl:***@db:5432/etl.pg" in logged
+    assert "Pl4nted-S3cret" not in logged
+    assert count_lost_events() == 1  # the event itself is kept whole, to be ingested later
 
 
 def test_when_even_the_lost_file_fails(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
