@@ -42,6 +42,8 @@ from sqlalchemy.exc import (
 from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.sqltypes import NullType
 
+from airflow_blindata.redaction import redact_text
+
 from . import digests, retention
 from .base import (
     STALE_FOLDS_AFTER,
@@ -78,6 +80,17 @@ PAGE_SIZE = 1000
 
 _StoredJob = tuple[str | None, str | None]
 """A job as its columns hold it (``column_text`` of its namespace and name)."""
+
+
+def _shown_counts(rows: Iterable[Any]) -> dict[str, int]:
+    """Counts by job namespace, each shown as ``redact_text`` shows it: a namespace that holds
+    credentials (``postgres://etl:pw@db:5432``) is counted as ``postgres://etl:***@db:5432``,
+    with the other spellings that differ only in the password (issue 42)."""
+    counts: dict[str, int] = {}
+    for name, count in rows:
+        shown = redact_text(str(name))
+        counts[shown] = counts.get(shown, 0) + int(count)
+    return dict(sorted(counts.items()))
 
 
 def _job_key(job: tuple[str, str]) -> str:
@@ -785,7 +798,7 @@ class SqlEventStore(EventStore):
             schema_version=SCHEMA_VERSION,
             events=sum(count for _, count in by_namespace),
             jobs=int(jobs or 0),
-            events_by_namespace={str(name): int(count) for name, count in by_namespace},
+            events_by_namespace=_shown_counts(by_namespace),
             events_by_kind={str(kind): int(count) for kind, count in by_kind},
             oldest_received_at=utc(span[0], dialect),
             newest_received_at=utc(span[1], dialect),

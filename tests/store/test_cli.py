@@ -79,6 +79,40 @@ def test_store_stats_and_quarantine(
     assert "not JSON" in listed and "definitely not json" in listed
 
 
+def test_store_stats_count_a_job_namespace_without_its_password(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: events by job namespace with the password hidden, spellings that differ only in
+    their password counted together; the password in neither the table nor the JSON."""
+    planted = "Pl4nted-S3cret"
+    events = tmp_path / "events.jsonl"
+    events.write_text(
+        "\n".join(
+            json.dumps(event("load", namespace=namespace))
+            for namespace in (
+                f"postgres://etl:{planted}@db:5432",
+                "postgres://etl:older-pw@db:5432",
+                "postgres://db:5432",
+                f"postgres://db:5432?password={planted}",
+            )
+        )
+    )
+    assert main(["ingest", str(events), "--store", sqlite_url]) == 0
+    capsys.readouterr()
+    assert main(["store", "stats", "--store", sqlite_url]) == 0
+    table = capsys.readouterr().out
+    assert main(["store", "stats", "--store", sqlite_url, "--format", "json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["events_by_namespace"] == {
+        "postgres://db:5432": 1,
+        "postgres://db:5432?password=***": 1,
+        "postgres://etl:***@db:5432": 2,
+    }
+    assert "postgres://etl:***@db:5432 " in table
+    for output in (table, json.dumps(stats)):
+        assert planted not in output and "older-pw" not in output
+
+
 def test_store_without_a_subcommand_shows_its_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["store"]) == 2
     assert "stats" in capsys.readouterr().out
