@@ -26,6 +26,7 @@ __all__ = [
     "definitions",
     "history_entry",
     "history_page",
+    "job_namespaces",
     "quarantine_page",
     "recent_jobs",
 ]
@@ -102,6 +103,21 @@ def recent_jobs(
     )
     with store._guard("listing recent jobs"), store._reading() as conn:
         return [(str(r[0]), str(r[1])) for r in conn.execute(query)]
+
+
+def job_namespaces(store: SqlEventStore, name: str) -> list[str]:
+    """The namespaces stored for jobs named ``name``, as they were sent, sorted: the page finds
+    a job by its namespace without credentials, and reads the events of every spelling of it."""
+    store._ensure_schema()
+    ev = store._tables.events
+    query = (
+        select(ev.c.job_namespace)
+        .where(ev.c.job_name == name, ev.c.job_namespace.is_not(None))
+        .distinct()
+        .order_by(ev.c.job_namespace)
+    )
+    with store._guard("listing a job's namespaces"), store._reading() as conn:
+        return [str(r[0]) for r in conn.execute(query)]
 
 
 def quarantine_page(store: SqlEventStore, *, limit: int = 20) -> tuple[int, list[QuarantinedEvent]]:

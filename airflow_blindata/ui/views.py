@@ -2,7 +2,10 @@
 
 The store is opened per request and closed after it; one that cannot be opened or read becomes
 a message on the page (``UnreadableStoreError``), never a traceback. Everything shown that could
-hold a secret goes through ``redaction`` first: the store's URL, the quarantine's reasons.
+hold a secret goes through ``redaction`` first: the store's URL, the quarantine's reasons. A job
+namespace is shown, and put in the page's own links, as the catalog names it
+(``identity.shown_namespace``: no credentials), never as a producer sent it: a link's URL reaches
+the API server's access log.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.options import blindata_home, lost_events_file, ui_job_definition
 from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secrets
 from airflow_blindata.store import (
@@ -145,9 +149,28 @@ def lost_events() -> LostEvents:
     return LostEvents(str(path), count, f"airflow-blindata ingest {path}")
 
 
+def _clean_counts(counts: list[overview.CaptureCount]) -> list[overview.CaptureCount]:
+    """``counts`` by job namespace without credentials: spellings that differ only in them (a
+    password changed) are one row, as they are one job in the catalog."""
+    merged: dict[tuple[str, str], list[int]] = {}
+    for count in counts:
+        row = merged.setdefault((shown_namespace(count.namespace), count.source), [0, 0])
+        row[0] += count.last_day
+        row[1] += count.last_week
+    return [
+        overview.CaptureCount(namespace, source, day, week)
+        for (namespace, source), (day, week) in sorted(merged.items())
+    ]
+
+
+def _clean_jobs(jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Jobs (namespace, name) with their namespaces as the catalog names them, once each."""
+    return sorted({(shown_namespace(namespace), name) for namespace, name in jobs})
+
+
 def capture_page() -> dict[str, Any]:
     with _store() as store:
-        counts = overview.capture_counts(store)
+        counts = _clean_counts(overview.capture_counts(store))
         quarantined, latest = overview.quarantine_page(store, limit=PAGE_SIZE)
     quarantine = [
         {
@@ -298,12 +321,21 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
     from airflow_blindata.mapper.build import build
 
     with _store() as store:
-        jobs = overview.recent_jobs(store)
+        jobs = _clean_jobs(overview.recent_jobs(store))
         known = overview.definitions(store)
         if not (namespace and name):
             return {"jobs": jobs, "job": None}
+        namespace = shown_namespace(namespace)  # one typed as sent is shown as the catalog has it
         last = _last_snapshot(store, known[0].definition_uuid if known else None)
-        stored = list(store.events(job=(namespace, name)))
+        stored = sorted(
+            (
+                event
+                for spelling in overview.job_namespaces(store, name)
+                if shown_namespace(spelling) == namespace
+                for event in store.events(job=(spelling, name))
+            ),
+            key=lambda event: event.id,
+        )
     cutoff = last.started_at if last is not None else None
     read = [e.payload for e in stored if cutoff is not None and e.received_at <= cutoff]
     since = len(stored) - len(read)

@@ -305,3 +305,40 @@ def test_ui_enabled_adds_or_removes_the_page(
 
     assert len(plugin_fastapi_apps()) == entries
     assert len(plugin_external_views()) == 2 * entries
+
+
+def test_a_job_namespace_with_a_password_is_shown_and_linked_without_it(
+    client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42: Capture and Where it lands show a job namespace as the catalog names it, and
+    the page's own links (which reach the API server's access log) never carry its password.
+    Two spellings that differ only in their password are one job."""
+    import re
+    from html import unescape
+
+    from .seed import run_event
+
+    planted = "Pl4nted-S3cret"
+    url = f"sqlite:///{tmp_path / 'dirty.db'}"
+    with open_store(url) as store:
+        store.append(run_event(1, namespace=f"postgres://etl:{planted}@db:5432"))
+        store.append(run_event(4, namespace="postgres://etl:older-pw@db:5432"))
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+
+    capture = client.get("/").text
+    chooser = client.get("/lands").text
+    (link,) = re.findall(r'<option value="([^"]+)"', chooser)
+    chosen = client.get(f"/lands?{unescape(link)}")
+    typed = client.get(
+        "/lands", params={"namespace": f"postgres://etl:{planted}@db:5432", "name": "etl.job_1"}
+    ).text
+
+    assert "<td>postgres://db:5432</td><td>transport</td>" in capture
+    assert chosen.status_code == 200
+    assert planted not in str(chosen.request.url) and "older-pw" not in str(chosen.request.url)
+    assert "<strong>2</strong> stored event(s)" in chosen.text  # both spellings are the job's
+    assert "analytics.marts.t1" in chosen.text
+    assert "postgres://db:5432/etl.job_1" in chosen.text
+    for page in (capture, chooser, chosen.text, typed):
+        assert planted not in page and "older-pw" not in page
