@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from airflow_blindata.eventfiles import read_event_file
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
@@ -180,3 +182,29 @@ def test_plan_with_no_event_files_plans_from_the_store(tmp_path: Path) -> None:
     assert counters.pop("jobsReadInSlices") == 0  # no history that long
     assert planned == json.loads(from_file.stdout)
     assert planned["entities"]
+
+
+def test_plan_never_shows_the_password_of_a_job_namespace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: the dbt jobs in ``postgres://etl:<password>@dbt:5432``, planned from a file
+    and from the store, as tables and as JSON: the clean namespace, never the password."""
+    from airflow_blindata.cli import main
+
+    planted = "Pl4nted-S3cret"
+    dirty = tmp_path / "dirty.jsonl"
+    dirty.write_text(
+        DBT.read_text().replace('"dbt-test-namespace"', f'"postgres://etl:{planted}@dbt:5432"')
+    )
+    store = f"sqlite:///{tmp_path / 'events.db'}"
+    definition = str(write_definition(tmp_path))
+    assert main(["ingest", str(dirty), "--store", store]) == 0
+    outputs = []
+    for source in ([str(dirty)], ["--store", store]):
+        for output in ("table", "json"):
+            capsys.readouterr()
+            assert main(["plan", *source, "--definition", definition, "--format", output]) == 0
+            outputs.append(capsys.readouterr().out)
+    for text in outputs:
+        assert "postgres://dbt:5432" in text
+        assert planted not in text
