@@ -12,9 +12,17 @@ from __future__ import annotations
 
 import hashlib
 
+from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.redaction import redact_text
 
-__all__ = ["MAX_SCOPE_LENGTH", "ORCHESTRATION_SUFFIX", "SCOPE_PREFIX", "job_scope", "shorten"]
+__all__ = [
+    "MAX_SCOPE_LENGTH",
+    "ORCHESTRATION_SUFFIX",
+    "SCOPE_PREFIX",
+    "clean_scope",
+    "job_scope",
+    "shorten",
+]
 
 SCOPE_PREFIX = "ol:"
 ORCHESTRATION_SUFFIX = "#orchestration"
@@ -57,3 +65,24 @@ def job_scope(namespace: str, name: str, *, orchestration: bool = False) -> str:
     return (
         shorten(full[: -len(suffix)] if suffix else full, MAX_SCOPE_LENGTH - len(suffix)) + suffix
     )
+
+
+def clean_scope(scope: str) -> str:
+    """The scope a job's flows have now of a scope written before job namespaces were cleaned
+    (issue 42): ``ol:postgres://etl:pw@db:5432|load`` is ``ol:postgres://db:5432|load``, and a
+    name's own secret (``load?token=…``) is hidden as ``job_scope`` hides it. A scope that holds
+    none, or that is no job's, is itself.
+
+    Exact for every scope not shortened: a scope is written with the namespace whole, then
+    ``|`` (a namespace's own ``|`` and ``%`` written ``%7C`` and ``%25``, which cleaning leaves
+    as they are). A scope shortened past 230 characters ends with a hash of the whole scope,
+    password included, which no reading gives back: it is cleaned all the same, and names no
+    scope written now (its flows are then removed by the cleanup as any scope no longer
+    described, not counted as moved)."""
+    if not scope.startswith(SCOPE_PREFIX):
+        return scope
+    namespace, bar, rest = scope[len(SCOPE_PREFIX) :].partition("|")
+    if not bar:
+        return scope
+    clean = f"{SCOPE_PREFIX}{shown_namespace(namespace)}|{redact_text(rest)}"
+    return scope if clean == scope else clean

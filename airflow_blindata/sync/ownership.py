@@ -49,8 +49,9 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
+from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
-from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, job_scope
+from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, clean_scope, job_scope
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
@@ -101,6 +102,9 @@ class Removal:
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
     held_scopes: set[str] = field(default_factory=set)
     job_systems: list[str] = field(default_factory=list)
+    moved: int = 0
+    """Of ``count``, the objects a job moved when its namespace lost its credentials (issue 42):
+    each has its clean counterpart refreshed by the last snapshot (``_moved``)."""
 
     @property
     def count(self) -> int:
@@ -227,6 +231,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             _collect_stale_fields(ctx, removal, fresh, outside, watermark)
 
+    removal.moved = _moved(removal, entities, routines, last, watermark)
     flows_total = last.counters.get("flowsDescribed", 0) + len(removal.flows)
     fields_total = last.counters.get("fieldsOwned", 0) + stale_fields + len(removal.stale_fields)
     statements_total = sum(len(statements.get(r.uuid or "", [])) for r in routines)
@@ -234,6 +239,56 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         len(entities) + fields_total + len(systems) + len(routines) + statements_total + flows_total
     )
     return removal
+
+
+def _moved(
+    removal: Removal,
+    entities: list[PhysicalEntity],
+    routines: list[SystemRoutine],
+    last: RunReport,
+    watermark: datetime,
+) -> int:
+    """The objects of ``removal`` that moved rather than went: written before job namespaces
+    were cleaned (issue 42), with their clean counterpart refreshed by the last snapshot — a
+    flow whose scope, cleaned, it wrote; a job entity or routine whose namespace, cleaned, names
+    one it refreshed (with the fields and statements that go along). A job whose scope held a
+    password moves all its objects at once: replaced, not lost, they are not weighed against
+    ``maxRemovalShare``."""
+    written = set(last.scopes)
+    moved = sum(
+        1
+        for flow in removal.flows
+        if flow.scope
+        and clean_scope(flow.scope) != flow.scope
+        and clean_scope(flow.scope) in written
+    )
+    fresh = {
+        (_uuid(e.system), e.schema_, e.name)
+        for e in entities
+        if not _stale(e.modification_date, watermark)
+    }
+    for entity in removal.entities:
+        schema = entity.schema_ or ""
+        clean = shown_namespace(schema)
+        if clean != schema and (_uuid(entity.system), clean, entity.name) in fresh:
+            moved += 1 + len(removal.fields.get(entity.uuid or "", ()))
+    refreshed = {
+        (_uuid(r.system), r.catalog, r.schema_, r.name)
+        for r in routines
+        if not _stale(r.modification_date, watermark)
+    }
+    for routine in removal.routines:
+        catalog, schema = routine.catalog or "", routine.schema_ or ""
+        cleaned = (shown_namespace(catalog), shown_namespace(schema))
+        key = (_uuid(routine.system), *cleaned, routine.name)
+        if cleaned != (catalog, schema) and key in refreshed:
+            moved += 1 + len(removal.statements.get(routine.uuid or "", ()))
+    return moved
+
+
+def _uuid(ref: Any) -> str | None:
+    uuid = getattr(ref, "uuid", None)
+    return uuid.lower() if isinstance(uuid, str) else None
 
 
 def _job_scopes(entity: PhysicalEntity, base: str) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from airflow_blindata.blindata.models import (
 from airflow_blindata.blindata.resources import QualityChecks
 from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, QualityPlan
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.scopes import clean_scope
 from airflow_blindata.mapper.systems import OWNER_PROPERTY
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
@@ -79,12 +80,20 @@ class _Ledger:
 
     def __init__(self, checks: Iterable[QualityCheck]) -> None:
         self.runs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        self.moved: dict[str, str] = {}
+        """Ledger checks written for a job's scope with credentials in it, by code: their runs
+        are the clean scope's now (issue 42), and the check is written again without them."""
         for check in checks:
             if not check.code.startswith(LEDGER_PREFIX):
                 continue
-            job = next(
+            written = next(
                 (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
             )
+            # a job whose scope held a password has moved to its clean scope: its ledger follows,
+            # so that no run it published is published again there
+            job = clean_scope(written) if written else written
+            if job and job != written:
+                self.moved[check.code] = job
             for prop in check.additional_properties or ():
                 if job and prop.name in LEDGER_KINDS and prop.value not in (LEDGER_NONE, None):
                     self.runs[job][prop.name].add(prop.value)
@@ -99,7 +108,8 @@ class _Ledger:
         job the plan does not describe is left as it is: an empty store proves nothing, and a
         job that comes back brings runs already published."""
         rows = []
-        for job in sorted((set(self.runs) & described) | set(seen)):
+        jobs = sorted((set(self.runs) & described) | set(seen))
+        for job in jobs:
             keep = {
                 kind: sorted(self.runs[job][kind] & seen.get(job, {}).get(kind, set()))
                 for kind in LEDGER_KINDS
@@ -121,6 +131,25 @@ class _Ledger:
                     additional_properties=properties,
                 )
             )
+        # the ledgers of moved jobs, emptied (their runs are in the clean scope's, written
+        # above) and named without the password; ledger checks are never deleted, as no check
+        # is. A moved job whose clean ledger is not written now keeps its old one as it is.
+        rows += [
+            QualityCheck(
+                code=code,
+                name=f"ol-ledger: {job}"[:255],
+                description=LEDGER_DESCRIPTION,
+                quality_suite=suite,
+                enabled=False,
+                manual=False,
+                additional_properties=[
+                    AdditionalProperty(name=JOB_SCOPE, value=job),
+                    *(AdditionalProperty(name=kind, value=LEDGER_NONE) for kind in LEDGER_KINDS),
+                ],
+            )
+            for code, job in sorted(self.moved.items())
+            if job in jobs
+        ]
         return rows
 
 

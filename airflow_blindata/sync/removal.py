@@ -105,8 +105,12 @@ def cleanup(
         return report.finish("failed", f"Blindata cannot be used: {exc}")
     report.count("ownedObjects", removal.owned_total)
     report.count("objectsToRemove", removal.count)
+    if removal.moved:
+        report.count("objectsMoved", removal.moved)
     _note_kept(report, removal)
-    share = removal.count / removal.owned_total if removal.owned_total else 0.0
+    # what moved to a clean scope (issue 42) is replaced, not lost: it weighs nothing
+    weighed = removal.count - removal.moved
+    share = weighed / removal.owned_total if removal.owned_total else 0.0
     limit = definition.cleanup.max_removal_share
     unchanged = Ledger(
         scopes=sorted(set(ledger.scopes) | set(last.scopes)), job_systems=removal.job_systems
@@ -117,7 +121,7 @@ def cleanup(
         return _refuse(
             report,
             "share_exceeded",
-            f"it would remove {removal.count} of {removal.owned_total} owned objects "
+            f"it would remove {weighed} of {removal.owned_total} owned objects "
             f"({share:.0%}, limit {limit:.0%})",
         )
     if dry_run:

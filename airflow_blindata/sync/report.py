@@ -254,6 +254,6 @@ def _add(groups: dict[str, ObjectGroup], kind: str, example: str) -> None:
     group = groups.setdefault(kind, ObjectGroup())
     group.count += 1
     if len(group.examples) < MAX_EXAMPLES:
-        # Blindata's own names: a flow or an entity written before a job's name was shown
-        # redacted still holds its ``?token=…`` when the cleanup removes it
+        # Blindata's own names: an object written before job names and namespaces were shown
+        # redacted still holds its ``?token=…`` or ``user:password@`` when the cleanup removes it
         group.examples.append(redact_text(example))

@@ -22,7 +22,7 @@ from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import Report
-from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.scopes import clean_scope, job_scope
 from tests import builders
 from tests.builders import at, parent_facet, policy, run_event, sql_facet
 
@@ -186,3 +186,16 @@ def test_the_runs_kept_whole_of_a_dirty_namespace_are_read_whole() -> None:
     (job,) = fold_jobs(read_events(events, Report()))
     assert job.job.key == JobKey(CLEAN, "load")
     assert "nominalTime" in job.job.runs[-1].run_facets
+
+
+@pytest.mark.parametrize(("dirty", "clean"), DIRTY_SPELLINGS)
+@pytest.mark.parametrize("orchestration", [False, True])
+def test_a_scope_written_with_credentials_is_cleaned_into_the_jobs_scope(
+    dirty: str, clean: str, orchestration: bool
+) -> None:
+    """What a sync reads back from Blindata (a quality ledger's scope, a flow's) that the version
+    before wrote names the job's scope now."""
+    written = job_scope(dirty, "dag.load", orchestration=orchestration)
+    assert clean_scope(written) == job_scope(clean, "dag.load", orchestration=orchestration)
+    for scope in (job_scope(clean, "dag.load"), "ol:airflow|etl.load", "crawler:x", "ol:no-bar"):
+        assert clean_scope(scope) == scope
