@@ -28,6 +28,7 @@ from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, 
 from airflow_blindata.mapper.fold import (
     FoldBuilder,
     FoldedJob,
+    JobKey,
     RunRetainer,
     extend_folded,
     fold_jobs,
@@ -38,6 +39,7 @@ from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.slices import fold_in_slices, found_malformed
 from airflow_blindata.mapper.systems import KnownSystem
+from airflow_blindata.redaction import redact_text
 from airflow_blindata.store import EventStore, StoreError
 from airflow_blindata.store.base import TimeSlice
 
@@ -122,7 +124,12 @@ def _load(job: tuple[str, str], text: str, raw_facets: RawFacets | None) -> Kept
     try:
         return load_kept(text, raw_facets)
     except (ValueError, KeyError, TypeError) as exc:  # a fold of another version, or damaged
-        log.info("The kept fold of %s/%s is not usable (%s): reading its events", *job, exc)
+        # the job as the catalog names it: a stored namespace may hold credentials (issue 42)
+        log.info(
+            "The kept fold of %s is not usable (%s): reading its events",
+            JobKey(*job),
+            redact_text(str(exc)),
+        )
         return None
 
 

@@ -164,6 +164,24 @@ def test_hourly_syncs_extend_the_kept_fold_but_the_first_of_a_day_after_a_prune(
         assert len({e.run_id for e in store.events()}) == 5
 
 
+def test_a_kept_fold_that_does_not_load_is_logged_without_the_job_namespaces_password(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 42: the task log names the job as the catalog does."""
+    dirty = "postgres://etl:Pl4nted-S3cret@db:5432"
+    job = definition()
+    settings = fold_settings(job)
+    with open_store(store_url) as store:
+        _append(store, _run("load", 1, namespace=dirty))
+        plan_from_store(store, job)
+        ((key, (digest, _)),) = store.folded_jobs(settings, [(dirty, "load")]).items()
+        store.keep_folded_jobs(settings, [(key, digest, "not JSON")])
+        with caplog.at_level("INFO", logger="airflow_blindata.sync.mapping"):
+            _same_as_read_at_once(store, job)
+    assert "The kept fold of postgres://db:5432/load is not usable" in caplog.text
+    assert "Pl4nted-S3cret" not in caplog.text
+
+
 @pytest.mark.parametrize(
     "text",
     [
