@@ -28,10 +28,18 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata.models import AdditionalProperty, QualityCheck, Ref
 from airflow_blindata.mapper import fold as fold_module
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import SyncRecord
 from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status
+from airflow_blindata.sync.quality import (
+    JOB_SCOPE,
+    LEDGER_NONE,
+    PUBLISHED_RUN,
+    _Ledger,
+    ledger_code,
+)
 from tests.conftest import emulator_settings
 from tests.sync.conftest import client_of, dbt_events, definition, objects, plan_for
 
@@ -173,3 +181,35 @@ def test_a_job_moves_from_its_dirty_scope_to_the_clean_one_without_losing_a_flow
         for kind in (Kind.SYSTEM, Kind.ENTITY, Kind.FIELD, Kind.ROUTINE, Kind.FLOW, Kind.CHECK)
     }
     assert not any(kept.values()), {kind: len(found) for kind, found in kept.items()}
+
+
+def ledger_check(scope: str, *runs: str) -> QualityCheck:
+    return QualityCheck(
+        code=ledger_code(scope),
+        additional_properties=[
+            AdditionalProperty(name=JOB_SCOPE, value=scope),
+            *(AdditionalProperty(name=PUBLISHED_RUN, value=run) for run in runs),
+        ],
+    )
+
+
+def test_a_moved_jobs_old_ledger_is_emptied_only_once_its_clean_one_is_written() -> None:
+    """The runs of the old scope's ledger are the clean scope's; the old ledger check is written
+    again emptied and without the password with the clean one, and left as it is while the job
+    is not described (an empty store proves nothing: its runs must not be forgotten)."""
+    dirty, clean = f"ol:{DIRTY}|load", f"ol:{CLEAN}|load"
+    ledger = _Ledger([ledger_check(dirty, "r1", "r2")])
+    assert ledger.has(clean, PUBLISHED_RUN, "r1") and ledger.has(clean, PUBLISHED_RUN, "r2")
+    suite = Ref(uuid="suite")
+
+    assert ledger.rows(suite, {}, described=set()) == []
+    rows = ledger.rows(suite, {clean: {PUBLISHED_RUN: {"r2"}}}, described={clean})
+
+    by_code = {row.code: row for row in rows}
+    assert set(by_code) == {ledger_code(clean), ledger_code(dirty)}
+    assert SECRET not in json.dumps([row.model_dump(mode="json") for row in rows])
+    kept = {(p.name, p.value) for p in by_code[ledger_code(clean)].additional_properties or ()}
+    assert (PUBLISHED_RUN, "r2") in kept
+    emptied = {(p.name, p.value) for p in by_code[ledger_code(dirty)].additional_properties or ()}
+    assert (JOB_SCOPE, clean) in emptied
+    assert {value for name, value in emptied if name != JOB_SCOPE} == {LEDGER_NONE}
