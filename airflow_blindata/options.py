@@ -18,6 +18,7 @@ __all__ = [
     "flag",
     "lost_events_file",
     "option",
+    "parse_flag",
     "positive_int",
     "positive_seconds",
     "receiver_api_key",
@@ -56,14 +57,29 @@ def option(key: str) -> str | None:
     return configured or None
 
 
+TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "on"})
+FALSE_WORDS = frozenset({"false", "f", "0", "no", "n", "off"})
+
+
+def parse_flag(value: object, name: str) -> bool:
+    """A boolean from a setting's text, one spelling for every setting of the provider (an
+    option, a connection's extra, an operator's rendered argument): Airflow's (true/false, t/f,
+    1/0) and yes/no, y/n, on/off, in any case. Anything else is a ``ValueError`` naming
+    ``name``: a typo never passes for false."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
 def flag(key: str, *, default: bool) -> bool:
-    """``[blindata] key`` as a boolean, in Airflow's spelling (true/false, 1/0, t/f)."""
-    try:
-        from airflow.configuration import conf
-    except ImportError:
-        raw = os.environ.get(_environment_variable(key), "").strip().lower()
-        return default if not raw else raw in {"true", "t", "1"}
-    return bool(conf.getboolean(SECTION, key, fallback=default))
+    """``[blindata] key`` as a boolean (``parse_flag``); the default when unset."""
+    raw = option(key)
+    return default if raw is None else parse_flag(raw, f"[{SECTION}] {key}")
 
 
 def positive_int(key: str, default: int) -> tuple[int, str | None]:

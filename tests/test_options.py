@@ -34,14 +34,39 @@ def test_the_default_files_live_in_airflow_home(
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"), [("False", False), ("0", False), ("true", True), ("t", True)]
+    ("value", "expected"),
+    [
+        *(("False", False), ("0", False), ("f", False), ("no", False), ("OFF", False)),
+        *(("true", True), ("t", True), ("1", True), ("yes", True), ("On", True), ("y", True)),
+    ],
 )
-def test_a_flag_reads_airflows_spelling(
+def test_a_flag_reads_airflows_spelling_and_yes_no_as_a_connection_does(
     monkeypatch: pytest.MonkeyPatch, value: str, expected: bool
 ) -> None:
     monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", value)
 
     assert options.flag("listener_enabled", default=not expected) is expected
+
+
+@pytest.mark.parametrize("value", ["yes", "no", "on", "off", "true", "0", "T", "N"])
+def test_one_spelling_of_true_and_false_in_every_setting(value: str) -> None:
+    """One parser: what is true in a connection's extra is true in [blindata] and in an
+    operator's argument (``"yes"`` was true in a connection and false in [blindata])."""
+    from airflow_blindata.hooks.blindata import _boolean
+    from airflow_blindata.operators.blindata import _flag
+
+    assert (
+        _boolean(value, "verify_ssl") is _flag(value, "dry_run") is options.parse_flag(value, "x")
+    )
+
+
+def test_a_flag_option_that_is_no_boolean_names_the_option(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", "maybe")
+
+    with pytest.raises(ValueError, match=r"\[blindata\] listener_enabled must be true or false"):
+        options.flag("listener_enabled", default=True)
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,7 @@ from airflow_blindata.blindata import (
 )
 from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.blindata.paths import ENDPOINTS
+from airflow_blindata.options import FALSE_WORDS, TRUE_WORDS, parse_flag
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 if TYPE_CHECKING:
@@ -248,20 +249,14 @@ def _header_safe(value: str, name: str, *, secret: bool) -> None:
     )
 
 
-_TRUE_WORDS = ("true", "1", "yes", "on")
-_FALSE_WORDS = ("false", "0", "no", "off")
-_BOOLEAN_WORDS = _TRUE_WORDS + _FALSE_WORDS
+_BOOLEAN_WORDS = TRUE_WORDS | FALSE_WORDS
 
 
 def _boolean(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE_WORDS:
-        return True
-    if text in _FALSE_WORDS:
-        return False
-    raise BlindataConfigError(f"{name} must be true or false, got {value!r}")
+    try:
+        return parse_flag(value, name)
+    except ValueError as exc:
+        raise BlindataConfigError(str(exc)) from None
 
 
 def _is_ipv6(host: str) -> bool:

@@ -214,17 +214,11 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
         return report.to_xcom()
 
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off", "", "none"})
-
-
 def _flag(value: bool | str, name: str) -> bool:
-    """A boolean that may arrive as rendered template text (``"{{ params.dry_run }}"``)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
+    """A boolean that may arrive as rendered template text (``"{{ params.dry_run }}"``): a
+    template of an unset param renders as ``""`` or ``"None"``, which is false."""
+    from airflow_blindata.options import parse_flag  # not at parse time: the DAG imports us
+
+    if isinstance(value, str) and value.strip().lower() in ("", "none"):
         return False
-    raise ValueError(f"{name} must be true or false, got {value!r}")
+    return parse_flag(value, name)
