@@ -15,6 +15,7 @@ from pathlib import Path
 __all__ = [
     "SECTION",
     "blindata_home",
+    "declared_default",
     "flag",
     "lost_events_file",
     "option",
@@ -30,8 +31,6 @@ __all__ = [
 ]
 
 SECTION = "blindata"
-DEFAULT_RECEIVER_CONN_ID = "blindata_receiver"
-DEFAULT_UI_CONN_ID = "blindata_default"
 
 
 def blindata_home() -> Path:
@@ -76,10 +75,18 @@ def parse_flag(value: object, name: str) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-def flag(key: str, *, default: bool) -> bool:
-    """``[blindata] key`` as a boolean (``parse_flag``); the default when unset."""
-    raw = option(key)
-    return default if raw is None else parse_flag(raw, f"[{SECTION}] {key}")
+def declared_default(key: str) -> str:
+    """The default of ``[blindata] key``, as ``get_provider_info`` declares it for Airflow to
+    show: the one place an option's default is written."""
+    from airflow_blindata.get_provider_info import get_provider_info
+
+    return str(get_provider_info()["config"][SECTION]["options"][key]["default"])
+
+
+def flag(key: str) -> bool:
+    """``[blindata] key`` as a boolean (``parse_flag``); its declared default when unset."""
+    raw = option(key) or declared_default(key)
+    return parse_flag(raw, f"[{SECTION}] {key}")
 
 
 def positive_int(key: str, default: int) -> tuple[int, str | None]:
@@ -128,17 +135,17 @@ def receiver_api_key() -> str:
 
 def receiver_conn_id() -> str:
     """``[blindata] receiver_conn_id``: the connection whose extra holds more receiver keys."""
-    return option("receiver_conn_id") or DEFAULT_RECEIVER_CONN_ID
+    return option("receiver_conn_id") or declared_default("receiver_conn_id")
 
 
 def ui_enabled() -> bool:
     """``[blindata] ui_enabled``: add the Blindata page to the Airflow UI."""
-    return flag("ui_enabled", default=True)
+    return flag("ui_enabled")
 
 
 def ui_conn_id() -> str:
     """``[blindata] ui_conn_id``: the Blindata connection whose URL the page links objects to."""
-    return option("ui_conn_id") or DEFAULT_UI_CONN_ID
+    return option("ui_conn_id") or declared_default("ui_conn_id")
 
 
 def ui_job_definition() -> str | None:

@@ -19,7 +19,7 @@ EVERYWHERE = {"airflow_blindata"}  # ``from airflow_blindata import __version__`
 MAY_IMPORT: dict[str, set[str]] = {
     "events": set(),
     "definition": set(),
-    "options": set(),
+    "options": {"get_provider_info"},  # the options' declared defaults
     "metrics": set(),
     "redaction": set(),
     "tables": set(),

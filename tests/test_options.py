@@ -45,7 +45,7 @@ def test_a_flag_reads_airflows_spelling_and_yes_no_as_a_connection_does(
 ) -> None:
     monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", value)
 
-    assert options.flag("listener_enabled", default=not expected) is expected
+    assert options.flag("listener_enabled") is expected
 
 
 @pytest.mark.parametrize("value", ["yes", "no", "on", "off", "true", "0", "T", "N"])
@@ -66,7 +66,7 @@ def test_a_flag_option_that_is_no_boolean_names_the_option(
     monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", "maybe")
 
     with pytest.raises(ValueError, match=r"\[blindata\] listener_enabled must be true or false"):
-        options.flag("listener_enabled", default=True)
+        options.flag("listener_enabled")
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,52 @@ def test_a_relative_ui_job_definition_is_read_from_airflow_home(
     assert options.ui_job_definition() == str(tmp_path / "dags" / "blindata.yaml")
     monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", "/etc/blindata.yaml")
     assert options.ui_job_definition() == "/etc/blindata.yaml"
+
+
+def _code_defaults() -> dict[str, object]:
+    """What the code takes for each ``[blindata]`` option left unset."""
+    from airflow_blindata.receiver import settings
+
+    return {
+        "store_url": None,
+        "lost_events_file": None,
+        "ui_job_definition": None,
+        "receiver_api_key": "",
+        "listener_enabled": True,
+        "ui_enabled": True,
+        "receiver_enabled": True,
+        "ui_conn_id": "blindata_default",
+        "receiver_conn_id": "blindata_receiver",
+        "receiver_max_body_bytes": settings.DEFAULT_MAX_BODY_BYTES,
+        "receiver_max_batch_events": settings.DEFAULT_MAX_BATCH_EVENTS,
+        "receiver_max_bytes_in_flight": settings.DEFAULT_MAX_BYTES_IN_FLIGHT,
+        "receiver_store_timeout": settings.DEFAULT_STORE_TIMEOUT,
+    }
+
+
+def _declared() -> dict[str, str]:
+    from airflow_blindata.get_provider_info import get_provider_info
+
+    declared = get_provider_info()["config"]["blindata"]["options"]
+    return {key: str(entry["default"]) for key, entry in declared.items()}
+
+
+def test_every_option_the_provider_declares_has_its_default_in_the_code() -> None:
+    assert set(_declared()) == set(_code_defaults())
+
+
+@pytest.mark.parametrize("key", sorted(_declared()))
+def test_an_options_default_in_the_code_is_the_one_airflow_shows(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The defaults are declared once (get_provider_info, what `airflow config list` shows);
+    where the code still writes one (the receiver's limits), it is the same value."""
+    monkeypatch.delenv(f"AIRFLOW__BLINDATA__{key.upper()}", raising=False)
+    declared = _declared()[key]
+    code = _code_defaults()[key]
+    if isinstance(code, bool):
+        assert options.parse_flag(declared, key) is code
+    elif isinstance(code, int | float):
+        assert float(declared) == code
+    else:
+        assert (declared or None) == (code or None)

@@ -30,7 +30,7 @@ TRANSPORT_PATH = "airflow_blindata.capture.transport.BlindataTransport"
 
 def listener_enabled() -> bool:
     """[blindata] listener_enabled."""
-    return flag("listener_enabled", default=True)
+    return flag("listener_enabled")
 
 
 def openlineage_disabled() -> bool:

@@ -79,4 +79,4 @@ def receiver_settings() -> ReceiverSettings:
 
 def receiver_enabled() -> bool:
     """[blindata] receiver_enabled."""
-    return flag("receiver_enabled", default=True)
+    return flag("receiver_enabled")
