@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_NAME_TEMPLATE",
     "DEFAULT_QUERY_BUCKET_NAME",
     "MAX_RETENTION_DAYS",
+    "NAME_PROFILES",
     "NAME_TEMPLATE_PLACEHOLDERS",
     "QUERY_BUCKET_PLACEHOLDERS",
     "RESERVED_SCOPE_PREFIX",
@@ -55,6 +56,7 @@ __all__ = [
     "SUITE_CODE_PREFIX",
     "Cleanup",
     "Creation",
+    "IdentifierCase",
     "JobDefinition",
     "JobDefinitionError",
     "JobSystemRule",
@@ -70,7 +72,9 @@ __all__ = [
 ]
 
 DEFAULT_IGNORED_NAMESPACES = ("opensearch://*", "elasticsearch://*")
-NAME_TEMPLATE_PLACEHOLDERS = frozenset({"namespace", "scheme", "host", "port", "bucket"})
+NAME_TEMPLATE_PLACEHOLDERS = frozenset(
+    {"namespace", "scheme", "host", "port", "bucket", "database"}
+)
 DEFAULT_NAME_TEMPLATE = "{namespace}"
 """The namespace is the only name that cannot collide between two stores."""
 SCHEME_NAME_TEMPLATES: Mapping[str, str] = {"s3": "{bucket}", "gs": "{bucket}"}
@@ -95,6 +99,39 @@ SCHEME_TECHNOLOGIES: Mapping[str, str] = {
     "wasb": "Azure Blob Storage",
 }
 """Technology of a System created for a scheme when its policy names none."""
+_THREE = ("database", "schema", "table")
+_TWO = ("database", "table")
+NAME_PROFILES: Mapping[str, tuple[str, ...]] = {
+    "DOTTED": _THREE,
+    "athena": ("catalog", "database", "table"),
+    "awsathena": ("catalog", "database", "table"),
+    "bigquery": ("project", "dataset", "table"),
+    "cassandra": ("keyspace", "table"),
+    "clickhouse": _TWO,
+    "databricks": ("catalog", "schema", "table"),
+    "db2": _THREE,
+    "duckdb": _THREE,
+    "hive": _TWO,
+    "mariadb": _TWO,
+    "mssql": _THREE,
+    "mysql": _TWO,
+    "oracle": ("service", "schema", "table"),
+    "postgres": _THREE,
+    "postgresql": _THREE,
+    "redshift": _THREE,
+    "snowflake": _THREE,
+    "sqlite": _THREE,
+    "sqlserver": _THREE,
+    "synapse": _THREE,
+    "teradata": _TWO,
+    "trino": ("catalog", "schema", "table"),
+}
+"""``nameProfile`` → the levels of a dataset name, as the OpenLineage naming specification
+names them for that platform (spec/Naming.md, openlineage.io/docs/spec/naming). Three levels:
+the last is the entity, the one before it the schema, what comes before the database (catalog,
+project, service). Two levels: the first is the database, which is the schema the platform's
+crawler stores (MySQL's database is its schema). ``DOTTED`` is what a hierarchy facet would give:
+the last segment the entity, the one before it the schema."""
 DEFAULT_QUERY_BUCKET_NAME = "OpenLineage SQL {uuid}"
 QUERY_BUCKET_PLACEHOLDERS = frozenset({"uuid"})
 RESERVED_SCOPE_PREFIX = "ol:"
@@ -183,6 +220,24 @@ class Creation(StrEnum):
     NEVER = "NEVER"
 
 
+class IdentifierCase(StrEnum):
+    """How the unquoted identifiers of a dataset name are stored by its database."""
+
+    UPPER = "UPPER"
+    LOWER = "LOWER"
+    PRESERVE = "PRESERVE"
+
+
+def _check_name_profile(profile: str) -> str:
+    if profile in NAME_PROFILES:
+        return profile
+    platforms = ", ".join(sorted(name for name in NAME_PROFILES if name != "DOTTED"))
+    hint = next((name for name in NAME_PROFILES if name.lower() == profile.lower()), None)
+    if hint is not None:
+        raise ValueError(f"is {hint!r} (written so), got {profile!r}")
+    raise ValueError(f"must be DOTTED or a platform ({platforms}), got {profile!r}")
+
+
 class SystemSubtype(StrEnum):
     """Blindata's System subtypes (``blindata-api.md`` §2)."""
 
@@ -226,14 +281,33 @@ class SystemRef(_Model):
         return self
 
 
-class NamespaceMapping(_PatternRule):
+_DATABASE_DESCRIPTION = (
+    "Shell-style glob on the database (catalog, project) segment of the dataset name, as the "
+    "name profile of the namespace finds it (after identifierCase); a name without one is "
+    "matched as ''. Default: every database."
+)
+
+
+class _DatabaseRule(_PatternRule):
+    database: Pattern | None = Field(default=None, description=_DATABASE_DESCRIPTION)
+
+    def matches_database(self, database: str | None) -> bool:
+        return self.database is None or matches_pattern(database or "", self.database)
+
+
+class NamespaceMapping(_DatabaseRule):
     """Step 2 of the namespace resolution: these namespaces belong to that System."""
 
     system: SystemRef = Field(description="The System the namespaces belong to, if it exists.")
 
 
-class SystemPolicy(_PatternRule):
-    """Per-System settings; the first policy whose pattern matches the namespace applies."""
+class SystemPolicy(_DatabaseRule):
+    """Per-System settings; the first policy whose pattern (and database) matches applies.
+
+    ``nameProfile``, ``defaultSchema`` and ``identifierCase`` say how the dataset names of the
+    namespace are read: they are taken from the first entry whose pattern matches the namespace
+    and that declares them, before the database is known, so an entry with ``database`` cannot
+    declare them."""
 
     creation: Creation = Field(
         default=Creation.NEVER,
@@ -243,7 +317,8 @@ class SystemPolicy(_PatternRule):
     name_template: Annotated[str, AfterValidator(_check_name_template)] | None = Field(
         default=None,
         description="The name of a created System, with the placeholders {namespace} {scheme} "
-        "{host} {port} {bucket}. Default: {bucket} for s3 and gs, otherwise {namespace}.",
+        "{host} {port} {bucket} {database}. Default: {bucket} for s3 and gs, otherwise "
+        "{namespace}.",
     )
     subtype: SystemSubtype = Field(
         default=SystemSubtype.DATABASE, description="The subtype of a created System."
@@ -262,21 +337,83 @@ class SystemPolicy(_PatternRule):
         default=False,
         description="Overwrite documentation that a user edited (default false: it is kept).",
     )
+    name_profile: Annotated[str, AfterValidator(_check_name_profile)] | None = Field(
+        default=None,
+        description="How dataset names split: DOTTED (the last segment is the entity, the one "
+        "before it the schema, what comes before the database) or a platform of the OpenLineage "
+        "naming specification (snowflake, bigquery, databricks, mysql, mssql, oracle, trino, "
+        "hive, db2, teradata, ...: NAME_PROFILES). Default: the seed's profile of the scheme "
+        "(postgres, redshift, awsathena, Glue, s3), else the hierarchy facet, a TABLE symlink or "
+        "the name as it is.",
+    )
+    default_schema: Text | None = Field(
+        default=None,
+        description="The schema of a dataset name with no schema part (needs nameProfile). "
+        "Default: public for postgres and redshift, default for awsathena, else none.",
+    )
+    identifier_case: IdentifierCase | None = Field(
+        default=None,
+        description="UPPER, LOWER or PRESERVE: the case the database stores unquoted "
+        "identifiers in (Snowflake, Oracle, DB2 upper; PostgreSQL, Redshift lower). Applied to "
+        "the unquoted database, schema and entity of a name; a quoted one keeps its case. "
+        "Default: names are never re-cased.",
+    )
+
+    @model_validator(mode="after")
+    def _naming_is_per_namespace(self) -> Self:
+        declared = [
+            key
+            for key, value in (
+                ("nameProfile", self.name_profile),
+                ("defaultSchema", self.default_schema),
+                ("identifierCase", self.identifier_case),
+            )
+            if value is not None
+        ]
+        if self.database is not None and declared:
+            raise ValueError(
+                f"{' and '.join(declared)} cannot go with database: the database is read from "
+                "the name by them; declare them on an entry without database for the same "
+                "pattern, after this one"
+            )
+        if self.default_schema is not None and self.name_profile is None:
+            raise ValueError("defaultSchema needs nameProfile on the same entry")
+        return self
 
     def name_template_for(self, scheme: str) -> str:
         return self.name_template or SCHEME_NAME_TEMPLATES.get(scheme, DEFAULT_NAME_TEMPLATE)
 
     def system_name(
-        self, *, namespace: str, scheme: str, host: str = "", port: str = "", bucket: str = ""
+        self,
+        *,
+        namespace: str,
+        scheme: str,
+        host: str = "",
+        port: str = "",
+        bucket: str = "",
+        database: str = "",
     ) -> str:
         """The name of the System this policy creates; parsing the namespace is the mapper's job.
         Trimmed: a part the namespace lacks (``"S3 {bucket}"`` without a bucket) leaves no
         trailing blank, which a server that trims names would no longer match."""
         return (
             self.name_template_for(scheme)
-            .format(namespace=namespace, scheme=scheme, host=host, port=port, bucket=bucket)
+            .format(
+                namespace=namespace,
+                scheme=scheme,
+                host=host,
+                port=port,
+                bucket=bucket,
+                database=database,
+            )
             .strip()
         )
+
+    @property
+    def per_database(self) -> bool:
+        """Whether the Systems of this policy are one per database: it selects a database, or
+        names its Systems after it."""
+        return self.database is not None or "{database}" in (self.name_template or "")
 
     def technology_for(self, scheme: str) -> str | None:
         return self.technology or SCHEME_TECHNOLOGIES.get(scheme)
@@ -405,15 +542,27 @@ class JobDefinition(_Model):
     @field_validator("system_policies", "job_systems")
     @classmethod
     def _no_shadowed_entries(cls, rules: tuple[_PatternRule, ...]) -> tuple[_PatternRule, ...]:
-        """Only the first match applies, so a repeated pattern is an entry that never does."""
-        first: dict[str, int] = {}
+        """Only the first match applies, so a repeated pattern is an entry that never does
+        (with the same database selector, or after an entry of that pattern without one)."""
+        first: dict[tuple[str, str | None], int] = {}
         for index, rule in enumerate(rules):
-            if rule.pattern in first:
+            database = rule.database if isinstance(rule, _DatabaseRule) else None
+            earlier = first.get((rule.pattern, database), first.get((rule.pattern, None)))
+            if earlier is not None:
+                what = f"the same pattern {rule.pattern!r}"
+                if database is not None:
+                    shadowing = rules[earlier]
+                    same = isinstance(shadowing, _DatabaseRule) and shadowing.database == database
+                    what += (
+                        f" and database {database!r}"
+                        if same
+                        else f", entry {earlier} for every database"
+                    )
                 raise ValueError(
-                    f"entries {first[rule.pattern]} and {index} have the same pattern "
-                    f"{rule.pattern!r}: only the first applies, so entry {index} never does"
+                    f"entries {earlier} and {index} have {what}: only the first applies, so "
+                    f"entry {index} never does"
                 )
-            first[rule.pattern] = index
+            first.setdefault((rule.pattern, database), index)
         return rules
 
     @property

@@ -19,8 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from airflow_blindata.definition import (
     MAX_RETENTION_DAYS,
+    NAME_PROFILES,
     Cleanup,
     Creation,
+    IdentifierCase,
     JobDefinition,
     JobDefinitionError,
     JobSystemRule,
@@ -34,7 +36,12 @@ from airflow_blindata.definition import (
     SystemSubtype,
     matches_pattern,
 )
-from airflow_blindata.mapper.systems import namespace_mappings_for, system_policy_for
+from airflow_blindata.mapper.identity import NameReading
+from airflow_blindata.mapper.systems import (
+    name_reading_for,
+    namespace_mappings_for,
+    system_policy_for,
+)
 
 UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 OTHER_UUID = "0e8b4c1a-2d3f-4a5b-9c6d-7e8f9a0b1c2d"
@@ -254,6 +261,46 @@ def test_a_repeated_pattern_is_refused_because_only_the_first_entry_could_apply(
     ]
 
 
+def test_the_same_pattern_may_repeat_for_other_databases_but_not_after_every_database() -> None:
+    """Issue 37, item 2: entries may select a database; one that never applies is refused as a
+    repeated pattern is."""
+    per_database = [
+        {"pattern": "postgres://pg:5432", "database": "prod"},
+        {"pattern": "postgres://pg:5432", "database": "dev"},
+        {"pattern": "postgres://pg:5432"},
+    ]
+    assert len(minimal(systemPolicies=per_database).system_policies) == 3
+    assert problems_of({"uuid": UUID, "systemPolicies": [per_database[2], per_database[0]]}) == [
+        "systemPolicies: entries 0 and 1 have the same pattern 'postgres://pg:5432', entry 0 for "
+        "every database: only the first applies, so entry 1 never does"
+    ]
+    assert problems_of({"uuid": UUID, "systemPolicies": [per_database[0], per_database[0]]}) == [
+        "systemPolicies: entries 0 and 1 have the same pattern 'postgres://pg:5432' and database "
+        "'prod': only the first applies, so entry 1 never does"
+    ]
+
+
+def test_the_first_matching_entries_declaring_them_say_how_names_are_read() -> None:
+    definition = minimal(
+        systemPolicies=[
+            {"pattern": "snowflake://acct", "database": "RAW", "nameTemplate": "SF {database}"},
+            {"pattern": "snowflake://*", "identifierCase": "UPPER"},
+            {"pattern": "*", "nameProfile": "DOTTED", "defaultSchema": "main"},
+        ]
+    )
+    reading = name_reading_for(definition, "snowflake://acct")
+    assert (reading.levels, reading.default_schema, reading.case) == (
+        ("database", "schema", "table"),
+        "main",
+        "UPPER",
+    )
+    assert name_reading_for(minimal(), "snowflake://acct") == NameReading()
+    policy = system_policy_for(definition, "snowflake://acct", "RAW")
+    assert policy is not None and policy.name_template == "SF {database}"
+    policy = system_policy_for(definition, "snowflake://acct", "ANALYTICS")
+    assert policy is not None and policy.identifier_case == "UPPER"
+
+
 SYSTEM_NAMES = [
     ("s3", {}, "s3://sales", "sales"),
     ("s3", {"nameTemplate": "S3 {bucket}"}, "s3://sales", "S3 sales"),
@@ -266,6 +313,7 @@ SYSTEM_NAMES = [
         "postgres db:5432",
     ),
     ("kafka", {"nameTemplate": "{{{namespace}}}"}, "kafka://broker:9092", "{kafka://broker:9092}"),
+    ("postgres", {"nameTemplate": "{host} {database}"}, "postgres://db:5432", "db prod"),
 ]
 
 
@@ -278,7 +326,12 @@ def test_a_created_system_is_named_by_the_name_template(
     policy = SystemPolicy.model_validate({"pattern": "*", **options})
     parts = {"host": "db.example" if "db.example" in namespace else "db", "port": "5432"}
     bucket = namespace.removeprefix("s3://")
-    assert policy.system_name(namespace=namespace, scheme=scheme, bucket=bucket, **parts) == name
+    assert (
+        policy.system_name(
+            namespace=namespace, scheme=scheme, bucket=bucket, database="prod", **parts
+        )
+        == name
+    )
 
 
 def test_one_system_per_s3_bucket_named_after_the_bucket_with_technology_amazon_s3() -> None:
@@ -395,7 +448,40 @@ MISTAKES = [
     (
         {"systemPolicies": [{"pattern": "a", "nameTemplate": "{hostname}"}]},
         "systemPolicies[0].nameTemplate: unknown placeholder {hostname}; the placeholders are "
-        "{bucket}, {host}, {namespace}, {port}, {scheme}",
+        "{bucket}, {database}, {host}, {namespace}, {port}, {scheme}",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "nameProfile": "Snowflake"}]},
+        "systemPolicies[0].nameProfile: is 'snowflake' (written so), got 'Snowflake'",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "nameProfile": "vertica"}]},
+        "systemPolicies[0].nameProfile: must be DOTTED or a platform (athena, awsathena, "
+        "bigquery, cassandra, clickhouse, databricks, db2, duckdb, hive, mariadb, mssql, mysql, "
+        "oracle, postgres, postgresql, redshift, snowflake, sqlite, sqlserver, synapse, teradata, "
+        "trino), got 'vertica'",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "identifierCase": "upper"}]},
+        "systemPolicies[0].identifierCase: must be UPPER, LOWER or PRESERVE, got 'upper'",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "defaultSchema": "dbo"}]},
+        "systemPolicies[0]: defaultSchema needs nameProfile on the same entry",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "database": "prod", "identifierCase": "UPPER"}]},
+        "systemPolicies[0]: identifierCase cannot go with database: the database is read from "
+        "the name by them; declare them on an entry without database for the same pattern, "
+        "after this one",
+    ),
+    (
+        {"systemPolicies": [{"pattern": "a", "database": ""}]},
+        "systemPolicies[0].database: must not be empty (use '*' to match every namespace)",
+    ),
+    (
+        {"namespaceMappings": [{"pattern": "a", "database": 5, "system": {"name": "A"}}]},
+        "namespaceMappings[0].database: must be a string, got 5",
     ),
     (
         {"systemPolicies": [{"pattern": "a", "nameTemplate": "{host"}]},
@@ -699,6 +785,8 @@ policies = st.fixed_dictionaries(
         "technology": st.none() | names,
         "entityCreation": st.none() | st.booleans(),
         "replaceUserDocumentation": st.booleans(),
+        "nameProfile": st.none() | st.sampled_from(sorted(NAME_PROFILES)),
+        "identifierCase": st.none() | st.sampled_from(list(IdentifierCase)),
     },
 )
 

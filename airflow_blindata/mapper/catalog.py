@@ -30,7 +30,7 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
-from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, built
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, built
 from airflow_blindata.mapper.identity import (
     EntityName,
     entity_name,
@@ -47,13 +47,13 @@ from airflow_blindata.mapper.plan import (
     Property,
     planned_field,
 )
-from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.sql import sqlglot_dialect
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_query, redact_sql, redact_text
 
-__all__ = ["dataset_entity_key", "entity_of", "flatten_fields", "map_datasets", "map_jobs"]
+__all__ = ["dataset_name", "entity_key", "flatten_fields", "map_datasets", "map_jobs"]
 
 
 @dataclass
@@ -179,36 +179,20 @@ def _flat_fields(
     return flat
 
 
-def entity_of(fold: Fold, key: DatasetKey, system: str) -> EntityKey | None:
-    """The entity of any dataset, also one named only inside a facet (it has no fold: no facets).
-
-    None when the dataset's name gives no entity name (see ``dataset_entity_key``).
-    """
+def dataset_name(fold: Fold, key: DatasetKey, resolver: SystemResolver) -> EntityName:
+    """Database, schema and entity of any dataset, also one named only inside a facet (it has no
+    fold: no facets), read as the definition reads the names of its namespace."""
     known = fold.dataset(key)
-    if known is None:
-        return _entity_key(system, entity_name(key.namespace, key.name))
-    return dataset_entity_key(known, system)
+    return _dataset_name(key, known.facets if known is not None else {}, resolver)
 
 
-def _entity_key(system: str, found: EntityName) -> EntityKey | None:
-    if not found.name.strip():
-        return None
-    # a dataset's name is free text: a URL's ``?token=`` in it is not catalogued
-    schema = None if found.schema is None else redact_text(found.schema)
-    return EntityKey(system=system, schema_=schema, name=redact_text(found.name))
-
-
-def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
-    """The entity of a dataset; None when its name gives none (``""``, or ``db.schema.``).
-
-    Blindata refuses an entity without a name, so it is never planned: the dataset is reported
-    as ``EMPTY_DATASET_NAME`` instead of an upload that fails on every run.
-    """
-    facets, key = dataset.facets, dataset.key
-    hierarchy = facet_of(facets, HierarchyDatasetFacet)
-    symlinks = facet_of(facets, SymlinksDatasetFacet)
-    dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
-    found = entity_name(
+def _dataset_name(
+    key: DatasetKey, facets: dict[str, BaseFacet], resolver: SystemResolver
+) -> EntityName:
+    hierarchy = facet_of(facets, HierarchyDatasetFacet) if facets else None
+    symlinks = facet_of(facets, SymlinksDatasetFacet) if facets else None
+    dataset_type = facet_of(facets, DatasetTypeDatasetFacet) if facets else None
+    return entity_name(
         key.namespace,
         key.name,
         hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
@@ -217,8 +201,23 @@ def dataset_entity_key(dataset: DatasetFold, system: str) -> EntityKey | None:
         else (),
         # seed 000: "files … are dropped from the end": a dataset its facets call a file is one
         file=dataset_type is not None and dataset_type.dataset_type.strip().upper() == "FILE",
+        reading=resolver.reading(key.namespace),
+        reading_of=resolver.reading,
     )
-    return _entity_key(system, found)
+
+
+def entity_key(system: str, found: EntityName) -> EntityKey | None:
+    """The entity of a dataset on ``system``; None when its name gives none (``""``, or
+    ``db.schema.``).
+
+    Blindata refuses an entity without a name, so it is never planned: the dataset is reported
+    as ``EMPTY_DATASET_NAME`` instead of an upload that fails on every run.
+    """
+    if not found.name.strip():
+        return None
+    # a dataset's name is free text: a URL's ``?token=`` in it is not catalogued
+    schema = None if found.schema is None else redact_text(found.schema)
+    return EntityKey(system=system, schema_=schema, name=redact_text(found.name))
 
 
 def _dataset_properties(
@@ -336,6 +335,7 @@ def map_datasets(
     drafts: dict[EntityKey, _Draft] = {}
     report = plan.report
     entities = plan.dataset_entities.found
+    databases = _Databases()
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
     # (time, namespace, name): the order of (time, key), without comparing keys in Python
@@ -345,13 +345,15 @@ def map_datasets(
         # read once: a model's attribute is looked up through its class's MRO first, a local is not
         dataset_key, facets = dataset.key, dataset.facets
         where = str(dataset_key)  # the namespace as spelt, without credentials (it is shown)
-        system = resolver.dataset_system(dataset_key.namespace, where)
+        found = _dataset_name(dataset_key, facets, resolver)
+        system = resolver.dataset_system(dataset_key.namespace, where, found.database)
         if system is None:
             continue
-        key = entities[dataset_key, system.name] = dataset_entity_key(dataset, system.name)
+        key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue
+        databases.add(key, normalize_namespace(dataset_key.namespace), found.database)
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
@@ -389,6 +391,7 @@ def map_datasets(
             for planned, _ in _flat_fields(key, written.fields or (), ""):
                 if planned.name not in fields:
                     fields[planned.name] = planned
+    databases.report(report)
     field_names = plan.dataset_entities.field_names
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
         plan.entities.append(draft.entity())
@@ -396,6 +399,32 @@ def map_datasets(
         if draft.fields:
             field_names[draft.key] = draft.fields.keys()
     report.count("datasetEntities", len(drafts))
+
+
+class _Databases:
+    """The databases of each namespace that land on each entity: two databases of one namespace
+    on one entity are two tables merged, reported as ``DATABASES_MERGED`` (issue 37: "never
+    merge silently"), naming both. A name without a database is no second database: it is the
+    one its connection is on (seed 002: blank segments are "filled from the connection")."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[EntityKey, str], set[str]] = {}
+
+    def add(self, key: EntityKey, namespace: str, database: str | None) -> None:
+        if database is not None:
+            self._seen.setdefault((key, namespace), set()).add(database)
+
+    def report(self, report: Report) -> None:
+        for (key, namespace), databases in sorted(
+            self._seen.items(), key=lambda item: (_sort_key(item[0][0]), item[0][1])
+        ):
+            if len(databases) > 1:
+                schema = f"{key.schema_}." if key.schema_ else ""
+                report.gap(
+                    GapCode.DATABASES_MERGED,
+                    f"{redact_text(namespace)}: databases {', '.join(sorted(databases))} "
+                    f"→ {key.system}:{schema}{key.name}",
+                )
 
 
 _FIELD_ORDER = attrgetter("ordinal_position", "name")

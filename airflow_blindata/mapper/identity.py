@@ -7,8 +7,15 @@ the OpenLineage naming conventions. User info is dropped on the way, so that no 
 producer put in a URI ever reaches the catalog.
 
 Then the dataset name is split into a schema and an entity by the first rule of seed 000 that
-applies: the hierarchy facet, the profile of the namespace scheme, a TABLE symlink, or the name as
-it is.
+applies: the hierarchy facet, the profile of the namespace (the one its ``systemPolicies`` entry
+declares with ``nameProfile``, else the seed's profile of its scheme), a TABLE symlink, or the
+name as it is. The database (catalog, project) the name carries is kept beside them: it is part
+of the dataset's identity, and picks its System when the definition selects by it (issue 37).
+
+Quotes are removed from the identifiers of a dotted name (a quoted one keeps its case) and a
+trailing ``;`` is dropped, always (seed 002: "No surrounding quotes, no trailing semicolon"); an
+``identifierCase`` that the definition declares re-cases the unquoted ones, and nothing else does
+(seed 002: "never re-cased").
 
 Everything here is total: a namespace or a name from any producer gives an answer, never an
 exception. A namespace whose authority cannot be read (a bracket outside an IPv6 literal, as in
@@ -20,8 +27,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
@@ -32,6 +39,7 @@ __all__ = [
     "OBJECT_STORE_SCHEMES",
     "SCHEME_ALIASES",
     "EntityName",
+    "NameReading",
     "NamespaceParts",
     "entity_name",
     "is_data_file",
@@ -43,6 +51,7 @@ __all__ = [
     "object_key_entity",
     "shown_namespace",
     "strip_user_info",
+    "without_statement_end",
 ]
 
 SCHEME_ALIASES: dict[str, str] = {
@@ -84,23 +93,47 @@ class NamespaceParts:
     port: str
     bucket: str
 
-    def template_values(self) -> dict[str, str]:
+    def template_values(self, database: str | None = None) -> dict[str, str]:
         return {
             "namespace": self.namespace,
             "scheme": self.scheme,
             "host": self.host,
             "port": self.port,
             "bucket": self.bucket,
+            "database": database or "",
         }
 
 
 @dataclass(frozen=True, slots=True)
 class EntityName:
-    """Where a dataset lands inside its System; ``rule`` says which rule decided it."""
+    """Where a dataset lands inside its System; ``rule`` says which rule decided it.
+
+    ``database`` is the database (catalog, project) segment the rule found, ``None`` when the
+    name has none: it picks the System where the definition selects by database, and tells two
+    databases apart that land on one System. Equality is where the dataset lands (schema, name,
+    rule), as before the database was read."""
 
     schema: str | None
     name: str
     rule: str
+    database: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class NameReading:
+    """How the dataset names of a namespace are read, as its ``systemPolicies`` entries declare.
+
+    ``levels`` is the shape of the declared ``nameProfile`` (``("database", "schema", "table")``,
+    ``("database", "table")``: the database is the schema), ``None`` for the seed's profile of
+    the scheme; ``default_schema`` the schema of a name with no schema part; ``case``
+    ``UPPER``, ``LOWER`` or ``PRESERVE``/``None`` (never re-cased)."""
+
+    levels: tuple[str, ...] | None = None
+    default_schema: str | None = None
+    case: str | None = None
+
+
+NO_READING = NameReading()
 
 
 @lru_cache(maxsize=4096)
@@ -332,46 +365,101 @@ splits them into folders. Of these only ``s3://`` has seed 000's profile by defa
 keep the seed's rule ("Other schemes need the hierarchy facet or a symlinks entry")."""
 
 
-_QUOTES = frozenset('"`')
+_QUOTES = {'"': '"', "`": "`", "[": "]"}
+"""Opening quote → closing quote: SQL's, MySQL's and BigQuery's, SQL Server's brackets."""
 
 
-def _segments(name: str) -> list[str]:
-    """``name`` split at its dots, but not at a dot inside a quoted identifier.
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """One identifier of a dotted name, without its quotes; ``quoted`` keeps its case."""
 
-    A producer that quotes (``analytics."my.schema"."tbl"``) names the schema ``"my.schema"``,
-    not ``schema"``; the quotes themselves are kept, as every other character of a segment is.
-    A doubled quote inside a quoted identifier (``"a""b"``) closes and opens it again, so it
-    needs no rule of its own; an unbalanced quote quotes the rest of the name.
+    text: str
+    quoted: bool
+
+
+def _segments(name: str) -> list[_Segment]:
+    """``name`` split at its dots, but not at a dot inside a quoted identifier, each segment
+    trimmed and without its quotes (seed 002: "trimmed", "no surrounding quotes").
+
+    A producer that quotes (``analytics."my.schema"."tbl"``) names the schema ``my.schema``, not
+    ``schema"``. A doubled quote inside a quoted identifier (``"a""b"``) is one quote of the
+    identifier; an unbalanced quote quotes the rest of the name. A ``[`` quotes only where an
+    identifier starts (SQL Server's ``[dbo].[Orders]``). A segment that is only partly quoted
+    (``"a"b``) keeps its characters as they are.
     """
-    if not _QUOTES.intersection(name):
-        return name.split(".")
-    segments: list[str] = []
-    start, quote = 0, ""
+    if not any(quote in name for quote in _QUOTES):
+        return [_Segment(part.strip(), False) for part in name.split(".")]
+    raw: list[str] = []
+    start, closing = 0, ""
     for index, char in enumerate(name):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in _QUOTES:
-            quote = char
+        if closing:
+            closing = "" if char == closing else closing
+        elif char in _QUOTES and (char != "[" or not name[start:index].strip()):
+            closing = _QUOTES[char]
         elif char == ".":
-            segments.append(name[start:index])
+            raw.append(name[start:index])
             start = index + 1
-    segments.append(name[start:])
-    return segments
+    raw.append(name[start:])
+    return [_unquoted(part.strip()) for part in raw]
 
 
-def _dotted(name: str, default_schema: str | None) -> EntityName:
+def _unquoted(text: str) -> _Segment:
+    """A trimmed segment without its surrounding quotes (a doubled quote inside is one)."""
+    if len(text) >= 2 and text[0] in _QUOTES and text[-1] == _QUOTES[text[0]]:
+        closing = _QUOTES[text[0]]
+        inner = text[1:-1]
+        if closing * 2 in inner or closing not in inner:
+            return _Segment(inner.replace(closing * 2, closing).strip(), True)
+    return _Segment(text, False)
+
+
+def _cased(segment: _Segment, case: str | None) -> str:
+    """The identifier in the declared case; a quoted one, and any when none is declared, as
+    it is (seed 002: "never re-cased"; the database "stores it as quoted")."""
+    if segment.quoted or case is None or case == "PRESERVE":
+        return segment.text
+    return segment.text.upper() if case == "UPPER" else segment.text.lower()
+
+
+def without_statement_end(name: str) -> str:
+    """``name`` without the ``;`` (and blanks) a producer left after it: seed 002, "no trailing
+    semicolon" (``shop.sales.refunds;`` is the table ``refunds``)."""
+    stripped = name.rstrip()
+    if not stripped.endswith(";"):
+        return name
+    while stripped.endswith(";"):
+        stripped = stripped[:-1].rstrip()
+    return stripped
+
+
+def _dotted(
+    name: str,
+    default_schema: str | None,
+    *,
+    case: str | None = None,
+    schema_is_database: bool = False,
+    rule: str = "profile",
+) -> EntityName:
     """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default.
 
     Seed 002: segments are "trimmed, but never re-cased", and a blank one is filled from the
     connection ("so a read of schema.table and a write of catalog.schema.table resolve to one
     identity"): ``analytics..orders`` and `` staging . orders`` name the schema as ``orders``
     and ``staging.orders`` do — a blank schema is the default one (seed 000: "With no schema
-    part, public."), never a schema named ``""``.
+    part, public."), never a schema named ``""``. The database is what comes before the schema
+    (a BigQuery project ``example.com:proj`` holds a dot), or the schema itself on a platform
+    whose names are ``{database}.{table}`` (``schema_is_database``: MySQL, Hive, ...).
     """
-    parts = [part.strip() for part in _segments(name)]
+    parts = _segments(without_statement_end(name))
+    table = _cased(parts[-1], case)
     if len(parts) == 1:
-        return EntityName(default_schema, parts[0], "profile")
-    return EntityName(parts[-2] or default_schema, parts[-1], "profile")
+        return EntityName(default_schema, table, rule)
+    schema = _cased(parts[-2], case) or default_schema
+    if schema_is_database:
+        database = _cased(parts[-2], case) or None
+    else:
+        database = ".".join(_cased(part, case) for part in parts[:-2]) or None
+    return EntityName(schema, table, rule, database)
 
 
 def _glue(name: str) -> EntityName:
@@ -428,15 +516,31 @@ def object_key_entity(namespace: str, name: str, *, file: bool = False) -> Entit
     return EntityName(schema, segments[-1], "profile")
 
 
-def _profile(scheme: str, name: str, namespace: str = "", file: bool = False) -> EntityName | None:
-    """The profile of a (normalised) namespace's scheme; Glue's namespace is an ARN, no URI.
+def _profile(
+    scheme: str,
+    name: str,
+    reading: NameReading = NO_READING,
+    *,
+    namespace: str = "",
+    file: bool = False,
+) -> EntityName | None:
+    """The profile of a (normalised) namespace: the one its ``systemPolicies`` entry declares
+    (``reading.levels``), else the seed's profile of its scheme; Glue's namespace is an ARN.
     ``namespace`` gives an object key its prefix, ``file`` says the dataset is a file."""
+    case = reading.case
+    if reading.levels is not None:
+        return _dotted(
+            name,
+            reading.default_schema,
+            case=case,
+            schema_is_database=len(reading.levels) == 2,
+        )
     if scheme.startswith("arn:aws:glue"):
         return _glue(name)
     if scheme in ("redshift", "postgres"):
-        return _dotted(name, "public")
+        return _dotted(name, reading.default_schema or "public", case=case)
     if scheme == "awsathena":
-        return _dotted(name, "default")
+        return _dotted(name, reading.default_schema or "default", case=case)
     if scheme == "s3":
         return object_key_entity(namespace, name, file=file)
     return None
@@ -451,6 +555,36 @@ def _scheme(namespace: str) -> str:
     return normalized.split("://", 1)[0] if "://" in normalized else ""
 
 
+def _by_hierarchy(levels: Sequence[tuple[str, str]], reading: NameReading) -> EntityName | None:
+    """Seed 000: "the last level is the entity, the level before it the schema" — that very
+    level: a blank one is no schema, and a blank last level names no entity (the rules after it
+    then apply), never the level before it taken for the entity. Levels are trimmed and
+    unquoted as the segments of a dotted name are (seed 002), so the same table lands on one
+    entity whether its producer sends a hierarchy facet or not; the levels before the schema
+    are the database (on a ``{database}.{table}`` platform, or for a level typed DATABASE or
+    CATALOG, the schema level is)."""
+    table = _unquoted(levels[-1][1].strip()) if levels else _Segment("", False)
+    if not table.text:
+        return None
+    case = reading.case
+    name = _cased(table, case)
+    if len(levels) < 2:
+        return EntityName(None, name, "hierarchy")
+    kind, text = levels[-2]
+    schema = _cased(_unquoted(text.strip()), case) or None
+    if len(levels) > 2:
+        database = ".".join(_cased(_unquoted(level.strip()), case) for _, level in levels[:-2])
+    elif (reading.levels is not None and len(reading.levels) == 2) or kind.strip().upper() in (
+        "DATABASE",
+        "CATALOG",
+        "PROJECT",
+    ):
+        database = schema or ""
+    else:
+        database = ""
+    return EntityName(schema, name, "hierarchy", database or None)
+
+
 def entity_name(
     namespace: str,
     name: str,
@@ -458,34 +592,45 @@ def entity_name(
     hierarchy: Sequence[tuple[str, str]] = (),
     symlinks: Sequence[tuple[str, str, str]] = (),
     file: bool = False,
+    reading: NameReading = NO_READING,
+    reading_of: Callable[[str], NameReading] | None = None,
 ) -> EntityName:
     """Schema and entity of a dataset, by the first rule of seed 000 that applies.
 
     ``hierarchy`` is the hierarchy facet as ``(type, name)`` levels, outermost first;
     ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers; ``file`` whether
     the dataset is a file by its facets (``datasetType`` ``FILE``): the last segment of its
-    object key is then a file whatever its name.
+    object key is then a file whatever its name. ``reading`` is
+    how the definition reads the names of ``namespace`` (a declared ``nameProfile``, its
+    ``defaultSchema`` and ``identifierCase``), ``reading_of`` the same for the namespace of a
+    symlink; without them the seed's rules apply as they are.
     """
-    if hierarchy and hierarchy[-1][1].strip():
-        # seed 000: "the last level is the entity, the level before it the schema" — that very
-        # level: a blank one is no schema, and a blank last level names no entity (the rules
-        # below then apply), never the level before it taken for the entity.
-        # trimmed, as the segments of a dotted name are (seed 002): the same table lands on one
-        # entity whether its producer sends a hierarchy facet or not
-        schema = hierarchy[-2][1].strip() if len(hierarchy) > 1 else ""
-        return EntityName(schema or None, hierarchy[-1][1].strip(), "hierarchy")
-    by_profile = _profile(_scheme(namespace), name, namespace, file)
+    by_hierarchy = _by_hierarchy(hierarchy, reading) if hierarchy else None
+    if by_hierarchy is not None:
+        return by_hierarchy
+    by_profile = _profile(_scheme(namespace), name, reading, namespace=namespace, file=file)
     if by_profile is not None:
         return by_profile
     for link_namespace, link_name, link_type in symlinks:
         if link_type.upper() != "TABLE":
             continue
-        linked = _profile(_scheme(link_namespace), link_name, link_namespace) or _dotted(
-            link_name, None
-        )
+        link_reading = reading_of(link_namespace) if reading_of is not None else NO_READING
+        linked = _profile(
+            _scheme(link_namespace), link_name, link_reading, namespace=link_namespace
+        ) or _dotted(link_name, link_reading.default_schema, case=link_reading.case)
         if not linked.name.strip():
             # a TABLE identity that names no table (``""``, ``db.``) is no table identity: the
             # next one, or the dataset's own name, decides; the dataset is not lost for it
             continue
-        return EntityName(linked.schema, linked.name, "symlink")
-    return EntityName(None, name, "name")
+        return EntityName(linked.schema, linked.name, "symlink", linked.database)
+    return _as_it_is(name, reading.case)
+
+
+def _as_it_is(name: str, case: str | None) -> EntityName:
+    """Rule 4, the name as it is, with no schema: only a trailing ``;`` is dropped, and the
+    quotes of a name that is one quoted identifier (seed 002); re-cased when declared."""
+    text = without_statement_end(name)
+    segment = _unquoted(text.strip())
+    if not segment.quoted and case in (None, "PRESERVE"):
+        return EntityName(None, text, "name")
+    return EntityName(None, _cased(segment, case), "name")

@@ -44,7 +44,7 @@ from airflow_blindata.events import (
     facet_of,
     finite_number,
 )
-from airflow_blindata.mapper.catalog import entity_of
+from airflow_blindata.mapper.catalog import dataset_name, entity_key
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     Fold,
@@ -94,13 +94,14 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
-        system = self.resolver.dataset_system(key.namespace, None)
+        found = dataset_name(self.fold, key, self.resolver)
+        system = self.resolver.dataset_system(key.namespace, None, found.database)
         if system is None:
             return None
         known = self.plan.dataset_entities.found
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
             return known[key, system.name]
-        return entity_of(self.fold, key, system.name)
+        return entity_key(system.name, found)
 
     # -- assertions ----------------------------------------------------------------------------
 

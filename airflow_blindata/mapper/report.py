@@ -46,6 +46,7 @@ class GapCode(StrEnum):
     EMPTY_DATASET_NAME = "EMPTY_DATASET_NAME"
     EMPTY_FIELD_NAME = "EMPTY_FIELD_NAME"
     NON_FINITE_METRIC = "NON_FINITE_METRIC"
+    DATABASES_MERGED = "DATABASES_MERGED"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -84,6 +85,11 @@ GAP_HINTS: dict[GapCode, str] = {
     "facet, its dataset and the metrics): no profiling record can hold it, so it makes none; the "
     "facet's other metrics make theirs. Fix the producer: leave out a metric it could not "
     "measure.",
+    GapCode.DATABASES_MERGED: "Two databases of one namespace land on one System with the same "
+    "schema and entity (the example names both): their tables are merged. Give each database its "
+    "System: a database selector on a namespaceMappings or systemPolicies entry, {database} in "
+    "the nameTemplate, or the property openLineageDatabase beside openLineageNamespace on each "
+    "crawled System.",
 }
 
 

@@ -12,6 +12,12 @@ Namespaces are matched normalised (``identity.normalize_namespace``), and so are
 all three lists (``identity.normalize_pattern``): a pattern written as a producer spells the
 namespace (``postgresql://DB``) matches the namespace it names (``postgres://db:5432``).
 
+The database (catalog, project) that the name profile reads from a dataset name is part of its
+identity (issue 37): ``namespaceMappings`` and ``systemPolicies`` entries may select it
+(``database``), a ``nameTemplate`` may name a System after it (``{database}``), and a System
+stamped ``openLineageDatabase`` besides ``openLineageNamespace`` is that database's System (one
+without it is every database's). A created System of a per-database policy is stamped so.
+
 A bad namespace (``identity.namespace_problem``: empty, or a URI whose authority cannot be read)
 goes through steps 1 to 3 like any other, but step 4 never creates a System from it: it is
 reported ``UNMAPPED_NAMESPACE`` with the reason, and the rest of the run goes on.
@@ -27,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from airflow_blindata.definition import (
+    NAME_PROFILES,
     JobDefinition,
     NamespaceMapping,
     SystemPolicy,
@@ -34,6 +41,8 @@ from airflow_blindata.definition import (
     matches_pattern,
 )
 from airflow_blindata.mapper.identity import (
+    NO_READING,
+    NameReading,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
@@ -43,17 +52,21 @@ from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
 
 __all__ = [
+    "DATABASE_PROPERTY",
     "JOB_SYSTEM_PROPERTY",
     "NAMESPACE_PROPERTY",
     "OWNER_PROPERTY",
     "KnownSystem",
     "SystemResolver",
+    "name_reading_for",
     "namespace_mappings_for",
     "system_policy_for",
 ]
 
 NAMESPACE_PROPERTY = "openLineageNamespace"
 OWNER_PROPERTY = "openLineageOwner"
+DATABASE_PROPERTY = "openLineageDatabase"
+"""With ``openLineageNamespace``: the System holds that database of the namespace only."""
 JOB_SYSTEM_PROPERTY = "openLineageJobSystem"
 """Marks a System that holds OpenLineage job entities (``jobSystems`` without ``shared``)."""
 
@@ -63,14 +76,51 @@ def _matches(namespace: str, pattern: str) -> bool:
     return matches_pattern(namespace, normalize_pattern(pattern))
 
 
-def namespace_mappings_for(definition: JobDefinition, namespace: str) -> list[NamespaceMapping]:
-    """The ``namespaceMappings`` entries that match a normalised namespace, in order."""
-    return [m for m in definition.namespace_mappings if _matches(namespace, m.pattern)]
+def namespace_mappings_for(
+    definition: JobDefinition, namespace: str, database: str | None = None
+) -> list[NamespaceMapping]:
+    """The ``namespaceMappings`` entries that match a normalised namespace (and the database of
+    the dataset: ``None`` is a name without one), in order."""
+    return [
+        m
+        for m in definition.namespace_mappings
+        if _matches(namespace, m.pattern) and m.matches_database(database)
+    ]
 
 
-def system_policy_for(definition: JobDefinition, namespace: str) -> SystemPolicy | None:
-    """The first ``systemPolicies`` entry that matches a normalised namespace."""
-    return next((p for p in definition.system_policies if _matches(namespace, p.pattern)), None)
+def system_policy_for(
+    definition: JobDefinition, namespace: str, database: str | None = None
+) -> SystemPolicy | None:
+    """The first ``systemPolicies`` entry that matches a normalised namespace and database."""
+    return next(
+        (
+            p
+            for p in definition.system_policies
+            if _matches(namespace, p.pattern) and p.matches_database(database)
+        ),
+        None,
+    )
+
+
+def name_reading_for(definition: JobDefinition, namespace: str) -> NameReading:
+    """How the dataset names of a normalised namespace are read: the ``nameProfile`` (with its
+    ``defaultSchema``) and the ``identifierCase`` of the first ``systemPolicies`` entries whose
+    pattern matches and that declare them; nothing declared, the seed's rules as they are."""
+    profile: SystemPolicy | None = None
+    case: SystemPolicy | None = None
+    for policy in definition.system_policies:
+        if (profile is None or case is None) and _matches(namespace, policy.pattern):
+            if profile is None and policy.name_profile is not None:
+                profile = policy
+            if case is None and policy.identifier_case is not None:
+                case = policy
+    if profile is None and case is None:
+        return NO_READING
+    return NameReading(
+        levels=NAME_PROFILES[profile.name_profile] if profile and profile.name_profile else None,
+        default_schema=profile.default_schema if profile else None,
+        case=str(case.identifier_case) if case and case.identifier_case else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +149,16 @@ class SystemResolver:
     report: Report
     _by_name: dict[str, KnownSystem] = field(init=False)
     _by_uuid: dict[str, KnownSystem] = field(init=False)
-    _by_stamp: dict[str, KnownSystem] = field(init=False)
+    _by_stamp: dict[str, list[KnownSystem]] = field(init=False)
+    """Namespace → the Systems stamped with it, by name."""
     _resolved: dict[str, PlannedSystem | None] = field(init=False, default_factory=dict)
+    _resolved_in: dict[tuple[str, str | None], PlannedSystem | None] = field(
+        init=False, default_factory=dict
+    )
+    """(namespace, database) → its System, where the database picks it."""
+    _readings: dict[str, NameReading] = field(init=False, default_factory=dict)
+    _by_database: bool = field(init=False, default=False)
+    """Whether any selector, template or stamp names a database (else it is never looked at)."""
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
     _ignored: tuple[str, ...] = field(init=False)
@@ -116,7 +174,28 @@ class SystemResolver:
             self._by_name.setdefault(system.name, system)
             self._by_uuid[system.uuid] = system
             for value in system.values(NAMESPACE_PROPERTY):
-                self._by_stamp.setdefault(normalize_namespace(value), system)
+                stamped = self._by_stamp.setdefault(normalize_namespace(value), [])
+                if system not in stamped:
+                    stamped.append(system)
+        definition = self.definition
+        self._by_database = (
+            any(m.database is not None for m in definition.namespace_mappings)
+            or any(p.per_database for p in definition.system_policies)
+            or any(s.values(DATABASE_PROPERTY) for s in ordered)
+        )
+
+    def reading(self, namespace: str) -> NameReading:
+        """How the dataset names of ``namespace`` are read (``name_reading_for``), memoised."""
+        normalized = normalize_namespace(namespace)
+        found = self._readings.get(normalized)
+        if found is None:
+            found = self._readings[normalized] = name_reading_for(self.definition, normalized)
+        return found
+
+    @property
+    def by_database(self) -> bool:
+        """Whether the database of a dataset can change its System under this definition."""
+        return self._by_database
 
     @property
     def systems(self) -> list[PlannedSystem]:
@@ -134,9 +213,9 @@ class SystemResolver:
             update: dict[str, object] = {}
             if system.namespaces and not set(system.namespaces) <= set(existing.namespaces):
                 update["namespaces"] = tuple(sorted({*existing.namespaces, *system.namespaces}))
-            # Each namespace that lands on it by its name (step 4) is stamped, not only the
-            # first: the stamp is how the tenant finds the System of a namespace (step 3).
-            stamps = [p for p in system.stamp if p[0] == NAMESPACE_PROPERTY]
+            # Each namespace (and database) that lands on it by its name (step 4) is stamped,
+            # not only the first: the stamp is how the tenant finds the System of a namespace.
+            stamps = [p for p in system.stamp if p[0] in (NAMESPACE_PROPERTY, DATABASE_PROPERTY)]
             if any(stamp not in existing.stamp for stamp in stamps):
                 update["stamp"] = (*existing.stamp, *(s for s in stamps if s not in existing.stamp))
             if system.namespaces and not existing.namespaces:
@@ -163,16 +242,26 @@ class SystemResolver:
         normalized = normalize_namespace(namespace)
         return any(matches_pattern(normalized, pattern) for pattern in self._ignored)
 
-    def dataset_system(self, namespace: str, example: str | None) -> PlannedSystem | None:
+    def dataset_system(
+        self, namespace: str, example: str | None, database: str | None = None
+    ) -> PlannedSystem | None:
         """The System of a dataset namespace, or ``None`` with the gap recorded for ``example``.
 
+        ``database`` is the database the name profile read from the dataset name (``None``:
+        none); it matters only where the definition or a stamp selects by it.
         ``example=None`` resolves without recording a gap: a flow end names a dataset whose gap
         the catalog pass already counted.
         """
         normalized = normalize_namespace(namespace)
-        if normalized not in self._resolved:
-            self._resolved[normalized] = self._resolve(normalized)
-        system = self._resolved[normalized]
+        if self._by_database:
+            key = (normalized, database)
+            if key not in self._resolved_in:
+                self._resolved_in[key] = self._resolve(normalized, database)
+            system = self._resolved_in[key]
+        else:
+            if normalized not in self._resolved:
+                self._resolved[normalized] = self._resolve(normalized)
+            system = self._resolved[normalized]
         if system is None and example is not None:
             if self.ignores(normalized):
                 self.report.gap(GapCode.IGNORED_NAMESPACE, example)
@@ -183,15 +272,25 @@ class SystemResolver:
                 )
         return system
 
-    def _resolve(self, namespace: str) -> PlannedSystem | None:
+    def _stamped(self, namespace: str, database: str | None) -> KnownSystem | None:
+        """The System stamped with ``namespace``: first by name among those stamped with the
+        database too, else among those stamped with no database (they hold every one)."""
+        stamped = self._by_stamp.get(namespace, ())
+        if database is not None:
+            for system in stamped:
+                if database in system.values(DATABASE_PROPERTY):
+                    return system
+        return next((s for s in stamped if not s.values(DATABASE_PROPERTY)), None)
+
+    def _resolve(self, namespace: str, database: str | None = None) -> PlannedSystem | None:
         if self.ignores(namespace):
             return None
-        policy = system_policy_for(self.definition, namespace)
-        for mapping in namespace_mappings_for(self.definition, namespace):
+        policy = system_policy_for(self.definition, namespace, database)
+        for mapping in namespace_mappings_for(self.definition, namespace, database):
             found = self._find(mapping.system)
             if found is not None:
                 return self._existing(found, "mapped", namespace, policy)
-        stamped = self._by_stamp.get(namespace)
+        stamped = self._stamped(namespace, database)
         if stamped is not None:
             return self._existing(stamped, "stamped", namespace, policy)
         problem = namespace_problem(namespace)
@@ -201,10 +300,15 @@ class SystemResolver:
         if policy is None or policy.creation != "IF_MISSING":
             return None
         parts = namespace_parts(namespace)
-        name = policy.system_name(**parts.template_values()) or namespace
+        name = policy.system_name(**parts.template_values(database)) or namespace
+        # A System per database is stamped with its database: the next run finds it by the
+        # stamp (step 3) for that database only, not for every database of the namespace.
+        by_database: tuple[Property, ...] = (
+            ((DATABASE_PROPERTY, database),) if policy.per_database and database else ()
+        )
         existing = self._by_name.get(name)
         if existing is not None:
-            return self._existing(existing, "reused", namespace, policy)
+            return self._existing(existing, "reused", namespace, policy, by_database)
         return self._plan(
             PlannedSystem(
                 name=name,
@@ -213,7 +317,11 @@ class SystemResolver:
                 subtype=policy.subtype,
                 # A bare namespace (BigQuery's ``bigquery``) names its kind of store itself.
                 technology=policy.technology_for(parts.scheme or parts.namespace.lower()),
-                stamp=((NAMESPACE_PROPERTY, namespace), (OWNER_PROPERTY, self.definition.uuid)),
+                stamp=(
+                    (NAMESPACE_PROPERTY, namespace),
+                    *by_database,
+                    (OWNER_PROPERTY, self.definition.uuid),
+                ),
                 namespaces=(namespace,),
                 entity_creation=self._entity_creation(policy, created_by_openlineage=True),
                 replace_user_documentation=bool(policy.replace_user_documentation),
@@ -226,10 +334,12 @@ class SystemResolver:
         origin: SystemOrigin,
         namespace: str,
         policy: SystemPolicy | None,
+        by_database: tuple[Property, ...] = (),
     ) -> PlannedSystem:
-        """A System Blindata holds; a reused one is stamped with the namespace (not the owner)."""
+        """A System Blindata holds; a reused one is stamped with the namespace (not the owner),
+        and with its database when its policy makes a System per database."""
         stamp: tuple[Property, ...] = (
-            ((NAMESPACE_PROPERTY, namespace),) if origin == "reused" else ()
+            ((NAMESPACE_PROPERTY, namespace), *by_database) if origin == "reused" else ()
         )
         return self._plan(
             PlannedSystem(

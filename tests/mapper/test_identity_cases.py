@@ -202,12 +202,13 @@ def test_no_credential_of_a_namespace_reaches_the_plan_or_its_report(
         ("postgres://db:5432", "staging.orders ", ("staging", "orders")),
         ("postgres://db:5432", " orders", ("public", "orders")),
         # "... but never re-cased": PUBLIC.ORDERS and public.orders are two identities (the
-        # seed's "Known gap: identifier casing"), and inner spaces, unicode, quotes are kept
+        # seed's "Known gap: identifier casing"), and inner spaces and unicode are kept; "never
+        # quoted": the quotes go, the quoted identifier keeps its case (issue 37, item 3)
         ("postgres://db:5432", "analytics.PUBLIC.ORDERS", ("PUBLIC", "ORDERS")),
         ("postgres://db:5432", "analytics.public.orders", ("public", "orders")),
         ("postgres://db:5432", "analytics.staging.my orders", ("staging", "my orders")),
         ("postgres://db:5432", "analytics.ventes.commandes_été", ("ventes", "commandes_été")),
-        ("postgres://db:5432", 'analytics."Staging"."Orders"', ('"Staging"', '"Orders"')),
+        ("postgres://db:5432", 'analytics."Staging"."Orders"', ("Staging", "Orders")),
     ],
 )
 def test_relational_names_by_segments(
@@ -220,17 +221,17 @@ def test_relational_names_by_segments(
 @pytest.mark.parametrize(
     ("namespace", "name", "expected"),
     [
-        ("postgres://db:5432", 'analytics."my.schema"."tbl"', ('"my.schema"', '"tbl"')),
-        ("postgres://db:5432", 'analytics.sales."orders.v2"', ("sales", '"orders.v2"')),
-        ("postgres://db:5432", '"my.schema".orders', ('"my.schema"', "orders")),
-        ("postgres://db:5432", '"orders.v2"', ("public", '"orders.v2"')),
+        ("postgres://db:5432", 'analytics."my.schema"."tbl"', ("my.schema", "tbl")),
+        ("postgres://db:5432", 'analytics.sales."orders.v2"', ("sales", "orders.v2")),
+        ("postgres://db:5432", '"my.schema".orders', ("my.schema", "orders")),
+        ("postgres://db:5432", '"orders.v2"', ("public", "orders.v2")),
         # a doubled quote is a quote inside the identifier, not its end
-        ("postgres://db:5432", 'analytics."a""b.c".orders', ('"a""b.c"', "orders")),
-        ("redshift://dwh.eu-west-1:5439", 'dev."x.y".orders', ('"x.y"', "orders")),
+        ("postgres://db:5432", 'analytics."a""b.c".orders', ('a"b.c', "orders")),
+        ("redshift://dwh.eu-west-1:5439", 'dev."x.y".orders', ("x.y", "orders")),
         (
             "awsathena://athena.eu-west-1.amazonaws.com",
             "AwsDataCatalog.`web.logs`.hits",
-            ("`web.logs`", "hits"),
+            ("web.logs", "hits"),
         ),
     ],
 )
@@ -240,7 +241,8 @@ def test_database_schema_table_a_dot_inside_a_quoted_identifier_cuts_no_segment(
     """Seed 000: "redshift://, postgres:// | database.schema.table | schema | table": the dots
     that separate identifiers, not one inside a quoted identifier. ``analytics."my.schema"."tbl"``
     was the schema ``schema"`` and the entity ``"tbl"``, an entity no producer and no crawler
-    names. The quotes are kept, as every character of a segment is (see above)."""
+    names. The quotes go (seed 002: "No surrounding quotes"; issue 37, item 3), the identifier
+    keeps its case and its dots."""
     found = entity_name(namespace, name)
     assert (found.schema, found.name) == expected
 
