@@ -33,6 +33,7 @@ from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, built
 from airflow_blindata.mapper.identity import (
     EntityName,
+    cased_identifier,
     entity_name,
     normalize_namespace,
     strip_user_info,
@@ -135,6 +136,7 @@ def _flat_fields(
     prefix: str,
     unnamed: list[str] | None = None,
     misplaced: list[str] | None = None,
+    case: str | None = None,
 ) -> list[tuple[PlannedField, str | None]]:
     """``flatten_fields`` as a list: the catalog pass takes every field of every dataset, and
     appending to one list costs less than resuming a generator per field and nesting level.
@@ -143,7 +145,9 @@ def _flat_fields(
     its nested fields no name to be dotted under: it is left out with them, and the path it was
     found at (``""`` at the top) is added to ``unnamed``, when given. A field whose
     ``ordinal_position`` is no position (below 1, the spec's first, or beyond what Blindata
-    holds) has its depth-first position, as one without; its name is added to ``misplaced``."""
+    holds) has its depth-first position, as one without; its name is added to ``misplaced``.
+    ``case``: the ``identifierCase`` declared for the dataset's namespace, applied to each
+    unquoted field name (a column is an identifier as a table is)."""
     flat: list[tuple[PlannedField, str | None]] = []
 
     def walk(items: Iterable[SchemaField], path: str) -> None:
@@ -152,7 +156,8 @@ def _flat_fields(
                 if unnamed is not None:
                     unnamed.append(path)
                 continue
-            name = f"{path}.{item.name}" if path else item.name
+            own = cased_identifier(item.name, case) if case else item.name
+            name = f"{path}.{own}" if path else own
             description = redact_text((item.description or "").strip()) or None
             too_long = description if description and len(description) > DESCRIPTION_LIMIT else None
             position = item.ordinal_position
@@ -370,8 +375,9 @@ def map_datasets(
         fields = draft.fields
         unnamed: list[str] = []
         misplaced: list[str] = []
+        case = resolver.reading(dataset_key.namespace).case
         for planned, too_long in _flat_fields(
-            key, schema.fields or () if schema else (), "", unnamed, misplaced
+            key, schema.fields or () if schema else (), "", unnamed, misplaced, case
         ):
             fields[planned.name] = planned
             if too_long:
@@ -388,7 +394,7 @@ def map_datasets(
         if written is not None:
             # A reader's later schema replaced the writer's: the columns only the writer lists
             # are still described (a reader may list some columns only), after the reader's.
-            for planned, _ in _flat_fields(key, written.fields or (), ""):
+            for planned, _ in _flat_fields(key, written.fields or (), "", case=case):
                 if planned.name not in fields:
                     fields[planned.name] = planned
     databases.report(report)

@@ -28,6 +28,7 @@ from functools import cached_property, lru_cache
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import dataset_name, entity_key
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
+from airflow_blindata.mapper.identity import cased_identifier
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -99,6 +100,8 @@ class FlowCollector:
     _clash_owners: dict[tuple[str, str], str] = field(default_factory=dict)
     """(scope, name) of a clash → the owner label its names end with."""
     _job_entities: dict[JobKey, EntityKey] = field(default_factory=dict)
+    _field_cases: dict[EntityKey, str] = field(default_factory=dict)
+    """Entity → the ``identifierCase`` its columns are stored in, where one is declared."""
     """Job → its entity, for the jobs of the fold: a job is an end of the orchestration flows
     of its parent, its DAG and its neighbours in the task graph."""
 
@@ -130,7 +133,21 @@ class FlowCollector:
         entity = ends[name] = self._resolve_end(key)
         return entity
 
+    def field_name(self, entity: EntityKey, name: str) -> str:
+        """A column of ``entity`` as its database stores it: re-cased by the ``identifierCase``
+        declared for the namespace of the dataset that resolved to it, else as it is."""
+        case = self._field_cases.get(entity)
+        return cased_identifier(name, case) if case else name
+
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
+        entity = self._entity_of_end(key)
+        if entity is not None:
+            case = self.resolver.reading(key.namespace).case
+            if case is not None and case != "PRESERVE":
+                self._field_cases[entity] = case
+        return entity
+
+    def _entity_of_end(self, key: DatasetKey) -> EntityKey | None:
         # A dataset named only inside a lineage facet never met the catalog pass, which reports
         # the gap of every other dataset: its gap is reported here, once (seed 000: "the
         # dataset is reported as UNMAPPED_NAMESPACE"), so that DANGLING_FLOW's "fix the dataset

@@ -36,11 +36,13 @@ from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
 __all__ = [
     "DATA_FILE_EXTENSIONS",
     "DEFAULT_PORTS",
+    "NO_READING",
     "OBJECT_STORE_SCHEMES",
     "SCHEME_ALIASES",
     "EntityName",
     "NameReading",
     "NamespaceParts",
+    "cased_identifier",
     "entity_name",
     "is_data_file",
     "lower_scheme",
@@ -419,6 +421,15 @@ def _cased(segment: _Segment, case: str | None) -> str:
     if segment.quoted or case is None or case == "PRESERVE":
         return segment.text
     return segment.text.upper() if case == "UPPER" else segment.text.lower()
+
+
+def cased_identifier(text: str, case: str | None) -> str:
+    """A column (or any one identifier) as the database stores it under the declared
+    ``identifierCase``: unquoted and re-cased, a quoted one keeping its case; as it is when no
+    case is declared (seed 002: "never re-cased")."""
+    if case is None or case == "PRESERVE":
+        return text
+    return _cased(_unquoted(text.strip()), case)
 
 
 def without_statement_end(name: str) -> str:

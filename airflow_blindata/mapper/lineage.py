@@ -471,11 +471,13 @@ def _output_flows(
                 ):
                     indirect.append(item)
                 continue
-            if known_origin is not None and item.field not in known_origin:
-                collector.field_not_catalogued(origin, item.field, owner=who.label)
+            source_field = collector.field_name(origin, item.field)
+            target_field = collector.field_name(target, item.target_field)
+            if known_origin is not None and source_field not in known_origin:
+                collector.field_not_catalogued(origin, source_field, owner=who.label)
                 continue
-            if known_target is not None and item.target_field not in known_target:
-                collector.field_not_catalogued(target, item.target_field, owner=who.label)
+            if known_target is not None and target_field not in known_target:
+                collector.field_not_catalogued(target, target_field, owner=who.label)
                 continue
             description = descriptions.get(item.transformations)
             if description is None:  # the fields of an output share a few transformations
@@ -484,7 +486,7 @@ def _output_flows(
                     f" Transformations: {labels}." if item.transformations else ""
                 )
                 descriptions[item.transformations] = description
-            columns.append((item.field, item.target_field, description))
+            columns.append((source_field, target_field, description))
         flow_evidence: FlowEvidence = "io" if dataset in unnamed else evidence
         notes = []
         if analysed:
