@@ -1,0 +1,324 @@
+"""Issue 37, items 1 to 3: declared name profiles, the database as part of identity, identifier
+case, and seed 002's "No surrounding quotes, no trailing semicolon".
+
+The platforms' shapes are those of the OpenLineage naming specification (``spec/Naming.md``):
+see ``tests/sync/test_warehouses.py`` for the same shapes landing on a crawled catalog.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.identity import NameReading, entity_name
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERTY, KnownSystem
+from tests import builders
+from tests.builders import (
+    column_lineage_facet,
+    dataset,
+    facet,
+    field,
+    input_field,
+    run_event,
+    schema_facet,
+)
+
+THREE = ("database", "schema", "table")
+TWO = ("database", "table")
+
+# -- item 1: "nameProfile: DOTTED ... or the name of a platform" --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "reading", "expected"),
+    [
+        # "the last segment is the entity, the one before it the schema"
+        ("kafka://b:9092", "events.orders", NameReading(THREE), ("events", "orders", None)),
+        ("custom://h", "a.b.c.d", NameReading(THREE), ("c", "d", "a.b")),
+        # "with an optional defaultSchema"
+        ("custom://h", "orders", NameReading(THREE, "main"), ("main", "orders", None)),
+        # "{database}.{schema}.{table}" platforms
+        ("snowflake://org-acct", "DB.SALES.ORDERS", NameReading(THREE), ("SALES", "ORDERS", "DB")),
+        (
+            "bigquery",
+            "proj.ds.t",
+            NameReading(("project", "dataset", "table")),
+            ("ds", "t", "proj"),
+        ),
+        # a domain-scoped BigQuery project holds a dot: everything before the dataset
+        ("bigquery", "example.com:proj.ds.t", NameReading(THREE), ("ds", "t", "example.com:proj")),
+        ("mssql://h:1433", "dwh.dbo.Orders", NameReading(THREE), ("dbo", "Orders", "dwh")),
+        # "{database}.{table}" platforms: the database is the schema the crawler stores
+        ("mysql://h:3306", "shop.orders", NameReading(TWO), ("shop", "orders", "shop")),
+        ("hive://h:10000", "sales.orders", NameReading(TWO), ("sales", "orders", "sales")),
+        ("teradata://h:1025", "orders", NameReading(TWO), (None, "orders", None)),
+    ],
+)
+def test_a_declared_profile_splits_the_names_of_its_namespace(
+    namespace: str, name: str, reading: NameReading, expected: tuple[str | None, str, str | None]
+) -> None:
+    found = entity_name(namespace, name, reading=reading)
+    assert (found.schema, found.name, found.database) == expected
+    assert found.rule == "profile"
+
+
+def test_the_default_stays_the_seeds_nothing_changes_for_a_definition_that_declares_nothing() -> (
+    None
+):
+    found = entity_name("snowflake://org-acct", "ANALYTICS.SALES.ORDERS")
+    assert (found.schema, found.name, found.rule) == (None, "ANALYTICS.SALES.ORDERS", "name")
+
+
+def test_a_hierarchy_facet_still_wins_seed_order() -> None:
+    hierarchy = [("DATABASE", "db"), ("SCHEMA", "s"), ("TABLE", "t")]
+    found = entity_name(
+        "snowflake://org-acct", "X.Y.Z", hierarchy=hierarchy, reading=NameReading(THREE)
+    )
+    assert (found.schema, found.name, found.database, found.rule) == ("s", "t", "db", "hierarchy")
+
+
+def test_a_table_symlink_is_read_by_the_profile_declared_for_its_namespace() -> None:
+    symlinks = [("snowflake://org-acct", "DB.SALES.ORDERS", "TABLE")]
+
+    def reading_of(namespace: str) -> NameReading:
+        return NameReading(THREE) if namespace.startswith("snowflake") else NameReading()
+
+    found = entity_name("s3://stage", "unload/orders", symlinks=symlinks, reading_of=reading_of)
+    # s3 has the seed's profile: the symlink is not read (seed 000, rule 3)
+    assert found.rule == "profile"
+    found = entity_name("file", "/stage/orders", symlinks=symlinks, reading_of=reading_of)
+    assert (found.schema, found.name, found.database, found.rule) == (
+        "SALES",
+        "ORDERS",
+        "DB",
+        "symlink",
+    )
+
+
+# -- item 3: identifier case, quotes, statement ends --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "case", "expected"),
+    [
+        # "applied to unquoted names only and only where declared"
+        ("analytics.sales.orders", "UPPER", ("SALES", "ORDERS", "ANALYTICS")),
+        ("ANALYTICS.SALES.ORDERS", "LOWER", ("sales", "orders", "analytics")),
+        ("Analytics.Sales.Orders", "PRESERVE", ("Sales", "Orders", "Analytics")),
+        ("Analytics.Sales.Orders", None, ("Sales", "Orders", "Analytics")),
+        # "a quoted name keeps its case"
+        ('analytics."Sales"."Orders"', "UPPER", ("Sales", "Orders", "ANALYTICS")),
+        ("`proj`.`ds`.`T`", "LOWER", ("ds", "T", "proj")),
+        ("[dwh].[dbo].[Orders]", "UPPER", ("dbo", "Orders", "dwh")),
+        # a doubled quote is one quote of the identifier
+        ('db."a""b".t', None, ('a"b', "t", "db")),
+    ],
+)
+def test_identifier_case_applies_to_unquoted_names_only_and_only_where_declared(
+    name: str, case: str | None, expected: tuple[str, str, str]
+) -> None:
+    found = entity_name("snowflake://org-acct", name, reading=NameReading(THREE, None, case))
+    assert (found.schema, found.name, found.database) == expected
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "expected"),
+    [
+        # the issue's own examples: "A crawler stores Sales, Orders, refunds"
+        ("postgres://db:5432", '"Shop"."Sales"."Orders"', ("Sales", "Orders")),
+        ("postgres://db:5432", "shop.sales.refunds;", ("sales", "refunds")),
+        ("postgres://db:5432", "shop.sales.refunds ; ", ("sales", "refunds")),
+        ("redshift://dwh:5439", 'dev.public."Refunds";', ("public", "Refunds")),
+        # rule 4 (the name as it is): only the ';' and the quotes of one quoted identifier go
+        ("kafka://b:9092", "orders;", (None, "orders")),
+        ("kafka://b:9092", '"Orders"', (None, "Orders")),
+        ("kafka://b:9092", "orders.v2 ", (None, "orders.v2 ")),
+    ],
+)
+def test_quotes_are_removed_and_a_trailing_semicolon_is_dropped_always(
+    namespace: str, name: str, expected: tuple[str | None, str]
+) -> None:
+    """Seed 002: "No surrounding quotes, no trailing semicolon" — whatever the definition says."""
+    found = entity_name(namespace, name)
+    assert (found.schema, found.name) == expected
+
+
+def test_identifier_case_applies_to_the_columns_of_the_namespace() -> None:
+    """dbt-ol's lower-case columns meet Snowflake's upper-case ones: fields and column flows."""
+    lineage = column_lineage_facet(
+        {"order_id": [input_field("analytics.sales.orders", "id", "snowflake://acct")]}
+    )
+    event = run_event(
+        inputs=[
+            dataset("analytics.sales.orders", "snowflake://acct", facets=schema_facet(field("id")))
+        ],
+        outputs=[
+            dataset(
+                "analytics.mart.totals",
+                "snowflake://acct",
+                facets={**lineage, **schema_facet(field("order_id", "NUMBER"))},
+            )
+        ],
+    )
+    job = builders.definition(
+        builders.policy("snowflake://*", nameProfile="snowflake", identifierCase="UPPER")
+    )
+    plan = build([event], job)
+    assert {f.name for f in plan.fields} == {"ID", "ORDER_ID"}
+    columns = {
+        (flow.source.field, flow.target.field) for flow in plan.flows if flow.kind == "column"
+    }
+    assert columns == {("ID", "ORDER_ID")}
+    undeclared = build([event], builders.definition(builders.policy("snowflake://*")))
+    assert {f.name for f in undeclared.fields} == {"id", "order_id"}
+
+
+# -- item 2: the database is part of identity ---------------------------------------------------
+
+PG = "postgres://pg:5432"
+
+
+def _two_databases(**options: Any) -> CatalogPlan:
+    events = [
+        run_event(
+            f"etl.{database}",
+            run_id=f"0190b1c2-0000-7000-8000-00000000000{index}",
+            inputs=[dataset(f"{database}.sales.orders", PG)],
+            outputs=[dataset(f"{database}.mart.t", PG)],
+        )
+        for index, database in enumerate(("db1", "db2"))
+    ]
+    known = options.pop("known", ())
+    return build(events, builders.definition(**options), known)
+
+
+def _placed(plan: CatalogPlan) -> set[tuple[str, str | None, str]]:
+    return {
+        (e.key.system, e.key.schema_, e.key.name)
+        for e in plan.entities
+        if e.table_type != "OPENLINEAGE_JOB"
+    }
+
+
+def test_two_databases_of_one_namespace_on_one_system_are_reported_naming_both() -> None:
+    plan = _two_databases(systemPolicies=[builders.policy("postgres://*", nameTemplate="{host}")])
+    assert _placed(plan) == {("pg", "sales", "orders"), ("pg", "mart", "t")}
+    gap = plan.report.gaps[GapCode.DATABASES_MERGED]
+    assert gap.count == 2
+    assert gap.examples == [
+        "postgres://pg:5432: databases db1, db2 → pg:mart.t",
+        "postgres://pg:5432: databases db1, db2 → pg:sales.orders",
+    ]
+
+
+def test_a_name_without_a_database_is_no_second_database() -> None:
+    """Seed 002: "a read of schema.table and a write of catalog.schema.table resolve to one
+    identity"."""
+    event = run_event(
+        inputs=[dataset("sales.orders", PG)], outputs=[dataset("db1.sales.orders_copy", PG)]
+    )
+    other = run_event(
+        "etl.other",
+        run_id="0190b1c2-0000-7000-8000-000000000009",
+        inputs=[dataset("db1.sales.orders", PG)],
+    )
+    plan = build([event, other], builders.definition(builders.policy(nameTemplate="{host}")))
+    assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+
+
+def test_database_in_the_name_template_gives_a_system_per_database_stamped_with_it() -> None:
+    plan = _two_databases(
+        systemPolicies=[builders.policy("postgres://*", nameTemplate="{host} {database}")]
+    )
+    assert _placed(plan) == {
+        ("pg db1", "sales", "orders"),
+        ("pg db1", "mart", "t"),
+        ("pg db2", "sales", "orders"),
+        ("pg db2", "mart", "t"),
+    }
+    assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+    stamps = {s.name: s.stamp for s in plan.systems if s.create and s.name.startswith("pg")}
+    assert stamps["pg db1"][:2] == ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "db1"))
+    assert stamps["pg db2"][:2] == ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "db2"))
+
+
+def test_the_next_run_finds_each_database_system_by_its_stamps() -> None:
+    known = [
+        KnownSystem("pg db1", "u1", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "db1"))),
+        KnownSystem("pg db2", "u2", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "db2"))),
+    ]
+    plan = _two_databases(known=known)
+    assert _placed(plan) == {
+        ("pg db1", "sales", "orders"),
+        ("pg db1", "mart", "t"),
+        ("pg db2", "sales", "orders"),
+        ("pg db2", "mart", "t"),
+    }
+    assert {s.origin for s in plan.systems if s.name.startswith("pg")} == {"stamped"}
+
+
+def test_a_system_stamped_without_a_database_holds_every_database_not_stamped_elsewhere() -> None:
+    known = [
+        KnownSystem("pg", "u0", ((NAMESPACE_PROPERTY, PG),)),
+        KnownSystem("pg db2", "u2", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "db2"))),
+    ]
+    plan = _two_databases(known=known)
+    assert {system for system, _, _ in _placed(plan)} == {"pg", "pg db2"}
+    assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+
+
+@pytest.mark.parametrize(
+    ("entries", "systems"),
+    [
+        # namespaceMappings: "the first entry whose pattern [and database] matches"
+        (
+            {
+                "namespaceMappings": [
+                    {"pattern": PG, "database": "db1", "system": {"name": "one"}},
+                    {"pattern": PG, "database": "db*", "system": {"name": "others"}},
+                ]
+            },
+            {"one", "others"},
+        ),
+        # systemPolicies: a database glob picks the policy, and so the System it creates
+        (
+            {
+                "systemPolicies": [
+                    builders.policy(PG, database="db1", nameTemplate="first"),
+                    builders.policy(PG, nameTemplate="rest"),
+                ]
+            },
+            {"first", "rest"},
+        ),
+    ],
+)
+def test_entries_select_the_database_with_a_glob(
+    entries: dict[str, Any], systems: set[str]
+) -> None:
+    known = [KnownSystem("one", "u1"), KnownSystem("others", "u2")]
+    plan = _two_databases(known=known, **entries)
+    assert {system for system, _, _ in _placed(plan)} == systems
+    assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+
+
+def test_the_database_of_a_hierarchy_facet_selects_too() -> None:
+    hierarchy = {
+        "hierarchy": facet(
+            "HierarchyDatasetFacet",
+            hierarchy=[
+                {"type": "DATABASE", "name": "db2"},
+                {"type": "SCHEMA", "name": "s"},
+                {"type": "TABLE", "name": "t"},
+            ],
+        )
+    }
+    event = run_event(outputs=[dataset("ignored-name", "custom://h", facets=hierarchy)])
+    job = builders.definition(
+        builders.policy("custom://h", database="db2", nameTemplate="custom {database}")
+    )
+    plan = build([event], job)
+    assert _placed(plan) == {("custom db2", "s", "t")}
