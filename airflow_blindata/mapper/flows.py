@@ -153,9 +153,11 @@ class FlowCollector:
         # dataset is reported as UNMAPPED_NAMESPACE"), so that DANGLING_FLOW's "fix the dataset
         # gaps above" finds one.
         named_only = self.fold.dataset(key) is None
-        found = dataset_name(self.fold, key, self.resolver)
-        system = self.resolver.dataset_system(
-            key.namespace, str(key) if named_only else None, found.database
+        # the name is read first only where its database can change the System
+        resolver = self.resolver
+        found = dataset_name(self.fold, key, resolver) if resolver.by_database else None
+        system = resolver.dataset_system(
+            key.namespace, str(key) if named_only else None, found.database if found else None
         )
         if system is None:
             return None
@@ -164,7 +166,7 @@ class FlowCollector:
             # A dataset of the fold: the catalog pass found its entity and planned it (or found
             # none: EMPTY_DATASET_NAME).
             return known[key, system.name]
-        entity = entity_key(system.name, found)
+        entity = entity_key(system.name, found or dataset_name(self.fold, key, resolver))
         if entity is None:  # a dataset with no name: never an entity
             if named_only:
                 self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))

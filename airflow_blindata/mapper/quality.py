@@ -94,14 +94,16 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
-        found = dataset_name(self.fold, key, self.resolver)
-        system = self.resolver.dataset_system(key.namespace, None, found.database)
+        resolver = self.resolver
+        # the name is read first only where its database can change the System
+        found = dataset_name(self.fold, key, resolver) if resolver.by_database else None
+        system = resolver.dataset_system(key.namespace, None, found.database if found else None)
         if system is None:
             return None
         known = self.plan.dataset_entities.found
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
             return known[key, system.name]
-        return entity_key(system.name, found)
+        return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
 
     # -- assertions ----------------------------------------------------------------------------
 
