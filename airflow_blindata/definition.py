@@ -36,6 +36,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -238,6 +239,14 @@ def _check_name_profile(profile: str) -> str:
     raise ValueError(f"must be DOTTED or a platform ({platforms}), got {profile!r}")
 
 
+NameProfile = Annotated[
+    str,
+    AfterValidator(_check_name_profile),
+    WithJsonSchema({"type": "string", "enum": sorted(NAME_PROFILES)}),
+]
+"""A ``nameProfile``: its JSON Schema lists the profiles, so that an editor completes them."""
+
+
 class SystemSubtype(StrEnum):
     """Blindata's System subtypes (``blindata-api.md`` §2)."""
 
@@ -337,7 +346,7 @@ class SystemPolicy(_DatabaseRule):
         default=False,
         description="Overwrite documentation that a user edited (default false: it is kept).",
     )
-    name_profile: Annotated[str, AfterValidator(_check_name_profile)] | None = Field(
+    name_profile: NameProfile | None = Field(
         default=None,
         description="How dataset names split: DOTTED (the last segment is the entity, the one "
         "before it the schema, what comes before the database) or a platform of the OpenLineage "

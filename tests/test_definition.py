@@ -757,6 +757,10 @@ def test_the_json_schema_describes_the_file_format() -> None:
     assert schema["required"] == ["uuid"]
     assert "queryBucketName" in schema["properties"]
     assert schema["additionalProperties"] is False
+    policy = schema["$defs"]["SystemPolicy"]["properties"]
+    profiles = next(kind for kind in policy["nameProfile"]["anyOf"] if kind.get("enum"))
+    assert profiles["enum"] == sorted(NAME_PROFILES)
+    assert schema["$defs"]["IdentifierCase"]["enum"] == ["UPPER", "LOWER", "PRESERVE"]
 
 
 # --- property: whatever is valid survives a dump and a reload ----------------------------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import NameReading, entity_name
@@ -145,6 +147,36 @@ def test_quotes_are_removed_and_a_trailing_semicolon_is_dropped_always(
     """Seed 002: "No surrounding quotes, no trailing semicolon" — whatever the definition says."""
     found = entity_name(namespace, name)
     assert (found.schema, found.name) == expected
+
+
+identifiers = st.text(
+    st.characters(
+        codec="utf-8", exclude_categories=("Cs", "Cc", "Zs"), exclude_characters='."`[];'
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(database=None, deadline=None)
+@given(st.lists(identifiers, min_size=1, max_size=4), st.sampled_from(['"', "`", "["]))
+def test_a_quoted_name_lands_where_the_unquoted_one_does_and_keeps_its_case(
+    parts: list[str], quote: str
+) -> None:
+    """Seed 002: "never quoted"; issue 37: "Quotes are removed (a quoted name keeps its case)",
+    whatever identifierCase is declared."""
+    closing = "]" if quote == "[" else quote
+    plain = entity_name("postgres://db:5432", ".".join(parts))
+    quoted = entity_name(
+        "postgres://db:5432",
+        ".".join(f"{quote}{part}{closing}" for part in parts) + ";",
+        reading=NameReading(None, None, "UPPER"),
+    )
+    assert (quoted.schema, quoted.name, quoted.database) == (
+        plain.schema,
+        plain.name,
+        plain.database,
+    )
 
 
 def test_identifier_case_applies_to_the_columns_of_the_namespace() -> None:
