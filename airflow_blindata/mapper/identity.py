@@ -449,7 +449,6 @@ def _dotted(
     *,
     case: str | None = None,
     schema_is_database: bool = False,
-    rule: str = "profile",
 ) -> EntityName:
     """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default.
 
@@ -464,13 +463,13 @@ def _dotted(
     parts = _segments(without_statement_end(name))
     table = _cased(parts[-1], case)
     if len(parts) == 1:
-        return EntityName(default_schema, table, rule)
+        return EntityName(default_schema, table, "profile")
     schema = _cased(parts[-2], case) or default_schema
     if schema_is_database:
         database = _cased(parts[-2], case) or None
     else:
         database = ".".join(_cased(part, case) for part in parts[:-2]) or None
-    return EntityName(schema, table, rule, database)
+    return EntityName(schema, table, "profile", database)
 
 
 def _glue(name: str) -> EntityName:
