@@ -645,3 +645,39 @@ def test_without_a_declared_profile_nothing_changes_and_lineage_is_not_catalogue
 
     assert column_flows(emulator) == set()
     assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0, report.render()
+
+
+def test_a_system_per_database_is_created_stamped_and_found_again_by_its_stamps(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Issue 37: "two databases of one server ... land on their own Systems" when the job
+    creates them (``{database}`` in ``nameTemplate``); the next snapshot finds each by its
+    ``openLineageNamespace`` and ``openLineageDatabase`` stamps and creates nothing more."""
+    runs = CASES[-1].runs
+    job = builders.definition(
+        builders.policy(POSTGRES, nameTemplate="pg {database}", technology="PostgreSQL")
+    )
+    events = [_event(run, index) for index, run in enumerate(runs)]
+
+    first = snapshot(plan_for(client, events, job), client, job)
+
+    assert first.status == "success", first.render()
+    assert first.gap_count(GapCode.DATABASES_MERGED) == 0
+    systems = {s["name"]: s for s in objects(emulator, Kind.SYSTEM)}
+    for database in ("prod", "dev"):
+        stamps = {
+            (p["name"], p["value"]) for p in systems[f"pg {database}"]["additionalProperties"]
+        }
+        assert {(NAMESPACE_PROPERTY, POSTGRES), (DATABASE_PROPERTY, database)} <= stamps
+    before = {kind: len(objects(emulator, kind)) for kind in (Kind.SYSTEM, Kind.ENTITY)}
+
+    second = snapshot(plan_for(client, events, job), client, job)
+
+    assert second.status == "success", second.render()
+    assert {kind: len(objects(emulator, kind)) for kind in (Kind.SYSTEM, Kind.ENTITY)} == before
+    entities = {
+        (e["system"]["uuid"], e.get("schema"), e["name"]) for e in objects(emulator, Kind.ENTITY)
+    }
+    for database in ("prod", "dev"):
+        uuid = systems[f"pg {database}"]["uuid"]
+        assert {(uuid, "sales", "orders"), (uuid, "mart", "order_totals")} <= entities
