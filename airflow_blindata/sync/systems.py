@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, System
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem, Property
-from airflow_blindata.mapper.systems import OWNER_PROPERTY, KnownSystem, system_policy_for
+from airflow_blindata.mapper.systems import (
+    DATABASE_PROPERTY,
+    OWNER_PROPERTY,
+    KnownSystem,
+    system_policy_for,
+)
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 
 __all__ = ["ResolvedSystem", "fetch_known_systems", "sync_systems"]
@@ -170,8 +175,11 @@ def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem, found:
     created_by_openlineage = any(
         prop.name == OWNER_PROPERTY for prop in found.additional_properties or ()
     )
+    # a System planned per database carries its databases in its stamp: their policy applies
+    databases: list[str | None] = [v for n, v in planned.stamp if n == DATABASE_PROPERTY] or [None]
     for namespace in planned.namespaces:
-        policy = system_policy_for(ctx.definition, namespace)
-        if policy is not None:
-            return policy.entity_creation_for(created_by_openlineage=created_by_openlineage)
+        for database in databases:
+            policy = system_policy_for(ctx.definition, namespace, database)
+            if policy is not None:
+                return policy.entity_creation_for(created_by_openlineage=created_by_openlineage)
     return created_by_openlineage

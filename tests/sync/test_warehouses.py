@@ -681,3 +681,25 @@ def test_a_system_per_database_is_created_stamped_and_found_again_by_its_stamps(
     for database in ("prod", "dev"):
         uuid = systems[f"pg {database}"]["uuid"]
         assert {(uuid, "sales", "orders"), (uuid, "mart", "order_totals")} <= entities
+
+
+def test_a_system_found_at_sync_time_follows_the_policy_of_its_database(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """A System planned for creation that someone made meanwhile (Blindata answers 409) is
+    reused; whether entities may be created on it is the policy of its database, not of the
+    namespace's first entry."""
+    job = builders.definition(
+        builders.policy(POSTGRES, database="prod", nameTemplate="pg prod", entityCreation=True),
+        {"pattern": POSTGRES},
+    )
+    events = [_event(CASES[-1].runs[0], 0)]  # prod.sales.orders → prod.mart.order_totals
+    plan = plan_for(client, events, job)  # no System yet: "pg prod" is to be created
+    crawl(client, "pg prod", {("sales", "orders"): ORDERS})  # made meanwhile, by a crawler
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 0, report.render()
+    names = {(e.get("schema"), e["name"]) for e in objects(emulator, Kind.ENTITY)}
+    assert ("mart", "order_totals") in names
