@@ -102,8 +102,12 @@ SCHEME_TECHNOLOGIES: Mapping[str, str] = {
 """Technology of a System created for a scheme when its policy names none."""
 _THREE = ("database", "schema", "table")
 _TWO = ("database", "table")
+OBJECT_KEY_LEVELS = ("key prefix", "dataset folder", "file")
+"""The levels of ``nameProfile: OBJECT_KEY``: a path whose folders are read as seed 000's
+``s3://`` profile reads them (``identity.object_key_entity``)."""
 NAME_PROFILES: Mapping[str, tuple[str, ...]] = {
     "DOTTED": _THREE,
+    "OBJECT_KEY": OBJECT_KEY_LEVELS,
     "athena": ("catalog", "database", "table"),
     "awsathena": ("catalog", "database", "table"),
     "bigquery": ("project", "dataset", "table"),
@@ -132,7 +136,8 @@ names them for that platform (spec/Naming.md, openlineage.io/docs/spec/naming). 
 the last is the entity, the one before it the schema, what comes before the database (catalog,
 project, service). Two levels: the first is the database, which is the schema the platform's
 crawler stores (MySQL's database is its schema). ``DOTTED`` is what a hierarchy facet would give:
-the last segment the entity, the one before it the schema."""
+the last segment the entity, the one before it the schema. ``OBJECT_KEY`` reads a path as seed
+000 reads an ``s3://`` key (for ``gs://``, ``abfss://``, ``wasbs://``, ``hdfs://``, ``file``)."""
 DEFAULT_QUERY_BUCKET_NAME = "OpenLineage SQL {uuid}"
 QUERY_BUCKET_PLACEHOLDERS = frozenset({"uuid"})
 RESERVED_SCOPE_PREFIX = "ol:"
@@ -232,11 +237,11 @@ class IdentifierCase(StrEnum):
 def _check_name_profile(profile: str) -> str:
     if profile in NAME_PROFILES:
         return profile
-    platforms = ", ".join(sorted(name for name in NAME_PROFILES if name != "DOTTED"))
+    platforms = ", ".join(sorted(name for name in NAME_PROFILES if not name.isupper()))
     hint = next((name for name in NAME_PROFILES if name.lower() == profile.lower()), None)
     if hint is not None:
         raise ValueError(f"is {hint!r} (written so), got {profile!r}")
-    raise ValueError(f"must be DOTTED or a platform ({platforms}), got {profile!r}")
+    raise ValueError(f"must be DOTTED, OBJECT_KEY or a platform ({platforms}), got {profile!r}")
 
 
 NameProfile = Annotated[

@@ -456,10 +456,10 @@ MISTAKES = [
     ),
     (
         {"systemPolicies": [{"pattern": "a", "nameProfile": "vertica"}]},
-        "systemPolicies[0].nameProfile: must be DOTTED or a platform (athena, awsathena, "
-        "bigquery, cassandra, clickhouse, databricks, db2, duckdb, hive, mariadb, mssql, mysql, "
-        "oracle, postgres, postgresql, redshift, snowflake, sqlite, sqlserver, synapse, teradata, "
-        "trino), got 'vertica'",
+        "systemPolicies[0].nameProfile: must be DOTTED, OBJECT_KEY or a platform (athena, "
+        "awsathena, bigquery, cassandra, clickhouse, databricks, db2, duckdb, hive, mariadb, "
+        "mssql, mysql, oracle, postgres, postgresql, redshift, snowflake, sqlite, sqlserver, "
+        "synapse, teradata, trino), got 'vertica'",
     ),
     (
         {"systemPolicies": [{"pattern": "a", "identifierCase": "upper"}]},

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from airflow_blindata.definition import OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
 
 __all__ = [
@@ -538,6 +539,8 @@ def _profile(
     (``reading.levels``), else the seed's profile of its scheme; Glue's namespace is an ARN.
     ``namespace`` gives an object key its prefix, ``file`` says the dataset is a file."""
     case = reading.case
+    if reading.levels == OBJECT_KEY_LEVELS:
+        return object_key_entity(namespace, name, file=file)
     if reading.levels is not None:
         return _dotted(
             name,

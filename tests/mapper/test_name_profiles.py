@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from airflow_blindata.definition import OBJECT_KEY_LEVELS
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import NameReading, entity_name
 from airflow_blindata.mapper.plan import CatalogPlan
@@ -31,6 +32,7 @@ from tests.builders import (
 
 THREE = ("database", "schema", "table")
 TWO = ("database", "table")
+OBJECT_KEY = NameReading(OBJECT_KEY_LEVELS)
 
 # -- item 1: "nameProfile: DOTTED ... or the name of a platform" --------------------------------
 
@@ -58,6 +60,15 @@ TWO = ("database", "table")
         ("mysql://h:3306", "shop.orders", NameReading(TWO), ("shop", "orders", "shop")),
         ("hive://h:10000", "sales.orders", NameReading(TWO), ("sales", "orders", "sales")),
         ("teradata://h:1025", "orders", NameReading(TWO), (None, "orders", None)),
+        # OBJECT_KEY: the folders of seed 000's s3:// profile, for the other path schemes
+        ("gs://lake", "raw/orders.v2/part-0.parquet", OBJECT_KEY, ("raw", "orders.v2", None)),
+        ("abfss://c@acct.dfs.core.windows.net", "raw/events/", OBJECT_KEY, ("raw", "events", None)),
+        (
+            "hdfs://nn:8020",
+            "/warehouse/sales.db/orders",
+            OBJECT_KEY,
+            ("warehouse/sales.db", "orders", None),
+        ),
     ],
 )
 def test_a_declared_profile_splits_the_names_of_its_namespace(
