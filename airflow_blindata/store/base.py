@@ -1,7 +1,8 @@
 """The interface every event store implements, whatever database is under it.
 
-A store is small on purpose, like an OpenLineage ``Transport``: capture appends, the sync reads
-by cursor and job, retention prunes, and the sync history records each snapshot and cleanup.
+Capture appends, the sync reads by cursor and job and keeps each job's fold and SQL hashes,
+retention prunes, a quarantine holds what could not be stored, and the sync history records each
+snapshot and cleanup: one interface for SQLite and PostgreSQL.
 Stores are opened by URL through the registry (``airflow_blindata.store.open_store``).
 """
 
