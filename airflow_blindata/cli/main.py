@@ -206,6 +206,42 @@ def _store_quarantine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_forget_job(args: argparse.Namespace) -> int:
+    """Retire one job now: by default, say what would go; with ``--yes``, remove its events."""
+    from airflow_blindata.redaction import redact_text
+    from airflow_blindata.store import StoreError
+
+    job = redact_text(f"{args.namespace}/{args.name}")
+    try:
+        with redirect_stdout(sys.stderr), _open_store(args.store) as store:
+            found = store.forget_job(args.namespace, args.name, dry_run=not args.yes)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not found.events:
+        print(f"The store holds no event of job {job}: nothing to forget.")
+        return 1
+    held = (
+        f"{found.events} event(s) of {found.runs} run(s), received "
+        f"{_when(found.first_received)} .. {_when(found.last_received)}"
+    )
+    if not found.removed:
+        print(f"Would forget job {job}: {held}.")
+        print(
+            "Run again with --yes to remove them. The next snapshot then no longer describes the"
+            " job, and the cleanup after it removes what this job definition created for it in"
+            " Blindata (its job entity, routines and flows; what crawlers and people put there"
+            " stays). A new event of the job describes it again."
+        )
+        return 0
+    print(f"Forgot job {job}: removed {held}.")
+    print(
+        "The next snapshot no longer describes it; the cleanup after it removes it from"
+        " Blindata (the sync DAG, or `airflow-blindata snapshot` then `cleanup`)."
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="airflow-blindata",
@@ -286,6 +322,20 @@ def build_parser() -> argparse.ArgumentParser:
     quarantine.add_argument("--store", help=store_help)
     quarantine.add_argument("--limit", type=int, default=50, help="how many to show (50)")
     quarantine.set_defaults(run=_store_quarantine)
+    forget = store_commands.add_parser(
+        "forget-job",
+        help="retire a job now: remove its events, so the next sync removes it from Blindata",
+        description="Without --yes, say what would be removed (a dry run); with it, remove "
+        "every stored event of the job. The next snapshot no longer describes the job and "
+        "the cleanup after it removes what the job definition created for it.",
+    )
+    forget.add_argument("namespace", help="the job's namespace, as its events name it")
+    forget.add_argument("name", help="the job's name (an Airflow task: <dag_id>.<task_id>)")
+    forget.add_argument("--store", help=store_help)
+    forget.add_argument(
+        "--yes", action="store_true", help="remove the events (without it: a dry run)"
+    )
+    forget.set_defaults(run=_store_forget_job)
 
     from airflow_blindata.cli.sync import add_sync_commands  # argparse only: stays instant
 

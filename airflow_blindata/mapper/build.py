@@ -23,6 +23,7 @@ from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import map_quality, quality_retainer
 from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.retirement import retire_removed_tasks
 from airflow_blindata.mapper.sql import SqlHashes
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
 
@@ -73,6 +74,9 @@ def plan_of_fold(
     sql_hashes: Mapping[str, str] | None = None,
 ) -> CatalogPlan:
     """The passes over a fold; ``report`` holds what reading the events found already."""
+    folded, retired = retire_removed_tasks(folded)
+    for job, why in sorted(retired.items(), key=lambda item: str(item[0])):
+        report.retire(str(job), why)
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
     plan._sql_hashes = SqlHashes(sql_hashes)

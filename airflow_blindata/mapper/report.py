@@ -117,6 +117,9 @@ class Report(BaseModel):
         validation_alias=AliasChoices("unknownFacets", "unknown_facets"),
     )
     gaps: dict[GapCode, Gap] = Field(default_factory=dict)
+    retired: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """Jobs left out because their DAG's latest run no longer has their task
+    (``mapper.retirement``), with why: the first ``MAX_EXAMPLES``, counted in ``jobsRetired``."""
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + amount
@@ -136,6 +139,11 @@ class Report(BaseModel):
         gap.count += 1
         _add_example(gap.examples, redact_text(example))
 
+    def retire(self, job: str, why: str) -> None:
+        """Record one job retired (left out of the plan) because of ``why``."""
+        self.count("jobsRetired")
+        _add_example(self.retired, redact_text(f"{job}: {why}"))
+
     def gap_count(self, code: GapCode) -> int:
         gap = self.gaps.get(code)
         return gap.count if gap else 0
@@ -153,6 +161,8 @@ class Report(BaseModel):
             mine.count += gap.count
             for example in gap.examples:
                 _add_example(mine.examples, example)
+        for example in other.retired:
+            _add_example(self.retired, example)
 
 
 def _add_example(examples: list[str], example: str) -> None:

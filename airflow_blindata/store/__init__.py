@@ -25,6 +25,7 @@ from .base import EventStore, RawEvent
 from .models import (
     AppendCounts,
     AppendOutcome,
+    ForgottenJob,
     QuarantinedEvent,
     RetentionResult,
     StoredEvent,
@@ -64,6 +65,7 @@ __all__ = [
     "AppendCounts",
     "AppendOutcome",
     "EventStore",
+    "ForgottenJob",
     "QuarantinedEvent",
     "RawEvent",
     "RetentionResult",

@@ -17,6 +17,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from .models import (
     AppendCounts,
     AppendOutcome,
+    ForgottenJob,
     QuarantinedEvent,
     RetentionResult,
     StoredEvent,
@@ -210,6 +211,12 @@ class EventStore(ABC):
         ``job_described_for_days`` is dropped entirely. Ages count from when the store received
         an event. Quarantined events past ``raw_events_days`` go too.
         """
+
+    def forget_job(self, namespace: str, name: str, *, dry_run: bool = True) -> ForgottenJob:
+        """The events this store holds of one job; without ``dry_run`` they are removed, so
+        that the next snapshot no longer describes the job and the cleanup after it removes
+        what the definition created for it (``airflow-blindata store forget-job``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot forget a job")
 
     @abstractmethod
     def record_sync(self, record: SyncRecord) -> None:

@@ -155,6 +155,19 @@ class RetentionResult:
     quarantine_removed: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ForgottenJob:
+    """What ``forget_job`` found of one job (and removed, unless it was a dry run)."""
+
+    namespace: str
+    name: str
+    events: int = 0
+    runs: int = 0
+    first_received: datetime | None = None
+    last_received: datetime | None = None
+    removed: bool = False
+
+
 SYNC_KINDS = frozenset({"snapshot", "cleanup"})
 SYNC_STATUSES = frozenset({"success", "failed", "refused", "dry_run"})
 

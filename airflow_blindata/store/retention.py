@@ -49,14 +49,14 @@ from . import digests
 from .models import RetentionResult
 from .schema import Tables, is_dataset_event
 
-__all__ = ["DELETE_BATCH", "prune_before", "retain"]
+__all__ = ["DELETE_BATCH", "delete_batched", "prune_before", "retain"]
 
 DELETE_BATCH = 1000
 
 Writing = Callable[[], AbstractContextManager[Connection]]
 
 
-def _delete_batched(
+def delete_batched(
     writing: Writing, table: Table, where: ColumnElement[bool], events: Tables | None = None
 ) -> int:
     """Delete the rows ``where`` selects, a batch per transaction; the number removed.
@@ -325,7 +325,7 @@ def retain(
     ]
     removed = 0
     for namespace, name in stale:
-        removed += _delete_batched(
+        removed += delete_batched(
             writing,
             events,
             and_(events.c.job_namespace == namespace, events.c.job_name == name),
@@ -351,16 +351,16 @@ def retain(
             keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(sorted(runs))))
         if latest_job_events:
             keep.append(events.c.id.not_in(latest_job_events))
-        removed += _delete_batched(
+        removed += delete_batched(
             writing, events, and_(of_job, events.c.received_at < raw_cutoff, *keep), tables
         )
     with engine.connect() as conn:
         designs = _dataset_events_to_prune(conn, events, raw_cutoff, job_cutoff)
     for start in range(0, len(designs), DELETE_BATCH):
-        removed += _delete_batched(
+        removed += delete_batched(
             writing, events, events.c.id.in_(designs[start : start + DELETE_BATCH])
         )
-    removed += _delete_batched(
+    removed += delete_batched(
         writing,
         events,
         and_(
@@ -369,7 +369,7 @@ def retain(
             events.c.received_at < raw_cutoff,
         ),
     )
-    quarantine_removed = _delete_batched(
+    quarantine_removed = delete_batched(
         writing, tables.quarantine, tables.quarantine.c.received_at < raw_cutoff
     )
     with engine.connect() as conn:

@@ -57,6 +57,7 @@ from .connections import describe_error, set_aside, track
 from .models import (
     AppendCounts,
     AppendOutcome,
+    ForgottenJob,
     QuarantinedEvent,
     RetentionResult,
     StoredEvent,
@@ -827,6 +828,42 @@ class SqlEventStore(EventStore):
                 job_described_for_days=job_described_for_days,
                 now=now or _now(),
             )
+
+    def forget_job(self, namespace: str, name: str, *, dry_run: bool = True) -> ForgottenJob:
+        self._ensure_schema()
+        ev = self._tables.events
+        of_job = and_(*self._of_job((namespace, name)))
+        with self._guard("reading a job"), self._reading() as conn:
+            events, runs, first, last = conn.execute(
+                select(
+                    func.count(),
+                    func.count(ev.c.run_id.distinct()),
+                    func.min(ev.c.received_at),
+                    func.max(ev.c.received_at),
+                ).where(of_job)
+            ).one()
+        received = ev.c.received_at.type.process_result_value  # type: ignore[attr-defined]
+        found = ForgottenJob(
+            namespace=namespace,
+            name=name,
+            events=int(events or 0),
+            runs=int(runs or 0),
+            first_received=received(first, self._engine.dialect) if first is not None else None,
+            last_received=received(last, self._engine.dialect) if last is not None else None,
+        )
+        if dry_run or not found.events:
+            return found
+        with self._guard("forgetting a job"):
+            removed = retention.delete_batched(self._writing, ev, of_job, self._tables)
+        return ForgottenJob(
+            namespace=namespace,
+            name=name,
+            events=removed,
+            runs=found.runs,
+            first_received=found.first_received,
+            last_received=found.last_received,
+            removed=True,
+        )
 
     def record_sync(self, record: SyncRecord) -> None:
         self._ensure_schema()

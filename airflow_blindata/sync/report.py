@@ -245,6 +245,15 @@ class RunReport(Report):
                     ),
                 ),
             ]
+        if self.retired:
+            retired = self.counters.get("jobsRetired", len(self.retired))
+            parts += [
+                "",
+                table(
+                    (f"retired job ({retired})", "why"),
+                    (example.split(": ", 1) for example in self.retired),
+                ),
+            ]
         if self.unknown_facets:
             parts += ["", table(("unknown facet", "count"), sorted(self.unknown_facets.items()))]
         return "\n".join(parts) + "\n"

@@ -1,0 +1,111 @@
+"""Tasks removed from their DAG: retired at the next snapshot, not 30 days later.
+
+A task's job is described by its events for ``retention.jobDescribedForDays`` after the last
+one (seed 000's removal by age). A task removed from its DAG sends no event again, so its job
+entity, routine, flows and the DAG→task link would stay in Blindata that long, although the
+DAG's own events say which tasks it has now. The Airflow OpenLineage provider sends them with
+every DAG run:
+
+* the DAG run's START carries the ``airflow`` job facet, whose ``tasks`` are the DAG's tasks;
+* the DAG run's COMPLETE or FAIL carries the ``airflowState`` run facet, whose ``tasksState``
+  holds every task instance of the run (a task removed while the run went on is ``removed``).
+
+So a job is **retired** (left out of the plan: the snapshot no longer describes it, and the
+cleanup removes what the definition created for it, with every protection of crawled and edited
+metadata) when all of these hold:
+
+* its latest run names a parent job of the fold (the ``parent`` run facet: its DAG) and its name
+  is the parent's name, a dot, and a task id (how the provider names a task's job);
+* the parent's latest run lists its tasks (either facet above; both are read when both came);
+* that task id is not among them;
+* its latest run is not a run of the parent's latest run, and ended before that run began
+  (a task added to the DAG runs in a DAG run that lists it; a DAG run still going on whose
+  tasks came before its START is never taken for one that dropped them).
+
+A job whose latest run's parent is a retired job (the SQL statements a retired task reported as
+child jobs, ``dag.task.query.1``) is retired with it. Nothing else is judged: a DAG whose latest
+run lists no task (another producer, a provider that sends neither facet) retires nothing, and
+removal by age stays for every other job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from airflow_blindata.events import AirflowJobFacet, AirflowStateRunFacet, facet_of
+from airflow_blindata.mapper.fold import Fold, JobFold, JobKey
+
+__all__ = ["REMOVED_STATE", "current_tasks", "retire_removed_tasks", "retired_jobs"]
+
+REMOVED_STATE = "removed"
+"""The state Airflow gives a task instance whose task left the DAG."""
+
+
+def current_tasks(dag: JobFold) -> frozenset[str] | None:
+    """The task ids of ``dag``'s latest run, or ``None`` when that run does not list them."""
+    latest = dag.latest
+    if latest is None:
+        return None
+    found: set[str] | None = None
+    graph = facet_of(latest.job_facets, AirflowJobFacet)
+    if graph is not None and graph.tasks:
+        found = set(graph.tasks)
+    state = facet_of(latest.run_facets, AirflowStateRunFacet)
+    if state is not None and state.tasks_state:
+        listed = {task for task, value in state.tasks_state.items() if value != REMOVED_STATE}
+        found = listed if found is None else found | listed
+    return frozenset(found) if found is not None else None
+
+
+def retired_jobs(fold: Fold) -> dict[JobKey, str]:
+    """The jobs of ``fold`` to retire, each with why (the module docstring's rules)."""
+    retired: dict[JobKey, str] = {}
+    tasks_of: dict[JobKey, frozenset[str] | None] = {}
+    for job in fold.jobs:
+        latest = job.latest
+        parent = latest.parent_job if latest is not None else None
+        if latest is None or parent is None or parent == job.key:
+            continue
+        dag = fold.job(parent)
+        prefix = f"{parent.name}."
+        if dag is None or dag.latest is None or not job.key.name.startswith(prefix):
+            continue
+        if parent not in tasks_of:
+            tasks_of[parent] = current_tasks(dag)
+        tasks = tasks_of[parent]
+        task_id = job.key.name[len(prefix) :]
+        dag_run = dag.latest
+        if (
+            tasks is None
+            or task_id in tasks
+            or latest.parent_run_id == dag_run.run_id
+            or latest.last_event_time >= dag_run.first_event_time
+        ):
+            continue
+        retired[job.key] = f"task {task_id!r} is not in the latest run of DAG {parent}"
+    return _with_children(fold.jobs, retired)
+
+
+def _with_children(jobs: Iterable[JobFold], retired: dict[JobKey, str]) -> dict[JobKey, str]:
+    """``retired`` with the jobs whose latest run's parent is a retired job, transitively."""
+    pending = [job for job in jobs if job.key not in retired]
+    changed = bool(retired)
+    while changed:
+        changed = False
+        for job in list(pending):
+            latest = job.latest
+            parent = latest.parent_job if latest is not None else None
+            if parent is not None and parent in retired:
+                retired[job.key] = f"its parent job {parent} is retired"
+                pending.remove(job)
+                changed = True
+    return retired
+
+
+def retire_removed_tasks(fold: Fold) -> tuple[Fold, dict[JobKey, str]]:
+    """``fold`` without the jobs ``retired_jobs`` names, and those jobs with why."""
+    retired = retired_jobs(fold)
+    if not retired:
+        return fold, retired
+    jobs = [job for job in fold.jobs if job.key not in retired]
+    return Fold.model_construct(jobs=jobs, datasets=fold.datasets), retired

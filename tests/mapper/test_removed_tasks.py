@@ -1,0 +1,200 @@
+"""Issue 38: a task removed from its DAG is retired at the next snapshot, not 30 days later.
+
+The DAG's own events list its current tasks (the ``airflowState`` run facet of the DAG run's
+terminal event, the ``airflow`` job facet of its START), as the Airflow OpenLineage provider
+serialises them (``mapper.retirement``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.fold import JobKey
+from tests.builders import at, dataset, definition, parent_facet, run_event, sql_facet
+
+provider = pytest.importorskip("airflow.providers.openlineage.plugins.facets")
+from openlineage.client.serde import Serde  # noqa: E402
+
+NS = "airflow-prod"
+DAG = "sales"
+
+
+def state_facet(tasks: dict[str, str]) -> dict[str, Any]:
+    """The DAG run's terminal event's ``airflowState`` run facet, as the provider sends it."""
+    return {
+        "airflowState": Serde.to_dict(
+            provider.AirflowStateRunFacet(
+                dagRunState="success",
+                tasksState=tasks,
+                tasksDuration=dict.fromkeys(tasks, 1.0),
+            )
+        )
+    }
+
+
+def graph_facet(tasks: list[str]) -> dict[str, Any]:
+    """The DAG run's START's ``airflow`` job facet: the DAG's task graph."""
+    details = {
+        task: {"operator": "x.SqlOperator", "task_group": None, "downstream_task_ids": []}
+        for task in tasks
+    }
+    return {
+        "airflow": Serde.to_dict(
+            provider.AirflowJobFacet(taskTree={}, taskGroups={}, tasks=details)
+        )
+    }
+
+
+@dataclass
+class DagRun:
+    """One DAG run: its tasks' runs (each writes a table and has SQL), then the DAG's events."""
+
+    run_id: str
+    minute: int
+    tasks: list[str]
+    listed: dict[str, str] | None = None
+    """``tasksState`` of the DAG's COMPLETE; ``None``: the run has not completed."""
+    graph: list[str] | None = None
+    """The task graph of the DAG's START; ``None``: no START (``dag.test()``)."""
+    children: dict[str, str] = field(default_factory=dict)
+    """Child job name → the task whose run is its parent (a SQL hook's statements)."""
+
+    def events(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        if self.graph is not None:
+            found.append(
+                run_event(
+                    DAG,
+                    namespace=NS,
+                    event_type="START",
+                    run_id=self.run_id,
+                    time=at(0, minute=self.minute),
+                    job_facets=graph_facet(self.graph),
+                )
+            )
+        for second, task in enumerate(self.tasks, start=1):
+            task_run = f"{self.run_id}-{task}"
+            found.append(
+                run_event(
+                    f"{DAG}.{task}",
+                    namespace=NS,
+                    run_id=task_run,
+                    time=at(second, minute=self.minute),
+                    run_facets=parent_facet(DAG, self.run_id, NS),
+                    job_facets=sql_facet(f"insert into {task} select 1"),
+                    inputs=[dataset("public.source")],
+                    outputs=[dataset(f"public.{task}")],
+                )
+            )
+        for child, task in self.children.items():
+            found.append(
+                run_event(
+                    child,
+                    namespace=NS,
+                    run_id=f"{self.run_id}-{child}",
+                    time=at(30, minute=self.minute),
+                    run_facets=parent_facet(f"{DAG}.{task}", f"{self.run_id}-{task}", NS),
+                )
+            )
+        if self.listed is not None:
+            found.append(
+                run_event(
+                    DAG,
+                    namespace=NS,
+                    run_id=self.run_id,
+                    time=at(50, minute=self.minute),
+                    run_facets=state_facet(self.listed),
+                )
+            )
+        return found
+
+
+ALL = {"extract": "success", "load": "success", "report": "success"}
+BEFORE = DagRun("r1", 0, ["extract", "load", "report"], listed=ALL)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "runs", "retired"),
+    [
+        (
+            "a task the DAG's latest run no longer has is retired",
+            [BEFORE, DagRun("r2", 1, ["extract", "load"], listed=dict(list(ALL.items())[:2]))],
+            {"sales.report"},
+        ),
+        (
+            "a task the latest run marks removed is retired",
+            [BEFORE, DagRun("r2", 1, ["extract", "load"], listed=ALL | {"report": "removed"})],
+            {"sales.report"},
+        ),
+        (
+            "the task graph of the DAG run's START lists the tasks too",
+            [BEFORE, DagRun("r2", 1, ["extract", "load"], graph=["extract", "load"])],
+            {"sales.report"},
+        ),
+        (
+            "a task that ran in the DAG's latest run is never retired",
+            [BEFORE, DagRun("r2", 1, ["extract", "load", "report"], listed={"load": "success"})],
+            set(),
+        ),
+        (
+            "a task added while a DAG run goes on is not retired before that run lists it",
+            [BEFORE, DagRun("r2", 1, ["extract", "load", "report", "audit"])],
+            set(),
+        ),
+        (
+            "a DAG whose latest run lists no task retires nothing",
+            [BEFORE, DagRun("r2", 1, ["extract"], listed={})],
+            set(),
+        ),
+        (
+            "the statements a retired task reported as child jobs are retired with it",
+            [
+                DagRun("r1", 0, ["extract", "report"], listed=ALL, children={"q.1": "report"}),
+                DagRun("r2", 1, ["extract"], listed={"extract": "success"}),
+            ],
+            {"sales.report", "q.1"},
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_removed_tasks(sentence: str, runs: list[DagRun], retired: set[str]) -> None:
+    events = [event for run in runs for event in run.events()]
+    plan = build(events, definition())
+
+    retired_keys = {JobKey(NS, name) for name in retired}
+    job_entities = {e.key.name for e in plan.entities if e.key.schema_ == NS}
+    assert not retired_keys & {JobKey(NS, name) for name in job_entities}, sentence
+    assert plan.report.counters.get("jobsRetired", 0) == len(retired), sentence
+    flows_of = {f.scope for f in plan.flows}
+    routines = {r.name for r in plan.routines}
+    for name in retired:
+        assert f"ol:{NS}|{name}" not in flows_of, sentence
+        assert not any(name in routine for routine in routines), sentence
+        assert all(f.target.entity.name != name for f in plan.flows), sentence
+    kept = {f"{DAG}.{task}" for run in runs for task in run.tasks} - retired
+    assert kept <= job_entities, sentence
+
+
+def test_a_job_named_outside_its_parents_tasks_is_not_judged() -> None:
+    events = BEFORE.events() + DagRun("r2", 1, [], listed={"extract": "success"}).events()
+    events.append(
+        run_event(
+            "nightly-export",
+            namespace=NS,
+            run_id="x",
+            time=at(10),
+            run_facets=parent_facet(DAG, "r1", NS),
+        )
+    )
+    plan = build(events, definition())
+
+    assert plan.report.counters["jobsRetired"] == 2
+    assert [line.split(":")[0] for line in plan.report.retired] == [
+        f"{NS}/sales.load",
+        f"{NS}/sales.report",
+    ]
+    assert "nightly-export" in {e.key.name for e in plan.entities}
