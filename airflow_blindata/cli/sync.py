@@ -181,8 +181,9 @@ def _stream_handlers() -> list[logging.StreamHandler[Any]]:
     ]
 
 
-def _print_progress(phase: str, done: int, total: int) -> None:
-    print(f"  {phase}: {done}/{total}", file=sys.stderr, flush=True)
+def _print_progress(phase: str, done: int, total: int | None) -> None:
+    count = f"{done}/{total}" if total is not None else f"{done} so far"
+    print(f"  {phase}: {count}", file=sys.stderr, flush=True)
 
 
 def _run(args: argparse.Namespace, kind: str) -> int:

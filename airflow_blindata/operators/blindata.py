@@ -114,8 +114,11 @@ class _BlindataSyncOperator(BaseOperator):
         if problem:
             self.log.warning("%s", problem)
 
-    def _log_progress(self, phase: str, done: int, total: int) -> None:
-        self.log.info("Blindata %s: %d/%d", phase, done, total)
+    def _log_progress(self, phase: str, done: int, total: int | None) -> None:
+        if total is None:
+            self.log.info("Blindata %s: %d so far", phase, done)
+        else:
+            self.log.info("Blindata %s: %d/%d", phase, done, total)
 
     def _log_report(self, report: RunReport) -> None:
         self.log.info("\n%s", report.render())

@@ -125,9 +125,10 @@ def entity_key(entity: PhysicalEntity) -> str:
 
 
 def _alive(ctx: SyncContext, items: Iterable[T]) -> Iterator[T]:
-    """``items``, keeping the progress line alive while a long listing is read."""
+    """``items``, counted on the progress line (which stays alive while a long listing is
+    read)."""
     for item in items:
-        ctx.progress.advance(0)
+        ctx.progress.advance()
         yield item
 
 
@@ -146,7 +147,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     hold_entities = bool(last.failed("system") or last.failed("entity"))
     hold_routines = bool(last.failed("system") or last.failed("routine"))
 
-    ctx.progress.start("cleanup: read", 0)
+    ctx.progress.start("cleanup: read", None)
     entities = list(
         _alive(
             ctx,
@@ -238,6 +239,8 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     removal.owned_total = (
         len(entities) + fields_total + len(systems) + len(routines) + statements_total + flows_total
     )
+    # The read line ends on what the definition owns (``ownedObjects``), not on ``0/0``.
+    ctx.progress.end(removal.owned_total)
     return removal
 
 

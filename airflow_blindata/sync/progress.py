@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 __all__ = ["DEFAULT_PROGRESS_INTERVAL", "Progress", "ProgressCallback", "as_progress"]
 
-ProgressCallback = Callable[[str, int, int], None]
-"""``callback(phase, done, total)``."""
+ProgressCallback = Callable[[str, int, int | None], None]
+"""``callback(phase, done, total)``; ``total`` is ``None`` while a phase's total is not known
+(a listing read page by page): ``done`` counts what it read so far."""
 
 DEFAULT_PROGRESS_INTERVAL = 5.0
 """Seconds between two progress lines within a phase."""
@@ -34,10 +35,11 @@ class Progress:
         self._clock = clock
         self._phase = ""
         self._done = 0
-        self._total = 0
+        self._total: int | None = 0
         self._last = 0.0
 
-    def start(self, phase: str, total: int) -> None:
+    def start(self, phase: str, total: int | None) -> None:
+        """A phase of ``total`` steps; ``None``: not known until it ends (see ``end``)."""
         self._phase, self._done, self._total = phase, 0, total
         self._emit()
 
@@ -47,8 +49,15 @@ class Progress:
         if self._clock() - self._last >= self._interval:
             self._emit()
 
-    def end(self) -> None:
-        self._done = max(self._done, self._total)
+    def end(self, total: int | None = None) -> None:
+        """The phase is over: ``total`` (when given) is what it came to, done and total both;
+        a phase whose total was not known comes to what it counted."""
+        if total is not None:
+            self._done = self._total = total
+        elif self._total is None:
+            self._total = self._done
+        else:
+            self._done = max(self._done, self._total)
         self._emit()
 
     def _emit(self) -> None:

@@ -341,3 +341,20 @@ def test_a_scope_stays_in_the_ledger_until_its_last_flow_is_gone_even_if_its_sna
 
     assert report.status == "success", (case, report.render())
     assert our_keys(emulator)["flows"] == planned_keys(plan)["flows"], case
+
+
+def test_the_cleanups_read_line_counts_the_owned_objects_it_read(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Issue 38: the read line said ``read: 0/0`` while the cleanup read 51 owned objects."""
+    job = definition()
+    history = History()
+    run(client, history, dbt_events(), job)
+    lines: list[tuple[str, int, int | None]] = []
+
+    report = cleanup(job, client, history, progress=lambda *line: lines.append(line))
+
+    read = [line for line in lines if line[0] == "cleanup: read"]
+    owned = report.counters["ownedObjects"]
+    assert owned > 0 and read[-1] == ("cleanup: read", owned, owned), read
+    assert all(total is None for _, _, total in read[:-1]), read
