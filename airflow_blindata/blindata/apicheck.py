@@ -15,6 +15,8 @@ ever written.
 
 from __future__ import annotations
 
+import difflib
+import json
 import ssl
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -134,6 +136,9 @@ class ApiCheckRow:
     evidence: Evidence
     status: PathStatus
     detail: str = ""
+    close: str = ""
+    """For a missing path: the path the description lists for the same method that is closest
+    to it (``difflib``), to map in ``api_paths``; empty when none is close."""
 
     @property
     def required(self) -> bool:
@@ -272,6 +277,28 @@ def _as_described(client: BlindataClient, path: str) -> list[str]:
     return [prefix + path, path] if prefix else [path]
 
 
+CLOSE_CUTOFF = 0.8
+"""How alike a described path must be to a missing one to be named in its place
+(``difflib.SequenceMatcher`` ratio): ``/api/v1/lineage/dataflows/*/upload`` for
+``/api/v1/dataflows/*/upload`` (0.87), not ``/api/v1/systems`` for ``/api/v1/users/me``."""
+
+
+def _close(client: BlindataClient, served: ServedApi, method: str, path: str) -> str:
+    """The path of ``method`` in the description closest to ``path``, as ``api_paths`` names
+    it (without the URL's base path); empty when none is close enough."""
+    prefix = urlsplit(client.base_url).path.rstrip("/")
+    paths = sorted(
+        {
+            found.removeprefix(prefix) if prefix and found.startswith(prefix + "/") else found
+            for verb, found in served.operations
+            if verb == method
+        }
+    )
+    paths = [found for found in paths if found != path]
+    matches = difflib.get_close_matches(path, paths, n=1, cutoff=CLOSE_CUTOFF)
+    return matches[0] if matches else ""
+
+
 def compare(client: BlindataClient, served: ServedApi) -> list[ApiCheckRow]:
     """One row per operation of the table: served by the description, or missing."""
     rows = []
@@ -287,7 +314,11 @@ def compare(client: BlindataClient, served: ServedApi) -> list[ApiCheckRow]:
             continue
         others = sorted({method for c in candidates for method in served.methods_at(c)})
         detail = f"path served for {', '.join(others)} only" if others else "path not described"
-        rows.append(_row(client, name, endpoint, PathStatus.MISSING, detail))
+        close = _close(client, served, endpoint.method, path)
+        if close:
+            detail += f"; served instead? {endpoint.method} {close}"
+        row = _row(client, name, endpoint, PathStatus.MISSING, detail)
+        rows.append(replace(row, close=close))
     return rows
 
 
@@ -425,6 +456,12 @@ def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> 
             "Correct a path with api_paths in the connection's extra "
             "(docs/connection.md#when-a-path-differs)."
         )
+        close = {row.contract_path: row.close for row in missing if row.close}
+        if close:
+            lines.append(
+                "The description lists close paths: if they are the same operations, "
+                f"api_paths {json.dumps(close, sort_keys=True)}"
+            )
     elif result.rows and not result.problem:
         inferred = sum(1 for row in result.rows if row.evidence is Evidence.INFERRED)
         lines.append(

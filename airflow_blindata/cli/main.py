@@ -42,16 +42,16 @@ def _check(args: argparse.Namespace) -> int:
         from airflow_blindata.blindata import BlindataError
         from airflow_blindata.hooks.blindata import check_api_settings, check_settings
 
-        name = "--url" if args.url else args.conn_id
+        given = "--url" if args.url else f"The connection {args.conn_id}"
         try:
             settings = connection_settings(args)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except BlindataError as exc:
-            ok, message = False, f"The connection {name} is not usable: {exc}"
+            ok, message = False, f"{given} is not usable: {exc}"
         except Exception as exc:  # the connection is nowhere Airflow keeps connections
-            ok, message = False, f"Cannot read the connection {name}: {exc}"
+            ok, message = False, f"Cannot read the connection {args.conn_id}: {exc}"
         else:
             if args.api:
                 return _print_api_check(

@@ -121,7 +121,11 @@ def connection_settings(args: argparse.Namespace) -> BlindataConnectionSettings:
     connection that cannot be used, and Airflow's ``AirflowNotFoundException`` for a connection
     that does not exist.
     """
-    from airflow_blindata.hooks.blindata import BlindataConnectionSettings, settings_from_airflow
+    from airflow_blindata.hooks.blindata import (
+        URL_OPTION,
+        BlindataConnectionSettings,
+        settings_from_airflow,
+    )
 
     if not args.url:
         if getattr(args, "api_paths", None):
@@ -133,7 +137,7 @@ def connection_settings(args: argparse.Namespace) -> BlindataConnectionSettings:
     if args.auth_method != "bearer" and not args.user:
         raise ValueError(f"--auth-method {args.auth_method} needs --user")
     given = SimpleNamespace(
-        conn_id="--url",
+        conn_id=URL_OPTION,
         host=args.url,
         port=None,
         login=args.user,

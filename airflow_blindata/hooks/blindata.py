@@ -92,11 +92,15 @@ class BlindataConnectionSettings:
     timeout: float = DEFAULT_TIMEOUT
     deadline: float = DEFAULT_DEADLINE
     api_paths: ApiPaths = field(default_factory=ApiPaths)
+    given_by_url: bool = field(default=False, repr=False, compare=False)
+    """Given on the command line (``--url``, ``--api-paths``), not by an Airflow connection:
+    messages then name those options, never "the connection"."""
 
     @classmethod
     def from_connection(cls, conn: Any) -> BlindataConnectionSettings:
         """Read an Airflow ``Connection`` (anything with host, port, login, password, extra)."""
         conn_id = getattr(conn, "conn_id", None) or "the connection"
+        by_url = conn_id == URL_OPTION
         extra: dict[str, Any] = dict(conn.extra_dejson or {})
         # Older forms stored extras as ``extra__blindata__<name>``; accept both spellings.
         for key in list(extra):
@@ -139,7 +143,11 @@ class BlindataConnectionSettings:
             verify_ssl=_verify(extra.get("verify_ssl", True), extra.get("ca_bundle"), conn_id),
             timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
             deadline=_seconds(extra.get("deadline", DEFAULT_DEADLINE), f"{conn_id}: deadline"),
-            api_paths=ApiPaths.parse(extra.get("api_paths"), where=f"{conn_id}: api_paths"),
+            api_paths=ApiPaths.parse(
+                extra.get("api_paths"),
+                where="--api-paths" if by_url else f"{conn_id}: api_paths",
+            ),
+            given_by_url=by_url,
         )
 
     @property
@@ -398,7 +406,7 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataDeadlineError):
         exc_last = exc.last_error
         if isinstance(exc_last, BlindataRequestError):
-            return f"Cannot reach Blindata at {url}: {exc_last}{_tls_hint(str(exc_last))}"
+            return f"Cannot reach Blindata at {url}: {exc_last}{_tls_hint(str(exc_last), settings)}"
         if isinstance(exc_last, BlindataContractError):  # cut short every time it was asked
             return f"The server at {url} does not answer like Blindata: {exc_last}"
         if isinstance(exc_last, BlindataStatusError):  # 429, 5xx: it answered, with an error
@@ -409,11 +417,11 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
             )
         return f"Blindata at {url} did not answer in time: {exc}"
     if isinstance(exc, BlindataRequestError):
-        return f"Cannot reach Blindata at {url}: {exc}{_tls_hint(str(exc))}"
+        return f"Cannot reach Blindata at {url}: {exc}{_tls_hint(str(exc), settings)}"
     if isinstance(exc, BlindataStatusError) and exc.location is not None:
         return (
             f"Blindata at {url} redirects {exc.operation} ({exc.status}) to {exc.location}: "
-            f"set the connection's URL to {_redirected_base(exc.operation, exc.location)} "
+            f"{_where(settings, 'url')} {_redirected_base(exc.operation, exc.location)} "
             "(the client follows no redirect)."
         )
     if isinstance(exc, BlindataAuthError):
@@ -439,7 +447,8 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
         return (
             f"No Blindata API at {url} ({exc}). Check the URL; if it is right, the tenant may "
             "serve this path elsewhere (who-am-i is inferred, not verified): `airflow-blindata "
-            "check --api` lists the paths it serves, and the connection's api_paths moves one."
+            f"check --api` lists the paths it serves, and {_where(settings, 'api_paths')} "
+            "moves one."
         )
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
@@ -452,7 +461,18 @@ def _login_operation(settings: BlindataConnectionSettings) -> str:
     return f"{login.method} {login.template}"
 
 
-def _tls_hint(text: str) -> str:
+URL_OPTION = "--url"
+"""The name ``check``, ``snapshot`` and ``cleanup`` give settings read from their options."""
+
+
+def _where(settings: BlindataConnectionSettings, what: str) -> str:
+    """Where the user changes ``what``: the connection's field, or the command's option."""
+    if settings.given_by_url:
+        return {"url": "give --url", "api_paths": "--api-paths"}[what]
+    return {"url": "set the connection's URL to", "api_paths": "the connection's api_paths"}[what]
+
+
+def _tls_hint(text: str, settings: BlindataConnectionSettings) -> str:
     """What to change in the connection when TLS failed (OpenSSL's words say what, not how)."""
     if "Hostname mismatch" in text:
         return (
@@ -462,7 +482,13 @@ def _tls_hint(text: str) -> str:
     if "CERTIFICATE_VERIFY_FAILED" in text:
         return (
             ". Blindata's certificate is not trusted: when a private (corporate) CA signed it, "
-            "give that CA's PEM file in the connection's CA bundle field (extra ca_bundle)."
+            + (
+                "give that CA's PEM file in $SSL_CERT_FILE (--url has no CA bundle option), or "
+                "check through a connection with its CA bundle field (extra ca_bundle)."
+                if settings.given_by_url
+                else "give that CA's PEM file in the connection's CA bundle field (extra "
+                "ca_bundle)."
+            )
         )
     if "WRONG_VERSION_NUMBER" in text:
         return ". The server does not speak TLS on that port: is the URL http://?"

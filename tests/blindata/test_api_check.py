@@ -334,3 +334,58 @@ def test_an_instance_served_under_a_path_serves_every_path(
     assert "Every path the provider calls is served" in out
     (row,) = [line for line in out.splitlines() if line.startswith(UPLOAD)]
     assert row.split() == [UPLOAD, "POST", "snapshot", "inferred", "served"]
+
+
+def test_a_missing_path_names_the_close_path_the_description_lists_instead(
+    fresh_moved: EmulatorHandle, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: ``check --api`` could name the path the server serves instead when its OpenAPI
+    description has a close one."""
+    code, out = check(capsys, monkeypatch, fresh_moved.base_url)
+    assert code == 1
+    (row,) = [line for line in out.splitlines() if line.startswith(UPLOAD)]
+    assert f"served instead? POST {MOVED[UPLOAD]}" in row
+    (suggestion,) = [line for line in out.splitlines() if "close paths" in line]
+    mapping = json.loads(suggestion.split("api_paths ", 1)[1])
+    assert mapping == {UPLOAD: MOVED[UPLOAD], ME: MOVED[ME]}
+
+    code, out = check(capsys, monkeypatch, fresh_moved.base_url, "--api-paths", json.dumps(mapping))
+    assert code == 0, out
+
+    code, out = check(capsys, monkeypatch, fresh_moved.base_url, "--format", "json")
+    rows = {row["operation"]: row for row in json.loads(out)["rows"]}
+    assert rows["dataflows.upload"]["close"] == MOVED[UPLOAD]
+    assert rows["systems.list"]["close"] == ""
+
+
+@pytest.mark.parametrize(
+    ("sentence", "args", "says"),
+    [
+        (
+            "a path served elsewhere points at --api-paths",
+            [],
+            "`airflow-blindata check --api` lists the paths it serves, and --api-paths moves one.",
+        ),
+        (
+            "options that cannot be used are --url's, not a connection's",
+            ["--api-paths", '{"/nowhere": "/x"}'],
+            "--url is not usable: --api-paths: '/nowhere' is not a path of the contract",
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_check_with_url_names_its_options_never_a_connection(
+    sentence: str,
+    args: list[str],
+    says: str,
+    fresh_moved: EmulatorHandle,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38: ``--url`` is called a connection in ``check``'s errors."""
+    monkeypatch.setenv(SECRET_ENV, API_KEY)
+    code = main(["check", "--url", fresh_moved.base_url, "--user", USER, *args])
+    out = capsys.readouterr().out
+    assert code == 1, sentence
+    assert says in out, out
+    assert "connection" not in out, out
