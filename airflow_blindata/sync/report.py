@@ -27,6 +27,7 @@ from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import table
 
 __all__ = [
+    "KnownSystemRecord",
     "Ledger",
     "ObjectGroup",
     "RunKind",
@@ -42,7 +43,7 @@ run stopped (Blindata unreachable, credentials refused, or, for a snapshot, unab
 see ``context.WriteWatch``). ``refused``: a cleanup fail-safe held. ``skipped``: nothing to do
 (cleanup disabled, or an empty snapshot)."""
 
-XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger"})
+XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger", "definition", "known_systems"})
 """Long lists kept in the sync history but not in the XCom."""
 
 
@@ -78,6 +79,14 @@ class Ledger(BaseModel):
     """uuids of the Systems that hold this definition's job entities and routines."""
 
 
+class KnownSystemRecord(BaseModel):
+    """A System the snapshot read from Blindata and used (``mapper.systems.KnownSystem``)."""
+
+    name: str
+    uuid: str
+    properties: list[tuple[str, str]] = Field(default_factory=list)
+
+
 class RunReport(Report):
     """The report of one run; counters and gaps come from ``Report`` (and the plan's report)."""
 
@@ -110,6 +119,12 @@ class RunReport(Report):
     """Snapshot: scopes with a flow Blindata refused; cleanup leaves their flows alone."""
     ledger: Ledger | None = None
     """Cleanup: what the definition owns after this run, for the next cleanup."""
+    definition: dict[str, Any] | None = None
+    """Snapshot: the job definition it mapped with, as data (``JobDefinition.from_dict`` reads
+    it back): the Blindata page maps a job as this snapshot did (``ui.views.lands_page``)."""
+    known_systems: list[KnownSystemRecord] = Field(default_factory=list)
+    """Snapshot: the Systems of Blindata its plan used, with the properties that resolve a
+    namespace to them, so that a job mapped again resolves its namespaces as it did."""
 
     # -- recording -----------------------------------------------------------------------------
 

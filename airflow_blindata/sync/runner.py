@@ -12,9 +12,17 @@ next cleanup depends on it.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.systems import (
+    JOB_SYSTEM_PROPERTY,
+    NAMESPACE_PROPERTY,
+    OWNER_PROPERTY,
+    KnownSystem,
+)
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
@@ -22,10 +30,17 @@ from airflow_blindata.sync.history import HISTORY_LIMIT, store_status
 from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
-from airflow_blindata.sync.report import RunKind, RunReport, utcnow
+from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunReport, utcnow
 from airflow_blindata.sync.systems import fetch_known_systems
 
-__all__ = ["history", "record", "run_cleanup", "run_snapshot"]
+__all__ = [
+    "history",
+    "record",
+    "recorded_systems",
+    "run_cleanup",
+    "run_snapshot",
+    "used_systems",
+]
 
 
 def record(store: EventStore, report: RunReport) -> None:
@@ -40,6 +55,36 @@ def record(store: EventStore, report: RunReport) -> None:
             report=report.to_record(),
         )
     )
+
+
+RESOLVING = frozenset({NAMESPACE_PROPERTY, OWNER_PROPERTY, JOB_SYSTEM_PROPERTY})
+"""The properties of a System that the mapper reads to resolve a namespace to it."""
+
+
+def used_systems(known: Iterable[KnownSystem], plan: CatalogPlan) -> list[KnownSystemRecord]:
+    """The known Systems ``plan`` uses, with the properties that resolve namespaces to them:
+    what mapping a job again needs of Blindata to resolve it as the snapshot did (a System the
+    plan does not use resolved nothing, and is left out, so that the record stays small)."""
+    used = {system.uuid for system in plan.systems if system.uuid} | {
+        system.name for system in plan.systems
+    }
+    return [
+        KnownSystemRecord(
+            name=system.name,
+            uuid=system.uuid,
+            properties=[(key, value) for key, value in system.properties if key in RESOLVING],
+        )
+        for system in known
+        if system.uuid in used or system.name in used
+    ]
+
+
+def recorded_systems(report: RunReport) -> list[KnownSystem]:
+    """The Systems ``report`` recorded (``used_systems``), as the mapper takes them."""
+    return [
+        KnownSystem(system.name, system.uuid, tuple(system.properties))
+        for system in report.known_systems
+    ]
 
 
 def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport:
@@ -71,6 +116,8 @@ def run_snapshot(
         mapping = round(time.monotonic() - mapping_started, 3)
         report = snapshot(plan, client, definition, progress=progress, batch_size=batch_size)
         report.timings = {"mapping": mapping, **report.timings}
+        report.definition = definition.model_dump(mode="json", by_alias=True)
+        report.known_systems = used_systems(known, plan)
     except BlindataError as exc:
         report = _failed("snapshot", definition, f"Blindata cannot be used: {exc}")
     except StoreError as exc:

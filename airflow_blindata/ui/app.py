@@ -78,8 +78,13 @@ def create_ui_app() -> FastAPI:
         return _render(request, "record.html", **found)
 
     @app.get("/lands", response_class=HTMLResponse, dependencies=reader)
-    def lands(request: Request, namespace: str | None = None, name: str | None = None) -> Response:
-        return _page(request, "lands.html", views.lands_page, namespace, name)
+    def lands(
+        request: Request,
+        namespace: str | None = None,
+        name: str | None = None,
+        definition: str | None = None,
+    ) -> Response:
+        return _page(request, "lands.html", views.lands_page, namespace, name, definition)
 
     # A plain ``def``: FastAPI runs it in a worker thread. Reading Airflow's database on the event
     # loop stalled every request of the API server meanwhile, the receiver's included.

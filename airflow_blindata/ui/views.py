@@ -283,7 +283,8 @@ def run_page(dag_id: str, run_id: str) -> list[tuple[str, RunReport]]:
     return found
 
 
-def _definition(uuid: str | None) -> Any:
+def _configured_definition(uuid: str | None) -> Any:
+    """The definition of ``[blindata] ui_job_definition``, else the seeds' defaults."""
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
 
     path = ui_job_definition()
@@ -311,22 +312,79 @@ def _last_snapshot(store: SqlEventStore, definition_uuid: str | None) -> Any:
     return None
 
 
-def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
+CROSS_JOB_GAPS = frozenset({"UNRESOLVED_ORCHESTRATION_TARGET"})
+"""Gaps one job's events cannot judge: whether the job at the other end of an orchestration
+flow is catalogued depends on every job the snapshot read. The snapshot's report has them."""
+
+
+def _parents(events: list[Any]) -> list[tuple[str, str]]:
+    """The jobs the ``parent`` run facets of ``events`` name (a task's DAG), sorted."""
+    found: set[tuple[str, str]] = set()
+    for event in events:
+        run = event.get("run") if isinstance(event, dict) else None
+        facets = run.get("facets") if isinstance(run, dict) else None
+        parent = facets.get("parent") if isinstance(facets, dict) else None
+        job = parent.get("job") if isinstance(parent, dict) else None
+        if not isinstance(job, dict):
+            continue
+        job_namespace, job_name = job.get("namespace"), job.get("name")
+        if isinstance(job_namespace, str) and isinstance(job_name, str):
+            found.add((job_namespace, job_name))
+    return sorted(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Mapping:
+    """How *Where it lands* maps: the definition and Blindata's Systems, and where they come
+    from (``history``: as the last snapshot recorded them; ``file``: ``ui_job_definition``;
+    ``defaults``: the seeds' rules)."""
+
+    definition: Any
+    systems: list[Any]
+    source: str
+
+
+def _mapping(last: Any, uuid: str | None) -> _Mapping:
+    from airflow_blindata.definition import JobDefinition, JobDefinitionError
+    from airflow_blindata.sync.runner import recorded_systems
+
+    report = _report(last.report) if last is not None else None
+    if report is not None and report.definition is not None:
+        try:
+            definition = JobDefinition.from_dict(report.definition)
+        except JobDefinitionError:
+            log.warning("The sync history holds a job definition that cannot be read again")
+        else:
+            return _Mapping(definition, recorded_systems(report), "history")
+    source = "file" if ui_job_definition() else "defaults"
+    return _Mapping(_configured_definition(uuid), [], source)
+
+
+def lands_page(
+    namespace: str | None, name: str | None, definition: str | None = None
+) -> dict[str, Any]:
     """For a chosen job, the objects the last snapshot described from its stored events.
 
-    The last snapshot read the events received before it started: mapped again with the same
-    definition, they give what it described (the events received since are counted, and mapped
-    only while no snapshot has read any of them: then the page shows what the next one sends).
+    The last snapshot read the events received before it started: mapped again with the
+    definition and the Systems that snapshot recorded, they give what it described (the events
+    received since are counted, and mapped only while no snapshot has read any of them: then the
+    page shows what the next one sends). The job is mapped with its parent job (a task with its
+    DAG), so that the snapshot's judgements that need the parent (the DAG→task link, a task its
+    DAG no longer has) are made again; what needs every job (``CROSS_JOB_GAPS``) is left out.
     """
     from airflow_blindata.mapper.build import build
+    from airflow_blindata.mapper.scopes import job_scope
 
     with _store() as store:
         jobs = _clean_jobs(overview.recent_jobs(store))
         known = overview.definitions(store)
+        uuids = [summary.definition_uuid for summary in known]
+        chosen = definition if definition in uuids else (uuids[0] if uuids else None)
+        page: dict[str, Any] = {"jobs": jobs, "job": None, "definitions": uuids, "chosen": chosen}
         if not (namespace and name):
-            return {"jobs": jobs, "job": None}
+            return page
         namespace = shown_namespace(namespace)  # one typed as sent is shown as the catalog has it
-        last = _last_snapshot(store, known[0].definition_uuid if known else None)
+        last = _last_snapshot(store, chosen)
         stored = sorted(
             (
                 event
@@ -336,17 +394,35 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
             ),
             key=lambda event: event.id,
         )
-    cutoff = last.started_at if last is not None else None
-    read = [e.payload for e in stored if cutoff is not None and e.received_at <= cutoff]
+        cutoff = last.started_at if last is not None else None
+        parents = [
+            event
+            for parent in _parents([e.payload for e in stored])
+            if (shown_namespace(parent[0]), parent[1]) != (namespace, name)
+            for event in store.events(job=parent)
+        ]
+
+    def described(events: list[Any]) -> list[Any]:
+        return [e.payload for e in events if cutoff is not None and e.received_at <= cutoff]
+
+    read = described(stored)
     since = len(stored) - len(read)
     next_snapshot = not read
     events = [e.payload for e in stored] if next_snapshot else read
-    definition = _definition(known[0].definition_uuid if known else None)
-    plan = build(events, definition)
+    around = [e.payload for e in parents] if next_snapshot else described(parents)
+    mapping = _mapping(last, chosen)
+    alone = build(events, mapping.definition, mapping.systems)
+    together = build(events + around, mapping.definition, mapping.systems)
+    label = redact_text(f"{namespace}/{name}")
+    retired = next(
+        (why.split(": ", 1)[1] for why in together.report.retired if why.startswith(f"{label}: ")),
+        None,
+    )
+    scopes = {job_scope(namespace, name), job_scope(namespace, name, orchestration=True)}
     base = blindata_url()
     entities = [
         {"name": str(e.key), "source": e.source, "link": search_link(base, e.key.name)}
-        for e in plan.entities[:MAX_LANDED]
+        for e in alone.entities
     ]
     flows = [
         {
@@ -356,34 +432,53 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
             "kind": flow.kind,
             "link": search_link(base, flow.name),
         }
-        for flow in plan.flows[:MAX_LANDED]
+        for flow in together.flows
+        if flow.scope in scopes
     ]
     routines = [
         {"name": f"{r.system}:{r.schema_}.{r.name}", "link": search_link(base, r.name)}
-        for r in plan.routines[:MAX_LANDED]
+        for r in alone.routines
+        if r.job in scopes
     ]
     checks = [
         {"name": c.name, "code": c.code, "entity": str(c.entity), "link": search_link(base, c.code)}
-        for c in (plan.quality.checks if plan.quality else [])[:MAX_LANDED]
+        for c in (alone.quality.checks if alone.quality else [])
+        if c.job in scopes
     ]
+    if retired is not None:
+        entities, flows, routines, checks = [], [], [], []
+    gaps = [gap for code, gap in alone.report.gaps.items() if code.value not in CROSS_JOB_GAPS]
+    # What is left out: this job's orchestration flows whose other end is neither this job nor
+    # its parent (mapped together), as the examples of the gaps name them (a few at most).
+    crossing = [gap for code, gap in together.report.gaps.items() if code in CROSS_JOB_GAPS]
+    left_out = sorted(
+        example for gap in crossing for example in gap.examples if example.startswith(f"{label}: ")
+    )
+    more = any(gap.count > len(gap.examples) for gap in crossing)
     return {
-        "jobs": jobs,
+        **page,
         "job": (namespace, name),
         "events": len(events),
         "since": since,
         "snapshot_at": cutoff,
         "next_snapshot": next_snapshot,
+        "mapped_with": mapping.source,
+        "definition_uuid": mapping.definition.uuid,
         "definition_file": ui_job_definition(),
         "blindata_url": base,
+        "retired": retired,
+        "parents": _parents(events),
         "counts": {
-            "entities": len(plan.entities),
-            "flows": len(plan.flows),
-            "routines": len(plan.routines),
+            "entities": len(entities),
+            "flows": len(flows),
+            "routines": len(routines),
             "checks": len(checks),
         },
-        "entities": entities,
-        "flows": flows,
-        "routines": routines,
-        "checks": checks,
-        "gaps": sorted(plan.report.gaps.values(), key=lambda g: g.code.value),
+        "entities": entities[:MAX_LANDED],
+        "flows": flows[:MAX_LANDED],
+        "routines": routines[:MAX_LANDED],
+        "checks": checks[:MAX_LANDED],
+        "gaps": sorted(gaps, key=lambda g: g.code.value),
+        "left_out": left_out if retired is None else [],
+        "left_out_more": more and retired is None,
     }
