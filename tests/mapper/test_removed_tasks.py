@@ -7,14 +7,27 @@ serialises them (``mapper.retirement``).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import JobKey
-from tests.builders import at, dataset, definition, parent_facet, run_event, sql_facet
+from tests.builders import (
+    at,
+    dataset,
+    definition,
+    parent_facet,
+    policy,
+    run_event,
+    sql_facet,
+)
 
 provider = pytest.importorskip("airflow.providers.openlineage.plugins.facets")
 from openlineage.client.serde import Serde  # noqa: E402
@@ -198,3 +211,38 @@ def test_a_job_named_outside_its_parents_tasks_is_not_judged() -> None:
         f"{NS}/sales.report",
     ]
     assert "nightly-export" in {e.key.name for e in plan.entities}
+
+
+@pytest.mark.airflow
+def test_a_task_removed_from_a_real_dag_is_retired_by_the_dags_next_run(tmp_path: Path) -> None:
+    """The real provider's DAG-level events, under ``dag.test()``: run with ``report``, then
+    without it. The second run's events no longer list it, and its job is retired."""
+    events = tmp_path / "events.jsonl"
+    runner = Path(__file__).resolve().parent / "run_lineage_dag.py"
+
+    def run(tasks: str) -> list[Any]:
+        done = subprocess.run(
+            [sys.executable, str(runner), str(events), str(tmp_path), "retire_demo"],
+            env={**os.environ, "RETIRE_DEMO_TASKS": tasks},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        state = (tmp_path / "state.txt").read_text() if (tmp_path / "state.txt").exists() else ""
+        assert state == "success", done.stdout[-3000:] + done.stderr[-3000:]
+        return list(read_event_file(events))
+
+    files = policy("file*", nameTemplate="Files")
+    first = build(run("extract,load,report"), definition(files))
+    assert "jobsRetired" not in first.report.counters
+    assert "retire_demo.report" in {e.key.name for e in first.entities}
+
+    second = build(run("extract,load"), definition(files))
+
+    ns = "lineage-tests"
+    why = f"task 'report' is not in the latest run of DAG {ns}/retire_demo"
+    assert second.report.retired == [f"{ns}/retire_demo.report: {why}"]
+    assert "retire_demo.report" not in {e.key.name for e in second.entities}
+    assert not [f for f in second.flows if f.scope.startswith(f"ol:{ns}|retire_demo.report")]
+    assert "retire_demo.load" in {e.key.name for e in second.entities}
