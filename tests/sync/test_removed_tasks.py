@@ -119,3 +119,43 @@ def test_forget_job_retires_a_job_now_after_a_dry_run_first(
     assert landed(emulator, f"{DAG}.load") == THERE
     assert main(forget) == 1
     assert "nothing to forget" in capsys.readouterr().out
+
+
+def test_a_retired_tasks_job_entity_that_a_persons_flow_ends_on_stays(
+    client: BlindataClient, store: EventStore, emulator: Any
+) -> None:
+    """The cleanup's protections apply to a retired task as to any stale object."""
+    store.append_many(BEFORE.events())
+    sync(client, store, emulator)
+    entities = objects(emulator, Kind.ENTITY)
+    job_entity = next(e for e in entities if e.get("schema") == NS and e["name"] == REMOVED)
+    table = next(e for e in entities if e["name"] == "report")
+    person = DataFlow(
+        name="read by the finance team",
+        from_physical_entity=Ref(uuid=job_entity["uuid"]),
+        to_physical_entity=Ref(uuid=table["uuid"]),
+    )
+    client.api.dataflows.upload([person])
+    person_to_job = person.model_copy(
+        update={
+            "name": "reviewed by a person",
+            "from_physical_entity": Ref(uuid=table["uuid"]),
+            "to_physical_entity": Ref(uuid=job_entity["uuid"]),
+        }
+    )
+    client.api.dataflows.upload([person_to_job])
+
+    store.append_many(AFTER.events())
+    run_snapshot(job(), client, store)
+    cleanup = run_cleanup(job(), client, store)
+
+    assert cleanup.status == "success", cleanup.render()
+    assert landed(emulator, REMOVED) == {
+        "job entity": True,
+        "routines": False,
+        "table flows": False,
+        "DAG link": False,
+    }, cleanup.render()
+    assert "of other owners end on it" in cleanup.kept["entity"].examples[0]
+    names = {f["name"] for f in objects(emulator, Kind.FLOW)}
+    assert {"read by the finance team", "reviewed by a person"} <= names
