@@ -207,36 +207,49 @@ def _store_quarantine(args: argparse.Namespace) -> int:
 
 
 def _store_forget_job(args: argparse.Namespace) -> int:
-    """Retire one job now: by default, say what would go; with ``--yes``, remove its events."""
+    """Retire jobs now: by default, say what would go; with ``--yes``, remove their events."""
     from airflow_blindata.redaction import redact_text
     from airflow_blindata.store import StoreError
 
-    job = redact_text(f"{args.namespace}/{args.name}")
+    prefix = f"{args.name}."
     try:
         with redirect_stdout(sys.stderr), _open_store(args.store) as store:
-            found = store.forget_job(args.namespace, args.name, dry_run=not args.yes)
+            children = sorted(
+                name
+                for namespace, name in store.job_digests()
+                if namespace == args.namespace and name.startswith(prefix)
+            )
+            names = [args.name, *(children if args.with_children else ())]
+            found = [store.forget_job(args.namespace, name, dry_run=not args.yes) for name in names]
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not found.events:
-        print(f"The store holds no event of job {job}: nothing to forget.")
+    found = [job for job in found if job.events]
+    if not found:
+        print(f"The store holds no event of job {redact_text(f'{args.namespace}/{args.name}')}.")
         return 1
-    held = (
-        f"{found.events} event(s) of {found.runs} run(s), received "
-        f"{_when(found.first_received)} .. {_when(found.last_received)}"
-    )
-    if not found.removed:
-        print(f"Would forget job {job}: {held}.")
+    verb = "Forgot" if args.yes else "Would forget"
+    for job in found:
         print(
-            "Run again with --yes to remove them. The next snapshot then no longer describes the"
-            " job, and the cleanup after it removes what this job definition created for it in"
-            " Blindata (its job entity, routines and flows; what crawlers and people put there"
-            " stays). A new event of the job describes it again."
+            f"{verb} job {redact_text(f'{job.namespace}/{job.name}')}: {job.events} event(s) of "
+            f"{job.runs} run(s), received {_when(job.first_received)} .. "
+            f"{_when(job.last_received)}."
+        )
+    if children and not args.with_children:
+        print(
+            f"{len(children)} job(s) named {redact_text(args.name)}.… stay (a DAG's tasks, a "
+            "task's SQL statements): add --with-children to forget them too."
+        )
+    if not args.yes:
+        print(
+            "Run again with --yes to remove them. The next snapshot then no longer describes"
+            " them, and the cleanup after it removes what this job definition created for them"
+            " in Blindata (job entities, routines and flows; what crawlers and people put there"
+            " stays). A new event of a job describes it again."
         )
         return 0
-    print(f"Forgot job {job}: removed {held}.")
     print(
-        "The next snapshot no longer describes it; the cleanup after it removes it from"
+        "The next snapshot no longer describes them; the cleanup after it removes them from"
         " Blindata (the sync DAG, or `airflow-blindata snapshot` then `cleanup`)."
     )
     return 0
@@ -332,6 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("namespace", help="the job's namespace, as its events name it")
     forget.add_argument("name", help="the job's name (an Airflow task: <dag_id>.<task_id>)")
     forget.add_argument("--store", help=store_help)
+    forget.add_argument(
+        "--with-children",
+        action="store_true",
+        help="also the jobs named NAME.<more> in the namespace (a DAG's tasks, a task's SQL)",
+    )
     forget.add_argument(
         "--yes", action="store_true", help="remove the events (without it: a dry run)"
     )

@@ -25,6 +25,8 @@ from .conftest import definition, next_second, objects
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 
 REMOVED = f"{DAG}.report"
+CHILD = f"{REMOVED}.query.1"
+"""A SQL statement the task reported as a child job."""
 AFTER = DagRun("r2", 1, ["extract", "load"], listed={"extract": "success", "load": "success"})
 
 
@@ -100,7 +102,7 @@ def test_forget_job_retires_a_job_now_after_a_dry_run_first(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    dag_run = DagRun("r1", 0, ["extract", "load", "report"], listed=ALL)
+    dag_run = DagRun("r1", 0, ["extract", "load", "report"], listed=ALL, children={CHILD: "report"})
     store.append_many(dag_run.events())
     sync(client, store, emulator)
     forget = ["store", "forget-job", NS, REMOVED, "--store", f"sqlite:///{tmp_path / 'events.db'}"]
@@ -108,17 +110,21 @@ def test_forget_job_retires_a_job_now_after_a_dry_run_first(
     assert main(forget) == 0
     out = capsys.readouterr().out
     assert f"Would forget job {NS}/{REMOVED}: 1 event(s) of 1 run(s)" in out
+    assert "1 job(s) named sales.report.… stay" in out and "--with-children" in out
     assert "--yes" in out
     sync(client, store, emulator)
     assert landed(emulator, REMOVED) == THERE
 
-    assert main([*forget, "--yes"]) == 0
-    assert f"Forgot job {NS}/{REMOVED}: removed 1 event(s)" in capsys.readouterr().out
+    assert main([*forget, "--with-children", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"Forgot job {NS}/{REMOVED}: 1 event(s)" in out
+    assert f"Forgot job {NS}/{CHILD}: 1 event(s)" in out
     sync(client, store, emulator)
     assert landed(emulator, REMOVED) == GONE
+    assert not landed(emulator, CHILD)["job entity"]
     assert landed(emulator, f"{DAG}.load") == THERE
     assert main(forget) == 1
-    assert "nothing to forget" in capsys.readouterr().out
+    assert "The store holds no event of job" in capsys.readouterr().out
 
 
 def test_a_retired_tasks_job_entity_that_a_persons_flow_ends_on_stays(
