@@ -170,8 +170,11 @@ def get_provider_info() -> dict[str, Any]:
                         "default": "blindata_default",
                     },
                     "ui_job_definition": {
-                        "description": "The job definition file (YAML or JSON) the page's "
-                        "Where it lands view maps a job with. Empty: the seeds' defaults.\n",
+                        "description": "Only until a snapshot of this version has run: the "
+                        "job definition file (YAML or JSON) the page's Where it lands view maps a "
+                        "job with when the sync history records none. Afterwards the view maps "
+                        "with the definition the last snapshot recorded. Empty: the seeds' "
+                        "defaults.\n",
                         "version_added": "0.1.0",
                         "type": "string",
                         "example": "/opt/airflow/dags/blindata_sync.yaml",

@@ -149,8 +149,9 @@ def ui_conn_id() -> str:
 
 
 def ui_job_definition() -> str | None:
-    """``[blindata] ui_job_definition``: the job definition file "Where it lands" maps with; a
-    relative path is read from ``$AIRFLOW_HOME``, not from the API server's working directory."""
+    """``[blindata] ui_job_definition``: the job definition file "Where it lands" maps with while
+    the sync history records none (``ui.views``); a relative path is read from ``$AIRFLOW_HOME``,
+    not from the API server's working directory."""
     value = option("ui_job_definition")
     if value is None:
         return None
