@@ -8,11 +8,14 @@ built on the mount's ``root_path``, so the app works under any prefix.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -27,6 +30,25 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "Blindata page"
 TEMPLATES = Path(__file__).parent / "templates"
+NAV_ROUTE = "blindata"
+"""The nav entry's ``url_route``: the Airflow UI shows the page at ``<base>/plugin/blindata``."""
+
+SECURITY_HEADERS = {
+    # Only Airflow's own UI may frame the page (clickjacking); nothing is fetched from elsewhere.
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+        "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'self'"
+    ),
+    # Every answer is for one signed-in user: no shared or browser cache keeps it.
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def airflow_root(request: Request) -> str:
+    """Airflow's base path (``/airflow`` under ``[api] base_url = https://host/airflow``, else
+    empty), from the mount's ``root_path``: the page's links into Airflow's UI start there."""
+    return str(request.scope.get("root_path", "")).removesuffix(URL_PREFIX)
 
 
 @cache
@@ -53,8 +75,41 @@ def _page(request: Request, name: str, read: Any, *args: Any) -> HTMLResponse:
         return _render(request, name, status=503, problem=str(problem))
 
 
+async def _refused(request: Request, problem: Exception) -> Response:
+    """A refusal: JSON for an API client, a page for a browser (the page lives in the Airflow UI's
+    frame, where raw JSON helps nobody); an expired session gets a link to Airflow's login."""
+    assert isinstance(problem, HTTPException)
+    if "text/html" not in request.headers.get("accept", "") or problem.status_code not in (
+        401,
+        403,
+    ):
+        return await http_exception_handler(request, problem)
+    root = airflow_root(request)
+    login = f"{root}/api/v2/auth/login?" + urlencode({"next": f"{root}/plugin/{NAV_ROUTE}"})
+    return _render(
+        request,
+        "refused.html",
+        status=problem.status_code,
+        signed_out=problem.status_code == 401,
+        detail=str(problem.detail),
+        login=login,
+        store_url=None,
+    )
+
+
+async def _secured(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    response = await call_next(request)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    return response
+
+
 def create_ui_app() -> FastAPI:
     app = FastAPI(title=APP_NAME, docs_url=None, redoc_url=None, openapi_url=None)
+    app.middleware("http")(_secured)
+    app.add_exception_handler(HTTPException, _refused)
     reader = [Depends(require_reader)]
 
     @app.get("/", response_class=HTMLResponse, dependencies=reader)
@@ -112,7 +167,7 @@ def external_views() -> list[dict[str, Any]]:
         {
             "name": "Blindata",
             "href": f"{relative}/",
-            "url_route": "blindata",
+            "url_route": NAV_ROUTE,
             "destination": "nav",
             "nav_top_level": True,
         },

@@ -75,3 +75,41 @@ def test_a_dag_run_report_needs_read_access_to_that_dag_s_runs(
     assert refused.status_code == 403
     assert allowed.status_code == 200
     assert asked == [("hr.payroll", "RUN"), ("blindata_sync", "RUN")]
+
+
+@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("role", [None, "viewer", "admin"])
+def test_every_answer_carries_the_security_headers(
+    client: Any, auth_manager: Any, monkeypatch: pytest.MonkeyPatch, path: str, role: str | None
+) -> None:
+    """Framed by Airflow's own UI only, never cached (a page holds what one user may read), and
+    never sniffed into another type: on pages, refusals and errors alike."""
+    from airflow_blindata.ui import views
+
+    monkeypatch.setattr(views, "run_page", lambda dag_id, run_id: [])
+    headers = {"Authorization": f"Bearer {token(auth_manager, role)}"} if role else {}
+
+    response = client.get(path, headers=headers)
+
+    assert "frame-ancestors 'self'" in response.headers["content-security-policy"]
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_an_expired_session_in_the_browser_gets_a_way_back_to_airflow_s_login(
+    client: Any, auth_manager: Any
+) -> None:
+    """In the Airflow UI's frame, a browser whose token expired gets a page with a link to
+    Airflow's login (which comes back to the Blindata entry), not raw JSON."""
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    user = SimpleAuthManagerUser(username="u-viewer", role="viewer")
+    client.cookies.set("_token", auth_manager.generate_jwt(user, expiration_time_in_seconds=-60))
+
+    response = client.get("/syncs", headers={"Accept": "text/html,application/xhtml+xml"})
+
+    assert response.status_code == 401
+    assert response.headers["content-type"].startswith("text/html")
+    assert 'href="/api/v2/auth/login?next=%2Fplugin%2Fblindata"' in response.text
+    assert 'target="_top"' in response.text
+    assert "detail" not in response.text
