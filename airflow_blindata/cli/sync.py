@@ -193,6 +193,7 @@ def _print_progress(phase: str, done: int, total: int | None) -> None:
 def _run(args: argparse.Namespace, kind: str) -> int:
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.store import StoreError, open_store
+    from airflow_blindata.sync.report import RunOrigin
     from airflow_blindata.sync.runner import run_cleanup, run_snapshot
 
     try:
@@ -209,6 +210,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
                     progress=_print_progress,
                     batch_size=args.batch_size,
                     apply_retention=not args.no_retention,
+                    origin=RunOrigin(command=kind),
                 )
             else:
                 report = run_cleanup(
@@ -218,6 +220,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
                     dry_run=args.dry_run,
                     force=args.force,
                     progress=_print_progress,
+                    origin=RunOrigin(command=kind),
                 )
     except (JobDefinitionError, StoreError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -12,13 +12,14 @@ documented in docs/facet-support.md and docs/mapping-reference.md.
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from airflow_blindata.redaction import redact_text
 
-__all__ = ["GAP_HINTS", "MAX_EXAMPLES", "Gap", "GapCode", "Report"]
+__all__ = ["GAP_HINTS", "MAX_EXAMPLES", "Gap", "GapCode", "Report", "ordered_gaps"]
 
 MAX_EXAMPLES = 5
 """Examples kept per gap code (the smallest, sorted); the count is always complete."""
@@ -98,6 +99,16 @@ class Gap(BaseModel):
     count: int = 0
     examples: list[str] = Field(default_factory=list)
     hint: str = ""
+
+
+_GAP_POSITION = {code: position for position, code in enumerate(GapCode)}
+
+
+def ordered_gaps(gaps: Iterable[Gap]) -> list[Gap]:
+    """The gaps in the order a steward reads them: by code as declared (namespaces and datasets
+    first), and a gap whose hint points to the gaps "above" (``DANGLING_FLOW``: "Fix the dataset
+    gaps above") after every gap whose hint does not."""
+    return sorted(gaps, key=lambda gap: ("above" in gap.hint, _GAP_POSITION[gap.code]))
 
 
 class Report(BaseModel):

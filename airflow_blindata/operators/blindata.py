@@ -36,7 +36,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 if TYPE_CHECKING:
     from airflow_blindata.definition import JobDefinition
     from airflow_blindata.hooks.blindata import BlindataHook
-    from airflow_blindata.sync import Progress, RunReport
+    from airflow_blindata.sync import Progress, RunOrigin, RunReport
 
     DefinitionArg = JobDefinition | Mapping[str, Any] | str | os.PathLike[str]
 
@@ -114,6 +114,19 @@ class _BlindataSyncOperator(BaseOperator):
         if problem:
             self.log.warning("%s", problem)
 
+    def origin(self, context: Any) -> RunOrigin:
+        """This task instance, kept in the report so that the page links to its run and log."""
+        from airflow_blindata.sync import RunOrigin
+
+        ti = context.get("ti") if isinstance(context, Mapping) else None
+        map_index = getattr(ti, "map_index", -1)
+        return RunOrigin(
+            dag_id=getattr(ti, "dag_id", None) or (self.dag_id if self.has_dag() else None),
+            run_id=getattr(ti, "run_id", None),
+            task_id=getattr(ti, "task_id", None) or self.task_id,
+            map_index=map_index if isinstance(map_index, int) else -1,
+        )
+
     def _log_progress(self, phase: str, done: int, total: int | None) -> None:
         if total is None:
             self.log.info("Blindata %s: %d so far", phase, done)
@@ -164,6 +177,7 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
                 progress=self.progress(),
                 batch_size=self.batch_size,
                 apply_retention=self.apply_retention,
+                origin=self.origin(context),
             )
         self._log_report(report)
         if report.status == "failed":
@@ -206,6 +220,7 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
                 dry_run=_flag(self.dry_run, "dry_run"),
                 force=_flag(self.force, "force"),
                 progress=self.progress(),
+                origin=self.origin(context),
             )
         self._log_report(report)
         if report.status == "failed":

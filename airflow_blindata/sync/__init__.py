@@ -31,7 +31,13 @@ if TYPE_CHECKING:
         ProgressCallback,
     )
     from airflow_blindata.sync.removal import REASONS, cleanup
-    from airflow_blindata.sync.report import Ledger, ObjectGroup, RunReport, SystemUse
+    from airflow_blindata.sync.report import (
+        Ledger,
+        ObjectGroup,
+        RunOrigin,
+        RunReport,
+        SystemUse,
+    )
     from airflow_blindata.sync.systems import fetch_known_systems
 
 _EXPORTS = {
@@ -43,6 +49,7 @@ _EXPORTS = {
     "ObjectGroup": "report",
     "Progress": "progress",
     "ProgressCallback": "progress",
+    "RunOrigin": "report",
     "RunReport": "report",
     "SystemUse": "report",
     "carried_ledger": "history",
@@ -63,6 +70,7 @@ __all__ = [
     "ObjectGroup",
     "Progress",
     "ProgressCallback",
+    "RunOrigin",
     "RunReport",
     "SystemUse",
     "carried_ledger",

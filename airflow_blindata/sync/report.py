@@ -31,6 +31,7 @@ __all__ = [
     "Ledger",
     "ObjectGroup",
     "RunKind",
+    "RunOrigin",
     "RunReport",
     "RunStatus",
     "SystemUse",
@@ -87,6 +88,17 @@ class KnownSystemRecord(BaseModel):
     properties: list[tuple[str, str]] = Field(default_factory=list)
 
 
+class RunOrigin(BaseModel):
+    """Who ran the sync: a task of a DAG run (the operators), or the ``airflow-blindata`` command
+    (``command``: ``snapshot`` or ``cleanup``). The page links the first to its run and log."""
+
+    dag_id: str | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    map_index: int = -1
+    command: str | None = None
+
+
 class RunReport(Report):
     """The report of one run; counters and gaps come from ``Report`` (and the plan's report)."""
 
@@ -125,6 +137,10 @@ class RunReport(Report):
     known_systems: list[KnownSystemRecord] = Field(default_factory=list)
     """Snapshot: the Systems of Blindata its plan used, with the properties that resolve a
     namespace to them, so that a job mapped again resolves its namespaces as it did."""
+    origin: RunOrigin | None = None
+    """Who ran it (None in records written before it was kept)."""
+    blindata_url: str | None = None
+    """The Blindata it talked to, without credentials."""
 
     # -- recording -----------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from airflow_blindata.sync.history import HISTORY_LIMIT, store_status
 from airflow_blindata.sync.mapping import plan_from_store
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
-from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunReport, utcnow
+from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunOrigin, RunReport, utcnow
 from airflow_blindata.sync.systems import fetch_known_systems
 
 __all__ = [
@@ -91,6 +91,12 @@ def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport
     return RunReport(kind=kind, definition_uuid=definition.uuid).finish("failed", message)
 
 
+def _stamp(report: RunReport, client: BlindataClient, origin: RunOrigin | None) -> None:
+    """Who ran the report's run, and against which Blindata (the URL without credentials)."""
+    report.origin = origin
+    report.blindata_url = client.base_url
+
+
 def run_snapshot(
     definition: JobDefinition,
     client: BlindataClient,
@@ -99,6 +105,7 @@ def run_snapshot(
     progress: Progress | ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     apply_retention: bool = True,
+    origin: RunOrigin | None = None,
 ) -> RunReport:
     """Retention, mapping and snapshot of every stored event; the report is recorded."""
     started = utcnow()
@@ -124,6 +131,7 @@ def run_snapshot(
         report = _failed("snapshot", definition, f"the event store cannot be read: {exc}")
     report.started_at = started
     report.count("eventsPruned", pruned)
+    _stamp(report, client, origin)
     record(store, report)
     return report
 
@@ -136,6 +144,7 @@ def run_cleanup(
     dry_run: bool = False,
     force: bool = False,
     progress: Progress | ProgressCallback | None = None,
+    origin: RunOrigin | None = None,
 ) -> RunReport:
     """Cleanup after the last recorded snapshot; the report is recorded."""
     try:
@@ -146,6 +155,7 @@ def run_cleanup(
         report = cleanup(
             definition, client, records, dry_run=dry_run, force=force, progress=progress
         )
+    _stamp(report, client, origin)
     record(store, report)
     return report
 

@@ -289,3 +289,29 @@ def test_the_snapshot_warns_of_a_sqlite_store_on_an_executor_of_several_machines
     (warning,) = [entry for entry in logs if entry["log_level"] == "warning"]
     assert "SQLite file" in str(warning) and "CeleryExecutor" in str(warning)
     assert API_KEY not in str(logs)
+
+
+@pytest.mark.integration
+def test_a_sync_task_records_its_task_instance_and_the_blindata_it_used(
+    connected: Any, store_url: str
+) -> None:
+    """The page links each sync record to its DAG run and task log, and names its Blindata."""
+    from types import SimpleNamespace
+
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    ti = SimpleNamespace(dag_id="blindata_sync", run_id="scheduled__1", task_id="snap", map_index=-1)
+    snapshot = BlindataSnapshotOperator(task_id="snap", definition=DEFINITION, store_url=store_url)
+
+    snapshot.execute(context={"ti": ti})
+
+    with open_store(store_url) as store:
+        (record,) = store.sync_history(DEFINITION_UUID)
+    assert record.report["origin"] == {
+        "dag_id": "blindata_sync",
+        "run_id": "scheduled__1",
+        "task_id": "snap",
+        "map_index": -1,
+        "command": None,
+    }
+    assert record.report["blindata_url"] == connected.base_url.rstrip("/")

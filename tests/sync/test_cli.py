@@ -89,6 +89,11 @@ def test_snapshot_cleanup_and_report_from_the_command_line(
     )
     (snapshot,) = json.loads(capsys.readouterr().out)
     assert snapshot["status"] == "success"
+    with open_store(setup["store"]) as store:
+        records = store.sync_history(DEFINITION_UUID)
+    # the page marks the command's runs apart from the sync DAG's, with the Blindata they used
+    assert [r.report["origin"]["command"] for r in records] == ["cleanup", "snapshot"]
+    assert {r.report["blindata_url"] for r in records} == {setup["url"].rstrip("/")}
 
 
 def test_the_secret_comes_only_from_the_environment(

@@ -155,3 +155,17 @@ def test_a_removed_or_kept_objects_name_is_shown_redacted() -> None:
     shown = cleanup.render() + cleanup.model_dump_json()
     assert "Hunter2x9" not in shown
     assert "fetch?token=***" in shown
+
+
+def test_a_gap_whose_hint_points_above_comes_after_the_gaps_it_points_at() -> None:
+    """``DANGLING_FLOW`` says "Fix the dataset gaps above": in the task log (and on the page),
+    the dataset gaps are above it, whatever the alphabet says."""
+    report = RunReport(kind="snapshot", definition_uuid="d")
+    report.gap(GapCode.DANGLING_FLOW, "flow a -> b")
+    report.gap(GapCode.UNMAPPED_NAMESPACE, "mysql://legacy:3306")
+    report.gap(GapCode.TARGET_NOT_CATALOGUED, "pg.public.orders")
+
+    text = report.render()
+
+    assert text.index("UNMAPPED_NAMESPACE") < text.index("DANGLING_FLOW")
+    assert text.index("TARGET_NOT_CATALOGUED") < text.index("DANGLING_FLOW")
