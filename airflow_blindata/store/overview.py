@@ -27,6 +27,8 @@ __all__ = [
     "history_entry",
     "history_page",
     "job_namespaces",
+    "last_event",
+    "last_sync",
     "quarantine_page",
     "recent_jobs",
 ]
@@ -182,4 +184,40 @@ def history_entry(store: SqlEventStore, record_id: int) -> HistoryEntry | None:
     history = store._tables.sync_history
     with store._guard("reading the sync history"), store._reading() as conn:
         row = conn.execute(select(history).where(history.c.id == record_id)).first()
+    return _entry(row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class LastEvent:
+    """The newest event the store received: when, from which source, of which job."""
+
+    received_at: datetime
+    source: str
+    job_namespace: str | None
+    job_name: str | None
+
+
+def last_event(store: SqlEventStore) -> LastEvent | None:
+    """The newest event received (one row off ``events_received_idx``), or None."""
+    store._ensure_schema()
+    ev = store._tables.events
+    query = (
+        select(ev.c.received_at, ev.c.source, ev.c.job_namespace, ev.c.job_name)
+        .order_by(ev.c.received_at.desc())
+        .limit(1)
+    )
+    with store._guard("reading the last event"), store._reading() as conn:
+        row = conn.execute(query).first()
+    if row is None:
+        return None
+    received = row[0] if row[0].tzinfo else row[0].replace(tzinfo=UTC)
+    return LastEvent(received, str(row[1]), row[2], row[3])
+
+
+def last_sync(store: SqlEventStore) -> HistoryEntry | None:
+    """The newest record of the sync history, whatever its definition (by primary key)."""
+    store._ensure_schema()
+    history = store._tables.sync_history
+    with store._guard("reading the sync history"), store._reading() as conn:
+        row = conn.execute(select(history).order_by(history.c.id.desc()).limit(1)).first()
     return _entry(row) if row is not None else None

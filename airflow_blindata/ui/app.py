@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import ui_enabled
 
 from . import URL_PREFIX, views
@@ -51,18 +53,44 @@ def airflow_root(request: Request) -> str:
     return str(request.scope.get("root_path", "")).removesuffix(URL_PREFIX)
 
 
+def age(moment: datetime | None, now: datetime | None = None) -> str:
+    """How long ago ``moment`` was, as a person says it: ``just now``, ``5 min ago``..."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - moment).total_seconds()
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            plural = "s" if unit == "day" and count > 1 else ""
+            return f"{count} {unit}{plural} ago"
+    return "just now"  # pragma: no cover - the loop always returns
+
+
 @cache
 def _templates() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
+    environment.filters["age"] = age
+    environment.globals["ordered_gaps"] = ordered_gaps
+    return environment
 
 
 def _render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     context.setdefault("store_url", views.shown_store_url())
     html = (
-        _templates().get_template(name).render(root=request.scope.get("root_path", ""), **context)
+        _templates()
+        .get_template(name)
+        .render(
+            root=request.scope.get("root_path", ""),
+            airflow=airflow_root(request),
+            **context,
+        )
     )
     return HTMLResponse(html, status_code=status)
 

@@ -16,10 +16,13 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from airflow_blindata.mapper.identity import shown_namespace
+from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import blindata_home, lost_events_file, ui_job_definition
 from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secrets
 from airflow_blindata.store import (
@@ -31,7 +34,7 @@ from airflow_blindata.store import (
     overview,
 )
 from airflow_blindata.store.sql import SqlEventStore
-from airflow_blindata.sync.report import RunReport
+from airflow_blindata.sync.report import RunOrigin, RunReport
 
 from .links import blindata_url, search_link
 
@@ -168,10 +171,29 @@ def _clean_jobs(jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return sorted({(shown_namespace(namespace), name) for namespace, name in jobs})
 
 
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """The page at a glance: the newest event received, and the newest sync."""
+
+    now: datetime
+    last_event: overview.LastEvent | None
+    last_sync: Run | None
+
+
+def _glance(store: SqlEventStore) -> Glance:
+    entry = overview.last_sync(store)
+    return Glance(
+        now=datetime.now(UTC),
+        last_event=overview.last_event(store),
+        last_sync=_run(entry) if entry is not None else None,
+    )
+
+
 def capture_page() -> dict[str, Any]:
     with _store() as store:
         counts = _clean_counts(overview.capture_counts(store))
         quarantined, latest = overview.quarantine_page(store, limit=PAGE_SIZE)
+        glance = _glance(store)
     quarantine = [
         {
             "received_at": event.received_at,
@@ -187,6 +209,7 @@ def capture_page() -> dict[str, Any]:
         "quarantined": quarantined,
         "quarantine": quarantine,
         "lost": lost_events(),
+        "glance": glance,
     }
 
 
@@ -197,6 +220,43 @@ def _report(record: dict[str, Any]) -> RunReport | None:
         return None
 
 
+SUMMARY = ("created", "refreshed", "removed", "refused", "gaps")
+"""What a sync's line sums up; its counters are behind a click."""
+
+
+def summary(report: RunReport) -> dict[str, int]:
+    """Objects created and refreshed (the ``…Created`` and ``…Refreshed`` counters), removed by a
+    cleanup (or, in a dry run, to remove), refused by Blindata, and gaps, each summed."""
+    counters = report.counters
+    return {
+        "created": sum(v for k, v in counters.items() if k.endswith("Created")),
+        "refreshed": sum(v for k, v in counters.items() if k.endswith("Refreshed")),
+        "removed": sum(group.count for group in report.removed.values()),
+        "refused": sum(group.count for group in report.failures.values()),
+        "gaps": sum(gap.count for gap in report.gaps.values()),
+    }
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def dag_run_path(origin: RunOrigin) -> str | None:
+    """The Airflow UI's path (after its base path) of the DAG run that ran a sync."""
+    if not (origin.dag_id and origin.run_id):
+        return None
+    return f"/dags/{_segment(origin.dag_id)}/runs/{_segment(origin.run_id)}"
+
+
+def task_log_path(origin: RunOrigin) -> str | None:
+    """The Airflow UI's path of the task instance that ran a sync: it opens on its log."""
+    run = dag_run_path(origin)
+    if run is None or not origin.task_id:
+        return None
+    path = f"{run}/tasks/{_segment(origin.task_id)}"
+    return f"{path}/mapped/{origin.map_index}" if origin.map_index >= 0 else path
+
+
 @dataclass(slots=True)
 class Run:
     id: int
@@ -205,7 +265,40 @@ class Run:
     started_at: Any
     duration: float | None
     report: RunReport | None
+    definition_uuid: str = ""
     counters: dict[str, int] = field(default_factory=dict)
+    summary: dict[str, int] = field(default_factory=dict)
+    origin: RunOrigin | None = None
+    run_path: str | None = None
+    log_path: str | None = None
+    message: str | None = None
+    blindata_url: str | None = None
+
+    @property
+    def by_command(self) -> bool:
+        return self.origin is not None and self.origin.command is not None
+
+
+def _run(entry: overview.HistoryEntry) -> Run:
+    record = entry.record
+    report = _report(record.report)
+    origin = report.origin if report else None
+    return Run(
+        id=entry.id,
+        kind=record.kind,
+        status=report.status if report else record.status,
+        started_at=record.started_at,
+        duration=(record.finished_at - record.started_at).total_seconds(),
+        report=report,
+        definition_uuid=record.definition_uuid,
+        counters=dict(sorted(report.counters.items())) if report else {},
+        summary=summary(report) if report else {},
+        origin=origin,
+        run_path=dag_run_path(origin) if origin else None,
+        log_path=task_log_path(origin) if origin else None,
+        message=_clean(report.message) if report and report.message else None,
+        blindata_url=report.blindata_url if report else None,
+    )
 
 
 def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
@@ -217,28 +310,16 @@ def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
             if chosen
             else ([], None)
         )
-    runs = []
-    for entry in entries:
-        report = _report(entry.record.report)
-        record = entry.record
-        runs.append(
-            Run(
-                id=entry.id,
-                kind=record.kind,
-                status=report.status if report else record.status,
-                started_at=record.started_at,
-                duration=(record.finished_at - record.started_at).total_seconds(),
-                report=report,
-                counters=dict(sorted(report.counters.items())) if report else {},
-            )
-        )
+        glance = _glance(store)
+    runs = [_run(entry) for entry in entries]
     latest = next((run.report for run in runs if run.report and run.kind == "snapshot"), None)
     return {
         "definitions": known,
         "chosen": chosen,
         "runs": runs,
         "next_before": next_before,
-        "gaps": sorted(latest.gaps.values(), key=lambda g: g.code.value) if latest else [],
+        "gaps": ordered_gaps(latest.gaps.values()) if latest else [],
+        "glance": glance,
     }
 
 
@@ -249,7 +330,7 @@ def record_page(record_id: int) -> dict[str, Any] | None:
         entry = overview.history_entry(store, record_id)
     if entry is None:
         return None
-    return {"entry": entry, "report": _report(entry.record.report)}
+    return {"entry": entry, "report": _report(entry.record.report), "run": _run(entry)}
 
 
 def run_page(dag_id: str, run_id: str) -> list[tuple[str, RunReport]]:

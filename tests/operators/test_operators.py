@@ -300,7 +300,9 @@ def test_a_sync_task_records_its_task_instance_and_the_blindata_it_used(
 
     with open_store(store_url) as store:
         store.append_many(dbt_events())
-    ti = SimpleNamespace(dag_id="blindata_sync", run_id="scheduled__1", task_id="snap", map_index=-1)
+    ti = SimpleNamespace(
+        dag_id="blindata_sync", run_id="scheduled__1", task_id="snap", map_index=-1
+    )
     snapshot = BlindataSnapshotOperator(task_id="snap", definition=DEFINITION, store_url=store_url)
 
     snapshot.execute(context={"ti": ti})

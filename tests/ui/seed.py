@@ -9,10 +9,12 @@ from typing import Any
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.store import EventStore, SyncRecord, open_store
 from airflow_blindata.sync.history import store_status
-from airflow_blindata.sync.report import RunReport
+from airflow_blindata.sync.report import RunOrigin, RunReport
 
 DEFINITION = "3f9c2a70-5b1e-4c8e-9d2a-0a6b1c2d3e4f"
 SECRET = "s3cret-pa55"
+BLINDATA = "https://catalog.example.com/blindata"
+SYNC_DAG = "blindata_sync"
 
 
 def run_event(index: int, namespace: str = "spark-prod") -> dict[str, Any]:
@@ -28,13 +30,29 @@ def run_event(index: int, namespace: str = "spark-prod") -> dict[str, Any]:
     }
 
 
+def scheduled_run(index: int) -> str:
+    """The run id of the sync DAG's scheduled run that made snapshot ``index``."""
+    return f"scheduled__2026-11-29T{10 + index:02d}:00:00+00:00"
+
+
 def snapshot_report(index: int) -> RunReport:
+    """Snapshot ``index``: the sync DAG's on even indexes, ``airflow-blindata``'s on odd ones."""
     started = datetime(2026, 11, 29, 10, tzinfo=UTC) + timedelta(hours=index)
     report = RunReport(kind="snapshot", definition_uuid=DEFINITION, started_at=started)
     report.count("entities", 12 + index)
+    report.count("entitiesCreated", 2 + index)
+    report.count("entitiesRefreshed", 10)
+    report.count("flowsCreated", 1)
     report.count("flows", 7)
+    report.gap(GapCode.DANGLING_FLOW, "etl.job_2: mysql://legacy:3306/app.users -> t2")
     report.gap(GapCode.UNMAPPED_NAMESPACE, "mysql://legacy:3306")
     report.gap(GapCode.PRODUCER_NO_LINEAGE, "spark-prod/etl.job_2")
+    report.blindata_url = BLINDATA
+    report.origin = (
+        RunOrigin(command="snapshot")
+        if index % 2
+        else RunOrigin(dag_id=SYNC_DAG, run_id=scheduled_run(index), task_id="snapshot")
+    )
     report.finished_at = started + timedelta(seconds=42)
     report.status = "partial" if index % 2 else "success"
     return report

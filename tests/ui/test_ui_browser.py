@@ -207,3 +207,27 @@ def test_a_browser_shows_each_page(
     for text in expected:
         assert text in dom
     assert SECRET not in dom
+
+
+def test_a_sync_s_links_open_its_run_and_log_in_airflow_served_under_a_path(
+    api_server_under_a_path: str, browser: Chromium, tmp_path: Path
+) -> None:
+    """The links to a sync's DAG run and task log, and the expired session's way back to the
+    login, are Airflow UI pages under Airflow's base path, opened in the whole window."""
+    root = api_server_under_a_path
+    dom = browser.open(f"{root}/blindata-ui/syncs", _token(root), tmp_path / "syncs.png")
+
+    top = re.findall(r'<a href="([^"]+)" target="_top">', dom)
+    assert any(href.startswith("/airflow/dags/blindata_sync/runs/") for href in top), top
+    assert any(href.endswith("/tasks/snapshot") for href in top), top
+    for href in top:
+        page = httpx.get(urljoin(root, href))
+        assert page.status_code == 200 and '<base href="/airflow/"' in page.text, href
+    expired = httpx.get(f"{root}/blindata-ui/syncs", headers={"Accept": "text/html"})
+    login = re.search(r'<a href="([^"]+)" target="_top">', expired.text)
+    assert expired.status_code == 401 and login is not None
+    assert login.group(1).startswith("/airflow/api/v2/auth/login?next=")
+    assert httpx.get(urljoin(root, login.group(1).replace("&amp;", "&"))).status_code in (
+        200,
+        307,
+    )

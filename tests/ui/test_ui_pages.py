@@ -6,13 +6,22 @@ import os
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from airflow_blindata.store import open_store
 
 from .conftest import token
-from .seed import DEFINITION, SECRET, seed
+from .seed import DEFINITION, SECRET, run_event, seed
+
+
+def history_rows(page: str) -> int:
+    """The sync records listed in the page's history table."""
+    if '<table id="history">' not in page:
+        return 0
+    table = page.split('<table id="history">')[1].split("<h2>")[0]
+    return table.count('<td><a href="/syncs/')
 
 
 @pytest.fixture
@@ -67,7 +76,7 @@ def test_syncs_list_the_history_and_group_the_gaps(viewer: Any) -> None:
     page = viewer.get("/syncs").text
 
     assert DEFINITION in page
-    assert page.count("<tr><td><a href=") == 3
+    assert history_rows(page) == 3
     assert "UNMAPPED_NAMESPACE" in page and "mysql://legacy:3306" in page
     assert 'class="status-partial"' in page
 
@@ -80,8 +89,8 @@ def test_syncs_are_paged(viewer: Any, tmp_path: Path, monkeypatch: pytest.Monkey
     first = viewer.get("/syncs").text
     second = viewer.get(f"/syncs?definition={DEFINITION}&before=6").text
 
-    assert first.count("<tr><td><a href=") == 20 and "before=6" in first
-    assert second.count("<tr><td><a href=") == 5 and "Older runs" not in second
+    assert history_rows(first) == 20 and "before=6" in first
+    assert history_rows(second) == 5 and "Older runs" not in second
 
 
 def test_a_record_shows_the_report_as_the_task_log_does(viewer: Any) -> None:
@@ -105,7 +114,7 @@ def test_an_id_past_what_a_store_holds_is_not_found_rather_than_a_server_error(
     listing = viewer.get("/syncs", params={"definition": DEFINITION, "before": huge})
 
     assert record.status_code == 404 and "no such sync record" in record.text
-    assert listing.status_code == 200 and listing.text.count("<tr><td><a href=") == 3
+    assert listing.status_code == 200 and history_rows(listing.text) == 3
 
 
 def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
@@ -324,7 +333,7 @@ def test_a_job_namespace_with_a_password_is_shown_and_linked_without_it(
         store.append(run_event(1, namespace=f"postgres://etl:{planted}@db:5432"))
         store.append(run_event(4, namespace="postgres://etl:older-pw@db:5432"))
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
-    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
 
     capture = client.get("/").text
     chooser = client.get("/lands").text
@@ -342,3 +351,99 @@ def test_a_job_namespace_with_a_password_is_shown_and_linked_without_it(
     assert "postgres://db:5432/etl.job_1" in chosen.text
     for page in (capture, chooser, chosen.text, typed):
         assert planted not in page and "older-pw" not in page
+
+
+def test_each_sync_is_summed_up_with_its_counters_behind_a_click(viewer: Any) -> None:
+    page = viewer.get("/syncs").text
+
+    # snapshot #1 (index 0): 2 entities and 1 flow created, 10 refreshed, 3 gaps
+    assert (
+        "<details><summary>created <strong>3</strong> · refreshed <strong>10</strong> · "
+        "removed <strong>0</strong> · refused <strong>0</strong> · gaps <strong>3</strong>"
+        "</summary>" in page
+    )
+    details = page.split("<details>")[-1].split("</details>")[0]
+    assert "<td>entitiesCreated</td>" in details and "<td>flows</td>" in details
+
+
+def test_a_sync_of_the_sync_dag_links_to_its_dag_run_and_task_log(viewer: Any) -> None:
+    """Links into the Airflow UI open in its whole window, not in the page's frame."""
+    from .seed import SYNC_DAG, scheduled_run
+
+    page = viewer.get("/syncs").text
+
+    run = f"/dags/{SYNC_DAG}/runs/{quote(scheduled_run(0), safe='')}"
+    assert f'<a href="{run}" target="_top">{SYNC_DAG} / {scheduled_run(0)}</a>' in page
+    assert f'<a href="{run}/tasks/snapshot" target="_top">task log</a>' in page
+
+
+def test_command_line_runs_are_marked_apart_from_the_sync_dag_s(viewer: Any) -> None:
+    page = viewer.get("/syncs").text
+
+    marked = [row for row in page.split("<tr") if 'class="by-command"' in row]
+    assert len(marked) == 1 and ">#2</a>" in marked[0]  # snapshot index 1 ran from the CLI
+    assert "command line: <code>airflow-blindata snapshot</code>" in marked[0]
+
+
+def test_each_sync_names_the_blindata_it_used(viewer: Any) -> None:
+    from .seed import BLINDATA
+
+    page = viewer.get("/syncs").text
+    record = viewer.get("/syncs/1").text
+
+    assert page.count(f"<code>{BLINDATA}</code>") == 3
+    assert f"<code>{BLINDATA}</code>" in record
+
+
+def _failed_sync(tmp_path: Path, message: str) -> str:
+    from .seed import record_snapshot, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'failed.db'}"
+    with open_store(url) as store:
+        store.append(run_event(1))
+        record_snapshot(store, snapshot_report(0))
+        failed = snapshot_report(2)
+        failed.finish("failed", message)
+        record_snapshot(store, failed)
+    return url
+
+
+def test_a_failed_sync_s_message_is_shown_in_full_and_wrapped(
+    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not cut at a cell's width: the whole message, wrapped, in the list, the record and the
+    page at a glance."""
+    message = "Blindata cannot be used: " + " ".join(f"reason-{i}" for i in range(80))
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", _failed_sync(tmp_path, message))
+
+    for path in ("/syncs", "/syncs/2", "/"):
+        page = viewer.get(path).text
+        assert '<div class="wrap status-failed"' in page, path
+        assert message in page, path
+
+
+def test_the_page_at_a_glance_shows_the_last_event_and_the_last_sync(
+    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", _failed_sync(tmp_path, "unreachable"))
+
+    page = viewer.get("/").text
+
+    glance = page.split('<section id="glance">')[1].split("</section>")[0]
+    assert "Last event received" in glance and "<strong>just now</strong>" in glance
+    assert "spark-prod / etl.job_1" in glance
+    assert "Last sync" in glance and "snapshot #2</a>" in glance
+    assert '<strong class="status-failed">failed</strong>' in glance
+
+
+def test_gaps_pointing_above_come_after_what_they_point_at_with_their_hints_in_full(
+    viewer: Any,
+) -> None:
+    from airflow_blindata.mapper.report import GAP_HINTS, GapCode
+
+    page = viewer.get("/syncs").text
+    gaps = page.split('<table class="gaps">')[1]
+
+    assert gaps.index("UNMAPPED_NAMESPACE") < gaps.index("DANGLING_FLOW")
+    for code in (GapCode.UNMAPPED_NAMESPACE, GapCode.DANGLING_FLOW):
+        assert f"<td>{GAP_HINTS[code]}</td>" in gaps
