@@ -22,13 +22,18 @@ __all__ = [
     "CaptureCount",
     "DefinitionSummary",
     "HistoryEntry",
+    "JobActivity",
+    "LastEvent",
     "capture_counts",
     "definitions",
     "history_entry",
     "history_page",
+    "job_activity",
     "job_namespaces",
+    "job_sources",
     "last_event",
     "last_sync",
+    "latest_syncs",
     "quarantine_page",
     "recent_jobs",
 ]
@@ -214,10 +219,74 @@ def last_event(store: SqlEventStore) -> LastEvent | None:
     return LastEvent(received, str(row[1]), row[2], row[3])
 
 
-def last_sync(store: SqlEventStore) -> HistoryEntry | None:
-    """The newest record of the sync history, whatever its definition (by primary key)."""
+def latest_syncs(store: SqlEventStore, *, limit: int = 20) -> list[HistoryEntry]:
+    """The newest ``limit`` records of the sync history, whatever their definition."""
     store._ensure_schema()
     history = store._tables.sync_history
     with store._guard("reading the sync history"), store._reading() as conn:
-        row = conn.execute(select(history).order_by(history.c.id.desc()).limit(1)).first()
-    return _entry(row) if row is not None else None
+        rows = conn.execute(select(history).order_by(history.c.id.desc()).limit(limit)).all()
+    return [_entry(row) for row in rows]
+
+
+def last_sync(store: SqlEventStore) -> HistoryEntry | None:
+    """The newest record of the sync history, whatever its definition (by primary key)."""
+    newest = latest_syncs(store, limit=1)
+    return newest[0] if newest else None
+
+
+@dataclass(frozen=True, slots=True)
+class JobActivity:
+    """Events received for one job from one source over the last week, and in the last day."""
+
+    namespace: str
+    name: str | None
+    source: str
+    last_day: int
+    last_week: int
+    last_received: datetime
+
+
+def job_activity(store: SqlEventStore, *, now: datetime | None = None) -> list[JobActivity]:
+    """Events by job and source received in the last week (the range of ``received_at``): what
+    the page shows a user who may read some DAGs only, summed over the jobs of those DAGs."""
+    store._ensure_schema()
+    ev = store._tables.events
+    moment = _now(now)
+    namespace = func.coalesce(ev.c.job_namespace, "(dataset events)")
+    query = (
+        select(
+            namespace,
+            ev.c.job_name,
+            ev.c.source,
+            func.sum(case((ev.c.received_at > moment - DAY, 1), else_=0)),
+            func.count(),
+            func.max(ev.c.received_at),
+        )
+        .where(ev.c.received_at > moment - WEEK)
+        .group_by(namespace, ev.c.job_name, ev.c.source)
+        .order_by(namespace, ev.c.job_name, ev.c.source)
+    )
+    with store._guard("counting recent events by job"), store._reading() as conn:
+        rows = conn.execute(query).all()
+    return [
+        JobActivity(
+            str(r[0]),
+            r[1],
+            str(r[2]),
+            int(r[3] or 0),
+            int(r[4]),
+            r[5] if r[5].tzinfo else r[5].replace(tzinfo=UTC),
+        )
+        for r in rows
+    ]
+
+
+def job_sources(store: SqlEventStore, namespace: str, name: str) -> set[str]:
+    """The sources the events of one job came from (on the events' job index)."""
+    store._ensure_schema()
+    ev = store._tables.events
+    query = (
+        select(ev.c.source).where(ev.c.job_namespace == namespace, ev.c.job_name == name).distinct()
+    )
+    with store._guard("reading a job's sources"), store._reading() as conn:
+        return {str(row[0]) for row in conn.execute(query)}

@@ -24,7 +24,7 @@ from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import ui_enabled
 
 from . import URL_PREFIX, views
-from .access import require_dag_run_reader, require_reader
+from .access import ReaderAccess, require_dag_run_reader
 
 __all__ = ["APP_NAME", "create_ui_app", "external_views", "plugin_fastapi_apps"]
 
@@ -138,36 +138,52 @@ def create_ui_app() -> FastAPI:
     app = FastAPI(title=APP_NAME, docs_url=None, redoc_url=None, openapi_url=None)
     app.middleware("http")(_secured)
     app.add_exception_handler(HTTPException, _refused)
-    reader = [Depends(require_reader)]
+    # Each page sees what the reader's ``Access`` lets them (access.py): the routes are plain
+    # ``def``s, run in a worker thread, as the auth manager and the store are read.
 
-    @app.get("/", response_class=HTMLResponse, dependencies=reader)
-    def capture(request: Request) -> Response:
-        return _page(request, "capture.html", views.capture_page)
+    @app.get("/", response_class=HTMLResponse)
+    def capture(request: Request, access: ReaderAccess) -> Response:
+        return _page(request, "capture.html", views.capture_page, access)
 
-    @app.get("/syncs", response_class=HTMLResponse, dependencies=reader)
+    @app.get("/syncs", response_class=HTMLResponse)
     def syncs(
-        request: Request, definition: str | None = None, before: int | None = None
+        request: Request,
+        access: ReaderAccess,
+        definition: str | None = None,
+        before: int | None = None,
     ) -> Response:
-        return _page(request, "syncs.html", views.syncs_page, definition, before)
+        return _page(request, "syncs.html", views.syncs_page, definition, before, access)
 
-    @app.get("/syncs/{record_id}", response_class=HTMLResponse, dependencies=reader)
-    def record(request: Request, record_id: int) -> Response:
+    @app.get("/syncs/{record_id}", response_class=HTMLResponse)
+    def record(request: Request, record_id: int, access: ReaderAccess) -> Response:
         try:
             found = views.record_page(record_id)
         except views.UnreadableStoreError as problem:
             return _render(request, "record.html", status=503, problem=str(problem))
         if found is None:
             return _render(request, "record.html", status=404, problem="no such sync record")
+        if not access.record(found["run"].origin):
+            raise HTTPException(
+                403, "read access to the DAG that ran this sync (or an admin's) is needed"
+            )
         return _render(request, "record.html", **found)
 
-    @app.get("/lands", response_class=HTMLResponse, dependencies=reader)
+    @app.get("/lands", response_class=HTMLResponse)
     def lands(
         request: Request,
+        access: ReaderAccess,
         namespace: str | None = None,
         name: str | None = None,
         definition: str | None = None,
     ) -> Response:
-        return _page(request, "lands.html", views.lands_page, namespace, name, definition)
+        try:
+            if namespace and name and not views.job_readable(access, namespace, name):
+                raise HTTPException(403, f"read access to the DAG of job {name} is needed")
+            found = views.lands_page(namespace, name, definition)
+            found["jobs"] = views.readable_jobs(access, found["jobs"])
+        except views.UnreadableStoreError as problem:
+            return _render(request, "lands.html", status=503, problem=str(problem))
+        return _render(request, "lands.html", **found)
 
     # A plain ``def``: FastAPI runs it in a worker thread. Reading Airflow's database on the event
     # loop stalled every request of the API server meanwhile, the receiver's included.

@@ -36,6 +36,7 @@ from airflow_blindata.store import (
 from airflow_blindata.store.sql import SqlEventStore
 from airflow_blindata.sync.report import RunOrigin, RunReport
 
+from .access import EVERYTHING, Access
 from .links import blindata_url, search_link
 
 __all__ = [
@@ -180,20 +181,60 @@ class Glance:
     last_sync: Run | None
 
 
-def _glance(store: SqlEventStore) -> Glance:
-    entry = overview.last_sync(store)
-    return Glance(
-        now=datetime.now(UTC),
-        last_event=overview.last_event(store),
-        last_sync=_run(entry) if entry is not None else None,
-    )
+SCANNED_SYNCS = 100
+"""Of the newest sync records, how many are looked through for the last one a user may see."""
 
 
-def capture_page() -> dict[str, Any]:
+def _last_sync(store: SqlEventStore, access: Access) -> Run | None:
+    if access.admin:
+        entry = overview.last_sync(store)
+        return _run(entry) if entry is not None else None
+    for entry in overview.latest_syncs(store, limit=SCANNED_SYNCS):
+        run = _run(entry)
+        if access.record(run.origin):
+            return run
+    return None
+
+
+def _glance(
+    store: SqlEventStore, access: Access, activity: list[overview.JobActivity] | None = None
+) -> Glance:
+    if access.admin:
+        last_event = overview.last_event(store)
+    else:
+        newest = max(activity or [], key=lambda a: a.last_received, default=None)
+        last_event = (
+            overview.LastEvent(newest.last_received, newest.source, newest.namespace, newest.name)
+            if newest is not None
+            else None
+        )
+    return Glance(now=datetime.now(UTC), last_event=last_event, last_sync=_last_sync(store, access))
+
+
+def readable_activity(store: SqlEventStore, access: Access) -> list[overview.JobActivity]:
+    """The week's events by job and source that ``access`` may see: its DAGs' own."""
+    return [a for a in overview.job_activity(store) if access.job([a.source], a.name)]
+
+
+def _summed(activity: list[overview.JobActivity]) -> list[overview.CaptureCount]:
+    sums: dict[tuple[str, str], tuple[int, int]] = {}
+    for a in activity:
+        day, week = sums.get((a.namespace, a.source), (0, 0))
+        sums[(a.namespace, a.source)] = (day + a.last_day, week + a.last_week)
+    return [overview.CaptureCount(ns, src, d, w) for (ns, src), (d, w) in sorted(sums.items())]
+
+
+def capture_page(access: Access = EVERYTHING) -> dict[str, Any]:
     with _store() as store:
-        counts = _clean_counts(overview.capture_counts(store))
-        quarantined, latest = overview.quarantine_page(store, limit=PAGE_SIZE)
-        glance = _glance(store)
+        if access.admin:
+            counts = _clean_counts(overview.capture_counts(store))
+            quarantined, latest = overview.quarantine_page(store, limit=PAGE_SIZE)
+            glance = _glance(store, access)
+        else:
+            activity = readable_activity(store, access)
+            counts = _clean_counts(_summed(activity))
+            quarantined, latest = 0, []
+            glance = _glance(store, access, activity)
     quarantine = [
         {
             "received_at": event.received_at,
@@ -208,8 +249,9 @@ def capture_page() -> dict[str, Any]:
         "totals": (sum(c.last_day for c in counts), sum(c.last_week for c in counts)),
         "quarantined": quarantined,
         "quarantine": quarantine,
-        "lost": lost_events(),
+        "lost": lost_events() if access.admin else None,
         "glance": glance,
+        "admin": access.admin,
     }
 
 
@@ -301,7 +343,11 @@ def _run(entry: overview.HistoryEntry) -> Run:
     )
 
 
-def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
+def syncs_page(
+    definition: str | None, before: int | None, access: Access = EVERYTHING
+) -> dict[str, Any]:
+    """A page of a definition's sync records: every one for an admin, otherwise those run by a
+    task of a DAG the user may read (the sync DAG's), never the command's."""
     with _store() as store:
         known = overview.definitions(store)
         chosen = definition or (known[0].definition_uuid if known else None)
@@ -310,8 +356,9 @@ def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
             if chosen
             else ([], None)
         )
-        glance = _glance(store)
-    runs = [_run(entry) for entry in entries]
+        activity = None if access.admin else readable_activity(store, access)
+        glance = _glance(store, access, activity)
+    runs = [run for run in map(_run, entries) if access.record(run.origin)]
     latest = next((run.report for run in runs if run.report and run.kind == "snapshot"), None)
     return {
         "definitions": known,
@@ -320,7 +367,29 @@ def syncs_page(definition: str | None, before: int | None) -> dict[str, Any]:
         "next_before": next_before,
         "gaps": ordered_gaps(latest.gaps.values()) if latest else [],
         "glance": glance,
+        "admin": access.admin,
     }
+
+
+def job_readable(access: Access, namespace: str, name: str) -> bool:
+    """May ``access`` see the job: the events of one of its DAGs, from Airflow alone?"""
+    if access.admin:
+        return True
+    with _store() as store:
+        sources = overview.job_sources(store, namespace, name)
+    return access.job(sources, name)
+
+
+def readable_jobs(access: Access, jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Of ``jobs`` (received this week), those ``access`` may see."""
+    if access.admin:
+        return jobs
+    with _store() as store:
+        sources: dict[tuple[str, str], set[str]] = {}
+        for a in overview.job_activity(store):
+            if a.name is not None:
+                sources.setdefault((a.namespace, a.name), set()).add(a.source)
+    return [job for job in jobs if access.job(sources.get(job, ()), job[1])]
 
 
 def record_page(record_id: int) -> dict[str, Any] | None:

@@ -59,3 +59,24 @@ def client(
     monkeypatch.setenv("AIRFLOW__BLINDATA__LOST_EVENTS_FILE", str(tmp_path / "lost.jsonl"))
     with TestClient(create_ui_app()) as test_client:
         yield test_client
+
+
+DAGS = ("sales_etl", "hr.payroll", "blindata_sync")
+"""DAGs Airflow knows in the tests' metadata database (an auth manager lists the DAGs a user may
+read among them): one with a dot in its id, and the sync DAG."""
+
+
+@pytest.fixture(scope="session")
+def dags(metadata_db: None) -> tuple[str, ...]:
+    from airflow.models.dag import DagModel
+    from airflow.models.dagbundle import DagBundleModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        if session.get(DagBundleModel, "ui-tests") is None:
+            session.add(DagBundleModel(name="ui-tests"))
+            session.flush()
+        for dag_id in DAGS:
+            if session.get(DagModel, dag_id) is None:
+                session.add(DagModel(dag_id=dag_id, bundle_name="ui-tests", fileloc="/x.py"))
+    return DAGS

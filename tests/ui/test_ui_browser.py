@@ -115,7 +115,7 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
         log.close()
 
 
-def _token(root: str, user: str = "viewer") -> str:
+def _token(root: str, user: str = "admin") -> str:
     """A JWT from the API server's own login route, as the Airflow UI gets one."""
     body = {"username": user, "password": PASSWORDS[user]}
     return str(httpx.post(f"{root}/auth/token", json=body).json()["access_token"])
@@ -231,3 +231,17 @@ def test_a_sync_s_links_open_its_run_and_log_in_airflow_served_under_a_path(
         200,
         307,
     )
+
+
+def test_a_viewer_sees_only_what_airflow_lets_them_read(
+    api_server: str, browser: Chromium, tmp_path: Path
+) -> None:
+    """The viewer may read no DAG of this Airflow (it has none): no producer outside Airflow, no
+    quarantine, no sync record run from the command line or by an unknown run."""
+    out = tmp_path / "blindata-viewer.png"
+
+    dom = browser.open(f"{api_server}/blindata-ui/", _token(api_server, "viewer"), out)
+    syncs = browser.open(f"{api_server}/blindata-ui/syncs", _token(api_server, "viewer"), out)
+
+    assert 'id="scope"' in dom and "receiver</td>" not in dom and "Quarantined" not in dom
+    assert "command line: " not in syncs and 'href="/blindata-ui/syncs/1"' not in syncs

@@ -25,13 +25,14 @@ def history_rows(page: str) -> int:
 
 
 @pytest.fixture
-def viewer(client: Any, auth_manager: Any) -> Any:
-    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+def admin(client: Any, auth_manager: Any) -> Any:
+    """An admin sees the whole page (test_ui_access.py: what other roles see)."""
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
     return client
 
 
-def test_capture_counts_events_by_namespace_and_source(viewer: Any) -> None:
-    page = viewer.get("/").text
+def test_capture_counts_events_by_namespace_and_source(admin: Any) -> None:
+    page = admin.get("/").text
 
     for row in (
         "<td>spark-prod</td><td>receiver</td>",
@@ -42,29 +43,29 @@ def test_capture_counts_events_by_namespace_and_source(viewer: Any) -> None:
     assert '<th class="n">31</th>' in page  # every stored event arrived today
 
 
-def test_capture_shows_the_quarantine_and_never_its_secrets(viewer: Any) -> None:
-    page = viewer.get("/").text
+def test_capture_shows_the_quarantine_and_never_its_secrets(admin: Any) -> None:
+    page = admin.get("/").text
 
     assert "Quarantined events (1)" in page
     assert SECRET not in page
     assert "postgresql://u:***@db/x" in page
 
 
-def test_capture_says_how_to_ingest_lost_events(viewer: Any, tmp_path: Path) -> None:
+def test_capture_says_how_to_ingest_lost_events(admin: Any, tmp_path: Path) -> None:
     (tmp_path / "lost.jsonl").write_text('{"a": 1}\n{"b": 2}\n')
 
-    page = viewer.get("/").text
+    page = admin.get("/").text
 
     assert "<strong>2</strong> event(s) wait in" in page
     assert f"airflow-blindata ingest {tmp_path / 'lost.jsonl'}" in page
 
 
 def test_the_store_url_is_shown_without_its_password(
-    viewer: Any, monkeypatch: pytest.MonkeyPatch
+    admin: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", f"postgresql://u:{SECRET}@127.0.0.1:1/x")
 
-    response = viewer.get("/")
+    response = admin.get("/")
 
     assert response.status_code == 503
     assert "postgresql://u:***@127.0.0.1:1/x" in response.text
@@ -72,8 +73,8 @@ def test_the_store_url_is_shown_without_its_password(
     assert 'id="problem"' in response.text
 
 
-def test_syncs_list_the_history_and_group_the_gaps(viewer: Any) -> None:
-    page = viewer.get("/syncs").text
+def test_syncs_list_the_history_and_group_the_gaps(admin: Any) -> None:
+    page = admin.get("/syncs").text
 
     assert DEFINITION in page
     assert history_rows(page) == 3
@@ -81,45 +82,45 @@ def test_syncs_list_the_history_and_group_the_gaps(viewer: Any) -> None:
     assert 'class="status-partial"' in page
 
 
-def test_syncs_are_paged(viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_syncs_are_paged(admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'many.db'}"
     seed(url, events=0, syncs=25)
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
 
-    first = viewer.get("/syncs").text
-    second = viewer.get(f"/syncs?definition={DEFINITION}&before=6").text
+    first = admin.get("/syncs").text
+    second = admin.get(f"/syncs?definition={DEFINITION}&before=6").text
 
     assert history_rows(first) == 20 and "before=6" in first
     assert history_rows(second) == 5 and "Older runs" not in second
 
 
-def test_a_record_shows_the_report_as_the_task_log_does(viewer: Any) -> None:
-    page = viewer.get("/syncs/1").text
+def test_a_record_shows_the_report_as_the_task_log_does(admin: Any) -> None:
+    page = admin.get("/syncs/1").text
 
     assert "Report, as the task log shows it" in page
     assert f"Blindata snapshot of job definition {DEFINITION}: SUCCESS in 42.0 s" in page
 
 
-def test_an_unknown_record_is_not_found(viewer: Any) -> None:
-    assert viewer.get("/syncs/999").status_code == 404
+def test_an_unknown_record_is_not_found(admin: Any) -> None:
+    assert admin.get("/syncs/999").status_code == 404
 
 
 def test_an_id_past_what_a_store_holds_is_not_found_rather_than_a_server_error(
-    viewer: Any,
+    admin: Any,
 ) -> None:
     """A hand-edited link with an id past 64 bits matches nothing: a 404, and the runs' list."""
     huge = 2**70
 
-    record = viewer.get(f"/syncs/{huge}")
-    listing = viewer.get("/syncs", params={"definition": DEFINITION, "before": huge})
+    record = admin.get(f"/syncs/{huge}")
+    listing = admin.get("/syncs", params={"definition": DEFINITION, "before": huge})
 
     assert record.status_code == 404 and "no such sync record" in record.text
     assert listing.status_code == 200 and history_rows(listing.text) == 3
 
 
-def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
-    chooser = viewer.get("/lands").text
-    page = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+def test_where_it_lands_maps_a_chosen_job(admin: Any) -> None:
+    chooser = admin.get("/lands").text
+    page = admin.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
 
     assert "etl.job_1" in chooser
     assert "Entities (" in page and "analytics.marts.t1" in page
@@ -129,13 +130,13 @@ def test_where_it_lands_maps_a_chosen_job(viewer: Any) -> None:
 
 
 def test_where_it_lands_says_why_the_configured_job_definition_cannot_be_used(
-    viewer: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    admin: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A mistyped ``ui_job_definition`` is a message on the page, not an Internal Server Error."""
     missing = tmp_path / "definitons.yaml"
     monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", str(missing))
 
-    response = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"})
+    response = admin.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"})
 
     assert response.status_code == 503
     assert 'id="problem"' in response.text
@@ -151,17 +152,17 @@ def test_where_it_lands_says_why_the_configured_job_definition_cannot_be_used(
     ],
 )
 def test_where_it_lands_links_objects_to_an_http_blindata_only(
-    viewer: Any, monkeypatch: pytest.MonkeyPatch, host: str, link: str | None
+    admin: Any, monkeypatch: pytest.MonkeyPatch, host: str, link: str | None
 ) -> None:
     """A connection URL becomes an href on every object: a script URL there would run in the
-    viewer's Airflow session when they click, so only http(s) URLs are linked."""
+    admin's Airflow session when they click, so only http(s) URLs are linked."""
     import json
 
     monkeypatch.setenv(
         "AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps({"conn_type": "blindata", "host": host})
     )
 
-    page = viewer.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+    page = admin.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
 
     assert "analytics.marts.t1" in page
     if link:
@@ -193,7 +194,7 @@ def test_where_it_lands_shows_what_the_last_snapshot_described_and_counts_what_c
         later["outputs"][0]["name"] = "analytics.marts.t_new"
         store.append(later)
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
-    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
 
     page = client.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
 
@@ -202,18 +203,18 @@ def test_where_it_lands_shows_what_the_last_snapshot_described_and_counts_what_c
     assert "analytics.marts.t1" in page and "analytics.marts.t_new" not in page
 
 
-def test_a_run_without_a_report_says_so(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_without_a_report_says_so(admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow_blindata.ui import views
 
     monkeypatch.setattr(views, "run_page", lambda dag_id, run_id: [])
 
-    page = viewer.get("/runs/blindata_sync/manual__1").text
+    page = admin.get("/runs/blindata_sync/manual__1").text
 
     assert "No task of this run returned a Blindata report" in page
 
 
 def test_a_run_report_reads_airflow_s_database_off_the_event_loop(
-    viewer: Any, monkeypatch: pytest.MonkeyPatch
+    admin: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The API server serves every request (the receiver's too) from its event loop: a database
     read there, slow or waiting on a lock, would hold them all."""
@@ -233,12 +234,12 @@ def test_a_run_report_reads_airflow_s_database_off_the_event_loop(
 
     monkeypatch.setattr(views, "run_page", run_page)
 
-    assert viewer.get("/runs/blindata_sync/manual__1").status_code == 200
+    assert admin.get("/runs/blindata_sync/manual__1").status_code == 200
     assert on_the_loop == [False]
 
 
 @pytest.mark.postgres
-def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_page_reads_a_postgresql_store(admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     base = os.environ.get("BLINDATA_TEST_POSTGRES_URL")
     if not base:
         pytest.skip("BLINDATA_TEST_POSTGRES_URL is not set")
@@ -250,7 +251,7 @@ def test_the_page_reads_a_postgresql_store(viewer: Any, monkeypatch: pytest.Monk
         pytest.skip(f"PostgreSQL is not reachable: {type(error).__name__}")
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
 
-    capture, syncs = viewer.get("/").text, viewer.get("/syncs").text
+    capture, syncs = admin.get("/").text, admin.get("/syncs").text
 
     assert "<td>spark-prod</td><td>receiver</td>" in capture
     assert "UNMAPPED_NAMESPACE" in syncs
@@ -287,7 +288,7 @@ def test_the_page_hides_secrets_in_what_it_shows(raw: str, hidden: str, shown: s
     ],
 )
 def test_a_quarantined_event_cut_for_its_excerpt_keeps_a_secret_hidden_across_the_cut(
-    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret_at: str
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret_at: str
 ) -> None:
     """The page shows the event's first 300 characters; a secret the cut falls in is hidden."""
     secret = "SeCrEtVaLuE-1234567890"
@@ -298,7 +299,7 @@ def test_a_quarantined_event_cut_for_its_excerpt_keeps_a_secret_hidden_across_th
         store.append(f'{{"pad": "{pad}", {value}', source="receiver")
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
 
-    page = viewer.get("/").text
+    page = admin.get("/").text
 
     assert f"{pad}&#34;, " in page  # the cut falls inside the secret
     assert secret[:4] not in page
@@ -353,8 +354,8 @@ def test_a_job_namespace_with_a_password_is_shown_and_linked_without_it(
         assert planted not in page and "older-pw" not in page
 
 
-def test_each_sync_is_summed_up_with_its_counters_behind_a_click(viewer: Any) -> None:
-    page = viewer.get("/syncs").text
+def test_each_sync_is_summed_up_with_its_counters_behind_a_click(admin: Any) -> None:
+    page = admin.get("/syncs").text
 
     # snapshot #1 (index 0): 2 entities and 1 flow created, 10 refreshed, 3 gaps
     assert (
@@ -366,30 +367,30 @@ def test_each_sync_is_summed_up_with_its_counters_behind_a_click(viewer: Any) ->
     assert "<td>entitiesCreated</td>" in details and "<td>flows</td>" in details
 
 
-def test_a_sync_of_the_sync_dag_links_to_its_dag_run_and_task_log(viewer: Any) -> None:
+def test_a_sync_of_the_sync_dag_links_to_its_dag_run_and_task_log(admin: Any) -> None:
     """Links into the Airflow UI open in its whole window, not in the page's frame."""
     from .seed import SYNC_DAG, scheduled_run
 
-    page = viewer.get("/syncs").text
+    page = admin.get("/syncs").text
 
     run = f"/dags/{SYNC_DAG}/runs/{quote(scheduled_run(0), safe='')}"
     assert f'<a href="{run}" target="_top">{SYNC_DAG} / {scheduled_run(0)}</a>' in page
     assert f'<a href="{run}/tasks/snapshot" target="_top">task log</a>' in page
 
 
-def test_command_line_runs_are_marked_apart_from_the_sync_dag_s(viewer: Any) -> None:
-    page = viewer.get("/syncs").text
+def test_command_line_runs_are_marked_apart_from_the_sync_dag_s(admin: Any) -> None:
+    page = admin.get("/syncs").text
 
     marked = [row for row in page.split("<tr") if 'class="by-command"' in row]
     assert len(marked) == 1 and ">#2</a>" in marked[0]  # snapshot index 1 ran from the CLI
     assert "command line: <code>airflow-blindata snapshot</code>" in marked[0]
 
 
-def test_each_sync_names_the_blindata_it_used(viewer: Any) -> None:
+def test_each_sync_names_the_blindata_it_used(admin: Any) -> None:
     from .seed import BLINDATA
 
-    page = viewer.get("/syncs").text
-    record = viewer.get("/syncs/1").text
+    page = admin.get("/syncs").text
+    record = admin.get("/syncs/1").text
 
     assert page.count(f"<code>{BLINDATA}</code>") == 3
     assert f"<code>{BLINDATA}</code>" in record
@@ -409,7 +410,7 @@ def _failed_sync(tmp_path: Path, message: str) -> str:
 
 
 def test_a_failed_sync_s_message_is_shown_in_full_and_wrapped(
-    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not cut at a cell's width: the whole message, wrapped, in the list, the record and the
     page at a glance."""
@@ -417,17 +418,17 @@ def test_a_failed_sync_s_message_is_shown_in_full_and_wrapped(
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", _failed_sync(tmp_path, message))
 
     for path in ("/syncs", "/syncs/2", "/"):
-        page = viewer.get(path).text
+        page = admin.get(path).text
         assert '<div class="wrap status-failed"' in page, path
         assert message in page, path
 
 
 def test_the_page_at_a_glance_shows_the_last_event_and_the_last_sync(
-    viewer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", _failed_sync(tmp_path, "unreachable"))
 
-    page = viewer.get("/").text
+    page = admin.get("/").text
 
     glance = page.split('<section id="glance">')[1].split("</section>")[0]
     assert "Last event received" in glance and "<strong>just now</strong>" in glance
@@ -437,11 +438,11 @@ def test_the_page_at_a_glance_shows_the_last_event_and_the_last_sync(
 
 
 def test_gaps_pointing_above_come_after_what_they_point_at_with_their_hints_in_full(
-    viewer: Any,
+    admin: Any,
 ) -> None:
     from airflow_blindata.mapper.report import GAP_HINTS, GapCode
 
-    page = viewer.get("/syncs").text
+    page = admin.get("/syncs").text
     gaps = page.split('<table class="gaps">')[1]
 
     assert gaps.index("UNMAPPED_NAMESPACE") < gaps.index("DANGLING_FLOW")
