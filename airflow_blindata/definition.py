@@ -513,6 +513,15 @@ class Cleanup(_Model):
     )
 
 
+def _check_airflow_base_url(value: str) -> str:
+    """An http(s) URL, kept without its trailing slash: job entities carry links built on it."""
+    url = value.strip().rstrip("/")
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest:
+        raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
+    return url
+
+
 class JobDefinition(_Model):
     """Every option of the seeds for one OpenLineage job, validated, with the seeds' defaults."""
 
@@ -548,6 +557,11 @@ class JobDefinition(_Model):
         alias="queryBucketName",
         description="The query bucket of the SQL analysis; {uuid} is the definition uuid. Must "
         "not start with ol:.",
+    )
+    airflow_base_url: Annotated[str, AfterValidator(_check_airflow_base_url)] | None = Field(
+        default=None,
+        description="The Airflow UI's URL ([api] base_url): the job entity of an Airflow DAG or "
+        "task links to it. Unset: the operators take [api] base_url.",
     )
     quality: Quality = Field(default_factory=Quality, description="Quality checks and metrics.")
     retention: Retention = Field(default_factory=Retention, description="Event store retention.")
@@ -590,6 +604,17 @@ class JobDefinition(_Model):
     def is_ignored(self, namespace: str) -> bool:
         """Raw match, as written; the mapper matches normalised (``SystemResolver.ignores``)."""
         return any(matches_pattern(namespace, pattern) for pattern in self.ignored_namespaces)
+
+    def with_airflow_base_url(self, url: str | None) -> Self:
+        """The definition with ``airflowBaseUrl`` set to ``url`` (Airflow's ``[api] base_url``),
+        unless it sets its own; an empty URL, or one that is no http(s) URL, changes nothing."""
+        if self.airflow_base_url or not url:
+            return self
+        try:
+            checked = _check_airflow_base_url(url)
+        except ValueError:
+            return self
+        return self.model_copy(update={"airflow_base_url": checked})
 
     def job_system_rule_for(self, job_namespace: str) -> JobSystemRule | None:
         return next((rule for rule in self.job_systems if rule.matches(job_namespace)), None)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 __all__ = [
     "SECTION",
+    "airflow_base_url",
     "blindata_home",
     "declared_default",
     "flag",
@@ -54,6 +55,19 @@ def option(key: str) -> str | None:
         return None
     configured = str(conf.get(SECTION, key, fallback="") or "").strip()
     return configured or None
+
+
+def airflow_base_url() -> str | None:
+    """Airflow's ``[api] base_url``, the URL of its UI (None when unset): job entities link to
+    their DAG's and task's pages there."""
+    value = os.environ.get("AIRFLOW__API__BASE_URL", "").strip()
+    if value:
+        return value
+    try:
+        from airflow.configuration import conf
+    except ImportError:
+        return None
+    return str(conf.get("api", "base_url", fallback="") or "").strip() or None
 
 
 TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "on"})

@@ -192,6 +192,7 @@ def _print_progress(phase: str, done: int, total: int | None) -> None:
 
 def _run(args: argparse.Namespace, kind: str) -> int:
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
+    from airflow_blindata.options import airflow_base_url
     from airflow_blindata.store import StoreError, open_store
     from airflow_blindata.sync.report import RunOrigin
     from airflow_blindata.sync.runner import run_cleanup, run_snapshot
@@ -200,6 +201,8 @@ def _run(args: argparse.Namespace, kind: str) -> int:
         definition = JobDefinition.load(args.definition)
         with ExitStack() as stack:
             answer = stack.enter_context(answer_only_on_stdout())
+            # Airflow's configuration, read once Airflow's log lines go to stderr
+            definition = definition.with_airflow_base_url(airflow_base_url())
             store = stack.enter_context(open_store(args.store))
             client = stack.enter_context(_client(args))
             if kind == "snapshot":

@@ -11,9 +11,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
+from urllib.parse import quote
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
+    AirflowDagRunFacet,
     AirflowRunFacet,
     BaseFacet,
     DatasetTypeDatasetFacet,
@@ -475,11 +477,29 @@ def map_jobs(
                 )
             )
         if definition.process_layer:
-            plan.entities.append(_job_entity(job, system.name, scope))
+            plan.entities.append(_job_entity(job, system.name, scope, definition.airflow_base_url))
     plan.routines.sort(key=lambda r: (r.system, r.catalog, r.name))
 
 
-def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
+def _airflow_urls(base: str, facets: dict[str, BaseFacet]) -> Iterator[tuple[str, str]]:
+    """The Airflow UI's pages of the DAG and the task a job is (``airflow`` run facet of a task,
+    ``airflowDagRun`` of a DAG run), as Airflow 3's UI routes them: ``/dags/<dag_id>`` and
+    ``/dags/<dag_id>/tasks/<task_id>``."""
+    task = facet_of(facets, AirflowRunFacet)
+    dag_run = facet_of(facets, AirflowDagRunFacet)
+    dag_id = (task.dag if task else dag_run.dag if dag_run else {}).get("dag_id")
+    if not isinstance(dag_id, str) or not dag_id:
+        return
+    dag_url = f"{base}/dags/{quote(dag_id, safe='')}"
+    yield "openLineageAirflowDagUrl", dag_url
+    task_id = task.task.get("task_id") if task else None
+    if isinstance(task_id, str) and task_id:
+        yield "openLineageAirflowTaskUrl", f"{dag_url}/tasks/{quote(task_id, safe='')}"
+
+
+def _job_entity(
+    job: JobFold, system: str, scope: str, airflow_base_url: str | None = None
+) -> PlannedEntity:
     job_key, facets = job.key, job.facets
     # a job's name is free text: the same key as its flows' and its quality results' ends
     key = EntityKey(system=system, schema_=job_key.namespace, name=redact_text(job_key.name))
@@ -507,6 +527,9 @@ def _job_entity(job: JobFold, system: str, scope: str) -> PlannedEntity:
         draft.add("openLineageProducer", latest.producer)
         for name, value in _producer_properties({**facets, **latest.run_facets}):
             draft.set(name, [value])
+        if airflow_base_url:
+            for name, value in _airflow_urls(airflow_base_url, latest.run_facets):
+                draft.set(name, [value])
     documentation = facet_of(facets, DocumentationJobFacet)
     if documentation:
         draft.set_text(documentation.description, documentation.content_type)

@@ -79,12 +79,14 @@ class _BlindataSyncOperator(BaseOperator):
         return BlindataHook(blindata_conn_id=self.blindata_conn_id)
 
     def job_definition(self) -> JobDefinition:
+        """The definition; without its own ``airflowBaseUrl``, Airflow's ``[api] base_url``."""
         from airflow_blindata.definition import JobDefinition
+        from airflow_blindata.options import airflow_base_url
 
         definition = self.definition
         if isinstance(definition, str | os.PathLike):
             definition = self._definition_path(os.fspath(definition))
-        return JobDefinition.coerce(definition)
+        return JobDefinition.coerce(definition).with_airflow_base_url(airflow_base_url())
 
     def _definition_path(self, given: str) -> str:
         """A relative path is read from the DAG file's folder, as Airflow reads template files:

@@ -760,3 +760,47 @@ def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_sec
         ("vendor_run.flags", "token=*** retries=3"),
     } <= properties
     assert "t0ps3cret" not in json.dumps(plan.model_dump(mode="json"))
+
+
+# -- links to Airflow ------------------------------------------------------------------------------
+
+
+def _airflow_task_run(dag_id: str, task_id: str) -> dict[str, Any]:
+    airflow = {"dag": {"dag_id": dag_id}, "task": {"task_id": task_id}}
+    return run_event(f"{dag_id}.{task_id}", run_facets={"airflow": airflow})
+
+
+def _airflow_dag_run(dag_id: str) -> dict[str, Any]:
+    dag_run = {"dag": {"dag_id": dag_id}, "dagRun": {"run_id": "manual"}}
+    return run_event(dag_id, run_facets={"airflowDagRun": dag_run})
+
+
+def test_a_job_entity_carries_the_airflow_url_of_its_dag_and_task() -> None:
+    """As DataHub's externalUrl and OpenMetadata's sourceUrl: from the catalog to Airflow's page
+    of the task (and of its DAG), built on the definition's Airflow URL (``[api] base_url``)."""
+    base = "https://airflow.example.com/prod"
+    events = [_airflow_task_run("sales etl", "load/orders"), _airflow_dag_run("sales etl")]
+
+    plan = build(events, definition(airflowBaseUrl=base + "/"))
+
+    task = set(entity(plan, "sales etl.load/orders").properties)
+    dag = set(entity(plan, "sales etl").properties)
+    assert ("openLineageAirflowDagUrl", f"{base}/dags/sales%20etl") in task
+    assert ("openLineageAirflowTaskUrl", f"{base}/dags/sales%20etl/tasks/load%2Forders") in task
+    assert ("openLineageAirflowDagUrl", f"{base}/dags/sales%20etl") in dag
+    assert not any(name == "openLineageAirflowTaskUrl" for name, _ in dag)
+
+
+def test_without_an_airflow_url_a_job_entity_carries_no_link() -> None:
+    plan = build([_airflow_task_run("sales", "load")], definition())
+
+    names = {name for name, _ in entity(plan, "sales.load").properties}
+    assert not names & {"openLineageAirflowDagUrl", "openLineageAirflowTaskUrl"}
+
+
+@pytest.mark.parametrize("url", ["javascript://x", "airflow.example.com", "ftp://h"])
+def test_the_airflow_url_must_be_http(url: str) -> None:
+    from airflow_blindata.definition import JobDefinitionError
+
+    with pytest.raises(JobDefinitionError, match="airflowBaseUrl"):
+        definition(airflowBaseUrl=url)

@@ -317,3 +317,41 @@ def test_a_sync_task_records_its_task_instance_and_the_blindata_it_used(
         "command": None,
     }
     assert record.report["blindata_url"] == connected.base_url.rstrip("/")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("base_url", ["https://airflow.example.com/prod/", None])
+def test_the_snapshot_links_a_task_s_job_entity_to_airflow_s_base_url(
+    connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch, base_url: str | None
+) -> None:
+    """``[api] base_url`` goes into the definition (the mapper reads no configuration): the job
+    entity of a task carries its task's and its DAG's URL in the Airflow UI; unset, none."""
+    from blindata_emulator import Kind
+
+    from tests.builders import run_event
+    from tests.sync.conftest import objects
+
+    if base_url:
+        monkeypatch.setenv("AIRFLOW__API__BASE_URL", base_url)
+    else:
+        monkeypatch.delenv("AIRFLOW__API__BASE_URL", raising=False)
+    airflow = {"dag": {"dag_id": "sales"}, "task": {"task_id": "load"}}
+    with open_store(store_url) as store:
+        store.append(run_event("sales.load", run_facets={"airflow": airflow}))
+    snapshot = BlindataSnapshotOperator(task_id="s", definition=DEFINITION, store_url=store_url)
+
+    assert snapshot.execute(context={})["status"] == "success"
+
+    (job,) = [e for e in objects(connected, Kind.ENTITY) if e["name"] == "sales.load"]
+    urls = {
+        p["name"]: p["value"]
+        for p in job.get("additionalProperties") or []
+        if p["name"].startswith("openLineageAirflow") and p["name"].endswith("Url")
+    }
+    if base_url:
+        assert urls == {
+            "openLineageAirflowDagUrl": "https://airflow.example.com/prod/dags/sales",
+            "openLineageAirflowTaskUrl": "https://airflow.example.com/prod/dags/sales/tasks/load",
+        }
+    else:
+        assert urls == {}
