@@ -54,6 +54,16 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
 _LISTENERS, _READERS = _capture_setup()
 
 
+def _extra_links() -> list[Any]:
+    try:
+        from airflow_blindata.ui.extra_link import ViewInBlindata
+
+        return [ViewInBlindata()]
+    except Exception:
+        log.warning("The Blindata operator extra link could not be registered", exc_info=True)
+        return []
+
+
 def _external_views() -> list[dict[str, Any]]:
     try:
         from airflow_blindata.ui.app import plugin_external_views
@@ -67,7 +77,8 @@ def _external_views() -> list[dict[str, Any]]:
 class BlindataPlugin(AirflowPlugin):
     """Registers the capture listener (see the module docstring), and mounts in the API server
     the OpenLineage receiver for producers outside Airflow and the Blindata page of the UI
-    (``airflow_blindata.ui``: a nav entry and a view on DAG runs)."""
+    (``airflow_blindata.ui``: a nav entry, a view on DAG runs, and the operator extra link
+    "View in Blindata" on every task)."""
 
     name = "blindata"
     listeners = _LISTENERS
@@ -80,6 +91,12 @@ class BlindataPlugin(AirflowPlugin):
         from airflow_blindata.ui.app import plugin_fastapi_apps as page_apps
 
         return [*plugin_fastapi_apps(), *page_apps()]
+
+    @property
+    def global_operator_extra_links(self) -> list[Any]:  # type: ignore[override]
+        """ "View in Blindata" on every task: a link to its job entity (none for a task that was
+        never captured); built where Airflow asks for it, not when the plugin is imported."""
+        return _extra_links()
 
     @property
     def external_views(self) -> list[dict[str, Any]]:  # type: ignore[override]

@@ -3,6 +3,9 @@
 Blindata's UI paths are not part of its API (``/work/shared/blindata-api.md`` documents none), so
 the path below is a best guess, kept in one place: a search for the object's name. Without a
 known URL there are no links, only names.
+
+``job_link`` is the same link for the job entity of an Airflow task: the operator extra link
+"View in Blindata" (``extra_link.ViewInBlindata``) that the plugin gives every task.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ import logging
 from urllib.parse import quote
 
 from airflow_blindata.options import ui_conn_id
-from airflow_blindata.redaction import without_credentials
+from airflow_blindata.redaction import redact_text, without_credentials
 
-__all__ = ["SEARCH_PATH", "blindata_url", "search_link"]
+__all__ = ["SEARCH_PATH", "blindata_url", "job_link", "search_link"]
 
 log = logging.getLogger(__name__)
 
@@ -50,3 +53,38 @@ def blindata_url(conn_id: str | None = None) -> str | None:
 def search_link(base: str | None, name: str) -> str | None:
     """A link that finds ``name`` in Blindata, or None without a base URL."""
     return f"{base}{SEARCH_PATH}{quote(name, safe='')}" if base else None
+
+
+def _captured(namespace: str, name: str) -> bool:
+    """Did Airflow's own capture store events of the job (``transport`` or ``listener``)?"""
+    from airflow_blindata.store import (
+        configured_store_url,
+        default_store_url,
+        open_store,
+        overview,
+    )
+    from airflow_blindata.store.sql import SqlEventStore
+
+    from .access import AIRFLOW_SOURCES
+
+    with open_store(configured_store_url() or default_store_url()) as store:
+        if not isinstance(store, SqlEventStore):
+            return False
+        return bool(overview.job_sources(store, namespace, name) & AIRFLOW_SOURCES)
+
+
+def job_link(dag_id: str, task_id: str) -> str | None:
+    """Blindata's link to the job entity of task ``task_id`` of DAG ``dag_id``: the job
+    ``<dag_id>.<task_id>`` in OpenLineage's namespace (``[openlineage] namespace``), named as
+    its entity is (``redact_text``). None when the task was never captured, or no Blindata URL
+    is known; never an exception (the Airflow UI asks for it on every task instance)."""
+    try:
+        from airflow.providers.openlineage.conf import namespace
+
+        name = f"{dag_id}.{task_id}"
+        if not _captured(namespace(), name):
+            return None
+        return search_link(blindata_url(), redact_text(name))
+    except Exception:
+        log.warning("The Blindata link of %s.%s could not be made", dag_id, task_id, exc_info=True)
+        return None

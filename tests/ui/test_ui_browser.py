@@ -25,14 +25,24 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
+from airflow_blindata.store import open_store
+
 from .browser import Chromium
-from .seed import DEFINITION, SECRET, seed
+from .seed import BLINDATA, DEFINITION, SECRET, run_event, seed
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow]
 
 BIN = Path(sys.executable).parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PASSWORDS = {"admin": "admin-pa55word", "viewer": "viewer-pa55word"}
+CONNECTION = json.dumps({"conn_type": "blindata", "host": BLINDATA})
+SALES_DAG = """
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG
+
+with DAG("sales", schedule=None):
+    EmptyOperator(task_id="load")
+"""
 
 
 def _free_port() -> int:
@@ -61,6 +71,11 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
     home = tmp_path_factory.mktemp("airflow-home")
     store_url = f"sqlite:///{home / 'events.db'}"
     seed(store_url)
+    with open_store(store_url) as store:  # the DAG below's task, as Airflow's capture keeps it
+        captured = run_event(7, "default") | {"job": {"namespace": "default", "name": "sales.load"}}
+        store.append(captured, source="listener")
+    (home / "dags").mkdir()
+    (home / "dags" / "sales.py").write_text(SALES_DAG)
     passwords = home / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW__", "AIRFLOW_CONN"))}
@@ -72,6 +87,10 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__BLINDATA__STORE_URL": store_url,
             "AIRFLOW__BLINDATA__LISTENER_ENABLED": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+            "AIRFLOW_CONN_BLINDATA_DEFAULT": json.dumps(
+                {"conn_type": "blindata", "host": BLINDATA}
+            ),
         }
     )
     port = _free_port()
@@ -86,6 +105,14 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
         timeout=300,
     )
     assert migrated.returncode == 0, migrated.stderr[-2000:]
+    parsed = subprocess.run(
+        [str(BIN / "airflow"), "dags", "reserialize"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert parsed.returncode == 0, parsed.stderr[-2000:]
     log = (home / "api-server.log").open("w")
     server = subprocess.Popen(
         [str(BIN / "airflow"), "api-server", "--port", str(port), "--host", "127.0.0.1"],
@@ -245,3 +272,24 @@ def test_a_viewer_sees_only_what_airflow_lets_them_read(
 
     assert 'id="scope"' in dom and "receiver</td>" not in dom and "Quarantined" not in dom
     assert "command line: " not in syncs and 'href="/blindata-ui/syncs/1"' not in syncs
+
+
+def test_a_captured_task_has_the_operator_extra_link_view_in_blindata(api_server: str) -> None:
+    """Airflow's own API, as its UI asks on a task instance's page: the plugin's global link
+    points at the task's job entity in Blindata."""
+    auth = {"Authorization": f"Bearer {_token(api_server)}"}
+    run = httpx.post(
+        f"{api_server}/api/v2/dags/sales/dagRuns", headers=auth, json={"logical_date": None}
+    )
+    assert run.status_code == 200, run.text
+    run_id = run.json()["dag_run_id"]
+
+    links = httpx.get(
+        f"{api_server}/api/v2/dags/sales/dagRuns/{run_id}/taskInstances/load/links",
+        headers=auth,
+    )
+
+    assert links.status_code == 200, links.text
+    assert links.json()["extra_links"] == {
+        "View in Blindata": f"{BLINDATA}/#/search?query=sales.load"
+    }
