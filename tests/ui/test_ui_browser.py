@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -26,15 +27,30 @@ import httpx
 import pytest
 
 from airflow_blindata.store import open_store
+from airflow_blindata.sync.report import RunOrigin
 
 from .browser import Chromium
-from .seed import BLINDATA, DEFINITION, SECRET, run_event, seed
+from .seed import (
+    BLINDATA,
+    DEFINITION,
+    SECRET,
+    record_snapshot,
+    run_event,
+    scheduled_run,
+    seed,
+    snapshot_report,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow]
 
 BIN = Path(sys.executable).parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PASSWORDS = {"admin": "admin-pa55word", "viewer": "viewer-pa55word"}
+CLEANUP_FAILURE = (
+    "Blindata cannot be used: cannot connect to https://catalog.example.com/blindata "
+    "(GET /auth/users/me): connection refused; the retry deadline of 120 s passed after 7 attempts"
+)
+"""A failed cleanup the page shows in full, wrapped (the last sync of the browser's store)."""
 CONNECTION = json.dumps({"conn_type": "blindata", "host": BLINDATA})
 SALES_DAG = """
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -74,6 +90,14 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
     with open_store(store_url) as store:  # the DAG below's task, as Airflow's capture keeps it
         captured = run_event(7, "default") | {"job": {"namespace": "default", "name": "sales.load"}}
         store.append(captured, source="listener")
+        failed = snapshot_report(3)
+        failed.kind = "cleanup"
+        failed.origin = RunOrigin(
+            dag_id="blindata_sync", run_id=scheduled_run(3), task_id="cleanup"
+        )
+        failed.finish("failed", CLEANUP_FAILURE)
+        failed.finished_at = failed.started_at + timedelta(seconds=121)
+        record_snapshot(store, failed)
     (home / "dags").mkdir()
     (home / "dags" / "sales.py").write_text(SALES_DAG)
     passwords = home / "passwords.json"
@@ -212,8 +236,16 @@ def test_the_views_open_when_airflow_is_served_under_a_path(api_server_under_a_p
 @pytest.mark.parametrize(
     ("name", "page", "expected"),
     [
-        ("blindata-capture", "/blindata-ui/", ["spark-prod", "receiver", "Quarantined events (1)"]),
-        ("blindata-syncs", "/blindata-ui/syncs", [DEFINITION, "UNMAPPED_NAMESPACE", "partial"]),
+        (
+            "blindata-capture",
+            "/blindata-ui/",
+            ["spark-prod", "receiver", "Quarantined events (1)", CLEANUP_FAILURE],
+        ),
+        (
+            "blindata-syncs",
+            "/blindata-ui/syncs",
+            [DEFINITION, "UNMAPPED_NAMESPACE", "partial", CLEANUP_FAILURE, "command line"],
+        ),
         ("blindata-report", "/blindata-ui/syncs/2", ["Report, as the task log shows it"]),
         (
             "blindata-lands",
