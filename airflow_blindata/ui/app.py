@@ -47,6 +47,11 @@ SECURITY_HEADERS = {
 }
 
 
+INVALID_TOKEN = "Invalid JWT token"
+"""Airflow's 403 for a token it cannot verify (signed with another key, say): its own UI sends the
+user to the login for it, as for a 401."""
+
+
 def airflow_root(request: Request) -> str:
     """Airflow's base path (``/airflow`` under ``[api] base_url = https://host/airflow``, else
     empty), from the mount's ``root_path``: the page's links into Airflow's UI start there."""
@@ -118,7 +123,7 @@ async def _refused(request: Request, problem: Exception) -> Response:
         request,
         "refused.html",
         status=problem.status_code,
-        signed_out=problem.status_code == 401,
+        signed_out=problem.status_code == 401 or problem.detail == INVALID_TOKEN,
         detail=str(problem.detail),
         login=login,
         store_url=None,

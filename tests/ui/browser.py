@@ -78,8 +78,16 @@ class Chromium:
         message, _, self._buffer = self._buffer.partition(b"\0")
         return dict(json.loads(message))
 
-    def open(self, url: str, token: str, screenshot: Path, timeout: float = 30) -> str:
-        """``url`` signed in with ``token``: the screenshot is written, the DOM returned."""
+    def open(
+        self,
+        url: str,
+        token: str,
+        screenshot: Path,
+        timeout: float = 30,
+        action: str | None = None,
+    ) -> str:
+        """``url`` signed in with ``token``: the screenshot is written, the DOM returned.
+        ``action``, a JavaScript expression, runs on the loaded page first (a click, say)."""
         parts = urlsplit(url)
         self.send(
             "Storage.setCookies",
@@ -97,6 +105,10 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{url} did not load")
             time.sleep(0.2)
+        if action:
+            done = self.send("Runtime.evaluate", session, expression=action, returnByValue=True)
+            if "exceptionDetails" in done:
+                raise RuntimeError(f"{action}: {done['exceptionDetails']}")
         shot = self.send("Page.captureScreenshot", session, format="png")
         screenshot.write_bytes(base64.b64decode(shot["data"]))
         dom = self.send(

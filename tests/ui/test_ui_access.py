@@ -99,19 +99,25 @@ def test_every_answer_carries_the_security_headers(
     assert response.headers["x-content-type-options"] == "nosniff"
 
 
+@pytest.mark.parametrize("session", ["expired", "invalid", "none"])
 def test_an_expired_session_in_the_browser_gets_a_way_back_to_airflow_s_login(
-    client: Any, auth_manager: Any
+    client: Any, auth_manager: Any, session: str
 ) -> None:
-    """In the Airflow UI's frame, a browser whose token expired gets a page with a link to
-    Airflow's login (which comes back to the Blindata entry), not raw JSON."""
+    """In the Airflow UI's frame, a browser whose token expired (401), was signed by another key
+    (403 "Invalid JWT token", which Airflow's own UI also sends to its login) or is missing gets a
+    page with a link to Airflow's login (which comes back to the Blindata entry), not raw JSON."""
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
     user = SimpleAuthManagerUser(username="u-viewer", role="viewer")
-    client.cookies.set("_token", auth_manager.generate_jwt(user, expiration_time_in_seconds=-60))
+    if session == "expired":
+        expired = auth_manager.generate_jwt(user, expiration_time_in_seconds=-60)
+        client.cookies.set("_token", expired)
+    elif session == "invalid":
+        client.cookies.set("_token", "not.a.jwt")
 
     response = client.get("/syncs", headers={"Accept": "text/html,application/xhtml+xml"})
 
-    assert response.status_code == 401
+    assert response.status_code in (401, 403)
     assert response.headers["content-type"].startswith("text/html")
     assert 'href="/api/v2/auth/login?next=%2Fplugin%2Fblindata"' in response.text
     assert 'target="_top"' in response.text

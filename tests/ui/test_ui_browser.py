@@ -325,3 +325,42 @@ def test_a_captured_task_has_the_operator_extra_link_view_in_blindata(api_server
     assert links.json()["extra_links"] == {
         "View in Blindata": f"{BLINDATA}/#/search?query=sales.load"
     }
+
+
+CLICK_FIRST_SUMMARY = """(() => {
+  const details = document.querySelector('#history details');
+  const counters = details.querySelector('table.counters');
+  const shown = () => details.open && counters.checkVisibility();
+  document.body.dataset.before = String(shown());
+  details.querySelector('summary').click();
+  document.body.dataset.after = String(shown());
+})()"""
+
+
+def test_a_sync_s_counters_are_behind_a_click_on_its_summary(
+    api_server: str, browser: Chromium, tmp_path: Path
+) -> None:
+    out = tmp_path / "blindata-syncs-counters.png"
+
+    dom = browser.open(
+        f"{api_server}/blindata-ui/syncs", _token(api_server), out, action=CLICK_FIRST_SUMMARY
+    )
+
+    _kept(out)
+    body = re.search(r"<body[^>]*>", dom)
+    assert body is not None
+    assert body.group(0) == '<body data-before="false" data-after="true">'
+    assert "<summary>created <strong>" in dom
+
+
+def test_a_browser_whose_session_is_no_longer_valid_gets_a_way_back_to_the_login(
+    api_server: str, browser: Chromium, tmp_path: Path
+) -> None:
+    """As in the Airflow UI's frame after the token expired (or the key changed): a page, not
+    JSON, with a link that opens Airflow's login in the whole window."""
+    dom = browser.open(f"{api_server}/blindata-ui/syncs", "not.a.jwt", tmp_path / "signed-out.png")
+
+    assert 'id="refused"' in dom and '"detail"' not in dom
+    link = re.search(r'<a href="([^"]+)" target="_top">Sign in to Airflow again</a>', dom)
+    assert link is not None
+    assert link.group(1) == "/api/v2/auth/login?next=%2Fplugin%2Fblindata"
