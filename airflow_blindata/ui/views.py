@@ -40,14 +40,23 @@ from .access import EVERYTHING, Access
 from .links import blindata_url, search_link
 
 __all__ = [
+    "Glance",
+    "Run",
     "UnreadableDefinitionError",
     "UnreadableStoreError",
     "capture_page",
+    "dag_run_path",
+    "job_readable",
     "lands_page",
     "lost_events",
+    "readable_activity",
+    "readable_jobs",
+    "record_page",
     "run_page",
     "shown_store_url",
+    "summary",
     "syncs_page",
+    "task_log_path",
 ]
 
 log = logging.getLogger(__name__)
@@ -260,10 +269,6 @@ def _report(record: dict[str, Any]) -> RunReport | None:
         return RunReport.from_record(record)
     except ValueError:
         return None
-
-
-SUMMARY = ("created", "refreshed", "removed", "refused", "gaps")
-"""What a sync's line sums up; its counters are behind a click."""
 
 
 def summary(report: RunReport) -> dict[str, int]:
