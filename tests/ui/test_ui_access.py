@@ -241,9 +241,11 @@ def test_the_sync_history_as_a_whole_needs_an_admin_level_permission(
     if role in ADMIN_LEVEL:
         assert listed == {"unknown", "snapshot", "blindata_sync"}
         assert set(answers.values()) == {200}
+        assert "(3 runs)" in listing
     else:
         assert listed == {"blindata_sync"}
         assert answers == {"unknown": 403, "snapshot": 403, "blindata_sync": 200}
+        assert "runs)" not in listing  # not even how many there are
 
 
 def test_the_page_at_a_glance_shows_a_user_their_dags_last_event_and_sync(
