@@ -22,6 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import ui_enabled
+from airflow_blindata.sync.report import RunOrigin
 
 from . import URL_PREFIX, views
 from .access import ReaderAccess, require_dag_run_reader
@@ -198,7 +199,14 @@ def create_ui_app() -> FastAPI:
         dependencies=[Depends(require_dag_run_reader)],
     )
     def run(request: Request, dag_id: str, run_id: str) -> Response:
-        reports = views.run_page(dag_id, run_id)
+        reports = [
+            (
+                task_id,
+                report,
+                views.task_log_path(RunOrigin(dag_id=dag_id, run_id=run_id, task_id=task_id)),
+            )
+            for task_id, report in views.run_page(dag_id, run_id)
+        ]
         return _render(request, "run.html", dag_id=dag_id, run_id=run_id, reports=reports)
 
     return app

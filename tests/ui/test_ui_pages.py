@@ -448,3 +448,18 @@ def test_gaps_pointing_above_come_after_what_they_point_at_with_their_hints_in_f
     assert gaps.index("UNMAPPED_NAMESPACE") < gaps.index("DANGLING_FLOW")
     for code in (GapCode.UNMAPPED_NAMESPACE, GapCode.DANGLING_FLOW):
         assert f"<td>{GAP_HINTS[code]}</td>" in gaps
+
+
+def test_a_dag_run_s_report_links_each_task_to_its_log(
+    admin: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_blindata.ui import views
+
+    from .seed import snapshot_report
+
+    monkeypatch.setattr(views, "run_page", lambda dag_id, run_id: [("snap", snapshot_report(0))])
+
+    page = admin.get("/runs/blindata_sync/manual__2026-12-01T00:00:00+00:00").text
+
+    log = "/dags/blindata_sync/runs/manual__2026-12-01T00%3A00%3A00%2B00%3A00/tasks/snap"
+    assert f'<a href="{log}" target="_top">task log</a>' in page
