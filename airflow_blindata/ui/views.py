@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,9 @@ def _glance(
             if newest is not None
             else None
         )
+    if last_event is not None and last_event.job_namespace is not None:
+        # a job namespace as the catalog names it: never with the password a producer put in it
+        last_event = replace(last_event, job_namespace=shown_namespace(last_event.job_namespace))
     return Glance(now=datetime.now(UTC), last_event=last_event, last_sync=_last_sync(store, access))
 
 

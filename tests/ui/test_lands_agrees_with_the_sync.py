@@ -58,10 +58,11 @@ def page(
     auth_manager: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Any:
-    """``page(name)``: the *Where it lands* page of job ``airflow-prod/<name>``, as a viewer."""
+    """``page(name)``: the *Where it lands* page of job ``airflow-prod/<name>``, as an admin
+    (a viewer reads only the DAGs Airflow lets them read, and this Airflow has none)."""
     monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", f"sqlite:///{tmp_path / 'lands.db'}")
     monkeypatch.delenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", raising=False)
-    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'viewer')}"
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
 
     def get(name: str) -> str:
         response = client.get("/lands", params={"namespace": NS, "name": name})

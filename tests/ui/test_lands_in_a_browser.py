@@ -81,7 +81,9 @@ def test_a_browser_sees_where_a_job_lands_as_the_sync_did(
 ) -> None:
     name = "where-it-lands" if job.endswith(".load") else "where-it-lands-retired"
     out = tmp_path / f"{name}.png"
-    page = f"/blindata-ui/lands?namespace={NS}&name={job}"
+    # the definition the sync above used: the browser test's seed records a later cleanup of
+    # another definition, which the page would otherwise choose (the most recently synced)
+    page = f"/blindata-ui/lands?namespace={NS}&name={job}&definition={definition().uuid}"
 
     dom = browser.open(f"{synced_api_server}{page}", _token(synced_api_server), out)
 
