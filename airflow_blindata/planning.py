@@ -20,6 +20,8 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
 from pydantic import TypeAdapter
 
 from airflow_blindata.definition import JobDefinition
@@ -138,6 +140,52 @@ def _time_of(value: Any) -> datetime | None:
 _EVENT_TIME: TypeAdapter[datetime] = TypeAdapter(EventTime)
 
 
+class _SpotRun(Struct):
+    runId: Any = None  # noqa: N815 (the wire's names)
+
+
+class _SpotJob(Struct):
+    namespace: Any = None
+    name: Any = None
+
+
+class _Spot(Struct):
+    """What the first pass over a JSON lines file reads of a line: its job, time and run; the
+    rest of the line is skipped, not decoded (``json.loads`` of every line was most of it)."""
+
+    eventTime: Any = None  # noqa: N815
+    run: _SpotRun | UnsetType | None = UNSET
+    job: _SpotJob | UnsetType | None = UNSET
+
+
+_SPOT = msgspec.json.Decoder(_Spot)
+_BOM = b"\xef\xbb\xbf"
+
+
+def _spot_of(line: bytes) -> tuple[tuple[str, str] | None, Any] | None:
+    """A line's job (``_job_of``) and the object its time and run are read from, read by the
+    cheap decoder; ``None`` when it cannot tell as ``json.loads`` would (a line not UTF-8, or
+    one it refuses: the line is then read with ``json.loads``)."""
+    if line.startswith(_BOM):
+        return None
+    try:
+        line.decode("utf-8")
+        spot = _SPOT.decode(line)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return None
+    job = spot.job
+    if not isinstance(job, _SpotJob):
+        return None
+    namespace, name = job.namespace, job.name
+    if not (isinstance(namespace, str) and isinstance(name, str)):
+        return None
+    run = spot.run
+    value = {"eventTime": spot.eventTime}
+    if isinstance(run, _SpotRun):
+        value["run"] = {"runId": run.runId}
+    return (namespace, name), value
+
+
 def _job_of(value: Any) -> tuple[str, str] | None:
     job = value.get("job") if isinstance(value, dict) else None
     if isinstance(job, dict):
@@ -194,11 +242,15 @@ def event_files_groups(
             offset = 0
             for line in handle:
                 if line.strip():
-                    try:
-                        value = json.loads(line)
-                    except (ValueError, RecursionError):  # read again (and reported) as loose
-                        value = None
-                    job = _job_of(value)
+                    spotted = _spot_of(line)
+                    if spotted is not None:
+                        job, value = spotted
+                    else:
+                        try:
+                            value = json.loads(line)
+                        except (ValueError, RecursionError):  # read again, reported, as loose
+                            value = None
+                        job = _job_of(value)
                     if job:
                         spot = (number, offset, _time_of(value), _run_of(value))
                         lines.setdefault(job, []).append(spot)
@@ -207,6 +259,15 @@ def event_files_groups(
                 offset += len(line)
 
         def read(spots: list[tuple[int, int]]) -> Iterator[Any]:
+            """A job's lines as their bytes, read as the store's texts are read (one reader:
+            ``read_job_events`` decodes each once, its facets only when they count); a line
+            that ``read_line`` would not pass on as JSON, as it passes it on."""
+            for number, offset in spots:
+                source = handles[number]
+                source.seek(offset)
+                yield _raw_line(source.readline())
+
+        def read_loose(spots: list[tuple[int, int]]) -> Iterator[Any]:
             for number, offset in spots:
                 source = handles[number]
                 source.seek(offset)
@@ -218,12 +279,25 @@ def event_files_groups(
                 yield LongHistory(spots, read)
                 continue
             yield [*held.pop(job, ()), *read([(number, offset) for number, offset, *_ in spots])]
-        loose.extend(read(loose_lines))
+        loose.extend(read_loose(loose_lines))
         for start in range(0, len(loose), _LOOSE_GROUP):
             yield loose[start : start + _LOOSE_GROUP]
     finally:
         for opened in handles:
             opened.close()
+
+
+def _raw_line(line: bytes) -> Any:
+    """A JSON lines file's line as its bytes, when it is UTF-8 text (no BOM) that ``json.loads``
+    reads: decoded from them by the reader, as ``read_line`` would have decoded it; any other
+    line as ``read_line`` passes it on."""
+    if line.startswith(_BOM):
+        return read_line(line)
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return read_line(line)
+    return line.rstrip(b"\r\n")
 
 
 def plan_store(
