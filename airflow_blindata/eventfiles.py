@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from airflow_blindata.events import json_array_items
 
@@ -21,7 +21,18 @@ __all__ = ["read_event_file", "read_line"]
 
 def read_event_file(path: str | Path) -> Iterator[Any]:
     """The raw events of one file: decoded JSON values, the text of lines or elements that are
-    not JSON, or the bytes of those that are not UTF-8 text."""
+    not JSON, or the bytes of those that are not UTF-8 text.
+
+    A JSON lines file (its first line that is not blank is a JSON object on its own) is read a
+    line at a time: its memory is a line's, whatever its size. Any other file is read whole."""
+    with Path(path).open("rb") as handle:
+        if _first_line_an_object(handle):
+            handle.seek(0)
+            for chunk in handle:
+                for line in chunk.splitlines():  # as ``bytes.splitlines`` cuts the whole file
+                    if line.strip():
+                        yield read_line(line)
+            return
     data = Path(path).read_bytes()
     if not data.strip():
         return
@@ -49,6 +60,18 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
     for line in data.splitlines():
         if line.strip():
             yield read_line(line)
+
+
+def _first_line_an_object(handle: IO[bytes]) -> bool:
+    """Whether the first line that is not blank (as ``bytes.splitlines`` cuts the file) is read
+    by ``read_line`` as a JSON object. The file is then JSON lines, or one object on one line
+    (with nothing but blanks after it): read line by line, either gives what a reading of the
+    whole file gives."""
+    for chunk in handle:
+        for line in chunk.splitlines():
+            if line.strip():
+                return isinstance(read_line(line), dict)
+    return False
 
 
 def _one_document(text: str) -> bool:
