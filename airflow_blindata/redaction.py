@@ -238,7 +238,20 @@ def _hidden_value(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{REDACTED}"
 
 
+_MEMO_LENGTH = 512
+"""Texts up to this long are redacted once each (``_redacted_short``): a plan redacts the same
+producers, namespaces and property values again and again (a tenth of planning dbt's events)."""
+
+
 def redact_text(text: str) -> str:
+    """``_redact_text(text)``, memoised for short texts (a long one, a description or a
+    statement, is rarely met twice and would hold the memo's memory)."""
+    if len(text) <= _MEMO_LENGTH:
+        return _redacted_short(text)
+    return _redact_text(text)
+
+
+def _redact_text(text: str) -> str:
     """``text`` with every URL in it as ``redact_url`` shows it, the password of an Oracle thin
     URL (``jdbc:oracle:thin:scott/…@db``), the body of a PEM private key, an ``Authorization``
     header's or a ``Bearer`` token, and the value of every secret name (``password=…``,
@@ -270,6 +283,9 @@ def redact_text(text: str) -> str:
     text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
+
+
+_redacted_short = lru_cache(maxsize=8192)(_redact_text)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

@@ -43,7 +43,7 @@ from airflow_blindata.redaction import redact_text
 from airflow_blindata.store import EventStore, StoreError
 from airflow_blindata.store.base import TimeSlice
 
-__all__ = ["KEEP_BATCH", "plan_from_store"]
+__all__ = ["KEEP_BATCH", "collector_paused", "plan_from_store"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ _Fold = tuple[tuple[str, str], str, str]
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Mapping allocates millions of objects and frees few; the cyclic garbage collector would
     traverse the growing plan again and again (a sixth of the mapping time, measured with
     ``benchmarks/scale.py``). Nothing made meanwhile holds cycles worth collecting early.
@@ -180,7 +180,7 @@ def plan_from_store(
     report = Report()
     builder = FoldBuilder(retain=retain)
     counts: Counter[str] = Counter()
-    with _collector_paused():
+    with collector_paused():
         for chunk in _chunks(digests, KEEP_BATCH):
             done = _folded_without_reading(store, chunk, settings, until, retain, quality, keeper)
             counts.update(counter for _, _, counter in done.values())
