@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from .base import BaseFacet, FacetIssues, FacetLocation
 from .core import ENVELOPE_ONLY, RunEvent, name_parent
 from .parse import ParsedEvent, decode_json, suspect_text
-from .registry import FACETS, facet_from_json, filed_keys, read_facets
+from .registry import FACETS, SCHEMAS, facet_from_json, filed_keys, read_facets, schema_name
 
 __all__ = [
     "Container",
@@ -272,8 +272,44 @@ def _filed(facets: _RawFacets, location: FacetLocation) -> AbstractSet[str]:
     case that filing needs them (a key nobody knows, whose ``_schemaURL`` may name one)."""
     if not isinstance(facets, dict):
         return _NOTHING
-    if facets.keys() <= FACETS[location].keys():
+    known = FACETS[location]
+    if facets.keys() <= known.keys():
         return facets.keys()
+    # A key nobody knows is filed by its facet's _schemaURL (``registry._model_for``): only that
+    # and ``_deleted`` are decoded of it, the rest skipped; every other key is filed as it is
+    # (a facet that is not an object is malformed under its own key).
+    filed: set[str] = set()
+    schemas = SCHEMAS[location]
+    for key, raw in facets.items():
+        text = bytes(raw)
+        if key in known or text.lstrip()[:1] != b"{":
+            filed.add(key)
+            continue
+        try:
+            head = _HEAD_DECODER.decode(text)
+        except (msgspec.MsgspecError, ValueError, RecursionError):
+            return _filed_decoded(facets, location)
+        url = head.schema_url
+        model = schemas.get(schema_name(url)) if isinstance(url, str) else None
+        if head.deleted is True or model is None or model.KEY in facets:
+            filed.add(key)
+        else:
+            filed.add(model.KEY)
+    return filed
+
+
+class _FacetHead(Struct):
+    """What filing a facet under an unknown key reads of it (``registry._model_for``)."""
+
+    schema_url: Any = msgspec.field(default=None, name="_schemaURL")
+    deleted: Any = msgspec.field(default=None, name="_deleted")
+
+
+_HEAD_DECODER = msgspec.json.Decoder(_FacetHead)
+
+
+def _filed_decoded(facets: dict[str, Raw], location: FacetLocation) -> AbstractSet[str]:
+    """``_filed`` of facets decoded whole: for a facet ``msgspec`` refuses to decode as it is."""
     # decode_json: what msgspec refuses (a number out of range) json.loads reads, as a full read
     decoded: Mapping[str, Any] = {key: decode_json(bytes(raw)) for key, raw in facets.items()}
     return filed_keys(decoded, location)
