@@ -82,12 +82,13 @@ def existing_entities(
 ) -> dict[EntityRef, PhysicalEntity]:
     """The entities among ``keys`` that exist on the System, by (schema, name).
 
-    A System this definition owns is listed whole: what it holds is what the job described.
+    A System this definition owns is listed whole: what it holds is what the job described;
+    but not by a light sync, which describes a few of its objects (``SyncContext.light``).
     """
     api = ctx.client.api.physical_entities
     wanted = {entity_ref(key) for key in keys}
     found: dict[EntityRef, PhysicalEntity] = {}
-    if owned or len(wanted) > ctx.lookup_limit:
+    if (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         candidates: Iterable[PhysicalEntity] = api.list(
             page_size=LIST_PAGE_SIZE, systemUuid=system_uuid
         )
@@ -126,7 +127,7 @@ def existing_fields(
             if owner in wanted and stored.uuid:
                 found[(owner, stored.name)] = StoredField.of(stored)
 
-    if owned or len(wanted) > ctx.lookup_limit:
+    if (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         keep(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
     else:
         for uuid in sorted(wanted):

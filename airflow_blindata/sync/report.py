@@ -35,14 +35,16 @@ __all__ = [
     "SystemUse",
 ]
 
-RunKind = Literal["snapshot", "cleanup"]
+RunKind = Literal["snapshot", "cleanup", "light"]
+"""``light``: a light sync, which publishes the jobs that received events since the last sync of
+the definition and removes nothing (``runner.run_light``); cleanup never reads it as a snapshot."""
 RunStatus = Literal["running", "success", "partial", "failed", "refused", "skipped"]
 """``partial``: some objects were refused (4xx) and reported, the rest applied. ``failed``: the
 run stopped (Blindata unreachable, credentials refused, or, for a snapshot, unable to take writes:
 see ``context.WriteWatch``). ``refused``: a cleanup fail-safe held. ``skipped``: nothing to do
 (cleanup disabled, or an empty snapshot)."""
 
-XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger"})
+XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger", "jobs"})
 """Long lists kept in the sync history but not in the XCom."""
 
 
@@ -110,6 +112,11 @@ class RunReport(Report):
     """Snapshot: scopes with a flow Blindata refused; cleanup leaves their flows alone."""
     ledger: Ledger | None = None
     """Cleanup: what the definition owns after this run, for the next cleanup."""
+    cursor: int | None = None
+    """Snapshot and light sync: the store's cursor the run read the events up to; the next light
+    sync publishes the jobs with an event past the cursor of the last one that completed."""
+    jobs: list[str] = Field(default_factory=list)
+    """Light sync: the jobs it published (``namespace/name``), for the Blindata page."""
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -170,6 +177,8 @@ class RunReport(Report):
         """The report without the long ownership lists: small enough for an XCom."""
         data = self.model_dump(mode="json", exclude=set(XCOM_EXCLUDED))
         data["scopeCount"] = len(self.scopes)
+        if self.kind == "light":
+            data["jobCount"] = len(self.jobs)
         return data
 
     @classmethod
