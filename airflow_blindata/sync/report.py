@@ -188,7 +188,8 @@ class RunReport(Report):
     def render(self) -> str:
         """The report as the text tables a steward reads in the task log."""
         duration = f"{self.duration:.1f} s" if self.duration is not None else "running"
-        title = f"Blindata {self.kind}{' (dry run)' if self.dry_run else ''}"
+        kind = "light sync" if self.kind == "light" else self.kind
+        title = f"Blindata {kind}{' (dry run)' if self.dry_run else ''}"
         parts = [
             f"{title} of job definition {self.definition_uuid}: {self.status.upper()} in {duration}"
         ]
