@@ -162,16 +162,6 @@ class EventStore(ABC):
             if event.job_namespace is not None and event.job_name is not None
         }
 
-    def last_received(self, jobs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], datetime]:
-        """When the newest event of each of ``jobs`` was received (jobs with none are absent),
-        for the Blindata page. This default reads their events."""
-        found: dict[tuple[str, str], datetime] = {}
-        for job in jobs:
-            for event in self.events(job=job):
-                if job not in found or event.received_at > found[job]:
-                    found[job] = event.received_at
-        return found
-
     def acquire_sync_lock(self, definition_uuid: str, holder: str, *, ttl: timedelta) -> str | None:
         """Take the sync lock of a job definition for ``holder`` (``"<kind> <id>"``) until
         ``ttl`` from now, unless another holder has it and it has not expired: ``None`` when

@@ -754,21 +754,6 @@ class SqlEventStore(EventStore):
             with self._reading() as conn:
                 return {(str(ns), str(name)) for ns, name in conn.execute(query)}
 
-    def last_received(self, jobs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], datetime]:
-        self._ensure_schema()
-        ev = self._tables.events
-        found: dict[tuple[str, str], datetime] = {}
-        utc = ev.c.received_at.type.process_result_value  # type: ignore[attr-defined]
-        with self._guard("reading when jobs were last received"), self._reading() as conn:
-            for job in jobs:
-                value = conn.execute(
-                    select(func.max(ev.c.received_at)).where(*self._of_job(job))
-                ).scalar()
-                moment = utc(value, self._engine.dialect)
-                if moment is not None:
-                    found[job] = moment
-        return found
-
     def acquire_sync_lock(self, definition_uuid: str, holder: str, *, ttl: timedelta) -> str | None:
         """The lock is a row of ``store_meta`` (``sync_lock:<uuid>``): taken by inserting it,
         taken over once expired by an update that names the value read (compare and swap), so

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,9 @@ LOST_EVENTS_FILE = "lost-events.jsonl"
 PAGE_SIZE = 20
 EXCERPT = 300
 MAX_LANDED = 500
+REACHED_LIGHTS = 200
+"""Light syncs read back for when a job last reached Blindata (a day of them every 5 minutes is
+288; a job not among them reached it by the last snapshot, an hour ago at most)."""
 """Objects of a kind listed for one job; more are counted, not listed."""
 
 
@@ -288,6 +292,28 @@ def _last_snapshot(store: SqlEventStore, definition_uuid: str | None) -> Any:
     return None
 
 
+def _last_reached(
+    store: SqlEventStore, definition_uuid: str | None, job: tuple[str, str], first: int
+) -> tuple[datetime, str] | None:
+    """When the job last reached Blindata, and by which sync: the newest light sync that
+    published it, or full snapshot that completed after reading any of its events (cursor
+    ``first`` on)."""
+    if not definition_uuid:
+        return None
+    found: list[tuple[datetime, str]] = []
+    name = f"{job[0]}/{job[1]}"
+    for record in store.sync_history(definition_uuid, kind="light", limit=REACHED_LIGHTS):
+        if record.status == "success" and name in record.report.get("jobs", ()):
+            found.append((record.finished_at, "light sync"))
+            break
+    for record in store.sync_history(definition_uuid, kind="snapshot", limit=20):
+        cursor = record.report.get("cursor")
+        if record.status == "success" and (cursor is None or cursor >= first):
+            found.append((record.finished_at, "snapshot"))
+            break
+    return max(found) if found else None
+
+
 def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
     """For a chosen job, the objects the last snapshot described from its stored events.
 
@@ -304,6 +330,13 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
             return {"jobs": jobs, "job": None}
         last = _last_snapshot(store, known[0].definition_uuid if known else None)
         stored = list(store.events(job=(namespace, name)))
+        reached = (
+            _last_reached(
+                store, known[0].definition_uuid if known else None, (namespace, name), stored[0].id
+            )
+            if stored
+            else None
+        )
     cutoff = last.started_at if last is not None else None
     read = [e.payload for e in stored if cutoff is not None and e.received_at <= cutoff]
     since = len(stored) - len(read)
@@ -341,6 +374,8 @@ def lands_page(namespace: str | None, name: str | None) -> dict[str, Any]:
         "since": since,
         "snapshot_at": cutoff,
         "next_snapshot": next_snapshot,
+        "last_event": max((e.received_at for e in stored), default=None),
+        "reached": reached,
         "definition_file": ui_job_definition(),
         "blindata_url": base,
         "counts": {
