@@ -60,6 +60,10 @@ does not wait: it is skipped, and the next one publishes what it would have)."""
 
 LOCK_POLL = 2.0
 
+RECENT_RECORDS = 3
+"""Records of each kind a light sync reads first for its cursor (more only when none of them
+completed)."""
+
 
 class SyncLockedError(Exception):
     """Another sync of the definition holds its lock."""
@@ -181,11 +185,14 @@ def _snapshot_locked(
 def light_cursor(store: EventStore, definition: JobDefinition) -> int | None:
     """The cursor a light sync publishes from: that of the newest snapshot or light sync of the
     definition that completed; ``None`` before the first full snapshot that recorded one."""
-    found = [
-        last_cursor(store.sync_history(definition.uuid, kind=kind, limit=HISTORY_LIMIT))
-        for kind in ("light", "snapshot")
-    ]
-    cursors = [cursor for cursor in found if cursor is not None]
+    cursors = []
+    for kind in ("light", "snapshot"):
+        # the newest few records first: a snapshot's report lists every scope it wrote
+        for limit in (RECENT_RECORDS, HISTORY_LIMIT):
+            cursor = last_cursor(store.sync_history(definition.uuid, kind=kind, limit=limit))
+            if cursor is not None:
+                cursors.append(cursor)
+                break
     return max(cursors) if cursors else None
 
 
