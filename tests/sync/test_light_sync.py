@@ -23,7 +23,7 @@ from airflow_blindata.sync.runner import (
     run_snapshot,
     sync_lock,
 )
-from tests.builders import run_event
+from tests.builders import assertion, assertions_facet, dataset, run_event
 
 from .conftest import definition, next_second, objects
 
@@ -35,17 +35,21 @@ BATCH = 2
 """Rows per upload: small, so that the requests count the objects sent, as at scale."""
 
 
-def runs(job: str, run: int, *, output: str | None = None) -> list[dict[str, Any]]:
-    """START and COMPLETE of run ``run`` of ``job``: raw → its table, with SQL and a schema."""
+def runs(
+    job: str, run: int, *, output: str | None = None, checked: bool = False
+) -> list[dict[str, Any]]:
+    """START and COMPLETE of run ``run`` of ``job``: raw → its table, with SQL and a schema
+    (``checked``: an assertion on its input, passed)."""
     table = {"namespace": PG, "name": f"shop.public.{output or job}"}
     schema = {"schema": {"fields": [{"name": "id", "type": "int"}, {"name": "v", "type": "int"}]}}
+    tested = assertions_facet(assertion("not_null", column="id")) if checked else None
     return [
         run_event(
             job,
             event_type=kind,
             run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
             time=f"2026-01-{1 + run:02d}T10:00:{second:02d}Z",
-            inputs=[{"namespace": PG, "name": f"shop.public.raw_{job}", "facets": schema}],
+            inputs=[dataset(f"shop.public.raw_{job}", PG, facets=schema, input_facets=tested)],
             outputs=[{**table, "facets": schema}],
             job_facets={"sql": {"query": f"INSERT INTO {output or job} SELECT * FROM raw_{job}"}},
         )
@@ -157,6 +161,19 @@ def test_a_light_sync_removes_nothing_a_job_no_longer_describes(
     assert [name for _, name in flows_after - flows_before] == [
         "public.raw_orders -> public.orders_v2 @airflow/orders"
     ]
+
+
+def test_a_light_sync_disables_no_check_of_the_jobs_it_leaves_out(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    store.append_many(runs("orders", 1, checked=True) + runs("items", 1, checked=True))
+    synced(client, store, emulator)
+    store.append_many(runs("orders", 2, checked=True))
+    light = synced(client, store, emulator, light=True)
+    assert light.status == "success", light.message
+    assert light.counters["qualityResultsPublished"] == 1  # orders' new run, only
+    checks = [c for c in objects(emulator, Kind.CHECK) if not c["code"].startswith("ol-ledger:")]
+    assert len(checks) == 2 and all(check["enabled"] is not False for check in checks)
 
 
 def scoped_flows(emulator: Any) -> set[tuple[str, str]]:
