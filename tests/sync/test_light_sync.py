@@ -14,7 +14,9 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.store import EventStore, open_store
+from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.report import RunReport
 from airflow_blindata.sync.runner import (
     has_new_events,
@@ -25,7 +27,7 @@ from airflow_blindata.sync.runner import (
 )
 from tests.builders import assertion, assertions_facet, dataset, run_event
 
-from .conftest import definition, next_second, objects
+from .conftest import definition, next_second, objects, plan_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 
@@ -174,6 +176,30 @@ def test_a_light_sync_disables_no_check_of_the_jobs_it_leaves_out(
     assert light.counters["qualityResultsPublished"] == 1  # orders' new run, only
     checks = [c for c in objects(emulator, Kind.CHECK) if not c["code"].startswith("ol-ledger:")]
     assert len(checks) == 2 and all(check["enabled"] is not False for check in checks)
+
+
+def test_a_light_sync_reads_the_fields_of_many_entities_by_their_schema(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Past ``lookup_limit`` entities of a System, a light sync lists the fields of their schemas
+    (a few pages), not the whole System's, and finds every field it refreshes."""
+    job = job_definition()
+    events = [event for name in JOBS for event in runs(name, 1)]
+    plan = plan_for(client, events, job)
+    snapshot(plan, client, job)
+    next_second(emulator)
+    part = plan_of_jobs(plan, [("airflow", "orders"), ("airflow", "items")])
+    mark = mark_of(emulator)
+    light = snapshot(part, client, job, light=True, lookup_limit=1)
+    listings = [
+        entry["query"]
+        for entry in requests_since(emulator, mark)
+        if entry["method"] == "GET" and entry["path"] == "/api/v1/physical_fields"
+    ]
+    assert light.status == "success"
+    assert len(listings) == 1 and "physicalEntitySchema=public" in listings[0]
+    assert light.counters["fieldsRefreshed"] == 8  # two fields of four tables, all found
+    assert light.counters.get("fieldsCreated", 0) == 0
 
 
 def scoped_flows(emulator: Any) -> set[tuple[str, str]]:
