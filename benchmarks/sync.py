@@ -1,6 +1,7 @@
 """Sync cost: a snapshot of a large synthetic catalog against the Blindata emulator.
 
-The catalog (default: 10,000 jobs and 50,000 datasets on 10 created Systems, 5 fields per
+The catalog (default: 2,000 jobs and 10,000 datasets, a few minutes; the README's figures:
+10,000 jobs and 50,000 datasets; on 10 created Systems, 5 fields per
 dataset, a SQL routine for one job in five, a table flow per job input and output, an
 orchestration flow per job) is built as a ``CatalogPlan`` directly, so that only the sync is
 measured (the mapping has its own benchmark). The emulator runs in its own process
@@ -10,11 +11,22 @@ client's alone:
 * HTTP requests and bytes per 1,000 objects written (batching);
 * wall time of the first snapshot (everything created) and of a second one (everything
   refreshed, nothing created);
-* peak RSS of this process (the plan, the client, the lookups).
+* peak RSS of this process (the plan, the client, the lookups);
+* a light sync (issue 43) after ``--changed`` of the jobs (1 %) received a run: its requests and
+  time against the second full snapshot's (the same catalog, in the same run), the plan being
+  the full plan kept to those jobs (``mapper.light.plan_of_jobs``, as ``run_light`` does);
+* the light sync's mapping from a store of as many Airflow-shaped jobs (``benchmarks/scale.py``'s
+  events, one run each, folds kept by a first full mapping), after a run of ``--changed`` of
+  them: the jobs received since the last sync listed, the store mapped (kept folds loaded, the
+  new runs added) and the plan kept to those jobs, against a full snapshot's mapping of the same
+  store;
+* the delay from a task's end to its lineage in Blindata under the shipped sync DAG: the light
+  DAG's interval (read from ``example_dags/blindata_sync.py``) plus the light sync measured.
 
-Usage: ``python benchmarks/sync.py [--jobs 10000] [--datasets 50000] [--batch-size 500]``.
-Absolute times depend on the machine and are dominated by the emulator's SQLite writes; the
-requests per 1,000 objects are the comparable figure.
+Usage: ``python benchmarks/sync.py [--jobs 2000] [--datasets 10000] [--batch-size 500]
+[--changed 0.01]``; the issue's figure: ``--jobs 10000 --datasets 50000``. Absolute times depend
+on the machine and are dominated by the emulator's SQLite writes; the requests per 1,000 objects
+and the light sync's ratios to the full snapshot are the comparable figures.
 """
 
 from __future__ import annotations
@@ -28,13 +40,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient, RetryPolicy
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
     CatalogPlan,
@@ -67,9 +80,12 @@ class Counter(httpx.BaseTransport):
     requests: int = 0
     sent: int = 0
     received: int = 0
+    paths: dict[str, int] = field(default_factory=dict)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.requests += 1
+        path = f"{request.method} {request.url.path}"
+        self.paths[path] = self.paths.get(path, 0) + 1
         self.sent += len(request.content)
         response = self.inner.handle_request(request)
         response.read()
@@ -213,13 +229,28 @@ def written(report: RunReport) -> int:
     return sum(counters.get(name, 0) for name in names) + counters.get("systems", 0)
 
 
+@dataclass
+class Measured:
+    requests: int
+    seconds: float
+    objects: int
+    paths: dict[str, int]
+
+
 def measure(
-    label: str, plan: CatalogPlan, client: BlindataClient, counter: Counter, batch_size: int
-) -> None:
+    label: str,
+    plan: CatalogPlan,
+    client: BlindataClient,
+    counter: Counter,
+    batch_size: int,
+    *,
+    light: bool = False,
+) -> Measured:
     definition = JobDefinition.from_dict({"uuid": UUID})
     before = (counter.requests, counter.sent, counter.received)
+    paths_before = dict(counter.paths)
     started = time.perf_counter()
-    report = snapshot(plan, client, definition, batch_size=batch_size)
+    report = snapshot(plan, client, definition, batch_size=batch_size, light=light)
     elapsed = time.perf_counter() - started
     requests = counter.requests - before[0]
     traffic = (counter.sent - before[1] + counter.received - before[2]) / 1e6
@@ -235,15 +266,86 @@ def measure(
     print(
         "  slowest phases: " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in slowest)
     )
+    paths = {
+        path: count - paths_before.get(path, 0)
+        for path, count in counter.paths.items()
+        if count > paths_before.get(path, 0)
+    }
     if report.failures:
         print(report.render())
+    return Measured(requests, elapsed, objects, paths)
+
+
+def changed_jobs(jobs: int, share: float) -> list[tuple[str, str]]:
+    """``share`` of the jobs, spread over the catalog (every n-th job)."""
+    count = max(1, round(jobs * share))
+    step = max(1, jobs // count)
+    return [(JOB_NAMESPACE, f"dag_{j // 20}.task_{j}") for j in range(0, jobs, step)][:count]
+
+
+def light_plan(plan: CatalogPlan, jobs: int, share: float) -> CatalogPlan:
+    return plan_of_jobs(plan, changed_jobs(jobs, share))
+
+
+def light_interval() -> float:
+    """The light DAG's interval in seconds, from the shipped sync DAG."""
+    from datetime import timedelta
+
+    source = Path(__file__).resolve().parent.parent / "example_dags" / "blindata_sync.py"
+    namespace: dict[str, object] = {}
+    for line in source.read_text().splitlines():
+        if line.startswith("LIGHT_INTERVAL ="):
+            exec(line, {"timedelta": timedelta}, namespace)
+    interval = namespace.get("LIGHT_INTERVAL")
+    return interval.total_seconds() if isinstance(interval, timedelta) else 300.0
+
+
+def light_mapping(jobs: int, share: float, work: Path) -> tuple[float, float]:
+    """(light mapping, full mapping) seconds on a store of ``jobs`` Airflow-shaped jobs after a
+    run of ``share`` of them (``benchmarks/scale.py``'s events)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from airflow_blindata.store import open_store
+    from airflow_blindata.sync.mapping import Touched, plan_from_store
+    from benchmarks.scale import DEFINITION, fill_store, job_events
+
+    url = f"sqlite:///{work / 'events.db'}"
+    definition = JobDefinition.from_dict(DEFINITION)
+    events, size = fill_store(url, jobs, 1)
+    with open_store(url) as store:
+        started = time.perf_counter()
+        plan_from_store(store, definition)  # the last sync: folds kept
+        first = time.perf_counter() - started
+        cursor = store.last_id()
+        count = max(1, round(jobs * share))
+        step = max(1, jobs // count)
+        new = [e for job in range(0, jobs, step)[:count] for e in job_events(job, 2, start=1)]
+        store.append_many(new)
+        until = store.last_id()
+        started = time.perf_counter()
+        touched = Touched(store.jobs_since(cursor, until=until))
+        plan = plan_from_store(store, definition, until=until, touched=touched, keep=False)
+        part = plan_of_jobs(plan, touched.named, touched.datasets)
+        light = time.perf_counter() - started
+        started = time.perf_counter()
+        plan_from_store(store, definition, until=until)
+        full = time.perf_counter() - started
+    print(
+        f"mapping from a store of {jobs:,} Airflow-shaped jobs ({events:,} events, "
+        f"{size / 1e6:.0f} MB; first mapping {first:.1f} s), after a run of "
+        f"{len(touched.named):,} of them: light {light:.1f} s ({len(part.entities):,} entities, "
+        f"{len(part.flows):,} flows kept), full {full:.1f} s: {light / full:.2f}x",
+        flush=True,
+    )
+    return light, full
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=10_000)
-    parser.add_argument("--datasets", type=int, default=50_000)
+    parser.add_argument("--jobs", type=int, default=2_000)
+    parser.add_argument("--datasets", type=int, default=10_000)
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--changed", type=float, default=0.01, help="share of jobs run (0.01)")
+    parser.add_argument("--no-mapping", action="store_true", help="skip the mapping figure")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -269,10 +371,46 @@ def main() -> int:
                 transport=counter,
             ) as client:
                 measure("first snapshot (creates)", plan, client, counter, args.batch_size)
-                measure("second snapshot (refreshes)", plan, client, counter, args.batch_size)
+                full = measure(
+                    "second snapshot (refreshes)", plan, client, counter, args.batch_size
+                )
+                part = light_plan(plan, args.jobs, args.changed)
+                light = measure(
+                    f"light sync ({args.changed:.0%} of the jobs)",
+                    part,
+                    client,
+                    counter,
+                    args.batch_size,
+                    light=True,
+                )
         finally:
             server.terminate()
             server.wait(timeout=30)
+        print(
+            f"light sync against the second full snapshot: {light.requests:,} / "
+            f"{full.requests:,} requests = {light.requests / full.requests:.1%} "
+            f"({light.objects:,} / {full.objects:,} objects = "
+            f"{light.objects / full.objects:.1%}); {light.seconds:.1f} / {full.seconds:.1f} s = "
+            f"{light.seconds / full.seconds:.1%}"
+        )
+        print(
+            "  light sync's requests: "
+            + ", ".join(
+                f"{path} {count}"
+                for path, count in sorted(light.paths.items(), key=lambda item: -item[1])
+            )
+        )
+        mapping = 0.0
+        if not args.no_mapping:
+            mapping, _ = light_mapping(args.jobs, args.changed, Path(work))
+    interval = light_interval()
+    total = light.seconds + mapping
+    print(
+        f"delay from a task's end to its lineage in Blindata, at most: the light DAG's "
+        f"interval {interval:.0f} s + the light sync {total:.1f} s (mapping {mapping:.1f} s, "
+        f"sync {light.seconds:.1f} s) = {(interval + total) / 60:.1f} min, plus the scheduler's "
+        "start of the run"
+    )
     return 0
 
 

@@ -91,6 +91,12 @@ def add_sync_commands(commands: Any) -> None:
     snapshot.add_argument(
         "--no-retention", action="store_true", help="do not prune the store by the retention first"
     )
+    snapshot.add_argument(
+        "--light",
+        action="store_true",
+        help="only the jobs that received events since the last sync; removes nothing, no "
+        "retention, skipped when nothing is new",
+    )
     snapshot.set_defaults(run=_snapshot)
 
     cleanup = commands.add_parser(
@@ -106,7 +112,7 @@ def add_sync_commands(commands: Any) -> None:
     which.add_argument("--definition", help="the job definition (YAML or JSON)")
     which.add_argument("--uuid", help="or the definition uuid")
     report.add_argument("--store", help="event store URL (default: the configured store)")
-    report.add_argument("--kind", choices=["snapshot", "cleanup"], help="only this kind")
+    report.add_argument("--kind", choices=["snapshot", "light", "cleanup"], help="only this kind")
     report.add_argument("--limit", type=int, default=DEFAULT_REPORTS, help="how many (5)")
     report.add_argument("--json", action="store_true", help="print the reports as JSON")
     report.set_defaults(run=_report)
@@ -195,7 +201,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     from airflow_blindata.options import airflow_base_url
     from airflow_blindata.store import StoreError, open_store
     from airflow_blindata.sync.report import RunOrigin
-    from airflow_blindata.sync.runner import run_cleanup, run_snapshot
+    from airflow_blindata.sync.runner import run_cleanup, run_light, run_snapshot
 
     try:
         definition = JobDefinition.load(args.definition)
@@ -205,7 +211,16 @@ def _run(args: argparse.Namespace, kind: str) -> int:
             definition = definition.with_airflow_base_url(airflow_base_url())
             store = stack.enter_context(open_store(args.store))
             client = stack.enter_context(_client(args))
-            if kind == "snapshot":
+            if kind == "snapshot" and args.light:
+                report = run_light(
+                    definition,
+                    client,
+                    store,
+                    progress=_print_progress,
+                    batch_size=args.batch_size,
+                    origin=RunOrigin(command="snapshot --light"),
+                )
+            elif kind == "snapshot":
                 report = run_snapshot(
                     definition,
                     client,

@@ -140,7 +140,14 @@ class _BlindataSyncOperator(BaseOperator):
 
 
 class BlindataSnapshotOperator(_BlindataSyncOperator):
-    """Map every stored OpenLineage event and bring Blindata in line with the plan.
+    """Map every stored OpenLineage event and bring Blindata in line with the plan; with
+    ``light``, publish only the jobs that received events since the last sync.
+
+    The light mode (issue 43, ``sync.runner.run_light``) publishes what those jobs describe,
+    mapped as the full snapshot maps them, and removes nothing. It is **skipped** at once when
+    nothing is new (one look at the sync history and the store's cursor: Airflow's short-circuit,
+    inside the task), before the definition's first full snapshot, and while a snapshot or cleanup
+    of the definition holds the sync lock; a light sync and a full one never run at once.
 
     :param definition: the job definition: a path to its YAML or JSON file, a dict, or a
         ``JobDefinition``. (templated)
@@ -150,6 +157,8 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
     :param apply_retention: prune the store by the definition's ``retention`` first.
     :param fail_on_partial: fail the task when Blindata refused some objects.
     :param progress_interval: seconds between progress lines in the log.
+    :param light: a light sync: only the jobs that received events since the last sync, nothing
+        removed, no retention; skipped when nothing is new.
     """
 
     def __init__(
@@ -158,29 +167,47 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
         batch_size: int = DEFAULT_BATCH_SIZE,
         apply_retention: bool = True,
         fail_on_partial: bool = False,
+        light: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.batch_size = batch_size
         self.apply_retention = apply_retention
         self.fail_on_partial = fail_on_partial
+        self.light = light
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_blindata.store import open_store
-        from airflow_blindata.sync.runner import run_snapshot
+        from airflow_blindata.sync.runner import has_new_events, run_light, run_snapshot
 
         definition = self.job_definition()
-        with open_store(self.store_url) as store, self.hook.get_conn() as client:
+        with open_store(self.store_url) as store:
+            # the short-circuit: nothing new, skipped before any connection is made
+            if self.light and not has_new_events(store, definition):
+                raise AirflowSkipException("nothing new since the last sync")
             self._warn_of_the_store(store)
-            report = run_snapshot(
-                definition,
-                client,
-                store,
-                progress=self.progress(),
-                batch_size=self.batch_size,
-                apply_retention=self.apply_retention,
-                origin=self.origin(context),
-            )
+            with self.hook.get_conn() as client:
+                if self.light:
+                    report = run_light(
+                        definition,
+                        client,
+                        store,
+                        progress=self.progress(),
+                        batch_size=self.batch_size,
+                        origin=self.origin(context),
+                    )
+                else:
+                    report = run_snapshot(
+                        definition,
+                        client,
+                        store,
+                        progress=self.progress(),
+                        batch_size=self.batch_size,
+                        apply_retention=self.apply_retention,
+                        origin=self.origin(context),
+                    )
+        if report.status == "skipped":
+            raise AirflowSkipException(report.message or "nothing to publish")
         self._log_report(report)
         if report.status == "failed":
             raise AirflowException(f"Blindata snapshot failed: {report.message}")

@@ -154,6 +154,28 @@ class EventStore(ABC):
         """
         return None
 
+    def jobs_since(self, after: int, *, until: int | None = None) -> set[tuple[str, str]]:
+        """The jobs with an event whose cursor is in ``after < cursor <= until``: what a light
+        sync publishes (``sync.runner.run_light``). This default reads those events; a
+        database store asks for the distinct jobs on the cursor's index."""
+        return {
+            (event.job_namespace, event.job_name)
+            for event in self.events(since=after, until=until)
+            if event.job_namespace is not None and event.job_name is not None
+        }
+
+    def acquire_sync_lock(self, definition_uuid: str, holder: str, *, ttl: timedelta) -> str | None:
+        """Take the sync lock of a job definition for ``holder`` (``"<kind> <id>"``) until
+        ``ttl`` from now, unless another holder has it and it has not expired: ``None`` when
+        taken, else who holds it (and until when). A light sync and a full one (snapshot and
+        cleanup) of one definition take it, so that they never run at once, whichever DAG or
+        command runs them. This default (a store without a lock) always grants it."""
+        return None
+
+    def release_sync_lock(self, definition_uuid: str, holder: str) -> None:
+        """Give the lock back, if ``holder`` still has it (this default: nothing to give)."""
+        return None
+
     @abstractmethod
     def folded_jobs(
         self, settings: str, jobs: Iterable[tuple[str, str]]

@@ -168,7 +168,9 @@ class ForgottenJob:
     removed: bool = False
 
 
-SYNC_KINDS = frozenset({"snapshot", "cleanup"})
+SYNC_KINDS = frozenset({"snapshot", "cleanup", "light"})
+"""``light``: a light sync (``sync.runner.run_light``), which publishes the jobs that received
+events since the last sync and removes nothing; cleanup never takes it for a snapshot."""
 SYNC_STATUSES = frozenset({"success", "failed", "refused", "dry_run"})
 
 

@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -29,6 +29,7 @@ from sqlalchemy import (
     or_,
     select,
     type_coerce,
+    update,
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import (
@@ -154,6 +155,20 @@ def sync_record(row: Any, report: dict[str, Any]) -> SyncRecord:
         status=row.status,
         report=report,
     )
+
+
+def _lock_name(definition_uuid: str) -> str:
+    return f"sync_lock:{definition_uuid}"[:64]
+
+
+def _lock_value(text: str) -> tuple[str, datetime]:
+    """(holder, until) of a lock row; an unreadable row is an expired lock."""
+    try:
+        data = json.loads(text)
+        until = datetime.fromisoformat(data["until"])
+        return str(data["holder"]), until if until.tzinfo else until.replace(tzinfo=UTC)
+    except (ValueError, KeyError, TypeError):
+        return "", datetime.min.replace(tzinfo=UTC)
 
 
 def _tally(counts: AppendCounts, outcome: AppendOutcome, position: int, row: Prepared) -> None:
@@ -734,6 +749,61 @@ class SqlEventStore(EventStore):
             with self._engine.connect() as conn:
                 value = conn.execute(select(func.max(self._tables.cursor))).scalar()
         return int(value or 0)
+
+    def jobs_since(self, after: int, *, until: int | None = None) -> set[tuple[str, str]]:
+        """The distinct jobs past ``after`` on the cursor's index: a light sync's first read,
+        as cheap as the events received since are few."""
+        self._ensure_schema()
+        ev, cursor = self._tables.events, self._tables.cursor
+        query = (
+            select(ev.c.job_namespace, ev.c.job_name)
+            .where(ev.c.job_namespace.is_not(None), ev.c.job_name.is_not(None))
+            .where(cursor.is_not(None), cursor > after)
+            .distinct()
+        )
+        if until is not None:
+            query = query.where(cursor <= until)
+        with self._guard("listing the jobs received since the last sync"):
+            self._stamp()
+            with self._reading() as conn:
+                return {(str(ns), str(name)) for ns, name in conn.execute(query)}
+
+    def acquire_sync_lock(self, definition_uuid: str, holder: str, *, ttl: timedelta) -> str | None:
+        """The lock is a row of ``store_meta`` (``sync_lock:<uuid>``): taken by inserting it,
+        taken over once expired by an update that names the value read (compare and swap), so
+        two processes never both get it, on SQLite or PostgreSQL."""
+        self._ensure_schema()
+        meta, key = self._tables.meta, _lock_name(definition_uuid)
+        now = _now()
+        value = json.dumps({"holder": holder, "until": (now + ttl).isoformat()})
+        with self._guard("taking the sync lock"):
+            try:
+                with self._writing() as conn:
+                    held = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
+                    if held is None:
+                        conn.execute(insert(meta).values(key=key, value=value))
+                        return None
+                    other, until = _lock_value(held)
+                    if other != holder and until > now:
+                        return f"{other} (until {until:%Y-%m-%d %H:%M:%S} UTC)"
+                    done = conn.execute(
+                        update(meta)
+                        .where(meta.c.key == key, meta.c.value == held)
+                        .values(value=value)
+                    )
+                    if done.rowcount == 1:
+                        return None
+                    return "another sync (it took the lock meanwhile)"
+            except IntegrityError:  # another process inserted it first
+                return "another sync (it took the lock meanwhile)"
+
+    def release_sync_lock(self, definition_uuid: str, holder: str) -> None:
+        self._ensure_schema()
+        meta, key = self._tables.meta, _lock_name(definition_uuid)
+        with self._guard("releasing the sync lock"), self._writing() as conn:
+            held = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
+            if held is not None and _lock_value(held)[0] == holder:
+                conn.execute(meta.delete().where(meta.c.key == key, meta.c.value == held))
 
     def quarantine(self) -> Iterator[QuarantinedEvent]:
         self._ensure_schema()

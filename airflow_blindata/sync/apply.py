@@ -114,9 +114,13 @@ def snapshot(
     progress: Progress | ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT,
+    light: bool = False,
 ) -> RunReport:
-    """Apply ``plan``; never raises for Blindata's answers (they are in the report)."""
-    report = RunReport(kind="snapshot", definition_uuid=definition.uuid)
+    """Apply ``plan``; never raises for Blindata's answers (they are in the report).
+
+    ``light``: a light sync's plan (``mapper.light.plan_of_jobs``), some jobs only; the report
+    is of kind ``light`` and nothing is judged by what the plan leaves out."""
+    report = RunReport(kind="light" if light else "snapshot", definition_uuid=definition.uuid)
     report.merge(plan.report)
     ctx = SyncContext(
         client,
@@ -125,6 +129,7 @@ def snapshot(
         as_progress(progress),
         batch_size=batch_size,
         lookup_limit=lookup_limit,
+        light=light,
     )
     watch = WriteWatch()
     observer, client.observer = client.observer, watch

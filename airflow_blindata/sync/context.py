@@ -151,6 +151,9 @@ class SyncContext:
     progress: Progress = field(default_factory=Progress)
     batch_size: int = DEFAULT_BATCH_SIZE
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT
+    light: bool = False
+    """A light sync: it publishes some jobs only, so it judges nothing by what the plan leaves
+    out (the quality phase disables no check of a job it does not describe)."""
     analysed_statements: dict[str, set[str]] = field(default_factory=dict)
     """Job scope → the uuids of its statements Blindata has ANALYZED: the column flows their
     analysis derived supersede the producer's column flows into the same fields (seed 001

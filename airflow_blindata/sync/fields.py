@@ -73,7 +73,12 @@ def _rows(
             uuids = sorted({uuid for uuid, _ in described})
             unread = [uuid for uuid in uuids if uuid not in index.created]
             whole = system_uuid in owned_systems
-            stored = existing_fields(ctx, system_uuid, unread, owned=whole) if unread else {}
+            schemas = {planned.entity.schema_ for uuid, planned in described if uuid in unread}
+            stored = (
+                existing_fields(ctx, system_uuid, unread, owned=whole, schemas=schemas)
+                if unread
+                else {}
+            )
         except BlindataError as exc:
             for _, planned in described:
                 ctx.report.fail(KIND, f"{planned.entity}.{planned.name}", str(exc))

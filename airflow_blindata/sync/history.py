@@ -29,6 +29,7 @@ __all__ = [
     "STORE_STATUS",
     "SyncRecordLike",
     "carried_ledger",
+    "last_cursor",
     "last_snapshot",
     "store_status",
 ]
@@ -75,7 +76,9 @@ def _read(record: SyncRecordLike) -> RunReport | None:
 
 
 def last_snapshot(history: Iterable[SyncRecordLike]) -> RunReport | None:
-    """The newest snapshot report (``history`` is newest first)."""
+    """The newest snapshot report (``history`` is newest first). Only a full snapshot: a light
+    sync (kind ``light``) refreshes some jobs, and its watermark, Systems and failures say
+    nothing of what the definition still describes."""
     for record in history:
         if record.kind == "snapshot":
             return _read(record)
@@ -94,9 +97,25 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
             scopes.update(report.ledger.scopes)
             job_systems.update(report.ledger.job_systems)
             break
-        if report.kind == "snapshot":
+        if report.kind in ("snapshot", "light"):
             # A failed snapshot still wrote (or tried to write) its scopes: they are owned, and
             # only the watermark of a snapshot that completed decides what in them is stale.
+            # A light sync's are owned too (a job first seen between two full snapshots).
             scopes.update(report.scopes)
             job_systems.update(use.uuid for use in report.systems.values() if use.jobs)
     return Ledger(scopes=sorted(scopes), job_systems=sorted(job_systems))
+
+
+def last_cursor(history: Iterable[SyncRecordLike]) -> int | None:
+    """The store's cursor of the newest snapshot or light sync that completed (``success`` or
+    ``partial``: what a partial one could not write, the next full snapshot writes again), or
+    ``None`` when none recorded one. A light sync publishes the jobs with events past it."""
+    for record in history:
+        if record.kind not in ("snapshot", "light"):
+            continue
+        report = _read(record)
+        if report is None or report.status not in ("success", "partial"):
+            continue
+        if report.cursor is not None:
+            return report.cursor
+    return None

@@ -9,7 +9,7 @@ page by page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,12 +82,13 @@ def existing_entities(
 ) -> dict[EntityRef, PhysicalEntity]:
     """The entities among ``keys`` that exist on the System, by (schema, name).
 
-    A System this definition owns is listed whole: what it holds is what the job described.
+    A System this definition owns is listed whole: what it holds is what the job described;
+    but not by a light sync, which describes a few of its objects (``SyncContext.light``).
     """
     api = ctx.client.api.physical_entities
     wanted = {entity_ref(key) for key in keys}
     found: dict[EntityRef, PhysicalEntity] = {}
-    if owned or len(wanted) > ctx.lookup_limit:
+    if (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         candidates: Iterable[PhysicalEntity] = api.list(
             page_size=LIST_PAGE_SIZE, systemUuid=system_uuid
         )
@@ -107,13 +108,25 @@ def existing_entities(
     return found
 
 
+LIGHT_SCHEMA_LISTINGS = 5
+"""A light sync reading the fields of more entities of a System than ``lookup_limit`` lists the
+fields of their schemas, when they are in at most this many, rather than the whole System's."""
+
+
 def existing_fields(
-    ctx: SyncContext, system_uuid: str, entity_uuids: Sequence[str], *, owned: bool = False
+    ctx: SyncContext,
+    system_uuid: str,
+    entity_uuids: Sequence[str],
+    *,
+    owned: bool = False,
+    schemas: Set[str | None] = frozenset(),
 ) -> dict[tuple[str, str], StoredField]:
     """The fields of the given entities of one System, by (entity uuid, field name).
 
     A System this definition owns is listed whole, as its entities are: what it holds is mostly
-    what the job described.
+    what the job described. A light sync, which describes a few entities of a System, reads them
+    entity by entity, or past ``lookup_limit`` entities the fields of their ``schemas`` (a part
+    of the System's: the same answer for those entities) when they are few, else the System's.
     """
     api = ctx.client.api.physical_fields
     wanted = set(entity_uuids)
@@ -126,7 +139,20 @@ def existing_fields(
             if owner in wanted and stored.uuid:
                 found[(owner, stored.name)] = StoredField.of(stored)
 
-    if owned or len(wanted) > ctx.lookup_limit:
+    by_schema = (
+        ctx.light
+        and len(wanted) > ctx.lookup_limit
+        and 0 < len(schemas) <= LIGHT_SCHEMA_LISTINGS
+        and all(schemas)
+    )
+    if by_schema:
+        for schema in sorted(name for name in schemas if name):
+            keep(
+                api.list(
+                    page_size=LIST_PAGE_SIZE, systemUuid=system_uuid, physicalEntitySchema=schema
+                )
+            )
+    elif (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         keep(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
     else:
         for uuid in sorted(wanted):

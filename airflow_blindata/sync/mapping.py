@@ -17,15 +17,16 @@ from __future__ import annotations
 import gc
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events.registry import forget_validated_facets
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
 from airflow_blindata.mapper.fold import (
+    DatasetKey,
     FoldBuilder,
     FoldedJob,
     JobKey,
@@ -43,7 +44,7 @@ from airflow_blindata.redaction import redact_text
 from airflow_blindata.store import EventStore, StoreError
 from airflow_blindata.store.base import TimeSlice
 
-__all__ = ["KEEP_BATCH", "collector_paused", "plan_from_store"]
+__all__ = ["KEEP_BATCH", "Touched", "collector_paused", "plan_from_store"]
 
 log = logging.getLogger(__name__)
 
@@ -159,14 +160,38 @@ def _chunks(
         yield items[start : start + size]
 
 
+@dataclass
+class Touched:
+    """What some jobs' folds mention, gathered while the store is mapped: for a light sync,
+    which publishes what those jobs describe (``mapper.light.plan_of_jobs``)."""
+
+    jobs: Set[tuple[str, str]]
+    """The jobs asked for, as the store lists them (``EventStore.jobs_since``)."""
+    named: set[tuple[str, str]] = field(default_factory=set)
+    """The same jobs as their events name them (what their scopes are made of)."""
+    datasets: set[DatasetKey] = field(default_factory=set)
+
+    def add(self, job: tuple[str, str], folded: FoldedJob) -> None:
+        if job not in self.jobs:
+            return
+        key = folded.job.key
+        self.named.add((key.namespace, key.name))
+        self.datasets.update(folded.datasets)
+        self.datasets.update(item.key for item in folded.job.inputs)
+        self.datasets.update(item.key for item in folded.job.outputs)
+
+
 def plan_from_store(
     store: EventStore,
     definition: JobDefinition,
     known: Sequence[KnownSystem] = (),
     *,
     keep: bool = True,
+    until: int | None = None,
+    touched: Touched | None = None,
 ) -> CatalogPlan:
-    """The plan of every stored event, read one job at a time, changed jobs only.
+    """The plan of every stored event up to cursor ``until`` (the newest: ``None``), read one
+    job at a time, changed jobs only; ``touched`` gathers what its jobs' folds mention.
 
     With ``keep``, the folds of the jobs read and the SQL hash memo are written back for the next
     snapshot (``plan`` passes ``keep=False``: it only reads).
@@ -174,7 +199,8 @@ def plan_from_store(
     settings = fold_settings(definition)
     retain = quality_retainer(definition)
     quality = definition.quality.enabled
-    until = store.last_id()
+    if until is None:
+        until = store.last_id()
     digests = store.job_digests(until=until)
     keeper = _Keeper(store, settings, keep, until)
     report = Report()
@@ -191,6 +217,8 @@ def plan_from_store(
                     folded, job_report, _ = done.pop(job)
                     report.merge(job_report)
                     builder.add_folded(folded)
+                    if touched is not None:
+                        touched.add(job, folded)
                     continue
                 folds, job_report, raw_facets = _read_job(
                     texts.of(job), retain, quality, keeper.wanted
@@ -201,6 +229,8 @@ def plan_from_store(
                 report.merge(job_report)
                 for folded in folds:
                     builder.add_folded(folded)
+                    if touched is not None:
+                        touched.add(job, folded)
         page: list[object] = []
         for event in store.dataset_events(until=until):
             page.append(event.payload)

@@ -193,7 +193,8 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
         )
         if answer is not None:
             _ledger_discards(ctx, quality.suite_code, rows, answer)
-    _disable_removed(ctx, quality, existing)
+    if not ctx.light:  # a light plan leaves out the jobs with nothing new: not gone
+        _disable_removed(ctx, quality, existing)
 
 
 def _ledger_discards(

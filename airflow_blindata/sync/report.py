@@ -37,14 +37,18 @@ __all__ = [
     "SystemUse",
 ]
 
-RunKind = Literal["snapshot", "cleanup"]
+RunKind = Literal["snapshot", "cleanup", "light"]
+"""``light``: a light sync, which publishes the jobs that received events since the last sync of
+the definition and removes nothing (``runner.run_light``); cleanup never reads it as a snapshot."""
 RunStatus = Literal["running", "success", "partial", "failed", "refused", "skipped"]
 """``partial``: some objects were refused (4xx) and reported, the rest applied. ``failed``: the
 run stopped (Blindata unreachable, credentials refused, or, for a snapshot, unable to take writes:
 see ``context.WriteWatch``). ``refused``: a cleanup fail-safe held. ``skipped``: nothing to do
 (cleanup disabled, or an empty snapshot)."""
 
-XCOM_EXCLUDED = frozenset({"scopes", "failed_scopes", "ledger", "definition", "known_systems"})
+XCOM_EXCLUDED = frozenset(
+    {"scopes", "failed_scopes", "ledger", "definition", "known_systems", "jobs"}
+)
 """Long lists kept in the sync history but not in the XCom."""
 
 
@@ -141,6 +145,11 @@ class RunReport(Report):
     """Who ran it (None in records written before it was kept)."""
     blindata_url: str | None = None
     """The Blindata it talked to, without credentials."""
+    cursor: int | None = None
+    """Snapshot and light sync: the store's cursor the run read the events up to; the next light
+    sync publishes the jobs with an event past the cursor of the last one that completed."""
+    jobs: list[str] = Field(default_factory=list)
+    """Light sync: the jobs it published (``namespace/name``), for the Blindata page."""
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -201,6 +210,8 @@ class RunReport(Report):
         """The report without the long ownership lists: small enough for an XCom."""
         data = self.model_dump(mode="json", exclude=set(XCOM_EXCLUDED))
         data["scopeCount"] = len(self.scopes)
+        if self.kind == "light":
+            data["jobCount"] = len(self.jobs)
         return data
 
     @classmethod
@@ -210,7 +221,8 @@ class RunReport(Report):
     def render(self) -> str:
         """The report as the text tables a steward reads in the task log."""
         duration = f"{self.duration:.1f} s" if self.duration is not None else "running"
-        title = f"Blindata {self.kind}{' (dry run)' if self.dry_run else ''}"
+        kind = "light sync" if self.kind == "light" else self.kind
+        title = f"Blindata {kind}{' (dry run)' if self.dry_run else ''}"
         parts = [
             f"{title} of job definition {self.definition_uuid}: {self.status.upper()} in {duration}"
         ]

@@ -85,7 +85,7 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
             for routine in routines:
                 ctx.report.fail(KIND, _label(routine), f"its System {name!r} is not available")
             continue
-        stored = _existing(ctx, system.uuid, routines, whole=system.owned)
+        stored = _existing(ctx, system.uuid, routines, whole=system.owned and not ctx.light)
         if stored is None:
             continue
         for routine in routines:
@@ -208,7 +208,7 @@ def _read_back(
     found: dict[str, SystemRoutine] = {}
     for name, planned in sorted(by_system.items()):
         system = index.systems[name]
-        stored = _existing(ctx, system.uuid, planned, whole=system.owned)
+        stored = _existing(ctx, system.uuid, planned, whole=system.owned and not ctx.light)
         for routine in planned:
             routine_now = (stored or {}).get(
                 routine_key(routine.catalog, routine.schema_, routine.name)

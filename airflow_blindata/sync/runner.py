@@ -11,13 +11,19 @@ next cleanup depends on it.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from datetime import timedelta
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import (
+    DATABASE_PROPERTY,
     JOB_SYSTEM_PROPERTY,
     NAMESPACE_PROPERTY,
     OWNER_PROPERTY,
@@ -26,21 +32,51 @@ from airflow_blindata.mapper.systems import (
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
-from airflow_blindata.sync.history import HISTORY_LIMIT, store_status
-from airflow_blindata.sync.mapping import plan_from_store
+from airflow_blindata.sync.history import HISTORY_LIMIT, last_cursor, store_status
+from airflow_blindata.sync.mapping import Touched, plan_from_store
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
 from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunOrigin, RunReport, utcnow
 from airflow_blindata.sync.systems import fetch_known_systems
 
 __all__ = [
+    "FULL_LOCK_TTL",
+    "LIGHT_LOCK_TTL",
+    "LOCK_WAIT",
+    "SyncLockedError",
+    "cleanup_history",
+    "has_new_events",
     "history",
+    "light_cursor",
     "record",
     "recorded_systems",
     "run_cleanup",
+    "run_light",
     "run_snapshot",
+    "sync_lock",
     "used_systems",
 ]
+
+FULL_LOCK_TTL = timedelta(hours=3)
+"""How long a snapshot or cleanup holds the definition's sync lock at most: a holder killed
+without giving it back (a worker lost) blocks light syncs until then, never longer."""
+
+LIGHT_LOCK_TTL = timedelta(minutes=30)
+"""The same for a light sync (which lasts seconds to a minute)."""
+
+LOCK_WAIT = 600.0
+"""Seconds a snapshot or cleanup waits for a light sync to give the lock back (a light sync
+does not wait: it is skipped, and the next one publishes what it would have)."""
+
+LOCK_POLL = 2.0
+
+RECENT_RECORDS = 3
+"""Records of each kind a light sync reads first for its cursor (more only when none of them
+completed)."""
+
+
+class SyncLockedError(Exception):
+    """Another sync of the definition holds its lock."""
 
 
 def record(store: EventStore, report: RunReport) -> None:
@@ -57,7 +93,7 @@ def record(store: EventStore, report: RunReport) -> None:
     )
 
 
-RESOLVING = frozenset({NAMESPACE_PROPERTY, OWNER_PROPERTY, JOB_SYSTEM_PROPERTY})
+RESOLVING = frozenset({NAMESPACE_PROPERTY, DATABASE_PROPERTY, OWNER_PROPERTY, JOB_SYSTEM_PROPERTY})
 """The properties of a System that the mapper reads to resolve a namespace to it."""
 
 
@@ -97,6 +133,33 @@ def _stamp(report: RunReport, client: BlindataClient, origin: RunOrigin | None) 
     report.blindata_url = client.base_url
 
 
+@contextmanager
+def sync_lock(
+    store: EventStore,
+    definition: JobDefinition,
+    kind: RunKind,
+    *,
+    wait: float = 0.0,
+    ttl: timedelta = FULL_LOCK_TTL,
+) -> Iterator[None]:
+    """Hold the definition's sync lock (``EventStore.acquire_sync_lock``) for the block; wait up
+    to ``wait`` seconds for it, then raise ``SyncLockedError`` naming who holds it."""
+    holder = f"{kind} {os.getpid()}-{uuid.uuid4().hex[:8]}"
+    deadline = time.monotonic() + wait
+    while True:
+        other = store.acquire_sync_lock(definition.uuid, holder, ttl=ttl)
+        if other is None:
+            break
+        if time.monotonic() >= deadline:
+            raise SyncLockedError(f"another sync of this definition holds its lock: {other}")
+        time.sleep(min(LOCK_POLL, max(0.0, deadline - time.monotonic())))
+    try:
+        yield
+    finally:
+        with suppress(StoreError):  # then it expires by itself
+            store.release_sync_lock(definition.uuid, holder)
+
+
 def run_snapshot(
     definition: JobDefinition,
     client: BlindataClient,
@@ -105,11 +168,45 @@ def run_snapshot(
     progress: Progress | ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     apply_retention: bool = True,
+    lock_wait: float = LOCK_WAIT,
     origin: RunOrigin | None = None,
 ) -> RunReport:
-    """Retention, mapping and snapshot of every stored event; the report is recorded."""
+    """Retention, mapping and snapshot of every stored event; the report is recorded.
+
+    It holds the definition's sync lock, waiting up to ``lock_wait`` seconds for a light sync to
+    end; the report records the store's cursor it read up to (``RunReport.cursor``)."""
     started = utcnow()
+    try:
+        with sync_lock(store, definition, "snapshot", wait=lock_wait):
+            report = _snapshot_locked(
+                definition,
+                client,
+                store,
+                progress=progress,
+                batch_size=batch_size,
+                apply_retention=apply_retention,
+            )
+    except SyncLockedError as exc:
+        report = _failed("snapshot", definition, str(exc))
+    except StoreError as exc:
+        report = _failed("snapshot", definition, f"the event store cannot be used: {exc}")
+    report.started_at = started
+    _stamp(report, client, origin)
+    record(store, report)
+    return report
+
+
+def _snapshot_locked(
+    definition: JobDefinition,
+    client: BlindataClient,
+    store: EventStore,
+    *,
+    progress: Progress | ProgressCallback | None,
+    batch_size: int,
+    apply_retention: bool,
+) -> RunReport:
     pruned = 0
+    cursor: int | None = None
     try:
         if apply_retention:
             retention = definition.retention
@@ -119,7 +216,8 @@ def run_snapshot(
             ).events_removed
         known = fetch_known_systems(client)
         mapping_started = time.monotonic()
-        plan = plan_from_store(store, definition, known)
+        cursor = store.last_id()
+        plan = plan_from_store(store, definition, known, until=cursor)
         mapping = round(time.monotonic() - mapping_started, 3)
         report = snapshot(plan, client, definition, progress=progress, batch_size=batch_size)
         report.timings = {"mapping": mapping, **report.timings}
@@ -129,11 +227,109 @@ def run_snapshot(
         report = _failed("snapshot", definition, f"Blindata cannot be used: {exc}")
     except StoreError as exc:
         report = _failed("snapshot", definition, f"the event store cannot be read: {exc}")
-    report.started_at = started
+    report.cursor = cursor
     report.count("eventsPruned", pruned)
+    return report
+
+
+def light_cursor(store: EventStore, definition: JobDefinition) -> int | None:
+    """The cursor a light sync publishes from: that of the newest snapshot or light sync of the
+    definition that completed; ``None`` before the first full snapshot that recorded one."""
+    cursors = []
+    for kind in ("light", "snapshot"):
+        # the newest few records first: a snapshot's report lists every scope it wrote
+        for limit in (RECENT_RECORDS, HISTORY_LIMIT):
+            cursor = last_cursor(store.sync_history(definition.uuid, kind=kind, limit=limit))
+            if cursor is not None:
+                cursors.append(cursor)
+                break
+    return max(cursors) if cursors else None
+
+
+def has_new_events(store: EventStore, definition: JobDefinition) -> bool:
+    """Whether a light sync would find anything to publish: an event past the cursor of the
+    last sync (two small queries: the sync history's newest records and the store's last
+    cursor). Before a first full snapshot, no."""
+    cursor = light_cursor(store, definition)
+    return cursor is not None and store.last_id() > cursor
+
+
+def run_light(
+    definition: JobDefinition,
+    client: BlindataClient,
+    store: EventStore,
+    *,
+    progress: Progress | ProgressCallback | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    origin: RunOrigin | None = None,
+) -> RunReport:
+    """Publish the jobs that received events since the last sync of the definition, removing
+    nothing; the report (kind ``light``) is recorded when it published something.
+
+    ``skipped``, at once and unrecorded, when nothing is new (one look at the sync history and
+    the store's cursor), before any full snapshot (it publishes from that snapshot's cursor),
+    or while a snapshot or cleanup of the definition holds the sync lock (the next light sync
+    publishes what this one would have). Each job is mapped as the full snapshot maps it: the
+    store is mapped whole (kept folds loaded, new events added) and the plan kept to what those
+    jobs describe (``mapper.light.plan_of_jobs``)."""
+    started = utcnow()
+    try:
+        cursor = light_cursor(store, definition)
+        if cursor is None:
+            return _skipped(
+                definition, "no full snapshot of this definition yet: the snapshot publishes all"
+            )
+        until = store.last_id()
+        jobs = store.jobs_since(cursor, until=until) if until > cursor else set()
+        if not jobs:
+            return _skipped(definition, "nothing new since the last sync")
+        with sync_lock(store, definition, "light", ttl=LIGHT_LOCK_TTL):
+            report = _light_locked(
+                definition, client, store, jobs, until, progress=progress, batch_size=batch_size
+            )
+    except SyncLockedError as exc:
+        return _skipped(definition, str(exc))
+    except StoreError as exc:
+        report = _failed("light", definition, f"the event store cannot be used: {exc}")
+    report.started_at = started
     _stamp(report, client, origin)
     record(store, report)
     return report
+
+
+def _light_locked(
+    definition: JobDefinition,
+    client: BlindataClient,
+    store: EventStore,
+    jobs: set[tuple[str, str]],
+    until: int,
+    *,
+    progress: Progress | ProgressCallback | None,
+    batch_size: int,
+) -> RunReport:
+    try:
+        known = fetch_known_systems(client)
+        mapping_started = time.monotonic()
+        touched = Touched(jobs)
+        plan = plan_from_store(store, definition, known, until=until, touched=touched)
+        part = plan_of_jobs(plan, touched.named, touched.datasets)
+        del plan
+        mapping = round(time.monotonic() - mapping_started, 3)
+        report = snapshot(
+            part, client, definition, progress=progress, batch_size=batch_size, light=True
+        )
+        report.timings = {"mapping": mapping, **report.timings}
+        report.jobs = sorted(f"{namespace}/{name}" for namespace, name in touched.named)
+    except BlindataError as exc:
+        report = _failed("light", definition, f"Blindata cannot be used: {exc}")
+    except StoreError as exc:
+        report = _failed("light", definition, f"the event store cannot be read: {exc}")
+    report.cursor = until
+    return report
+
+
+def _skipped(definition: JobDefinition, message: str) -> RunReport:
+    return RunReport(kind="light", definition_uuid=definition.uuid).finish("skipped", message)
 
 
 def run_cleanup(
@@ -144,20 +340,47 @@ def run_cleanup(
     dry_run: bool = False,
     force: bool = False,
     progress: Progress | ProgressCallback | None = None,
+    lock_wait: float = LOCK_WAIT,
     origin: RunOrigin | None = None,
 ) -> RunReport:
-    """Cleanup after the last recorded snapshot; the report is recorded."""
+    """Cleanup after the last recorded snapshot; the report is recorded.
+
+    It holds the definition's sync lock (a light sync must not write an object between the
+    cleanup's judging it stale and removing it), waiting up to ``lock_wait`` seconds."""
     try:
-        records = store.sync_history(definition.uuid, limit=HISTORY_LIMIT)
-    except StoreError as exc:
-        report = _failed("cleanup", definition, f"the sync history cannot be read: {exc}")
-    else:
-        report = cleanup(
-            definition, client, records, dry_run=dry_run, force=force, progress=progress
-        )
+        with sync_lock(store, definition, "cleanup", wait=lock_wait):
+            try:
+                records = cleanup_history(store, definition.uuid)
+            except StoreError as exc:
+                report = _failed("cleanup", definition, f"the sync history cannot be read: {exc}")
+            else:
+                report = cleanup(
+                    definition, client, records, dry_run=dry_run, force=force, progress=progress
+                )
+    except SyncLockedError as exc:
+        report = _failed("cleanup", definition, str(exc))
     _stamp(report, client, origin)
     record(store, report)
     return report
+
+
+def cleanup_history(store: EventStore, definition_uuid: str) -> list[SyncRecord]:
+    """The records a cleanup reads, newest first: the latest ``HISTORY_LIMIT`` snapshots and
+    cleanups, with the light syncs since the oldest of them. Read by kind, so that light syncs
+    every few minutes never push the last full snapshot or the last cleanup's ledger out of
+    the window."""
+    records = [
+        *store.sync_history(definition_uuid, kind="snapshot", limit=HISTORY_LIMIT),
+        *store.sync_history(definition_uuid, kind="cleanup", limit=HISTORY_LIMIT),
+    ]
+    oldest = min((item.started_at for item in records), default=None)
+    records += [
+        item
+        for item in store.sync_history(definition_uuid, kind="light", limit=HISTORY_LIMIT)
+        if oldest is None or item.started_at >= oldest
+    ]
+    records.sort(key=lambda item: item.started_at, reverse=True)
+    return records
 
 
 def history(

@@ -65,6 +65,9 @@ LOST_EVENTS_FILE = "lost-events.jsonl"
 PAGE_SIZE = 20
 EXCERPT = 300
 MAX_LANDED = 500
+REACHED_LIGHTS = 200
+"""Light syncs read back for when a job last reached Blindata (a day of them every 5 minutes is
+288; a job not among them reached it by the last snapshot, an hour ago at most)."""
 """Objects of a kind listed for one job; more are counted, not listed."""
 
 
@@ -518,6 +521,28 @@ def _mapping(last: Any, uuid: str | None) -> _Mapping:
     return _Mapping(_configured_definition(uuid), [], source)
 
 
+def _last_reached(
+    store: SqlEventStore, definition_uuid: str | None, job: tuple[str, str], first: int
+) -> tuple[datetime, str] | None:
+    """When the job last reached Blindata, and by which sync: the newest light sync that
+    published it, or full snapshot that completed after reading any of its events (cursor
+    ``first`` on)."""
+    if not definition_uuid:
+        return None
+    found: list[tuple[datetime, str]] = []
+    name = f"{job[0]}/{job[1]}"
+    for record in store.sync_history(definition_uuid, kind="light", limit=REACHED_LIGHTS):
+        if record.status == "success" and name in record.report.get("jobs", ()):
+            found.append((record.finished_at, "light sync"))
+            break
+    for record in store.sync_history(definition_uuid, kind="snapshot", limit=20):
+        cursor = record.report.get("cursor")
+        if record.status == "success" and (cursor is None or cursor >= first):
+            found.append((record.finished_at, "snapshot"))
+            break
+    return max(found) if found else None
+
+
 def lands_page(
     namespace: str | None, name: str | None, definition: str | None = None
 ) -> dict[str, Any]:
@@ -559,6 +584,7 @@ def lands_page(
             if (shown_namespace(parent[0]), parent[1]) != (namespace, name)
             for event in store.events(job=parent)
         ]
+        reached = _last_reached(store, chosen, (namespace, name), stored[0].id) if stored else None
 
     def described(events: list[Any]) -> list[Any]:
         return [e.payload for e in events if cutoff is not None and e.received_at <= cutoff]
@@ -622,6 +648,8 @@ def lands_page(
         "next_snapshot": next_snapshot,
         "mapped_with": mapping.source,
         "definition_uuid": mapping.definition.uuid,
+        "last_event": max((e.received_at for e in stored), default=None),
+        "reached": reached,
         "definition_file": ui_job_definition(),
         "blindata_url": base,
         "retired": retired,

@@ -1,4 +1,6 @@
-"""Runs the demo pipeline, then the sync DAG, each with ``dag.test()``, capture on.
+"""Runs the demo pipeline, then the sync DAG, then the light sync DAG (nothing new: skipped), the
+pipeline again and the light sync DAG again (it publishes the new run), each with ``dag.test()``,
+capture on.
 
 Run as a separate process (``python run_dags.py WORK_DIR``): Airflow reads its configuration when
 first imported, so the environment is set before that import. The BLINDATA connection comes from
@@ -51,7 +53,11 @@ subprocess.run([airflow, "db", "migrate"], check=True, capture_output=True)
 sys.path.insert(0, str(dags))
 
 from blindata_sync import dag as sync_dag  # noqa: E402  (after the environment is set)
+from blindata_sync import light_dag  # noqa: E402
 from demo_pipeline import dag as pipeline_dag  # noqa: E402
 
 states = {"pipeline": str(pipeline_dag.test().state), "sync": str(sync_dag.test().state)}
+states["light, nothing new"] = str(light_dag.test().state)
+states["pipeline again"] = str(pipeline_dag.test().state)
+states["light"] = str(light_dag.test().state)
 print("STATES " + json.dumps(states), flush=True)

@@ -47,7 +47,11 @@ def run_dags(emulator: Any, work: Path) -> str:
         env=env,
     )
     output = done.stdout + done.stderr
-    assert 'STATES {"pipeline": "success", "sync": "success"}' in done.stdout, output[-4000:]
+    states = (
+        '{"pipeline": "success", "sync": "success", "light, nothing new": "success", '
+        '"pipeline again": "success", "light": "success"}'
+    )
+    assert f"STATES {states}" in done.stdout, output[-4000:]
     return output
 
 
@@ -91,7 +95,13 @@ def test_a_captured_dag_run_lands_in_blindata_through_the_sync_dag(
     # the sync DAG ran through the transport with no emission rule: none of its events was kept
     assert not {name for name in captured if name.startswith("blindata_sync")}, captured
     assert "blindata_demo_pipeline.build_order_totals" in captured
+    # the light sync DAG skipped its first run (nothing new, nothing recorded), then published
+    # the pipeline's second run: its jobs alone
     assert [(r.kind, r.status) for r in history] == [
+        ("light", "success"),
         ("cleanup", "success"),
         ("snapshot", "success"),
     ]
+    light = history[0].report
+    assert "e2e/blindata_demo_pipeline.build_order_totals" in light["jobs"]
+    assert light["cursor"] > history[2].report["cursor"]

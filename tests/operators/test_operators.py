@@ -218,6 +218,22 @@ def test_the_sync_dag_imports_without_a_connection(monkeypatch: pytest.MonkeyPat
     assert cleanup.dry_run == "{{ params.dry_run }}"
 
 
+def test_the_light_sync_dag_runs_the_snapshot_operator_light_every_five_minutes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 43: the light sync on a short schedule, beside the hourly snapshot and cleanup."""
+    monkeypatch.delenv("AIRFLOW_CONN_BLINDATA_DEFAULT", raising=False)
+    module = _load(EXAMPLE_DAGS / "blindata_sync.py")
+    dag = module.light_dag
+
+    assert module.LIGHT_INTERVAL.total_seconds() == 300
+    assert dag.max_active_runs == 1 and not dag.catchup
+    (task,) = dag.tasks
+    assert isinstance(task, BlindataSnapshotOperator) and task.light
+    assert task.retries == 0
+    assert not module.dag.get_task("snapshot").light
+
+
 def test_the_demo_pipeline_imports_and_declares_its_lineage() -> None:
     dag = _load(EXAMPLE_DAGS / "demo_pipeline.py").dag
 

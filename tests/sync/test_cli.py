@@ -20,8 +20,9 @@ from tests.blindata.test_client_http import (
     set_faults,
     with_url_credentials,
 )
+from tests.builders import new_run_id, run_event
 from tests.conftest import API_KEY, TENANT, USER
-from tests.sync.conftest import DEFINITION_UUID, dbt_events
+from tests.sync.conftest import DEFINITION_UUID, dbt_events, next_second
 
 pytestmark = pytest.mark.integration
 
@@ -94,6 +95,29 @@ def test_snapshot_cleanup_and_report_from_the_command_line(
     # the page marks the command's runs apart from the sync DAG's, with the Blindata they used
     assert [r.report["origin"]["command"] for r in records] == ["cleanup", "snapshot"]
     assert {r.report["blindata_url"] for r in records} == {setup["url"].rstrip("/")}
+
+
+def test_snapshot_light_publishes_what_came_since_the_last_sync(
+    setup: dict[str, str], emulator: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 43: ``airflow-blindata snapshot --light``."""
+    assert main(["snapshot", *flags(setup), "--light", "--json"]) == 0
+    (before,) = json.loads(capsys.readouterr().out)
+    assert before["status"] == "skipped"  # before a first full snapshot
+    assert main(["snapshot", *flags(setup)]) == 0
+    assert main(["snapshot", *flags(setup), "--light", "--json"]) == 0
+    capsys.readouterr()
+    with open_store(setup["store"]) as events:
+        events.append_many(
+            [run_event("nightly.load", namespace="dbt-test-namespace", run_id=new_run_id())]
+        )
+    next_second(emulator)
+    assert main(["snapshot", *flags(setup), "--light", "--json"]) == 0
+    (light,) = json.loads(capsys.readouterr().out)
+    assert (light["kind"], light["status"], light["jobCount"]) == ("light", "success", 1)
+    assert main(["report", "--uuid", DEFINITION_UUID, "--store", setup["store"]]) == 0
+    out = capsys.readouterr().out
+    assert out.index("Blindata light sync of job definition") < out.index("Blindata snapshot")
 
 
 def test_the_secret_comes_only_from_the_environment(

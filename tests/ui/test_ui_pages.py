@@ -203,6 +203,47 @@ def test_where_it_lands_shows_what_the_last_snapshot_described_and_counts_what_c
     assert "analytics.marts.t1" in page and "analytics.marts.t_new" not in page
 
 
+def test_where_it_lands_says_when_the_job_last_received_an_event_and_reached_blindata(
+    client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 43: per job, its last event and the last sync (full or light) that published it."""
+    from datetime import UTC, datetime, timedelta
+
+    from airflow_blindata.store import SyncRecord
+    from airflow_blindata.sync.report import RunReport
+
+    from .seed import run_event, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'lands.db'}"
+    first = datetime.now(UTC)
+    with open_store(url) as store:
+        store.append(run_event(1))
+        snapshot = snapshot_report(0)
+        snapshot.cursor = store.last_id()
+        store.record_sync(
+            SyncRecord(DEFINITION, "snapshot", first, first, "success", snapshot.to_record())
+        )
+        store.append(run_event(4))  # etl.job_1 again
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
+    params = {"namespace": "spark-prod", "name": "etl.job_1"}
+
+    page = client.get("/lands", params=params).text
+    assert f"last reached Blindata {first:%Y-%m-%d %H:%M:%S} UTC (by a snapshot)" in page
+    assert "<strong>before its last event</strong>" in page
+
+    later = first + timedelta(minutes=5)
+    light = RunReport(kind="light", definition_uuid=DEFINITION, jobs=["spark-prod/etl.job_1"])
+    with open_store(url) as store:
+        store.record_sync(
+            SyncRecord(DEFINITION, "light", later, later, "success", light.to_record())
+        )
+    page = client.get("/lands", params=params).text
+    assert f"last reached Blindata {later:%Y-%m-%d %H:%M:%S} UTC (by a light sync)" in page
+    assert "before its last event" not in page
+    assert "Last event received 20" in page
+
+
 def test_a_run_without_a_report_says_so(admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow_blindata.ui import views
 

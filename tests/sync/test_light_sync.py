@@ -1,0 +1,266 @@
+"""The light sync (issue 43): the jobs that received events since the last sync, nothing removed.
+
+Real parts: the emulator over loopback HTTP (its request log counts the calls), the SQLite store
+and PostgreSQL where the store is concerned (``store_url``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from blindata_emulator import Kind
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.light import plan_of_jobs
+from airflow_blindata.store import EventStore, open_store
+from airflow_blindata.sync import snapshot
+from airflow_blindata.sync.report import RunReport
+from airflow_blindata.sync.runner import (
+    has_new_events,
+    run_cleanup,
+    run_light,
+    run_snapshot,
+    sync_lock,
+)
+from tests.builders import assertion, assertions_facet, dataset, run_event
+
+from .conftest import definition, next_second, objects, plan_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
+
+PG = "postgres://db:5432"
+JOBS = ("orders", "items", "users", "stock", "prices")
+BATCH = 2
+"""Rows per upload: small, so that the requests count the objects sent, as at scale."""
+
+
+def runs(
+    job: str, run: int, *, output: str | None = None, checked: bool = False
+) -> list[dict[str, Any]]:
+    """START and COMPLETE of run ``run`` of ``job``: raw → its table, with SQL and a schema
+    (``checked``: an assertion on its input, passed)."""
+    table = {"namespace": PG, "name": f"shop.public.{output or job}"}
+    schema = {"schema": {"fields": [{"name": "id", "type": "int"}, {"name": "v", "type": "int"}]}}
+    tested = assertions_facet(assertion("not_null", column="id")) if checked else None
+    return [
+        run_event(
+            job,
+            event_type=kind,
+            run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
+            time=f"2026-01-{1 + run:02d}T10:00:{second:02d}Z",
+            inputs=[dataset(f"shop.public.raw_{job}", PG, facets=schema, input_facets=tested)],
+            outputs=[{**table, "facets": schema}],
+            job_facets={"sql": {"query": f"INSERT INTO {output or job} SELECT * FROM raw_{job}"}},
+        )
+        for kind, second in (("START", 0), ("COMPLETE", 30))
+    ]
+
+
+def job_definition() -> JobDefinition:
+    return definition(cleanup={"maxRemovalShare": 0.5})
+
+
+def requests_since(emulator: Any, mark: int) -> list[dict[str, Any]]:
+    return list(emulator.emulator.requests.entries(mark))
+
+
+def mark_of(emulator: Any) -> int:
+    entries = emulator.emulator.requests.entries()
+    return int(entries[-1]["id"]) if entries else 0
+
+
+def writes(entries: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(entry["method"] for entry in entries if entry["method"] != "GET")
+
+
+def synced(
+    client: BlindataClient, store: EventStore, emulator: Any, *, light: bool = False
+) -> RunReport:
+    next_second(emulator)
+    job = job_definition()
+    if light:
+        return run_light(job, client, store, batch_size=BATCH)
+    return run_snapshot(job, client, store, apply_retention=False, batch_size=BATCH)
+
+
+def test_a_light_sync_publishes_only_the_jobs_that_received_events(
+    client: BlindataClient, emulator: Any, store_url: str
+) -> None:
+    with open_store(store_url) as store:
+        store.append_many([event for job in JOBS for event in runs(job, 1)])
+        full_mark = mark_of(emulator)
+        full = synced(client, store, emulator)
+        assert full.status == "success" and full.cursor == store.last_id()
+        full_requests = requests_since(emulator, full_mark)
+        second_mark = mark_of(emulator)
+        assert synced(client, store, emulator).status == "success"  # nothing new: all again
+        second_requests = requests_since(emulator, second_mark)
+
+        store.append_many(runs("orders", 2))
+        light_mark = mark_of(emulator)
+        light = synced(client, store, emulator, light=True)
+        light_requests = requests_since(emulator, light_mark)
+
+    assert light.kind == "light" and light.status == "success", light.message
+    assert light.jobs == ["airflow/orders"]
+    assert light.counters["entities"] == 3  # the job, its input and its output
+    assert "DELETE" not in writes(light_requests)
+    # requests proportional to what changed: one job of five
+    assert len(light_requests) < len(second_requests) < len(full_requests)
+    assert sum(writes(light_requests).values()) <= sum(writes(second_requests).values()) / 3
+    # only the objects of ``orders`` were refreshed by the light sync
+    refreshed = {
+        (entity.get("schema"), entity["name"])
+        for entity in objects(emulator, Kind.ENTITY)
+        if entity["modificationDate"] >= light.watermark.isoformat()[:19]  # type: ignore[union-attr]
+    }
+    assert refreshed == {
+        ("public", "orders"),
+        ("public", "raw_orders"),
+        ("airflow", "orders"),
+    }
+
+
+def test_nothing_new_skips_the_light_sync_at_once_and_records_nothing(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    job = job_definition()
+    store.append_many(runs("orders", 1))
+    first = run_light(job, client, store)
+    assert (first.status, first.message) == (
+        "skipped",
+        "no full snapshot of this definition yet: the snapshot publishes all",
+    )
+    synced(client, store, emulator)
+    assert not has_new_events(store, job)
+    mark = mark_of(emulator)
+    skipped = run_light(job, client, store)
+    assert (skipped.status, skipped.message) == ("skipped", "nothing new since the last sync")
+    assert requests_since(emulator, mark) == []
+    assert store.sync_history(job.uuid, kind="light") == []
+    store.append_many(runs("orders", 2))
+    assert has_new_events(store, job)
+    assert synced(client, store, emulator, light=True).status == "success"
+    assert not has_new_events(store, job)  # the light sync's cursor counts too
+
+
+def test_a_light_sync_removes_nothing_a_job_no_longer_describes(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    store.append_many(runs("orders", 1) + runs("items", 1))
+    synced(client, store, emulator)
+    flows_before = scoped_flows(emulator)
+    store.append_many(runs("orders", 2, output="orders_v2"))  # orders now writes elsewhere
+    mark = mark_of(emulator)
+    light = synced(client, store, emulator, light=True)
+    assert light.status == "success"
+    assert "DELETE" not in writes(requests_since(emulator, mark))
+    flows_after = scoped_flows(emulator)
+    assert flows_before < flows_after  # the new flow added, the old one still there
+    assert [name for _, name in flows_after - flows_before] == [
+        "public.raw_orders -> public.orders_v2 @airflow/orders"
+    ]
+
+
+def test_a_light_sync_disables_no_check_of_the_jobs_it_leaves_out(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    store.append_many(runs("orders", 1, checked=True) + runs("items", 1, checked=True))
+    synced(client, store, emulator)
+    store.append_many(runs("orders", 2, checked=True))
+    light = synced(client, store, emulator, light=True)
+    assert light.status == "success", light.message
+    assert light.counters["qualityResultsPublished"] == 1  # orders' new run, only
+    checks = [c for c in objects(emulator, Kind.CHECK) if not c["code"].startswith("ol-ledger:")]
+    assert len(checks) == 2 and all(check["enabled"] is not False for check in checks)
+
+
+def test_a_light_sync_reads_the_fields_of_many_entities_by_their_schema(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Past ``lookup_limit`` entities of a System, a light sync lists the fields of their schemas
+    (a few pages), not the whole System's, and finds every field it refreshes."""
+    job = job_definition()
+    events = [event for name in JOBS for event in runs(name, 1)]
+    plan = plan_for(client, events, job)
+    snapshot(plan, client, job)
+    next_second(emulator)
+    part = plan_of_jobs(plan, [("airflow", "orders"), ("airflow", "items")])
+    mark = mark_of(emulator)
+    light = snapshot(part, client, job, light=True, lookup_limit=1)
+    listings = [
+        entry["query"]
+        for entry in requests_since(emulator, mark)
+        if entry["method"] == "GET" and entry["path"] == "/api/v1/physical_fields"
+    ]
+    assert light.status == "success"
+    assert len(listings) == 1 and "physicalEntitySchema=public" in listings[0]
+    assert light.counters["fieldsRefreshed"] == 8  # two fields of four tables, all found
+    assert light.counters.get("fieldsCreated", 0) == 0
+
+
+def scoped_flows(emulator: Any) -> set[tuple[str, str]]:
+    """The flows the definition wrote (those of Blindata's SQL analysis have no scope: a SQL
+    that changed is analysed again, and Blindata replaces them, light sync or not)."""
+    return {
+        (flow["scope"], flow["name"])
+        for flow in objects(emulator, Kind.FLOW)
+        if (flow.get("scope") or "").startswith("ol:")
+    }
+
+
+def _cleanup_removes(
+    client: BlindataClient, emulator: Any, store: EventStore, *, light_between: bool
+) -> dict[str, list[str]]:
+    """Full snapshot; ``orders`` moves to another table and ``items`` runs again; full snapshot;
+    (a light sync of a new run of ``users``, between the snapshot and its cleanup); cleanup."""
+    store.append_many([event for job in JOBS for event in runs(job, 1)])
+    synced(client, store, emulator)
+    store.append_many(runs("orders", 2, output="orders_v2") + runs("items", 2))
+    if light_between:
+        assert synced(client, store, emulator, light=True).jobs == [
+            "airflow/items",
+            "airflow/orders",
+        ]
+    synced(client, store, emulator)
+    if light_between:
+        store.append_many(runs("users", 2))
+        assert synced(client, store, emulator, light=True).jobs == ["airflow/users"]
+    next_second(emulator)
+    report = run_cleanup(job_definition(), client, store)
+    assert report.status == "success", report.message
+    return {kind: sorted(group.examples) for kind, group in report.removed.items()} | {
+        f"{kind} count": [str(group.count)] for kind, group in report.removed.items()
+    }
+
+
+def test_a_cleanup_after_light_syncs_removes_exactly_what_it_would_without_them(
+    client: BlindataClient, emulator: Any, store_url: str, tmp_path: Any
+) -> None:
+    with open_store(store_url) as store:
+        with_light = _cleanup_removes(client, emulator, store, light_between=True)
+    emulator.emulator.reset()
+    with open_store(f"sqlite:///{tmp_path / 'twin.db'}") as twin:
+        without = _cleanup_removes(client, emulator, twin, light_between=False)
+    assert without  # the flow into orders' old table goes
+    assert with_light == without
+
+
+def test_a_light_sync_is_skipped_while_a_full_sync_holds_the_lock(
+    client: BlindataClient, emulator: Any, store_url: str
+) -> None:
+    job = job_definition()
+    with open_store(store_url) as store:
+        store.append_many(runs("orders", 1))
+        synced(client, store, emulator)
+        store.append_many(runs("orders", 2))
+        with sync_lock(store, job, "snapshot"):
+            skipped = run_light(job, client, store)
+            refused = run_snapshot(job, client, store, lock_wait=0)
+        assert skipped.status == "skipped"
+        assert skipped.message is not None and "holds its lock: snapshot" in skipped.message
+        assert refused.status == "failed" and "holds its lock" in (refused.message or "")
+        assert run_light(job, client, store).status == "success"  # the lock was given back
