@@ -110,3 +110,48 @@ def test_twine_check_is_clean(dist: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+_NOT_REQUIRED = {
+    "airflow_blindata",
+    "__future__",
+    # `airflow-blindata emulator` only: a distribution of its own, imported when the command runs
+    "blindata_emulator",
+}
+
+
+def test_every_package_the_provider_imports_is_declared() -> None:
+    """A package imported but not declared works only while something else installs it (the
+    issue found fastapi, starlette, jinja2 and attrs so): each import of ``airflow_blindata``
+    outside the standard library is a declared requirement (or an extra's), or Airflow's own."""
+    import ast
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = [*project["dependencies"], *project["optional-dependencies"]["postgres"]]
+    declared = {Requirement(line).name.lower().replace("_", "-") for line in lines}
+    declared |= {"apache-airflow-core", "apache-airflow-task-sdk"}  # what apache-airflow installs
+    distributions = packages_distributions()
+    package = root / "airflow_blindata"
+    undeclared: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top in _NOT_REQUIRED:
+                    continue
+                owners = {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+                if not owners & declared:
+                    undeclared.setdefault(top, set()).add(str(path.relative_to(package)))
+    assert not undeclared, undeclared
