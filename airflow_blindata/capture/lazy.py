@@ -1,25 +1,15 @@
 """``CaptureListener``: what the plugin registers in every Airflow process, at no cost until an
 event.
 
-Every Airflow process that loads plugins — scheduler, DAG processor, API server, triggerer, each
-``airflow`` command, each task — imports the plugin; few of them emit OpenLineage events. So the
-plugin registers this small listener, which imports nothing heavy, and the set-up capture needs
-is done by ``prepare()``, once per process, on the process's first task or DAG event:
+It imports nothing heavy. ``prepare()`` runs once per process, on its first task or DAG event,
+before that event is extracted and its emitting child forked (the hooks are ``tryfirst``): it
+builds ``BlindataListener`` and preloads its store (the default capture), or preloads the stores
+of ``BlindataTransport`` (``[openlineage] transport``). The hooks then hand each event to
+``BlindataListener`` when it captures, except those of the provider's own tasks and the sync DAG
+(``own``), and note the provider's own tasks for the transport (``remember_own_task``). A hook
+never raises: a failure is logged and that event's capture is lost; the task is not affected.
 
-* capture by the provider's listener (the default): build ``BlindataListener`` (the OpenLineage
-  provider's listener, its extraction and the task runner: hundreds of milliseconds of imports)
-  and preload its store;
-* capture by ``BlindataTransport`` (``[openlineage] transport``): preload the transport's stores.
-
-Either way this happens before the event is extracted and before the child that emits it is
-forked (the hooks are ``tryfirst``, so they run before the OpenLineage provider's own listener),
-so that each forked child inherits a ready store, as ``preload`` describes: capture costs each
-event what it cost when the plugin prepared everything on import (docs/capture.md, "Cost").
-
-The hooks then hand each event to ``BlindataListener`` (when it captures), except the events of
-the provider's own tasks and of the sync DAG, which capture leaves out (``own``); they note the
-provider's own tasks for ``BlindataTransport`` too (``remember_own_task``). A hook never
-raises: a failure is logged and capture of that event is lost, the task is not affected.
+Why: docs/capture.md#set-up-on-the-first-event-capturelazypy
 """
 
 from __future__ import annotations

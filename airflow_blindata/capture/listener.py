@@ -1,29 +1,14 @@
 """``BlindataListener``: the OpenLineage provider's own extraction, delivered to the event store.
 
-With it, Blindata captures lineage whatever ``[openlineage] transport`` says — unset, or pointing
-at Marquez — because it is the provider's ``OpenLineageListener`` with one thing changed: its
-adapter's client sends through ``BlindataTransport``. Every extractor, facet, emission policy
-(``[openlineage] emission_policy``, ``disabled_for_operators``) and the fork-per-event emission
-are the provider's, so the events are the same as a configured transport would get.
+It is the provider's ``OpenLineageListener`` with its adapter's client sending through
+``BlindataTransport``, so Blindata captures whatever ``[openlineage] transport`` says. Two seams
+are taken over, nothing is copied: ``_execute`` (a task event's emission: returns before
+extraction when the listener stands down, else redirects SQL hook lineage to ours) and
+``submit_callable`` (DAG events: the pool's workers run ``_capture``, with Blindata's adapter).
+It stands down when the provider already sends to ``BlindataTransport``. The plugin registers
+``CaptureListener`` (``lazy.py``), which builds this one on a process's first event.
 
-Two seams of the provider's listener are taken over, nothing is copied:
-
-* ``_execute`` runs a task event's emission (forked, by default). When the listener stands down
-  (see below) it returns before extraction runs; otherwise the per-statement events of SQL hook
-  lineage, which the provider sends through its own listener singleton, are redirected to ours.
-* ``submit_callable`` sends DAG events to a process pool whose workers would build the
-  provider's default adapter; they get ``_capture`` instead, which uses Blindata's.
-
-Trade-off: when the provider's listener also runs (a transport to Marquez), each task event is
-extracted twice, once per listener (tens of milliseconds per task in a forked child).
-
-It stands down when the provider already sends to ``BlindataTransport`` (otherwise every run
-would be captured twice); with ``[openlineage] config_conn_id`` that is decided on the first
-event, in the process that runs the hook, not in a fork.
-
-The plugin does not register it: it registers ``CaptureListener`` (``capture.py``), which builds
-this listener in a process's first event (importing this module is the costly part) and hands it
-every event but those of the provider's own tasks and of the sync DAG (``own.py``).
+Why: docs/capture.md#the-listeners-two-seams-capturelistenerpy
 """
 
 from __future__ import annotations

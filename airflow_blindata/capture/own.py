@@ -1,28 +1,13 @@
 """The provider's own tasks are left out of capture: the sync is not lineage to catalogue.
 
-Captured, the sync DAG would catalogue itself: job entities for ``blindata_sync`` and its tasks,
-a gap for a job that reads and writes no dataset, and a second sync that creates what the first
-one's events describe. So capture leaves out, with no configuration:
+Left out, with no configuration: the task events of ``BlindataSnapshotOperator`` and
+``BlindataCleanupOperator`` (and subclasses), and the DAG events of a DAG whose tasks are all such
+operators. The listener asks before it extracts (``is_own_task_instance``, ``is_own_dag``); the
+transport reads the events (``is_own_event``), and for SQL hook lineage's per-statement events
+uses the job names noted by ``remember_own_task``. Only names are compared, so this module
+imports nothing: it is read in every process that loads the plugin.
 
-* the task events of ``BlindataSnapshotOperator`` and ``BlindataCleanupOperator`` (and of any
-  subclass of theirs);
-* the DAG events of a DAG whose tasks are all such operators (the sync DAG). A DAG that mixes
-  them with other tasks keeps its DAG events, and its other tasks theirs.
-
-Where it is decided: the provider's listener (the default capture) asks before it extracts
-anything, from the task or the DAG itself (``is_own_task_instance``, ``is_own_dag``). When the
-OpenLineage provider sends to ``BlindataTransport`` instead, the transport reads the events
-(``is_own_event``): a task event names its operator in its ``airflow`` run facet, a DAG START
-lists the DAG's operators in its ``airflow`` job facet, and for the end of a DAG run the
-transport asks Airflow which operators the run's task instances ran (the metadata database, as the
-OpenLineage provider does for the same event). The per-statement events of SQL hook lineage
-(``<dag>.<task>.query.<n>``) name no operator either: the plugin's listener, which sees each task
-before the OpenLineage provider forks the child that emits its events, remembers the job names of
-the provider's own tasks (``remember_own_task``), and the child inherits them. Other transports
-(Marquez) still get every event.
-
-Only names are compared here, so this module imports nothing: it is read in every process that
-loads the plugin.
+Why: docs/capture.md#leaving-out-the-providers-own-tasks-captureownpy
 """
 
 from __future__ import annotations

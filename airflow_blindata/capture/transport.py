@@ -5,28 +5,13 @@ Select it by its dotted path, alone or as one leg of a ``composite``::
     [openlineage]
     transport = {"type": "airflow_blindata.capture.transport.BlindataTransport"}
 
-Options (all optional): ``store_url`` (default ``[blindata] store_url``, else the SQLite file
+Options (all optional): ``store_url`` (default ``[blindata] store_url``, else
 ``$AIRFLOW_HOME/blindata/events.db``) and ``lost_events_path`` (default
-``[blindata] lost_events_file``, else ``$AIRFLOW_HOME/blindata/lost-events.jsonl``).
+``[blindata] lost_events_file``, else ``$AIRFLOW_HOME/blindata/lost-events.jsonl``). ``emit``
+writes the event to the store before it returns and never raises: what the store refuses goes to
+the lost-events file. The provider's own tasks' events are left out (``own``).
 
-The contract, shaped by how Airflow's OpenLineage provider calls transports — from a forked child
-per event, with a new client and transport each time, ``close()`` never called, the child killed
-after ``[openlineage] execution_timeout``:
-
-* ``emit`` writes the event to the store before it returns: no queue, no thread.
-* ``emit`` never raises. When the store cannot take the event it logs one warning line, appends
-  the event to the lost-events file (JSON lines: ``airflow-blindata ingest <file>`` puts them in
-  the store later) and counts it (metric ``blindata.capture.lost``; ``airflow-blindata store
-  stats`` shows the file's count).
-* Construction costs nothing: the store opens on the first ``emit`` and is shared by every
-  transport of the process. A forked child opens its own connections (see ``EventStore``).
-* It needs no Airflow connection unless ``store_url`` is ``airflow-conn://...``, which hangs in
-  a forked child under ``dag.test()`` for a connection kept in the metadata database.
-* The events of the provider's own tasks and of the sync DAG are left out (``own``): ``emit``
-  returns without storing them. To tell the end of a DAG run, which names no operator, from
-  the others, the transport asks Airflow's metadata database which operators the run's task
-  instances ran, where Airflow emits DAG events (as the OpenLineage provider does for the same
-  event).
+Contract in full: docs/capture.md#the-transports-contract-capturetransportpy
 """
 
 from __future__ import annotations
