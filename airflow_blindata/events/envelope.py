@@ -1,29 +1,16 @@
 """A RunEvent's envelope read from its JSON text without decoding its facets.
 
-A reader that skims events (``mapper.reading``: most events of a long history are superseded)
-needs of each event its envelope (type, time, run, job, datasets) and the keys of its facets, not
-the facets. Decoding the whole text and freeing it again was most of the cost of skimming: here
-the text is decoded into a few ``msgspec`` structs that keep each facet as its raw JSON
-(``msgspec.Raw``, not decoded) and skip what no reader looks at, about a sixth of the cost.
+``read_envelope`` decodes the text into ``msgspec`` structs that keep each facet as its raw JSON:
+the envelope (type, time, run, job, datasets) and the keys of its facets, the same as
+``envelope_of`` (an event already decoded) over ``parse_event(decode_json(text),
+facets=False)``, or ``None`` whenever it cannot be sure to (an escape that may decode to a string
+no store can hold, a text ``msgspec`` refuses, not a RunEvent, an invalid envelope, io facets
+named ``input_facets``); the caller then reads the event the usual way, which says why.
+``read_whole`` reads the facets of such an envelope: the same event and issues as
+``parse_event`` of its text, each facet with the JSON text it was read from (which a kept fold
+writes as it is); the envelope is spent then (its event is given its facets in place).
 
-``envelope_of`` gives the envelope of an event already decoded, from the same walk of its facet
-containers (``raw_containers``). ``read_envelope`` gives the same envelope as
-``envelope_of`` over ``parse_event(decode_json(text), facets=False)``, or
-``None`` whenever it cannot be sure to: the text holds an escape that may decode to a string no
-store can hold, ``msgspec`` refuses it (a value of an unexpected JSON type, ``NaN``), it is not a
-RunEvent, its envelope is invalid, or it names io facets by the model's field names
-(``input_facets``). The caller then reads the event the usual way, which says
-why.
-
-``read_whole`` reads the facets of an event whose envelope was read so, from the raw JSON of each
-facet: the same event and the same issues as ``parse_event`` of its text, without decoding the
-text a second time and validating its envelope again. A facet under a known key is validated
-from its text in pydantic's JSON mode (no Python objects made on the way: a third less than
-decoding then validating); anything else about it (not an object, a deletion, malformed, a key
-to file by its ``_schemaURL``) is read decoded, as ``read_facets`` reads it, so that issues say
-the same. Each facet comes with the JSON text it was read from, which a kept fold writes as it
-is (``mapper.cache``). The envelope is spent then: its event, which nothing else holds, is given
-its facets in place (a copy of each of its models was a third of the cost of a whole read).
+Why, and what it saves: docs/performance.md#an-events-envelope-without-its-facets-eventsenvelopepy
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """A folded job as text, so that a snapshot can keep it and skip a job that received nothing new.
 
-A snapshot reads every stored event of a job only when the job's events changed; otherwise it
-loads what it folded last time (``FoldedJob``: the job's merged facets, its kept runs, its dataset
-mentions) with the report of reading those events. The text is JSON: facets in their wire form,
-read back through the same facet registry as events, so a loaded job is equal to the folded one.
-Each facet object is written once: a dataset mention holding one of the job's dataset facets is
-written as its place in the job and loaded as that very object (an Airflow-shaped job of
-``benchmarks/scale.py``: 18.6 KB of text before, 11.1 KB after, and half the time to load). A
-facet read from an event is written as the JSON object the producer sent (``RawFacets``), not
-as its model's dump: 8.1 KB, a third less time to write and a fifth less to load. Read from the
-event's text, it is copied in as that text (msgspec's ``Raw``): no encoding at all.
+``dump_folded`` writes a ``FoldedJob`` (the job's merged facets, its kept runs, its dataset
+mentions) with the report of reading its events as JSON: facets in their wire form, each facet
+object written once (a mention holding one of the job's dataset facets as its place in the job),
+a facet read from an event as the JSON its producer sent. ``load_kept`` reads it back as events
+are read (``events.envelope``), through the same facet registry: a loaded job is equal to the
+folded one, each facet recorded with its text. ``fold_settings`` names what the fold depends on
+besides the events (the quality switches, the version of this format and of airflow-blindata):
+a kept fold is used only under the same settings.
 
-Loading reads the text as events are read (``events.envelope``): msgspec decodes it into structs
-typed as the fold's models (``_Kept``), each facet left as its JSON text; a facet is validated
-from that text in pydantic's JSON mode when its key names a model (``facet_from_json``), else
-from its decoded object by ``read_facet`` (an unknown key, a deletion marker), and the fold's
-models are built from the typed fields without validating them again. Each facet is recorded
-with its text, which a fold extended and kept again copies instead of encoding the facet. An
-Airflow-shaped job: 1.42 M instructions to load before, 1.22 M; loaded and written again, 1.91 M
-before, 1.41 M; what is left is mostly validating the facets. A text that msgspec refuses
-(``NaN``, a number out of range, a lone surrogate) is read from ``json.loads``'s objects.
-
-``fold_settings`` names what the fold depends on besides the events (the quality switches, the
-version of this format and of airflow-blindata): a kept fold is used only under the same settings.
+How it is read and written, and measurements:
+docs/performance.md#a-kept-fold-as-text-mappercachepy
 """
 
 from __future__ import annotations

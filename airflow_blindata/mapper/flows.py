@@ -1,22 +1,15 @@
 """What every flow pass shares: resolving ends to catalog keys, naming, and collecting flows.
 
-A flow is anchored (seed 001): both ends must be entities the plan describes or that the catalog
-may hold. A flow with an end whose dataset maps to no System is dropped with ``DANGLING_FLOW``
-(the dataset's gap is already in the report), and so is one with an end whose dataset has no
-name; a flow with an end in an ignored namespace (its scheme in any case) is dropped silently,
-since ignoring it was asked for. ``DANGLING_FLOW`` counts flows that existed: ends are resolved
-quietly (``end``, ``job_end``) and a flow is reported only when it is dropped (``dropped``), so
-an output that nothing feeds reports nothing, whatever its namespace. A column flow to a field
-that a System this definition created will not have (no schema facet names it) is dropped with
-``FIELD_NOT_CATALOGUED``; on any other System (crawled, mapped, another definition's, whatever
-its ``entityCreation``) the field may be there without the events naming it: the flow is kept
-and the sync looks its fields up in Blindata, in bulk, and publishes it when both exist.
+A flow is anchored (seed 001): an end in an ignored namespace drops it silently; an end whose
+dataset maps to no System, or has no name, drops it with ``DANGLING_FLOW``, reported only when a
+flow is dropped (``end``, ``job_end`` resolve quietly; ``dropped`` reports). A column flow to a
+field that a System this definition created will not have is dropped with
+``FIELD_NOT_CATALOGUED``; on any other System the flow is kept for the sync to check. Names are
+the ends then ``@<job namespace>/<job name>`` (``@orchestration``), hashed past
+``MAX_FLOW_NAME``, with the Systems when two flows of one scope would share a name; the same
+events always give byte-identical names and scopes.
 
-Names are the ends then ``@<job namespace>/<job name>`` (``@orchestration`` for orchestration
-flows), shortened with a hash past ``MAX_FLOW_NAME``; the natural key of a flow is its scope and
-name, so the same events always give byte-identical names and scopes. Two flows of one scope
-with other ends never share a name: when the labels of their ends are the same (tables of the same
-names on two Systems), all the flows of that name are named with their Systems.
+Why: docs/mapping-reference.md#how-flows-are-anchored-and-named-mapperflowspy
 """
 
 from __future__ import annotations

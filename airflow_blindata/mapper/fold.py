@@ -1,27 +1,15 @@
 """Fold events into runs, jobs and datasets, whatever order they arrived in.
 
-Events of one run accumulate (seed 004): inputs may come with START and outputs with COMPLETE,
-streaming jobs send RUNNING snapshots, FAIL and ABORT end a run. So the fold is a function of
-the *set* of events: it sorts before it merges — by ``eventTime``, then by the rank of the event
-type (a terminal event wins a tie), then by job and run id, then by the event's content — so
-that any permutation of the same events, and any number of duplicates, give the same ``Fold``.
+The fold is a function of the *set* of events (seed 004): it sorts them (``eventTime``, then the
+event type's rank, a terminal event winning a tie, then job and run id, then content) before
+merging, so any permutation and any duplicates give the same ``Fold``. Per facet key the latest
+facet wins and ``_deleted: true`` removes a job or dataset facet; a run's state is its latest
+terminal event, else its latest START or RUNNING; JobEvents and DatasetEvents add facets and no
+run. Every list in the result is sorted by key, every facet map by facet key. A snapshot folds
+one job at a time (``FoldBuilder``), keeping what the mapping passes read; ``extend_folded``
+adds newer events to a kept fold.
 
-Merging follows the spec's replacement rule: per facet key the latest facet wins, and a job or
-dataset facet sent with ``_deleted: true`` removes it. A run's final state is its latest
-terminal event (COMPLETE, FAIL, ABORT), else its latest START or RUNNING; OTHER events add
-facets but no state. JobEvents and DatasetEvents describe design time: they add job and dataset
-facets (and a JobEvent its declared inputs and outputs) and create no run.
-
-Every list in the result is sorted by key and every facet map by facet key.
-
-A snapshot folds **one job at a time** (``FoldBuilder``): a job's events are folded, what the
-mapping passes read is kept (the job's merged facets, its latest and latest completed runs with
-the latest completed run's group, ``JobFold.latest_completed_group``, the runs a ``retain``
-function asks for, the datasets it wrote) and its events are dropped before the
-next job is read. Dataset facets are merged across jobs by remembering, per facet key, the order
-key of the event that last set or deleted it: the latest mention wins, whichever job it came
-from, which is the same result as one merge over every event in order. So memory follows the
-catalog, not the number of runs.
+Why and how: docs/mapping-reference.md#how-the-fold-orders-and-merges-mapperfoldpy
 """
 
 from __future__ import annotations

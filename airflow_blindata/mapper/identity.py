@@ -1,26 +1,14 @@
 """Dataset identity: which store a namespace names, and which schema and entity a name names.
 
-Two producers that write the same table must land on the same catalog node (seed 002). Producers
-disagree on spelling — ``postgresql://`` or ``postgres://``, ``DB.example.com`` or
-``db.example.com``, a port left out — so every namespace is first normalised to the spelling of
-the OpenLineage naming conventions. User info is dropped on the way, so that no credential that a
-producer put in a URI ever reaches the catalog.
+Two producers that write the same table land on the same catalog node (seed 002): a namespace is
+normalised to the OpenLineage naming conventions' spelling (``normalize_namespace``), its user
+info dropped; a name is split into database, schema and entity by the first rule of seed 000
+that applies (``entity_name``), its identifiers unquoted and its trailing ``;`` dropped, re-cased
+only by a declared ``identifierCase``. Everything here is total: any namespace or name gives an
+answer, never an exception; a namespace whose authority cannot be read is named by
+``namespace_problem``.
 
-Then the dataset name is split into a schema and an entity by the first rule of seed 000 that
-applies: the hierarchy facet, the profile of the namespace (the one its ``systemPolicies`` entry
-declares with ``nameProfile``, else the seed's profile of its scheme), a TABLE symlink, or the
-name as it is. The database (catalog, project) the name carries is kept beside them: it is part
-of the dataset's identity, and picks its System when the definition selects by it (issue 37).
-
-Quotes are removed from the identifiers of a dotted name (a quoted one keeps its case) and a
-trailing ``;`` is dropped, always (seed 002: "No surrounding quotes, no trailing semicolon"); an
-``identifierCase`` that the definition declares re-cases the unquoted ones, and nothing else does
-(seed 002: "never re-cased").
-
-Everything here is total: a namespace or a name from any producer gives an answer, never an
-exception. A namespace whose authority cannot be read (a bracket outside an IPv6 literal, as in
-``postgres://db]:5432``, or no namespace at all) is named by ``namespace_problem``; the System
-resolver then creates no System for it and reports the dataset as ``UNMAPPED_NAMESPACE``.
+Why and the rules in full: docs/mapping-reference.md#the-rules-of-mapperidentitypy
 """
 
 from __future__ import annotations

@@ -1,29 +1,14 @@
 """Data flows of seed 001: evidence precedence, table flows always, column flows only when direct.
 
-For each job and each of its outputs, the finest evidence the events prove:
+``map_lineage`` plans, for each job and output, flows from the finest evidence the events prove:
+SQL that Blindata analyses (the producer's column flows marked ``superseded_by_analysis``), then
+the ``lineage`` facet, then ``columnLineage``, then the job's inputs by its outputs
+(``UNCORRELATED_IO``). A table flow for every proven input → output pair; column flows only for
+DIRECT transformations (IDENTITY, TRANSFORMATION, AGGREGATION, the deprecated MASKED); INDIRECT
+ones, dataset-wide inputs and field inputs naming no transformation are described on the table
+flow. A flow's description names its transformations.
 
-1. SQL analysed by Blindata — the routine is planned by the catalog pass and Blindata derives
-   table and column flows from it. Until that analysis succeeds it proves nothing, so the flows
-   of the next rank are planned too: table flows stay always, and column flows are marked
-   ``superseded_by_analysis`` so the sync drops each one once the statement is ANALYZED and its
-   analysis derived a column flow into the same target field (an analysis that derived none for
-   a field proves nothing finer for it: ``sync/flows.py``);
-2. the ``lineage`` facet (declared): the job facet's entry for the output, or the output's own
-   dataset-level facet;
-3. the ``columnLineage`` facet of the output (observed);
-4. the job's inputs by outputs — with several outputs this cannot say which input feeds which
-   output, so every pair is published and ``UNCORRELATED_IO`` reported (seed 001's table:
-   "Several outputs and no lineage facet: all input and output pairs were published"), with one
-   input too: that it feeds each output is not proven either.
-
-A table flow is published for every proven input → output pair. Only DIRECT transformations
-(IDENTITY, TRANSFORMATION, AGGREGATION) make column flows; INDIRECT ones and dataset-wide inputs
-are not flows and, with ``includeIndirect``, are described on the table flow. A field input that
-names no transformation is not a flow either (seed 001: the producer sends the transformation
-"only when you are sure"): it is described on the table flow, whatever ``includeIndirect`` says.
-The deprecated field-level ``transformationType`` of ``columnLineage`` (IDENTITY, MASKED) names
-a direct transformation. A flow's description names the transformations with their descriptions
-(seed 001), the field-level ``transformationDescription`` of ``columnLineage`` included.
+The rules in full: docs/mapping-reference.md#evidence-precedence-mapperlineagepy
 """
 
 from __future__ import annotations

@@ -1,42 +1,16 @@
 """Reading a job's events for a snapshot: validate the facets that contribute, skim the rest.
 
-Validating facets is most of the cost of reading an event (the envelope alone costs about a
-tenth), and most facets are superseded: a job sends the same schema, SQL and lineage facets on
-every run, and a run sends them on START and again on COMPLETE, while a fold keeps only the
-latest of each key (seed 004's replacement rule). So every event of a job is first read without
-its facets: from its text, its facets left undecoded (``events.envelope.read_envelope``, a sixth
-of the cost of decoding it), or when that cannot be sure, decoded and read with
-``parse_event(..., facets=False)``. The events are put in the fold's order and walked from the
-newest back. An event is read whole when something of it can still matter:
+``read_job_events`` first reads every event of a job without its facets (``events.envelope``, or
+``parse_event(..., facets=False)`` when that cannot be sure), puts them in the fold's order and
+walks back from the newest. An event is read whole when something of it can still matter (a
+facet key no newer event read whole decided, a quality facet, a JobEvent or DatasetEvent, a tie,
+io facets named by field name, a container that is not an object, an unreadable event); every
+other event is *skimmed*: it counts in the run cycle with no facets. Malformed and unknown facets
+are reported for what is read whole. The result is the same fold as reading every event whole
+(``tests/mapper/test_reading.py`` checks it on random histories).
 
-* it carries a facet key that no newer event read whole has decided (set, or deleted with
-  ``_deleted``), in a container whose merge reaches it. Of a run the snapshot keeps whole (the
-  job's latest run, its latest completed run and that one's group, ``runs_kept_whole``) every
-  facet counts, and only an event of the same run
-  decides it: run and job facets, and per dataset and side its dataset facets and its input or
-  output facets. Of any other run, only job facets and dataset facets count, decided by any newer
-  event of the job. Keys are compared as ``read_facets`` files them (``filed_keys``); a malformed
-  facet decides nothing, so an older valid one still wins, exactly as in a fold of every event;
-* it carries a facet quality reads (assertions, metrics, statistics, tests), when quality is on:
-  the snapshot keeps those facets of every run (``quality_retainer``), which a newer run's do
-  not supersede. Of a run kept whole too, though its newer events may cover it: a reading that
-  keeps more runs whole than a reading of every event at once (a kept fold's open runs, a slice
-  alone) then still reads, and reports, what that reading reads;
-* it is a JobEvent or a DatasetEvent (design time, rare), or it ties with another event on the
-  fold's order (the tie is broken by content), or it names a dataset's io facets by the model's
-  field name (``input_facets``, which the model reads too): its envelope does not know those keys;
-  or it has a facet container that is not an object (``"facets": []``), which files no key for
-  a newer event to decide: it is read for its issue (``MALFORMED_FACET``) to be reported;
-* it is unreadable: its envelope is invalid, or it holds a string that no store can hold
-  (``event_text_problem``, a scan of its text). It is then left out of the fold, and out of the
-  ranking of runs that decides which are kept whole, exactly as in a fold of every event.
-
-Every other event is *skimmed*: it counts in the run cycle (states, times, outputs) with no
-facets, which is all the fold takes from it — typically a START whose facets its COMPLETE sends
-again. A job whose every event carries a key no newer one has pays for the first read in vain
-(a tenth of a whole read per event). Malformed and unknown facets are reported for what is read
-whole, that is for everything that is used. The result is the same fold as reading every event
-whole (``tests/mapper/test_reading.py`` checks it on random histories).
+The rules in full: docs/mapping-reference.md#what-is-read-whole-mapperreadingpy
+Why (cost): docs/performance.md#skimming-superseded-events-mapperreadingpy
 """
 
 from __future__ import annotations

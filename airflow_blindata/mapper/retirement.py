@@ -1,31 +1,14 @@
 """Tasks removed from their DAG: retired at the next snapshot, not 30 days later.
 
-A task's job is described by its events for ``retention.jobDescribedForDays`` after the last
-one (seed 000's removal by age). A task removed from its DAG sends no event again, so its job
-entity, routine, flows and the DAG→task link would stay in Blindata that long, although the
-DAG's own events say which tasks it has now. The Airflow OpenLineage provider sends them with
-every DAG run:
+``retire_removed_tasks`` leaves out of the plan (the cleanup then removes what the definition
+created for them) the jobs of tasks their DAG no longer has: the latest run names a parent job of
+the fold and is named ``<parent>.<task id>``, the parent's latest run lists its tasks (the
+``airflow`` job facet's ``tasks`` or the ``airflowState`` run facet's ``tasksState``) without that
+task, and the job's latest run is not of that parent run and ended before it began. Their child
+jobs (``dag.task.query.1``) go with them. A DAG whose latest run lists no task retires nothing.
 
-* the DAG run's START carries the ``airflow`` job facet, whose ``tasks`` are the DAG's tasks;
-* the DAG run's COMPLETE or FAIL carries the ``airflowState`` run facet, whose ``tasksState``
-  holds every task instance of the run (a task removed while the run went on is ``removed``).
-
-So a job is **retired** (left out of the plan: the snapshot no longer describes it, and the
-cleanup removes what the definition created for it, with every protection of crawled and edited
-metadata) when all of these hold:
-
-* its latest run names a parent job of the fold (the ``parent`` run facet: its DAG) and its name
-  is the parent's name, a dot, and a task id (how the provider names a task's job);
-* the parent's latest run lists its tasks (either facet above; both are read when both came);
-* that task id is not among them;
-* its latest run is not a run of the parent's latest run, and ended before that run began
-  (a task added to the DAG runs in a DAG run that lists it; a DAG run still going on whose
-  tasks came before its START is never taken for one that dropped them).
-
-A job whose latest run's parent is a retired job (the SQL statements a retired task reported as
-child jobs, ``dag.task.query.1``) is retired with it. Nothing else is judged: a DAG whose latest
-run lists no task (another producer, a provider that sends neither facet) retires nothing, and
-removal by age stays for every other job.
+Why and the rules in full:
+docs/removal-of-deprecated-metadata.md#how-a-removed-task-is-recognised-mapperretirementpy
 """
 
 from __future__ import annotations

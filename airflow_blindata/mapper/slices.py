@@ -1,24 +1,14 @@
 """A long history folded a slice of time at a time.
 
-A task that runs every minute has 20,000 runs in a fortnight; a streaming job may report every
-minute of one long run. Read at once, such a job's events fill memory with what the fold drops
-anyway (older runs, superseded facets). Given in slices of time instead — every event of a slice
-later than every event of the slices before it, which the event store
-(``EventStore.job_slices``) and ``plan`` of event files give — the first slice is folded and each
-next one added to that fold, as a snapshot adds the events received since to a kept fold
-(``fold.extend_folded``): memory holds one slice, and the fold is the fold of every event, or
-``None`` when that cannot be made sure of; the caller then reads the job at once.
+``fold_in_slices`` takes a job's events in slices, every event of a slice later than every event
+of the slices before (as ``EventStore.job_slices`` and ``plan`` of event files give them): the
+first slice is folded and each next one added to that fold (``fold.extend_folded``), so memory
+holds one slice. It gives the fold of every event, or ``None`` when that cannot be made sure of
+(the caller then reads the job at once). A run going on across a slice's end is held whole until
+its last slice. When a slice finds a malformed facet, ``report_in_slices`` makes the report again
+from the slices newest first.
 
-A run that goes on across the end of a slice (runs that overlap, a task whose runs last longer
-than its schedule's interval; a streaming job's one long run) is held whole by the fold until
-its last slice, whatever its rank then: each slice says which runs go on after it. Once it ends,
-the fold keeps of it what it keeps of any run, exactly as when every event is read at once.
-
-A malformed facet is dropped from the fold whichever way the events are read (it decides
-nothing), but the report names one only if a reading of every event at once reads its event
-whole, which depends on newer events. When a slice finds one, the report is made again from the
-slices newest first (``report_in_slices``), each read with what the newer ones decided: two
-readings of the history, still one slice in memory.
+Why and how: docs/mapping-reference.md#slices-of-a-long-history-mapperslicespy
 """
 
 from __future__ import annotations

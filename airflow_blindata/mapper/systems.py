@@ -1,30 +1,15 @@
 """Namespace → System, in the five steps of seed 000, and job namespace → job System.
 
-1. an ignored namespace is skipped (``IGNORED_NAMESPACE``); its scheme is matched whatever its
-   case (``ELASTICSEARCH://`` is ignored by ``elasticsearch://*``);
-2. the first ``namespaceMappings`` entry whose pattern matches and whose System exists;
-3. the System stamped ``openLineageNamespace = <namespace>`` (first by name when several);
-4. creation, when the first matching ``systemPolicies`` entry says ``IF_MISSING`` — an existing
-   System of the planned name is reused and stamped instead of duplicated;
-5. otherwise ``UNMAPPED_NAMESPACE``.
+``SystemResolver``: (1) an ignored namespace is skipped (``IGNORED_NAMESPACE``); (2) the first
+``namespaceMappings`` entry that matches and whose System exists; (3) the System stamped
+``openLineageNamespace``; (4) creation when the first matching ``systemPolicies`` entry says
+``IF_MISSING`` (an existing System of the planned name is reused and stamped); (5) otherwise
+``UNMAPPED_NAMESPACE``. Namespaces and patterns are matched normalised; the database a name
+carries may select a System (``openLineageDatabase``). A bad namespace never creates a System.
+The Systems Blindata holds are an input (``KnownSystem``), so this stays pure; only created
+Systems are stamped ``openLineageOwner``.
 
-Namespaces are matched normalised (``identity.normalize_namespace``), and so are the patterns of
-all three lists (``identity.normalize_pattern``): a pattern written as a producer spells the
-namespace (``postgresql://DB``) matches the namespace it names (``postgres://db:5432``).
-
-The database (catalog, project) that the name profile reads from a dataset name is part of its
-identity (issue 37): ``namespaceMappings`` and ``systemPolicies`` entries may select it
-(``database``), a ``nameTemplate`` may name a System after it (``{database}``), and a System
-stamped ``openLineageDatabase`` besides ``openLineageNamespace`` is that database's System (one
-without it is every database's). A created System of a per-database policy is stamped so.
-
-A bad namespace (``identity.namespace_problem``: empty, or a URI whose authority cannot be read)
-goes through steps 1 to 3 like any other, but step 4 never creates a System from it: it is
-reported ``UNMAPPED_NAMESPACE`` with the reason, and the rest of the run goes on.
-
-The Systems Blindata already holds are an input (``KnownSystem``), so this stays pure. Only
-Systems this definition creates are stamped ``openLineageOwner``: cleanup removes by that stamp,
-so a reused crawled System must never carry it.
+The rules in full: docs/mapping-reference.md#the-rules-of-mappersystemspy
 """
 
 from __future__ import annotations
