@@ -1,46 +1,15 @@
 """The OpenLineage receiver: producers outside Airflow (Spark, dbt, Flink, Hop) send events here.
 
-A FastAPI app that the provider's plugin mounts in the Airflow API server (``fastapi_apps``,
-prefix ``/blindata``). It speaks the OpenLineage HTTP API, so the producers' own ``http``
-transports work unchanged:
+A FastAPI app that the plugin mounts in the Airflow API server (``fastapi_apps``, prefix
+``/blindata``), speaking the OpenLineage HTTP API so the producers' ``http`` transports work
+unchanged: ``POST /blindata/api/v1/lineage`` (one event, a JSON array or JSON lines) and
+``/blindata/api/v1/lineage/batch``, gzip bodies, ``Authorization: Bearer <key>`` (``keys``).
+The contract is the transport's: 200 only once every stored event is committed to the event
+store, a re-sent event a duplicate, never a call to Blindata; bad events 400, out of the key's
+scope 403, unholdable ones quarantined; a bounded wait for the store and bounded memory (503
+with ``Retry-After``); secrets never echoed.
 
-* ``POST /blindata/api/v1/lineage``: one event (a JSON object), or a batch (a JSON array, or
-  JSON lines with ``Content-Type: application/x-ndjson``);
-* ``POST /blindata/api/v1/lineage/batch``: a batch, OpenLineage's batch endpoint;
-* ``Content-Encoding: gzip`` bodies; ``Authorization: Bearer <key>`` (see ``keys``).
-
-The contract, the same as the transport's on the capture path (docs/configure-your-producers.md):
-
-* 200 only once every stored event is committed to the event store. A re-sent event is a
-  duplicate, reported as such and never an error. The receiver never talks to Blindata.
-* One event that is not an OpenLineage event: 400 with the reason, and nothing is stored.
-* One event outside the scope of its key (``keys.KeyScope``: a key scoped to job namespaces, and
-  an event of another namespace, or a DatasetEvent): 403 with the reason, nothing stored. In a
-  batch such an event is refused alone, listed like an unreadable one (``failed_events``); a
-  batch of which nothing was stored because every event is out of scope is a 403.
-* An event the store can read but never hold as it is (a NUL or a lone surrogate in a string, a
-  job name over the store's bound): 200 with ``outcome: quarantined`` (in a batch, counted in
-  ``quarantined`` of the summary and listed by index with the reason in ``quarantined_events``),
-  kept with the reason in the store's quarantine and logged; never a 503, which producers would
-  retry for ever.
-* A batch: the readable events are stored and the others listed by index with the reason, in
-  the response of OpenLineage's batch API (``status: partial_success``, ``failed_events``);
-  when none is readable, 400 and nothing is stored. Each rejection is also logged.
-* 401 without a valid key; 503 when no key is configured (it never runs open) or the store is
-  unavailable (producers retry a 503); 413 past ``receiver_max_body_bytes`` or
-  ``receiver_max_batch_events``; 415 for an encoding other than gzip.
-* Bounded, whatever the store does: a request waits at most ``receiver_store_timeout`` seconds
-  for the store (4 by default, in a pool of its own threads), then is answered 503 with
-  ``Retry-After``. A thread given up on finishes within the store's own bound (3 s per append on
-  SQLite and PostgreSQL), so a hung store never piles up threads or hangs producers.
-* Bounded memory: the bodies of all requests in flight share ``receiver_max_bytes_in_flight``
-  bytes (``budget``); past it a request waits a moment, then is answered 503 with
-  ``Retry-After``, the rest of its body read and dropped, never kept. A body with no byte for
-  ``body_idle_timeout`` seconds (30) is a 408, and its share given back: a producer gone
-  mid-body would otherwise hold it for ever.
-* Secrets never reach a response or a log: no key, no header, no store URL is echoed.
-* A producer that disconnects before its body is complete gets nothing stored and one warning
-  line in the log (throttled like the others), never a traceback.
+The contract in full: docs/configure-your-producers.md#the-receivers-contract-receiverapppy
 """
 
 from __future__ import annotations

@@ -1,29 +1,14 @@
 """The receiver's API keys: where they come from, and checking a presented key in constant time.
 
-Producers authenticate with ``Authorization: Bearer <key>`` (what the OpenLineage clients send
-for ``auth: {type: api_key, apiKey: ...}``). The keys are read from the first source that has
-one; a lower source is then not consulted, so a stale key left there cannot open the door:
+Keys are read from the first source that has one, a lower source then not consulted:
+``[blindata] receiver_api_key`` (several keys allowed), else the connection
+``[blindata] receiver_conn_id`` (its password, plus its extra's ``api_keys``). No key anywhere:
+every request is refused (503). A key shorter than ``MIN_KEY_LENGTH`` is ignored with a warning;
+only SHA-256 digests are kept, re-read every ``KEY_REFRESH_SECONDS``. A key may be scoped to job
+namespaces (``KeyScope``, ``fnmatch`` globs); a scope that cannot be read leaves its key out,
+never unscoped.
 
-1. ``[blindata] receiver_api_key`` (also ``AIRFLOW__BLINDATA__RECEIVER_API_KEY``, and the
-   ``_cmd`` / ``_secret`` forms Airflow offers for sensitive options). Several keys, separated by
-   commas or whitespace, are all valid: add the new key, move the producers, drop the old key.
-2. The Airflow connection ``[blindata] receiver_conn_id`` (default ``blindata_receiver``, from
-   an environment variable, the metadata database or a secrets backend): its password, plus the
-   keys listed in its extra ``api_keys`` (a JSON list, or a comma-separated string).
-
-No key anywhere means the receiver refuses every request (503): it never runs open. A key shorter
-than ``MIN_KEY_LENGTH`` is ignored with a warning. Only SHA-256 digests of the keys are kept in
-memory, and they are re-read every ``KEY_REFRESH_SECONDS``, so a rotation needs no restart.
-
-A key may be **scoped** to job namespaces (``KeyScope``): the events it sends must name a job
-whose namespace matches one of its globs (``fnmatch``, case-sensitive: ``spark-*``,
-``dbt://prod/*``), and an event outside the scope is refused with the reason (``app``). Scopes are
-given as a JSON object that maps each key to its glob or list of globs (``"*"``: any namespace):
-the option's whole value (``{"<spark key>": ["spark-*"], "<dbt key>": "dbt://*"}``), or the
-connection extra's ``api_keys`` (that object, or a list whose items are keys or ``{"key": ...,
-"namespaces": [...]}``); the extra's ``namespaces`` scopes the connection's password. A key
-listed plainly may write any namespace. A scope that cannot be read leaves its key out, never
-unscoped.
+The rules in full: docs/configure-your-producers.md#how-receiverkeyspy-reads-and-checks-keys
 """
 
 from __future__ import annotations
