@@ -1,25 +1,15 @@
 """``BlindataSnapshotOperator`` and ``BlindataCleanupOperator``: the sync as two Airflow tasks.
 
 Thin, like ``HttpOperator``: keyword-only arguments, ``template_fields``, the hook built lazily,
-and an ``execute`` that builds the objects (definition, store, client) and calls ``sync.runner``.
-The report is logged as a table, kept in the store's sync history, and returned as the XCom
-(without the long ownership lists). Neither operator holds mapping or HTTP logic.
+and an ``execute`` that builds the objects (definition, store, client) and calls ``sync.runner``;
+neither holds mapping or HTTP logic. The report is logged as a table, kept in the store's sync
+history and returned as the XCom (without the long ownership lists). A snapshot that could not
+use Blindata or the store, or met an outage, fails (retried); objects refused (4xx) fail it only
+with ``fail_on_partial``; a light sync with nothing new is skipped. A cleanup refused by a
+fail-safe fails without retry; one with nothing to do yet is skipped. Heavy imports wait for
+``execute``. Capture leaves their events out (``airflow_blindata.capture.own``).
 
-Outcomes, as an administrator scheduling the sync expects them:
-
-* a snapshot that could not use Blindata or the store, or that Blindata could not take writes
-  from (an outage: 5xx or no answer), **fails** (Airflow retries it); one with objects refused
-  (4xx) succeeds with the failures in its report, or fails with ``fail_on_partial``;
-* a cleanup refused by a fail-safe (removal over ``maxRemovalShare``, failed snapshot) **fails**
-  without retry: somebody must look, then run it with ``force``; a cleanup with nothing to do
-  yet (no snapshot, an empty one, cleanup disabled) is **skipped**.
-
-Parsing a DAG file that uses them costs what parsing one with ``EmptyOperator`` does
-(``benchmarks/imports.py``): the definition, the hook, the store and the sync are imported when
-a task runs, never when the DAG processor parses the file.
-
-Capture leaves their events out: the sync is not lineage to catalogue
-(``airflow_blindata.capture.own``; docs/operators.md).
+Outcomes in full: docs/operators.md#outcomes-as-an-administrator-expects-them-operatorsblindatapy
 """
 
 from __future__ import annotations
