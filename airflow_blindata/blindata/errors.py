@@ -1,24 +1,14 @@
 """Errors raised by the Blindata client.
 
-The hierarchy, like httpx's, has base classes to catch and leaves that carry context::
+Like httpx's, the hierarchy has base classes to catch and leaves that carry context: under
+``BlindataError``, ``BlindataConfigError`` (set up wrongly), ``BlindataRequestError`` (no usable
+answer; ``BlindataDeadlineError`` with ``last_error`` when retries gave up at the deadline),
+``BlindataStatusError`` (``status``, ``body``; one leaf per status, 400, 401, 403, 404, 409,
+429 with ``retry_after``, 5xx) and ``BlindataContractError`` (an answer off the contract;
+``incomplete`` when cut short). Messages name the operation (method and path) and the server's
+own message, never a header, a credential or a token: they end up in task logs and run reports.
 
-    BlindataError
-     ├── BlindataConfigError          the client was set up wrongly (no URL, unknown auth method)
-     ├── BlindataRequestError         no usable answer: refused, timed out, dropped
-     │    └── BlindataDeadlineError   retries gave up at the deadline (``last_error``)
-     ├── BlindataStatusError          an error status (``status``, ``body``)
-     │    ├── BlindataValidationError   400
-     │    ├── BlindataAuthError         401: no or bad credentials, or an expired token
-     │    ├── BlindataPermissionError   403: missing permission, or a tenant the user cannot reach
-     │    ├── BlindataNotFoundError     404
-     │    ├── BlindataConflictError     409: duplicate natural key
-     │    ├── BlindataRateLimitError    429 (``retry_after`` seconds)
-     │    └── BlindataServerError       5xx
-     └── BlindataContractError        the answer does not follow the contract (HTML, truncated JSON,
-                                       a field of the wrong type); ``incomplete`` when cut short
-
-Messages name the operation (method and path) and the server's own message, never a header, a
-credential or a token: these exceptions end up in task logs and run reports.
+The tree: docs/connection.md#the-hierarchy-blindataerrorspy
 """
 
 from __future__ import annotations
