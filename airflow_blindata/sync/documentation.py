@@ -1,22 +1,14 @@
 """Entity documentation, with the protection of people's edits (seed 000, "Documentation").
 
-The job stamps the entity with ``openLineageDocumentationHash``: the hash of the document it
-wrote. When the stored document no longer hashes to that value, somebody edited it in Blindata
-(or another tool wrote it): it is kept and counted in ``documentsKeptUserEdited``, unless the
-System's policy says ``replaceUserDocumentation``.
+The job stamps the entity with ``openLineageDocumentationHash``, the hash of the document it
+wrote. A stored document that no longer hashes to it was edited: it is kept
+(``documentsKeptUserEdited``) unless the System's policy says ``replaceUserDocumentation``. A
+document on an entity another definition created, or on a crawler's entity documented by another
+definition (``openLineageDocumentedBy``, stamped next to the hash), is never replaced
+(``documentsKeptOtherDefinition``). On an entity that exists, the document is written *before*
+the new hash is uploaded with the entity.
 
-On an entity another job definition created, a stored document is that definition's (or a
-person's): it is never replaced, as its description is not (seed 000: "A description that another
-job stored is not replaced on an entity the job did not create"), and counted in
-``documentsKeptOtherDefinition``. The hash cannot tell one definition's text from another's, so
-two definitions with different documentation for one table would otherwise rewrite it in turn at
-every snapshot. On an entity no definition created (a crawler's), the definition that writes a
-document stamps its uuid next to the hash (``openLineageDocumentedBy``): another definition keeps
-that document too (``documentsKeptOtherDefinition``), as it keeps a description stored there.
-
-Order matters for an entity that exists: the document is written *before* the new hash is
-uploaded with the entity. Were the hash stamped first and the document write then lost, the next
-run would see the old text under the new hash, take it for a user's edit, and keep it forever.
+Why: docs/mapping-reference.md#documentation-and-peoples-edits-syncdocumentationpy
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """Physical entities (datasets and job entities), with the protections of crawled metadata.
 
-Every described entity is uploaded on every run, changed or not: the upload refreshes its last
-update, which is how cleanup tells what is still described (seed 000, "Re-sends and updates").
-What the upload carries depends on whose entity it is:
+Every described entity is uploaded on every run, changed or not: that refreshes its last update,
+by which cleanup tells what is still described (seed 000, "Re-sends and updates"). An entity that
+does not exist is created only where the plan and the System allow it (``entityCreation``; else
+``TARGET_NOT_CATALOGUED``) and stamped ``openLineageOwner``. On an owned entity the job writes
+what it knows but a description a person edited (``openLineageDescriptionHash``). On one it did
+not create it never replaces a stored description or table type, never sends the owner stamp,
+and adds its uuid to ``openLineageDescribedBy`` of another definition's. Uploads answer with
+counts, so the entities created are read back once afterwards.
 
-* an entity that does not exist is created only where the plan and the System allow it
-  (``entityCreation``); otherwise it is the gap ``TARGET_NOT_CATALOGUED``. An entity this job
-  creates is stamped ``openLineageOwner = <definition uuid>``: cleanup removes by that stamp;
-* on an entity it owns, the job writes what it knows, except a description a person edited: the
-  job stamps the hash of the description it writes (``openLineageDescriptionHash``), and a
-  stored description that no longer hashes to it is kept and counted
-  (``descriptionsKeptUserEdited``), unless the System's policy says ``replaceUserDocumentation``.
-  An owned entity with a description and no stamp (written before the stamp existed) counts as
-  edited when its description differs from the planned one: a person's text is never lost;
-* on an entity it did not create (crawled, or another definition's), it never replaces a stored
-  description or table type, and never sends the owner stamp. An empty description is never sent.
-  On another definition's entity it adds its uuid to ``openLineageDescribedBy``, so that the
-  owner's cleanup keeps a table this definition still describes; this definition's cleanup takes
-  the uuid off the entities its last snapshot no longer described (``ownership.py``).
-
-Uploads answer with counts, not uuids, so the entities created are read back once afterwards.
+The rules in full: docs/mapping-reference.md#what-an-upload-carries-syncentitiespy
 """
 
 from __future__ import annotations

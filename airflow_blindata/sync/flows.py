@@ -1,24 +1,15 @@
 """Data flows: table, column and orchestration flows, uploaded by scope with ends as uuids.
 
-A flow's natural key is ``(scope, name)``, so uploading the same flows again refreshes them and
-creates nothing. Lineage is anchored (seed 001): a flow whose entity end is not in the catalog is
-not published (``DANGLING_FLOW``); a column flow whose field is missing is not either
-(``FIELD_NOT_CATALOGUED``), and the table flow the mapper planned next to it still is.
+A flow's natural key is ``(scope, name)``: uploading the same flows again refreshes them and
+creates nothing. A flow whose entity end is not in the catalog is not published
+(``DANGLING_FLOW``), nor a column flow whose field is missing (``FIELD_NOT_CATALOGUED``; its
+table flow still is). A producer's column flow marked ``superseded_by_analysis`` is left out
+only when the analysis of the job's ANALYZED statement derived a column flow into the same
+target field (report: ``superseded``), else kept (``columnFlowsKeptOverAnalysis``). The scopes
+written are kept in the report for cleanup; a scope with an end lost to a failure is marked
+failed, so cleanup leaves its flows alone.
 
-A producer's column flow of a job whose SQL Blindata analyses (``superseded_by_analysis``) is
-decided per target field (seed 001: "for each job and output, the job uses the finest proven
-evidence"): it is left out only when a column flow that the analysis of the job's ANALYZED
-statement derived ends on the same field, and cleanup then removes the copy an earlier run
-published (report: ``superseded``, naming the analysis's flow). An analysis that derived no
-column flow into that field (``INSERT ... SELECT *``, ``CALL proc()``, a parser that keeps the
-statement at table level) proved nothing finer for it: the producer's flow stays (report:
-``kept``, counter ``columnFlowsKeptOverAnalysis``). The analysis's flows are read from the
-flows into the target entities, entity by entity, or the whole System's past ``lookup_limit``
-of them; when they cannot be read, the producer's flows stay.
-
-The scopes written are kept in the report: they are what this definition owns, and cleanup acts
-on them. When an end is missing because an entity or System could not be written (a failure, not
-a gap), the flow's scope is marked failed so that cleanup leaves its existing flows alone.
+The rules in full: docs/mapping-reference.md#how-the-sync-publishes-flows-syncflowspy
 """
 
 from __future__ import annotations

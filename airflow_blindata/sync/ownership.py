@@ -1,28 +1,16 @@
 """What a job definition owns in Blindata, and which of it the last snapshot left stale.
 
-Read-only: ``collect`` lists the owned objects (by the ``openLineageOwner`` stamp, and flows by
-scope) and splits them into what the snapshot refreshed and what it did not. Kinds the snapshot
-could not fully refresh are held back (a failure is not a removal), and so are the scopes whose
-flows it could not all write.
+Read-only: ``collect`` lists the owned objects (by the ``openLineageOwner`` stamp, flows by
+scope) and splits them into what the snapshot refreshed and what it did not, holding back the
+kinds it could not fully refresh and the scopes whose flows it could not all write. Before an
+entity or a System goes, it reads what refers to it and keeps it when anything outside this
+cleanup does (another scope's or a person's flow, a field this definition did not write, another
+definition that still describes it, an entity or routine that stays): counted and listed with
+the reason (``Kept``). A removal counts what it takes with it (fields, statements), and so does
+the share ``maxRemovalShare`` limits.
 
-Blindata deletes with an entity its fields, documentation and every flow that ends on it, and
-with a System its entities, routines and flows. So before an entity or a System goes, ``collect``
-reads what refers to it, and keeps it when anything outside this cleanup does (seed 001: the job
-"acts on scopes, never on flows created by crawlers or other jobs"):
-
-* a flow that this cleanup does not remove: another scope (``crawler:...``, another job's
-  ``ol:...``), no scope (a person's), the analysis of a statement whose routine stays, or a flow
-  of this definition that is still described;
-* a field of the entity this definition did not write (it stamps the fields of its entities);
-* another definition that still describes the entity (``openLineageDescribedBy``: each
-  definition's snapshot adds its uuid to the other definitions' entities it describes, and its
-  cleanup takes it off those its last snapshot did not refresh);
-* for a System, any entity or routine it holds that this cleanup does not remove.
-
-A kept object is counted and listed with the reason (``RunReport.kept``). What a removal takes
-with it is counted in the removal (the fields of an entity, the statements of a routine), and
-weighed against everything the definition owns, fields and statements included: the share
-``maxRemovalShare`` limits is of objects of the catalog, not of tables.
+Why and the rules in full:
+docs/removal-of-deprecated-metadata.md#how-syncownershippy-decides-what-stays
 """
 
 from __future__ import annotations

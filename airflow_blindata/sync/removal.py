@@ -1,32 +1,14 @@
 """``cleanup``: remove what this job definition owns and its last snapshot no longer described.
 
-What it owns (design decision 7, seed 001 "Scopes"):
+It owns the flows of the scopes in its ledger (``history.py``) and the routines, entities and
+Systems stamped ``openLineageOwner = <definition uuid>``; "no longer described" is a last update
+older than the snapshot's ``watermark``. Fail-safes: nothing after a failed, missing or empty
+snapshot; kinds not fully refreshed left alone; a removal over ``maxRemovalShare`` refused unless
+forced; ``dry_run`` reports. Order: flows, routines, entities, stale fields, unused Systems; what
+others refer to is kept (``ownership.py``). An outage stops it (``WriteWatch``): the run ends
+``failed`` at once and the ledger keeps every scope for the next cleanup.
 
-* flows whose scope is in the definition's ledger (``history.py``): every ``ol:`` scope its
-  snapshots wrote, plus the scopes of the job entities it owns (``openLineageJobScope``), so that
-  a lost history still finds them. Never a flow of another scope, never one created by SQL
-  analysis (those belong to their routine);
-* routines, entities and Systems stamped ``openLineageOwner = <definition uuid>``. Crawled objects
-  and other definitions' objects never carry that stamp.
-
-"No longer described" means not refreshed by the last snapshot: a last update older than its
-``watermark``. The fail-safes: nothing happens after a failed or missing snapshot, or an empty
-one (``refuseEmptySnapshot``); kinds the snapshot could not fully refresh are left alone; a
-removal larger than ``maxRemovalShare`` of what the definition owns is refused unless forced;
-``dry_run`` reports what would go. Removal order: flows, routines (with the statements and flows
-of their analysis), entities (with their fields and documentation), the fields it wrote on the
-entities that stay and no longer describes (a column dropped from the schema facet), then owned
-Systems that are no longer used and hold nothing.
-
-Blindata deletes with an entity or a System the flows that end on it: an entity or System that
-anything outside this cleanup refers to (another scope's flow, a person's, a field the definition
-did not write, another definition that still describes it) is kept, counted and listed with the
-reason (``ownership.py``). The share counts what a deletion takes with it (fields, statements).
-
-An outage stops the cleanup, as it stops a snapshot (``WriteWatch``): a delete given up at the
-retry deadline, or a step (flows, routines, entities, Systems) in which no delete got through and
-one was lost to a 5xx or a lost connection, ends the run ``failed`` at once instead of paying the
-deadline once per object. Its ledger keeps every scope, so the next cleanup finds what is left.
+Why and the rules in full: docs/removal-of-deprecated-metadata.md#how-syncremovalpy-runs-a-cleanup
 """
 
 from __future__ import annotations
