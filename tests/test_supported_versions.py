@@ -71,6 +71,6 @@ def test_the_floors_run_tests_each_floor_pyproject_declares() -> None:
             continue
         assert name in pins, f"constraints-floors.txt does not pin {name}"
         pinned = pins[name]
-        assert pinned >= floor and pinned.release[:2] == (floor.release + (0,))[:2], (
+        assert pinned >= floor and pinned.release[:2] == (*floor.release, 0)[:2], (
             f"the floors run tests {name} {pinned}; pyproject.toml's floor is {floor}"
         )
