@@ -76,3 +76,11 @@ def test_a_relative_ui_job_definition_is_read_from_airflow_home(
     assert options.ui_job_definition() == str(tmp_path / "dags" / "blindata.yaml")
     monkeypatch.setenv("AIRFLOW__BLINDATA__UI_JOB_DEFINITION", "/etc/blindata.yaml")
     assert options.ui_job_definition() == "/etc/blindata.yaml"
+
+
+def test_the_options_read_from_a_command_are_the_sensitive_ones() -> None:
+    from airflow_blindata.get_provider_info import get_provider_info
+    from airflow_blindata.options import SENSITIVE
+
+    options = get_provider_info()["config"]["blindata"]["options"]
+    assert {name for name, option in options.items() if option.get("sensitive")} == SENSITIVE

@@ -48,7 +48,7 @@ from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.sdk import DAG, Asset, setup, task, task_group, teardown
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.providers.common.compat.sdk import AirflowSkipException
 
 MARK = Path(os.environ["SHAPES_WORK"]) / "flaky-failed-once"
 SRC = "postgres://db.example:5432/dwh/public/orders"
