@@ -29,7 +29,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from airflow.sdk import BaseHook
+# through common-compat: airflow.sdk has BaseHook from Airflow 3.1 (airflow.hooks.base before)
+from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_blindata.blindata import (
     DEFAULT_TIMEOUT,

@@ -86,7 +86,7 @@ def _scheme(url: str) -> str:
 
 def _connection_url(conn_id: str) -> str:
     """The store URL an Airflow connection describes (postgres or sqlite)."""
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook  # airflow.sdk's from 3.1
 
     try:
         try:
