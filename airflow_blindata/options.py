@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 SECTION = "blindata"
+SENSITIVE = frozenset({"store_url", "receiver_api_key"})
+"""The options ``get_provider_info`` marks sensitive: the ones that may come from ``<key>_cmd``."""
 
 
 def blindata_home() -> Path:
@@ -54,6 +56,14 @@ def option(key: str) -> str | None:
     except ImportError:
         return None
     configured = str(conf.get(SECTION, key, fallback="") or "").strip()
+    if not configured and key in SENSITIVE:
+        # ``<key>_cmd``: Airflow 3.2+ runs it for a provider's sensitive option; 3.1 only for its
+        # own, so here it is run as Airflow runs it (the same helper)
+        command = str(conf.get(SECTION, f"{key}_cmd", fallback="") or "").strip()
+        if command:
+            from airflow.configuration import run_command
+
+            configured = str(run_command(command) or "").strip()
     return configured or None
 
 

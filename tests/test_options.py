@@ -150,3 +150,11 @@ def test_an_options_default_in_the_code_is_the_one_airflow_shows(
         assert float(declared) == code
     else:
         assert (declared or None) == (code or None)
+
+
+def test_the_options_read_from_a_command_are_the_sensitive_ones() -> None:
+    from airflow_blindata.get_provider_info import get_provider_info
+    from airflow_blindata.options import SENSITIVE
+
+    options = get_provider_info()["config"]["blindata"]["options"]
+    assert {name for name, option in options.items() if option.get("sensitive")} == SENSITIVE

@@ -117,6 +117,11 @@ _NOT_REQUIRED = {
     "__future__",
     # `airflow-blindata emulator` only: a distribution of its own, imported when the command runs
     "blindata_emulator",
+    # Airflow 3.0/3.1 only, where they are the deployment's: the connection form's fields
+    # (wtforms, which FAB brings) and PostgreSQL under SQLAlchemy 1.4 (psycopg2, which Airflow's
+    # postgres provider brings; docs/versions.md)
+    "wtforms",
+    "psycopg2",
 }
 
 

@@ -84,3 +84,31 @@ def test_the_connection_form_hides_schema_shows_the_port_and_relabels_host() -> 
         "login",
         "bearer",
     ]
+
+
+@pytest.mark.airflow
+def test_the_ui_serves_the_same_labelled_form_on_every_supported_airflow() -> None:
+    """What the connection form is built from (``/ui/connections/hook_meta``): from the provider
+    info's ``conn-fields`` on Airflow 3.2+, from the hook's methods on 3.1 (``hooks/form.py``,
+    with wtforms installed, as the FAB auth manager has it). The same fields either way."""
+    from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+
+    (meta,) = [
+        hook for hook in HookMetaService.hook_meta_data() if hook.connection_type == "blindata"
+    ]
+    served = meta.model_dump(mode="json")
+    (conn_type,) = get_provider_info()["connection-types"]
+    behaviour = conn_type["ui-field-behaviour"]
+    standard = served["standard_fields"]
+    assert standard["url_schema"]["hidden"] is True
+    for name in ("host", "port", "login", "password"):
+        assert standard[name]["title"] == behaviour["relabeling"][name]
+        assert standard[name]["placeholder"] == behaviour["placeholders"][name]
+    extra = served["extra_fields"]
+    assert set(extra) == set(conn_type["conn-fields"])
+    for name, declared in conn_type["conn-fields"].items():
+        assert extra[name]["schema"]["title"] == declared["label"]
+        assert extra[name]["description"] == declared["description"]
+    assert extra["auth_method"]["schema"]["enum"] == ["api_key", "login", "bearer"]
+    assert extra["auth_method"]["value"] == "api_key" and extra["verify_ssl"]["value"] is True
+    assert extra["timeout"]["value"] == 30 and extra["deadline"]["value"] == 120

@@ -17,16 +17,15 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 
 OLDEST_WORKING = {
-    # airflow.sdk.BaseHook is 3.1; AirflowFailException in airflow.sdk.exceptions is 3.2; the
-    # event store needs SQLAlchemy 2, which Airflow 3.1 does not require
-    "apache-airflow": "3.2",
+    # airflow.sdk.BaseHook is 3.1 (3.0 lacks it, and more: docs/versions.md)
+    "apache-airflow": "3.1",
     # _run_adapter_method (2.20.0); 2.20.0 and 2.20.1 emitted no task events on Airflow 3.2.0
     "apache-airflow-providers-openlineage": "2.20.2",
     # airflow.providers.common.compat.sdk: hookimpl (1.12), HookLineageReader (1.14)
     "apache-airflow-providers-common-compat": "1.15",
     "msgspec": "0.19",
-    # ``from sqlalchemy import Dialect`` and the 2.0 API of the event store
-    "sqlalchemy": "2.0",
+    # 1.4's 2.0-style API (future engines, Connection.execute, insert().on_conflict_do_nothing)
+    "sqlalchemy": "1.4.54",
     # TokenType.NATIONAL_RAW_STRING; and older tokenizers hash some statements otherwise
     "sqlglot": "30.23",
 }
@@ -52,3 +51,26 @@ def test_a_dependency_is_never_accepted_below_the_oldest_version_the_provider_wo
     assert floors[name] >= Version(oldest), (
         f"pyproject.toml accepts {name} {floors[name]}, the provider needs {oldest}"
     )
+
+
+def _floor_pins() -> dict[str, Version]:
+    pins: dict[str, Version] = {}
+    for line in (ROOT / "constraints-floors.txt").read_text().splitlines():
+        name, separator, version = line.partition("==")
+        if separator and not line.startswith("#"):
+            pins[name.strip().lower().replace("_", "-")] = Version(version.strip())
+    return pins
+
+
+def test_the_floors_run_tests_each_floor_pyproject_declares() -> None:
+    """``./dev floors`` (in ``.ci/run``) installs each dependency at its floor's release series,
+    so that the floor is a tested fact, not a guess."""
+    pins = _floor_pins()
+    for name, floor in _floors().items():
+        if name == "sqlglotc":
+            continue
+        assert name in pins, f"constraints-floors.txt does not pin {name}"
+        pinned = pins[name]
+        assert pinned >= floor and pinned.release[:2] == (*floor.release, 0)[:2], (
+            f"the floors run tests {name} {pinned}; pyproject.toml's floor is {floor}"
+        )

@@ -15,7 +15,8 @@ extra      ``tenant`` (uuid), ``auth_method`` (``api_key`` | ``login`` | ``beare
            ``api_paths`` (contract path -> the path this instance serves; ``api_paths.py``)
 ========== ================================================================================
 
-The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn-fields``).
+The form shown in the Airflow UI is declared in ``get_provider_info.py`` (``conn-fields``); on
+Airflow 3.0 and 3.1 the hook builds the same form from it (``form.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from airflow.sdk import BaseHook
+# through common-compat: airflow.sdk has BaseHook from Airflow 3.1 (airflow.hooks.base before)
+from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_blindata.blindata import (
     DEFAULT_TIMEOUT,
@@ -337,6 +339,21 @@ class BlindataHook(BaseHook):
     def __init__(self, blindata_conn_id: str = default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.blindata_conn_id = blindata_conn_id
+
+    # Airflow 3.0 and 3.1 build the form from these; 3.2+ reads get_provider_info and skips them.
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """The form's extra fields, as ``conn-fields`` declares them (``form.py``)."""
+        from airflow_blindata.hooks.form import connection_form_widgets
+
+        return connection_form_widgets()
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Hidden, relabelled and placeholder standard fields, as ``ui-field-behaviour`` says."""
+        from airflow_blindata.hooks.form import ui_field_behaviour
+
+        return ui_field_behaviour()
 
     @cached_property
     def settings(self) -> BlindataConnectionSettings:

@@ -20,8 +20,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
+# Through common-compat: AirflowFailException and AirflowSkipException are in
+# airflow.sdk.exceptions from Airflow 3.2, in airflow.exceptions before
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSkipException,
+    BaseOperator,
+)
 
 if TYPE_CHECKING:
     from airflow_blindata.definition import JobDefinition

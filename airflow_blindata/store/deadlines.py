@@ -34,7 +34,13 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any
 
-__all__ = ["Bound", "bounded", "bounded_connection_class", "current_bound"]
+__all__ = [
+    "Bound",
+    "bounded",
+    "bounded_connection_class",
+    "bounded_psycopg2_connection_class",
+    "current_bound",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,5 +206,70 @@ def _build_connection_class() -> type[Any]:
             if fired:  # answered just as the alarm went off: the socket is shut down all the same
                 self.close()
             return result
+
+    return BoundedConnection
+
+
+_PSYCOPG2_CLASS: type[Any] | None = None
+
+
+def bounded_psycopg2_connection_class() -> type[Any]:
+    """The same for psycopg2 (SQLAlchemy 1.4, which has no psycopg 3 dialect): a connection
+    whose statements, commits and rollbacks honour ``bounded()``."""
+    global _PSYCOPG2_CLASS
+    if _PSYCOPG2_CLASS is None:
+        _PSYCOPG2_CLASS = _build_psycopg2_connection_class()
+    return _PSYCOPG2_CLASS
+
+
+def _build_psycopg2_connection_class() -> type[Any]:
+    import psycopg2
+    import psycopg2.extensions
+
+    class NoAnswer(psycopg2.OperationalError):  # type: ignore[misc]
+        """The server did not answer within the store's bound; the connection is closed."""
+
+    def guarded(connection: Any, call: Any, *args: Any) -> Any:
+        # psycopg2 waits inside its C calls: the alarm is armed around each call instead.
+        bound = _BOUND.get()
+        if bound is None:
+            return call(*args)
+        watchdog = _WATCHDOG
+        alarm = watchdog.arm(bound.alarm_at(monotonic()), connection.fileno())
+        try:
+            result = call(*args)
+        except psycopg2.Error as error:
+            if not watchdog.disarm(alarm):
+                raise
+            connection.close()
+            raise NoAnswer(
+                f"no answer from PostgreSQL within {bound.seconds:g} s "
+                "(the store's timeout); the connection is closed"
+            ) from error
+        finally:
+            fired = watchdog.disarm(alarm)
+        if fired:  # answered just as the alarm went off: the socket is shut down all the same
+            connection.close()
+        return result
+
+    class BoundedCursor(psycopg2.extensions.cursor):  # type: ignore[misc]
+        def execute(self, query: Any, vars: Any = None) -> Any:
+            return guarded(self.connection, super().execute, query, vars)
+
+        def executemany(self, query: Any, vars_list: Any) -> Any:
+            return guarded(self.connection, super().executemany, query, vars_list)
+
+    class BoundedConnection(psycopg2.extensions.connection):  # type: ignore[misc]
+        """Every statement, commit and rollback armed on the watchdog when bound."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.cursor_factory = BoundedCursor
+
+        def commit(self) -> None:
+            guarded(self, super().commit)
+
+        def rollback(self) -> None:
+            guarded(self, super().rollback)
 
     return BoundedConnection

@@ -30,7 +30,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Dialect, Table
+from sqlalchemy import Table
+from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.dml import Insert
 
 from .connections import set_aside_object
@@ -96,14 +97,14 @@ class DirectAppender:
             if busy_timeout is not None:
                 connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             connection.execute("BEGIN IMMEDIATE")
-            inserted = connection.execute(sql, parameters).fetchall()
+            inserted = connection.execute(sql, parameters).rowcount == 1  # 0: ON CONFLICT skipped
             connection.execute("COMMIT")
         except BaseException:
             self.close()  # rolls back; the next append opens a fresh connection
             raise
         if fresh:  # a process that keeps its connection leaves the WAL to SQLite's checkpoints
             self._keep_the_wal_small(connection)
-        return bool(inserted)
+        return inserted
 
     def _keep_the_wal_small(self, connection: sqlite3.Connection) -> None:
         try:

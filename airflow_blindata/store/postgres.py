@@ -22,6 +22,9 @@ whole batch. The store always speaks UTF-8 to the server (``client_encoding``): 
 another encoding (``LATIN1``), an event with a character the encoding lacks is refused for its
 row, and that row is quarantined (``sql.SqlEventStore``).
 
+The driver: psycopg 3 on SQLAlchemy 2; psycopg2 on SQLAlchemy 1.4 (Airflow 3.1's), which has no
+psycopg 3 dialect. Both run the same statements, with the same bounds.
+
 URL: ``postgresql://user:password@host:5432/db`` (or ``postgresql+psycopg://``), options
 ``schema=<name>`` (a schema of its own, created if missing), ``timeout=<s>``,
 ``connect_timeout=<s>``, ``lock_timeout=<ms>``, ``statement_timeout=<ms>``, and any libpq
@@ -34,22 +37,29 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table, create_engine, event, func, inspect, select, text, update
+from sqlalchemy import Table, create_engine, event, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL, Connection, Dialect, make_url
 from sqlalchemy.exc import ProgrammingError
-from sqlalchemy.pool import ConnectionPoolEntry
-from sqlalchemy.schema import CreateSchema
 from sqlalchemy.sql.dml import Insert
 
 from airflow_blindata.redaction import redact_url, url_secrets
 
-from .deadlines import Bound, bounded, bounded_connection_class, current_bound
+from .deadlines import (
+    Bound,
+    bounded,
+    bounded_connection_class,
+    bounded_psycopg2_connection_class,
+    current_bound,
+)
 from .models import StoreURLError
 from .schema import PREFIX, build_tables
 from .sql import SqlEventStore
+
+if TYPE_CHECKING:
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 __all__ = ["PostgresEventStore"]
 
@@ -73,6 +83,8 @@ _READ_TIMEOUTS = text(
     f"set_config('lock_timeout', '{READ_STATEMENT_TIMEOUT}', true)"
 )
 
+_SCHEMA_EXISTS = text("SELECT 1 FROM pg_namespace WHERE nspname = :name")
+
 
 def _lock_key(schema: str | None, purpose: str) -> int:
     """A stable 64-bit advisory lock key per schema and purpose."""
@@ -81,7 +93,8 @@ def _lock_key(schema: str | None, purpose: str) -> int:
 
 
 class PostgresEventStore(SqlEventStore):
-    """An event store in PostgreSQL (psycopg 3), cursor stamped in commit order."""
+    """An event store in PostgreSQL (psycopg 3, or psycopg2 on SQLAlchemy 1.4), cursor stamped in
+    commit order."""
 
     backend = "postgresql"
 
@@ -94,7 +107,7 @@ class PostgresEventStore(SqlEventStore):
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         # The pool's timeout bounds a thread's wait for a pooled connection (the receiver's).
-        engine = create_engine(url, pool_timeout=timeout)
+        engine = create_engine(url, pool_timeout=timeout, future=True)
         event.listen(engine, "do_connect", _connect_bounded)
         self._timeout = timeout
         self._schema = schema
@@ -109,11 +122,12 @@ class PostgresEventStore(SqlEventStore):
 
     @classmethod
     def from_url(cls, url: str) -> PostgresEventStore:
+        driver = postgres_driver()
         try:
-            import psycopg  # noqa: F401
+            __import__(driver)
         except ImportError:
             raise StoreURLError(
-                "a PostgreSQL store needs psycopg: pip install 'airflow-blindata[postgres]'"
+                f"a PostgreSQL store needs {driver}: pip install 'airflow-blindata[postgres]'"
             ) from None
         parsed = make_url(url)
         if any("@" in part for part in (parsed.host or "", parsed.database or "", *parsed.query)):
@@ -143,7 +157,7 @@ class PostgresEventStore(SqlEventStore):
         # after, so they win.
         settings = f"-c statement_timeout={statement_timeout} -c lock_timeout={lock_timeout}"
         query["options"] = f"{settings} {query.get('options', '')}".strip()
-        driver_url = parsed.set(drivername="postgresql+psycopg", query=query)
+        driver_url = parsed.set(drivername=f"postgresql+{driver}", query=query)
         return cls(driver_url, schema=schema, shown_url=shown, timeout=timeout)
 
     def _bounded(self, *, whole: bool) -> AbstractContextManager[Bound]:
@@ -183,8 +197,11 @@ class PostgresEventStore(SqlEventStore):
 
     def _lock_schema(self, conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(self._schema_key)))
-        if self._schema and not inspect(conn).has_schema(self._schema):
-            conn.execute(CreateSchema(self._schema, if_not_exists=True))
+        # The catalog is read first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even
+        # when the schema is there. Both in SQL, as SQLAlchemy 1.4 and 2 run it alike.
+        if self._schema and not conn.execute(_SCHEMA_EXISTS, {"name": self._schema}).first():
+            quoted = self._engine.dialect.identifier_preparer.quote_schema(self._schema)
+            conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
 
     def _stamp(self) -> None:
         events, seq = self._tables.events, self._tables.seq
@@ -227,8 +244,22 @@ class PostgresEventStore(SqlEventStore):
 def _connect_bounded(
     dialect: Dialect, record: ConnectionPoolEntry, cargs: Any, cparams: dict[str, Any]
 ) -> Any:
-    """psycopg's ``connect``, with a connection whose waits honour the bound (``deadlines``)."""
+    """The driver's ``connect``, with a connection whose waits honour the bound (``deadlines``)."""
+    if dialect.driver == "psycopg2":
+        import psycopg2
+
+        factory = bounded_psycopg2_connection_class()
+        return psycopg2.connect(*cargs, connection_factory=factory, **cparams)
     return bounded_connection_class().connect(*cargs, **cparams)
+
+
+def postgres_driver() -> str:
+    """``psycopg`` (3), whose dialect SQLAlchemy has from 2.0; ``psycopg2`` on SQLAlchemy 1.4."""
+    try:
+        import sqlalchemy.dialects.postgresql.psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg2"
+    return "psycopg"
 
 
 def _seconds(value: Any) -> float:

@@ -34,14 +34,15 @@ prune never holds the SQLite write lock long enough to make a capturing task wai
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, case, delete, func, or_, select
+from sqlalchemy import Table, and_, case, delete, func, or_, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.elements import ColumnElement
 
 from airflow_blindata.events.core import raw_parent_run_id
 
@@ -72,7 +73,18 @@ def delete_batched(
                 count = conn.execute(statement).rowcount
             else:
                 columns = (table.c.job_namespace, table.c.job_name, events.cursor)
-                rows = conn.execute(statement.returning(*columns)).all()
+                rows: Sequence[Any]
+                if conn.dialect.name == "sqlite":
+                    # No DELETE ... RETURNING for SQLite on SQLAlchemy 1.4: read the rows, then
+                    # delete them by id, in one transaction that holds SQLite's only write lock.
+                    found = conn.execute(
+                        select(table.c.id, *columns).where(where).limit(DELETE_BATCH)
+                    ).all()
+                    rows = [row[1:] for row in found]
+                    if found:
+                        conn.execute(delete(table).where(table.c.id.in_([row[0] for row in found])))
+                else:
+                    rows = conn.execute(statement.returning(*columns)).all()
                 if rows:
                     digests.subtract(conn, events, rows)
                 count = len(rows)

@@ -26,7 +26,6 @@ from sqlalchemy import (
     BigInteger,
     Column,
     DateTime,
-    Dialect,
     Index,
     Integer,
     LargeBinary,
@@ -37,7 +36,7 @@ from sqlalchemy import (
     Text,
     literal_column,
 )
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 

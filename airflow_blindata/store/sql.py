@@ -18,9 +18,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from sqlalchemy import (
-    ColumnElement,
-    Row,
-    Select,
     Table,
     and_,
     func,
@@ -31,7 +28,7 @@ from sqlalchemy import (
     type_coerce,
     update,
 )
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, CursorResult, Engine, Row
 from sqlalchemy.exc import (
     DataError,
     DBAPIError,
@@ -41,6 +38,8 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.sql.dml import Insert
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.expression import Select
 from sqlalchemy.sql.sqltypes import NullType
 
 from airflow_blindata.redaction import redact_text
@@ -211,11 +210,14 @@ class SqlEventStore(EventStore):
     # -- the seams ------------------------------------------------------------------------
 
     def _insert(self, table: Table) -> Insert:
-        """``INSERT ... ON CONFLICT (key) DO NOTHING RETURNING id`` in the backend's dialect.
-
-        RETURNING, not rowcount, tells a skipped duplicate: drivers disagree on rowcount.
-        """
+        """``INSERT ... ON CONFLICT (key) DO NOTHING`` in the backend's dialect, with what
+        ``_inserted`` needs to tell a skipped duplicate."""
         raise NotImplementedError
+
+    def _inserted(self, result: CursorResult[Any]) -> bool:
+        """Whether ``_insert`` wrote its row (else ON CONFLICT skipped it): by its RETURNING id,
+        as drivers disagree on rowcount (SQLite's is exact, and it has no RETURNING on 1.4)."""
+        return result.first() is not None
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
@@ -350,7 +352,7 @@ class SqlEventStore(EventStore):
         statement = self._inserts.get(table.name)
         if statement is None:
             statement = self._inserts[table.name] = self._insert(table)
-        if conn.execute(statement, prepared.values).first() is None:  # ON CONFLICT skipped it
+        if not self._inserted(conn.execute(statement, prepared.values)):  # ON CONFLICT skipped
             return AppendOutcome.DUPLICATE
         return AppendOutcome.QUARANTINED if prepared.quarantined else AppendOutcome.ACCEPTED
 
@@ -635,11 +637,9 @@ class SqlEventStore(EventStore):
         # into a datetime, a long history's listing took a third of its reading
         event_time = type_coerce(ev.c.event_time, NullType())
         with self._guard("reading events"), self._reading() as conn:
-            listing = (
-                conn.execute(select(cursor_column, event_time, ev.c.run_id).where(*where))
-                .tuples()
-                .all()
-            )
+            listing = conn.execute(
+                select(cursor_column, event_time, ev.c.run_id).where(*where)
+            ).all()
         for cursors, going_on in ordered_slices(time_slices(listing, size), newest_first):
             yield TimeSlice(self._texts_at(cursors), going_on)
 
@@ -651,7 +651,7 @@ class SqlEventStore(EventStore):
             for start in range(0, len(cursors), BATCH_SIZE):
                 batch = cursors[start : start + BATCH_SIZE]
                 query = select(cursor_column, ev.c.payload).where(cursor_column.in_(batch))
-                found.update(conn.execute(query).tuples().all())
+                found.update(conn.execute(query).all())
         return [found[cursor] for cursor in cursors if cursor in found]
 
     def folded_jobs(

@@ -37,8 +37,9 @@ from typing import Any
 
 from sqlalchemy import Table, create_engine, event
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.engine import URL, Connection, CursorResult, make_url
 from sqlalchemy.exc import OperationalError, ProgrammingError
+from sqlalchemy.pool import QueuePool
 from sqlalchemy.sql.dml import Insert
 
 from .base import RawEvent
@@ -108,7 +109,14 @@ class SqliteEventStore(SqlEventStore):
         self.synchronous = synchronous
         with suppress(OSError):  # reported by the first operation that needs the file
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(URL.create("sqlite", database=str(self.path)))
+        # 2.0-style on SQLAlchemy 1.4 too (``future``), and pooled as 2.x pools a file (1.4 has
+        # no pool for it, and leaves sqlite3's same-thread check on)
+        engine = create_engine(
+            URL.create("sqlite", database=str(self.path)),
+            future=True,
+            poolclass=QueuePool,
+            connect_args={"check_same_thread": False},
+        )
         event.listen(engine, "connect", self._on_connect)
         event.listen(engine, "begin", _on_begin)
         self._timeout = timeout
@@ -227,11 +235,12 @@ class SqliteEventStore(SqlEventStore):
             return None
 
     def _insert(self, table: Table) -> Insert:
-        return (
-            sqlite_insert(table)
-            .on_conflict_do_nothing(index_elements=["key"])
-            .returning(table.c.id)
-        )
+        # No RETURNING: SQLAlchemy 1.4 does not compile it for SQLite. sqlite3's rowcount of a
+        # one-row INSERT is exact (``sqlite3_changes``): 0 when ON CONFLICT skipped it.
+        return sqlite_insert(table).on_conflict_do_nothing(index_elements=["key"])
+
+    def _inserted(self, result: CursorResult[Any]) -> bool:
+        return result.rowcount == 1
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:

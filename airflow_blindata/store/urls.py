@@ -86,10 +86,18 @@ def _scheme(url: str) -> str:
 
 def _connection_url(conn_id: str) -> str:
     """The store URL an Airflow connection describes (postgres or sqlite)."""
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook  # airflow.sdk's from 3.1
 
     try:
-        conn = BaseHook.get_connection(conn_id)
+        try:
+            conn = BaseHook.get_connection(conn_id)
+        except ImportError:
+            # Airflow 3.1's Task SDK, outside a task, asks the task supervisor for a connection
+            # no secrets backend has, and there is none: read it as `airflow connections get`
+            # does (the metadata database too), as 3.2+ does by itself.
+            from airflow.models.connection import Connection
+
+            conn = Connection.get_connection_from_secrets(conn_id)
     except Exception as exc:  # not defined, or a secrets backend that failed
         # Only the kind of failure: a backend's message may quote where it keeps its secrets.
         reason = "it is not defined" if "NotFound" in type(exc).__name__ else type(exc).__name__

@@ -13,6 +13,7 @@ lets them read (``get_authorized_dag_ids``), and nothing that came from outside 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -78,9 +79,12 @@ class Access:
 
 EVERYTHING = Access(admin=True)
 
+COOKIE_NAME_JWT_TOKEN = "_token"
+"""Where the Airflow UI keeps the user's token (``base_auth_manager.COOKIE_NAME_JWT_TOKEN``)."""
+
 
 async def _user(request: Request) -> Any:
-    from airflow.api_fastapi.core_api.security import get_user
+    from airflow.api_fastapi.core_api import security
     from fastapi.security import HTTPAuthorizationCredentials
 
     scheme, token = get_authorization_scheme_param(request.headers.get("Authorization"))
@@ -89,7 +93,12 @@ async def _user(request: Request) -> Any:
         if scheme.lower() == "bearer" and token
         else None
     )
-    return await get_user(request, None, bearer)
+    if "request" in inspect.signature(security.get_user).parameters:  # Airflow 3.2+
+        return await security.get_user(request, None, bearer)
+    # Airflow 3.0 and 3.1: get_user reads the Authorization header only (their UI sends the
+    # token from JavaScript); a page the browser opens sends the cookie the UI keeps.
+    cookie = request.cookies.get(COOKIE_NAME_JWT_TOKEN)
+    return await security.resolve_user_from_token(bearer.credentials if bearer else cookie)
 
 
 def _forbidden(what: str) -> HTTPException:

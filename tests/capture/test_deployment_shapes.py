@@ -15,6 +15,7 @@ listener, left on, must stand down. Seed 001 for the flows, docs/capture.md for 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
 from airflow_blindata.definition import JobDefinition
@@ -35,6 +37,7 @@ from airflow_blindata.sync.mapping import plan_from_store
 pytestmark = [pytest.mark.airflow, pytest.mark.integration]
 
 BIN = Path(sys.executable).parent
+AIRFLOW_VERSION = Version(importlib.metadata.version("apache-airflow"))
 DAG_ID = "shapes.v1"
 RUN_ID = "manual__nightly.rerun~2026-01-01:a+b"
 SECRETS = ("hunter2", "s3cr3t-kw", "sqlpw99")
@@ -48,7 +51,7 @@ from airflow.providers.common.sql.operators.sql import SQLExecuteQueryOperator
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.sdk import DAG, Asset, setup, task, task_group, teardown
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.providers.common.compat.sdk import AirflowSkipException
 
 MARK = Path(os.environ["SHAPES_WORK"]) / "flaky-failed-once"
 SRC = "postgres://db.example:5432/dwh/public/orders"
@@ -319,7 +322,10 @@ def test_retries_and_mapped_instances_are_runs_of_the_one_dag_run(captured: Capt
     ]
     assert list(_task_runs(stored, "broken").values()) == [["START", "FAIL"]]
     assert list(_task_runs(stored, "wait.for_file").values()) == [["START", "FAIL"]]
-    assert list(_task_runs(stored, "skip").values()) == [["START", "COMPLETE"]]
+    # On Airflow 3.1 the OpenLineage provider emits no terminal event for a task that skipped
+    # itself (3.2+: COMPLETE), so its run ends at START there (measured; docs/versions.md)
+    skipped = ["START", "COMPLETE"] if AIRFLOW_VERSION.release[:2] >= (3, 2) else ["START"]
+    assert list(_task_runs(stored, "skip").values()) == [skipped]
     for task_id, instances in (("double", 3), ("pair", 2), ("per_region.load", 2)):
         runs = _task_runs(stored, task_id)
         assert sorted(runs.values()) == [["START", "COMPLETE"]] * instances, task_id

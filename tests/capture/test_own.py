@@ -51,7 +51,10 @@ def test_the_own_operators_are_named_where_they_live() -> None:
 
 
 def test_tasks_and_dags_are_recognised_as_the_task_runner_and_the_scheduler_hold_them() -> None:
-    from airflow.serialization.serialized_objects import DagSerialization
+    try:
+        from airflow.serialization.serialized_objects import DagSerialization
+    except ImportError:  # Airflow 3.1: the same methods on SerializedDAG
+        from airflow.serialization.serialized_objects import SerializedDAG as DagSerialization
 
     sync, mixed = build_dag("sync", with_other=False), build_dag("mixed", with_other=True)
     assert is_own_operator(sync.get_task("snapshot")) and is_own_operator(mixed.get_task("cleanup"))

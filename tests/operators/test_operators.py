@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSkipException,
+)
 
 from airflow_blindata.get_provider_info import get_provider_info
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator

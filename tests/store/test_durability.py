@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import create_engine, insert
 
 from airflow_blindata.store import open_store
+from airflow_blindata.store.postgres import postgres_driver
 
 from .helpers import event
 
@@ -73,7 +74,8 @@ def test_postgres_cursor_waits_for_a_late_commit(postgres_url: str) -> None:
     store = open_store(postgres_url)
     store.last_id()
     events = store._tables.events  # type: ignore[attr-defined]
-    slow = create_engine(postgres_url.split("?")[0].replace("postgresql", "postgresql+psycopg"))
+    driver = f"postgresql+{postgres_driver()}"  # psycopg2 on SQLAlchemy 1.4
+    slow = create_engine(postgres_url.split("?")[0].replace("postgresql", driver), future=True)
     with slow.connect() as conn:
         transaction = conn.begin()
         conn.execute(
