@@ -27,10 +27,11 @@ import heapq
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 from time import monotonic
 from typing import Any
 
@@ -165,6 +166,37 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def _alarmed(
+    call: Callable[[], Any],
+    fileno: int,
+    close: Callable[[], Any],
+    driver_error: type[BaseException],
+    no_answer: type[BaseException],
+) -> Any:
+    """``call()`` with the watchdog armed on the connection's socket when a bound is set (either
+    driver): a wait the alarm cut becomes ``no_answer`` and the connection is closed."""
+    bound = _BOUND.get()
+    if bound is None:
+        return call()
+    watchdog = _WATCHDOG
+    alarm = watchdog.arm(bound.alarm_at(monotonic()), fileno)
+    try:
+        result = call()
+    except driver_error as error:
+        if not watchdog.disarm(alarm):
+            raise
+        close()
+        raise no_answer(
+            f"no answer from PostgreSQL within {bound.seconds:g} s "
+            "(the store's timeout); the connection is closed"
+        ) from error
+    finally:
+        fired = watchdog.disarm(alarm)
+    if fired:  # answered just as the alarm went off: the socket is shut down all the same
+        close()
+    return result
+
+
 _CONNECTION_CLASS: type[Any] | None = None
 
 
@@ -186,26 +218,8 @@ def _build_connection_class() -> type[Any]:
         """Every wait for the server (a statement, a commit) armed on the watchdog when bound."""
 
         def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:
-            bound = _BOUND.get()
-            if bound is None:
-                return super().wait(gen, *args, **kwargs)
-            watchdog = _WATCHDOG
-            alarm = watchdog.arm(bound.alarm_at(monotonic()), self.pgconn.socket)
-            try:
-                result = super().wait(gen, *args, **kwargs)
-            except psycopg.Error as error:
-                if not watchdog.disarm(alarm):
-                    raise
-                self.close()
-                raise NoAnswer(
-                    f"no answer from PostgreSQL within {bound.seconds:g} s "
-                    "(the store's timeout); the connection is closed"
-                ) from error
-            finally:
-                fired = watchdog.disarm(alarm)
-            if fired:  # answered just as the alarm went off: the socket is shut down all the same
-                self.close()
-            return result
+            call = partial(super().wait, gen, *args, **kwargs)
+            return _alarmed(call, self.pgconn.socket, self.close, psycopg.Error, NoAnswer)
 
     return BoundedConnection
 
@@ -231,26 +245,11 @@ def _build_psycopg2_connection_class() -> type[Any]:
 
     def guarded(connection: Any, call: Any, *args: Any) -> Any:
         # psycopg2 waits inside its C calls: the alarm is armed around each call instead.
-        bound = _BOUND.get()
-        if bound is None:
+        if _BOUND.get() is None:
             return call(*args)
-        watchdog = _WATCHDOG
-        alarm = watchdog.arm(bound.alarm_at(monotonic()), connection.fileno())
-        try:
-            result = call(*args)
-        except psycopg2.Error as error:
-            if not watchdog.disarm(alarm):
-                raise
-            connection.close()
-            raise NoAnswer(
-                f"no answer from PostgreSQL within {bound.seconds:g} s "
-                "(the store's timeout); the connection is closed"
-            ) from error
-        finally:
-            fired = watchdog.disarm(alarm)
-        if fired:  # answered just as the alarm went off: the socket is shut down all the same
-            connection.close()
-        return result
+        return _alarmed(
+            partial(call, *args), connection.fileno(), connection.close, psycopg2.Error, NoAnswer
+        )
 
     class BoundedCursor(psycopg2.extensions.cursor):  # type: ignore[misc]
         def execute(self, query: Any, vars: Any = None) -> Any:
