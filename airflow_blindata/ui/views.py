@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -165,9 +165,12 @@ def lost_events() -> LostEvents:
     return LostEvents(str(path), count, f"airflow-blindata ingest {path}")
 
 
-def _clean_counts(counts: list[overview.CaptureCount]) -> list[overview.CaptureCount]:
-    """``counts`` by job namespace without credentials: spellings that differ only in them (a
-    password changed) are one row, as they are one job in the catalog."""
+def _clean_counts(
+    counts: Iterable[overview.CaptureCount | overview.JobActivity],
+) -> list[overview.CaptureCount]:
+    """``counts`` summed by job namespace without credentials and source: spellings that differ
+    only in them (a password changed) are one row, as they are one job in the catalog; the
+    activity of several jobs (what a user may read) is summed the same way."""
     merged: dict[tuple[str, str], list[int]] = {}
     for count in counts:
         row = merged.setdefault((shown_namespace(count.namespace), count.source), [0, 0])
@@ -231,14 +234,6 @@ def readable_activity(store: SqlEventStore, access: Access) -> list[overview.Job
     return [a for a in overview.job_activity(store) if access.job([a.source], a.name)]
 
 
-def _summed(activity: list[overview.JobActivity]) -> list[overview.CaptureCount]:
-    sums: dict[tuple[str, str], tuple[int, int]] = {}
-    for a in activity:
-        day, week = sums.get((a.namespace, a.source), (0, 0))
-        sums[(a.namespace, a.source)] = (day + a.last_day, week + a.last_week)
-    return [overview.CaptureCount(ns, src, d, w) for (ns, src), (d, w) in sorted(sums.items())]
-
-
 def capture_page(access: Access = EVERYTHING) -> dict[str, Any]:
     with _store() as store:
         if access.admin:
@@ -247,7 +242,7 @@ def capture_page(access: Access = EVERYTHING) -> dict[str, Any]:
             glance = _glance(store, access)
         else:
             activity = readable_activity(store, access)
-            counts = _clean_counts(_summed(activity))
+            counts = _clean_counts(activity)
             quarantined, latest = 0, []
             glance = _glance(store, access, activity)
     quarantine = [
