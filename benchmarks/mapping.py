@@ -38,7 +38,7 @@ from typing import Any
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import fold
-from airflow_blindata.mapper.reading import read_events
+from airflow_blindata.mapper.fold.reading import read_events
 from airflow_blindata.mapper.report import Report
 
 DEFINITION = JobDefinition.from_dict(
@@ -179,7 +179,7 @@ def floor_of(lines: list[bytes], repeat: int) -> float:
 
 
 def dbt(count: int, repeat: int) -> None:
-    from airflow_blindata.planning import plan_files
+    from airflow_blindata.plans.files import plan_files
 
     lines = dbt_stream(count)
     size = sum(len(line) for line in lines)

@@ -355,7 +355,7 @@ def child_floor(url: str, repeat: str = "1") -> dict[str, Any]:
 def child_files(url: str) -> dict[str, Any]:
     """``plan`` from event files: the stored events written to a JSON lines file, planned from
     it (``planning.plan_files``), CPU time."""
-    from airflow_blindata.planning import plan_files
+    from airflow_blindata.plans.files import plan_files
 
     path = Path(url.removeprefix("sqlite:///")).with_suffix(".jsonl")
     with sqlite3.connect(url.removeprefix("sqlite:///")) as raw, path.open("w") as out:
@@ -373,13 +373,13 @@ def child_plan(
     url: str, mode: str, jobs: str = "0", runs: str = "0", shape: str = "lean"
 ) -> dict[str, Any]:
     from airflow_blindata.mapper.build import build
+    from airflow_blindata.plans.store import plan_from_store
     from airflow_blindata.store import open_store
-    from airflow_blindata.sync.mapping import plan_from_store
 
     definition = JobDefinition.from_dict(DEFINITION)
     result: dict[str, Any] = {}
     if mode == "unsliced":  # a long history read at once, as before slices
-        from airflow_blindata.sync import mapping
+        from airflow_blindata.plans import store as mapping
 
         mapping.SLICE_EVENTS = 1 << 62
     with open_store(url) as store:
@@ -416,9 +416,9 @@ def child_retention(url: str, mode: str, jobs: str, days: str, syncs: str) -> di
     run of every job, prunes the store (``raw_events_days=days``), then plans. ``mode`` ``day``
     prunes as the store does (a whole day at a time), ``hour`` as it did before (every sync
     removes the runs received more than ``days`` days before it)."""
+    from airflow_blindata.plans.store import plan_from_store
     from airflow_blindata.store import open_store, retention
     from airflow_blindata.store import sql as store_sql
-    from airflow_blindata.sync.mapping import plan_from_store
 
     if mode == "hour":
         retention.prune_before = lambda now, days: now - timedelta(days=days)  # type: ignore[assignment]

@@ -304,8 +304,8 @@ def light_mapping(jobs: int, share: float, work: Path) -> tuple[float, float]:
     """(light mapping, full mapping) seconds on a store of ``jobs`` Airflow-shaped jobs after a
     run of ``share`` of them (``benchmarks/scale.py``'s events)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from airflow_blindata.plans.store import Touched, plan_from_store
     from airflow_blindata.store import open_store
-    from airflow_blindata.sync.mapping import Touched, plan_from_store
     from benchmarks.scale import DEFINITION, fill_store, job_events
 
     url = f"sqlite:///{work / 'events.db'}"

@@ -29,19 +29,22 @@ MAY_IMPORT: dict[str, set[str]] = {
     "receiver": {"store", "events", "options", "metrics", "redaction"},
     "mapper": {"events", "definition", "redaction"},
     "blindata": {"definition", "redaction", "tables"},
-    "sync": {"mapper", "blindata", "store", "events", "definition", "redaction", "tables"},
+    # from stored events or event files to a plan: never the sync, which applies plans
+    "plans": {"mapper", "store", "events", "definition", "redaction", "tables"},
+    "sync": {
+        *("plans", "mapper", "blindata", "store", "events", "definition", "redaction"),
+        "tables",
+    },
     # the form for Airflow 3.0/3.1 is built from the provider info's declaration (hooks/form.py)
     "hooks": {"blindata", "options", "redaction", "get_provider_info"},
     "operators": {"hooks", "sync", "store", "definition", "options", "redaction"},
-    "eventfiles": {"events", "store"},
-    "planning": {"mapper", "sync", "store", "events", "eventfiles", "definition", "tables"},
     "plugin": {"capture", "receiver", "ui"},
     # The page maps one chosen job as a snapshot would (mapper, definition): both are pure. It
     # links to the connection's Blindata URL as the hook reads it (hooks).
     "ui": {"store", "sync", "options", "redaction", "tables", "mapper", "definition", "hooks"},
     "openlineage": {"capture"},  # the transport's first dotted path, kept as an alias
     "cli": {
-        *("blindata", "capture", "definition", "eventfiles", "hooks", "planning"),
+        *("blindata", "capture", "definition", "hooks", "plans"),
         *("store", "sync", "options", "redaction", "tables"),
     },
 }

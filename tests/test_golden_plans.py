@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.planning import plan_files
+from airflow_blindata.plans.files import plan_files
 from tests.builders import at, dataset, definition, policy, run_event
 
 HERE = Path(__file__).resolve().parent

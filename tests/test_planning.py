@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_blindata.eventfiles import read_event_file
+from airflow_blindata.plans.eventfiles import read_event_file
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -133,7 +133,7 @@ def test_a_plan_read_job_by_job_is_the_plan_of_every_event_at_once(tmp_path: Pat
 
     from airflow_blindata.definition import JobDefinition
     from airflow_blindata.mapper.build import build
-    from airflow_blindata.planning import event_files_groups, plan_files
+    from airflow_blindata.plans.files import event_files_groups, plan_files
 
     events = all_fixture_events()
     shuffled = list(events)

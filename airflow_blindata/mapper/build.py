@@ -17,11 +17,11 @@ from typing import Any
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
 from airflow_blindata.mapper.fold import Fold, FoldBuilder
+from airflow_blindata.mapper.fold.reading import read_job_events
 from airflow_blindata.mapper.lineage import map_lineage
 from airflow_blindata.mapper.orchestration import map_orchestration
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import map_quality, quality_retainer
-from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.retirement import retire_removed_tasks
 from airflow_blindata.mapper.sql import SqlHashes

@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from airflow_blindata.mapper.report import MAX_EXAMPLES, Report
+from airflow_blindata.plans.render import gap_table
 from airflow_blindata.redaction import redact_text
-from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import table
 
 __all__ = [

@@ -29,11 +29,11 @@ from airflow_blindata.mapper.systems import (
     OWNER_PROPERTY,
     KnownSystem,
 )
+from airflow_blindata.plans.store import Touched, plan_from_store
 from airflow_blindata.store import EventStore, StoreError, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
 from airflow_blindata.sync.history import HISTORY_LIMIT, last_cursor, store_status
-from airflow_blindata.sync.mapping import Touched, plan_from_store
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
 from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunOrigin, RunReport, utcnow

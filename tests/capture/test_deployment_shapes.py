@@ -31,8 +31,8 @@ from packaging.version import Version
 from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync.mapping import plan_from_store
 
 pytestmark = [pytest.mark.airflow, pytest.mark.integration]
 

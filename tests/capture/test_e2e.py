@@ -232,7 +232,7 @@ def test_every_instance_of_a_mapped_task_keeps_the_lineage_its_sql_hook_reported
     import psycopg
 
     from airflow_blindata.definition import JobDefinition
-    from airflow_blindata.sync.mapping import plan_from_store
+    from airflow_blindata.plans.store import plan_from_store
     from tests.store.helpers import postgres_base_url
 
     base = postgres_base_url().replace("postgresql+psycopg://", "postgresql://", 1)

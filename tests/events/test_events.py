@@ -70,7 +70,7 @@ from airflow_blindata.events import (
     read_facets,
 )
 from airflow_blindata.mapper.fold import fold
-from airflow_blindata.mapper.reading import read_events
+from airflow_blindata.mapper.fold.reading import read_events
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.store.prepare import column_text, prepare
 

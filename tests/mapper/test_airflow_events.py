@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.plans.eventfiles import read_event_file
 
 pytestmark = pytest.mark.airflow
 

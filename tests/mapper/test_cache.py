@@ -16,9 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper import cache
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.cache import dump_folded, fold_settings, load_kept
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     FoldBuilder,
@@ -30,8 +28,10 @@ from airflow_blindata.mapper.fold import (
     built,
     fold_jobs,
 )
+from airflow_blindata.mapper.fold import kept as cache
+from airflow_blindata.mapper.fold.kept import dump_folded, fold_settings, load_kept
+from airflow_blindata.mapper.fold.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
 from tests.builders import at, definition, job_event
 

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import Event
-from airflow_blindata.mapper.cache import dump_folded, load_kept
 from airflow_blindata.mapper.fold import (
     OPEN_RUNS_HELD,
     FoldBuilder,
@@ -21,8 +20,9 @@ from airflow_blindata.mapper.fold import (
     extend_folded,
     fold_jobs,
 )
+from airflow_blindata.mapper.fold.kept import dump_folded, load_kept
+from airflow_blindata.mapper.fold.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
 from tests.builders import definition, job_event
 

@@ -26,7 +26,7 @@ from airflow_blindata.events import (
     parse_event,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey, RunFold, fold
-from airflow_blindata.mapper.reading import read_events
+from airflow_blindata.mapper.fold.reading import read_events
 from airflow_blindata.mapper.report import Report
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"

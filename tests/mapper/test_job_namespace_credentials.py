@@ -18,9 +18,9 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import RunEvent
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import FoldBuilder, JobKey, fold_jobs
+from airflow_blindata.mapper.fold.reading import read_events, read_job_events
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.scopes import clean_scope, job_scope
 from tests import builders

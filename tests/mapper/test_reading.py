@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.events import JobEvent, RunEvent
-from airflow_blindata.mapper.fold import (
+from airflow_blindata.mapper.fold.core import (
     FoldBuilder,
     _fold_job,
     _itself,
@@ -25,8 +25,8 @@ from airflow_blindata.mapper.fold import (
     fold_jobs,
     runs_kept_whole,
 )
+from airflow_blindata.mapper.fold.reading import read_events, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import read_events, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
 from tests.builders import definition, run_event
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import JobKey
+from airflow_blindata.plans.eventfiles import read_event_file
 from tests.builders import (
     at,
     dataset,

@@ -28,9 +28,9 @@ from airflow_blindata.blindata.models import (
     System,
 )
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.plans.eventfiles import read_event_file
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.sync import fetch_known_systems
 from tests import builders

@@ -27,8 +27,8 @@ from airflow_blindata.events.parse import parse_event
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import at, dataset, run_event, schema_facet, sql_facet
 
 from .conftest import definition

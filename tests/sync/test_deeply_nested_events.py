@@ -20,9 +20,9 @@ import pytest
 
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store.prepare import prepare
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import at, dataset, dataset_event, documentation_facet, run_event
 
 from .conftest import definition

@@ -22,12 +22,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper import cache
 from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.fold import kept as cache
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
 from airflow_blindata.store import sql as store_sql
 from airflow_blindata.store.base import EventStore
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset_event, job_event, policy, run_event
 from tests.builders import definition as bare_definition
 from tests.store.helpers import postgres_base_url, postgres_schema

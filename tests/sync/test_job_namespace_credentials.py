@@ -29,7 +29,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import AdditionalProperty, QualityCheck, Ref
-from airflow_blindata.mapper import fold as fold_module
+from airflow_blindata.mapper.fold import core as fold_module
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import SyncRecord
 from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status

@@ -23,14 +23,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_blindata.mapper import slices
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.reading import read_job_events
-from airflow_blindata.planning import event_files_groups, plan_files
+from airflow_blindata.mapper.fold import slices
+from airflow_blindata.mapper.fold.reading import read_job_events
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.files import event_files_groups, plan_files
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store.base import time_slices
-from airflow_blindata.sync import mapping
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset, parent_facet, run_event
 from tests.mapper.test_reading import histories
 from tests.test_planning import all_fixture_events

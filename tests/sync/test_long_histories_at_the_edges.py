@@ -9,8 +9,8 @@ from unittest import mock
 import pytest
 
 from airflow_blindata.mapper.build import build
-from airflow_blindata.planning import plan_files
-from airflow_blindata.sync import mapping
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.files import plan_files
 from tests.builders import dataset, run_event
 
 from .conftest import definition

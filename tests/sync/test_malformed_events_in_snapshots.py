@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import (
     at,
     column_lineage_facet,

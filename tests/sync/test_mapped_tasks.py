@@ -18,9 +18,9 @@ from unittest import mock
 import pytest
 
 from airflow_blindata.mapper.build import build
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync import mapping
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset, facet, parent_facet, run_event
 from tests.mapper.test_lineage import pairs
 

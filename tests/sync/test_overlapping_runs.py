@@ -23,12 +23,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper import fold
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.cache import fold_settings
+from airflow_blindata.mapper.fold import core as fold
+from airflow_blindata.mapper.fold.kept import fold_settings
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync import mapping
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import at, dataset, dataset_event, run_event
 from tests.mapper.test_reading import JOB_FACETS, RUN_FACETS, datasets
 

@@ -15,7 +15,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.eventfiles import read_event_file
+from airflow_blindata.plans.eventfiles import read_event_file
 from airflow_blindata.sync import snapshot
 from tests.sync.conftest import definition, objects, plan_for
 

@@ -14,9 +14,10 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.events import registry
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore
-from airflow_blindata.sync import fetch_known_systems, mapping
-from airflow_blindata.sync.mapping import plan_from_store
+from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import run_event
 

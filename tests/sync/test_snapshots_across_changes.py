@@ -16,10 +16,10 @@ import sqlglot
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper import sql as sql_module
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.cache import fold_settings
+from airflow_blindata.mapper.fold.kept import fold_settings
 from airflow_blindata.mapper.sql import sql_hash
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
-from airflow_blindata.sync.mapping import plan_from_store
 from tests import builders
 from tests.builders import at, dataset, policy, run_event, sql_facet
 from tests.test_planning import all_fixture_events
@@ -176,7 +176,7 @@ def test_a_kept_fold_that_does_not_load_is_logged_without_the_job_namespaces_pas
         plan_from_store(store, job)
         ((key, (digest, _)),) = store.folded_jobs(settings, [(dirty, "load")]).items()
         store.keep_folded_jobs(settings, [(key, digest, "not JSON")])
-        with caplog.at_level("INFO", logger="airflow_blindata.sync.mapping"):
+        with caplog.at_level("INFO", logger="airflow_blindata.plans.store"):
             _same_as_read_at_once(store, job)
     assert "The kept fold of postgres://db:5432/load is not usable" in caplog.text
     assert "Pl4nted-S3cret" not in caplog.text

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.planning import plan_files
+from airflow_blindata.plans.files import plan_files
+from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
-from airflow_blindata.sync.mapping import plan_from_store
 from tests.builders import dataset_event, job_event, run_event
 from tests.mapper.test_fold import NS, at
 from tests.mapper.test_reading import DATASET_FACETS, datasets, histories

@@ -18,14 +18,14 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from airflow_blindata.events import RunEvent
-from airflow_blindata.mapper.fold import (
+from airflow_blindata.mapper.fold.core import (
     FoldedJob,
     RunRetainer,
     extend_folded,
     fold_jobs,
     whole_run_ids,
 )
-from airflow_blindata.mapper.reading import NewerSlices, read_job_events
+from airflow_blindata.mapper.fold.reading import NewerSlices, read_job_events
 from airflow_blindata.mapper.report import GapCode, Report
 
 __all__ = ["Slices", "fold_in_slices", "found_malformed", "report_in_slices"]

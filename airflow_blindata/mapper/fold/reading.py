@@ -44,7 +44,7 @@ from airflow_blindata.events.envelope import (
     read_whole,
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
-from airflow_blindata.mapper.fold import job_of, open_runs, order_key, runs_kept_whole
+from airflow_blindata.mapper.fold.core import job_of, open_runs, order_key, runs_kept_whole
 from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 

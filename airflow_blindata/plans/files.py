@@ -25,19 +25,19 @@ from msgspec import UNSET, Struct, UnsetType
 from pydantic import TypeAdapter
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.eventfiles import read_event_file, read_line
 from airflow_blindata.events.core import EventTime
 from airflow_blindata.mapper.build import plan_of_fold
 from airflow_blindata.mapper.fold import FoldBuilder
+from airflow_blindata.mapper.fold.reading import read_job_events
+from airflow_blindata.mapper.fold.slices import fold_in_slices
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import read_job_events
 from airflow_blindata.mapper.report import Report
-from airflow_blindata.mapper.slices import fold_in_slices
 from airflow_blindata.mapper.systems import KnownSystem
+from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans.eventfiles import read_event_file, read_line
+from airflow_blindata.plans.render import gap_table
 from airflow_blindata.store.base import TimeSlice, ordered_slices, time_slices
-from airflow_blindata.sync import mapping
-from airflow_blindata.sync.render import gap_table
 from airflow_blindata.tables import excerpt, table
 
 __all__ = [
@@ -315,8 +315,8 @@ def plan_store(
     known_systems: Sequence[KnownSystem] = (),
 ) -> CatalogPlan:
     """The plan of the events in the event store, as the next snapshot will map them."""
+    from airflow_blindata.plans.store import plan_from_store
     from airflow_blindata.store import open_store
-    from airflow_blindata.sync.mapping import plan_from_store
 
     with open_store(store_url) as store:
         return plan_from_store(store, definition, known_systems, keep=False)

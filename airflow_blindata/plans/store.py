@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events.registry import forget_validated_facets
 from airflow_blindata.mapper.build import plan_of_fold
-from airflow_blindata.mapper.cache import KeptFold, dump_folded, fold_settings, load_kept
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     FoldBuilder,
@@ -34,11 +33,12 @@ from airflow_blindata.mapper.fold import (
     extend_folded,
     fold_jobs,
 )
+from airflow_blindata.mapper.fold.kept import KeptFold, dump_folded, fold_settings, load_kept
+from airflow_blindata.mapper.fold.reading import RawFacets, read_job_events
+from airflow_blindata.mapper.fold.slices import fold_in_slices, found_malformed
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
-from airflow_blindata.mapper.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.report import Report
-from airflow_blindata.mapper.slices import fold_in_slices, found_malformed
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.redaction import redact_text
 from airflow_blindata.store import EventStore, StoreError

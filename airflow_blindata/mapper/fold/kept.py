@@ -32,7 +32,7 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import BaseFacet, EventType, FacetLocation
 from airflow_blindata.events.parse import decode_json
 from airflow_blindata.events.registry import FACETS, facet_from_json, read_facet
-from airflow_blindata.mapper.fold import (
+from airflow_blindata.mapper.fold.core import (
     AS_WRITTEN,
     DatasetKey,
     DatasetMentions,
@@ -45,7 +45,7 @@ from airflow_blindata.mapper.fold import (
     RunFold,
     built,
 )
-from airflow_blindata.mapper.reading import RawFacets
+from airflow_blindata.mapper.fold.reading import RawFacets
 from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
