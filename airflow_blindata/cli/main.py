@@ -77,12 +77,7 @@ def _print_api_check(result: Any, output_format: str, answer: Any) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
-    from airflow_blindata.plans.files import (
-        load_known_systems,
-        plan_files,
-        plan_store,
-        render_tables,
-    )
+    from airflow_blindata.plans import load_known_systems, plan_files, plan_store, render_tables
     from airflow_blindata.store import StoreError
 
     try:
@@ -114,7 +109,7 @@ def _open_store(url: str | None) -> Any:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from airflow_blindata.plans.eventfiles import read_event_file
+    from airflow_blindata.plans import read_event_file
     from airflow_blindata.store import AppendCounts, StoreError
 
     total, failed = AppendCounts(), False

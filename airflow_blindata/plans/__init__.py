@@ -2,11 +2,10 @@
 
 * ``store``: the plan of the event store, read job by job, a kept fold loaded or extended where
   the job's events allow it, the SQL hash memo (``plan_from_store``: what the sync maps);
-* ``files``: the plan of event files, read a job at a time like the store (``plan_files``),
-  ``plan_store`` for ``airflow-blindata plan`` (the store, read without keeping anything), and
-  a plan rendered as tables (``render_tables``);
+* ``files``: the plan of event files, read a job at a time like the store (``plan_files``), and
+  ``plan_store`` for ``airflow-blindata plan`` (the store, read without keeping anything);
 * ``eventfiles``: event files read a line at a time (also what ``ingest`` reads);
-* ``render``: the table of gaps (also the run report's).
+* ``render``: a plan as tables, and the table of gaps (also the run report's).
 
 It reads the store and hands the mapper's pure pieces (``mapper.fold``, ``mapper.build``) what
 they fold; it never imports the sync, which imports it. The names below are loaded on first use
@@ -20,13 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from airflow_blindata.plans.eventfiles import read_event_file
-    from airflow_blindata.plans.files import (
-        load_known_systems,
-        plan_files,
-        plan_store,
-        render_tables,
-    )
-    from airflow_blindata.plans.render import gap_table
+    from airflow_blindata.plans.files import load_known_systems, plan_files, plan_store
+    from airflow_blindata.plans.render import gap_table, render_tables
     from airflow_blindata.plans.store import Touched, plan_from_store
 
 _EXPORTS = {
@@ -37,7 +31,7 @@ _EXPORTS = {
     "plan_from_store": "store",
     "plan_store": "files",
     "read_event_file": "eventfiles",
-    "render_tables": "files",
+    "render_tables": "render",
 }
 
 __all__ = [

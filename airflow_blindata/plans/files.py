@@ -1,8 +1,9 @@
 """``airflow-blindata plan``: where each OpenLineage object will land, before any sync.
 
-Reads event files (or the event store), a job definition and optionally the Systems Blindata
-holds (a JSON list in the wire format of ``GET /api/v1/systems``), and renders the mapper's plan
-and report as JSON or as readable tables.
+Reads event files (or the event store, ``plan_store``: as the next snapshot maps it, keeping
+nothing), a job definition and optionally the Systems Blindata holds (a JSON list in the wire
+format of ``GET /api/v1/systems``); the command renders the plan as JSON or as readable tables
+(``plans.render``).
 
 Event files are read the way a snapshot reads the store: one job at a time. A first pass notes
 where each job's lines are (JSON lines files), a second reads them job by job (a job with a long
@@ -34,11 +35,9 @@ from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem
-from airflow_blindata.plans import store as mapping
+from airflow_blindata.plans import store as stored
 from airflow_blindata.plans.eventfiles import read_event_file, read_line
-from airflow_blindata.plans.render import gap_table
 from airflow_blindata.store.base import TimeSlice, ordered_slices, time_slices
-from airflow_blindata.tables import excerpt, table
 
 __all__ = [
     "LongHistory",
@@ -46,10 +45,8 @@ __all__ = [
     "load_known_systems",
     "plan_files",
     "plan_store",
-    "render_tables",
 ]
 
-_EXCERPT = 40
 _LOOSE_GROUP = 5_000
 """Events that belong to no job (DatasetEvents, unreadable lines) are mapped this many at once."""
 
@@ -78,8 +75,8 @@ def plan_files(
     known_systems: Sequence[KnownSystem] = (),
 ) -> CatalogPlan:
     """The plan of the events in ``event_files``, read one job at a time, a long history a
-    slice of time at a time (as a snapshot reads the store: ``mapper.slices``)."""
-    with mapping.collector_paused():  # as a snapshot maps the store: a sixth of the time
+    slice of time at a time (as a snapshot reads the store: ``mapper.fold.slices``)."""
+    with stored.collector_paused():  # as a snapshot maps the store: a sixth of the time
         return _plan_files(event_files, definition, known_systems)
 
 
@@ -95,11 +92,11 @@ def _plan_files(
     for group in event_files_groups(event_files):
         if isinstance(group, LongHistory):
             folded = fold_in_slices(
-                group.slices(mapping.SLICE_EVENTS),
+                group.slices(stored.SLICE_EVENTS),
                 report,
                 retain=retain,
                 quality=quality,
-                newest_first=partial(group.slices, mapping.SLICE_EVENTS, newest_first=True),
+                newest_first=partial(group.slices, stored.SLICE_EVENTS, newest_first=True),
             )
             if folded is not None:
                 builder.add_folded(folded)
@@ -284,7 +281,7 @@ def event_files_groups(
 
         for job in sorted({*lines, *held}):
             spots = lines.pop(job, [])
-            if len(spots) > mapping.SLICE_EVENTS and job not in held:
+            if len(spots) > stored.SLICE_EVENTS and job not in held:
                 yield LongHistory(spots, read)
                 continue
             yield [*held.pop(job, ()), *read([(number, offset) for number, offset, *_ in spots])]
@@ -320,90 +317,3 @@ def plan_store(
 
     with open_store(store_url) as store:
         return plan_from_store(store, definition, known_systems, keep=False)
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    return table(headers, rows, max_cell=None)  # a plan is read whole: no cell is cut
-
-
-def _excerpt(text: str | None) -> str:
-    return excerpt(text or "", _EXCERPT)
-
-
-def render_tables(plan: CatalogPlan) -> str:
-    """The plan and report as text tables, the way a steward reads them."""
-    fields_per_entity: dict[str, int] = {}
-    for planned in plan.fields:
-        fields_per_entity[str(planned.entity)] = fields_per_entity.get(str(planned.entity), 0) + 1
-    parts = [
-        f"Plan of job definition {plan.definition_uuid}",
-        "",
-        "Systems",
-        _table(
-            ("name", "how", "create", "subtype", "technology", "namespaces"),
-            (
-                (
-                    s.name,
-                    s.origin,
-                    "yes" if s.create else "",
-                    s.subtype,
-                    s.technology,
-                    " ".join(s.namespaces),
-                )
-                for s in plan.systems
-            ),
-        ),
-        "",
-        "Entities",
-        _table(
-            ("system", "schema", "name", "type", "create", "fields", "description"),
-            (
-                (
-                    e.key.system,
-                    e.key.schema_,
-                    e.key.name,
-                    e.table_type,
-                    "may" if e.may_create else "enrich only",
-                    fields_per_entity.get(str(e.key), 0),
-                    _excerpt(e.description or (e.documentation and "(documentation)")),
-                )
-                for e in plan.entities
-            ),
-        ),
-    ]
-    if plan.routines:
-        parts += [
-            "",
-            "Routines (SQL analysed by Blindata)",
-            _table(
-                ("system", "catalog", "name", "dialect", "sql"),
-                (
-                    (r.system, r.catalog, r.name, r.dialect, _excerpt(r.definition))
-                    for r in plan.routines
-                ),
-            ),
-        ]
-    if plan.flows:
-        parts += [
-            "",
-            "Flows",
-            _table(
-                ("kind", "evidence", "name", "scope"),
-                ((f.kind, f.evidence, f.name, f.scope) for f in plan.flows),
-            ),
-        ]
-    report = plan.report
-    parts += ["", "Counters", _table(("counter", "value"), sorted(report.counters.items()))]
-    if report.gaps:
-        parts += [
-            "",
-            "Gaps",
-            gap_table(report.gaps.values(), max_cell=None),
-        ]
-    if report.unknown_facets:
-        parts += [
-            "",
-            "Unknown facets",
-            _table(("facet", "count"), sorted(report.unknown_facets.items())),
-        ]
-    return "\n".join(parts) + "\n"

@@ -16,7 +16,7 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.plans.files import render_tables
+from airflow_blindata.plans.render import render_tables
 from tests import builders
 from tests.builders import PG, facet, policy, run_event
 from tests.test_redaction import SECRET, SQL_SECRETS
