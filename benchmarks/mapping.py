@@ -11,7 +11,7 @@ facet and unreadable line) is serialised to JSON lines, then measured in one pro
 
 With ``--dbt N``, the dbt fixtures (``tests/fixtures/openlineage/dbt``) repeated to N events,
 each copy its own jobs and runs (one or two runs per job), are written to a JSON lines file and
-planned from it (``planning.plan_files``, what ``airflow-blindata plan`` does), against
+planned from it (``plans.plan_files``, what ``airflow-blindata plan`` does), against
 ``json.loads`` of the same lines.
 
 Times are CPU time (``time.process_time``: a shared machine's neighbours move it less than the

@@ -22,13 +22,13 @@ the DAG run, the task and the task instance), ``processing_engine``, ``tags`` an
 ``tags``; the default, ``lean``, leaves them out (the figures of earlier runs). ``--shape
 malformed`` is ``lean`` with a malformed facet on every COMPLETE (a ``nominalTime`` that is not
 a date-time, a producer's bug): a long history is then read twice in slices, the second time
-newest first for the report (``mapper.slices.report_in_slices``), instead of at once.
+newest first for the report (``mapper.fold.slices.report_in_slices``), instead of at once.
 ``--shape overlapping`` is ``lean`` with runs that last 90 minutes, each overlapping the next:
 no cut of a long history falls where no run goes on, so each slice hands the open run on to the
 next, held whole.
 
 ``--long-runs 2000,20000`` adds one job with that many runs (a task that runs every minute):
-its history is read a slice of time at a time (``sync.mapping.SLICE_EVENTS``), measured against
+its history is read a slice of time at a time (``plans.store.SLICE_EVENTS``), measured against
 the same job read at once, as before slices.
 
 ``--retention-days 14`` adds hourly syncs under retention (``--retention-jobs`` jobs, 200, running
@@ -354,7 +354,7 @@ def child_floor(url: str, repeat: str = "1") -> dict[str, Any]:
 
 def child_files(url: str) -> dict[str, Any]:
     """``plan`` from event files: the stored events written to a JSON lines file, planned from
-    it (``planning.plan_files``), CPU time."""
+    it (``plans.plan_files``), CPU time."""
     from airflow_blindata.plans.files import plan_files
 
     path = Path(url.removeprefix("sqlite:///")).with_suffix(".jsonl")

@@ -146,7 +146,7 @@ def _scheme() -> str:
     """What a memo's digests are made under: ``_SCHEME``, and the versions of sqlglot (its
     tokenizer's keywords move between releases, and ``sqlglot>=30.23`` lets an upgrade bring
     another) and of airflow-blindata (``OPENLINEAGE_DIALECTS``, ``normalize_sql``), as kept folds
-    are (``mapper.cache.fold_settings``). After an upgrade each text is hashed once more: a memo
+    are (``mapper.fold.kept.fold_settings``). After an upgrade each text is hashed once more: a memo
     of the old code would answer with its hash for as long as the text stays in use, then the
     new one once it left the memo (a snapshot keeps only the texts it used)."""
     return f"{_SCHEME}|sqlglot {sqlglot.__version__}|airflow-blindata {__version__}"

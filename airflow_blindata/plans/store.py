@@ -1,10 +1,10 @@
-"""Mapping the event store for a snapshot: one job at a time, and only the jobs that changed.
+"""The plan of the event store for a snapshot: one job at a time, and only the jobs that changed.
 
 The store is read job by job (``EventStore.job_digests``, then each job's events): a job's events
 are read, folded and dropped before the next job is read, so that memory follows the catalog,
 not the length of the history; a job whose own history is long is read a slice of time at a
-time (``_read_in_slices``). Each job's fold is kept in the store with the digest of the
-events it came from (``mapper.cache``); the next snapshot loads the fold of a job whose digest is
+time (``_read_in_slices``). Each job's fold is kept in the store with the digest of the events
+it came from (``mapper.fold.kept``); the next snapshot loads the fold of a job whose digest is
 unchanged instead of reading its events again. So a snapshot's mapping time follows what was
 received since the last one plus the size of the catalog. The uploads still refresh every
 described object (seed 000, "Every run uploads again").
@@ -382,7 +382,7 @@ def _read_in_slices(
     store: EventStore, job: tuple[str, str], until: int, retain: RunRetainer, quality: bool
 ) -> tuple[FoldedJob, Report] | None:
     """A long history folded a slice of time at a time (``EventStore.job_slices``,
-    ``mapper.slices``), read again newest first for the report when a facet is malformed;
+    ``mapper.fold.slices``), read again newest first for the report when a facet is malformed;
     ``None`` when that cannot be exact, and the job is read at once."""
     report = Report()
     slices = store.job_slices(job, until=until, size=SLICE_EVENTS)

@@ -9,7 +9,7 @@ run. Every list in the result is sorted by key, every facet map by facet key. A 
 one job at a time (``FoldBuilder``), keeping what the mapping passes read; ``extend_folded``
 adds newer events to a kept fold.
 
-Why and how: docs/mapping-reference.md#how-the-fold-orders-and-merges-mapperfoldpy
+Why and how: docs/mapping-reference.md#how-the-fold-orders-and-merges-mapperfoldcorepy
 """
 
 from __future__ import annotations
@@ -710,7 +710,7 @@ def _kept_runs(
     runs: list[RunFold], retain: RunRetainer, hold: AbstractSet[str] = frozenset()
 ) -> list[RunFold]:
     """The latest run and the latest completed one whole, and those of ``hold`` (runs that go on
-    in events still to come: ``mapper.slices``); of the others what ``retain`` keeps. (A job's
+    in events still to come: ``fold.slices``); of the others what ``retain`` keeps. (A job's
     runs have distinct ids.)"""
     whole = _whole_runs(runs) | hold
     kept: list[RunFold] = []
@@ -893,7 +893,7 @@ def extend_folded(
 
     The runs ``kept`` holds (``FoldedJob.held``) may take new events as the runs it keeps whole
     do. ``hold``: runs the new fold must hold whole, going on in events still to come (a long
-    history added a slice of time at a time, ``mapper.slices``); with ``hold_open``, its open
+    history added a slice of time at a time, ``fold.slices``); with ``hold_open``, its open
     runs too (a fold kept for the next snapshot).
     """
     old = kept.job
@@ -983,7 +983,7 @@ def fold_jobs(
     hold_open: bool = False,
 ) -> list[FoldedJob]:
     """Fold the RunEvents and JobEvents of ``events`` job by job (see ``FoldBuilder``); the runs
-    of ``hold`` held whole (they go on in events still to come: ``mapper.slices``), and with
+    of ``hold`` held whole (they go on in events still to come: ``fold.slices``), and with
     ``hold_open`` each job's open runs (a fold kept for the next snapshot: ``FoldedJob.held``)."""
     by_job: dict[tuple[str, str], list[RunEvent | JobEvent]] = {}
     for event in events:

@@ -10,7 +10,7 @@ besides the events (the quality switches, the version of this format and of airf
 a kept fold is used only under the same settings.
 
 How it is read and written, and measurements:
-docs/performance.md#a-kept-fold-as-text-mappercachepy
+docs/performance.md#a-kept-fold-as-text-mapperfoldkeptpy
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ other event is *skimmed*: it counts in the run cycle with no facets. Malformed a
 are reported for what is read whole. The result is the same fold as reading every event whole
 (``tests/mapper/test_reading.py`` checks it on random histories).
 
-The rules in full: docs/mapping-reference.md#what-is-read-whole-mapperreadingpy
-Why (cost): docs/performance.md#skimming-superseded-events-mapperreadingpy
+The rules in full: docs/mapping-reference.md#what-is-read-whole-mapperfoldreadingpy
+Why (cost): docs/performance.md#skimming-superseded-events-mapperfoldreadingpy
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ RawFacets = dict[int, tuple[BaseFacet, dict[str, Any] | Raw]]
 """Facets read whole, by ``id``, each with the JSON object it was read from, decoded or as its
 text (``Raw``), and the facet itself, which keeps the ``id`` from being reused. A kept fold
 writes that object instead of the model: a text as it is, no cost at all; a decoded object for
-half the cost of writing the model; and a smaller text either way (``mapper.cache``)."""
+half the cost of writing the model; and a smaller text either way (``fold.kept``)."""
 
 
 def _object(raw: Any) -> Any:
@@ -157,7 +157,7 @@ _RunKey = tuple[tuple[str, str], str]
 @dataclass
 class NewerSlices:
     """What the newer slices of a job's history decided, for reading an older slice exactly as a
-    reading of every event at once reads it (``mapper.slices.report_in_slices``): which runs the
+    reading of every event at once reads it (``fold.slices.report_in_slices``): which runs the
     job keeps whole over all its events, and the facet keys that newer events read whole set or
     deleted, per job and per run kept whole. Slices read newest first, each a slice of time
     (events tied on the fold's order are never cut apart), give every event the decision the

@@ -8,7 +8,7 @@ holds one slice. It gives the fold of every event, or ``None`` when that cannot 
 its last slice. When a slice finds a malformed facet, ``report_in_slices`` makes the report again
 from the slices newest first.
 
-Why and how: docs/mapping-reference.md#slices-of-a-long-history-mapperslicespy
+Why and how: docs/mapping-reference.md#slices-of-a-long-history-mapperfoldslicespy
 """
 
 from __future__ import annotations
