@@ -55,6 +55,7 @@ from airflow_blindata.mapper.fold import (
     RunRetainer,
     layered_facet,
 )
+from airflow_blindata.mapper.fold.reading import ASSERTION_KEYS, METRIC_KEYS
 from airflow_blindata.mapper.identity import normalize_namespace
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
@@ -162,7 +163,7 @@ class _Quality:
             if item.key in read:
                 continue
             # by key: among output facets the spec's input facet is not read into its model
-            sent = sorted(_ASSERTION_KEYS.intersection((*item.facets, *item.output_facets)))
+            sent = sorted(ASSERTION_KEYS.intersection((*item.facets, *item.output_facets)))
             if sent:
                 where = f"{normalize_namespace(item.key.namespace)}/{item.key.name}"
                 self.plan.report.gap(
@@ -443,23 +444,6 @@ def _capture_date(facet: BaseFacet) -> datetime | None:
 _TIMESTAMP: TypeAdapter[datetime] = TypeAdapter(Timestamp)
 
 
-_ASSERTION_KEYS = frozenset(
-    {DataQualityAssertionsDatasetFacet.KEY, GreatExpectationsAssertionsDatasetFacet.KEY}
-)
-_METRIC_KEYS = frozenset(
-    {
-        DataQualityMetricsDatasetFacet.KEY,
-        DataQualityMetricsInputDatasetFacet.KEY,
-        InputStatisticsInputDatasetFacet.KEY,
-        OutputStatisticsOutputDatasetFacet.KEY,
-        IcebergScanReportInputDatasetFacet.KEY,
-        IcebergCommitReportOutputDatasetFacet.KEY,
-    }
-)
-QUALITY_FACET_KEYS = _ASSERTION_KEYS | _METRIC_KEYS | {TestRunFacet.KEY}
-"""Every facet key quality reads results and records from (``reading`` reads these whole)."""
-
-
 def _only(facets: dict[str, BaseFacet], keys: frozenset[str]) -> dict[str, BaseFacet]:
     return {key: facet for key, facet in facets.items() if key in keys}
 
@@ -473,7 +457,7 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
     def retain(run: RunFold) -> RunFold | None:
         if not enabled or run.state not in _RESULT_STATES:
             return None
-        keys = _ASSERTION_KEYS | (_METRIC_KEYS if metrics else frozenset())
+        keys = ASSERTION_KEYS | (METRIC_KEYS if metrics else frozenset())
         tests = _only(run.run_facets, frozenset({TestRunFacet.KEY}))
         held = [
             *(key for item in run.inputs for key in (*item.facets, *item.input_facets)),

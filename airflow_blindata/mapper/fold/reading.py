@@ -26,11 +26,20 @@ from msgspec import Raw
 
 from airflow_blindata.events import (
     BaseFacet,
+    DataQualityAssertionsDatasetFacet,
+    DataQualityMetricsDatasetFacet,
+    DataQualityMetricsInputDatasetFacet,
     DatasetEvent,
     Event,
+    GreatExpectationsAssertionsDatasetFacet,
+    IcebergCommitReportOutputDatasetFacet,
+    IcebergScanReportInputDatasetFacet,
+    InputStatisticsInputDatasetFacet,
     JobEvent,
+    OutputStatisticsOutputDatasetFacet,
     ParsedEvent,
     RunEvent,
+    TestRunFacet,
     parse_event,
 )
 from airflow_blindata.events.envelope import (
@@ -45,10 +54,36 @@ from airflow_blindata.events.envelope import (
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
 from airflow_blindata.mapper.fold.core import job_of, open_runs, order_key, runs_kept_whole
-from airflow_blindata.mapper.quality import QUALITY_FACET_KEYS
 from airflow_blindata.mapper.report import GapCode, Report
 
-__all__ = ["NewerSlices", "RawFacets", "read_events", "read_job_events"]
+__all__ = [
+    "ASSERTION_KEYS",
+    "METRIC_KEYS",
+    "QUALITY_FACET_KEYS",
+    "NewerSlices",
+    "RawFacets",
+    "read_events",
+    "read_job_events",
+]
+
+ASSERTION_KEYS = frozenset(
+    {DataQualityAssertionsDatasetFacet.KEY, GreatExpectationsAssertionsDatasetFacet.KEY}
+)
+"""The dataset facets quality makes checks and results of (``mapper.quality``)."""
+METRIC_KEYS = frozenset(
+    {
+        DataQualityMetricsDatasetFacet.KEY,
+        DataQualityMetricsInputDatasetFacet.KEY,
+        InputStatisticsInputDatasetFacet.KEY,
+        OutputStatisticsOutputDatasetFacet.KEY,
+        IcebergScanReportInputDatasetFacet.KEY,
+        IcebergCommitReportOutputDatasetFacet.KEY,
+    }
+)
+"""The dataset facets quality makes profiling records of (``mapper.quality``)."""
+QUALITY_FACET_KEYS = ASSERTION_KEYS | METRIC_KEYS | {TestRunFacet.KEY}
+"""Every facet key quality reads results and records from: read whole here, defined here so
+that the fold's modules import no mapping pass."""
 
 RawFacets = dict[int, tuple[BaseFacet, dict[str, Any] | Raw]]
 """Facets read whole, by ``id``, each with the JSON object it was read from, decoded or as its
