@@ -1,8 +1,8 @@
 """The rooms of the package and what each may import (docs/architecture.md), checked on the source.
 
-Imports go one way — capture → store → mapper → sync → Blindata — and the mapper stays pure: no
-IO, no Airflow, no httpx. A new import across rooms that the table does not allow fails here,
-so the table in the docs and the code cannot drift apart.
+Imports go one way — capture → store → plans (with the pure mapper) → sync → Blindata — and the
+mapper stays pure: no IO, no Airflow, no httpx. A new import across rooms that the table does not
+allow fails here, so the table in the docs and the code cannot drift apart.
 """
 
 from __future__ import annotations
@@ -50,6 +50,16 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 """Room → the rooms of ours it may import (its own always)."""
 
+FOLD_MAY_IMPORT: dict[str, set[str]] = {
+    "__init__": {"core"},
+    "core": {"identity"},
+    "reading": {"core", "report"},
+    "kept": {"core", "reading", "report"},
+    "slices": {"core", "reading", "report"},
+}
+"""A module of ``mapper/fold/`` → the modules of the mapper it may import (``core`` for the
+package's own names): the fold's modules one way, and no mapping pass that reads the fold."""
+
 MAPPER_MUST_NOT_USE = {"airflow", "httpx", "sqlalchemy", "psycopg", "fastapi", "starlette"}
 
 
@@ -93,6 +103,44 @@ def test_imports_go_one_way(path: Path) -> None:
         if name.startswith("airflow_blindata.") and name.split(".")[1] not in allowed
     }
     assert not crossing, f"{room} may not import {sorted(crossing)} (docs/architecture.md)"
+
+
+def _reached(room: str) -> set[str]:
+    """Every room ``room`` may reach through the rooms it may import, and theirs."""
+    reached: set[str] = set()
+    todo = [room]
+    while todo:
+        for name in MAY_IMPORT.get(todo.pop(), set()) - reached:
+            reached.add(name)
+            todo.append(name)
+    return reached
+
+
+@pytest.mark.parametrize("room", sorted(MAY_IMPORT))
+def test_no_room_climbs_back_to_itself(room: str) -> None:
+    """The table is a one-way street: no room may reach itself again through others."""
+    assert room not in _reached(room)
+
+
+def test_the_way_to_a_plan_goes_down_only() -> None:
+    """The store knows nothing of mapping, the mapper nothing of the store or the plans, and the
+    plans nothing of the sync that applies them."""
+    assert not {"mapper", "plans", "sync"} & _reached("store")
+    assert not {"store", "plans", "sync"} & _reached("mapper")
+    assert not {"sync", "blindata"} & _reached("plans")
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "mapper" / "fold").glob("*.py")), ids=lambda p: p.name
+)
+def test_the_fold_imports_one_way(path: Path) -> None:
+    allowed = FOLD_MAY_IMPORT[path.stem]
+    used = {
+        "core" if name == "airflow_blindata.mapper.fold" else name.rsplit(".", 1)[1]
+        for name in _imports(path)
+        if name.startswith("airflow_blindata.mapper.")
+    }
+    assert used <= allowed, f"fold/{path.name} may not import {sorted(used - allowed)}"
 
 
 @pytest.mark.parametrize(
