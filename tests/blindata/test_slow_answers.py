@@ -177,7 +177,8 @@ def test_every_network_transport_of_the_client_is_bounded(
         monkeypatch.setenv("HTTPS_PROXY", proxy)
     with client("https://blindata.example", timeout=30.0, deadline=2.0) as blindata:
         assert blindata.bounded_exchanges
-        transports = [blindata._http._transport, *blindata._http._mounts.values()]
+        http = blindata._exchange._http  # the httpx.Client of the exchange (exchange.py)
+        transports = [http._transport, *http._mounts.values()]
     pools = [t._pool for t in transports if isinstance(t, httpx.HTTPTransport)]
     assert len(pools) == (2 if proxy else 1)
     assert all(type(pool._network_backend).__name__ == "_BoundedBackend" for pool in pools)
