@@ -1,10 +1,9 @@
-"""The job definition: what one OpenLineage job may do in Blindata, as validated data.
+"""The job definition's model: ``JobDefinition`` and its parts, validated, with the seeds' defaults.
 
-A ``JobDefinition`` is loaded from YAML, JSON or a dict and handed to the operators; the mapper
-only reads it. Files use the seeds' camelCase keys, Python the snake_case attributes, and a file
-accepts one spelling per key: an unknown or misspelt key is an error, never a silent default.
-Every problem of a file is reported at once in one ``JobDefinitionError`` naming the bad key as
-the user wrote it. The options, their defaults and examples are in ``docs/configure-the-job.md``.
+Files use the seeds' camelCase keys, Python the snake_case attributes, and a file accepts one
+spelling per key (``extra="forbid"``): an unknown or misspelt key is an error, never a silent
+default. The models are frozen, so a run cannot alter its rules. The options, their defaults and
+examples are in ``docs/configure-the-job.md``.
 
 Patterns (``ignoredNamespaces`` and every ``pattern``) are shell-style globs matched against the
 whole namespace, case-sensitively (``fnmatch.fnmatchcase``), and ``*`` also crosses ``/``. The
@@ -15,18 +14,15 @@ which is ``s3://bucket``); ``jobSystems`` patterns meet the job namespace as it 
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import string
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping
 from enum import StrEnum
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, Self, get_args
+from typing import Annotated, Any, Self
 from uuid import UUID
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -41,7 +37,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import ErrorDetails
+
+from airflow_blindata.definition.errors import JobDefinitionError, Problem, describe, problems
+from airflow_blindata.definition.files import json_data, yaml_data
 
 __all__ = [
     "DEFAULT_IGNORED_NAMESPACES",
@@ -50,6 +48,7 @@ __all__ = [
     "MAX_RETENTION_DAYS",
     "NAME_PROFILES",
     "NAME_TEMPLATE_PLACEHOLDERS",
+    "OBJECT_KEY_LEVELS",
     "QUERY_BUCKET_PLACEHOLDERS",
     "RESERVED_SCOPE_PREFIX",
     "SCHEME_NAME_TEMPLATES",
@@ -59,11 +58,9 @@ __all__ = [
     "Creation",
     "IdentifierCase",
     "JobDefinition",
-    "JobDefinitionError",
     "JobSystemRule",
     "NamespaceMapping",
     "OpenLineageSystem",
-    "Problem",
     "Quality",
     "Retention",
     "SystemPolicy",
@@ -146,7 +143,6 @@ SUITE_CODE_PREFIX = "openlineage:"
 MAX_RETENTION_DAYS = 36_500
 """A hundred years: beyond it ``now - timedelta(days)`` leaves the calendar."""
 _EXAMPLE_UUID = "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-_MAX_SHOWN_INPUT = 60
 
 
 def matches_pattern(value: str, pattern: str) -> bool:
@@ -626,28 +622,13 @@ class JobDefinition(_Model):
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str | None = None) -> Self:
-        try:
-            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no object tags
-        except yaml.MarkedYAMLError as error:
-            raise JobDefinitionError([_yaml_problem(error)], source=source) from None
-        except yaml.YAMLError as error:
-            raise JobDefinitionError(
-                [Problem("", f"not valid YAML: {error}")], source=source
-            ) from None
-        return cls._from_parsed(data, source)
+        """Read YAML text; a key written twice is a problem (``files.py``)."""
+        return cls._from_parsed(yaml_data(text, source=source), source)
 
     @classmethod
     def from_json(cls, text: str, *, source: str | None = None) -> Self:
-        if not text.strip():
-            return cls._from_parsed(None, source)
-        try:
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
-        except json.JSONDecodeError as error:
-            problem = Problem("", f"line {error.lineno}, column {error.colno}: {error.msg}")
-            raise JobDefinitionError([problem], source=source) from None
-        except _DuplicateKeyError as error:
-            raise JobDefinitionError([Problem("", str(error))], source=source) from None
-        return cls._from_parsed(data, source)
+        """Read JSON text; a key written twice is a problem (``files.py``)."""
+        return cls._from_parsed(json_data(text, source=source), source)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
@@ -680,187 +661,9 @@ class JobDefinition(_Model):
             problem = Problem("uuid", "is required (the definition is empty)")
             raise JobDefinitionError([problem], source=source)
         if not isinstance(data, Mapping):
-            problem = Problem("", f"must be a mapping of keys to values, got {_describe(data)}")
+            problem = Problem("", f"must be a mapping of keys to values, got {describe(data)}")
             raise JobDefinitionError([problem], source=source)
         try:
             return cls.model_validate(data, by_alias=True, by_name=False)
         except ValidationError as error:
-            raise JobDefinitionError(_problems(error), source=source) from None
-
-
-class Problem(NamedTuple):
-    """One thing wrong in a definition: the path of the key, in the file's spelling, and why."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
-
-
-class JobDefinitionError(ValueError):
-    """A job definition that cannot be used; the message lists every problem, not the first."""
-
-    def __init__(self, problems: Sequence[Problem], *, source: str | None = None) -> None:
-        self.problems = tuple(problems)
-        self.source = source
-        where = f" in {source}" if source else ""
-        count = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}"
-        lines = [f"Invalid job definition{where} ({count}):"]
-        lines += [f"  - {problem}" for problem in self.problems]
-        super().__init__("\n".join(lines))
-
-
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-_YAML_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; in a definition that hides a mistake.
-
-    A merge key (``<<: *anchor``) is no key of its own: the base class merges it, the keys
-    written beside it winning, as YAML says."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
-        seen: set[tuple[type, Hashable]] = set()
-        for key_node, _value in node.value:
-            if key_node.tag == _YAML_MERGE_TAG:
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, Hashable):
-                continue  # the base class reports it
-            typed = (type(key), key)  # 1 and true are different keys, though equal in Python
-            if typed in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(typed)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(f"duplicate key {key!r}")
-        data[key] = value
-    return data
-
-
-def _yaml_problem(error: yaml.MarkedYAMLError) -> Problem:
-    mark = error.problem_mark or error.context_mark
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-    what = ": ".join(part for part in (error.context, error.problem) if part)
-    return Problem("", f"{where}{what or 'not valid YAML'}")
-
-
-def _problems(error: ValidationError) -> list[Problem]:
-    problems = []
-    for item in error.errors(include_url=False):
-        if item["type"] == "invalid_key":  # the last part of loc is the key, not a list index
-            key = _describe(item["input"])
-            problems.append(Problem(_path(item["loc"][:-1]), f"keys must be text, got {key}"))
-        else:
-            problems.append(Problem(_path(item["loc"]), _message(item)))
-    return problems
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-    return path
-
-
-def _describe(value: Any) -> str:
-    """The value as the user wrote it, in YAML words, short enough for a log line."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    shown = repr(value)
-    return shown if len(shown) <= _MAX_SHOWN_INPUT else shown[: _MAX_SHOWN_INPUT - 3] + "..."
-
-
-_MESSAGES = {
-    "missing": "is required",
-    "bool_type": "must be true or false",
-    "int_type": "must be a whole number",
-    "float_type": "must be a number",
-    "string_type": "must be a string",
-    "tuple_type": "must be a list",
-    "model_type": "must be a mapping of keys to values",
-    "greater_than": "must be greater than {gt}",
-    "greater_than_equal": "must be at least {ge}",
-    "less_than_equal": "must be at most {le}",
-}
-
-
-def _message(item: ErrorDetails) -> str:
-    kind, context = item["type"], item.get("ctx", {})
-    if kind == "value_error":
-        return str(context.get("error", item["msg"]))
-    if kind == "extra_forbidden":
-        return _unknown_key_message(item["loc"])
-    if kind == "enum":
-        expected = str(context.get("expected", "")).replace("'", "")
-        return f"must be {expected}, got {_describe(item['input'])}"
-    if kind == "missing":
-        return _MESSAGES[kind]
-    template = _MESSAGES.get(kind)
-    text = template.format(**context) if template else item["msg"]
-    return f"{text}, got {_describe(item['input'])}"
-
-
-def _unknown_key_message(loc: tuple[int | str, ...]) -> str:
-    known = _keys_at(loc[:-1])
-    key = str(loc[-1])
-    suggestion = _closest(key, known)
-    if suggestion:
-        return f"unknown key (did you mean {suggestion}?)"
-    return f"unknown key; the keys here are {', '.join(known)}" if known else "unknown key"
-
-
-def _closest(key: str, known: Sequence[str]) -> str | None:
-    """snake_case and case slips first, then difflib's idea of a typo."""
-    by_lower = {name.lower(): name for name in known}
-    for candidate in (to_camel(key), key.replace("_", "").lower(), key.lower()):
-        if candidate in known:
-            return candidate
-        if candidate.lower() in by_lower:
-            return by_lower[candidate.lower()]
-    close = difflib.get_close_matches(key, known, n=1)
-    return close[0] if close else None
-
-
-def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
-    """The keys of the model found at ``loc``, walking the field annotations from the root."""
-    model: type[BaseModel] | None = JobDefinition
-    for part in loc:
-        if isinstance(part, int) or model is None:
-            continue
-        field = next(
-            (info for name, info in model.model_fields.items() if (info.alias or name) == part),
-            None,
-        )
-        model = _model_in(field.annotation) if field else None
-    if model is None:
-        return []
-    return [info.alias or name for name, info in model.model_fields.items()]
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for argument in get_args(annotation):
-        found = _model_in(argument)
-        if found is not None:
-            return found
-    return None
+            raise JobDefinitionError(problems(error, JobDefinition), source=source) from None
