@@ -1,19 +1,12 @@
 """A total time bound on one HTTP exchange, however slowly the server answers.
 
-httpx's timeouts apply to each network operation: a server that sends one byte a second never
-trips a 30-second read timeout, and one exchange can then outlast the retry deadline many times
-over. This module bounds the whole exchange instead, without a thread: the network streams of the
-client's connection pools are wrapped so that every connect, read and write is given at most the
-time left until the bound of the exchange in progress (``bounded``), and fails with httpx's own
-``ConnectTimeout``, ``ReadTimeout`` or ``WriteTimeout`` once that time is gone. Headers and body
-are covered alike; the connection is then closed by httpcore, as after any timeout.
-
-The bound is kept in a ``ContextVar``, so exchanges in different threads each have their own, and
-a connection outside ``bounded`` (none in this client) behaves as before.
-
-httpx offers no public way to give the pools it builds (including those for the proxies named in
-the environment) another network backend, so ``install`` reaches them through their attributes; it
-returns False, and the client keeps httpx's per-operation timeouts, if a later httpx moves them.
+``bounded(until)`` runs a block in which every connect, read and write of the client's network
+streams is given at most the time left until ``until`` (``time.monotonic``), and fails with
+httpx's own ``ConnectTimeout``, ``ReadTimeout`` or ``WriteTimeout`` once it is gone; headers and
+body alike. The bound is a ``ContextVar``: each thread has its own, and none outside ``bounded``.
+``install(client)`` wraps the network backend of the client's pools, reached through httpx's
+attributes: it returns False, and httpx's per-operation timeouts stay, if a later httpx moves
+them. Why a whole-exchange bound: docs/connection.md#retries-and-the-deadline.
 """
 
 from __future__ import annotations
