@@ -7,8 +7,7 @@ from typing import Any
 import httpx
 import pytest
 from blindata_emulator import create_app
-
-from .conftest import api_key_headers, create_entity, create_system, in_process, make_settings, ok
+from helpers import api_key_headers, create_entity, create_system, in_process, make_settings, ok
 
 BUCKETS = "/api/v1/queryparser/buckets"
 STATEMENTS = "/api/v1/queryparser/statements"

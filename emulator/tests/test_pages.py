@@ -5,9 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 from blindata_emulator import create_app
+from helpers import api_key_headers, create_system, in_process, make_settings, ok, upload
 from starlette.applications import Starlette
-
-from .conftest import api_key_headers, create_system, in_process, make_settings, ok, upload
 
 PAGE_KEYS = {"content", "number", "size", "totalElements", "totalPages", "first", "last"}
 

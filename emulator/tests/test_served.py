@@ -17,8 +17,7 @@ import httpx
 import pytest
 from blindata_emulator import EmulatorHandle, running_emulator
 from blindata_emulator.clock import parse_instant
-
-from .conftest import API_KEY, TENANT, USER, api_key_headers, make_settings, ok
+from helpers import API_KEY, TENANT, USER, api_key_headers, make_settings, ok
 
 pytestmark = pytest.mark.integration
 

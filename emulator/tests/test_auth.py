@@ -5,9 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from blindata_emulator import Emulator
-from starlette.applications import Starlette
-
-from .conftest import (
+from helpers import (
     API_KEY,
     OTHER_TENANT,
     READER,
@@ -22,6 +20,7 @@ from .conftest import (
     in_process,
     ok,
 )
+from starlette.applications import Starlette
 
 ERROR_KEYS = {"status", "timestamp", "error", "message", "path", "errorName"}
 

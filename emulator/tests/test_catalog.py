@@ -7,8 +7,7 @@ from typing import Any
 import httpx
 import pytest
 from blindata_emulator import Emulator, Kind
-
-from .conftest import create_entity, create_system, fields_of, ok, upload
+from helpers import create_entity, create_system, fields_of, ok, upload
 
 ENTITIES = "/api/v1/physical_entities"
 FIELDS = "/api/v1/physical_fields"

@@ -1,18 +1,19 @@
-"""Fixtures of the emulator tests: an in-process emulator reached through httpx + a2wsgi.
+"""What the emulator's own tests share: the tenants and users, an in-process client, and helpers
+that create the objects most tests need.
 
-`api` is an httpx client with the API key headers of a user who may do everything in TENANT;
-`anonymous` sends no credentials. Helpers create the objects most tests need.
+`make_settings` gives two tenants: `etl` (API key `API_KEY`) reaches only the first, `reader` may
+only read, `steward` may do everything in both. `in_process` calls an app through httpx and a2wsgi
+(no socket); `ok` asserts a status and gives the JSON. The fixtures are in `conftest.py`. These
+tests import nothing of the provider: the emulator is a distribution of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 from a2wsgi import ASGIMiddleware
-from blindata_emulator import Emulator, EmulatorSettings, EmulatorUser, create_app
+from blindata_emulator import EmulatorSettings, EmulatorUser
 from starlette.applications import Starlette
 
 TENANT = "aaaaaaaa-0000-4000-8000-000000000001"
@@ -60,31 +61,6 @@ def api_key_headers(
     if tenant is not None:
         headers["X-BD-Tenant"] = tenant
     return headers
-
-
-@pytest.fixture
-def app() -> Iterator[Starlette]:
-    application = create_app(make_settings())
-    yield application
-    application.state.emulator.close()
-
-
-@pytest.fixture
-def emulator(app: Starlette) -> Emulator:
-    instance: Emulator = app.state.emulator
-    return instance
-
-
-@pytest.fixture
-def api(app: Starlette) -> Iterator[httpx.Client]:
-    with in_process(app, **api_key_headers()) as client:
-        yield client
-
-
-@pytest.fixture
-def anonymous(app: Starlette) -> Iterator[httpx.Client]:
-    with in_process(app) as client:
-        yield client
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:

@@ -6,8 +6,7 @@ from typing import Any
 
 import httpx
 from blindata_emulator import Emulator
-
-from .conftest import create_entity, create_system, fields_of, ok, upload
+from helpers import create_entity, create_system, fields_of, ok, upload
 
 FLOWS = "/api/v1/dataflows"
 ROUTINES = "/api/v1/systems/routines"

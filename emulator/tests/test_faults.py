@@ -8,9 +8,8 @@ import time
 import httpx
 import pytest
 from blindata_emulator import DroppedConnection, Emulator, Faults, create_app
+from helpers import API_KEY, STEWARD, api_key_headers, in_process, make_settings, ok
 from starlette.applications import Starlette
-
-from .conftest import API_KEY, STEWARD, api_key_headers, in_process, make_settings, ok
 
 ME = "/api/v1/users/me"
 

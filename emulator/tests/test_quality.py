@@ -6,8 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from .conftest import create_entity, create_system, ok, upload
+from helpers import create_entity, create_system, ok, upload
 
 DQ = "/api/v1/data-quality"
 
