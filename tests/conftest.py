@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.helpers import emulator_settings
+
 # Hypothesis profiles (``HYPOTHESIS_PROFILE``); no test pins its own number of examples.
 # dev: the fast loop, new examples each run; ci (``.ci/run``): the same examples on every run, so
 # that a property failing there fails again on the same clone; thorough: before a release, or
@@ -35,12 +37,6 @@ os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix=_PRIVATE_HOME))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__UNIT_TEST_MODE", "True")
 
-TENANT = "11111111-1111-4111-8111-111111111111"
-OTHER_TENANT = "22222222-2222-4222-8222-222222222222"
-USER = "etl-user"
-API_KEY = "k3y-that-must-never-be-logged"
-PASSWORD = "pa55-that-must-never-be-logged"
-HUMAN = "steward"
 UPDATE_GOLDEN_ENV = "BLINDATA_UPDATE_GOLDEN"
 
 
@@ -57,19 +53,6 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     """Whether the golden plans are to be rewritten rather than compared."""
     option = bool(request.config.getoption("--update-golden"))
     return option or os.environ.get(UPDATE_GOLDEN_ENV, "") not in ("", "0")
-
-
-def emulator_settings() -> Any:
-    """Two tenants; the ETL user may use only the first, the steward logs in with a password."""
-    from blindata_emulator import EmulatorSettings, EmulatorUser
-
-    return EmulatorSettings(
-        tenants=[TENANT, OTHER_TENANT],
-        users=[
-            EmulatorUser(username=USER, password=API_KEY, tenants=[TENANT]),
-            EmulatorUser(username=HUMAN, password=PASSWORD),
-        ],
-    )
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

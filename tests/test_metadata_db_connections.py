@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from packaging.version import Version
 
-from tests.conftest import API_KEY, OTHER_TENANT, TENANT, USER
+from tests.helpers import API_KEY, OTHER_TENANT, TENANT, USER
 
 BIN = Path(sys.executable).parent
 AIRFLOW = str(BIN / "airflow")

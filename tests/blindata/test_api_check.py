@@ -28,7 +28,7 @@ from airflow_blindata.blindata.models import DataFlow, Ref, System
 from airflow_blindata.cli import main
 from airflow_blindata.cli.sync import SECRET_ENV
 from airflow_blindata.hooks.blindata import BlindataHook
-from tests.conftest import API_KEY, TENANT, USER, emulator_settings
+from tests.helpers import API_KEY, TENANT, USER, emulator_settings
 
 pytestmark = pytest.mark.integration
 

@@ -31,7 +31,7 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref, System
-from tests.conftest import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
+from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
 
 pytestmark = pytest.mark.integration
 

@@ -46,7 +46,7 @@ from airflow_blindata.blindata.models import (
     System,
     SystemRoutine,
 )
-from tests.conftest import API_KEY, HUMAN, PASSWORD, TENANT, USER
+from tests.helpers import API_KEY, HUMAN, PASSWORD, TENANT, USER
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
     RetryPolicy,
 )
-from tests.conftest import API_KEY, USER
+from tests.helpers import API_KEY, USER
 
 pytestmark = pytest.mark.integration
 

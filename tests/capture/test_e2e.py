@@ -195,7 +195,7 @@ def test_the_sync_dag_is_left_out_of_capture(
     """The provider's own operators (``capture_own.py``: a snapshot and a cleanup, the sync DAG's
     shape) run against the emulator; capture keeps none of their task events nor the DAG's,
     with no configuration, whether the listener or the transport captures."""
-    from tests.conftest import API_KEY, TENANT, USER
+    from tests.helpers import API_KEY, TENANT, USER
 
     url = f"sqlite:///{tmp_path / 'own.db'}"
     connection = {

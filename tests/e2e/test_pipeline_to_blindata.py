@@ -18,7 +18,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.store import open_store
-from tests.conftest import API_KEY, TENANT, USER
+from tests.helpers import API_KEY, TENANT, USER
 
 pytestmark = [pytest.mark.airflow, pytest.mark.integration]
 

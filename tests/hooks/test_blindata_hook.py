@@ -26,7 +26,7 @@ from airflow_blindata.blindata import (
 )
 from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
 from tests.blindata.test_client_http import URL_SECRETS, URL_USER, with_url_credentials
-from tests.conftest import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
+from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
 
 
 def connection(**fields: Any) -> SimpleNamespace:

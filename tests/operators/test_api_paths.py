@@ -16,9 +16,9 @@ from blindata_emulator import EmulatorHandle, running_emulator
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
 from airflow_blindata.store import open_store
 from airflow_blindata.sync import snapshot
-from tests.conftest import API_KEY, TENANT, USER, emulator_settings
+from tests.helpers import API_KEY, TENANT, USER, emulator_settings
 from tests.operators.test_operators import DEFINITION
-from tests.sync.conftest import client_of, dbt_events, definition, plan_for
+from tests.sync.helpers import client_of, dbt_events, definition, plan_for
 
 pytestmark = pytest.mark.integration
 

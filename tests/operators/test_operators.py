@@ -26,8 +26,8 @@ from airflow_blindata.get_provider_info import get_provider_info
 from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshotOperator
 from airflow_blindata.operators.blindata import _flag
 from airflow_blindata.store import open_store
-from tests.conftest import API_KEY, TENANT, USER
-from tests.sync.conftest import DEFINITION_UUID, dbt_events
+from tests.helpers import API_KEY, TENANT, USER
+from tests.sync.helpers import DEFINITION_UUID, dbt_events
 
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
 DEFINITION = {
@@ -349,7 +349,7 @@ def test_the_snapshot_links_a_task_s_job_entity_to_airflow_s_base_url(
     from blindata_emulator import Kind
 
     from tests.builders import run_event
-    from tests.sync.conftest import objects
+    from tests.sync.helpers import objects
 
     if base_url:
         monkeypatch.setenv("AIRFLOW__API__BASE_URL", base_url)

@@ -21,7 +21,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from airflow_blindata.receiver.app import ROUTE, URL_PREFIX, fastapi_app
 from airflow_blindata.store import open_store
 
-from .conftest import API_KEY, run_event, serving, spark_like_run, transport_config
+from .helpers import API_KEY, run_event, serving, spark_like_run, transport_config
 
 pytestmark = pytest.mark.integration
 

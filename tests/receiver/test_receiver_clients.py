@@ -18,7 +18,7 @@ from openlineage.client.event_v2 import (
 from openlineage.client.transport.async_http import AsyncHttpConfig, AsyncHttpTransport
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from .conftest import NAMESPACE, PRODUCER, Served, now, spark_like_run, transport_config
+from .helpers import NAMESPACE, PRODUCER, Served, now, spark_like_run, transport_config
 
 pytestmark = pytest.mark.integration
 

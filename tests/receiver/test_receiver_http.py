@@ -20,7 +20,7 @@ from airflow_blindata.receiver.keys import KeyScope, KeySet, key_set
 from airflow_blindata.store import EventStore, StoreUnavailableError, StoreURLError
 from airflow_blindata.store.sqlite import SqliteEventStore
 
-from .conftest import (
+from .helpers import (
     API_KEY,
     OTHER_KEY,
     TEST_MAX_BATCH_EVENTS,

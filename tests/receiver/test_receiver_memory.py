@@ -26,7 +26,7 @@ from airflow_blindata.receiver.body import BodyError, inflate
 from airflow_blindata.receiver.budget import BodyBudget
 from airflow_blindata.store import EventStore
 
-from .conftest import (
+from .helpers import (
     API_KEY,
     TEST_MAX_BATCH_EVENTS,
     TEST_MAX_BODY_BYTES,

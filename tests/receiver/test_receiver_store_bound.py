@@ -19,7 +19,7 @@ from airflow_blindata.store import EventStore, open_store
 from tests.store.helpers import postgres_base_url, postgres_schema
 from tests.store.stalls import FreezingProxy, address, through
 
-from .conftest import API_KEY, TEST_MAX_BATCH_EVENTS, TEST_MAX_BODY_BYTES, run_event, serve_receiver
+from .helpers import API_KEY, TEST_MAX_BATCH_EVENTS, TEST_MAX_BODY_BYTES, run_event, serve_receiver
 
 pytestmark = pytest.mark.integration
 

@@ -34,7 +34,7 @@ from airflow_blindata.receiver.keys import (
 )
 from airflow_blindata.receiver.log import ThrottledWarnings
 
-from .conftest import API_KEY, OTHER_KEY
+from .helpers import API_KEY, OTHER_KEY
 
 LIMIT = 1000
 CONN_ENV = "AIRFLOW_CONN_BLINDATA_RECEIVER"

@@ -16,7 +16,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata.models import System
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import client_of, dbt_events, definition, objects, plan_for
+from tests.sync.helpers import client_of, dbt_events, definition, objects, plan_for
 from tests.sync.test_quality import checks, dq_run
 
 pytestmark = pytest.mark.integration

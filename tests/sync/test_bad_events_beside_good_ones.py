@@ -31,7 +31,7 @@ from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
 from tests.builders import at, dataset, run_event, schema_facet, sql_facet
 
-from .conftest import definition
+from .helpers import definition
 
 FACETS = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage" / "facets"
 SECRET = "s3cret"

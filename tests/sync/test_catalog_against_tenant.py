@@ -13,7 +13,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests import builders
 from tests.builders import documentation_facet, run_event
-from tests.sync.conftest import OTHER_DEFINITION, crawl, definition, objects, plan_for
+from tests.sync.helpers import OTHER_DEFINITION, crawl, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 CRAWLED = "postgres://crawled:5432"

@@ -13,7 +13,7 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.store import SyncRecord
 from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     DEFINITION_UUID,
     crawl,
     dbt_events,

@@ -26,7 +26,7 @@ from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, Physic
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
 from tests.builders import documentation_facet, field, run_event, schema_facet
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     OTHER_DEFINITION,
     UpperCaseReferences,
     client_of,

@@ -21,8 +21,8 @@ from tests.blindata.test_client_http import (
     with_url_credentials,
 )
 from tests.builders import new_run_id, run_event
-from tests.conftest import API_KEY, TENANT, USER
-from tests.sync.conftest import DEFINITION_UUID, dbt_events, next_second
+from tests.helpers import API_KEY, TENANT, USER
+from tests.sync.helpers import DEFINITION_UUID, dbt_events, next_second
 
 pytestmark = pytest.mark.integration
 

@@ -32,7 +32,7 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     UpperCaseReferences,
     client_of,
     counts,

@@ -20,7 +20,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from tests.builders import dataset, run_event
-from tests.sync.conftest import crawl, definition, objects, plan_for
+from tests.sync.helpers import crawl, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

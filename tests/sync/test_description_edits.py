@@ -17,7 +17,7 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.sync import fetch_known_systems, snapshot
-from tests.sync.conftest import DEFINITION_UUID, definition, objects
+from tests.sync.helpers import DEFINITION_UUID, definition, objects
 
 pytestmark = pytest.mark.integration
 

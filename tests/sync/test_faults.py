@@ -11,7 +11,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import counts, dbt_events, definition, objects, plan_for
+from tests.sync.helpers import counts, dbt_events, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -112,7 +112,7 @@ def test_a_refused_row_costs_only_itself(client: BlindataClient, emulator: Any) 
 
 def test_an_unreachable_blindata_fails_the_run(emulator: Any) -> None:
     from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
-    from tests.conftest import API_KEY, TENANT, USER
+    from tests.helpers import API_KEY, TENANT, USER
 
     job = definition()
     with BlindataClient(
@@ -196,7 +196,7 @@ def test_a_write_outage_fails_the_snapshot_at_the_first_phase_that_cannot_write(
     (exit 3, which the operator takes for success), and without waiting out the deadline for
     every batch of every later phase."""
     from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
-    from tests.conftest import API_KEY, TENANT, USER
+    from tests.helpers import API_KEY, TENANT, USER
 
     job = definition()
     if second:
@@ -243,8 +243,8 @@ def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
     not one deadline per stale object; nothing is forgotten, so the next cleanup removes it."""
     from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
     from airflow_blindata.sync import cleanup
-    from tests.conftest import API_KEY, TENANT, USER
-    from tests.sync.conftest import next_second
+    from tests.helpers import API_KEY, TENANT, USER
+    from tests.sync.helpers import next_second
     from tests.sync.test_cleanup import History, run, without_job
 
     job = definition()

@@ -21,7 +21,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests import builders
-from tests.sync.conftest import DEFINITION_UUID, definition, objects, plan_for
+from tests.sync.helpers import DEFINITION_UUID, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

@@ -32,7 +32,7 @@ from tests.builders import dataset_event, job_event, policy, run_event
 from tests.builders import definition as bare_definition
 from tests.store.helpers import postgres_base_url, postgres_schema
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 
 NS = "postgres://db:5432"

@@ -40,8 +40,8 @@ from airflow_blindata.sync.quality import (
     _Ledger,
     ledger_code,
 )
-from tests.conftest import emulator_settings
-from tests.sync.conftest import client_of, dbt_events, definition, objects, plan_for
+from tests.helpers import emulator_settings
+from tests.sync.helpers import client_of, dbt_events, definition, objects, plan_for
 
 pytestmark = [pytest.mark.integration]
 

@@ -27,7 +27,7 @@ from airflow_blindata.sync.runner import (
 )
 from tests.builders import assertion, assertions_facet, dataset, run_event
 
-from .conftest import definition, next_second, objects, plan_for
+from .helpers import definition, next_second, objects, plan_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 

@@ -35,7 +35,7 @@ from tests.builders import dataset, parent_facet, run_event
 from tests.mapper.test_reading import histories
 from tests.test_planning import all_fixture_events
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 from .test_snapshots_in_batches import _arrived, _cut, _snapshots_equal_builds
 

@@ -13,7 +13,7 @@ from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.files import plan_files
 from tests.builders import dataset, run_event
 
-from .conftest import definition
+from .helpers import definition
 from .test_long_histories import _runs
 from .test_runner import assert_read_at_once
 from .test_snapshots_in_batches import _snapshots_equal_builds

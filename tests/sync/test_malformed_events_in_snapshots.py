@@ -36,7 +36,7 @@ from tests.builders import (
     sql_facet,
 )
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 
 JOB = "orders.load"

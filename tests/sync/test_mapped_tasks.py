@@ -24,7 +24,7 @@ from airflow_blindata.store import open_store
 from tests.builders import dataset, facet, parent_facet, run_event
 from tests.mapper.test_lineage import pairs
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 
 BASE = datetime(2026, 3, 1, tzinfo=UTC)

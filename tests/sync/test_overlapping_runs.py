@@ -32,7 +32,7 @@ from airflow_blindata.store import open_store
 from tests.builders import at, dataset, dataset_event, run_event
 from tests.mapper.test_reading import JOB_FACETS, RUN_FACETS, datasets
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 from .test_snapshots_in_batches import DATASET_FACETS, NS, _arrived, _cut, _snapshots_equal_builds
 

@@ -20,7 +20,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, fetch_known_systems, snapshot
 from tests import builders
 from tests.builders import column_lineage_facet, field, input_field, run_event, schema_facet
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     DEFINITION_UUID,
     OTHER_DEFINITION,
     ListedOtherwise,

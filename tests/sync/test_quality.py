@@ -14,7 +14,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import ProfilingMonitor, QualityCheck, QualitySuite, Ref
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     DEFINITION_UUID,
     ListedOtherwise,
     client_of,

@@ -29,7 +29,7 @@ from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.quality import ledger_code
-from tests.sync.conftest import OTHER_DEFINITION, client_of, definition, objects, plan_for
+from tests.sync.helpers import OTHER_DEFINITION, client_of, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

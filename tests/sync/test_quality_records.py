@@ -12,7 +12,7 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import OTHER_DEFINITION, client_of, definition, objects, plan_for
+from tests.sync.helpers import OTHER_DEFINITION, client_of, definition, objects, plan_for
 from tests.sync.test_quality import dq_run
 from tests.sync.test_quality_ledger import PG, run
 

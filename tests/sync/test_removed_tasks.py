@@ -20,7 +20,7 @@ from airflow_blindata.store import EventStore
 from airflow_blindata.sync.runner import run_cleanup, run_snapshot
 from tests.mapper.test_removed_tasks import ALL, BEFORE, DAG, NS, DagRun
 
-from .conftest import definition, next_second, objects
+from .helpers import definition, next_second, objects
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 

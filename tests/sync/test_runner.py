@@ -21,7 +21,7 @@ from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import run_event
 
-from .conftest import dbt_events, definition
+from .helpers import dbt_events, definition
 
 
 def without_cache_counter(plan: CatalogPlan, *others: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import (
+from tests.sync.helpers import (
     DEFINITION_UUID,
     counts,
     dbt_events,

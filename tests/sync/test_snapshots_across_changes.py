@@ -24,7 +24,7 @@ from tests import builders
 from tests.builders import at, dataset, policy, run_event, sql_facet
 from tests.test_planning import all_fixture_events
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 from .test_snapshots_in_batches import _time
 

@@ -31,7 +31,7 @@ from tests.mapper.test_fold import NS, at
 from tests.mapper.test_reading import DATASET_FACETS, datasets, histories
 from tests.test_planning import all_fixture_events
 
-from .conftest import definition
+from .helpers import definition
 from .test_runner import assert_read_at_once
 
 

@@ -12,8 +12,8 @@ from blindata_emulator import Kind, running_emulator
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.blindata.models import QueryBucket
 from airflow_blindata.sync import RunReport, cleanup, snapshot
-from tests.conftest import API_KEY, TENANT, USER, emulator_settings
-from tests.sync.conftest import FAST_RETRY, client_of, definition, objects, plan_for
+from tests.helpers import API_KEY, TENANT, USER, emulator_settings
+from tests.sync.helpers import FAST_RETRY, client_of, definition, objects, plan_for
 from tests.sync.test_cleanup import History
 
 pytestmark = pytest.mark.integration

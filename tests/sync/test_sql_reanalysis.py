@@ -16,7 +16,7 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import routines as sync_routines_module
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import definition, objects, plan_for
+from tests.sync.helpers import definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

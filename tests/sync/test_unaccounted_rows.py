@@ -17,7 +17,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.sync import snapshot
-from tests.sync.conftest import client_of, counts, dbt_events, definition, objects, plan_for
+from tests.sync.helpers import client_of, counts, dbt_events, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -121,7 +121,7 @@ def _clean_counts(base_url: str, job: Any) -> dict[str, int]:
     """What two clean snapshots of the dbt events leave in an emulator of their own."""
     from blindata_emulator import running_emulator
 
-    from tests.conftest import emulator_settings
+    from tests.helpers import emulator_settings
 
     with running_emulator(emulator_settings()) as other:
         with client_of(other) as blindata:

@@ -18,8 +18,8 @@ from blindata_emulator import running_emulator
 
 from airflow_blindata.blindata.models import PhysicalEntity, Ref, System
 from airflow_blindata.sync import snapshot
-from tests.conftest import emulator_settings
-from tests.sync.conftest import client_of, counts, dbt_events, definition, plan_for
+from tests.helpers import emulator_settings
+from tests.sync.helpers import client_of, counts, dbt_events, definition, plan_for
 
 pytestmark = pytest.mark.integration
 

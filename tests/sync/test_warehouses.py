@@ -52,7 +52,7 @@ from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERT
 from airflow_blindata.sync import snapshot
 from tests import builders
 from tests.builders import column_lineage_facet, dataset, facet, input_field, run_event
-from tests.sync.conftest import crawl, objects, plan_for
+from tests.sync.helpers import crawl, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

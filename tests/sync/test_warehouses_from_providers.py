@@ -41,7 +41,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from tests import builders
-from tests.sync.conftest import crawl, objects, plan_for
+from tests.sync.helpers import crawl, objects, plan_for
 from tests.sync.test_warehouses import ORDERS, ORDERS_UP, TOTALS, TOTALS_UP, Tables, column_flows
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow]

@@ -1,4 +1,4 @@
-"""The page's app behind Airflow's real auth manager (the simple one), on a seeded store."""
+"""The page's app behind Airflow's real auth manager (the simple one), a seeded store, Chromium."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from .browser import Chromium
+from .helpers import CHROMIUM
 from .seed import seed
 
 
@@ -38,13 +40,6 @@ def auth_manager(metadata_db: None) -> Any:
     from airflow.api_fastapi.app import init_auth_manager
 
     return init_auth_manager()
-
-
-def token(auth_manager: Any, role: str | None) -> str:
-    """A JWT the API server would issue for a user with ``role`` (None: no role at all)."""
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    return str(auth_manager.generate_jwt(SimpleAuthManagerUser(username=f"u-{role}", role=role)))
 
 
 @pytest.fixture
@@ -80,3 +75,14 @@ def dags(metadata_db: None) -> tuple[str, ...]:
             if session.get(DagModel, dag_id) is None:
                 session.add(DagModel(dag_id=dag_id, bundle_name="ui-tests", fileloc="/x.py"))
     return DAGS
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Chromium]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (.ci/run installs it: apt-get install chromium)")
+    chromium = Chromium(CHROMIUM)
+    try:
+        yield chromium
+    finally:
+        chromium.close()

@@ -21,9 +21,9 @@ from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import at, run_event
 from tests.mapper.test_removed_tasks import ALL, DAG, NS, DagRun, graph_facet
-from tests.sync.conftest import client_of, definition, next_second, objects
+from tests.sync.helpers import client_of, definition, next_second, objects
 
-from .conftest import token
+from .helpers import token
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 

@@ -18,11 +18,11 @@ import pytest
 from airflow_blindata.store import open_store
 from airflow_blindata.sync.runner import run_snapshot
 from tests.mapper.test_removed_tasks import ALL, DAG, NS, DagRun
-from tests.sync.conftest import client_of, definition
+from tests.sync.helpers import client_of, definition
 
-from . import test_ui_browser
+from . import helpers
 from .browser import Chromium
-from .test_ui_browser import _kept, _serving, _token, browser  # noqa: F401  (the fixture)
+from .helpers import _kept, _serving, _token
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow]
 
@@ -36,7 +36,7 @@ def synced_api_server(
 ) -> Iterator[str]:
     """An API server whose store holds two DAG runs and the snapshot after each."""
     served_emulator.emulator.reset()
-    seed = test_ui_browser.seed
+    seed = helpers.seed
 
     def seed_and_sync(store_url: str) -> None:
         seed(store_url)
@@ -48,7 +48,7 @@ def synced_api_server(
                 served_emulator.emulator.clock.advance(2.3)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(test_ui_browser, "seed", seed_and_sync)
+        patch.setattr(helpers, "seed", seed_and_sync)
         with _serving(tmp_path_factory) as root:
             yield root
 
@@ -72,7 +72,7 @@ def synced_api_server(
 )
 def test_a_browser_sees_where_a_job_lands_as_the_sync_did(
     synced_api_server: str,
-    browser: Chromium,  # noqa: F811
+    browser: Chromium,
     tmp_path: Path,
     sentence: str,
     job: str,

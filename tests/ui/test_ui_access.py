@@ -9,7 +9,7 @@ import pytest
 
 from airflow_blindata.store import open_store
 
-from .conftest import token
+from .helpers import token
 
 PAGES = ["/", "/syncs", "/syncs/1", "/lands", "/runs/blindata_sync/manual__1"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from airflow_blindata.store import open_store
 
-from .conftest import token
+from .helpers import token
 from .seed import DEFINITION, SECRET, run_event, seed
 
 
