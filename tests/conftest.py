@@ -18,8 +18,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers import emulator_settings
-
 # Hypothesis profiles (``HYPOTHESIS_PROFILE``); no test pins its own number of examples.
 # dev: the fast loop, new examples each run; ci (``.ci/run``): the same examples on every run, so
 # that a property failing there fails again on the same clone; thorough: before a release, or
@@ -72,6 +70,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def served_emulator() -> Iterator[Any]:
     """One emulator served over real HTTP on loopback for the whole session."""
     from blindata_emulator import running_emulator
+
+    from tests.helpers import emulator_settings
 
     with running_emulator(emulator_settings()) as handle:
         yield handle

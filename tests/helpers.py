@@ -1,15 +1,20 @@
-"""What the provider's tests share beyond the builders: the served emulator's tenants and users.
+"""What the provider's tests share beyond the builders: the served emulator's tenants and users,
+the planted SQL secrets, and every OpenLineage fixture event.
 
 ``emulator_settings`` is what ``served_emulator`` (``tests/conftest.py``) serves: two tenants,
 the ETL user ``USER`` (API key ``API_KEY``) reaching only ``TENANT``, the steward ``HUMAN``
-logging in with ``PASSWORD``. A test that builds a client or a connection of its own takes the
-credentials from here; a test of a refused tenant uses ``OTHER_TENANT``. The secrets are spelled
-so that a log or an error that carries one is easy to find.
+logging in with ``PASSWORD``; a test of a refused tenant uses ``OTHER_TENANT``. The secrets are
+spelled so that a log or an error that carries one is easy to find. ``SQL_SECRETS`` are SQL
+statements that carry ``SECRET`` (the redaction's cases, also planted by the mapper's and the
+sync's tests); ``all_fixture_events`` reads every file of ``tests/fixtures/openlineage``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from airflow_blindata.plans.eventfiles import read_event_file
 
 TENANT = "11111111-1111-4111-8111-111111111111"
 OTHER_TENANT = "22222222-2222-4222-8222-222222222222"
@@ -30,3 +35,55 @@ def emulator_settings() -> Any:
             EmulatorUser(username=HUMAN, password=PASSWORD),
         ],
     )
+
+
+SECRET = "Hunter2x9"
+"""The secret each table below plants; no output may show it."""
+
+
+SQL_SECRETS = {
+    # (statement, its dialect as sqlglot names it): each was shown as written before
+    "dollar-quoted": (f"ALTER ROLE etl PASSWORD $${SECRET}$$", "postgres"),
+    "dollar-quoted with a tag": (f"ALTER ROLE etl PASSWORD $pw${SECRET}$pw$", "postgres"),
+    "dollar-quoted after =": (f"CREATE USER etl WITH PASSWORD = $${SECRET}$$", "snowflake"),
+    "MySQL SET PASSWORD FOR": (f"SET PASSWORD FOR bob = '{SECRET}'", "mysql"),
+    "MySQL SET PASSWORD FOR user@host": (
+        f"SET PASSWORD FOR 'bob'@'%' = '{SECRET}'; SELECT 1",
+        "mysql",
+    ),
+    "MySQL # comment with an apostrophe": (
+        f"# bob's account\nCREATE USER bob IDENTIFIED BY '{SECRET}'; SELECT 'x' FROM t",
+        "mysql",
+    ),
+    "MySQL REPLACE the current password": (
+        f"ALTER USER bob IDENTIFIED BY '***' REPLACE '{SECRET}'",
+        "mysql",
+    ),
+    "a literal ending in a backslash": (
+        f"INSERT INTO s.t SELECT 'C:\\' AS dir FROM s.u; ALTER ROLE etl PASSWORD '{SECRET}'",
+        "postgres",
+    ),
+    "after a command": (f"PREPARE p AS ALTER USER u PASSWORD $${SECRET}$$; SELECT 1", "postgres"),
+    "in a BigQuery script": (f"BEGIN\n-- it's\nALTER USER u PASSWORD '{SECRET}'; END", "bigquery"),
+    "a comment's key: value": (f"-- etl password: {SECRET}\nINSERT INTO s.t SELECT 1", None),
+    "a comment's JSON": (f'/* {{"api_key": "{SECRET}"}} */ INSERT INTO s.t SELECT 1', None),
+    "a literal's JSON": (f"""SELECT '{{"password": "{SECRET}"}}'::jsonb""", "postgres"),
+    "a comment's bearer token": (
+        f"-- curl -H 'Authorization: Bearer {SECRET}'\nINSERT INTO s.t SELECT 1",
+        None,
+    ),
+    "a literal's PEM key": (
+        f"SELECT '-----BEGIN PRIVATE KEY-----\nMII{SECRET}\n-----END PRIVATE KEY-----' AS k",
+        None,
+    ),
+}
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def all_fixture_events() -> list[object]:
+    events: list[object] = []
+    for path in sorted((FIXTURES / "openlineage").rglob("*.json*")):
+        events.extend(read_event_file(path))
+    return events

@@ -93,7 +93,7 @@ def test_emulator_serves_and_check_proves_the_connection(tmp_path: Path) -> None
 
 @pytest.mark.integration
 def test_check_never_shows_the_password_of_the_url(emulator: Any) -> None:
-    from tests.blindata.test_client_http import URL_SECRETS, URL_USER, with_url_credentials
+    from tests.blindata.helpers import URL_SECRETS, URL_USER, with_url_credentials
     from tests.helpers import API_KEY, TENANT, USER
 
     dead = f"http://127.0.0.1:{free_port()}"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from airflow_blindata.plans.eventfiles import read_event_file
+from tests.helpers import FIXTURES, all_fixture_events
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DBT = FIXTURES / "openlineage" / "dbt" / "postgres_run_successful_run_ol_events.jsonl"
 EVENT = {
     "eventType": "COMPLETE",
@@ -118,13 +118,6 @@ def test_plan_names_the_bad_key_of_a_definition(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "procesLayer" in done.stderr and "did you mean processLayer" in done.stderr
-
-
-def all_fixture_events() -> list[object]:
-    events: list[object] = []
-    for path in sorted((FIXTURES / "openlineage").rglob("*.json*")):
-        events.extend(read_event_file(path))
-    return events
 
 
 def test_a_plan_read_job_by_job_is_the_plan_of_every_event_at_once(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.redaction import _urls_in, redact_sql, redact_text, redact_url
+from tests.helpers import SECRET, SQL_SECRETS
 
 SIZE = 200_000
 LONG_TEXTS = {
@@ -149,46 +150,6 @@ def test_a_literal_never_closed_runs_to_the_end_in_linear_time(sql: str, shown: 
 
 
 # -- issue 42, items 3 and 4 ----------------------------------------------------------------------
-
-SECRET = "Hunter2x9"
-"""The secret each table below plants; no output may show it."""
-
-SQL_SECRETS = {
-    # (statement, its dialect as sqlglot names it): each was shown as written before
-    "dollar-quoted": (f"ALTER ROLE etl PASSWORD $${SECRET}$$", "postgres"),
-    "dollar-quoted with a tag": (f"ALTER ROLE etl PASSWORD $pw${SECRET}$pw$", "postgres"),
-    "dollar-quoted after =": (f"CREATE USER etl WITH PASSWORD = $${SECRET}$$", "snowflake"),
-    "MySQL SET PASSWORD FOR": (f"SET PASSWORD FOR bob = '{SECRET}'", "mysql"),
-    "MySQL SET PASSWORD FOR user@host": (
-        f"SET PASSWORD FOR 'bob'@'%' = '{SECRET}'; SELECT 1",
-        "mysql",
-    ),
-    "MySQL # comment with an apostrophe": (
-        f"# bob's account\nCREATE USER bob IDENTIFIED BY '{SECRET}'; SELECT 'x' FROM t",
-        "mysql",
-    ),
-    "MySQL REPLACE the current password": (
-        f"ALTER USER bob IDENTIFIED BY '***' REPLACE '{SECRET}'",
-        "mysql",
-    ),
-    "a literal ending in a backslash": (
-        f"INSERT INTO s.t SELECT 'C:\\' AS dir FROM s.u; ALTER ROLE etl PASSWORD '{SECRET}'",
-        "postgres",
-    ),
-    "after a command": (f"PREPARE p AS ALTER USER u PASSWORD $${SECRET}$$; SELECT 1", "postgres"),
-    "in a BigQuery script": (f"BEGIN\n-- it's\nALTER USER u PASSWORD '{SECRET}'; END", "bigquery"),
-    "a comment's key: value": (f"-- etl password: {SECRET}\nINSERT INTO s.t SELECT 1", None),
-    "a comment's JSON": (f'/* {{"api_key": "{SECRET}"}} */ INSERT INTO s.t SELECT 1', None),
-    "a literal's JSON": (f"""SELECT '{{"password": "{SECRET}"}}'::jsonb""", "postgres"),
-    "a comment's bearer token": (
-        f"-- curl -H 'Authorization: Bearer {SECRET}'\nINSERT INTO s.t SELECT 1",
-        None,
-    ),
-    "a literal's PEM key": (
-        f"SELECT '-----BEGIN PRIVATE KEY-----\nMII{SECRET}\n-----END PRIVATE KEY-----' AS k",
-        None,
-    ),
-}
 
 
 @pytest.mark.parametrize(("sql", "dialect"), list(SQL_SECRETS.values()), ids=list(SQL_SECRETS))

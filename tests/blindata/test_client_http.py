@@ -10,7 +10,6 @@ import re
 import socket
 import time
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -31,6 +30,13 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref, System
+from tests.blindata.helpers import (
+    URL_PASSWORD,
+    URL_SECRETS,
+    URL_USER,
+    set_faults,
+    with_url_credentials,
+)
 from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
 
 pytestmark = pytest.mark.integration
@@ -54,10 +60,6 @@ def request_log(emulator: Any) -> list[dict[str, Any]]:
 
 def requests_to(emulator: Any, method: str, path: str) -> int:
     return sum(1 for r in request_log(emulator) if r["method"] == method and r["path"] == path)
-
-
-def set_faults(emulator: Any, **faults: Any) -> None:
-    httpx.post(f"{emulator.base_url}/_emulator/faults", json=faults).raise_for_status()
 
 
 # -- authentication and tenant -------------------------------------------------------------------
@@ -462,16 +464,6 @@ def test_secrets_never_reach_logs_reprs_or_exception_messages(
     texts.append(str(request_log(emulator)))
     for secret in (API_KEY, PASSWORD, token):
         assert all(secret not in text for text in texts)
-
-
-URL_USER = "proxy-user"
-URL_PASSWORD = "url-pa55%2Fword-that-must-never-be-logged"
-URL_SECRETS = (URL_PASSWORD, unquote(URL_PASSWORD))
-
-
-def with_url_credentials(url: str) -> str:
-    """``url`` with ``user:password@`` in it, as someone may type the Blindata URL."""
-    return url.replace("://", f"://{URL_USER}:{URL_PASSWORD}@", 1)
 
 
 def test_credentials_in_the_url_are_redacted_like_the_key(

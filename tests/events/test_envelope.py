@@ -17,7 +17,7 @@ from hypothesis import given
 from airflow_blindata.events import BaseFacet, RunEvent, parse_event
 from airflow_blindata.events.envelope import envelope_of, read_envelope, read_whole
 from airflow_blindata.events.registry import MEMO_TEXT_LIMIT
-from tests.mapper.test_reading import histories, raw_event
+from tests.mapper.helpers import histories, raw_event
 
 
 def _full(text: str) -> Any:

@@ -25,7 +25,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
 )
 from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
-from tests.blindata.test_client_http import URL_SECRETS, URL_USER, with_url_credentials
+from tests.blindata.helpers import URL_SECRETS, URL_USER, with_url_credentials
 from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
 
 

@@ -34,9 +34,7 @@ from airflow_blindata.mapper.fold.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.report import Report
 from tests.builders import at, definition, job_event
-
-from .test_fold import ALL_DBT, dbt_events
-from .test_reading import histories, raw_event
+from tests.mapper.helpers import ALL_DBT, dbt_events, histories, raw_event
 
 DEFINITION = definition()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,8 @@ from airflow_blindata.mapper.sql import sql_hash
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
 from tests.builders import PG, facet, policy, run_event
+from tests.mapper.helpers import dbt_event_dicts as dbt_events
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
 CREATE_ALL = (policy("postgres://*", nameTemplate="{host}"), policy("s3://*"))
 
 
@@ -620,13 +619,6 @@ def test_the_entities_and_routines_built_unvalidated_are_the_ones_validation_giv
 
 
 # -- the dbt fixtures end to end -------------------------------------------------------------------
-
-
-def dbt_events() -> list[dict[str, Any]]:
-    events = []
-    for path in sorted((FIXTURES / "dbt").glob("*.jsonl")):
-        events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return events
 
 
 def test_the_dbt_jaffle_shop_run_lands_on_one_postgres_system() -> None:

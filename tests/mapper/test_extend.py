@@ -25,9 +25,7 @@ from airflow_blindata.mapper.fold.reading import RawFacets, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.report import Report
 from tests.builders import definition, job_event
-
-from .test_fold import at, dataset
-from .test_reading import histories, raw_event
+from tests.mapper.helpers import at, dataset, histories, raw_event
 
 DEFINITION = definition()
 RETAIN = quality_retainer(DEFINITION)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,57 +25,22 @@ from airflow_blindata.events import (
     parse_event,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey, RunFold, fold
-from airflow_blindata.mapper.fold.reading import read_events
-from airflow_blindata.mapper.report import Report
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
-NS = "postgres://db:5432"
-JOB = JobKey("halden", "pv.aggregate")
-
-
-def at(second: int) -> str:
-    return f"2026-10-26T06:00:{second:02d}Z"
-
-
-def dataset(name: str, **containers: dict[str, Any]) -> dict[str, Any]:
-    return {"namespace": NS, "name": name, **containers}
-
-
-def event(
-    event_type: str | None,
-    second: int,
-    *,
-    run_id: str = "run-1",
-    job: str = JOB.name,
-    run_facets: dict[str, Any] | None = None,
-    job_facets: dict[str, Any] | None = None,
-    inputs: list[dict[str, Any]] | None = None,
-    outputs: list[dict[str, Any]] | None = None,
-    producer: str = "https://example.com/p",
-) -> Event:
-    raw: dict[str, Any] = {
-        "eventTime": at(second),
-        "producer": producer,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "job": {"namespace": JOB.namespace, "name": job, "facets": job_facets or {}},
-        "inputs": inputs or [],
-        "outputs": outputs or [],
-    }
-    if event_type != "JOB":
-        raw["run"] = {"runId": run_id, "facets": run_facets or {}}
-        if event_type is not None:
-            raw["eventType"] = event_type
-    parsed = parse_event(raw)
-    assert parsed.event is not None and parsed.malformed_facets == (), parsed
-    return parsed.event
+from tests.mapper.helpers import (
+    ALL_DBT,
+    FACET_VALUES,
+    JOB,
+    NS,
+    PARENT,
+    at,
+    dataset,
+    dbt_events,
+    doc,
+    event,
+)
 
 
 def sql(query: str) -> dict[str, Any]:
     return {"sql": {"query": query}}
-
-
-def doc(text: str) -> dict[str, Any]:
-    return {"documentation": {"description": text}}
 
 
 def query_of(facets: dict[str, BaseFacet]) -> str | None:
@@ -324,24 +288,6 @@ def test_runs_are_keyed_by_job_and_run_id() -> None:
 # --- real events ----------------------------------------------------------------------------
 
 
-def dbt_events(*names: str) -> list[Event]:
-    lines = [
-        line
-        for name in names
-        for line in (FIXTURES / "dbt" / f"{name}.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
-    return read_events(lines, Report())
-
-
-ALL_DBT = (
-    "postgres_run_successful_run_ol_events",
-    "postgres_seed_seed_ol_events",
-    "postgres_snapshot_snapshot_ol_events",
-    "postgres_test_test_ol_events",
-)
-
-
 def test_dbt_runs_fold_to_their_final_state_parent_and_io() -> None:
     result = fold(dbt_events(*ALL_DBT))
     dbt_run = result.job(JobKey("dbt-test-namespace", "dbt-run-jaffle_shop"))
@@ -393,9 +339,6 @@ def test_fold_skips_what_is_not_an_event() -> None:
 
 
 # --- properties -----------------------------------------------------------------------------
-
-FACET_VALUES = st.sampled_from(["SELECT 1", "SELECT 2", "SELECT 3"])
-PARENT = {"job": {"namespace": "airflow", "name": "dag"}}
 
 
 @st.composite

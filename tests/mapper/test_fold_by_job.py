@@ -15,8 +15,7 @@ from airflow_blindata.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer
 from tests.builders import definition
-
-from .test_fold import FACET_VALUES, JOB, NS, PARENT, at, dataset, doc, event
+from tests.mapper.helpers import FACET_VALUES, JOB, NS, PARENT, at, dataset, doc, event
 
 DEFINITION = definition()
 

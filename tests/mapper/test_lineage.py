@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.plan import CatalogPlan, PlannedFlow
+from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import MAX_SCOPE_LENGTH, job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
 from tests.builders import policy, run_event
+from tests.mapper.helpers import flows, pairs
 
 PG = "postgres://pv-db.halden.example:5432"
 WAREHOUSE = "postgresql://warehouse:5432"
@@ -50,18 +51,6 @@ def event(
         producer="https://git.halden.example/platform/lineage-emitter/tree/v2.3.0",
         **options,
     )
-
-
-def flows(plan: CatalogPlan, kind: str | None = None) -> list[PlannedFlow]:
-    return [f for f in plan.flows if kind is None or f.kind == kind]
-
-
-def pairs(plan: CatalogPlan, kind: str = "table") -> set[tuple[str, str]]:
-    def label(end: Any) -> str:
-        text = end.entity.name
-        return f"{text}.{end.field}" if end.field else text
-
-    return {(label(f.source), label(f.target)) for f in flows(plan, kind)}
 
 
 # -- the seed 004 Halden example: a SQL job with a columnLineage facet ---------------------------

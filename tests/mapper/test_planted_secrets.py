@@ -18,84 +18,9 @@ from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.plans.render import render_tables
 from tests import builders
-from tests.builders import PG, facet, policy, run_event
-from tests.test_redaction import SECRET, SQL_SECRETS
-
-DEFINITION = builders.definition(
-    policy("postgres://*", nameTemplate="{host}"), policy("s3://*"), policy("https://*")
-)
-
-
-def _run(
-    *,
-    job: str = "etl.load",
-    sql: str = "INSERT INTO s.out SELECT a FROM s.orders",
-    dialect: str | None = "postgres",
-    description: str = "the order's id",
-    note: str = "deployed by the CI",
-    documentation: str = "Loads the orders.",
-    output: tuple[str, str] = (PG, "db.s.out"),
-    run_facets: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A run of ``job`` that reads ``db.s.orders`` (its column ``a`` described by
-    ``description``) and writes ``output``, with its SQL, a custom job facet ``deployment``
-    whose ``note`` is a string property, and its documentation."""
-    source = builders.dataset(
-        "db.s.orders",
-        PG,
-        facets=builders.schema_facet({"name": "a", "type": "int", "description": description}),
-    )
-    target = builders.dataset(output[1], output[0], facets=builders.schema_facet("a"))
-    sql_facet: dict[str, Any] = {"query": sql}
-    if dialect:
-        sql_facet["dialect"] = dialect
-    return run_event(
-        job,
-        inputs=[source],
-        outputs=[target],
-        job_facets={
-            "sql": facet("SQLJobFacet", **sql_facet),
-            "deployment": {"_producer": builders.PRODUCER, "_schemaURL": "x", "note": note},
-            "documentation": facet("DocumentationJobFacet", description=documentation),
-        },
-        run_facets=run_facets,
-    )
-
-
-CASES: dict[str, dict[str, Any]] = {
-    **{
-        f"routine SQL: {name}": {"sql": sql, "dialect": dialect}
-        for name, (sql, dialect) in SQL_SECRETS.items()
-    },
-    "column description: key: value": {"description": f"password: {SECRET}"},
-    "column description: JSON": {"description": f'sample {{"api_key": "{SECRET}"}}'},
-    "column description: bearer": {"description": f"Authorization: Bearer {SECRET}"},
-    "custom facet property: key=value": {"note": f"deploy with MYSQL_PWD={SECRET}"},
-    "custom facet property: PEM": {
-        "note": f"-----BEGIN EC PRIVATE KEY-----\nMHc{SECRET}\n-----END EC PRIVATE KEY-----"
-    },
-    "custom facet property: JSON": {"note": f'{{"client_secret": "{SECRET}"}}'},
-    "job documentation: token": {"documentation": f"Call it with token: {SECRET}."},
-    "job name: ?token=": {"job": f"fetch_orders?token={SECRET}"},
-    "job name: &access_token=": {"job": f"api.orders?a=1&access_token={SECRET}"},
-    "a quality test's name and texts": {
-        "run_facets": {
-            "test": {
-                "tests": [
-                    {
-                        "name": f"ping api?token={SECRET}",
-                        "status": "fail",
-                        "description": f"Authorization: Bearer {SECRET}",
-                        "expected": f'{{"password": "{SECRET}"}}',
-                    }
-                ]
-            }
-        }
-    },
-    "dataset name: ?X-Amz-Signature=": {
-        "output": ("s3://bucket", f"exports/out.csv?X-Amz-Signature={SECRET}")
-    },
-}
+from tests.builders import run_event
+from tests.helpers import SECRET
+from tests.mapper.helpers import CASES, DEFINITION, _run
 
 
 def _plan(**planted: Any) -> CatalogPlan:

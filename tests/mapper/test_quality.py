@@ -13,7 +13,7 @@ from airflow_blindata.mapper.report import GapCode
 from tests import builders
 from tests.builders import DEFINITION_UUID as UUID
 from tests.builders import PG, assertions_facet, at, dataset, policy, run_cycle
-from tests.mapper.test_catalog import dbt_events
+from tests.mapper.helpers import dbt_event_dicts as dbt_events
 
 
 def definition(**options: Any) -> JobDefinition:

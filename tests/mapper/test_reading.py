@@ -28,41 +28,20 @@ from airflow_blindata.mapper.fold.core import (
 from airflow_blindata.mapper.fold.reading import read_events, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.report import GapCode, Report
-from tests.builders import definition, run_event
-
-from .test_fold import NS, at
+from tests.builders import definition
+from tests.mapper.helpers import (
+    BAD_DOC,
+    DOC_URL,
+    GOOD_DOC,
+    NS,
+    at,
+    cycle,
+    histories,
+    parents,
+    raw_event,
+)
 
 DEFINITION = definition()
-GOOD_DOC = {"documentation": {"description": "fine"}}
-BAD_DOC = {"documentation": {"description": {"not": "text"}}}
-
-
-DOC_URL = "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json"
-SCHEMA_URL = "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json"
-
-
-def raw_event(
-    event_type: str,
-    second: int,
-    run_id: str,
-    *,
-    run_facets: dict[str, Any] | None = None,
-    job_facets: dict[str, Any] | None = None,
-    inputs: list[dict[str, Any]] | None = None,
-    outputs: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    return run_event(
-        "pv.aggregate",
-        namespace="halden",
-        event_type=event_type,
-        time=at(second),
-        run_id=run_id,
-        run_facets=run_facets,
-        job_facets=job_facets,
-        inputs=inputs or (),
-        outputs=outputs or (),
-        producer="https://example.com/p",
-    )
 
 
 def folded(events: list[Any], skim: bool) -> tuple[Any, Report]:
@@ -75,114 +54,6 @@ def folded(events: list[Any], skim: bool) -> tuple[Any, Report]:
 
 # Facets per container: repeated, changed, deleted, malformed, unknown, or sent under a key of
 # their own that reading files under the spec's key (``foo`` with a known ``_schemaURL``).
-RUN_FACETS = [
-    {},
-    {"nominalTime": {"nominalStartTime": at(1)}},
-    {"nominalTime": {"nominalStartTime": at(2)}, "acme": {"v": 1}},
-    {"nominalTime": {"nominalStartTime": "soon"}},
-    {"nominalTime": {"_deleted": True}},
-    {"acme": {"v": 2}},
-    {"acme": {"v": "bad \udc80"}},  # unreadable event, whichever facet is used
-]
-JOB_FACETS = [
-    {},
-    GOOD_DOC,
-    BAD_DOC,
-    {"documentation": {"_deleted": True}},
-    {"sql": {"query": "SELECT 1"}},
-    {"sql": {"query": 7}},
-    {"acme": {"v": 1}},
-    {"foo": {"_schemaURL": DOC_URL, "description": "moved"}},
-    {"foo": {"v": 2}},
-]
-DATASET_FACETS = [
-    {},
-    {"schema": {"fields": [{"name": "a"}]}},
-    {"schema": {"fields": 3}},
-    {"schema": {"_deleted": True}},
-    {"documentation": {"description": "d"}},
-    {"foo": {"_schemaURL": SCHEMA_URL, "fields": [{"name": "b"}]}},
-]
-IO_FACETS = [
-    {},
-    {"subset": {"inputCondition": {"a": 1}, "outputCondition": {"a": 1}}},
-    {"subset": {"inputCondition": 5, "outputCondition": 5}},
-    {"acme": {"v": 1}},
-    {"outputStatistics": {"rowCount": 3}},
-    {"dataQualityAssertions": {"assertions": [{"assertion": "not_null", "success": True}]}},
-]
-
-
-_FIELD_NAMES = {"inputFacets": "input_facets", "outputFacets": "output_facets"}
-
-
-@st.composite
-def datasets(draw: st.DrawFn, io: str) -> list[dict[str, Any]]:
-    """Datasets, their io facets now and then under the model's field name (which it reads)."""
-    return [
-        {
-            "namespace": NS,
-            "name": name,
-            "facets": draw(st.sampled_from(DATASET_FACETS)),
-            draw(st.sampled_from([io, io, io, _FIELD_NAMES[io]])): draw(st.sampled_from(IO_FACETS)),
-        }
-        for name in draw(st.lists(st.sampled_from(["a", "b"]), max_size=2))
-    ]
-
-
-PARENT_JOB = {"namespace": "airflow", "name": "dag"}
-
-
-def parent_facet(run_id: Any, *, valid: bool = True) -> dict[str, Any]:
-    """A ``parent`` run facet naming ``run_id``; without its job (malformed) unless ``valid``."""
-    facet: dict[str, Any] = {"run": {"runId": run_id}}
-    if valid:
-        facet["job"] = PARENT_JOB
-    return {"parent": facet}
-
-
-@st.composite
-def parents(draw: st.DrawFn, parent: str | None) -> dict[str, Any]:
-    """The ``parent`` facet of one event of a run whose parent run is ``parent`` (Airflow: the DAG
-    run; the instances of a mapped task share it): mostly that, now and then none, malformed (it
-    still names the run), empty, or naming another."""
-    if parent is None:
-        return {}
-    kind = draw(st.integers(0, 9))
-    if kind == 0:
-        return {}
-    if kind == 1:
-        return parent_facet(parent, valid=False)
-    if kind == 2:
-        return parent_facet(draw(st.sampled_from(["", 7, "p1", "p2"])))
-    return parent_facet(parent)
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Runs of one job, each of a few events whose facets overlap, differ, are deleted, or are
-    malformed, in every container (run, job, dataset, input and output facets); runs often name
-    a parent run they share with others (``parents``: the instances of a mapped task)."""
-    events = []
-    for number in range(draw(st.integers(1, 6))):
-        run = f"r{number}"
-        parent = draw(st.sampled_from([None, "p1", "p1", "p2"]))
-        cycle = ["START", *(["RUNNING"] * draw(st.integers(0, 1))), "COMPLETE"]
-        for step, event_type in enumerate(cycle):
-            if draw(st.integers(0, 5)) == 0:
-                event_type = draw(st.sampled_from(["FAIL", "RUNNING", "ABORT"]))
-            second = draw(st.sampled_from([3 * number + step, 0]))  # ties are common
-            event = raw_event(
-                event_type,
-                second,
-                run,
-                run_facets=draw(st.sampled_from(RUN_FACETS)) | draw(parents(parent)),
-                job_facets=draw(st.sampled_from(JOB_FACETS)),
-                inputs=draw(datasets("inputFacets")),
-                outputs=draw(datasets("outputFacets")),
-            )
-            events.append(event)
-    return events
 
 
 @given(events=histories(), as_text=st.booleans())
@@ -213,19 +84,6 @@ def test_runs_left_unfolded_are_runs_the_retainer_would_drop(
     ordered = _Order().sort([e for e in read if isinstance(e, RunEvent | JobEvent)], _itself)
     every = _fold_job(job.key, ordered)
     assert job == every.model_copy(update={"runs": _kept_runs(every.runs, retain)})
-
-
-def cycle(
-    start: dict[str, Any], complete: dict[str, Any], *runs: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """One run, START then COMPLETE, each with the containers given (keyword arguments of
-    ``raw_event``), after older runs (COMPLETE only) with the containers given."""
-    older = [raw_event("COMPLETE", n, f"old{n}", **facets) for n, facets in enumerate(runs)]
-    return [
-        *older,
-        raw_event("START", 10, "r", **start),
-        raw_event("COMPLETE", 11, "r", **complete),
-    ]
 
 
 def out(facets: dict[str, Any] | None = None, io: dict[str, Any] | None = None) -> dict[str, Any]:

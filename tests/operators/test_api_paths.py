@@ -17,7 +17,7 @@ from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshot
 from airflow_blindata.store import open_store
 from airflow_blindata.sync import snapshot
 from tests.helpers import API_KEY, TENANT, USER, emulator_settings
-from tests.operators.test_operators import DEFINITION
+from tests.operators.helpers import DEFINITION
 from tests.sync.helpers import client_of, dbt_events, definition, plan_for
 
 pytestmark = pytest.mark.integration

@@ -27,15 +27,10 @@ from airflow_blindata.operators import BlindataCleanupOperator, BlindataSnapshot
 from airflow_blindata.operators.blindata import _flag
 from airflow_blindata.store import open_store
 from tests.helpers import API_KEY, TENANT, USER
+from tests.operators.helpers import DEFINITION
 from tests.sync.helpers import DEFINITION_UUID, dbt_events
 
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
-DEFINITION = {
-    "uuid": DEFINITION_UUID,
-    "systemPolicies": [
-        {"pattern": "postgres://*", "creation": "IF_MISSING", "nameTemplate": "{host}"}
-    ],
-}
 
 
 @pytest.fixture

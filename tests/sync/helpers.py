@@ -12,7 +12,9 @@ are in ``conftest.py``; scenario helpers several test files share are here too.
 from __future__ import annotations
 
 import json
+import random
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,15 @@ from airflow_blindata.blindata.models import (
     System,
 )
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.plans.eventfiles import read_event_file
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.plan import CatalogPlan
-from airflow_blindata.sync import fetch_known_systems
+from airflow_blindata.mapper.documentation import place_text
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
+from airflow_blindata.plans.eventfiles import read_event_file
+from airflow_blindata.plans.store import plan_from_store
+from airflow_blindata.store import SyncRecord, open_store
+from airflow_blindata.sync import RunReport, fetch_known_systems, snapshot, store_status
 from tests import builders
-from tests.builders import policy
+from tests.builders import dataset, policy, run_event
 from tests.helpers import API_KEY, TENANT, USER
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -199,3 +204,266 @@ def _upper_references(data: Any, *, own: bool) -> None:
                 data[key] = value.upper()
             else:
                 _upper_references(value, own=False)
+
+
+REMOVED_JOB = "snapshot.jaffle_shop.orders_snapshot"
+
+
+class History(list[SyncRecord]):
+    """The sync history of one definition, newest first, as the store returns it."""
+
+    def add(self, report: RunReport) -> RunReport:
+        record = SyncRecord(
+            definition_uuid=report.definition_uuid,
+            kind=report.kind,
+            started_at=report.started_at,
+            finished_at=report.finished_at or report.started_at,
+            status=store_status(report),
+            report=report.to_record(),
+        )
+        self.insert(0, record)
+        return report
+
+
+def without_job(events: list[Any], prefix: str = REMOVED_JOB) -> list[Any]:
+    """The events, as the store holds them once retention dropped a job (and its SQL steps)."""
+    return [e for e in events if not e.get("job", {}).get("name", "").startswith(prefix)]
+
+
+def run(
+    client: BlindataClient, history: History, events: list[Any], job: JobDefinition
+) -> tuple[CatalogPlan, RunReport]:
+    plan = plan_for(client, events, job)
+    return plan, history.add(snapshot(plan, client, job))
+
+
+PG = "postgres://warehouse:5432"
+
+
+def dq_run(
+    job: str, run_id: str, assertions: list[dict[str, Any]], **input_facets: Any
+) -> list[dict[str, Any]]:
+    def event(kind: str, second: int) -> dict[str, Any]:
+        return {
+            "eventType": kind,
+            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
+            "producer": "https://example.com/dq",
+            "run": {"runId": run_id, "facets": {}},
+            "job": {"namespace": "dq", "name": job, "facets": {}},
+            "inputs": [
+                {
+                    "namespace": PG,
+                    "name": "dwh.sales.orders",
+                    "facets": {"schema": {"fields": [{"name": "id"}, {"name": "amount"}]}},
+                    "inputFacets": {
+                        "dataQualityAssertions": {"assertions": assertions},
+                        **input_facets,
+                    },
+                }
+            ],
+            "outputs": [],
+        }
+
+    return [event("START", 0), event("COMPLETE", 30)]
+
+
+def checks(emulator: Any) -> dict[str, dict[str, Any]]:
+    return {c["code"]: c for c in objects(emulator, Kind.CHECK)}
+
+
+def assertions_run(
+    job: str,
+    run_id: str,
+    assertions: dict[tuple[str, str], list[dict[str, Any]]],
+    **input_facets: Any,
+) -> list[dict[str, Any]]:
+    """A completed run of job ``dq/<job>`` reading datasets ``(namespace, name)`` with
+    assertions (an empty list: the dataset is read, nothing is asserted), and ``input_facets``
+    on each."""
+
+    def event(kind: str, second: int) -> dict[str, Any]:
+        return {
+            "eventType": kind,
+            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
+            "producer": "https://example.com/dq",
+            "run": {"runId": run_id, "facets": {}},
+            "job": {"namespace": "dq", "name": job, "facets": {}},
+            "inputs": [
+                {
+                    "namespace": namespace,
+                    "name": name,
+                    "facets": {"schema": {"fields": [{"name": "id"}]}},
+                    "inputFacets": {
+                        "dataQualityAssertions": {"assertions": items},
+                        **input_facets,
+                    },
+                }
+                for (namespace, name), items in assertions.items()
+            ],
+            "outputs": [],
+        }
+
+    return [event("START", 0), event("COMPLETE", 30)]
+
+
+def metrics_run(run_id: str, tables: list[str]) -> list[dict[str, Any]]:
+    """A completed run reading ``tables`` of the warehouse, each with a row count."""
+    read = {(PG, f"dwh.sales.{table}"): [] for table in tables}
+    return assertions_run(
+        "profile", run_id, read, dataQualityMetrics={"rowCount": 5, "columnMetrics": {}}
+    )
+
+
+def _documented_plan(
+    client: BlindataClient, text: str, *, replace_user_documentation: bool = False
+) -> CatalogPlan:
+    """One created System with one entity documented in Markdown."""
+    known = {system.name: system for system in fetch_known_systems(client)}
+    existing = known.get("docs-db")
+    placement = place_text(text, "text/markdown")
+    return CatalogPlan(
+        definition_uuid=DEFINITION_UUID,
+        systems=[
+            PlannedSystem(
+                name="docs-db",
+                uuid=existing.uuid if existing else None,
+                origin="created",
+                create=existing is None,
+                subtype="DATABASE",
+                stamp=(("openLineageOwner", DEFINITION_UUID),),
+                entity_creation=True,
+                replace_user_documentation=replace_user_documentation,
+            )
+        ],
+        entities=[
+            PlannedEntity(
+                key=EntityKey(system="docs-db", schema="sales", name="orders"),
+                may_create=True,
+                documentation=placement.documentation,
+                documentation_hash=placement.documentation_hash,
+                source="test",
+            )
+        ],
+    )
+
+
+def without_cache_counter(plan: CatalogPlan, *others: str) -> dict[str, Any]:
+    """The plan without the counters of what the memos saved (and ``others``)."""
+    data = plan.model_dump()
+    for counter in ("jobsUnchanged", "jobsExtended", "jobsReadInSlices", "sqlTextsParsed", *others):
+        data["report"]["counters"].pop(counter, None)
+    return data
+
+
+def as_extended(plan: CatalogPlan) -> dict[str, Any]:
+    """The plan, but for what a job extended keeps of the readings that made its fold: how many
+    events were skimmed, and which unknown facets were read, how many times (a full read skims
+    the events of runs that newer ones supersede, and does not read their unknown facets)."""
+    data = without_cache_counter(plan, "eventsSkimmed")
+    del data["report"]["unknownFacets"]
+    return data
+
+
+def assert_read_at_once(planned: CatalogPlan, expected: CatalogPlan) -> None:
+    """``planned`` (read job by job, kept folds extended) is ``expected`` (every event read at
+    once) but for what ``as_extended`` leaves out; its unknown facets are those of the full read
+    and perhaps more: those an extended job's fold read before newer runs superseded them."""
+    assert as_extended(planned) == as_extended(expected)
+    assert set(expected.report.unknown_facets) <= set(planned.report.unknown_facets)
+
+
+def _time(event: object) -> str:
+    if isinstance(event, dict) and isinstance(event.get("eventTime"), str):
+        return event["eventTime"]
+    return ""
+
+
+def _snapshots_equal_builds(
+    batches: list[list[Any]],
+    url: str,
+    job: JobDefinition | None = None,
+    *,
+    retention_after: int | None = None,
+) -> dict[str, int]:
+    """Append each batch, plan from the store keeping folds, and compare with ``build`` of every
+    event stored so far; the counters of what the kept folds saved, summed. After the snapshot
+    of batch ``retention_after``, retention removes every event but each job's latest
+    description (every event received over a day before, ``rawEventsDays`` 0)."""
+    job = job or definition()
+    saved = {"jobsUnchanged": 0, "jobsExtended": 0}
+    with open_store(url) as store:
+        for index, batch in enumerate(batches):
+            if index - 1 == retention_after:
+                later = datetime.now(UTC) + timedelta(days=1)
+                store.retain(raw_events_days=0, job_described_for_days=30, now=later)
+            store.append_many(json.dumps(event) for event in batch)
+            planned = plan_from_store(store, job)
+            for counter in saved:
+                saved[counter] += planned.report.counters.get(counter, 0)
+            stored = [event.payload for event in store.events()]  # not what it quarantined
+            assert_read_at_once(planned, build(stored, job))
+    return saved
+
+
+def _arrived(events: list[Any], rng: random.Random, *, in_order: bool) -> list[Any]:
+    """The events as they arrive: in time order (the usual case, where kept folds are
+    extended), or shuffled (late events, which have their job read whole)."""
+    return sorted(events, key=_time) if in_order else rng.sample(events, len(events))
+
+
+def _cut(events: list[Any], parts: int, rng: random.Random) -> list[list[Any]]:
+    marks = sorted(rng.sample(range(1, len(events)), min(parts - 1, len(events) - 1)))
+    ends = zip([0, *marks], [*marks, len(events)], strict=True)
+    return [events[start:end] for start, end in ends]
+
+
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _runs(
+    count: int, *, first: int = 0, lasting: int = 30, targets: int = 1
+) -> list[dict[str, Any]]:
+    """A job that runs every minute for ``lasting`` seconds (over 60: its runs overlap): START
+    and COMPLETE, the same facets each run, writing one of ``targets`` tables in turn."""
+    events = []
+    for run in range(first, first + count):
+        run_id = f"00000000-0000-4000-8000-{run:012d}"
+        target = "public.target" if targets == 1 else f"public.target_{run % targets}"
+        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
+            events.append(
+                run_event(
+                    "minutely",
+                    event_type=event_type,
+                    run_id=run_id,
+                    time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
+                    inputs=[dataset("public.source")],
+                    outputs=[dataset(target)],
+                )
+            )
+    return events
+
+
+Tables = dict[tuple[str | None, str], dict[str, str]]
+ORDERS = {"id": "int", "amount": "decimal"}
+TOTALS = {"order_id": "int", "total": "decimal"}
+ORDERS_UP = {"ID": "NUMBER", "AMOUNT": "NUMBER"}
+TOTALS_UP = {"ORDER_ID": "NUMBER", "TOTAL": "NUMBER"}
+
+
+def column_flows(emulator: Any) -> set[tuple[str, str]]:
+    systems = {s["uuid"]: s["name"] for s in objects(emulator, Kind.SYSTEM)}
+    entities = {
+        e["uuid"]: f"{systems[e['system']['uuid']]}:{e.get('schema') or ''}.{e['name']}"
+        for e in objects(emulator, Kind.ENTITY)
+    }
+    fields = {f["uuid"]: f for f in objects(emulator, Kind.FIELD)}
+
+    def label(flow: dict[str, Any], side: str) -> str:
+        found = fields[flow[f"{side}PhysicalField"]["uuid"]]
+        return f"{entities[found['physicalEntity']['uuid']]}.{found['name']}"
+
+    return {
+        (label(flow, "from"), label(flow, "to"))
+        for flow in objects(emulator, Kind.FLOW)
+        if flow.get("fromPhysicalField")
+    }

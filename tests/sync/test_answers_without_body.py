@@ -16,8 +16,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata.models import System
 from airflow_blindata.sync import snapshot
-from tests.sync.helpers import client_of, dbt_events, definition, objects, plan_for
-from tests.sync.test_quality import checks, dq_run
+from tests.sync.helpers import checks, client_of, dbt_events, definition, dq_run, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

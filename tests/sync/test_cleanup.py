@@ -9,50 +9,23 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, Ref
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import CatalogPlan
-from airflow_blindata.store import SyncRecord
-from airflow_blindata.sync import RunReport, cleanup, snapshot, store_status
+from airflow_blindata.sync import RunReport, cleanup, snapshot
 from tests.sync.helpers import (
     DEFINITION_UUID,
+    REMOVED_JOB,
+    History,
     crawl,
     dbt_events,
     definition,
     next_second,
     objects,
     plan_for,
+    run,
+    without_job,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
-REMOVED_JOB = "snapshot.jaffle_shop.orders_snapshot"
-
-
-class History(list[SyncRecord]):
-    """The sync history of one definition, newest first, as the store returns it."""
-
-    def add(self, report: RunReport) -> RunReport:
-        record = SyncRecord(
-            definition_uuid=report.definition_uuid,
-            kind=report.kind,
-            started_at=report.started_at,
-            finished_at=report.finished_at or report.started_at,
-            status=store_status(report),
-            report=report.to_record(),
-        )
-        self.insert(0, record)
-        return report
-
-
-def without_job(events: list[Any], prefix: str = REMOVED_JOB) -> list[Any]:
-    """The events, as the store holds them once retention dropped a job (and its SQL steps)."""
-    return [e for e in events if not e.get("job", {}).get("name", "").startswith(prefix)]
-
-
-def run(
-    client: BlindataClient, history: History, events: list[Any], job: JobDefinition
-) -> tuple[CatalogPlan, RunReport]:
-    plan = plan_for(client, events, job)
-    return plan, history.add(snapshot(plan, client, job))
 
 
 def our_keys(emulator: Any) -> dict[str, set[tuple[str, ...]]]:

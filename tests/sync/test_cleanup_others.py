@@ -28,14 +28,15 @@ from tests import builders
 from tests.builders import documentation_facet, field, run_event, schema_facet
 from tests.sync.helpers import (
     OTHER_DEFINITION,
+    History,
     UpperCaseReferences,
     client_of,
     definition,
     next_second,
     objects,
     plan_for,
+    run,
 )
-from tests.sync.test_cleanup import History, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 

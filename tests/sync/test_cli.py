@@ -14,12 +14,7 @@ import pytest
 
 from airflow_blindata.cli import main
 from airflow_blindata.store import open_store
-from tests.blindata.test_client_http import (
-    URL_SECRETS,
-    URL_USER,
-    set_faults,
-    with_url_credentials,
-)
+from tests.blindata.helpers import URL_SECRETS, URL_USER, set_faults, with_url_credentials
 from tests.builders import new_run_id, run_event
 from tests.helpers import API_KEY, TENANT, USER
 from tests.sync.helpers import DEFINITION_UUID, dbt_events, next_second

@@ -33,19 +33,20 @@ from airflow_blindata.blindata.models import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.helpers import (
+    PG,
+    History,
     UpperCaseReferences,
     client_of,
     counts,
     crawl,
     dbt_events,
     definition,
+    dq_run,
+    metrics_run,
     next_second,
     objects,
     plan_for,
 )
-from tests.sync.test_cleanup import History
-from tests.sync.test_quality import PG, dq_run
-from tests.sync.test_quality_records import metrics_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 
@@ -300,7 +301,7 @@ class NoDocumentAnswer(httpx.HTTPTransport):
 def test_an_entity_without_documentation_answered_otherwise_than_404_gets_it(
     emulator: Any, answer: str
 ) -> None:
-    from tests.sync.test_protections import _documented_plan
+    from tests.sync.helpers import _documented_plan
 
     job = definition()
     with client_of(emulator, NoDocumentAnswer(answer)) as blindata:
@@ -630,7 +631,7 @@ def test_a_document_answered_without_a_content_type_is_read_and_a_persons_edit_k
     """Seed 000, documentation: a person's edit is kept and counted; the job's own text is
     recognised. A document answered with ``contentType: null`` was unreadable: a failure at
     every snapshot, and never updated."""
-    from tests.sync.test_protections import _documented_plan
+    from tests.sync.helpers import _documented_plan
 
     job = definition()
     with client_of(emulator, DocumentWithoutType()) as blindata:

@@ -17,8 +17,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
 from tests.builders import at, run_event
-from tests.sync.helpers import definition, next_second, objects, plan_for
-from tests.sync.test_cleanup import History
+from tests.sync.helpers import History, definition, next_second, objects, plan_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_margin")]
 

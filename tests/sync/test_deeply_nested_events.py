@@ -24,9 +24,9 @@ from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store.prepare import prepare
 from tests.builders import at, dataset, dataset_event, documentation_facet, run_event
+from tests.sync.helpers import assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
 
 T = TypeVar("T")
 MARK = '"NESTED"'

@@ -244,8 +244,7 @@ def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
     from airflow_blindata.blindata import ApiKeyCredentials, RetryPolicy
     from airflow_blindata.sync import cleanup
     from tests.helpers import API_KEY, TENANT, USER
-    from tests.sync.helpers import next_second
-    from tests.sync.test_cleanup import History, run, without_job
+    from tests.sync.helpers import History, next_second, run, without_job
 
     job = definition()
     history = History()
@@ -321,7 +320,7 @@ def test_a_system_whose_create_answer_was_lost_is_found_and_the_snapshot_goes_on
     """The only write of the systems phase is a create whose answer was lost; the System is
     found, stamped as this definition's: the write got through, which is no outage. The
     snapshot stopped there, failed ("cannot take writes"), though everything landed."""
-    from tests.sync.test_protections import _documented_plan
+    from tests.sync.helpers import _documented_plan
 
     job = definition()
     plan = _documented_plan(client, "# Orders\n\nVersion one.")

@@ -31,9 +31,9 @@ from airflow_blindata.store.base import EventStore
 from tests.builders import dataset_event, job_event, policy, run_event
 from tests.builders import definition as bare_definition
 from tests.store.helpers import postgres_base_url, postgres_schema
+from tests.sync.helpers import assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
 
 NS = "postgres://db:5432"
 JOBS = ["job0", "job1", "job2"]

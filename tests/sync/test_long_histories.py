@@ -14,7 +14,7 @@ import random
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -32,14 +32,18 @@ from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store.base import time_slices
 from tests.builders import dataset, parent_facet, run_event
-from tests.mapper.test_reading import histories
-from tests.test_planning import all_fixture_events
+from tests.helpers import all_fixture_events
+from tests.mapper.helpers import histories
+from tests.sync.helpers import (
+    BASE,
+    _arrived,
+    _cut,
+    _runs,
+    _snapshots_equal_builds,
+    assert_read_at_once,
+)
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
-from .test_snapshots_in_batches import _arrived, _cut, _snapshots_equal_builds
-
-BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @given(
@@ -72,29 +76,6 @@ def test_slices_hold_every_event_once_in_time_order_and_end_only_where_the_time_
         assert not earlier & later or len(before) >= 2 * size  # a run across: none better
         assert cut_up[cut - 1].going_on == earlier & later
     assert not cut_up or cut_up[-1].going_on == frozenset()
-
-
-def _runs(
-    count: int, *, first: int = 0, lasting: int = 30, targets: int = 1
-) -> list[dict[str, Any]]:
-    """A job that runs every minute for ``lasting`` seconds (over 60: its runs overlap): START
-    and COMPLETE, the same facets each run, writing one of ``targets`` tables in turn."""
-    events = []
-    for run in range(first, first + count):
-        run_id = f"00000000-0000-4000-8000-{run:012d}"
-        target = "public.target" if targets == 1 else f"public.target_{run % targets}"
-        for event_type, second in (("START", 0), ("COMPLETE", lasting)):
-            events.append(
-                run_event(
-                    "minutely",
-                    event_type=event_type,
-                    run_id=run_id,
-                    time=(BASE + timedelta(minutes=run, seconds=second)).isoformat(),
-                    inputs=[dataset("public.source")],
-                    outputs=[dataset(target)],
-                )
-            )
-    return events
 
 
 def test_a_long_history_is_read_in_slices_and_plans_as_read_at_once(store_url: str) -> None:

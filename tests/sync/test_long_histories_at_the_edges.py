@@ -12,11 +12,9 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.files import plan_files
 from tests.builders import dataset, run_event
+from tests.sync.helpers import _runs, _snapshots_equal_builds, assert_read_at_once
 
 from .helpers import definition
-from .test_long_histories import _runs
-from .test_runner import assert_read_at_once
-from .test_snapshots_in_batches import _snapshots_equal_builds
 
 
 def test_a_kept_fold_is_not_extended_in_slices_when_retention_removed_folded_events(

@@ -35,9 +35,9 @@ from tests.builders import (
     schema_facet,
     sql_facet,
 )
+from tests.sync.helpers import assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
 
 JOB = "orders.load"
 

@@ -22,10 +22,10 @@ from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
 from tests.builders import dataset, facet, parent_facet, run_event
-from tests.mapper.test_lineage import pairs
+from tests.mapper.helpers import pairs
+from tests.sync.helpers import assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
 
 BASE = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -30,11 +30,10 @@ from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
 from tests.builders import at, dataset, dataset_event, run_event
-from tests.mapper.test_reading import JOB_FACETS, RUN_FACETS, datasets
+from tests.mapper.helpers import DATASET_FACETS, JOB_FACETS, NS, RUN_FACETS, datasets
+from tests.sync.helpers import _arrived, _cut, _snapshots_equal_builds, assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
-from .test_snapshots_in_batches import DATASET_FACETS, NS, _arrived, _cut, _snapshots_equal_builds
 
 QUALITY = definition(quality={"enabled": True, "metricsEnabled": True})
 ASSERTS = {"dataQualityAssertions": {"assertions": [{"assertion": "not_null", "success": True}]}}

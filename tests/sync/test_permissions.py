@@ -11,8 +11,7 @@ from blindata_emulator import EmulatorSettings, EmulatorUser, Kind, running_emul
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.sync import cleanup, snapshot
-from tests.sync.helpers import FAST_RETRY, dbt_events, definition
-from tests.sync.test_cleanup import History
+from tests.sync.helpers import FAST_RETRY, History, dbt_events, definition
 
 pytestmark = pytest.mark.integration
 

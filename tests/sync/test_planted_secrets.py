@@ -19,7 +19,8 @@ from blindata_emulator import Kind
 
 from airflow_blindata.mapper.build import build
 from airflow_blindata.sync import fetch_known_systems, snapshot
-from tests.mapper.test_planted_secrets import CASES, DEFINITION, SECRET, _run
+from tests.helpers import SECRET
+from tests.mapper.helpers import CASES, DEFINITION, _run
 from tests.sync.helpers import client_of, objects
 
 pytestmark = pytest.mark.integration

@@ -14,16 +14,16 @@ from airflow_blindata.blindata.models import (
     PhysicalField,
     System,
 )
-from airflow_blindata.mapper.documentation import place_text
-from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedEntity, PlannedSystem
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.sync import cleanup, fetch_known_systems, snapshot
+from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
 from tests.builders import column_lineage_facet, field, input_field, run_event, schema_facet
 from tests.sync.helpers import (
     DEFINITION_UUID,
     OTHER_DEFINITION,
+    History,
     ListedOtherwise,
+    _documented_plan,
     client_of,
     crawl,
     dbt_events,
@@ -32,7 +32,6 @@ from tests.sync.helpers import (
     objects,
     plan_for,
 )
-from tests.sync.test_cleanup import History
 
 pytestmark = pytest.mark.integration
 NAMESPACE = "postgres://postgres:5432"
@@ -112,39 +111,6 @@ def test_a_crawled_entity_without_description_gets_the_planned_one(
     snapshot(plan_for(client, dbt_events(), job), client, job)
 
     assert entity(emulator, "customers")["description"].startswith("This table has basic")
-
-
-def _documented_plan(
-    client: BlindataClient, text: str, *, replace_user_documentation: bool = False
-) -> CatalogPlan:
-    """One created System with one entity documented in Markdown."""
-    known = {system.name: system for system in fetch_known_systems(client)}
-    existing = known.get("docs-db")
-    placement = place_text(text, "text/markdown")
-    return CatalogPlan(
-        definition_uuid=DEFINITION_UUID,
-        systems=[
-            PlannedSystem(
-                name="docs-db",
-                uuid=existing.uuid if existing else None,
-                origin="created",
-                create=existing is None,
-                subtype="DATABASE",
-                stamp=(("openLineageOwner", DEFINITION_UUID),),
-                entity_creation=True,
-                replace_user_documentation=replace_user_documentation,
-            )
-        ],
-        entities=[
-            PlannedEntity(
-                key=EntityKey(system="docs-db", schema="sales", name="orders"),
-                may_create=True,
-                documentation=placement.documentation,
-                documentation_hash=placement.documentation_hash,
-                source="test",
-            )
-        ],
-    )
 
 
 def test_user_edited_documentation_is_kept_and_counted(

@@ -16,48 +16,18 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
 from tests.sync.helpers import (
     DEFINITION_UUID,
+    PG,
     ListedOtherwise,
+    checks,
     client_of,
     dbt_events,
     definition,
+    dq_run,
     objects,
     plan_for,
 )
 
 pytestmark = pytest.mark.integration
-
-PG = "postgres://warehouse:5432"
-
-
-def dq_run(
-    job: str, run_id: str, assertions: list[dict[str, Any]], **input_facets: Any
-) -> list[dict[str, Any]]:
-    def event(kind: str, second: int) -> dict[str, Any]:
-        return {
-            "eventType": kind,
-            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
-            "producer": "https://example.com/dq",
-            "run": {"runId": run_id, "facets": {}},
-            "job": {"namespace": "dq", "name": job, "facets": {}},
-            "inputs": [
-                {
-                    "namespace": PG,
-                    "name": "dwh.sales.orders",
-                    "facets": {"schema": {"fields": [{"name": "id"}, {"name": "amount"}]}},
-                    "inputFacets": {
-                        "dataQualityAssertions": {"assertions": assertions},
-                        **input_facets,
-                    },
-                }
-            ],
-            "outputs": [],
-        }
-
-    return [event("START", 0), event("COMPLETE", 30)]
-
-
-def checks(emulator: Any) -> dict[str, dict[str, Any]]:
-    return {c["code"]: c for c in objects(emulator, Kind.CHECK)}
 
 
 def test_the_dbt_tests_become_checks_with_results_and_semaphores(

@@ -29,50 +29,15 @@ from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.quality import ledger_code
-from tests.sync.helpers import OTHER_DEFINITION, client_of, definition, objects, plan_for
+from tests.sync.helpers import OTHER_DEFINITION, PG, client_of, definition, objects, plan_for
+from tests.sync.helpers import assertions_run as run
 
 pytestmark = pytest.mark.integration
 
-PG = "postgres://warehouse:5432"
 CRAWLED = "postgres://crawled:5432"
 """The namespace of a crawled System: entities there are never created, only found."""
 UNMAPPED = "mysql://nowhere:3306"
 """A namespace that maps to no System."""
-
-
-def run(
-    job: str,
-    run_id: str,
-    assertions: dict[tuple[str, str], list[dict[str, Any]]],
-    **input_facets: Any,
-) -> list[dict[str, Any]]:
-    """A completed run of job ``dq/<job>`` reading datasets ``(namespace, name)`` with
-    assertions (an empty list: the dataset is read, nothing is asserted), and ``input_facets``
-    on each."""
-
-    def event(kind: str, second: int) -> dict[str, Any]:
-        return {
-            "eventType": kind,
-            "eventTime": f"2026-11-29T10:00:{second:02d}.000Z",
-            "producer": "https://example.com/dq",
-            "run": {"runId": run_id, "facets": {}},
-            "job": {"namespace": "dq", "name": job, "facets": {}},
-            "inputs": [
-                {
-                    "namespace": namespace,
-                    "name": name,
-                    "facets": {"schema": {"fields": [{"name": "id"}]}},
-                    "inputFacets": {
-                        "dataQualityAssertions": {"assertions": items},
-                        **input_facets,
-                    },
-                }
-                for (namespace, name), items in assertions.items()
-            ],
-            "outputs": [],
-        }
-
-    return [event("START", 0), event("COMPLETE", 30)]
 
 
 def asserting(job: str, assertion: str) -> list[dict[str, Any]]:

@@ -12,9 +12,15 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
-from tests.sync.helpers import OTHER_DEFINITION, client_of, definition, objects, plan_for
-from tests.sync.test_quality import dq_run
-from tests.sync.test_quality_ledger import PG, run
+from tests.sync.helpers import (
+    OTHER_DEFINITION,
+    client_of,
+    definition,
+    dq_run,
+    metrics_run,
+    objects,
+    plan_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -39,12 +45,6 @@ def test_metric_records_are_numbers_a_nan_or_infinite_metric_is_not_uploaded(
     assert report.counters["profilingRecordsUploaded"] == 2
     (gap,) = report.gaps[GapCode.NON_FINITE_METRIC].examples  # and the producer is told
     assert gap.endswith("columnMetrics.amount.sum, columnMetrics.amount.max")
-
-
-def metrics_run(run_id: str, tables: list[str]) -> list[dict[str, Any]]:
-    """A completed run reading ``tables`` of the warehouse, each with a row count."""
-    read = {(PG, f"dwh.sales.{table}"): [] for table in tables}
-    return run("profile", run_id, read, dataQualityMetrics={"rowCount": 5, "columnMetrics": {}})
 
 
 def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(

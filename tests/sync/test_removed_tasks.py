@@ -18,7 +18,7 @@ from airflow_blindata.blindata.models import DataFlow, Ref
 from airflow_blindata.cli import main
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync.runner import run_cleanup, run_snapshot
-from tests.mapper.test_removed_tasks import ALL, BEFORE, DAG, NS, DagRun
+from tests.mapper.removed_tasks import ALL, BEFORE, DAG, NS, DagRun
 
 from .helpers import definition, next_second, objects
 

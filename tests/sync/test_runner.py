@@ -13,40 +13,15 @@ import pytest
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.events import registry
 from airflow_blindata.mapper.build import build
-from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import run_event
+from tests.sync.helpers import assert_read_at_once, without_cache_counter
 
 from .helpers import dbt_events, definition
-
-
-def without_cache_counter(plan: CatalogPlan, *others: str) -> dict[str, Any]:
-    """The plan without the counters of what the memos saved (and ``others``)."""
-    data = plan.model_dump()
-    for counter in ("jobsUnchanged", "jobsExtended", "jobsReadInSlices", "sqlTextsParsed", *others):
-        data["report"]["counters"].pop(counter, None)
-    return data
-
-
-def as_extended(plan: CatalogPlan) -> dict[str, Any]:
-    """The plan, but for what a job extended keeps of the readings that made its fold: how many
-    events were skimmed, and which unknown facets were read, how many times (a full read skims
-    the events of runs that newer ones supersede, and does not read their unknown facets)."""
-    data = without_cache_counter(plan, "eventsSkimmed")
-    del data["report"]["unknownFacets"]
-    return data
-
-
-def assert_read_at_once(planned: CatalogPlan, expected: CatalogPlan) -> None:
-    """``planned`` (read job by job, kept folds extended) is ``expected`` (every event read at
-    once) but for what ``as_extended`` leaves out; its unknown facets are those of the full read
-    and perhaps more: those an extended job's fold read before newer runs superseded them."""
-    assert as_extended(planned) == as_extended(expected)
-    assert set(expected.report.unknown_facets) <= set(planned.report.unknown_facets)
 
 
 def test_the_store_is_mapped_job_by_job_into_the_plan_of_every_event(

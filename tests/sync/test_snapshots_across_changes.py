@@ -22,11 +22,10 @@ from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore, open_store
 from tests import builders
 from tests.builders import at, dataset, policy, run_event, sql_facet
-from tests.test_planning import all_fixture_events
+from tests.helpers import all_fixture_events
+from tests.sync.helpers import _time, assert_read_at_once
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
-from .test_snapshots_in_batches import _time
 
 OTHER_UUID = "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f"
 

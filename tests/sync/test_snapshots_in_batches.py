@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,64 +19,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.plans.files import plan_files
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
 from tests.builders import dataset_event, job_event, run_event
-from tests.mapper.test_fold import NS, at
-from tests.mapper.test_reading import DATASET_FACETS, datasets, histories
-from tests.test_planning import all_fixture_events
+from tests.helpers import all_fixture_events
+from tests.mapper.helpers import DATASET_FACETS, NS, at, datasets, histories
+from tests.sync.helpers import _arrived, _cut, _snapshots_equal_builds
 
 from .helpers import definition
-from .test_runner import assert_read_at_once
-
-
-def _time(event: object) -> str:
-    if isinstance(event, dict) and isinstance(event.get("eventTime"), str):
-        return event["eventTime"]
-    return ""
-
-
-def _snapshots_equal_builds(
-    batches: list[list[Any]],
-    url: str,
-    job: JobDefinition | None = None,
-    *,
-    retention_after: int | None = None,
-) -> dict[str, int]:
-    """Append each batch, plan from the store keeping folds, and compare with ``build`` of every
-    event stored so far; the counters of what the kept folds saved, summed. After the snapshot
-    of batch ``retention_after``, retention removes every event but each job's latest
-    description (every event received over a day before, ``rawEventsDays`` 0)."""
-    job = job or definition()
-    saved = {"jobsUnchanged": 0, "jobsExtended": 0}
-    with open_store(url) as store:
-        for index, batch in enumerate(batches):
-            if index - 1 == retention_after:
-                later = datetime.now(UTC) + timedelta(days=1)
-                store.retain(raw_events_days=0, job_described_for_days=30, now=later)
-            store.append_many(json.dumps(event) for event in batch)
-            planned = plan_from_store(store, job)
-            for counter in saved:
-                saved[counter] += planned.report.counters.get(counter, 0)
-            stored = [event.payload for event in store.events()]  # not what it quarantined
-            assert_read_at_once(planned, build(stored, job))
-    return saved
-
-
-def _arrived(events: list[Any], rng: random.Random, *, in_order: bool) -> list[Any]:
-    """The events as they arrive: in time order (the usual case, where kept folds are
-    extended), or shuffled (late events, which have their job read whole)."""
-    return sorted(events, key=_time) if in_order else rng.sample(events, len(events))
-
-
-def _cut(events: list[Any], parts: int, rng: random.Random) -> list[list[Any]]:
-    marks = sorted(rng.sample(range(1, len(events)), min(parts - 1, len(events) - 1)))
-    ends = zip([0, *marks], [*marks, len(events)], strict=True)
-    return [events[start:end] for start, end in ends]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -13,8 +13,7 @@ from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.blindata.models import QueryBucket
 from airflow_blindata.sync import RunReport, cleanup, snapshot
 from tests.helpers import API_KEY, TENANT, USER, emulator_settings
-from tests.sync.helpers import FAST_RETRY, client_of, definition, objects, plan_for
-from tests.sync.test_cleanup import History
+from tests.sync.helpers import FAST_RETRY, History, client_of, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 

@@ -52,7 +52,17 @@ from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERT
 from airflow_blindata.sync import snapshot
 from tests import builders
 from tests.builders import column_lineage_facet, dataset, facet, input_field, run_event
-from tests.sync.helpers import crawl, objects, plan_for
+from tests.sync.helpers import (
+    ORDERS,
+    ORDERS_UP,
+    TOTALS,
+    TOTALS_UP,
+    Tables,
+    column_flows,
+    crawl,
+    objects,
+    plan_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -60,8 +70,6 @@ AIRFLOW = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.2"
 DBT = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt"
 SPARK = "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark"
 HOP = "https://github.com/apache/hop"
-
-Tables = dict[tuple[str | None, str], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -140,10 +148,6 @@ def _flows(*pairs: tuple[str, str]) -> frozenset[tuple[str, str]]:
 
 # -- the crawled catalogs ---------------------------------------------------------------------
 
-ORDERS = {"id": "int", "amount": "decimal"}
-TOTALS = {"order_id": "int", "total": "decimal"}
-ORDERS_UP = {"ID": "NUMBER", "AMOUNT": "NUMBER"}
-TOTALS_UP = {"ORDER_ID": "NUMBER", "TOTAL": "NUMBER"}
 COLUMNS = {"order_id": "id", "total": "amount"}
 COLUMNS_UP = {"ORDER_ID": "ID", "TOTAL": "AMOUNT"}
 
@@ -566,25 +570,6 @@ CASES = [
         {GapCode.DATABASES_MERGED: 2},
     ),
 ]
-
-
-def column_flows(emulator: Any) -> set[tuple[str, str]]:
-    systems = {s["uuid"]: s["name"] for s in objects(emulator, Kind.SYSTEM)}
-    entities = {
-        e["uuid"]: f"{systems[e['system']['uuid']]}:{e.get('schema') or ''}.{e['name']}"
-        for e in objects(emulator, Kind.ENTITY)
-    }
-    fields = {f["uuid"]: f for f in objects(emulator, Kind.FIELD)}
-
-    def label(flow: dict[str, Any], side: str) -> str:
-        found = fields[flow[f"{side}PhysicalField"]["uuid"]]
-        return f"{entities[found['physicalEntity']['uuid']]}.{found['name']}"
-
-    return {
-        (label(flow, "from"), label(flow, "to"))
-        for flow in objects(emulator, Kind.FLOW)
-        if flow.get("fromPhysicalField")
-    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.sentence for case in CASES])

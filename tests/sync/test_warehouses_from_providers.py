@@ -41,8 +41,17 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
 from tests import builders
-from tests.sync.helpers import crawl, objects, plan_for
-from tests.sync.test_warehouses import ORDERS, ORDERS_UP, TOTALS, TOTALS_UP, Tables, column_flows
+from tests.sync.helpers import (
+    ORDERS,
+    ORDERS_UP,
+    TOTALS,
+    TOTALS_UP,
+    Tables,
+    column_flows,
+    crawl,
+    objects,
+    plan_for,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow]
 

@@ -20,7 +20,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import at, run_event
-from tests.mapper.test_removed_tasks import ALL, DAG, NS, DagRun, graph_facet
+from tests.mapper.removed_tasks import ALL, DAG, NS, DagRun, graph_facet
 from tests.sync.helpers import client_of, definition, next_second, objects
 
 from .helpers import token

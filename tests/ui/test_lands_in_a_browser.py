@@ -17,7 +17,7 @@ import pytest
 
 from airflow_blindata.store import open_store
 from airflow_blindata.sync.runner import run_snapshot
-from tests.mapper.test_removed_tasks import ALL, DAG, NS, DagRun
+from tests.mapper.removed_tasks import ALL, DAG, NS, DagRun
 from tests.sync.helpers import client_of, definition
 
 from . import helpers
