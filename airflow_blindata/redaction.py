@@ -278,11 +278,23 @@ def _redact_text(text: str) -> str:
             done = end
         parts.append(text[done:])
         text = "".join(parts)
-    if "@" in text:
+    # The rest are patterns of words: in an ASCII text, one without any of their words is
+    # shown as it is without running them (a namespace or a job's name in each gap of a plan;
+    # outside ASCII, a case-insensitive pattern's letters match more than their lower case).
+    lowered = text.lower() if text.isascii() else None
+    if "@" in text and (lowered is None or "jdbc:oracle:" in lowered):
         text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
-    text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
-    text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if lowered is None or "authorization" in lowered:
+        text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if lowered is None or "bearer" in lowered:
+        text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if lowered is not None and not any(word in lowered for word in _TEXT_SECRET_WORDS):
+        return text
     return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
+
+
+_TEXT_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "sig", "credential")
+"""A word each of ``_SECRET_WORDS``' names holds: a text without any holds no secret name."""
 
 
 _redacted_short = lru_cache(maxsize=8192)(_redact_text)

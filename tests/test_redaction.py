@@ -389,6 +389,35 @@ def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
         assert any(quick in word for quick in _SQL_SECRET_WORDS), word
 
 
+def test_every_secret_name_of_free_text_is_one_the_quick_look_finds() -> None:
+    """An ASCII text holding none of ``_TEXT_SECRET_WORDS`` is not run through the pattern of
+    secret names: every name it matches must hold one of them."""
+    from airflow_blindata.redaction import _SECRET_WORDS, _TEXT_SECRET_WORDS
+
+    names = [
+        name
+        for joint in ("", "_", "-")
+        for name in re.findall(r"[a-z_-]+", _SECRET_WORDS.replace("[_-]?", joint))
+    ]
+    assert names
+    for word in names:
+        assert any(quick in word for quick in _TEXT_SECRET_WORDS), word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"api_\u212aey={SECRET}",  # the Kelvin sign: a K to a case-insensitive pattern
+        f"pa\u017fsword: {SECRET}",  # the long s
+        f"Author\u0131zation: Basic {SECRET}",  # the dotless i
+    ],
+)
+def test_a_text_outside_ascii_is_read_by_every_pattern(text: str) -> None:
+    """Outside ASCII the quick look cannot tell: a letter that lower case does not make ASCII
+    is one a case-insensitive pattern matches, so such a text is read by every pattern."""
+    assert SECRET not in redact_text(text)
+
+
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
