@@ -112,7 +112,9 @@ F = TypeVar("F", bound=BaseFacet)
 def facet_of(facets: dict[str, BaseFacet], model: type[F]) -> F | None:
     """The facet of type ``model`` under its spec key, typed; ``None`` when absent or unknown."""
     found = facets.get(model.KEY)
-    return found if isinstance(found, model) else None
+    if found is None:  # mostly: ``isinstance`` of a pydantic model's class is slow to say no
+        return None
+    return found if type(found) is model or isinstance(found, model) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,23 +177,31 @@ def _present(struct: Struct, names: tuple[str, ...]) -> dict[str, Any]:
     return present
 
 
-def _keys(raw: _RunEvent) -> Iterator[tuple[Container, FacetLocation, AbstractSet[str]]]:
+def _keys(raw: _RunEvent) -> list[tuple[Container, FacetLocation, AbstractSet[str]]]:
     """Each facet container with the keys it files facets under, named as a reader of the
     decoded event names them (a dataset's missing namespace or name is ``"None"``)."""
     assert isinstance(raw.run, _Run) and isinstance(raw.job, _Job)
-    yield ("run", "", ""), FacetLocation.RUN, _filed(raw.run.facets, FacetLocation.RUN)
-    yield ("job", "", ""), FacetLocation.JOB, _filed(raw.job.facets, FacetLocation.JOB)
-    sides = (
-        ("inputs", "inputFacets", FacetLocation.INPUT, raw.inputs),
-        ("outputs", "outputFacets", FacetLocation.OUTPUT, raw.outputs),
-    )
-    for side, io, location, items in sides:
-        for item in items or ():
-            namespace, name = str(_value(item.namespace)), str(_value(item.name))
-            facets = _filed(item.facets, FacetLocation.DATASET)
-            yield (side, namespace, name), FacetLocation.DATASET, facets
-            own = item.inputFacets if side == "inputs" else item.outputFacets
-            yield (io, namespace, name), location, _filed(own, location)
+    keys = [
+        (_RUN, FacetLocation.RUN, _filed(raw.run.facets, FacetLocation.RUN)),
+        (_JOB, FacetLocation.JOB, _filed(raw.job.facets, FacetLocation.JOB)),
+    ]
+    for item in raw.inputs or ():
+        namespace, name = str(_value(item.namespace)), str(_value(item.name))
+        dataset = _filed(item.facets, FacetLocation.DATASET)
+        keys.append((("inputs", namespace, name), FacetLocation.DATASET, dataset))
+        own = _filed(item.inputFacets, FacetLocation.INPUT)
+        keys.append((("inputFacets", namespace, name), FacetLocation.INPUT, own))
+    for item in raw.outputs or ():
+        namespace, name = str(_value(item.namespace)), str(_value(item.name))
+        dataset = _filed(item.facets, FacetLocation.DATASET)
+        keys.append((("outputs", namespace, name), FacetLocation.DATASET, dataset))
+        own = _filed(item.outputFacets, FacetLocation.OUTPUT)
+        keys.append((("outputFacets", namespace, name), FacetLocation.OUTPUT, own))
+    return keys
+
+
+_RUN: Container = ("run", "", "")
+_JOB: Container = ("job", "", "")
 
 
 def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -255,16 +263,18 @@ def _value(value: Any) -> Any:
 
 
 _NOTHING: AbstractSet[str] = frozenset()
+_KNOWN = {location: frozenset(models) for location, models in FACETS.items()}
+"""The keys of each location's models, as a set (a view of a mapping's keys is made per call)."""
 
 
 def _filed(facets: _RawFacets, location: FacetLocation) -> AbstractSet[str]:
     """``filed_keys`` of a container whose facets are still raw JSON: decoded only in the rare
     case that filing needs them (a key nobody knows, whose ``_schemaURL`` may name one)."""
-    if not isinstance(facets, dict):
+    if not facets or type(facets) is not dict:
         return _NOTHING
-    known = FACETS[location]
-    if facets.keys() <= known.keys():
+    if facets.keys() <= _KNOWN[location]:
         return facets.keys()
+    known = FACETS[location]
     # A key nobody knows is filed by its facet's _schemaURL (``registry._model_for``): only that
     # and ``_deleted`` are decoded of it, the rest skipped; every other key is filed as it is
     # (a facet that is not an object is malformed under its own key).
