@@ -288,8 +288,12 @@ def _redact_text(text: str) -> str:
         text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is None or "bearer" in lowered:
         text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
-    if lowered is not None and not any(word in lowered for word in _TEXT_SECRET_WORDS):
-        return text
+    if lowered is not None:
+        for word in _TEXT_SECRET_WORDS:  # a loop: ``any`` of a generator costs twice as much
+            if word in lowered:
+                break
+        else:
+            return text
     return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
 
 

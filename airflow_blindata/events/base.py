@@ -109,9 +109,17 @@ FacetMap = dict[str, SerializeAsAny[BaseFacet]]
 F = TypeVar("F", bound=BaseFacet)
 
 
+_KEY_OF: dict[type[BaseFacet], str] = {}
+"""Each model's ``KEY``: an attribute of a pydantic model's class is slow to read (its
+metaclass has ``__getattr__``), and a plan asks ``facet_of`` of every job and dataset."""
+
+
 def facet_of(facets: dict[str, BaseFacet], model: type[F]) -> F | None:
     """The facet of type ``model`` under its spec key, typed; ``None`` when absent or unknown."""
-    found = facets.get(model.KEY)
+    key = _KEY_OF.get(model)
+    if key is None:
+        key = _KEY_OF[model] = model.KEY
+    found = facets.get(key)
     if found is None:  # mostly: ``isinstance`` of a pydantic model's class is slow to say no
         return None
     return found if type(found) is model or isinstance(found, model) else None
