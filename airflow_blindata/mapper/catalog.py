@@ -309,10 +309,13 @@ def _producer_properties(facets: dict[str, BaseFacet]) -> Iterator[tuple[str, st
         ):
             if isinstance(value, str) and value:
                 yield name, value
-    for key, facet in sorted(facets.items()):
-        if type(facet) is not BaseFacet or key.startswith("_"):
+    # only facets nobody models (plain ``BaseFacet``s), sorted by key: sorting them all first
+    # (schema, SQL, parent) cost more than the rest
+    own = [(key, facet) for key, facet in facets.items() if type(facet) is BaseFacet]
+    for key, facet in sorted(own) if len(own) > 1 else own:
+        if key.startswith("_"):
             continue
-        extra = sorted((facet.model_extra or {}).items())
+        extra = sorted((facet.__pydantic_extra__ or {}).items())
         scalars = [
             (field_name, value)
             for field_name, value in extra

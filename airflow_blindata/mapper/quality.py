@@ -109,8 +109,8 @@ class _Quality:
     # -- assertions ----------------------------------------------------------------------------
 
     def assertions(self, job: JobFold, run: RunFold) -> None:
-        scope = job_scope(job.key.namespace, job.key.name)
         self._assertions_on_outputs(job, run)
+        scope = ""  # made for the first assertion: most runs send none
         for item in run.inputs:
             facet = layered_facet(DataQualityAssertionsDatasetFacet, item.facets, item.input_facets)
             expectations = layered_facet(
@@ -126,6 +126,8 @@ class _Quality:
             if entity is None:
                 self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
+            if asserted and not scope:
+                scope = job_scope(job.key.namespace, job.key.name)
             for assertion in asserted:
                 label = assertion.name or assertion.assertion
                 on_column = f" on {assertion.column}" if assertion.column else ""
