@@ -15,6 +15,7 @@ Why, and what it saves: docs/performance.md#an-events-envelope-without-its-facet
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -372,13 +373,22 @@ def _read(
 ) -> dict[str, BaseFacet]:
     """One container read as ``read_facets`` reads it decoded; each facet found under its own
     key is added to ``texts`` with that key's JSON (one filed under another key is not)."""
-    if not isinstance(facets, dict):
+    if not facets or type(facets) is not dict:
         return {}
     known = FACETS[location]
-    if not facets.keys() <= known.keys():  # a key to file by its _schemaURL: read it decoded
-        return _read_decoded(facets, location, issues, where, texts)
+    unknown: dict[str, BaseFacet] = {}
+    if not facets.keys() <= _KNOWN[location]:
+        unknown = _unknown_kept(facets, known, location)
+        if len(unknown) + len(facets.keys() & _KNOWN[location]) < len(facets):
+            return _read_decoded(facets, location, issues, where, texts)
     read: dict[str, BaseFacet] = {}
     for key, text in facets.items():
+        found = unknown.get(key)
+        if found is not None:  # a facet nobody knows, kept as it came (``read_facets``)
+            issues.unknown.append(key)
+            read[key] = found
+            texts.append((found, text))
+            continue
         found = facet_from_json(known[key], bytes(text))
         if found is None:  # not an object, a deletion, or malformed: as read_facets reads it
             found = read_facets({key: _FACET_DECODER.decode(text)}, location, issues, where).get(
@@ -388,6 +398,44 @@ def _read(
             read[key] = found
             texts.append((found, text))
     return read
+
+
+def _unknown_kept(
+    facets: dict[str, Raw], known: Mapping[str, type[BaseFacet]], location: FacetLocation
+) -> dict[str, BaseFacet]:
+    """The facets under keys nobody knows that ``read_facets`` keeps under their own key as
+    plain ``BaseFacet``s (an object, no deletion, no ``_schemaURL`` naming a known facet),
+    validated from their JSON (``facet_from_json``: a text that comes again, a producer's
+    version facet on every event, is read once). Any other one is left out: the caller then
+    reads the container decoded, as ``read_facets`` files it."""
+    kept: dict[str, BaseFacet] = {}
+    schemas = SCHEMAS[location]
+    for key, text in facets.items():
+        if key in known:
+            continue
+        facet = facet_from_json(BaseFacet, bytes(text))
+        if facet is None:
+            break
+        url = facet.schema_url
+        if url is not None and schemas.get(schema_name(url)) is not None:
+            break  # filed by its _schemaURL
+        if not _finite(facet.__pydantic_extra__):
+            break  # a number out of range, which msgspec refuses: the usual reading reads it
+        kept[key] = facet
+    return kept
+
+
+def _finite(value: Any) -> bool:
+    """Whether no float in ``value`` (decoded JSON) is infinite: JSON has no infinity, but
+    pydantic reads a number out of range (``1e400``) as one where ``msgspec`` refuses it."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(_finite(item) for item in value.values())
+    if kind is list:
+        return all(_finite(item) for item in value)
+    return True
 
 
 def _read_decoded(

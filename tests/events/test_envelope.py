@@ -251,6 +251,29 @@ def test_a_facet_msgspec_cannot_decode_is_left_to_the_usual_reading() -> None:
     assert parse_event(text).event is not None
 
 
+@pytest.mark.parametrize(
+    "facet", [{"x": [1, {"v": 24680}]}, {"x": {"y": [2.5, "s", 24680]}}], ids=["list", "object"]
+)
+def test_a_facet_nobody_knows_is_read_from_its_json_unless_msgspec_refuses_it(
+    facet: dict[str, Any],
+) -> None:
+    """A facet under a key nobody knows is validated from its JSON as a plain ``BaseFacet``,
+    the same facet each time its text comes again; a number out of range nested in it is one
+    ``msgspec`` refuses, so the event whole is then left to the usual reading."""
+    text = _text(run={"runId": "r1", "facets": {"acme": facet, "other": facet}})
+    _same_reading(text)
+    whole = _whole(text)
+    assert whole is not None
+    parsed, texts = whole
+    assert isinstance(parsed.event, RunEvent)
+    assert parsed.event.run.facets["acme"] is parsed.event.run.facets["other"]
+    assert [raw for _, raw in texts]  # each with its text, for a kept fold
+    out_of_range = text.replace("24680", "1e400")
+    assert read_envelope(out_of_range) is not None
+    assert _whole(out_of_range) is None
+    assert parse_event(out_of_range).event is not None
+
+
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openlineage"
 
 
