@@ -29,6 +29,7 @@ from .base import (
     MalformedFacet,
     Timestamp,
     WireModel,
+    facet_key,
     facet_of,
 )
 from .core import (
@@ -259,6 +260,7 @@ __all__ = [
     "deep_json",
     "error_reason",
     "event_key",
+    "facet_key",
     "facet_of",
     "finite_number",
     "json_array_items",

@@ -26,6 +26,7 @@ __all__ = [
     "MalformedFacet",
     "Timestamp",
     "WireModel",
+    "facet_key",
     "facet_of",
 ]
 
@@ -114,11 +115,19 @@ _KEY_OF: dict[type[BaseFacet], str] = {}
 metaclass has ``__getattr__``), and a plan asks ``facet_of`` of every job and dataset."""
 
 
+def facet_key(model: type[BaseFacet]) -> str:
+    """``model.KEY``, read once per model (see ``_KEY_OF``)."""
+    key = _KEY_OF.get(model)
+    if key is None:
+        key = _KEY_OF[model] = model.KEY
+    return key
+
+
 def facet_of(facets: dict[str, BaseFacet], model: type[F]) -> F | None:
     """The facet of type ``model`` under its spec key, typed; ``None`` when absent or unknown."""
     key = _KEY_OF.get(model)
     if key is None:
-        key = _KEY_OF[model] = model.KEY
+        key = facet_key(model)
     found = facets.get(key)
     if found is None:  # mostly: ``isinstance`` of a pydantic model's class is slow to say no
         return None

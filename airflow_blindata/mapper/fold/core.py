@@ -39,6 +39,7 @@ from airflow_blindata.events import (
     ParentRunFacet,
     RunEvent,
     SchemaDatasetFacet,
+    facet_key,
     facet_of,
 )
 from airflow_blindata.mapper.identity import shown_namespace
@@ -138,9 +139,11 @@ def layered_facet(
     """``facet_of({**facets, **over}, model)`` without building the merged dict: the facet of
     type ``model`` in ``over`` (the input or output facets of a dataset) or else in ``facets``
     (its dataset facets). The passes ask it of every input and output of every run."""
-    key = model.KEY
+    key = facet_key(model)
     found = over[key] if key in over else facets.get(key)
-    return found if isinstance(found, model) else None
+    if found is None:  # mostly: ``isinstance`` is slow to say no (see ``facet_of``)
+        return None
+    return found if type(found) is model or isinstance(found, model) else None
 
 
 class InputFold(BaseModel):
@@ -304,6 +307,7 @@ T = TypeVar("T")
 K = TypeVar("K", DatasetKey, tuple[str, str])
 M = TypeVar("M", bound=BaseModel)
 _set = object.__setattr__
+_new = object.__new__
 
 
 def built(model: type[M], **fields: Any) -> M:
@@ -311,7 +315,7 @@ def built(model: type[M], **fields: Any) -> M:
     it (the fold's models have no aliases, no extra fields, nothing private): pydantic's walk of
     the fields for aliases and defaults cost as much as validating the facets of a small job, and
     validating what a fold builds, a tenth of folding it."""
-    made = model.__new__(model)
+    made = _new(model)  # not ``model.__new__``: read through the model's metaclass
     _set(made, "__dict__", fields)
     _set(made, "__pydantic_fields_set__", set(fields))
     _set(made, "__pydantic_extra__", None)
