@@ -240,7 +240,8 @@ def read_job_events(
     envelopes: dict[int, Envelope] = {}
     whole: set[int] = set()  # RunEvents read whole whatever newer ones decide
     for index, item in enumerate(raws):
-        if isinstance(item, Event):
+        # an event's text first: ``isinstance`` of pydantic models is slow to say no
+        if type(item) not in _RAW and isinstance(item, Event):
             results[index] = item
             continue
         text = _text(item)
@@ -283,6 +284,9 @@ def read_job_events(
     )
     report.count("eventsSkimmed", skimmed)
     return read_events((r for r in results if r is not None), report)
+
+
+_RAW = frozenset({bytes, str, dict})
 
 
 def _read_runs(
@@ -404,7 +408,7 @@ def read_events(items: Iterable[Any], report: Report) -> list[Event]:
     """
     events: list[Event] = []
     for item in items:
-        if isinstance(item, (RunEvent, JobEvent, DatasetEvent)):
+        if type(item) is not ParsedEvent and isinstance(item, (RunEvent, JobEvent, DatasetEvent)):
             event: Event = item
         else:
             parsed = item if isinstance(item, ParsedEvent) else parse_event(item)
