@@ -417,13 +417,13 @@ def child_retention(url: str, mode: str, jobs: str, days: str, syncs: str) -> di
     prunes as the store does (a whole day at a time), ``hour`` as it did before (every sync
     removes the runs received more than ``days`` days before it)."""
     from airflow_blindata.plans.store import plan_from_store
+    from airflow_blindata.store import core as store_core
     from airflow_blindata.store import open_store, retention
-    from airflow_blindata.store import sql as store_sql
 
     if mode == "hour":
         retention.prune_before = lambda now, days: now - timedelta(days=days)  # type: ignore[assignment]
     received = [FIRST_RUN]
-    store_sql._now = lambda: received[0]  # type: ignore[assignment]
+    store_core.now = lambda: received[0]  # type: ignore[assignment]
     history = 14 + 24 * (int(days) + 1)  # the last run of the history at 23:00
     definition = JobDefinition.from_dict(DEFINITION)
 

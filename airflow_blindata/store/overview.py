@@ -15,8 +15,10 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 
+from .appends import quarantined_event
+from .core import SqlCore
+from .history import sync_record
 from .models import QuarantinedEvent, SyncRecord
-from .sql import SqlEventStore, quarantined_event, sync_record
 
 __all__ = [
     "CaptureCount",
@@ -73,7 +75,7 @@ def _now(now: datetime | None) -> datetime:
     return now or datetime.now(UTC)
 
 
-def capture_counts(store: SqlEventStore, *, now: datetime | None = None) -> list[CaptureCount]:
+def capture_counts(store: SqlCore, *, now: datetime | None = None) -> list[CaptureCount]:
     """Events by job namespace and source received in the last week, and in the last day."""
     store._ensure_schema()
     ev = store._tables.events
@@ -96,7 +98,7 @@ def capture_counts(store: SqlEventStore, *, now: datetime | None = None) -> list
 
 
 def recent_jobs(
-    store: SqlEventStore, *, now: datetime | None = None, limit: int = 200
+    store: SqlCore, *, now: datetime | None = None, limit: int = 200
 ) -> list[tuple[str, str]]:
     """Jobs with events received in the last week (at most ``limit``), sorted."""
     store._ensure_schema()
@@ -112,7 +114,7 @@ def recent_jobs(
         return [(str(r[0]), str(r[1])) for r in conn.execute(query)]
 
 
-def job_namespaces(store: SqlEventStore, name: str) -> list[str]:
+def job_namespaces(store: SqlCore, name: str) -> list[str]:
     """The namespaces stored for jobs named ``name``, as they were sent, sorted: the page finds
     a job by its namespace without credentials, and reads the events of every spelling of it."""
     store._ensure_schema()
@@ -127,7 +129,7 @@ def job_namespaces(store: SqlEventStore, name: str) -> list[str]:
         return [str(r[0]) for r in conn.execute(query)]
 
 
-def quarantine_page(store: SqlEventStore, *, limit: int = 20) -> tuple[int, list[QuarantinedEvent]]:
+def quarantine_page(store: SqlCore, *, limit: int = 20) -> tuple[int, list[QuarantinedEvent]]:
     """How many events are quarantined, and the newest ``limit`` of them."""
     store._ensure_schema()
     table = store._tables.quarantine
@@ -137,7 +139,7 @@ def quarantine_page(store: SqlEventStore, *, limit: int = 20) -> tuple[int, list
     return int(total or 0), [quarantined_event(row) for row in rows]
 
 
-def definitions(store: SqlEventStore) -> list[DefinitionSummary]:
+def definitions(store: SqlCore) -> list[DefinitionSummary]:
     """Every job definition in the sync history, the most recently synced first."""
     store._ensure_schema()
     history = store._tables.sync_history
@@ -163,7 +165,7 @@ def _entry(row: Any) -> HistoryEntry:
 
 
 def history_page(
-    store: SqlEventStore,
+    store: SqlCore,
     definition_uuid: str,
     *,
     before: int | None = None,
@@ -183,7 +185,7 @@ def history_page(
     return entries, (entries[-1].id if len(rows) > limit else None)
 
 
-def history_entry(store: SqlEventStore, record_id: int) -> HistoryEntry | None:
+def history_entry(store: SqlCore, record_id: int) -> HistoryEntry | None:
     """One record of the sync history by id."""
     store._ensure_schema()
     history = store._tables.sync_history
@@ -202,7 +204,7 @@ class LastEvent:
     job_name: str | None
 
 
-def last_event(store: SqlEventStore) -> LastEvent | None:
+def last_event(store: SqlCore) -> LastEvent | None:
     """The newest event received (one row off ``events_received_idx``), or None."""
     store._ensure_schema()
     ev = store._tables.events
@@ -219,7 +221,7 @@ def last_event(store: SqlEventStore) -> LastEvent | None:
     return LastEvent(received, str(row[1]), row[2], row[3])
 
 
-def latest_syncs(store: SqlEventStore, *, limit: int = 20) -> list[HistoryEntry]:
+def latest_syncs(store: SqlCore, *, limit: int = 20) -> list[HistoryEntry]:
     """The newest ``limit`` records of the sync history, whatever their definition."""
     store._ensure_schema()
     history = store._tables.sync_history
@@ -228,7 +230,7 @@ def latest_syncs(store: SqlEventStore, *, limit: int = 20) -> list[HistoryEntry]
     return [_entry(row) for row in rows]
 
 
-def last_sync(store: SqlEventStore) -> HistoryEntry | None:
+def last_sync(store: SqlCore) -> HistoryEntry | None:
     """The newest record of the sync history, whatever its definition (by primary key)."""
     newest = latest_syncs(store, limit=1)
     return newest[0] if newest else None
@@ -246,7 +248,7 @@ class JobActivity:
     last_received: datetime
 
 
-def job_activity(store: SqlEventStore, *, now: datetime | None = None) -> list[JobActivity]:
+def job_activity(store: SqlCore, *, now: datetime | None = None) -> list[JobActivity]:
     """Events by job and source received in the last week (the range of ``received_at``): what
     the page shows a user who may read some DAGs only, summed over the jobs of those DAGs."""
     store._ensure_schema()
@@ -281,7 +283,7 @@ def job_activity(store: SqlEventStore, *, now: datetime | None = None) -> list[J
     ]
 
 
-def job_sources(store: SqlEventStore, namespace: str, name: str) -> set[str]:
+def job_sources(store: SqlCore, namespace: str, name: str) -> set[str]:
     """The sources the events of one job came from (on the events' job index)."""
     store._ensure_schema()
     ev = store._tables.events

@@ -46,11 +46,12 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from airflow_blindata.events.core import raw_parent_run_id
 
-from . import digests
-from .models import RetentionResult
+from . import core, digests
+from .core import SqlCore
+from .models import ForgottenJob, RetentionResult
 from .schema import Tables, is_dataset_event
 
-__all__ = ["DELETE_BATCH", "delete_batched", "prune_before", "retain"]
+__all__ = ["DELETE_BATCH", "SqlRetention", "delete_batched", "prune_before", "retain"]
 
 DELETE_BATCH = 1000
 
@@ -394,3 +395,59 @@ def retain(
         events_kept_for_described_jobs=int(kept or 0),
         quarantine_removed=quarantine_removed,
     )
+
+
+class SqlRetention(SqlCore):
+    """Pruning the store by age (``retain``) and forgetting one job (``forget_job``)."""
+
+    def retain(
+        self, *, raw_events_days: int, job_described_for_days: int, now: datetime | None = None
+    ) -> RetentionResult:
+        if raw_events_days < 0 or job_described_for_days < 0:
+            raise ValueError("retention days must not be negative")
+        self._ensure_schema()
+        with self._guard("pruning events"):
+            return retain(
+                self._engine,
+                self._writing,
+                self._tables,
+                raw_events_days=raw_events_days,
+                job_described_for_days=job_described_for_days,
+                now=now or core.now(),
+            )
+
+    def forget_job(self, namespace: str, name: str, *, dry_run: bool = True) -> ForgottenJob:
+        self._ensure_schema()
+        ev = self._tables.events
+        of_job = and_(*self._of_job((namespace, name)))
+        with self._guard("reading a job"), self._reading() as conn:
+            events, runs, first, last = conn.execute(
+                select(
+                    func.count(),
+                    func.count(ev.c.run_id.distinct()),
+                    func.min(ev.c.received_at),
+                    func.max(ev.c.received_at),
+                ).where(of_job)
+            ).one()
+        received = ev.c.received_at.type.process_result_value  # type: ignore[attr-defined]
+        found = ForgottenJob(
+            namespace=namespace,
+            name=name,
+            events=int(events or 0),
+            runs=int(runs or 0),
+            first_received=received(first, self._engine.dialect) if first is not None else None,
+            last_received=received(last, self._engine.dialect) if last is not None else None,
+        )
+        if dry_run or not found.events:
+            return found
+        with self._guard("forgetting a job"):
+            removed = delete_batched(self._writing, ev, of_job, self._tables)
+        return ForgottenJob(
+            namespace=namespace,
+            name=name,
+            events=removed,
+            runs=found.runs,
+            first_received=found.first_received,
+            last_received=found.last_received,
+            removed=True,
+        )

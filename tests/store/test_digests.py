@@ -18,8 +18,8 @@ from sqlalchemy import inspect, text
 
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.store import digests as digests_module
+from airflow_blindata.store import folds as folds_module
 from airflow_blindata.store import schema as schema_module
-from airflow_blindata.store import sql as sql_module
 
 from .helpers import dataset_event, event, job_event
 
@@ -177,4 +177,4 @@ def test_a_kept_fold_is_found_by_the_key_it_was_kept_under(namespace: str, name:
     though no longer written by ``json.dumps``."""
     listed = json.dumps([namespace, name], ensure_ascii=False)
     expected = hashlib.sha256(listed.encode("utf-8", "backslashreplace")).hexdigest()
-    assert sql_module._job_key((namespace, name)) == expected
+    assert folds_module._job_key((namespace, name)) == expected

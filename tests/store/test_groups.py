@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 from airflow_blindata.store import EventStore, open_store
+from airflow_blindata.store import core as core_module
 from airflow_blindata.store import schema as schema_module
-from airflow_blindata.store import sql as sql_module
 
 from .helpers import dataset_event, event, job_event
 
@@ -200,8 +200,8 @@ def test_events_by_job_reads_many_jobs_per_query_as_events_reads_each(
 ) -> None:
     """The same texts, job by job in cursor order, whatever the pages and batches; a job with
     no events up to the cursor is left out."""
-    monkeypatch.setattr(sql_module, "PAGE_SIZE", page)
-    monkeypatch.setattr(sql_module, "BATCH_SIZE", batch)
+    monkeypatch.setattr(core_module, "PAGE_SIZE", page)
+    monkeypatch.setattr(core_module, "BATCH_SIZE", batch)
     for run in ("r1", "r2", "r3"):
         store.append(event("b", run=run))
         store.append(event("a", run=run))

@@ -20,7 +20,7 @@ from airflow_blindata.store import (
     redact_url,
     schema,
 )
-from airflow_blindata.store import sql as sql_module
+from airflow_blindata.store import core as core_module
 from airflow_blindata.store.prepare import prepare
 
 from .helpers import _libpq, dataset_event, event, job_event, postgres_base_url, postgres_schema
@@ -110,7 +110,7 @@ def test_lone_surrogates_are_quarantined(store: EventStore) -> None:
 
 
 def test_append_many_counts_and_batches(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sql_module, "BATCH_SIZE", 3)
+    monkeypatch.setattr(core_module, "BATCH_SIZE", 3)
     same = event("dup")
     items = [event(f"j{i}") for i in range(7)] + [same, same, "garbage", {"a": 1}]
     counts = store.append_many(items)
@@ -120,7 +120,7 @@ def test_append_many_counts_and_batches(store: EventStore, monkeypatch: pytest.M
 
 
 def test_events_by_cursor_job_and_time(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sql_module, "PAGE_SIZE", 4)  # several pages
+    monkeypatch.setattr(core_module, "PAGE_SIZE", 4)  # several pages
     for i in range(10):
         store.append(event("a" if i % 2 else "b", run=f"r{i}"))
     everything = list(store.events())
@@ -221,7 +221,7 @@ def test_an_upgrade_keeps_the_stored_events(
         conn.execute(text(f"CREATE INDEX upgraded_idx ON {prefix}{name} (kind)"))  # type: ignore[attr-defined]
 
     monkeypatch.setattr(schema, "SCHEMA_VERSION", newer)
-    monkeypatch.setattr(sql_module, "SCHEMA_VERSION", newer)
+    monkeypatch.setattr(core_module, "SCHEMA_VERSION", newer)
     monkeypatch.setitem(schema.MIGRATIONS, newer, step)
     with open_store(store_url) as new:
         new.append(event("after"))

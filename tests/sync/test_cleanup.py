@@ -214,7 +214,7 @@ def test_a_job_past_retention_is_removed_by_the_next_sync(
     events = dbt_events()
     store.append_many(without_job(events))
     long_ago = datetime.now(UTC) - timedelta(days=40)
-    monkeypatch.setattr("airflow_blindata.store.sql._now", lambda: long_ago)
+    monkeypatch.setattr("airflow_blindata.store.core.now", lambda: long_ago)
     store.append_many([e for e in events if e not in without_job(events)])
     monkeypatch.undo()
     monkeypatch.setattr("airflow_blindata.sync.apply.WATERMARK_MARGIN", timedelta(0))

@@ -25,8 +25,8 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import kept as cache
 from airflow_blindata.plans.store import plan_from_store
+from airflow_blindata.store import core as store_core
 from airflow_blindata.store import open_store
-from airflow_blindata.store import sql as store_sql
 from airflow_blindata.store.base import EventStore
 from tests.builders import dataset_event, job_event, policy, run_event
 from tests.builders import definition as bare_definition
@@ -190,7 +190,7 @@ class _Clock:
 def _clock() -> Iterator[_Clock]:
     clock = _Clock()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store_sql, "_now", clock)
+        patch.setattr(store_core, "now", clock)
         yield clock
 
 

@@ -82,7 +82,7 @@ def _append(store: EventStore, events: list[dict[str, Any]], *, days_ago: int = 
     """Append ``events`` as if received ``days_ago`` days ago (retention counts from then)."""
     received = datetime.now(UTC) - timedelta(days=days_ago)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("airflow_blindata.store.sql._now", lambda: received)
+        patch.setattr("airflow_blindata.store.core.now", lambda: received)
         store.append_many(json.dumps(event) for event in events)
 
 
@@ -144,7 +144,7 @@ def test_hourly_syncs_extend_the_kept_fold_but_the_first_of_a_day_after_a_prune(
     def sync_at(moment: datetime, run: int) -> int:
         """Run ``run`` received at ``moment``, then a sync: how many kept folds it extended."""
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("airflow_blindata.store.sql._now", lambda: moment)
+            patch.setattr("airflow_blindata.store.core.now", lambda: moment)
             store.append_many(json.dumps(event) for event in _run("hourly", run))
         store.retain(raw_events_days=14, job_described_for_days=30, now=moment)
         planned = plan_from_store(store, job)
