@@ -36,7 +36,7 @@ from airflow_blindata.options import blindata_home, lost_events_file
 from airflow_blindata.redaction import redact_text, redact_url, url_secrets
 from airflow_blindata.store import (
     AppendOutcome,
-    EventStore,
+    EventAppender,
     StoreError,
     configured_store_url,
     default_store_url,
@@ -111,11 +111,11 @@ class BlindataTransportConfig(Config):
         return cls(store_url=options.store_url, lost_events_path=options.lost_events_path)
 
 
-_STORES: dict[str | None, EventStore] = {}
+_STORES: dict[str | None, EventAppender] = {}
 """One store per configured URL and process; each store guards itself against ``fork``."""
 
 
-def _shared_store(url: str | None) -> EventStore:
+def _shared_store(url: str | None) -> EventAppender:
     store = _STORES.get(url)
     if store is None:
         store = _STORES[url] = open_store(url)

@@ -35,6 +35,7 @@ from airflow_blindata.metrics import count
 from airflow_blindata.store import (
     AppendCounts,
     AppendOutcome,
+    EventAppender,
     EventStore,
     StoreError,
     StoreUnavailableError,
@@ -116,12 +117,12 @@ class _Receiver:
         self,
         settings: ReceiverSettings,
         keys: CachedKeys,
-        store_factory: Callable[[], EventStore],
+        store_factory: Callable[[], EventAppender],
     ) -> None:
         self.settings = settings
         self.keys = keys
         self._store_factory = store_factory
-        self._store: EventStore | None = None
+        self._store: EventAppender | None = None
         self._lock = threading.Lock()
         self._writes: threading.Lock | None = None
         self._threads: ThreadPoolExecutor | None = None
@@ -129,7 +130,7 @@ class _Receiver:
         self.budget = BodyBudget(settings.max_bytes_in_flight, settings.busy_wait)
         self.warnings = ThrottledWarnings(log)
 
-    def store(self) -> EventStore:
+    def store(self) -> EventAppender:
         if self._store is None:
             with self._lock:
                 if self._store is None:
@@ -139,7 +140,7 @@ class _Receiver:
                     self._store = store  # published last: a reader sees its lock too
         return self._store
 
-    def _open(self) -> EventStore:
+    def _open(self) -> EventAppender:
         """The store; any failure to open it is a ``StoreError`` (a 503), never a 500."""
         try:
             return self._store_factory()
@@ -440,7 +441,7 @@ def create_receiver_app(
     *,
     settings: ReceiverSettings | None = None,
     keys: KeyLoader | Sequence[str] | None = None,
-    store: EventStore | Callable[[], EventStore] | None = None,
+    store: EventStore | Callable[[], EventAppender] | None = None,
 ) -> FastAPI:
     """The receiver app. Defaults read Airflow: limits, keys and ``[blindata] store_url``.
 
@@ -454,7 +455,7 @@ def create_receiver_app(
     else:
         fixed = key_set(list(keys), source="the keys given to the receiver")
         loader = lambda: fixed  # noqa: E731
-    factory: Callable[[], EventStore]
+    factory: Callable[[], EventAppender]
     if store is None:
         factory = open_store
     elif isinstance(store, EventStore):

@@ -21,7 +21,7 @@ default ``$AIRFLOW_HOME/blindata/events.db``). More backends: ``register_store(s
 
 from __future__ import annotations
 
-from .base import EventStore, RawEvent
+from .base import EventAppender, EventStore, FoldKeeper, JobReader, RawEvent, SyncLedger
 from .models import (
     AppendCounts,
     AppendOutcome,
@@ -64,8 +64,11 @@ register_store("postgres", _open_postgres)
 __all__ = [
     "AppendCounts",
     "AppendOutcome",
+    "EventAppender",
     "EventStore",
+    "FoldKeeper",
     "ForgottenJob",
+    "JobReader",
     "QuarantinedEvent",
     "RawEvent",
     "RetentionResult",
@@ -75,6 +78,7 @@ __all__ = [
     "StoreURLError",
     "StoreUnavailableError",
     "StoredEvent",
+    "SyncLedger",
     "SyncRecord",
     "configured_store_url",
     "default_store_url",

@@ -2,7 +2,9 @@
 
 Capture appends, the sync reads by cursor and job and keeps each job's fold and SQL hashes,
 retention prunes, a quarantine holds what could not be stored, and the sync history records each
-snapshot and cleanup: one interface for SQLite and PostgreSQL.
+snapshot and cleanup: one interface for SQLite and PostgreSQL (``EventStore``, the whole).
+A caller that needs one part of it names that role: ``EventAppender`` (capture, the receiver),
+``SyncLedger`` (the sync history and lock), ``JobReader`` and ``FoldKeeper`` (the mapping).
 Stores are opened by URL through the registry (``airflow_blindata.store.open_store``).
 """
 
@@ -12,7 +14,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .models import (
     AppendCounts,
@@ -27,8 +29,12 @@ from .models import (
 
 __all__ = [
     "STALE_FOLDS_AFTER",
+    "EventAppender",
     "EventStore",
+    "FoldKeeper",
+    "JobReader",
     "RawEvent",
+    "SyncLedger",
     "TimeSlice",
     "ordered_slices",
     "time_slices",
@@ -54,8 +60,101 @@ STALE_FOLDS_AFTER = timedelta(days=7)
 definition that comes back after a week reads its jobs' events once more."""
 
 
-class EventStore(ABC):
-    """A durable, deduplicating, append-only log of OpenLineage events.
+class StoreRole(Protocol):
+    """What every role of the store has: its URL, safe for logs, and ``close``."""
+
+    url: str
+
+    def close(self) -> None: ...
+
+
+class EventAppender(StoreRole, Protocol):
+    """Appending events (capture, the receiver, ``ingest``): see ``EventStore.append``."""
+
+    def append(self, event: RawEvent, *, source: str = "transport") -> AppendOutcome: ...
+
+    def append_many(self, events: Iterable[Any], *, source: str = "ingest") -> AppendCounts: ...
+
+
+class SyncLedger(StoreRole, Protocol):
+    """The sync history and the definition's sync lock (``sync.runner``, the operators, the UI)."""
+
+    def record_sync(self, record: SyncRecord) -> None: ...
+
+    def sync_history(
+        self, definition_uuid: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[SyncRecord]: ...
+
+    def acquire_sync_lock(
+        self, definition_uuid: str, holder: str, *, ttl: timedelta
+    ) -> str | None: ...
+
+    def release_sync_lock(self, definition_uuid: str, holder: str) -> None: ...
+
+
+class JobReader(StoreRole, Protocol):
+    """Reading stored events by cursor and job, and the jobs with their digests (the mapping)."""
+
+    def last_id(self) -> int: ...
+
+    def events(
+        self,
+        *,
+        since: int | None = None,
+        job: tuple[str, str] | None = None,
+        received_after: datetime | None = None,
+        until: int | None = None,
+    ) -> Iterator[StoredEvent]: ...
+
+    def events_by_job(
+        self,
+        jobs: Iterable[tuple[str, str]],
+        *,
+        until: int | None = None,
+        after: int | None = None,
+    ) -> Iterator[tuple[tuple[str, str], list[str]]]: ...
+
+    def job_slices(
+        self,
+        job: tuple[str, str],
+        *,
+        until: int | None = None,
+        after: int | None = None,
+        size: int = 1000,
+        newest_first: bool = False,
+    ) -> Iterator[TimeSlice[str]]: ...
+
+    def dataset_events(self, *, until: int | None = None) -> Iterator[StoredEvent]: ...
+
+    def job_digests(self, *, until: int | None = None) -> dict[tuple[str, str], str]: ...
+
+    def digest_count(self, digest: str) -> int | None: ...
+
+    def jobs_since(self, after: int, *, until: int | None = None) -> set[tuple[str, str]]: ...
+
+
+class FoldKeeper(StoreRole, Protocol):
+    """What a snapshot keeps between runs: each job's fold and the SQL hash memo (the mapping)."""
+
+    def folded_jobs(
+        self, settings: str, jobs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[str, str]]: ...
+
+    def keep_folded_jobs(
+        self, settings: str, folds: Iterable[tuple[tuple[str, str], str, str]]
+    ) -> None: ...
+
+    def forget_folded_jobs(
+        self, settings: str, keep: Iterable[tuple[str, str]], *, now: datetime | None = None
+    ) -> None: ...
+
+    def sql_hashes(self) -> dict[str, str]: ...
+
+    def keep_sql_hashes(self, memo: Mapping[str, str]) -> None: ...
+
+
+class EventStore(EventAppender, SyncLedger, JobReader, FoldKeeper, ABC):
+    """A durable, deduplicating, append-only log of OpenLineage events: every role at once.
 
     Contract (every implementation):
 

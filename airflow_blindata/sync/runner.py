@@ -30,7 +30,7 @@ from airflow_blindata.mapper.systems import (
     KnownSystem,
 )
 from airflow_blindata.plans.store import Touched, plan_from_store
-from airflow_blindata.store import EventStore, StoreError, SyncRecord
+from airflow_blindata.store import EventStore, StoreError, SyncLedger, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
 from airflow_blindata.sync.history import HISTORY_LIMIT, last_cursor, store_status
@@ -79,7 +79,7 @@ class SyncLockedError(Exception):
     """Another sync of the definition holds its lock."""
 
 
-def record(store: EventStore, report: RunReport) -> None:
+def record(store: SyncLedger, report: RunReport) -> None:
     """Add ``report`` to the store's sync history."""
     store.record_sync(
         SyncRecord(
@@ -135,14 +135,14 @@ def _stamp(report: RunReport, client: BlindataClient, origin: RunOrigin | None) 
 
 @contextmanager
 def sync_lock(
-    store: EventStore,
+    store: SyncLedger,
     definition: JobDefinition,
     kind: RunKind,
     *,
     wait: float = 0.0,
     ttl: timedelta = FULL_LOCK_TTL,
 ) -> Iterator[None]:
-    """Hold the definition's sync lock (``EventStore.acquire_sync_lock``) for the block; wait up
+    """Hold the definition's sync lock (``SyncLedger.acquire_sync_lock``) for the block; wait up
     to ``wait`` seconds for it, then raise ``SyncLockedError`` naming who holds it."""
     holder = f"{kind} {os.getpid()}-{uuid.uuid4().hex[:8]}"
     deadline = time.monotonic() + wait
@@ -232,7 +232,7 @@ def _snapshot_locked(
     return report
 
 
-def light_cursor(store: EventStore, definition: JobDefinition) -> int | None:
+def light_cursor(store: SyncLedger, definition: JobDefinition) -> int | None:
     """The cursor a light sync publishes from: that of the newest snapshot or light sync of the
     definition that completed; ``None`` before the first full snapshot that recorded one."""
     cursors = []
@@ -335,7 +335,7 @@ def _skipped(definition: JobDefinition, message: str) -> RunReport:
 def run_cleanup(
     definition: JobDefinition,
     client: BlindataClient,
-    store: EventStore,
+    store: SyncLedger,
     *,
     dry_run: bool = False,
     force: bool = False,
@@ -364,7 +364,7 @@ def run_cleanup(
     return report
 
 
-def cleanup_history(store: EventStore, definition_uuid: str) -> list[SyncRecord]:
+def cleanup_history(store: SyncLedger, definition_uuid: str) -> list[SyncRecord]:
     """The records a cleanup reads, newest first: the latest ``HISTORY_LIMIT`` snapshots and
     cleanups, with the light syncs since the oldest of them. Read by kind, so that light syncs
     every few minutes never push the last full snapshot or the last cleanup's ledger out of
@@ -384,7 +384,7 @@ def cleanup_history(store: EventStore, definition_uuid: str) -> list[SyncRecord]
 
 
 def history(
-    store: EventStore, definition_uuid: str, *, kind: RunKind | None = None, limit: int = 5
+    store: SyncLedger, definition_uuid: str, *, kind: RunKind | None = None, limit: int = 5
 ) -> list[RunReport]:
     """The latest reports of a definition, newest first (records from elsewhere are skipped)."""
     reports = []

@@ -28,6 +28,7 @@ from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secre
 from airflow_blindata.store import (
     EventStore,
     StoreError,
+    SyncLedger,
     configured_store_url,
     default_store_url,
     open_store,
@@ -458,7 +459,7 @@ def _end(end: Any) -> str:
     return f"{end.entity}.{end.field}" if end.field else str(end.entity)
 
 
-def _last_snapshot(store: SqlEventStore, definition_uuid: str | None) -> Any:
+def _last_snapshot(store: SyncLedger, definition_uuid: str | None) -> Any:
     """The newest snapshot of the definition that completed (what it described is known)."""
     if not definition_uuid:
         return None
@@ -517,7 +518,7 @@ def _mapping(last: Any, uuid: str | None) -> _Mapping:
 
 
 def _last_reached(
-    store: SqlEventStore, definition_uuid: str | None, job: tuple[str, str], first: int
+    store: SyncLedger, definition_uuid: str | None, job: tuple[str, str], first: int
 ) -> tuple[datetime, str] | None:
     """When the job last reached Blindata, and by which sync: the newest light sync that
     published it, or full snapshot that completed after reading any of its events (cursor
