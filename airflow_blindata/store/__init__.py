@@ -1,22 +1,14 @@
 """The event store: a durable, deduplicating log of OpenLineage events between capture and sync.
 
-Durability contract (every backend):
-
-* ``append`` returns only after the event is committed. SQLite (the default, one machine): WAL
-  with ``synchronous=NORMAL`` — a committed append survives the death of any process, as the
-  OpenLineage ``FileTransport``'s writes do; ``?synchronous=full`` also survives a power cut, at
-  one fsync per event. PostgreSQL (workers on several machines): an autocommitted INSERT.
-* Many processes (and hosts, on PostgreSQL) append at once; a process killed in the middle of an
-  append leaves the store as it was before that append.
-* The same event sent twice is stored once (content key ``event_key``); an event that cannot be
-  read at all is quarantined with the reason (``quarantine()``), never dropped.
-* ``events(since=cursor)`` never skips an event, even one committed late by a slow writer.
-* The schema is created on first use and upgraded in place (``blindata_store_meta``); an upgrade
-  keeps every stored event.
+Contract (every backend): ``append`` returns only after the event is committed; many processes
+(and hosts, on PostgreSQL) append at once, and a process killed mid-append leaves the store as
+it was; the same event sent twice is stored once (``event_key``); an event that cannot be read
+is quarantined with the reason, never dropped; ``events(since=cursor)`` never skips an event,
+even one committed late; the schema is created on first use and upgraded in place.
 
 Open a store with ``open_store(url)``: ``sqlite:///path``, ``postgresql://...``,
-``airflow-conn://<conn_id>``, or ``None`` for the configured one (``[blindata] store_url``,
-default ``$AIRFLOW_HOME/blindata/events.db``). More backends: ``register_store(scheme, factory)``.
+``airflow-conn://<conn_id>``, or ``None`` for the configured one (``[blindata] store_url``).
+More backends: ``register_store(scheme, factory)``. Why: docs/capture.md#the-event-store
 """
 
 from __future__ import annotations

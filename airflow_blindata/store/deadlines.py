@@ -1,24 +1,12 @@
 """A bound on the client for how long the PostgreSQL store waits for its server.
 
-PostgreSQL's own settings end most waits: ``connect_timeout`` (connecting), ``lock_timeout`` (a
-statement waiting for a lock another session holds) and ``statement_timeout``. All of them need a
-server that answers. A server that hangs — stopped, its disk stalled, a network that lets the
-handshake through and then drops everything — answers nothing, and a statement sent on a
-connection the store already holds would wait for ever: the kernel acknowledges what is sent, so
-no TCP setting notices either. It would hold a capturing task until the OpenLineage provider kills
-the child that emits (the event vanishes), or a receiver thread for good.
-
-So while an append runs inside ``bounded()``, every wait of the store's connections for the
-server (a statement, a commit, a rollback) is armed on a watchdog: one thread per process that
-sleeps until the earliest alarm. When an alarm goes off before the server answered, the watchdog
-shuts the connection's socket down; the wait ends at once with an error, which the connection
-turns into ``NoAnswer``, and it closes itself so that the pool discards it. The append then fails
-like any other unavailable store: the transport keeps the event in the lost-events file, the
-receiver answers 503.
-
-``bounded(seconds, whole=True)`` bounds the whole call (one event: the transport, the listener, a
-receiver request of one event); ``whole=False`` bounds each wait alone (a batch, which may take
-longer in all but whose every round trip must be answered in time).
+PostgreSQL's own timeouts need a server that answers; one that hangs would hold an append for
+ever. While a block runs inside ``bounded()``, every wait of the store's connections for the
+server (a statement, a commit, a rollback) is armed on a watchdog thread, which shuts the
+connection's socket down when the bound passes: the wait ends with ``NoAnswer``, the connection
+is discarded, and the append fails like any unavailable store. ``bounded(seconds, whole=True)``
+bounds the whole call (one event); ``whole=False`` each wait alone (a batch).
+Why: docs/capture.md#postgresql-a-server-that-hangs-storedeadlinespy
 """
 
 from __future__ import annotations

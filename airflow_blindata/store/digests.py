@@ -1,21 +1,11 @@
 """Job digests kept from one snapshot to the next, so that listing the jobs follows what is new.
 
-A snapshot lists every job with a digest of its events (``EventStore.job_digests``) to find the
-jobs whose kept fold is still good. Grouping every stored event each time costs as much as the
-history; instead ``job_digests`` (the table) holds, per job, the number of its events and the sum
-of their cursors up to a high-water mark (``digests_until`` in the store's meta), and a listing
-adds only the events past it. Retention subtracts what it deletes, in the deleting transaction.
-
-Why a count and a sum are enough: cursors only grow and are never reused, so between two
-listings a job loses some events R and gains some A, every one of A above every cursor it had.
-If |A| = |R| > 0 then sum(A) > sum(R); otherwise the counts differ. Either way the digest changes.
-
-Concurrency: the memo is written only if its state in the store's meta (the mark, the prune
-counter ``digest_prunes`` that every retention batch bumps, the row count) did not move since it
-was read, checked under a lock on the counter's row (``FOR UPDATE`` on PostgreSQL; a SQLite write
-transaction is exclusive already). Otherwise the digests listed are still right for what was
-read, and the memo waits for the next listing. The memo is derived data: rows deleted by hand no
-longer match the row count, and the next listing groups every event again.
+The ``job_digests`` table holds, per job, the count of its events and the sum of their cursors
+up to a mark (``digests_until``); a listing adds only the events past it, and retention
+subtracts what it deletes in the same transaction. A count and a sum change whenever a job gains
+or loses events (cursors only grow). The memo is written only if its state (the mark, the prune
+counter ``digest_prunes``, the row count) did not move since it was read; it is derived data.
+Why: docs/capture.md#job-digests-kept-between-listings-storedigestspy
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Single appends to SQLite through the ``sqlite3`` driver itself: capture's hot path.
 
-OpenLineage emits each task event from a child forked for it, so the child's first (and only)
-append pays for everything the store does on first use. Through SQLAlchemy that is a pool, a
-connection record, events and a result object — a few milliseconds in a fresh child, more than
-the insert itself. Here the child opens one ``sqlite3`` connection and runs one prepared
-statement. Nothing is re-invented: the SQL is SQLAlchemy's own, compiled once (in the parent,
-when the plugin preloads the store), and so are the value conversions (the columns' bind
-processors), so the rows are exactly those ``append_many`` writes through SQLAlchemy.
-
-The connection belongs to one process: a forked child opens its own and never uses, or closes,
-the one it inherited (``connections``); the parent closes it before every fork.
-
-The write-ahead log needs care here. A child that ends with ``os._exit`` never closes its
-connection, so the WAL is never reset; the next child, alone with the file, rebuilds the WAL index
-by reading every frame and counts none of them as checkpointed, so the WAL — and the time of
-every emit — would grow without end (measured: 27 ms per event after 1,500). The first append
-of a connection (in a forked child: its only one) that leaves the WAL larger than
-``WAL_TRUNCATE_BYTES`` therefore checkpoints it with TRUNCATE: once per couple of hundred
-events, bounded by a short wait, best effort (the event is committed already). A process that
-keeps its connection leaves the WAL to SQLite's own checkpoints.
+A child forked per event appends once, so it opens one ``sqlite3`` connection and runs one
+prepared statement, skipping SQLAlchemy's pool and result objects. The SQL and the value
+conversions are SQLAlchemy's own, compiled once in the parent: the rows are exactly those
+``append_many`` writes. The connection belongs to one process (``connections``). The first
+append of a connection that leaves the WAL over ``WAL_TRUNCATE_BYTES`` checkpoints it with
+TRUNCATE (best effort), so that the WAL of children that never close does not grow without end.
+Why: docs/capture.md#sqlite-captures-hot-path-storedirectpy
 """
 
 from __future__ import annotations

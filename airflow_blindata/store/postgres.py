@@ -1,35 +1,14 @@
 """The event store in PostgreSQL: for workers on several machines (Celery, Kubernetes).
 
-Durability: an append is one autocommitted ``INSERT ... ON CONFLICT (key) DO NOTHING``; when it
-returns, PostgreSQL has committed it (with the server's ``synchronous_commit``, on by default).
+An append is one autocommitted ``INSERT ... ON CONFLICT (key) DO NOTHING``, lock-free; readers
+stamp ``seq`` in commit order under an advisory lock, so the cursor never skips an event
+committed late. An append gives up after ``timeout`` seconds (default 3), every wait included
+(``deadlines``); a batch bounds each wait alone. The store speaks UTF-8 to the server. Driver:
+psycopg 3 on SQLAlchemy 2, psycopg2 on SQLAlchemy 1.4.
 
-The cursor: concurrent transactions may commit ids out of order (id 8 can become visible after
-id 9), so a reader paging by id could step over an event for good. Appends therefore leave
-``seq`` empty, and readers stamp it — under a transaction-scoped advisory lock, in one UPDATE —
-for every event committed so far. Stamps are handed out in the order events became visible, so
-``seq`` is a cursor that never skips, while appends stay lock-free.
-
-Bounds: an append gives up after ``timeout`` seconds (default 3), every wait included — for a
-pooled connection (the pool's timeout), for the server's answer to each statement (a watchdog on
-the client, ``deadlines``: it also ends the wait on a server that hangs and answers nothing) —
-well below the 10 s the OpenLineage provider gives the child that emits, so that the transport
-keeps the event in the lost-events file in time. Connecting is bounded by ``connect_timeout``
-(default 2 s, the least psycopg takes, per address the host name resolves to). The server itself
-ends a wait for a lock at ``lock_timeout`` (default two thirds of ``timeout``: the connection stays
-usable) and a statement at ``statement_timeout`` (default 5000 ms; the sync's reads get their
-own). A batch (``append_many``: ``ingest``, the receiver's batches) bounds each wait alone, not the
-whole batch. The store always speaks UTF-8 to the server (``client_encoding``): in a database of
-another encoding (``LATIN1``), an event with a character the encoding lacks is refused for its
-row, and that row is quarantined (``sql.SqlEventStore``).
-
-The driver: psycopg 3 on SQLAlchemy 2; psycopg2 on SQLAlchemy 1.4 (Airflow 3.1's), which has no
-psycopg 3 dialect. Both run the same statements, with the same bounds.
-
-URL: ``postgresql://user:password@host:5432/db`` (or ``postgresql+psycopg://``), options
-``schema=<name>`` (a schema of its own, created if missing), ``timeout=<s>``,
-``connect_timeout=<s>``, ``lock_timeout=<ms>``, ``statement_timeout=<ms>``, and any libpq
-parameter (``sslmode=require``, ...). Needs the ``postgres`` extra:
-``pip install 'airflow-blindata[postgres]'``.
+URL: ``postgresql://user:password@host:5432/db``, options ``schema``, ``timeout``,
+``connect_timeout``, ``lock_timeout``, ``statement_timeout`` and any libpq parameter; needs the
+``postgres`` extra. Why: docs/capture.md#postgresql-the-cursor-and-the-bounds-storepostgrespy
 """
 
 from __future__ import annotations

@@ -1,30 +1,13 @@
 """One raw event → the row the store writes: an event row, or a quarantine row with the reason.
 
-The store judges an event exactly as the mapper will read it (``parse_event``): what the mapper
-could read is stored with its index columns (kind, job, run, type, time); what it could not read
-at all is quarantined with ``parse_event``'s reason and its raw text, so that nothing is lost and
-the reason is visible. Both are keyed by ``event_key`` (content), so a re-sent event is a
-duplicate.
-
-Only the envelope is read here (``parse_event(..., facets=False)``): a malformed facet never
-makes an event unreadable (the mapper drops and reports it when it reads the event), so the
-verdict is the same, and capture, which judges each event in a child forked for it, saves most
-of the cost of reading.
-
-This is also where the store decides, once for every way in (transport, listener, receiver,
-ingest), on an event it could read but can never store as it is. Such an event is quarantined
-with the reason, its raw bytes kept, so that it never blocks other events and nothing
-downstream (the sync, Blindata) ever meets it:
-
-* a string that is not text, anywhere in the event: a lone surrogate (``"\\ud800"``, valid JSON
-  but not Unicode, so it cannot be encoded as UTF-8) or a NUL character (``"\\u0000"``, which
-  PostgreSQL text refuses). The reason names the field (``job.name: holds a NUL character ...``),
-  never its value; the mapper reads such an event as unreadable with the same reason
-  (``events.text``);
-* a job namespace, job name or run id longer than its bound (``MAX_INDEXED_BYTES``).
-
-A database that still refuses a row (``sql.SqlEventStore``) quarantines it with its reason too
-(``refused``).
+The store judges an event as the mapper will read it (``parse_event``, the envelope only: a
+malformed facet never makes an event unreadable). What it could read is stored with its index
+columns (kind, job, run, type, time); what it could not, or can never store as it is (a lone
+surrogate or a NUL in any string, a job or run name over ``MAX_INDEXED_BYTES``), is quarantined
+with the reason (naming the field, never its value) and its raw bytes. Both are keyed by
+``event_key``, so a re-sent event is a duplicate. A row the database still refuses is
+quarantined too (``refused``).
+Why: docs/capture.md#what-the-store-takes-and-what-it-quarantines-storepreparepy
 """
 
 from __future__ import annotations

@@ -1,34 +1,12 @@
 """Retention: prune raw events by age without forgetting what a job still describes.
 
-Four rules, with ages counted from when the store received an event:
-
-1. A job with no event newer than ``job_described_for_days`` is no longer described: all its
-   events go, however recent the raw-event rule would consider them.
-2. A job still described loses its events older than ``raw_events_days``, except its latest
-   description: every event of its latest run and of its latest completed run (each with the
-   runs of the same parent run: the instances of a mapped task) and the JobEvents the mapping
-   still reads something from (``_still_read``: the latest, the latest that lists datasets, and
-   the latest to carry each facet). The mapping describes a job by its latest completed run
-   (its flows, orchestration and checks, ``JobFold.latest_completed_group``), so a run that
-   started since, or failed, does not make retention prune the completed one. The next
-   snapshot can therefore always rebuild every described job, even one that ran once, months
-   ago.
-3. DatasetEvents are a dataset's design, like JobEvents a job's: a dataset keeps the
-   DatasetEvents the mapping still reads something from (the latest, and the latest to carry
-   each facet), until it has had no DatasetEvent for ``job_described_for_days``; its other
-   DatasetEvents go after ``raw_events_days``. Without this, a lineage facet or a description
-   sent once in a DatasetEvent (a repository that publishes designs, seed 003) vanished from
-   the plan after ``raw_events_days``, and the cleanup removed its flows.
-4. Quarantined events go after ``raw_events_days``.
-
-Raw events go a whole day at a time (``prune_before``): those received on a UTC day go once that
-day is more than ``raw_events_days`` behind, so an event stays between ``raw_events_days`` and a
-day more. Pruning a job's old runs makes the next snapshot read it whole (its kept fold held
-them); pruned by the hour, a deployment that syncs hourly would read every job's whole history at
-every snapshot, pruned by the day, at the first snapshot of each day only.
-
-Deletions run in batches of ``DELETE_BATCH`` rows, each its own short transaction, so that a big
-prune never holds the SQLite write lock long enough to make a capturing task wait.
+``retain`` removes events older than ``raw_events_days`` (a whole UTC day at a time:
+``prune_before``), except each described job's latest description (its latest run and latest
+completed run, with their sibling runs, and the JobEvents the mapping still reads), drops the
+jobs with nothing newer than ``job_described_for_days``, keeps each dataset's DatasetEvents the
+mapping still reads, and prunes the quarantine. Deletions go in batches of ``DELETE_BATCH``, each
+a short transaction. ``SqlRetention`` is the store's part that runs it and ``forget_job``.
+Why: docs/capture.md#retentions-rules-storeretentionpy
 """
 
 from __future__ import annotations

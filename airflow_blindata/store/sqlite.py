@@ -1,23 +1,14 @@
 """The event store in one SQLite file: the default, for a single machine.
 
-Durability: the database runs in WAL mode with ``synchronous=NORMAL`` by default. An append is
-committed to the write-ahead log when it returns, so it survives the death of any process — the
-task, the OpenLineage child killed at ``execution_timeout``, ``kill -9`` — which is the guarantee
-the OpenLineage ``FileTransport`` gives too, at about the same cost. What NORMAL does not
-survive is a power cut or a kernel crash before the next checkpoint: the last appends may be
-rolled back (never corrupted). ``?synchronous=full`` adds an fsync to every append and survives
-those too, at the cost of a disk flush per event (see ``benchmarks/capture.py``).
-
-Many processes: every write transaction starts with ``BEGIN IMMEDIATE``, so a writer queues for
-the lock instead of failing half-way; appends hold it for well under a millisecond. A write waits
-at most ``timeout`` seconds (default 3) for its turn, every wait included — its thread's, the lock
-file's and SQLite's busy handler's — so that an append from the OpenLineage provider's child
-fails, and the transport keeps the event in the lost-events file, well before the provider kills
-the child (``[openlineage] execution_timeout``, 10 s). WAL needs shared memory: keep the file on
-a local disk, never on NFS — for workers on several machines use PostgreSQL.
+WAL with ``synchronous=NORMAL``: a returned append survives the death of any process (a power
+cut may roll the last ones back; ``?synchronous=full`` survives that too, an fsync per event).
+Every write starts with ``BEGIN IMMEDIATE``, queued first on a thread lock and ``<db>.lock``;
+one bound, ``timeout`` (default 3 s), covers every wait of a write, well below the OpenLineage
+provider's 10 s. Keep the file on a local disk (WAL needs shared memory).
 
 URL: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``; options
 ``synchronous=normal|full`` and ``timeout=<seconds>``.
+Why: docs/capture.md#sqlite-durability-and-the-queue-of-writers-storesqlitepy
 """
 
 from __future__ import annotations
