@@ -22,6 +22,7 @@ import msgspec
 from pydantic import ValidationError
 
 from .base import FacetIssues, MalformedFacet
+from .canonical import canonical_json
 from .core import ENVELOPE_ONLY, DatasetEvent, Event, JobEvent, RunEvent, name_parent
 from .registry import error_reason
 from .text import first_text_problem, text_problem, unencodable
@@ -230,16 +231,6 @@ def parse_event(
     except Exception as error:  # a guard: reading must never fail the caller
         return ParsedEvent(None, f"not readable: {type(error).__name__}")
     return ParsedEvent(event, None, tuple(issues.malformed), tuple(issues.unknown))
-
-
-def canonical_json(data: Any) -> str:
-    """The canonical JSON text of ``data``: sorted keys, no whitespace, non-ASCII kept as is.
-
-    The store's dedup key is the sha256 of this text (``event_key``), and the store keeps this
-    text, so both must come from here. Raises what ``json.dumps`` raises (``TypeError``,
-    ``ValueError``, ``RecursionError``) for what cannot be JSON.
-    """
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 _CIRCULAR = '"<circular>"'
