@@ -117,7 +117,8 @@ class SqlAppends(SqlCore):
         return counts
 
     def _write_batch(self, batch: list[Prepared], start: int) -> AppendCounts:
-        """One transaction for the batch; when the database refuses a row of it, one each.
+        """One transaction for the batch (``_write_rows``); when the database refuses a row of
+        it, one each.
 
         A refused row (see ``_refuses_the_row``) would otherwise fail its batch for ever and
         with it every good event around it. Rolled back, the batch is written again event by
@@ -129,8 +130,7 @@ class SqlAppends(SqlCore):
         with self._guard("appending events"):
             try:
                 with self._writing() as conn:
-                    for position, prepared in enumerate(batch, start):
-                        _tally(counts, self._write(conn, prepared), position, prepared)
+                    self._write_rows(conn, batch, start, counts)
                 return counts
             except DBAPIError as error:
                 if not _refuses_the_row(error):
@@ -140,6 +140,24 @@ class SqlAppends(SqlCore):
                 outcome, written = self._write_alone(prepared)
                 _tally(counts, outcome, position, written)
         return counts
+
+    def _write_rows(
+        self, conn: Connection, batch: list[Prepared], start: int, counts: AppendCounts
+    ) -> None:
+        """The batch on ``conn``: its events in one statement (``_insert_many``), the same event
+        twice in it once, its quarantined events one by one."""
+        rows: dict[str, dict[str, Any]] = {}
+        for position, prepared in enumerate(batch, start):
+            if prepared.quarantined:
+                _tally(counts, self._write(conn, prepared), position, prepared)
+            elif prepared.key in rows:
+                counts.duplicate += 1
+            else:
+                rows[prepared.key] = prepared.values
+        if rows:
+            written = self._insert_many(conn, self._tables.events, list(rows.values()))
+            counts.accepted += written
+            counts.duplicate += len(rows) - written
 
     def _write_alone(self, prepared: Prepared) -> tuple[AppendOutcome, Prepared]:
         """``prepared`` in a transaction of its own; quarantined when the database refuses it.

@@ -74,6 +74,11 @@ class SqlCore:
         as drivers disagree on rowcount (SQLite's is exact, and it has no RETURNING on 1.4)."""
         return result.first() is not None
 
+    def _insert_many(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> int:
+        """Insert ``rows`` (distinct keys) in one statement, skipping those whose key is stored
+        already; how many were written: one multi-row ``_insert``, its RETURNING ids counted."""
+        return len(conn.execute(self._insert(table).values(rows)).all())
+
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
         """A connection in a write transaction, committed when the block ends."""

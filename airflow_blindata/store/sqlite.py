@@ -233,6 +233,10 @@ class SqliteEventStore(SqlEventStore):
     def _inserted(self, result: CursorResult[Any]) -> bool:
         return result.rowcount == 1
 
+    def _insert_many(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> int:
+        # executemany: sqlite3 sums the rows each execution wrote (0 for a skipped duplicate)
+        return int(conn.execute(self._insert(table), rows).rowcount)
+
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
         with self._queued() as left, self._engine.connect() as conn:

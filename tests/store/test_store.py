@@ -119,6 +119,20 @@ def test_append_many_counts_and_batches(store: EventStore, monkeypatch: pytest.M
     assert {s.source for s in store.events()} == {"ingest"}
 
 
+def test_a_batch_is_stored_in_order_with_the_same_event_once(store: EventStore) -> None:
+    """A batch's events go in one statement: in the order given, an event sent twice in it (in
+    any key order) stored once and counted a duplicate, a bad one quarantined beside them."""
+    first, second, third = event("first"), event("second"), event("third")
+    items = [first, second, dict(reversed(first.items())), "garbage", second, third]
+    counts = store.append_many(items)
+    assert (counts.accepted, counts.duplicate, counts.quarantined) == (3, 2, 1)
+    assert list(counts.quarantine_reasons) == [3]
+    assert [stored.job_name for stored in store.events()] == ["first", "second", "third"]
+    again = store.append_many([third, event("fourth"), "garbage"])
+    assert (again.accepted, again.duplicate, again.quarantined) == (1, 2, 0)
+    assert [stored.job_name for stored in store.events()][-1] == "fourth"
+
+
 def test_events_by_cursor_job_and_time(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core_module, "PAGE_SIZE", 4)  # several pages
     for i in range(10):
