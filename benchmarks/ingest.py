@@ -8,14 +8,16 @@ a fresh process, on the same file, in the same run:
 * the floor: ``json.loads`` of every line;
 * capture's own path: ``store.append`` of each decoded event, one at a time (what
   ``BlindataTransport.emit`` does per event), for the first ``--append-events`` lines;
-* ``ingest``: the command itself (``cli.main``) into a fresh store, its output printed.
+* ``ingest``: the command itself (``cli.main``) into a fresh store, its output printed; with
+  ``--against DIR``, also the ``ingest`` of the checkout in ``DIR`` (the code before a change:
+  ``git worktree add ../before main``), into a store of its own.
 
 Times are CPU time of the measuring process (``time.process_time``, user + system), not wall
 time: the machine is shared, and CPU time moves less with a neighbour's load. Peak RSS is the
 process's (``ru_maxrss``).
 
 Usage: ``python benchmarks/ingest.py [--mb 200] [--append-events 5000] [--repeat 1]
-[--postgres postgresql://root@127.0.0.1:5432/test]``.
+[--against ../before] [--postgres postgresql://root@127.0.0.1:5432/test]``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -106,12 +109,17 @@ def child_ingest(url: str, path: str) -> dict[str, Any]:
     return {"cpu": cpu, "code": code, "output": out.getvalue().strip(), "rss_mb": peak_rss_mb()}
 
 
-def in_child(*arguments: str) -> dict[str, Any]:
+def in_child(*arguments: str, code: str | None = None) -> dict[str, Any]:
+    """``arguments`` measured in a fresh process; with ``code``, importing the package there."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([code, env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, __file__, "--child", *arguments],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if done.returncode != 0:
         raise SystemExit(f"child {arguments[0]} failed:\n{done.stderr[-3000:]}")
@@ -126,12 +134,29 @@ def store_url(work: Path, postgres: str | None, name: str) -> str:
     return f"{postgres}{separator}schema={schema}"
 
 
+def best_ingest(
+    work: Path, path: Path, args: argparse.Namespace, label: str, code: str | None
+) -> dict[str, Any]:
+    """The ingest of the least CPU time of ``--repeat``, each into a fresh store."""
+    best: dict[str, Any] | None = None
+    for attempt in range(args.repeat):
+        url = store_url(work, args.postgres, f"{label}{attempt}")
+        done = in_child("ingest", url, str(path), code=code)
+        if done["code"] != 0:
+            raise SystemExit(f"{label} failed: {done['output']}")
+        if best is None or done["cpu"] < best["cpu"]:
+            best = done
+    assert best is not None
+    return best
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=200.0, help="size of the file (MB)")
     parser.add_argument("--append-events", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=1, help="ingests (the best is kept)")
     parser.add_argument("--postgres", help="ingest into PostgreSQL (a schema of its own)")
+    parser.add_argument("--against", help="a checkout of the code before, measured too")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -156,23 +181,18 @@ def main() -> int:
             f"capture's path (store.append per event, first {append['lines']:,}): "
             f"{append_rate:,.0f} events per CPU s"
         )
-        best: dict[str, Any] | None = None
-        for attempt in range(args.repeat):
-            url = store_url(work, args.postgres, f"ingest{attempt}")
-            done = in_child("ingest", url, str(path))
-            if done["code"] != 0:
-                raise SystemExit(f"ingest failed: {done['output']}")
-            if best is None or done["cpu"] < best["cpu"]:
-                best = done
-        assert best is not None
-        rate = lines / best["cpu"]
-        print(f"ingest: {best['output']}")
-        print(
-            f"ingest: {rate:,.0f} events per CPU s ({best['cpu']:.1f} s), "
-            f"{rate / append_rate:.2f}x capture's path, "
-            f"{floor['cpu'] / best['cpu'] * 100:.1f}% of the floor's speed; "
-            f"peak RSS {best['rss_mb']:.0f} MB"
-        )
+        for label, code in [("ingest", None), ("before", args.against)]:
+            if label == "before" and code is None:
+                continue
+            best = best_ingest(work, path, args, label, code)
+            rate = lines / best["cpu"]
+            print(f"{label}: {best['output']}")
+            print(
+                f"{label}: {rate:,.0f} events per CPU s ({best['cpu']:.1f} s), "
+                f"{rate / append_rate:.2f}x capture's path, "
+                f"{floor['cpu'] / best['cpu'] * 100:.1f}% of the floor's speed; "
+                f"peak RSS {best['rss_mb']:.0f} MB"
+            )
     return 0
 
 
