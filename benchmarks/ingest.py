@@ -47,19 +47,17 @@ def write_file(path: Path, megabytes: float) -> tuple[int, int]:
     sys.path.insert(0, str(ROOT))
     from benchmarks.scale import job_events
 
-    limit, lines, size, job = megabytes * 1_000_000, 0, 0, 0
+    limit, lines, size, job, events = megabytes * 1_000_000, 0, 0, 0, 0
     with path.open("w", encoding="utf-8") as handle:
         while size < limit:
             for event in job_events(job, RUNS):
-                text = json.dumps(event) + "\n"
-                copies = 2 if lines % DUPLICATE_EVERY == DUPLICATE_EVERY - 1 else 1
-                for _ in range(copies):
-                    handle.write(text)
-                    lines += 1
-                    size += len(text)
-                if lines % BAD_EVERY == BAD_EVERY - 1:
-                    handle.write('{"eventType": "START", not json\n')
-                    lines += 1
+                events += 1
+                text = (json.dumps(event) + "\n") * (2 if events % DUPLICATE_EVERY == 0 else 1)
+                if events % BAD_EVERY == 0:
+                    text += f'{{"eventType": "START", "n": {events}, not json}}\n'
+                handle.write(text)
+                lines += text.count("\n")
+                size += len(text)
             job += 1
     return lines, size
 
