@@ -185,13 +185,15 @@ def test_the_syncs_reads_are_not_bound_by_the_appends_statement_timeout(
     postgres_url: str,
 ) -> None:
     """``statement_timeout`` bounds what capture waits for; listing a big store may take longer."""
-    with open_store(f"{postgres_url}&statement_timeout=50") as store:
+    with open_store(postgres_url) as store:  # the schema made without the bound
         store.append(event("a", run="r1"))
+    # 300 ms: a loaded machine's own statements stay under it, the sleeps of 1 s do not.
+    with open_store(f"{postgres_url}&statement_timeout=300") as store:
         with store._reading() as conn:  # type: ignore[attr-defined]
-            conn.execute(text("SELECT pg_sleep(0.2)"))  # over the 50 ms of appends
+            conn.execute(text("SELECT pg_sleep(1.0)"))  # over the 300 ms of appends
         appending = store._appending()  # type: ignore[attr-defined]
         with appending as conn, pytest.raises(Exception, match="statement timeout"):
-            conn.execute(text("SELECT pg_sleep(0.2)"))
+            conn.execute(text("SELECT pg_sleep(1.0)"))
 
 
 @pytest.mark.parametrize(("page", "batch"), [(1000, 500), (2, 500), (3, 2), (1, 1)])
