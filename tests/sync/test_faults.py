@@ -222,7 +222,9 @@ def test_a_write_outage_fails_the_snapshot_at_the_first_phase_that_cannot_write(
         return
     assert f"stopped in its {stopped_in} phase" in (report.message or "")
     assert (report.message or "").startswith("Blindata cannot take writes")
-    assert elapsed < OUTAGE_DEADLINE + 2.0, elapsed  # one deadline, not one per batch
+    # One deadline, not one per batch: the entity phase alone has 8 batches of 10 (16 s and more
+    # if each waited its own); three deadlines leave a loaded machine its margin.
+    assert elapsed < 3 * OUTAGE_DEADLINE, elapsed
     written = _writes(emulator, since)
     assert len(set(written)) == 1, written  # one operation was tried, the run stopped there
     assert not any("dataflows" in write for write in written)
