@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from packaging.version import Version
 
+from tests.airflow_db import migrate
 from tests.helpers import API_KEY, OTHER_TENANT, TENANT, USER
 
 BIN = Path(sys.executable).parent
@@ -58,8 +59,7 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
             "AIRFLOW__BLINDATA__STORE_URL": f"sqlite:///{home / 'events.db'}",
         }
     )
-    done = run([AIRFLOW, "db", "migrate"], env, timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    migrate(env)
     yield env
 
 

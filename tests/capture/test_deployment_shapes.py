@@ -33,6 +33,7 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import open_store
+from tests.airflow_db import migrate
 
 pytestmark = [pytest.mark.airflow, pytest.mark.integration]
 
@@ -227,10 +228,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Captured:
         "SHAPES_WORK": str(work),
         "SHAPES_RUN_ID": RUN_ID,
     }
-    migrated = subprocess.run(
-        [str(BIN / "airflow"), "db", "migrate"], env=env, capture_output=True, text=True
-    )
-    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    migrate(env)
     done = subprocess.run(
         [sys.executable, str(work / "runner.py")],
         env=env,

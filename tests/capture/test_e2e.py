@@ -23,6 +23,7 @@ import pytest
 from airflow_blindata.capture.openlineage_config import TRANSPORT_PATH
 from airflow_blindata.capture.transport import count_lost_events
 from airflow_blindata.store import open_store
+from tests.airflow_db import migrate
 
 pytestmark = pytest.mark.airflow
 
@@ -65,14 +66,7 @@ def _environment(home: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("airflow-home")
-    done = subprocess.run(
-        [str(BIN / "airflow"), "db", "migrate"],
-        env=_environment(home),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    migrate(_environment(home))
     return home
 
 

@@ -8,7 +8,6 @@ the emulator is the test's, served on loopback.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.store import open_store
+from tests.airflow_db import runner_env
 from tests.helpers import API_KEY, TENANT, USER
 
 pytestmark = [pytest.mark.airflow, pytest.mark.integration]
@@ -28,7 +28,7 @@ PIPELINE = "e2e|blindata_demo_pipeline"
 
 
 def run_dags(emulator: Any, work: Path) -> str:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
+    env = {key: value for key, value in runner_env().items() if not key.startswith("AIRFLOW")}
     env["AIRFLOW_CONN_BLINDATA_DEFAULT"] = json.dumps(
         {
             "conn_type": "blindata",

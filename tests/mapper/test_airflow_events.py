@@ -14,6 +14,7 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.plans.eventfiles import read_event_file
+from tests.airflow_db import runner_env
 
 pytestmark = pytest.mark.airflow
 
@@ -27,6 +28,7 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> CatalogPlan:
     events = work / "events.jsonl"
     done = subprocess.run(
         [sys.executable, str(RUNNER), str(events), str(work)],
+        env=runner_env(),
         capture_output=True,
         text=True,
         timeout=300,

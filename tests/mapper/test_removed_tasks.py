@@ -7,7 +7,6 @@ serialises them (``mapper.retirement``).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import JobKey
 from airflow_blindata.plans.eventfiles import read_event_file
+from tests.airflow_db import runner_env
 from tests.builders import (
     at,
     definition,
@@ -121,7 +121,7 @@ def test_a_task_removed_from_a_real_dag_is_retired_by_the_dags_next_run(tmp_path
     def run(tasks: str) -> list[Any]:
         done = subprocess.run(
             [sys.executable, str(runner), str(events), str(tmp_path), "retire_demo"],
-            env={**os.environ, "RETIRE_DEMO_TASKS": tasks},
+            env={**runner_env(), "RETIRE_DEMO_TASKS": tasks},
             capture_output=True,
             text=True,
             timeout=300,

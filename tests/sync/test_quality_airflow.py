@@ -17,6 +17,7 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.plans.eventfiles import read_event_file
 from airflow_blindata.sync import snapshot
+from tests.airflow_db import runner_env
 from tests.sync.helpers import definition, objects, plan_for
 
 pytestmark = [pytest.mark.airflow, pytest.mark.postgres]
@@ -47,7 +48,7 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
         pytest.skip(f"PostgreSQL at {POSTGRES.rsplit('@', 1)[-1]} is not reachable")
     work = tmp_path_factory.mktemp("quality_dag")
     schema = f"bd_quality_{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "QUALITY_SCHEMA": schema}
+    env = {**runner_env(), "QUALITY_SCHEMA": schema}
     done = subprocess.run(
         [sys.executable, str(RUNNER), str(work / "events.jsonl"), str(work), "quality_demo"],
         capture_output=True,

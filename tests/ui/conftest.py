@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.airflow_db import migrate
 
 from .browser import Chromium
 from .helpers import CHROMIUM
@@ -25,14 +25,7 @@ def seeded_store(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def metadata_db() -> None:
     """Airflow's metadata database in the session's ``AIRFLOW_HOME``: token checks read it."""
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "airflow"), "db", "migrate"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    migrate()
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ import pytest
 
 from airflow_blindata.store import open_store
 from airflow_blindata.sync.report import RunOrigin
+from tests.airflow_db import migrate
 
 from .seed import BLINDATA, record_snapshot, run_event, scheduled_run, seed, snapshot_report
 
@@ -94,14 +95,7 @@ def _serving(tmp_path_factory: pytest.TempPathFactory, base_path: str = "") -> I
     root = f"http://127.0.0.1:{port}{base_path}"
     if base_path:
         env["AIRFLOW__API__BASE_URL"] = root
-    migrated = subprocess.run(
-        [str(BIN / "airflow"), "db", "migrate"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    migrate(env)
     parsed = subprocess.run(
         [str(BIN / "airflow"), "dags", "reserialize"],
         env=env,
