@@ -267,13 +267,16 @@ def test_an_outage_stops_the_cleanup_at_once_and_the_next_cleanup_finishes_it(
     emulator.emulator.faults.clear()
     assert stopped.status == "failed", stopped.render()
     assert "stopped in its flows step" in (stopped.message or "")
-    assert elapsed < OUTAGE_DEADLINE + 2.0, elapsed  # one deadline, not one per flow
     assert len(set(_writes(emulator, since))) == 1  # one delete was tried, the run stopped there
 
     finished = history.add(cleanup(job, client, history))
 
     assert finished.status == "success", finished.render()
     assert finished.removed["flow"].count > 0 and finished.removed["entity"].count > 0
+    # One deadline, not one per flow: with a deadline per stale flow it would take at least
+    # that many deadlines; three leave a loaded machine its margin.
+    assert finished.removed["flow"].count >= 4, finished.render()
+    assert elapsed < 3 * OUTAGE_DEADLINE, elapsed
 
 
 def test_a_statement_whose_create_answer_was_lost_is_found_and_submitted(
