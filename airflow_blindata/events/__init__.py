@@ -1,12 +1,12 @@
 """OpenLineage events of spec 2-0-2 and their facets, read tolerantly.
 
 Capture, the store and the mapper all read them, so they live in their own package.
-``parse_event`` reads one raw event and never raises; recording what could not be read as gaps is
-the mapper's (``mapper.reading.read_events``). Facet models are found in one table per container
-(``registry.FACETS``), by key and by schema URL; ``facet_of(facets, SchemaDatasetFacet)`` gets one
-facet typed. Modules: ``core`` (events, runs, jobs, datasets), ``*_facets`` (the models by
-concern), ``registry`` (the tables), ``parse`` (reading one event; a JSON array element by
-element), ``text`` (text no store can hold).
+``parse_event`` reads one raw event and never raises; recording what could not be read as gaps
+is the mapper's (``mapper.fold.reading.read_events``). Facet models are found in one table per
+container (``registry.FACETS``), by key and by schema URL; ``facet_of(facets,
+SchemaDatasetFacet)`` gets one facet typed. Modules: ``core`` (events, runs, jobs, datasets),
+``*_facets`` (the models by concern), ``registry`` (the tables), ``parse`` (reading one event; a
+JSON array element by element), ``text`` (text no store can hold).
 """
 
 from __future__ import annotations

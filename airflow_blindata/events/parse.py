@@ -3,7 +3,7 @@
 ``parse_event`` never raises. An event that cannot be read at all (not JSON, not an object, no
 ``eventTime``, no job, ...) comes back with a ``problem`` that says precisely why; a malformed
 facet is dropped and listed while the rest of the event is read; unknown facet keys are listed.
-The mapper's ``read_events`` (``mapper/reading.py``) turns those results into a run's gaps.
+The mapper's ``read_events`` (``mapper/fold/reading.py``) turns those results into a run's gaps.
 
 The event kind follows the spec: a ``run`` makes a RunEvent (which also needs a job), a job
 without a run a JobEvent, a dataset without either a DatasetEvent.

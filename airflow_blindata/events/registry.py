@@ -237,7 +237,7 @@ def filed_keys(raw: Any, location: FacetLocation) -> AbstractSet[str]:
 
     A key is not always its own: a facet under an unknown key is filed under the spec's key when
     its ``_schemaURL`` names a known facet, so a reader that compares facets of two events by key
-    (``mapper/reading.py``) compares these.
+    (``mapper/fold/reading.py``) compares these.
     """
     container = _container(raw, location, None, "")
     if container.keys() <= FACETS[location].keys():  # the usual case: known keys stay

@@ -49,7 +49,7 @@ E = TypeVar("E")
 class TimeSlice(NamedTuple, Generic[E]):
     """A slice of one job's events in time (``time_slices``): its events (cursors, texts or
     decoded events), and the runs that go on after it, with events in it or before it and in a
-    later slice (a reader holds them whole until their last slice: ``mapper.slices``)."""
+    later slice (a reader holds them whole until their last slice: ``mapper.fold.slices``)."""
 
     events: list[E]
     going_on: frozenset[str]
@@ -219,7 +219,7 @@ class EventStore(EventAppender, SyncLedger, JobReader, FoldKeeper, ABC):
         """The JSON texts of one job's events with ``after < cursor <= until``, in slices of
         about ``size`` in event-time order (``time_slices``): for a reader that folds a long
         history a slice at a time, holding one slice in memory, not the history. With
-        ``newest_first``, the same slices from the newest back (``mapper.slices`` reads them so
+        ``newest_first``, the same slices from the newest back (``mapper.fold.slices`` reads them so
         for the report). This default reads the job's events at once; a database store reads a
         slice at a time.
         """
@@ -238,7 +238,7 @@ class EventStore(EventAppender, SyncLedger, JobReader, FoldKeeper, ABC):
         """Every job with events up to cursor ``until``, sorted, with a digest of its events.
 
         The digest changes whenever an event of the job is added or removed (retention). A
-        snapshot reads the store job by job from this list (``sync.mapping``), so that its memory
+        snapshot reads the store job by job from this list (``plans.store``), so that its memory
         follows the catalog, not the history; the SQL stores keep the list between calls and add
         only the events past it (``digests``), so that its time follows what is new.
         """

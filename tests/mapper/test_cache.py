@@ -113,7 +113,7 @@ def _text(model: Any) -> str:
 @pytest.mark.parametrize("text", ["null", "{}", '{"job": {}}', '{"job": NaN}', "[1e400]"])
 def test_a_text_that_is_not_a_kept_fold_fails_to_load_with_a_value_error(text: str) -> None:
     """A snapshot reads the job's events whole when its kept fold fails with ``ValueError``
-    (``sync.mapping._load``); msgspec's errors are ``ValueError`` only from 0.21 on, and Airflow
+    (``plans.store._load``); msgspec's errors are ``ValueError`` only from 0.21 on, and Airflow
     3.2 installs with 0.19: the sync failed there instead of reading the events."""
     with pytest.raises(ValueError):
         load_kept(text)

@@ -166,7 +166,7 @@ def _plan_fold(folded: FoldedJob) -> JobFold:
 
 
 def _kept_holding(events: list[dict[str, Any]]) -> FoldedJob:
-    """A fold kept for the next snapshot, its open runs held (as ``sync.mapping`` keeps it),
+    """A fold kept for the next snapshot, its open runs held (as ``plans.store`` keeps it),
     through its text."""
     read = read_job_events(events, Report(), hold_open=True)
     (folded,) = fold_jobs(read, RETAIN, hold_open=True)

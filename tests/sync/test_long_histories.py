@@ -188,7 +188,7 @@ def _store_read_in_slices(url: str, size: int, readings: list[int]) -> Iterator[
 
 @contextmanager
 def _readings_counted(calls: list[int]) -> Iterator[None]:
-    """``read_job_events`` of ``mapper.slices`` and of ``sync.mapping`` (where a job is read at
+    """``read_job_events`` of ``mapper.fold.slices`` and of ``plans.store`` (where a job is read at
     once), recording how many events each reading was given."""
 
     def counted(items: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
