@@ -20,6 +20,7 @@ the protection of other suites' checks are the sync's: the plan lists every run 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
@@ -487,9 +488,7 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
         outputs = [item for item in outputs if item.facets or item.output_facets]
         if not (tests or inputs or outputs):
             return None
-        return run.model_copy(
-            update={"run_facets": tests, "job_facets": {}, "inputs": inputs, "outputs": outputs}
-        )
+        return replace(run, run_facets=tests, job_facets={}, inputs=inputs, outputs=outputs)
 
     return retain
 

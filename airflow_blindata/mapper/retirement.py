@@ -91,4 +91,4 @@ def retire_removed_tasks(fold: Fold) -> tuple[Fold, dict[JobKey, str]]:
     if not retired:
         return fold, retired
     jobs = [job for job in fold.jobs if job.key not in retired]
-    return Fold.model_construct(jobs=jobs, datasets=fold.datasets), retired
+    return Fold(jobs=jobs, datasets=fold.datasets), retired

@@ -6,15 +6,17 @@ of one job, a second apart), the dbt fixture runs (``dbt_events``, ``ALL_DBT``; 
 ``datasets``, ``parents``, the facet tables ``RUN_FACETS``, ``JOB_FACETS``, ``DATASET_FACETS``),
 the flows of a plan (``flows``, ``pairs``) and the planted secrets' cases (``CASES``,
 ``DEFINITION``, ``_run``). They moved here as they were from the test files that had them.
+``as_dict`` dumps a fold's classes as ``model_dump`` dumped them when they were pydantic models.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from airflow_blindata.events import Event, parse_event
 from airflow_blindata.mapper.fold import JobKey
@@ -28,6 +30,20 @@ from tests.helpers import SECRET, SQL_SECRETS
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openlineage"
 NS = "postgres://db:5432"
 JOB = JobKey("halden", "pv.aggregate")
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def as_dict(value: Any, mode: Literal["python", "json"] = "python") -> Any:
+    """A fold's dataclass (``Fold``, ``JobFold``, ...) as nested dicts and lists, each facet
+    dumped by its own model (``FacetMap``'s ``SerializeAsAny``), ``Fold``'s indexes left out:
+    what ``model_dump`` gave when the fold's classes were pydantic models, compared as it was."""
+    kind = type(value)
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    return adapter.dump_python(value, mode=mode)
 
 
 def at(second: int) -> str:

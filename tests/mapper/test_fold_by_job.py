@@ -15,7 +15,7 @@ from airflow_blindata.events import Event, EventType, RunEvent, parse_event
 from airflow_blindata.mapper.fold import Fold, FoldBuilder, JobKey, RunFold, fold
 from airflow_blindata.mapper.quality import quality_retainer
 from tests.builders import definition
-from tests.mapper.helpers import FACET_VALUES, JOB, NS, PARENT, at, dataset, doc, event
+from tests.mapper.helpers import FACET_VALUES, JOB, NS, PARENT, as_dict, at, dataset, doc, event
 
 DEFINITION = definition()
 
@@ -86,7 +86,7 @@ def test_folding_one_job_at_a_time_gives_the_fold_of_every_event(
     events: list[Event], data: st.DataObject
 ) -> None:
     """Dataset facets merged across jobs keep the rules: latest wins, ``_deleted`` removes."""
-    assert folded_by_job(events, data, retain=False).model_dump() == fold(events).model_dump()
+    assert as_dict(folded_by_job(events, data, retain=False)) == as_dict(fold(events))
 
 
 def summary(run: RunFold | None) -> tuple[str, Any] | None:

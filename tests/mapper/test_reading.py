@@ -8,6 +8,7 @@ facets of what is used."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from tests.mapper.helpers import (
     DOC_URL,
     GOOD_DOC,
     NS,
+    as_dict,
     at,
     cycle,
     histories,
@@ -64,7 +66,7 @@ def test_skimming_superseded_events_gives_the_same_fold(
     whole, whole_report = folded(events, skim=False)
     given = [json.dumps(event) for event in events] if as_text else events
     skimmed, skim_report = folded(given, skim=True)
-    assert skimmed.model_dump() == whole.model_dump()
+    assert as_dict(skimmed) == as_dict(whole)
     for name in ("eventsRead", "runEvents"):
         assert skim_report.counters.get(name) == whole_report.counters.get(name)
 
@@ -83,7 +85,7 @@ def test_runs_left_unfolded_are_runs_the_retainer_would_drop(
     ((job, _),) = [(item.job, item.datasets) for item in folded_jobs]
     ordered = _Order().sort([e for e in read if isinstance(e, RunEvent | JobEvent)], _itself)
     every = _fold_job(job.key, ordered)
-    assert job == every.model_copy(update={"runs": _kept_runs(every.runs, retain)})
+    assert job == replace(every, runs=_kept_runs(every.runs, retain))
 
 
 def out(facets: dict[str, Any] | None = None, io: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -126,7 +128,7 @@ def test_an_event_of_a_kept_run_is_skimmed_when_its_run_decided_every_key(
     whole, _ = folded(events, skim=False)
     result, report = folded(events, skim=True)
     assert report.counters["eventsSkimmed"] == skimmed
-    assert result.model_dump() == whole.model_dump()
+    assert as_dict(result) == as_dict(whole)
 
 
 def test_a_malformed_facet_of_the_complete_decides_nothing() -> None:
@@ -161,7 +163,7 @@ def test_a_facet_filed_under_the_spec_key_is_compared_under_it(
     result, report = folded(events, skim=True)
     assert report.counters["eventsSkimmed"] == skimmed
     assert "documentation" in result.jobs[0].facets
-    assert result.model_dump() == whole.model_dump()
+    assert as_dict(result) == as_dict(whole)
 
 
 def test_old_runs_with_superseded_facets_are_not_validated() -> None:
@@ -261,5 +263,5 @@ def test_io_facets_under_the_models_field_name_are_not_skimmed_away(as_text: boo
     whole, _ = folded([start, complete], skim=False)
     given = [json.dumps(e) for e in (start, complete)] if as_text else [start, complete]
     skimmed, _ = folded(given, skim=True)
-    assert skimmed.model_dump() == whole.model_dump()
-    assert "outputStatistics" in str(whole.model_dump())
+    assert as_dict(skimmed) == as_dict(whole)
+    assert "outputStatistics" in str(as_dict(whole))

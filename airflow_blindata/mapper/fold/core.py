@@ -19,11 +19,11 @@ import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel
 
 from airflow_blindata.events import (
     BaseFacet,
@@ -146,7 +146,14 @@ def layered_facet(
     return found if type(found) is model or isinstance(found, model) else None
 
 
-class InputFold(BaseModel):
+# The fold's own classes are slotted dataclasses, not pydantic models: a fold makes them from
+# values it typed itself, and the passes read their fields for every run, input and output of
+# every job (docs/performance.md#what-a-pydantic-model-costs-besides-validating-eventsbasepy).
+# Keyword-only: each is made by naming its fields, and a default may come before other fields.
+
+
+@dataclass(slots=True, kw_only=True)
+class InputFold:
     """A dataset a run read (or a JobEvent declares): its dataset facets and input facets."""
 
     key: DatasetKey
@@ -154,7 +161,8 @@ class InputFold(BaseModel):
     input_facets: FacetMap
 
 
-class OutputFold(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class OutputFold:
     """A dataset a run wrote (or a JobEvent declares): its dataset facets and output facets."""
 
     key: DatasetKey
@@ -162,7 +170,8 @@ class OutputFold(BaseModel):
     output_facets: FacetMap
 
 
-class RunFold(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RunFold:
     """One run, all its events merged. ``state`` is never OTHER; ``None`` without any state."""
 
     job: JobKey
@@ -209,7 +218,8 @@ class RunFold(BaseModel):
         return facet_of(self.run_facets, NominalTimeRunFacet)
 
 
-class JobFold(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class JobFold:
     """A job: its facets merged over all its events, its declared datasets, and its runs.
 
     ``inputs`` and ``outputs`` are those of the latest JobEvent that lists any (design time);
@@ -225,7 +235,7 @@ class JobFold(BaseModel):
     inputs: list[InputFold]
     outputs: list[OutputFold]
     runs: list[RunFold]
-    written: list[DatasetKey] = []
+    written: list[DatasetKey] = field(default_factory=list)
     first_event_time: datetime
     last_event_time: datetime
     design_producer: str = ""
@@ -252,7 +262,8 @@ class JobFold(BaseModel):
         return _group(self.runs)
 
 
-class DatasetFold(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class DatasetFold:
     """A dataset seen in any event, with its dataset facets merged over all of them.
 
     ``written_schema`` is the latest ``schema`` facet sent by a job that wrote the dataset (or
@@ -273,30 +284,25 @@ class DatasetFold(BaseModel):
     design_lineage: LineageDatasetFacet | None = None
 
 
-class Fold(BaseModel):
-    """Every job and every dataset of a set of events, sorted by key."""
+@dataclass(slots=True, kw_only=True)
+class Fold:
+    """Every job and every dataset of a set of events, sorted by key; a plan looks a job or a
+    dataset up by key for every flow end (the indexes are made once, and not compared)."""
 
     jobs: list[JobFold]
     datasets: list[DatasetFold]
-    _jobs: dict[JobKey, JobFold] = PrivateAttr(default_factory=dict)
-    _datasets: dict[DatasetKey, DatasetFold] = PrivateAttr(default_factory=dict)
+    _jobs: dict[JobKey, JobFold] = field(init=False, repr=False, compare=False)
+    _datasets: dict[DatasetKey, DatasetFold] = field(init=False, repr=False, compare=False)
 
-    def model_post_init(self, context: Any, /) -> None:
-        # Built eagerly, so that two equal folds also have equal indexes (pydantic compares them).
+    def __post_init__(self) -> None:
         self._jobs = {job.key: job for job in self.jobs}
         self._datasets = {dataset.key: dataset for dataset in self.datasets}
 
-    # The lookups read the indexes where pydantic keeps private attributes: ``self._jobs`` goes
-    # through ``BaseModel.__getattr__``, microseconds a read, and a plan looks a job or a dataset
-    # up for every flow end.
-
     def job(self, key: JobKey) -> JobFold | None:
-        jobs: dict[JobKey, JobFold] = self.__pydantic_private__["_jobs"]  # type: ignore[index]
-        return jobs.get(key)
+        return self._jobs.get(key)
 
     def dataset(self, key: DatasetKey) -> DatasetFold | None:
-        datasets: dict[DatasetKey, DatasetFold] = self.__pydantic_private__["_datasets"]  # type: ignore[index]
-        return datasets.get(key)
+        return self._datasets.get(key)
 
     def run(self, job: JobKey, run_id: str) -> RunFold | None:
         found = self._jobs.get(job)
@@ -312,7 +318,7 @@ _new = object.__new__
 
 def built(model: type[M], **fields: Any) -> M:
     """``model.model_construct(**fields)`` given every field, of values typed already and made for
-    it (the fold's models have no aliases, no extra fields, nothing private): pydantic's walk of
+    it (a model with no aliases, no extra fields, nothing private: the plan's): pydantic's walk of
     the fields for aliases and defaults cost as much as validating the facets of a small job, and
     validating what a fold builds, a tenth of folding it."""
     made = _new(model)  # not ``model.__new__``: read through the model's metaclass
@@ -416,14 +422,14 @@ def _add_outputs(into: _Slots, datasets: Iterable[OutputDataset]) -> None:
 
 def _inputs(slots: _Slots) -> list[InputFold]:
     return [
-        built(InputFold, key=key, facets=_sorted(facets), input_facets=_sorted(io))
+        InputFold(key=key, facets=_sorted(facets), input_facets=_sorted(io))
         for key, (facets, io) in sorted(slots.items())
     ]
 
 
 def _outputs(slots: _Slots) -> list[OutputFold]:
     return [
-        built(OutputFold, key=key, facets=_sorted(facets), output_facets=_sorted(io))
+        OutputFold(key=key, facets=_sorted(facets), output_facets=_sorted(io))
         for key, (facets, io) in sorted(slots.items())
     ]
 
@@ -472,8 +478,7 @@ def _fold_run(
         named = _parent_key(event)
         if named is not None and (parent is None or parent < named):
             parent = named
-    return built(
-        RunFold,
+    return RunFold(
         job=job,
         run_id=run_id,
         state=terminal or progress,
@@ -654,8 +659,7 @@ def _fold_job(
         if whole is None or (key, run_id) in whole or any(map(_has_run_facets, run_events))
     ]
     folded.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
-    return built(
-        JobFold,
+    return JobFold(
         key=key,
         facets=_sorted(facets),
         inputs=_inputs(inputs),
@@ -1085,7 +1089,7 @@ class FoldBuilder:
         the runs it holds (``FoldedJob.held``) what it keeps of any run."""
         job = folded.job
         if folded.held and self._retain is not None:
-            job = job.model_copy(update={"runs": _kept_runs(job.runs, self._retain)})
+            job = replace(job, runs=_kept_runs(job.runs, self._retain))
         earlier = self._jobs.get(job.key)
         if earlier is not None:
             job = _combine(earlier, job)

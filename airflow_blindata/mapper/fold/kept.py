@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -43,7 +43,6 @@ from airflow_blindata.mapper.fold.core import (
     Mention,
     OutputFold,
     RunFold,
-    built,
 )
 from airflow_blindata.mapper.fold.reading import RawFacets
 from airflow_blindata.mapper.report import Report
@@ -74,11 +73,12 @@ def dump_folded(
     """The folded job and the report of reading its events, as JSON text; ``until`` is the
     store's cursor the events were read up to (``KeptFold.until``).
 
-    The models are handed to pydantic-core as they are, and written in one pass: dumping them to
-    dicts first was half the cost of keeping a fold. A mention whose facet is also a dataset facet
-    of the job (the same object: the latest event of a dataset is mostly one of a kept run) is
-    written as where it is in the job (``at``), not a second time: half the text of an
-    Airflow-shaped job, written, stored, read and validated again for nothing.
+    The fold's classes are handed to msgspec as they are (its facets to pydantic-core), and
+    written in one pass: dumping them to dicts first was half the cost of keeping a fold. A
+    mention whose facet is also a dataset facet of the job (the same object: the latest event of
+    a dataset is mostly one of a kept run) is written as where it is in the job (``at``), not a
+    second time: half the text of an Airflow-shaped job, written, stored, read and validated
+    again for nothing.
 
     A facet found in ``raw_facets`` (what reading the events recorded) is written as the JSON
     object it was read from, which loads as the same facet: the producer's object is smaller than
@@ -113,7 +113,7 @@ def dump_folded(
 
 
 class _Wire:
-    """A fold's models as plain data for the JSON writer, each facet read from an event as the
+    """A fold's classes as plain data for the JSON writer, each facet read from an event as the
     object it was read from (``RawFacets``), any other facet as its model."""
 
     def __init__(self, raw_facets: RawFacets) -> None:
@@ -131,17 +131,18 @@ class _Wire:
                 return value  # a lone surrogate: the whole text is written by json.dumps
         return value
 
-    def of(self, model: BaseModel) -> dict[str, Any]:
-        """A fold's own model (``JobFold``, ``RunFold``, ``InputFold``, ``OutputFold``) as a
-        dict of its fields by name (they have no aliases): its dicts are facet maps, its lists
-        of models are recursed into, keys are written as objects."""
+    def of(self, model: _Model) -> dict[str, Any]:
+        """A fold's own class (``JobFold``, ``RunFold``, ``InputFold``, ``OutputFold``) as a
+        dict of its fields by name: its dicts are facet maps, its lists of the fold's classes
+        are recursed into, keys are written as objects."""
         data: dict[str, Any] = {}
-        for name, value in model.__dict__.items():
+        for name in _FIELDS[type(model)]:
+            value = getattr(model, name)
             kind = type(value)
             if kind is dict:
                 value = {key: self.facet(facet) for key, facet in value.items()}
             elif kind is list and value:
-                first = type(value[0])  # by type: isinstance of BaseModel, an ABC, is slow
+                first = type(value[0])
                 if first in _NESTED:
                     value = [self.of(item) for item in value]
                 elif first is DatasetKey:
@@ -152,8 +153,13 @@ class _Wire:
         return data
 
 
+_Model = JobFold | RunFold | InputFold | OutputFold
 _NESTED = frozenset({RunFold, InputFold, OutputFold})
-"""The fold's models that others hold in lists (``runs``, ``inputs``, ``outputs``)."""
+"""The fold's classes that others hold in lists (``runs``, ``inputs``, ``outputs``)."""
+_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(item.name for item in fields(kind)) for kind in (JobFold, *_NESTED)
+}
+"""Their fields' names, in their order (the text's)."""
 
 
 def _key(key: DatasetKey | JobKey) -> dict[str, str]:
@@ -200,10 +206,11 @@ def _mention_data(
 
 
 def _json_text(data: dict[str, Any]) -> str:
-    """The JSON of ``data``, compact, non-ASCII as is: written by msgspec, which copies a facet's
-    JSON text (``Raw``) as it is, each model written by pydantic-core (by alias, ``NaN`` and
-    ``Infinity`` as ``json.dumps`` writes them; a fold has floats in facets only). What they
-    refuse (a lone surrogate) is written by ``json.dumps`` from the models' JSON-mode dumps."""
+    """The JSON of ``data``, compact, non-ASCII as is: written by msgspec (the fold's dataclasses
+    too), which copies a facet's JSON text (``Raw``) as it is, each model written by
+    pydantic-core (by alias, ``NaN`` and ``Infinity`` as ``json.dumps`` writes them; a fold has
+    floats in facets only). What they refuse (a lone surrogate) is written by ``json.dumps``
+    from the models' JSON-mode dumps."""
     try:
         return _ENCODER.encode(data).decode("utf-8")
     except (msgspec.EncodeError, PydanticSerializationError, ValueError, TypeError):
@@ -228,6 +235,8 @@ def _plain(value: Any) -> Any:
         return to_jsonable_python(value)  # as ``to_json`` writes it
     if isinstance(value, DatasetKey | JobKey):
         return _key(value)
+    if type(value) in _FIELDS:
+        return {name: _plain(getattr(value, name)) for name in _FIELDS[type(value)]}
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -298,9 +307,9 @@ class _Dataset(Struct, Generic[F]):
 
 
 class _Kept(Struct, Generic[F]):
-    """What ``dump_folded`` writes, typed as the fold's models type it (the text names fields
-    as the models do), each facet left as ``F``: the fold's models are then built as they are,
-    without validating them again (a third of the cost of loading)."""
+    """What ``dump_folded`` writes, typed as the fold's classes type it (the text names fields
+    as they do), each facet left as ``F``: the fold's classes are then made of what is typed
+    already (validating them again with pydantic was a third of the cost of loading)."""
 
     job: _Job[F]
     datasets: list[_Dataset[F]]
@@ -318,7 +327,7 @@ _NULL = b"null"
 class _Reader:
     """Types a kept fold's facets again through the facet registry, recording each with the
     object it was read from (``RawFacets``: a fold extended and kept again writes them as is),
-    and builds the fold's models from what is typed already."""
+    and makes the fold's classes of what is typed already."""
 
     def __init__(self, raw_facets: RawFacets | None) -> None:
         self.raw_facets = raw_facets
@@ -338,24 +347,21 @@ class _Reader:
         return {key: self.facet(key, value, location) for key, value in raw.items()}
 
     def input(self, item: _Input[Any]) -> InputFold:
-        return built(
-            InputFold,
+        return InputFold(
             key=item.key,
             facets=self.facets(item.facets, FacetLocation.DATASET),
             input_facets=self.facets(item.input_facets, FacetLocation.INPUT),
         )
 
     def output(self, item: _Output[Any]) -> OutputFold:
-        return built(
-            OutputFold,
+        return OutputFold(
             key=item.key,
             facets=self.facets(item.facets, FacetLocation.DATASET),
             output_facets=self.facets(item.output_facets, FacetLocation.OUTPUT),
         )
 
     def run(self, run: _Run[Any]) -> RunFold:
-        return built(
-            RunFold,
+        return RunFold(
             job=run.job,
             run_id=run.run_id,
             state=run.state,
@@ -376,8 +382,7 @@ class _Reader:
 
     def job(self, job: _Job[Any]) -> JobFold:
         """The job, its facets typed again (as when read from events)."""
-        return built(
-            JobFold,
+        return JobFold(
             key=job.key,
             facets=self.facets(job.facets, FacetLocation.JOB),
             inputs=[self.input(item) for item in job.inputs],
