@@ -318,9 +318,9 @@ _new = object.__new__
 
 def built(model: type[M], **fields: Any) -> M:
     """``model.model_construct(**fields)`` given every field, of values typed already and made for
-    it (a model with no aliases, no extra fields, nothing private: the plan's): pydantic's walk of
-    the fields for aliases and defaults cost as much as validating the facets of a small job, and
-    validating what a fold builds, a tenth of folding it."""
+    it (a model with no aliases, no extra fields, nothing private: the plan's entities and
+    routines): pydantic's walk of the fields for aliases and defaults costs as much as validating
+    them, and the passes make one per dataset and job."""
     made = _new(model)  # not ``model.__new__``: read through the model's metaclass
     _set(made, "__dict__", fields)
     _set(made, "__pydantic_fields_set__", set(fields))
