@@ -437,7 +437,7 @@ def test_built_makes_what_model_construct_makes() -> None:
         facets: dict[str, Any]
         input_facets: dict[str, Any]
 
-    given = {"key": DatasetKey("n", "d"), "facets": {}, "input_facets": {}}
+    given: dict[str, Any] = {"key": DatasetKey("n", "d"), "facets": {}, "input_facets": {}}
     made = built(Plain, **given)
     constructed = Plain.model_construct(**given)
     assert made == constructed and made.model_fields_set == constructed.model_fields_set
