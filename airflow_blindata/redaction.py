@@ -189,7 +189,7 @@ _SECRET_VALUE_IN_TEXT = re.compile(
     (?<![A-Za-z0-9_.-])
     (?P<lead>
         (?P<quote> \\?["']? ) [A-Za-z0-9_.-]*? {_SECRET_WORDS} (?P=quote)
-        \s* (?: = | :(?![:/]) =? ) \s*
+        \s* (?: = | :(?![:/]) =?+ ) \s*
     )
     (?! \\?["']? \*\*\* )
     (?P<value>

@@ -339,6 +339,22 @@ def test_redacting_free_text_never_raises_and_is_done_once(text: str) -> None:
     assert redact_text(shown) == shown
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("password:=a", "password:=***"),
+        ("v_password := 'x';", "v_password := '***';"),
+        ('token:= "x"', 'token:= "***"'),
+        ("a password:=b c", "a password:=*** c"),
+    ],
+)
+def test_a_pascal_assignment_is_redacted_once_and_stays_as_shown(text: str, shown: str) -> None:
+    """``name := value`` (PL/SQL, Pascal): the ``=`` is the assignment's, never the value's, so
+    that redacting what is shown again changes nothing (found by the property above)."""
+    assert redact_text(text) == shown
+    assert redact_text(shown) == shown
+
+
 SQL_PIECES = [
     *TEXT_PIECES,
     "'",
