@@ -32,7 +32,7 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
-from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold, built
+from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold
 from airflow_blindata.mapper.identity import (
     EntityName,
     cased_identifier,
@@ -101,10 +101,9 @@ class _Draft:
         properties: tuple[Property, ...] = tuple(
             (name, value) for name in sorted(self.properties) for value in self.properties[name]
         )
-        # Every value is typed already (texts, a key, tuples of texts): validating them again was
-        # most of the cost of the entity, made per dataset and job (tests compare the two).
-        return built(
-            PlannedEntity,
+        # Every value is typed already (texts, a key, tuples of texts): nothing validates them
+        # again (tests compare the entity with the one validation gives).
+        return PlannedEntity(
             key=self.key,
             may_create=self.may_create,
             table_type=self.table_type,
@@ -466,8 +465,7 @@ def map_jobs(
         system = resolver.job_system(key.namespace)
         if sql and query.strip():
             plan.routines.append(
-                built(  # typed values, as for an entity (see _Draft.entity)
-                    PlannedRoutine,
+                PlannedRoutine(  # typed values, as for an entity (see _Draft.entity)
                     system=system.name,
                     catalog=key.namespace,
                     schema_=key.namespace,

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Set
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.sql import SqlHashes
@@ -56,24 +56,53 @@ Property = tuple[str, str]
 """An additional property (name, value); names may repeat."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# The plan's objects are frozen slotted dataclasses, not models: the passes make one per dataset,
+# job, column and column pair of values they typed themselves, and read their fields by the
+# thousand (a model's field read costs twice a slot's, its constructor validates). Pydantic still
+# validates them inside a CatalogPlan built from data, and writes them as it wrote the models
+# (same fields, same order, ``schema`` by its alias). The classes made per dataset, job or column
+# set their slots in their own ``__init__`` (see ``_slot_setters``).
 
 
-class EntityKey(_Frozen):
+def _slot_setters(cls: type) -> tuple[Callable[[object, Any], None], ...]:
+    """The setters of a slotted dataclass's slots, in field order.
+
+    A frozen dataclass's generated ``__init__`` sets each field with ``object.__setattr__`` (its
+    own ``__setattr__`` refuses), a generic lookup that costs several times the slot's setter. A
+    plan makes an entity per dataset and job, a field per column and a flow per column pair:
+    their ``__init__`` sets the slots directly. They stay frozen dataclasses: compared, hashed and
+    written as before."""
+    return tuple(cls.__dict__[item.name].__set__ for item in fields(cls))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
+class EntityKey:
     """Natural key of a physical entity: (System name, schema, name)."""
 
     system: str
-    schema_: str | None = Field(default=None, alias="schema")
+    schema_: Annotated[str | None, Field(alias="schema")] = None
     name: str
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    def __init__(
+        self,
+        *,
+        system: str,
+        name: str,
+        schema: str | None = None,
+        schema_: str | None = None,
+    ) -> None:
+        # ``schema`` as written in a plan, ``schema_`` as the field is named (and as
+        # ``dataclasses.replace`` passes it): either, as the model took either
+        set_system, set_schema, set_name = _KEY_SETTERS
+        set_system(self, system)
+        set_schema(self, schema if schema is not None else schema_)
+        set_name(self, name)
 
     def __str__(self) -> str:
         return f"{self.system}:{self.schema_ + '.' if self.schema_ else ''}{self.name}"
 
-    # A plan keys and compares entities by the thousand: by their three fields, not pydantic's
-    # generic comparison (the same answer: a frozen model with no extras and no private state).
+    # A plan keys and compares entities by the thousand: by their three fields, the name first
+    # (the one that differs most), not the generated tuple comparison (the same answer).
     def __eq__(self, other: object) -> bool:
         if type(other) is not EntityKey:
             return NotImplemented
@@ -87,7 +116,11 @@ class EntityKey(_Frozen):
         return hash((self.system, self.schema_, self.name))
 
 
-class PlannedSystem(_Frozen):
+_KEY_SETTERS = _slot_setters(EntityKey)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedSystem:
     name: str
     uuid: str | None = None
     origin: SystemOrigin
@@ -102,7 +135,8 @@ class PlannedSystem(_Frozen):
     replace_user_documentation: bool = False
 
 
-class PlannedEntity(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
+class PlannedEntity:
     key: EntityKey
     may_create: bool
     table_type: str | None = None
@@ -115,22 +149,44 @@ class PlannedEntity(_Frozen):
     source: str
     """The OpenLineage object it comes from: ``dataset <ns>/<name>`` or ``job <ns>/<name>``."""
 
+    def __init__(
+        self,
+        *,
+        key: EntityKey,
+        may_create: bool,
+        table_type: str | None = None,
+        description: str | None = None,
+        documentation: str | None = None,
+        documentation_hash: str | None = None,
+        properties: tuple[Property, ...] = (),
+        source: str,
+    ) -> None:
+        (
+            set_key,
+            set_may_create,
+            set_table_type,
+            set_description,
+            set_documentation,
+            set_hash,
+            set_properties,
+            set_source,
+        ) = _ENTITY_SETTERS
+        set_key(self, key)
+        set_may_create(self, may_create)
+        set_table_type(self, table_type)
+        set_description(self, description)
+        set_documentation(self, documentation)
+        set_hash(self, documentation_hash)
+        set_properties(self, properties)
+        set_source(self, source)
 
-def _slot_setters(cls: type) -> tuple[Callable[[object, Any], None], ...]:
-    """The setters of a slotted dataclass's slots, in field order.
 
-    A frozen dataclass's generated ``__init__`` sets each field with ``object.__setattr__`` (its
-    own ``__setattr__`` refuses), a generic lookup that costs several times the slot's setter. A
-    plan makes a field per column and a flow per column pair: their ``__init__`` sets the slots
-    directly. They stay frozen dataclasses: compared, hashed and written as before."""
-    return tuple(cls.__dict__[item.name].__set__ for item in fields(cls))
+_ENTITY_SETTERS = _slot_setters(PlannedEntity)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class PlannedField:
-    """A field of an entity, dotted when nested. A plain dataclass, like the flows below: a plan
-    holds one per column of every dataset, and a model's validating constructor was most of the
-    cost of listing them."""
+    """A field of an entity, dotted when nested: a plan holds one per column of every dataset."""
 
     entity: EntityKey
     name: str
@@ -180,10 +236,11 @@ def planned_field(
     return planned
 
 
-class PlannedRoutine(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
+class PlannedRoutine:
     system: str
     catalog: str
-    schema_: str = Field(alias="schema")
+    schema_: Annotated[str, Field(alias="schema")]
     name: str
     type: Literal["SCRIPT"] = "SCRIPT"
     definition: str
@@ -192,7 +249,47 @@ class PlannedRoutine(_Frozen):
     job: str
     """The job scope ``ol:<namespace>|<name>`` the routine belongs to."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    def __init__(
+        self,
+        *,
+        system: str,
+        catalog: str,
+        name: str,
+        type: Literal["SCRIPT"] = "SCRIPT",
+        definition: str,
+        sql_hash: str,
+        dialect: str | None = None,
+        job: str,
+        schema: str | None = None,
+        schema_: str | None = None,
+    ) -> None:
+        # ``schema`` or ``schema_``, as for an entity key; one of them is required
+        chosen = schema if schema is not None else schema_
+        if chosen is None:
+            raise TypeError("PlannedRoutine() needs schema")
+        (
+            set_system,
+            set_catalog,
+            set_schema,
+            set_name,
+            set_type,
+            set_definition,
+            set_hash,
+            set_dialect,
+            set_job,
+        ) = _ROUTINE_SETTERS
+        set_system(self, system)
+        set_catalog(self, catalog)
+        set_schema(self, chosen)
+        set_name(self, name)
+        set_type(self, type)
+        set_definition(self, definition)
+        set_hash(self, sql_hash)
+        set_dialect(self, dialect)
+        set_job(self, job)
+
+
+_ROUTINE_SETTERS = _slot_setters(PlannedRoutine)
 
 
 FlowKind = Literal["table", "column", "orchestration"]
@@ -200,12 +297,6 @@ FlowEvidence = Literal["declared", "column_lineage", "io", "dataset_event", "orc
 """Where a flow comes from (seed 001 precedence): the lineage facet, the columnLineage facet,
 inputs by outputs, a DatasetEvent's lineage facet, or the orchestration facets. Flows proven by
 SQL analysis are not planned: Blindata creates them from the routine's statement."""
-
-
-# FlowEnd and PlannedFlow are plain frozen dataclasses, not models: a plan holds a flow per
-# column of every job (tens of thousands), and a model's validating constructor was a quarter of
-# the lineage pass. Pydantic still validates them inside a CatalogPlan built from data, and
-# writes them as it writes models (same fields, same order).
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -275,7 +366,8 @@ class PlannedFlow:
 _FLOW_SETTERS = _slot_setters(PlannedFlow)
 
 
-class PlannedCheck(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedCheck:
     """A quality check of the job definition's suite, by code (seed 003)."""
 
     code: str
@@ -291,7 +383,8 @@ class PlannedCheck(_Frozen):
     properties: tuple[Property, ...] = ()
 
 
-class PlannedResult(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedResult:
     """One result per check and run: 0 failures out of 1 (pass) or 1 out of 1 (fail)."""
 
     check: str
@@ -306,7 +399,8 @@ class PlannedResult(_Frozen):
     can be run by several jobs: the same assertion on the same dataset)."""
 
 
-class PlannedRecord(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedRecord:
     """A profiling metric record on the ``OpenLineage`` monitor of an entity."""
 
     entity: EntityKey

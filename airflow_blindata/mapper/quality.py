@@ -272,7 +272,7 @@ class _Quality:
                 entity=entity,
                 metric=metric,
                 field=field,
-                value=value,
+                value=float(value),  # a count is written 3.0, not 3, as validation wrote it
                 timestamp=timestamp,
                 run_id=run.run_id,
                 job=scope,

@@ -15,7 +15,8 @@ The rules in full: docs/mapping-reference.md#the-rules-of-mappersystemspy
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from airflow_blindata.definition import (
     NAME_PROFILES,
@@ -195,7 +196,7 @@ class SystemResolver:
     def _plan(self, system: PlannedSystem) -> PlannedSystem:
         existing = self._planned.get(system.name)
         if existing is not None:
-            update: dict[str, object] = {}
+            update: dict[str, Any] = {}
             if system.namespaces and not set(system.namespaces) <= set(existing.namespaces):
                 update["namespaces"] = tuple(sorted({*existing.namespaces, *system.namespaces}))
             # Each namespace (and database) that lands on it by its name (step 4) is stamped,
@@ -210,7 +211,7 @@ class SystemResolver:
                 update["entity_creation"] = system.entity_creation
                 update["replace_user_documentation"] = system.replace_user_documentation
             if update:
-                existing = existing.model_copy(update=update)
+                existing = replace(existing, **update)
                 self._planned[system.name] = existing
             return existing
         self._planned[system.name] = system
@@ -299,7 +300,7 @@ class SystemResolver:
                 name=name,
                 origin="created",
                 create=True,
-                subtype=policy.subtype,
+                subtype=policy.subtype.value,  # the plain text (validation made it one)
                 # A bare namespace (BigQuery's ``bigquery``) names its kind of store itself.
                 technology=policy.technology_for(parts.scheme or parts.namespace.lower()),
                 stamp=(
@@ -390,7 +391,7 @@ class SystemResolver:
                     name=rule.system.name,
                     origin="job",
                     create=True,
-                    subtype=ol.subtype,
+                    subtype=ol.subtype.value,
                     technology=ol.technology,
                     stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
                     entity_creation=True,
@@ -418,7 +419,7 @@ class SystemResolver:
                 name=ol.name,
                 origin="openlineage",
                 create=True,
-                subtype=ol.subtype,
+                subtype=ol.subtype.value,
                 technology=ol.technology,
                 stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
                 entity_creation=True,

@@ -20,14 +20,12 @@ from pydantic import BaseModel
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.fold import (
-    DatasetKey,
     FoldBuilder,
     FoldedJob,
     InputFold,
     JobFold,
     OutputFold,
     RunFold,
-    built,
     fold_jobs,
 )
 from airflow_blindata.mapper.fold import kept as cache
@@ -426,21 +424,6 @@ def test_the_kept_text_types_every_field_of_the_folds_models() -> None:
         assert set(struct.__struct_fields__) == {field.name for field in fields(model)}
         assert all(field.init for field in fields(model))
         assert not hasattr(model, "__post_init__") and not issubclass(model, BaseModel)
-
-
-def test_built_makes_what_model_construct_makes() -> None:
-    """``built``, which the plan's passes use for models of values typed already, makes what
-    pydantic's ``model_construct`` makes of every field."""
-
-    class Plain(BaseModel):
-        key: DatasetKey
-        facets: dict[str, Any]
-        input_facets: dict[str, Any]
-
-    given: dict[str, Any] = {"key": DatasetKey("n", "d"), "facets": {}, "input_facets": {}}
-    made = built(Plain, **given)
-    constructed = Plain.model_construct(**given)
-    assert made == constructed and made.model_fields_set == constructed.model_fields_set
 
 
 def test_the_fallback_writer_writes_a_folds_classes_as_msgspec_does() -> None:

@@ -1,5 +1,6 @@
-"""The plan's dataclasses (fields, flow ends, flows) set their slots in their own ``__init__``
-(for speed): they must still behave as the frozen dataclasses they declare."""
+"""The plan's dataclasses (keys, entities, routines, fields, flow ends, flows) set their slots in
+their own ``__init__`` (for speed): they must still behave as the frozen dataclasses they
+declare, and a plan must write and read them as it wrote and read the models they were."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import dataclasses
 
 import pytest
 
-from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, PlannedField, PlannedFlow
+from airflow_blindata.mapper.plan import (
+    CatalogPlan,
+    EntityKey,
+    FlowEnd,
+    PlannedEntity,
+    PlannedField,
+    PlannedFlow,
+    PlannedRoutine,
+    PlannedSystem,
+)
 
 KEY = EntityKey(system="pg", schema="public", name="t")
 
@@ -57,3 +67,61 @@ def test_the_dataset_entity_memo_is_not_part_of_what_a_plan_says() -> None:
     plan.dataset_entities.found[DatasetKey("postgres://h:5432", "db.public.t"), "pg"] = KEY
     assert plan == CatalogPlan(definition_uuid="u")
     assert CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True)) == plan
+
+
+def _routine(**changes: object) -> PlannedRoutine:
+    routine = PlannedRoutine(
+        system="jobs",
+        catalog="ns",
+        schema="ns",
+        name="r",
+        definition="SELECT 1",
+        sql_hash="h",
+        job="ol:ns|r",
+    )
+    return dataclasses.replace(routine, **changes)
+
+
+def test_keys_entities_and_routines_take_schema_by_either_name() -> None:
+    assert EntityKey(system="pg", schema_="public", name="t") == KEY
+    assert hash(EntityKey(system="pg", schema="public", name="t")) == hash(KEY)
+    assert dataclasses.replace(KEY, name="u") == EntityKey(system="pg", schema="public", name="u")
+    assert EntityKey(system="pg", name="t").schema_ is None and str(KEY) == "pg:public.t"
+    assert _routine().schema_ == "ns" and _routine(schema_="x").schema_ == "x"
+    assert _routine().type == "SCRIPT" and _routine() == _routine()
+    with pytest.raises(TypeError):
+        PlannedRoutine(system="s", catalog="c", name="r", definition="", sql_hash="", job="j")
+    entity = PlannedEntity(key=KEY, may_create=True, source="dataset a/b")
+    assert entity.properties == () and entity.description is None
+    assert dataclasses.replace(entity, description="d") != entity
+    system = PlannedSystem(name="pg", origin="mapped")
+    assert hash(system) == hash(PlannedSystem(name="pg", origin="mapped"))
+    for item in (KEY, entity, system, _routine()):
+        with pytest.raises((dataclasses.FrozenInstanceError, TypeError, AttributeError)):
+            item.name = "x"  # type: ignore[misc,union-attr]
+
+
+def test_a_plan_writes_schema_by_its_alias_and_reads_it_back() -> None:
+    entity = PlannedEntity(key=KEY, may_create=False, properties=(("a", "b"),), source="s")
+    plan = CatalogPlan(
+        definition_uuid="u",
+        systems=[PlannedSystem(name="pg", origin="mapped", namespaces=("postgres://h:5432",))],
+        entities=[entity],
+        routines=[_routine()],
+    )
+    data = plan.model_dump(by_alias=True)
+    assert data["entities"][0]["key"] == {"system": "pg", "schema": "public", "name": "t"}
+    assert list(data["routines"][0]) == [
+        "system",
+        "catalog",
+        "schema",
+        "name",
+        "type",
+        "definition",
+        "sql_hash",
+        "dialect",
+        "job",
+    ]
+    assert list(plan.model_dump()["entities"][0]["key"]) == ["system", "schema_", "name"]
+    again = CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True))
+    assert again == plan and again.entities[0].properties == (("a", "b"),)

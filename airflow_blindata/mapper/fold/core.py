@@ -23,8 +23,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from airflow_blindata.events import (
     BaseFacet,
     DatasetEvent,
@@ -60,7 +58,6 @@ __all__ = [
     "OutputFold",
     "RunFold",
     "RunRetainer",
-    "built",
     "extend_folded",
     "fold",
     "fold_jobs",
@@ -311,22 +308,6 @@ class Fold:
 
 T = TypeVar("T")
 K = TypeVar("K", DatasetKey, tuple[str, str])
-M = TypeVar("M", bound=BaseModel)
-_set = object.__setattr__
-_new = object.__new__
-
-
-def built(model: type[M], **fields: Any) -> M:
-    """``model.model_construct(**fields)`` given every field, of values typed already and made for
-    it (a model with no aliases, no extra fields, nothing private: the plan's entities and
-    routines): pydantic's walk of the fields for aliases and defaults costs as much as validating
-    them, and the passes make one per dataset and job."""
-    made = _new(model)  # not ``model.__new__``: read through the model's metaclass
-    _set(made, "__dict__", fields)
-    _set(made, "__pydantic_fields_set__", set(fields))
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
-    return made
 
 
 class _Order:
