@@ -14,8 +14,16 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from airflow_blindata.redaction import redact_text
 
@@ -128,9 +136,20 @@ class Report(BaseModel):
         validation_alias=AliasChoices("unknownFacets", "unknown_facets"),
     )
     gaps: dict[GapCode, Gap] = Field(default_factory=dict)
-    retired: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    retired: list[str] = Field(default_factory=list)
     """Jobs left out because their DAG's latest run no longer has their task
-    (``mapper.retirement``), with why: the first ``MAX_EXAMPLES``, counted in ``jobsRetired``."""
+    (``mapper.retirement``), with why: the first ``MAX_EXAMPLES``, counted in ``jobsRetired``.
+    Left out of every dump while empty (``_without_empty_retired``)."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_retired(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Every dump without ``retired`` while no job is retired, as before retirement existed:
+        by hand, since pydantic's ``Field(exclude_if=...)`` is 2.12's, and 2.11, which
+        pyproject.toml accepts, ignores it (a plan's JSON then changed with the version)."""
+        data: dict[str, Any] = handler(self)
+        if not self.retired:
+            data.pop("retired", None)
+        return data
 
     def count(self, name: str, amount: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + amount

@@ -5,6 +5,7 @@ declare, and a plan must write and read them as it wrote and read the models the
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -125,3 +126,28 @@ def test_a_plan_writes_schema_by_its_alias_and_reads_it_back() -> None:
     assert list(plan.model_dump()["entities"][0]["key"]) == ["system", "schema_", "name"]
     again = CatalogPlan.model_validate_json(plan.model_dump_json(by_alias=True))
     assert again == plan and again.entities[0].properties == (("a", "b"),)
+
+
+@pytest.mark.parametrize(
+    ("retired", "written"),
+    [([], False), (["airflow-prod/sales.load: no longer in its DAG"], True)],
+    ids=["none-retired-none-written", "one-retired-written"],
+)
+def test_a_reports_retired_jobs_are_written_only_when_there_are_some(
+    retired: list[str], written: bool
+) -> None:
+    """The same dump at every pydantic version pyproject.toml accepts: ``retired`` left out of a
+    plan's JSON, the sync history and a kept fold while no job is retired."""
+    from pydantic_core import to_json
+
+    from airflow_blindata.mapper.report import Report
+
+    report = Report(retired=retired)
+    for dumped in (
+        report.model_dump(),
+        report.model_dump(mode="json", by_alias=True),
+        json.loads(report.model_dump_json()),
+        json.loads(to_json(report, by_alias=True)),  # how a kept fold writes it
+    ):
+        assert ("retired" in dumped) is written
+        assert Report.model_validate(dumped) == report

@@ -7,10 +7,12 @@ own API-key auth, while Airflow's API keeps requiring Airflow's auth.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import httpx
@@ -32,6 +34,17 @@ class AirflowServed:
     store_url: str
 
 
+def _plugin_apps(plugins_manager: Any, entries: list[Any]) -> Any:
+    """The plugins' ``fastapi_apps`` as ``create_app`` reads them: Airflow 3.3 asks
+    ``get_fastapi_plugins()``; 3.1 reads the module's ``fastapi_apps`` once they are set."""
+    if hasattr(plugins_manager, "get_fastapi_plugins"):
+        return mock.patch.object(plugins_manager, "get_fastapi_plugins", return_value=(entries, []))
+    patches = contextlib.ExitStack()
+    patches.enter_context(mock.patch.object(plugins_manager, "fastapi_apps", entries))
+    patches.enter_context(mock.patch.object(plugins_manager, "fastapi_root_middlewares", []))
+    return patches
+
+
 @pytest.fixture(scope="module")
 def airflow_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowServed]:
     """The Airflow API server app (core apps) with the receiver entry, served on loopback."""
@@ -45,9 +58,7 @@ def airflow_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AirflowSer
         fastapi_app.cache_clear()
         entry = fastapi_app()
         try:
-            with mock.patch.object(
-                plugins_manager, "get_fastapi_plugins", return_value=([entry], [])
-            ):
+            with _plugin_apps(plugins_manager, [entry]):
                 app = api_app.create_app(apps="core")
             with serving(app) as root:
                 yield AirflowServed(root, store_url)
