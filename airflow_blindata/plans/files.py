@@ -89,8 +89,16 @@ def _plan_files(
     quality = definition.quality.enabled
     report = Report()
     builder = FoldBuilder(retain=retain)
+    pending: list[Any] = []  # whole jobs of few events, read and folded together
+
+    def flush() -> None:
+        if pending:
+            builder.add(read_job_events(pending, report, quality=quality))
+            pending.clear()
+
     for group in event_files_groups(event_files):
         if isinstance(group, LongHistory):
+            flush()  # what is read is reported in the order of the jobs
             folded = fold_in_slices(
                 group.slices(stored.SLICE_EVENTS),
                 report,
@@ -103,8 +111,18 @@ def _plan_files(
                 report.count("jobsReadInSlices")
                 continue
             group = list(group.events())
-        builder.add(read_job_events(group, report, quality=quality))
+        pending.extend(group)
+        if len(pending) >= _BATCH_EVENTS:
+            flush()
+    flush()
     return plan_of_fold(builder.result(), report, definition, known_systems)
+
+
+_BATCH_EVENTS = 100
+"""Jobs are read and folded together until they hold this many events. The reader and the
+fold take any number of whole jobs at once (``build`` gives them every event), and read them
+as they read each alone; a job of a dbt run has two events, and each call's own costs (its
+sort, its maps, its counts) were a sixth of planning dbt's events one job at a time."""
 
 
 @dataclass(frozen=True)
