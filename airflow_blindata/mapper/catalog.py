@@ -291,7 +291,9 @@ _SECRET_NAMES = re.compile(r"pass|secret|token|key|credential|auth", re.IGNORECA
 _MAX_PRODUCER_PROPERTIES = 20
 
 
-def _producer_properties(facets: dict[str, BaseFacet]) -> Iterator[tuple[str, str]]:
+def _producer_properties(
+    facets: dict[str, BaseFacet], seen: _SeenFacets | None = None
+) -> Iterator[tuple[str, str]]:
     """What producers say about themselves: the engine, the Airflow task, their own facets.
 
     Facets the mapper does not model (dbt's ``dbt_version``, ...) give ``<facet>.<field>`` for
@@ -314,16 +316,34 @@ def _producer_properties(facets: dict[str, BaseFacet]) -> Iterator[tuple[str, st
     for key, facet in sorted(own) if len(own) > 1 else own:
         if key.startswith("_"):
             continue
-        extra = sorted((facet.__pydantic_extra__ or {}).items())
-        scalars = [
-            (field_name, value)
-            for field_name, value in extra
-            if isinstance(value, str | int | float | bool) and not _SECRET_NAMES.search(field_name)
-        ]
-        for field_name, value in scalars[:_MAX_PRODUCER_PROPERTIES]:
-            text = str(value)
-            if text and len(text) <= DESCRIPTION_LIMIT:
-                yield f"{key}.{field_name}", text
+        if seen is None:
+            yield from _own_properties(key, facet)
+            continue
+        found = seen.get((key, id(facet)))
+        if found is None:
+            found = seen[key, id(facet)] = (facet, list(_own_properties(key, facet)))
+        yield from found[1]
+
+
+_SeenFacets = dict[tuple[str, int], tuple[BaseFacet, list[tuple[str, str]]]]
+"""The properties of each facet nobody models, by key and ``id``: facets read from the same
+text are one object (``registry.facet_from_json``), a producer's version facet on every job of
+a run (their sorting and filtering per job was a fifth of mapping dbt's jobs). The facet is
+held with them, so that its ``id`` is not reused meanwhile."""
+
+
+def _own_properties(key: str, facet: BaseFacet) -> Iterator[tuple[str, str]]:
+    """``<facet>.<field>`` of a facet nobody models: its top-level scalars, no secret's name."""
+    extra = sorted((facet.__pydantic_extra__ or {}).items())
+    scalars = [
+        (field_name, value)
+        for field_name, value in extra
+        if isinstance(value, str | int | float | bool) and not _SECRET_NAMES.search(field_name)
+    ]
+    for field_name, value in scalars[:_MAX_PRODUCER_PROPERTIES]:
+        text = str(value)
+        if text and len(text) <= DESCRIPTION_LIMIT:
+            yield f"{key}.{field_name}", text
 
 
 def _property_name(prefix: str, name: str) -> str:
@@ -451,6 +471,7 @@ def map_jobs(
     """A job entity per job (when ``processLayer``), and a SCRIPT routine per job with SQL."""
     report = plan.report
     sql_hashes = plan.sql_hashes  # a private attribute: read once, not per job
+    seen: _SeenFacets = {}
     if fold.jobs:
         report.count("jobs", len(fold.jobs))
     for job in fold.jobs:
@@ -478,7 +499,9 @@ def map_jobs(
                 )
             )
         if definition.process_layer:
-            plan.entities.append(_job_entity(job, system.name, scope, definition.airflow_base_url))
+            plan.entities.append(
+                _job_entity(job, system.name, scope, definition.airflow_base_url, seen)
+            )
     plan.routines.sort(key=lambda r: (r.system, r.catalog, r.name))
 
 
@@ -499,7 +522,11 @@ def _airflow_urls(base: str, facets: dict[str, BaseFacet]) -> Iterator[tuple[str
 
 
 def _job_entity(
-    job: JobFold, system: str, scope: str, airflow_base_url: str | None = None
+    job: JobFold,
+    system: str,
+    scope: str,
+    airflow_base_url: str | None = None,
+    seen: _SeenFacets | None = None,
 ) -> PlannedEntity:
     job_key, facets = job.key, job.facets
     # a job's name is free text: the same key as its flows' and its quality results' ends
@@ -526,7 +553,7 @@ def _job_entity(
     latest = job.latest
     if latest is not None:
         draft.add("openLineageProducer", latest.producer)
-        for name, value in _producer_properties({**facets, **latest.run_facets}):
+        for name, value in _producer_properties({**facets, **latest.run_facets}, seen):
             draft.set(name, [value])
         if airflow_base_url:
             for name, value in _airflow_urls(airflow_base_url, latest.run_facets):
