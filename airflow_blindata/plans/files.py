@@ -210,6 +210,20 @@ def _spot_of(line: bytes) -> tuple[tuple[str, str] | None, Any] | None:
     return (namespace, name), value
 
 
+def _spotted(line: bytes) -> tuple[tuple[str, str] | None, Any]:
+    """A line's job and the object its time and run are read from: by the cheap decoder
+    (``_spot_of``), else by ``json.loads`` (``None`` for a line it refuses, read again as
+    loose and reported)."""
+    spotted = _spot_of(line)
+    if spotted is not None:
+        return spotted
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        value = None
+    return _job_of(value), value
+
+
 def _job_of(value: Any) -> tuple[str, str] | None:
     job = value.get("job") if isinstance(value, dict) else None
     if isinstance(job, dict):
@@ -247,7 +261,7 @@ def event_files_groups(
     document (an event, or an array of events) is read whole.
     """
     handles: list[IO[bytes]] = []
-    lines: dict[tuple[str, str], list[tuple[int, int, datetime | None, str | None]]] = {}
+    lines: dict[tuple[str, str], list[tuple[int, int]]] = {}
     held: dict[tuple[str, str], list[Any]] = {}
     loose: list[Any] = []
     loose_lines: list[tuple[int, int]] = []
@@ -266,18 +280,9 @@ def event_files_groups(
             offset = 0
             for line in handle:
                 if line.strip():
-                    spotted = _spot_of(line)
-                    if spotted is not None:
-                        job, value = spotted
-                    else:
-                        try:
-                            value = json.loads(line)
-                        except (ValueError, RecursionError):  # read again, reported, as loose
-                            value = None
-                        job = _job_of(value)
+                    job, _ = _spotted(line)
                     if job:
-                        spot = (number, offset, _time_of(value), _run_of(value))
-                        lines.setdefault(job, []).append(spot)
+                        lines.setdefault(job, []).append((number, offset))
                     else:
                         loose_lines.append((number, offset))
                 offset += len(line)
@@ -297,12 +302,25 @@ def event_files_groups(
                 source.seek(offset)
                 yield read_line(source.readline())
 
+        def timed(
+            spots: list[tuple[int, int]],
+        ) -> list[tuple[int, int, datetime | None, str | None]]:
+            """A long history's lines with the time and run each says, read again (the
+            first pass keeps of a line where it is: few jobs have a long history)."""
+            listing = []
+            for number, offset in spots:
+                source = handles[number]
+                source.seek(offset)
+                _, value = _spotted(source.readline())
+                listing.append((number, offset, _time_of(value), _run_of(value)))
+            return listing
+
         for job in sorted({*lines, *held}):
             spots = lines.pop(job, [])
             if len(spots) > stored.SLICE_EVENTS and job not in held:
-                yield LongHistory(spots, read)
+                yield LongHistory(timed(spots), read)
                 continue
-            yield [*held.pop(job, ()), *read([(number, offset) for number, offset, *_ in spots])]
+            yield [*held.pop(job, ()), *read(spots)]
         loose.extend(read_loose(loose_lines))
         for start in range(0, len(loose), _LOOSE_GROUP):
             yield loose[start : start + _LOOSE_GROUP]
