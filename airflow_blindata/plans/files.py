@@ -255,9 +255,10 @@ def event_files_groups(
 ) -> Iterator[list[Any] | LongHistory]:
     """The raw events of ``event_files`` one job at a time, then those of no job.
 
-    JSON lines files are indexed (where each job's lines start, and their event times) and read
-    again job by job; a job with more than ``SLICE_EVENTS`` lines there, and none elsewhere,
-    comes as a ``LongHistory``, to be read a slice of time at a time. A file that is one JSON
+    JSON lines files are indexed (where each job's lines start) and read again job by job; a
+    job with more than ``SLICE_EVENTS`` lines there, and none elsewhere, comes as a
+    ``LongHistory`` (its lines read again for their event times), to be read a slice of time at
+    a time. A file that is one JSON
     document (an event, or an array of events) is read whole.
     """
     handles: list[IO[bytes]] = []
