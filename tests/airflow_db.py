@@ -56,6 +56,19 @@ def migrate(env: Mapping[str, str] | None = None) -> None:
     shutil.copyfile(template(), target)
 
 
+def migrate_runner_home() -> None:
+    """In a runner script, a process of its own: its ``AIRFLOW_HOME``'s metadata database,
+    a copy of the test process's template when ``runner_env`` named one, else migrated."""
+    home = Path(os.environ["AIRFLOW_HOME"])
+    database = home / "airflow.db"
+    migrated = os.environ.get(TEMPLATE_ENV)
+    if migrated and not database.exists():
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(migrated, database)
+    else:
+        subprocess.run([AIRFLOW, "db", "migrate"], check=True, capture_output=True)
+
+
 def runner_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a runner script: ``base`` (this process's) and the template's path."""
     return {**(os.environ if base is None else base), TEMPLATE_ENV: str(template())}

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: tests.*
+from tests.airflow_db import migrate_runner_home
 
 events, work = Path(sys.argv[1]), Path(sys.argv[2])
 dag_name = sys.argv[3] if len(sys.argv) > 3 else "lineage_demo"
@@ -35,15 +36,7 @@ os.environ.update(
         ),
     }
 )
-airflow = str(Path(sys.executable).with_name("airflow"))
-# A copy of the database the test process migrated, when it gives one (tests/airflow_db.py).
-migrated = os.environ.get("BLINDATA_TEST_MIGRATED_DB")
-database = Path(os.environ["AIRFLOW_HOME"]) / "airflow.db"
-if migrated and not database.exists():
-    database.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(migrated, database)
-else:
-    subprocess.run([airflow, "db", "migrate"], check=True, capture_output=True)
+migrate_runner_home()  # a copy of the test process's migrated database
 
 module = __import__(dag_name)  # after the environment is set
 run = module.dag.test()
