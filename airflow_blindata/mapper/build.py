@@ -82,6 +82,7 @@ def plan_of_fold(
     plan._sql_hashes = SqlHashes(sql_hashes)
     for step in PASSES:
         step(folded, definition, resolver, plan)
+    resolver.report_merged_stores()
     plan.systems = resolver.systems
     report.count("systems", len(plan.systems))
     report.count("entities", len(plan.entities))

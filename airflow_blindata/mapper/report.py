@@ -56,6 +56,7 @@ class GapCode(StrEnum):
     EMPTY_FIELD_NAME = "EMPTY_FIELD_NAME"
     NON_FINITE_METRIC = "NON_FINITE_METRIC"
     DATABASES_MERGED = "DATABASES_MERGED"
+    STORES_MERGED = "STORES_MERGED"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -99,6 +100,14 @@ GAP_HINTS: dict[GapCode, str] = {
     "System: a database selector on a namespaceMappings or systemPolicies entry, {database} in "
     "the nameTemplate, or the property openLineageDatabase beside openLineageNamespace on each "
     "crawled System.",
+    GapCode.STORES_MERGED: "Namespaces of different kinds of store land on one System by the "
+    "name the nameTemplate gives them (the example names them and their technologies; by "
+    "default an S3 and a GCS bucket of one name): their entities land on it together, and a "
+    "System created for them has the first one's technology. Give one its own System: a "
+    "systemPolicies entry for its scheme with another nameTemplate ('GCS {bucket}'), or a "
+    "namespaceMappings entry; a System already created keeps the namespace by its "
+    "openLineageNamespace stamp until that is removed. If one System is meant, give the "
+    "systemPolicies entry a technology.",
 }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from airflow_blindata.definition import (
     NAME_PROFILES,
+    SCHEME_TECHNOLOGIES,
     JobDefinition,
     NamespaceMapping,
     SystemPolicy,
@@ -36,6 +37,7 @@ from airflow_blindata.mapper.identity import (
 )
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
+from airflow_blindata.redaction import redact_text
 
 __all__ = [
     "DATABASE_PROPERTY",
@@ -147,6 +149,11 @@ class SystemResolver:
     """Whether any selector, template or stamp names a database (else it is never looked at)."""
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
+    _stores: dict[str, dict[str, str]] = field(init=False, default_factory=dict)
+    """System name → the kind of store of each namespace that lands on it → the first such
+    namespace (``report_merged_stores``)."""
+    _by_its_name: set[str] = field(init=False, default_factory=set)
+    """The Systems a namespace landed on by the name its ``nameTemplate`` gives (step 4)."""
     _ignored: tuple[str, ...] = field(init=False)
     """``ignoredNamespaces`` in the spelling namespaces are matched in (``normalize_pattern``)."""
 
@@ -275,10 +282,14 @@ class SystemResolver:
         for mapping in namespace_mappings_for(self.definition, namespace, database):
             found = self._find(mapping.system)
             if found is not None:
-                return self._existing(found, "mapped", namespace, policy)
+                return self._landed(
+                    self._existing(found, "mapped", namespace, policy), namespace, policy
+                )
         stamped = self._stamped(namespace, database)
         if stamped is not None:
-            return self._existing(stamped, "stamped", namespace, policy)
+            return self._landed(
+                self._existing(stamped, "stamped", namespace, policy), namespace, policy
+            )
         problem = namespace_problem(namespace)
         if problem is not None:
             self._problems[namespace] = problem
@@ -294,8 +305,9 @@ class SystemResolver:
         )
         existing = self._by_name.get(name)
         if existing is not None:
-            return self._existing(existing, "reused", namespace, policy, by_database)
-        return self._plan(
+            reused = self._existing(existing, "reused", namespace, policy, by_database)
+            return self._landed(reused, namespace, policy, by_its_name=True)
+        created = self._plan(
             PlannedSystem(
                 name=name,
                 origin="created",
@@ -313,6 +325,43 @@ class SystemResolver:
                 replace_user_documentation=bool(policy.replace_user_documentation),
             )
         )
+        return self._landed(created, namespace, policy, by_its_name=True)
+
+    def _landed(
+        self,
+        system: PlannedSystem,
+        namespace: str,
+        policy: SystemPolicy | None,
+        *,
+        by_its_name: bool = False,
+    ) -> PlannedSystem:
+        """``system``, where ``namespace`` lands: the kind of store of the namespace is noted
+        for ``report_merged_stores``."""
+        scheme = namespace.split("://", 1)[0] if "://" in namespace else namespace.lower()
+        kind = (policy.technology_for(scheme) if policy else None) or SCHEME_TECHNOLOGIES.get(
+            scheme, scheme
+        )
+        self._stores.setdefault(system.name, {}).setdefault(kind, namespace)
+        if by_its_name:
+            self._by_its_name.add(system.name)
+        return system
+
+    def report_merged_stores(self) -> None:
+        """``STORES_MERGED`` for each System on which namespaces of different kinds of store
+        land (their technologies, the scheme's default when the policy names none), where this
+        job made them meet: by the name its ``nameTemplate`` gives both (``s3://b`` and ``gs://b``
+        under the default ``{bucket}``), or on a System it created. A System that a person
+        stamped or mapped with several stores is theirs to shape, and is not reported."""
+        for name, stores in sorted(self._stores.items()):
+            if len(stores) < 2:
+                continue
+            if name not in self._by_its_name and not self.created_here(self._planned[name]):
+                continue
+            kinds = ", ".join(
+                f"{redact_text(namespace)} ({kind})"
+                for kind, namespace in sorted(stores.items(), key=lambda item: item[1])
+            )
+            self.report.gap(GapCode.STORES_MERGED, f"{kinds} → {name}")
 
     def _existing(
         self,

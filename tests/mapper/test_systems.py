@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import (
     JOB_SYSTEM_PROPERTY,
@@ -16,6 +17,7 @@ from airflow_blindata.mapper.systems import (
 )
 from tests import builders
 from tests.builders import DEFINITION_UUID as UUID
+from tests.builders import dataset, run_event
 
 DWH = KnownSystem("DWH Redshift", "u-dwh")
 CRAWLED_PG = KnownSystem(
@@ -360,3 +362,121 @@ def test_every_namespace_that_lands_on_a_system_by_its_name_is_stamped(
     already = {value for s in known for value in s.values(NAMESPACE_PROPERTY)}
     assert stamped | already == {"postgres://db:5432", "postgres://db:6432"}
     assert system.namespaces == ("postgres://db:5432", "postgres://db:6432")
+
+
+BUCKETS = ("s3://my-bucket", "gs://my-bucket")
+OWNED = ((OWNER_PROPERTY, UUID),)
+
+
+@pytest.mark.parametrize(
+    ("namespaces", "known", "policies", "example"),
+    [
+        # the default nameTemplate is {bucket} for both clouds: one name, two stores
+        (
+            BUCKETS,
+            [],
+            [{"pattern": "*", "creation": "IF_MISSING"}],
+            "gs://my-bucket (Google Cloud Storage), s3://my-bucket (Amazon S3) → my-bucket",
+        ),
+        # a crawled System of that name is reused by both
+        (
+            BUCKETS,
+            [KnownSystem("my-bucket", "u-b")],
+            [{"pattern": "*", "creation": "IF_MISSING"}],
+            "gs://my-bucket (Google Cloud Storage), s3://my-bucket (Amazon S3) → my-bucket",
+        ),
+        # the next run: the System this definition created holds both by their stamps
+        (
+            BUCKETS,
+            [
+                KnownSystem(
+                    "my-bucket", "u-b", (*OWNED, *((NAMESPACE_PROPERTY, n) for n in BUCKETS))
+                )
+            ],
+            [{"pattern": "*", "creation": "IF_MISSING"}],
+            "gs://my-bucket (Google Cloud Storage), s3://my-bucket (Amazon S3) → my-bucket",
+        ),
+        # one template for two kinds of server
+        (
+            ("postgres://db:5432", "mysql://db:3306"),
+            [],
+            [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
+            "mysql://db:3306 (MySQL), postgres://db:5432 (PostgreSQL) → db",
+        ),
+        # one kind of store: a server's two ports under {host}
+        (
+            ("postgres://db:5432", "postgres://db:6432"),
+            [],
+            [{"pattern": "*", "creation": "IF_MISSING", "nameTemplate": "{host}"}],
+            None,
+        ),
+        # meant as one System: the policy names its technology
+        (
+            BUCKETS,
+            [],
+            [{"pattern": "*", "creation": "IF_MISSING", "technology": "Data lake"}],
+            None,
+        ),
+        # a person stamped a crawled System with both: theirs to shape
+        (
+            BUCKETS,
+            [KnownSystem("Lake", "u-l", tuple((NAMESPACE_PROPERTY, n) for n in BUCKETS))],
+            [],
+            None,
+        ),
+        # each bucket its own System: nothing meets
+        (
+            BUCKETS,
+            [],
+            [
+                {"pattern": "gs://*", "creation": "IF_MISSING", "nameTemplate": "GCS {bucket}"},
+                {"pattern": "*", "creation": "IF_MISSING"},
+            ],
+            None,
+        ),
+    ],
+    ids=[
+        "s3-and-gs-by-default",
+        "reused-by-both",
+        "owned-next-run",
+        "two-servers-one-host",
+        "two-ports",
+        "technology-named",
+        "stamped-by-a-person",
+        "own-names",
+    ],
+)
+def test_stores_of_different_kinds_on_one_system_by_its_name_are_reported(
+    namespaces: tuple[str, ...],
+    known: list[KnownSystem],
+    policies: list[dict[str, Any]],
+    example: str | None,
+) -> None:
+    """Issue 37, "never merge silently": an S3 and a GCS bucket of one name both land on the
+    System the default ``{bucket}`` names, as two kinds of server do under one ``{host}``. The
+    merge stands (a stamp may already hold it), but it is reported ``STORES_MERGED`` with each
+    namespace and its technology, wherever this job made them meet."""
+    r = resolver(known, systemPolicies=policies)
+    for namespace in namespaces:
+        assert r.dataset_system(namespace, "x") is not None
+    r.report_merged_stores()
+    gap = r.report.gaps.get(GapCode.STORES_MERGED)
+    assert (gap.examples if gap else None) == ([example] if example else None)
+
+
+def test_a_plan_reports_the_stores_it_merged_once_each() -> None:
+    events = [
+        run_event(inputs=[dataset("raw/orders", "s3://my-bucket")]),
+        run_event(
+            "etl.copy",
+            run_id="0190b1c2-0000-7000-8000-000000000002",
+            inputs=[dataset("raw/orders", "s3a://my-bucket")],
+            outputs=[dataset("raw/orders", "gs://my-bucket"), dataset("raw/x", "gs://my-bucket")],
+        ),
+    ]
+    plan = build(events, builders.definition(builders.policy("*")))
+    gap = plan.report.gaps[GapCode.STORES_MERGED]
+    assert (gap.count, gap.examples) == (
+        1,
+        ["gs://my-bucket (Google Cloud Storage), s3://my-bucket (Amazon S3) → my-bucket"],
+    )
