@@ -316,11 +316,8 @@ def _read_runs(
     else:
         kept_runs = {(job_of(e), e.run.run_id) for e in events}
         if not every_run_kept and len(kept_runs) > 1:  # a single run is kept whole: no ranking
-            kept = runs_kept_whole(events)
-            kept_runs = {((job.namespace, job.name), run_id) for job, run_id in kept}
+            kept_runs = _ranked(events, kept_runs, hold_open)
             kept_runs |= also_whole
-            if hold_open:
-                kept_runs |= _open_runs_by_job(events)
     if kept_whole is not None:
         kept_whole |= kept_runs
     for index in sorted(order, key=order.__getitem__, reverse=True):
@@ -365,6 +362,21 @@ def _read_runs(
             if own is not None:
                 own.add(parsed.event)
     return skimmed
+
+
+def _ranked(events: list[RunEvent], runs: set[_RunKey], hold_open: bool) -> set[_RunKey]:
+    """Of ``runs`` (those of ``events``), the runs kept whole (``runs_kept_whole``, and the
+    open ones with ``hold_open``). Only the jobs with several runs are ranked: a job's single
+    run is its latest, kept whole (a batch of many small jobs mostly has one run a job)."""
+    count: Counter[tuple[str, str]] = Counter(job for job, _ in runs)
+    several = {job for job, runs_of_job in count.items() if runs_of_job > 1}
+    kept = {run for run in runs if run[0] not in several}
+    if several:
+        ranked = [event for event in events if job_of(event) in several]
+        kept.update(((job.namespace, job.name), run_id) for job, run_id in runs_kept_whole(ranked))
+        if hold_open:
+            kept |= _open_runs_by_job(ranked)
+    return kept
 
 
 def _open_runs_by_job(events: list[RunEvent]) -> set[_RunKey]:
