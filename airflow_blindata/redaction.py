@@ -338,6 +338,14 @@ _SECRET_KEYWORD_BEFORE = re.compile(
     \s* (?: = \s* )? (?: [enbx] | u& )? \Z
     """
 )
+# A name that ends with a secret word (``_SECRET_NAME_END``) before the literal, quoted or not:
+# ``MASTER_PASSWORD = '…'``, ``"connection-password" = '…'``. An option's key written as a
+# literal (``'password' = '…'``) is found by ``_scanned`` from the literal before.
+_SECRET_NAME_BEFORE = re.compile(
+    rf"""(?ix) {_SECRET_WORDS} ["`\]]? \s* (?: = \s* )? (?: [enbx] | u& )? \Z"""
+)
+_KEY_TO_VALUE = re.compile(r"\s*(?:=>?|:=)?\s*")
+"""What may come between an option's key and its value."""
 # The same keywords, as sqlglot's tokens spell them (upper case): a literal after one of them
 # (past an ``=``, ``=>``, ``:=`` or ``(``: ``PASSWORD = PASSWORD('…')``) is a secret.
 _SECRET_KEYWORDS = frozenset(
@@ -367,6 +375,20 @@ _SECRET_KEYWORDS = frozenset(
         "SAS_TOKEN",
     }
 )
+# A name that ends with a secret word of free text (``_SECRET_WORDS``) names a secret too, as in
+# free text ("a name that ends with one, as db_password"): MySQL's ``MASTER_PASSWORD`` and
+# ``SOURCE_PASSWORD``, Trino's quoted ``"connection-password"``, a Flink or Spark option
+# ``'password' = '…'`` written as a literal, a column ``db_password``. ``password_hash`` ends with
+# another word and names no secret.
+_SECRET_NAME_END = re.compile(rf"(?i){_SECRET_WORDS}\Z")
+
+
+def _names_a_secret(word: str) -> bool:
+    """Whether a keyword, a name or an option's literal key says that the literal after it is
+    a secret."""
+    return word in _SECRET_KEYWORDS or _SECRET_NAME_END.search(word) is not None
+
+
 # One of them anywhere, or ``IDENTIFIED``: where a statement that does not tokenize stops being
 # shown (``_unread``).
 _SECRET_KEYWORD_ANYWHERE = re.compile(
@@ -439,6 +461,7 @@ def _scanned(sql: str) -> str:
     parts: list[str] = []
     done = 0  # the end of the last comment or literal
     code = 0  # the end of the last literal: what follows it is the code before the next one
+    keyed = False  # the last literal names a secret (an option's key: ``'password' = '…'``)
     for token in _SQL_COMMENT_NAME_OR_LITERAL.finditer(sql):
         if token.group("name") is not None:
             continue  # part of the code, as it is
@@ -446,13 +469,20 @@ def _scanned(sql: str) -> str:
         done = token.end()
         if token.group("comment") is not None:
             parts.append(redact_text(token.group()))
-        elif _SECRET_KEYWORD_BEFORE.search(sql[max(code, token.start() - 80) : token.start()]):
+            continue
+        before = sql[max(code, token.start() - 80) : token.start()]
+        if (
+            _SECRET_KEYWORD_BEFORE.search(before)
+            or _SECRET_NAME_BEFORE.search(before)
+            or (keyed and _KEY_TO_VALUE.fullmatch(sql[code : token.start()]))
+        ):
             parts.append(f"'{REDACTED}'")
+            keyed = False
         else:
             text = _SECRET_SETTING.sub(lambda m: f"{m.group('lead')}{REDACTED}", token.group())
             parts.append(_URL_PASSWORD.sub(lambda m: f"{m.group('lead')}{REDACTED}", text))
-        if token.group("comment") is None:
-            code = done
+            keyed = _names_a_secret(token.group()[1:].removesuffix("'"))
+        code = done
     parts.append(sql[done:])
     return "".join(parts)
 
@@ -544,6 +574,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     copied = done = 0  # sql[:copied] is in parts; done: the end of the last token
     w1 = w2 = w3 = w4 = ""  # the last four words of code, upper case, w1 the last
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
+    keyed = False  # the last code was a literal that names a secret: an option's key
     for token in tokens:
         if command and token.token_type in strings:
             command_text = True  # its start and end are not its own: passed over
@@ -568,7 +599,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         done = token.end + 1
         kind = token.token_type
         if kind in strings:
-            secret = _after_secret_keyword(w1, w2, w3, w4, identified) or assigned
+            secret = _after_secret_keyword(w1, w2, w3, w4, identified) or assigned or keyed
             raw = sql[start:done]
             if secret:
                 set_password = assigned = False
@@ -579,6 +610,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 if shown != raw:
                     parts += (sql[copied:start], shown)
                     copied = done
+            # ``WITH ('password' = '…')``, ``OPTIONS ('password' '…')``: the key is a literal
+            keyed = not secret and _names_a_secret(token.text)
             w1, w2, w3, w4 = "", w1, w2, w3
             continue
         word = token.text.upper()
@@ -600,6 +633,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             assigned = True
         if kind not in passed:
             w1, w2, w3, w4 = word, w1, w2, w3
+            keyed = False
     if done > len(sql):
         return None
     if command_text:
@@ -650,7 +684,7 @@ def _after_secret_keyword(w1: str, w2: str, w3: str, w4: str, identified: bool) 
     """Whether the last words of code before a literal (``w1`` the last) name it a secret: a
     secret keyword, ``IDENTIFIED [WITH plugin] BY|AS``, Oracle's ``IDENTIFIED BY VALUES`` and
     MySQL's ``REPLACE`` (the current password) after an ``IDENTIFIED``."""
-    if w1 in _SECRET_KEYWORDS or (w1 == "REPLACE" and identified):
+    if _names_a_secret(w1) or (w1 == "REPLACE" and identified):
         return True
     if w1 in ("BY", "AS"):
         return w2 == "IDENTIFIED" or (w3 == "WITH" and w4 == "IDENTIFIED")

@@ -76,6 +76,32 @@ SQL_SECRETS = {
         f"SELECT '-----BEGIN PRIVATE KEY-----\nMII{SECRET}\n-----END PRIVATE KEY-----' AS k",
         None,
     ),
+    # a name that ends with a secret word names one too (found by probing producers' SQL)
+    "MySQL CHANGE MASTER TO": (
+        f"CHANGE MASTER TO MASTER_USER='r', MASTER_PASSWORD='{SECRET}'",
+        "mysql",
+    ),
+    "MySQL 8 CHANGE REPLICATION SOURCE TO": (
+        f"CHANGE REPLICATION SOURCE TO SOURCE_USER='r', SOURCE_PASSWORD='{SECRET}'",
+        "mysql",
+    ),
+    "Trino's quoted connection-password": (
+        f"CREATE CATALOG c USING postgresql WITH (\"connection-password\"='{SECRET}')",
+        "trino",
+    ),
+    "a Flink option's key as a literal": (
+        f"CREATE TABLE t (a INT) WITH ('connector'='jdbc', 'password'='{SECRET}')",
+        None,
+    ),
+    "a Spark option's key and value as literals": (
+        f"CREATE TABLE t USING jdbc OPTIONS ('url' 'jdbc:x', 'password' '{SECRET}')",
+        "spark",
+    ),
+    "a dotted table property": (
+        f"ALTER TABLE t SET TBLPROPERTIES ('db.password' = '{SECRET}')",
+        "spark",
+    ),
+    "a column named db_password": (f"UPDATE s.users SET db_password = '{SECRET}'", None),
 }
 
 
