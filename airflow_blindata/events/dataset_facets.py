@@ -83,7 +83,8 @@ class HierarchyLevel(WireModel):
 
 class HierarchyDatasetFacet(BaseFacet):
     KEY = "hierarchy"
-    SCHEMAS = ("HierarchyDatasetFacet",)
+    # OpenLineage's clients also name it DatabaseHierarchyDatasetFacet (key ``databaseHierarchy``)
+    SCHEMAS = ("HierarchyDatasetFacet", "DatabaseHierarchyDatasetFacet")
 
     hierarchy: list[HierarchyLevel]
 

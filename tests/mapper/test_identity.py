@@ -153,6 +153,38 @@ def test_the_hierarchy_facet_wins_last_level_is_the_entity_the_one_before_the_sc
     )
 
 
+@pytest.mark.parametrize(
+    ("key", "schema"),
+    [
+        ("hierarchy", "HierarchyDatasetFacet"),
+        # the same facet as OpenLineage's clients also generate it
+        ("databaseHierarchy", "DatabaseHierarchyDatasetFacet"),
+    ],
+)
+def test_the_hierarchy_facet_is_read_under_either_of_its_spec_names(key: str, schema: str) -> None:
+    """Seed 000: a facet's key, else its ``_schemaURL``, says which facet it is; the hierarchy
+    facet's levels name the schema and the entity whichever of its names the producer used."""
+    from airflow_blindata.mapper.build import build
+    from tests.builders import dataset, definition, policy, run_event
+
+    facet = {
+        "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/client/python",
+        "_schemaURL": f"https://openlineage.io/spec/facets/1-0-0/{schema}.json#/$defs/{schema}",
+        "hierarchy": [
+            {"type": "DATABASE", "name": "shop"},
+            {"type": "SCHEMA", "name": "sales"},
+            {"type": "TABLE", "name": "orders"},
+        ],
+    }
+    event = run_event(outputs=[dataset("/data/orders", "file", facets={key: facet})])
+    plan = build([event], definition(policy("*")))
+    placed = {
+        (e.key.schema_, e.key.name) for e in plan.entities if e.table_type != "OPENLINEAGE_JOB"
+    }
+    assert placed == {("sales", "orders")}
+    assert key not in plan.report.unknown_facets
+
+
 def test_a_table_symlink_names_the_entity_of_a_scheme_without_a_profile() -> None:
     symlinks = [
         ("file:/warehouse", "other", "LOCATION"),
