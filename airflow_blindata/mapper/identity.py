@@ -72,6 +72,13 @@ DEFAULT_PORTS: dict[str, int] = {
 # as user info, their container was dropped and every container of an account became one store.
 _AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss", "wasb", "abfs"})
 _BUCKET_SCHEMES = frozenset({"s3", "gs"}) | _AUTHORITY_IS_NOT_USER_INFO
+_PATHS_MAY_HOLD_AN_AT = (
+    frozenset({"s3", "s3a", "s3n", "gs", "hdfs", "file", "http", "https", "ftp", "ftps", "sftp"})
+    | _AUTHORITY_IS_NOT_USER_INFO
+)
+"""Schemes whose namespaces carry paths, where an ``@`` after the host may be part of one
+(``s3://bucket/exports@2026``); in any other scheme's namespace an ``@`` before the query ends a
+user info (``_without_user_info``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +177,10 @@ def _without_user_info(scheme: str, rest: str) -> str:
     the authority early, and what follows would be kept as a path: when the authority so cut
     does not read as ``host[:port]`` and an ``@`` follows, the user info runs to the last ``@``
     of the text, so the secret is dropped whole (too much rather than too little, as
-    ``redaction`` does). Azure's authority is ``container@account``, never a credential.
+    ``redaction`` does). When it does read so (``etl:2024/pw@db``, ``etl/pw@db``), the user info
+    runs to the last ``@`` before the query, except in a scheme whose paths may hold one (an
+    object store, a file, HTTP, FTP). Azure's authority is ``container@account``, never a
+    credential.
     """
     if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
         return rest
@@ -179,8 +189,16 @@ def _without_user_info(scheme: str, rest: str) -> str:
     if "@" in authority:
         return rest[authority.rindex("@") + 1 :]
     if _HOST_PORT.fullmatch(authority):
-        return rest
+        if scheme in _PATHS_MAY_HOLD_AN_AT:
+            return rest
+        # ``etl:2024/pw@db`` and ``etl/pw@db`` cut at the ``/`` read as a host and a port too: a
+        # database's namespace has no path that holds an ``@``, so the user info ends there
+        before_query = _QUERY_OR_FRAGMENT.split(rest, maxsplit=1)[0]
+        return rest if "@" not in before_query else rest[before_query.rindex("@") + 1 :]
     return rest[rest.rindex("@") + 1 :]
+
+
+_QUERY_OR_FRAGMENT = re.compile(r"[?#]")
 
 
 def _authority_and_path(scheme: str, rest: str) -> tuple[str, str]:
