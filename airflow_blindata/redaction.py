@@ -73,13 +73,15 @@ def _query_secrets(url: str) -> list[tuple[int, int]]:
         value = match.group("value")
         if value.startswith(REDACTED):
             continue  # already shown redacted: what follows (a dataset's name) is not the secret
-        if value and _SECRET_PARAMETER.match(unquote(match.group("name"))):
+        name = unquote(match.group("name"))
+        if value and (_SECRET_PARAMETER.match(name) or _SECRET_NAME_END.search(name)):
             spans.append(match.span("value"))
     return spans
 
 
 def redact_query(url: str) -> str:
-    """``url`` with the values of its secret query parameters (``?password=``) replaced."""
+    """``url`` with the values of its secret query parameters replaced: ``?password=``, and a
+    name that ends with a secret word, as free text reads one (``?spark.password=``)."""
     for begin, end in reversed(_query_secrets(url)):
         url = url[:begin] + REDACTED + url[end:]
     return url
@@ -174,11 +176,12 @@ def _urls_in(text: str) -> Iterator[tuple[int, int]]:
 
 # Free text: a name that a secret follows (``password: …``, ``api_key=…``, ``"token": "…"``),
 # by the words it ends with after any prefix (``db_password``, ``X-Amz-Security-Token``,
-# ``clientSecret``, ``AccountKey``, ``?access_token=``); ``password_hash`` and ``token_count``
-# end with another word and stay shown, as does the word alone (``hash of the password``).
+# ``clientSecret``, ``AccountKey``, Hadoop's ``fs.s3a.secret.key``, ``?access_token=``);
+# ``password_hash`` and ``token_count`` end with another word and stay shown, as does the word
+# alone (``hash of the password``).
 _SECRET_WORDS = (
-    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|private[_-]?key|"
-    r"secret[_-]?key|access[_-]?key|account[_-]?key|signature|sig|credentials?)"
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|private[_.-]?key|"
+    r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?)"
 )
 # ``name=value``, ``name: value`` (not ``name::type`` nor ``name://``), the name quoted or not
 # (JSON, a dict's repr, JSON quoted again inside a string: ``\"password\": \"…\"``), and the
@@ -403,7 +406,7 @@ _SECRET_KEYWORD_ANYWHERE = re.compile(
 _KEYS = ("api", "private", "access", "account")
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
-    *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-")),
+    *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin"),
 )
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's

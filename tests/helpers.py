@@ -102,6 +102,10 @@ SQL_SECRETS = {
         "spark",
     ),
     "a column named db_password": (f"UPDATE s.users SET db_password = '{SECRET}'", None),
+    "a Hadoop dotted secret key": (
+        f"CREATE TABLE t TBLPROPERTIES ('fs.s3a.secret.key'='{SECRET}')",
+        "hive",
+    ),
 }
 
 

@@ -313,6 +313,7 @@ TEXT_SECRETS = {
         f"key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIE{SECRET}\n-----END RSA PRIVATE KEY-----\n"
     ),
     "a PEM key never ended": f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl{SECRET}",
+    "Hadoop's dotted secret key": f"--conf spark.hadoop.fs.s3a.secret.key={SECRET}",
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
@@ -453,8 +454,8 @@ def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
 
     names = [
         name
-        for joint in ("", "_", "-")
-        for name in re.findall(r"[a-z_-]+", _SECRET_WORDS.replace("[_-]?", joint))
+        for joint in ("", "_", "-", ".")
+        for name in re.findall(r"[a-z_.-]+", _SECRET_WORDS.replace("[_.-]?", joint))
     ]
     keywords = [keyword.lower() for keyword in _SECRET_KEYWORDS]
     for word in [*keywords, "identified", "authorization", "bearer", *names]:
@@ -468,8 +469,8 @@ def test_every_secret_name_of_free_text_is_one_the_quick_look_finds() -> None:
 
     names = [
         name
-        for joint in ("", "_", "-")
-        for name in re.findall(r"[a-z_-]+", _SECRET_WORDS.replace("[_-]?", joint))
+        for joint in ("", "_", "-", ".")
+        for name in re.findall(r"[a-z_.-]+", _SECRET_WORDS.replace("[_.-]?", joint))
     ]
     assert names
     for word in names:

@@ -287,7 +287,11 @@ def _tag(key: object, value: object) -> str:
     return f"{key}={value}"
 
 
-_SECRET_NAMES = re.compile(r"pass|secret|token|key|credential|auth", re.IGNORECASE)
+_SECRET_NAMES = re.compile(
+    r"pass|pwd|secret|token|key|cred|auth|sig|cookie|jwt|bearer", re.IGNORECASE
+)
+"""A producer's field whose name holds one of these is left out of the properties: more
+than ``redaction``'s secret words (``pwd``, ``signature``), as a property is only a hint."""
 _MAX_PRODUCER_PROPERTIES = 20
 
 

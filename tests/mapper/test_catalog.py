@@ -732,6 +732,10 @@ def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_sec
         "vendor_run": {
             "cluster": "c-1",
             "api_token": "t0ps3cret",
+            # names of secrets redaction knows too (found by a probe)
+            "pwd": "t0ps3cret",
+            "signature": "t0ps3cret",
+            "session_cookie": "t0ps3cret",
             "nested": {"x": 1},
             # a value that is a connection string, under a name that does not say so
             "warehouse": "postgresql://etl:t0ps3cret@db:5432/dwh",

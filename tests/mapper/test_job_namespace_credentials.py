@@ -42,6 +42,13 @@ DIRTY_SPELLINGS = [
     pytest.param(
         f"jdbc:oracle:thin:etl/{SECRET}@db:1521", "jdbc:oracle:thin:@db:1521", id="oracle"
     ),
+    # a parameter whose name ends with a secret word, as free text reads one (found by a probe)
+    pytest.param(
+        f"postgres://db:5432?sasl.password={SECRET}&ssl=1",
+        "postgres://db:5432?sasl.password=***&ssl=1",
+        id="a-dotted-password-parameter",
+    ),
+    pytest.param(f"postgres://etl:2024/{SECRET}@db:5432", CLEAN, id="a-port-like-password"),
 ]
 
 
