@@ -200,7 +200,9 @@ def _dataset_name(
     dataset_type = facet_of(facets, DatasetTypeDatasetFacet) if facets else None
     return entity_name(
         key.namespace,
-        key.name,
+        # redacted before it is split: a URL read as an object key loses its ``//`` (the
+        # end of an empty folder), and with it what shows its password (``https:/etl:pw@…``)
+        redact_text(key.name),
         hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
         symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
         if symlinks

@@ -359,4 +359,11 @@ CASES: dict[str, dict[str, Any]] = {
     "dataset name: ?X-Amz-Signature=": {
         "output": ("s3://bucket", f"exports/out.csv?X-Amz-Signature={SECRET}")
     },
+    # a URL as an object key: its // is one folder's end when the key is split (found by a probe)
+    "dataset name: a URL's password on an object store": {
+        "output": ("s3://bucket", f"https://etl:{SECRET}@api.example.com/v1/orders")
+    },
+    "dataset name: a database URL on an object store": {
+        "output": ("s3://bucket", f"postgres://etl:{SECRET}@db:5432/dwh.public.orders")
+    },
 }
