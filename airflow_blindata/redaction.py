@@ -719,9 +719,19 @@ def _emptied(raw: str) -> str:
 
 
 def _redact_literal(raw: str) -> str:
-    """A literal with what ``redact_text`` hides in its text hidden, within its own quotes."""
+    """A literal with what ``redact_text`` hides in its text hidden, within its own quotes.
+
+    A value quoted inside it (``'host=db password=''pw'''``, ``E'… password=\\'pw\\''``) is read
+    with its quotes unescaped, so that the value ends where its quote does, and written back
+    with them doubled."""
     opening, closing = _delimiters(raw)
     text = raw[len(opening) : len(raw) - len(closing)]
+    if closing in ("'", '"') and (closing * 2 in text or "\\" + closing in text):
+        plain = text.replace(closing * 2, closing).replace("\\" + closing, closing)
+        hidden = redact_text(plain)
+        return (
+            raw if hidden == plain else f"{opening}{hidden.replace(closing, closing * 2)}{closing}"
+        )
     shown = redact_text(text)
     return raw if shown == text else f"{opening}{shown}{closing}"
 

@@ -102,6 +102,14 @@ SQL_SECRETS = {
         "spark",
     ),
     "a column named db_password": (f"UPDATE s.users SET db_password = '{SECRET}'", None),
+    "a conninfo's quoted password": (
+        f"SELECT dblink_connect('c', 'host=db password=''{SECRET}''')",
+        "postgres",
+    ),
+    "a conninfo's quoted password in an E-string": (
+        f"SELECT dblink_connect('c', E'host=db password=\\'{SECRET}\\'')",
+        "postgres",
+    ),
     "a Hadoop dotted secret key": (
         f"CREATE TABLE t TBLPROPERTIES ('fs.s3a.secret.key'='{SECRET}')",
         "hive",

@@ -176,6 +176,11 @@ def test_a_sql_secret_is_hidden_as_its_dialect_reads_it_and_without_one(
             "ALTER ROLE etl PASSWORD $$***$$; ALTER ROLE b PASSWORD $t$***$t$",
         ),
         ("ALTER ROLE etl PASSWORD E'it\\'s'", "postgres", "ALTER ROLE etl PASSWORD E'***'"),
+        (
+            "SELECT dblink_connect('c', 'host=db password=''pw''')",
+            "postgres",
+            "SELECT dblink_connect('c', 'host=db password=''***''')",
+        ),
         ("SET PASSWORD FOR bob = 'pw'", "mysql", "SET PASSWORD FOR bob = '***'"),
         (
             "# bob's\nCREATE USER bob IDENTIFIED BY 'pw'",
