@@ -7,8 +7,9 @@ filed under the spec's key. The key decides first because producers copy schema 
 (the spec's own examples file ``datasetType`` under ``DatasetVersionDatasetFacet.json``).
 
 A facet that its model rejects is dropped and reported; a facet nobody knows is kept as a plain
-``BaseFacet`` (its fields are the producer's properties) and counted by key. A facet sent with
-``_deleted: true`` is kept as a plain ``BaseFacet`` too: it only says "remove this facet".
+``BaseFacet`` (its fields are the producer's properties) and counted by key. A job or dataset
+facet sent with ``_deleted: true`` is kept as a plain ``BaseFacet`` too: it only says "remove
+this facet"; a run, input or output facet sent so is malformed (``_DELETABLE``).
 """
 
 from __future__ import annotations
@@ -132,6 +133,12 @@ SCHEMAS: Mapping[FacetLocation, Mapping[str, type[BaseFacet]]] = MappingProxyTyp
 
 _MAX_ERRORS = 3
 
+_DELETABLE = frozenset({FacetLocation.JOB, FacetLocation.DATASET})
+"""Where a facet may be sent as ``{"_deleted": true}`` to remove it: the spec defines
+``_deleted`` on job and dataset facets only. Elsewhere (a run, an input or an output facet) such
+a facet is malformed: dropped and reported, and an earlier one of its key stays."""
+_NOT_DELETABLE = "_deleted is defined for job and dataset facets only"
+
 
 @lru_cache(maxsize=1024)
 def schema_name(url: str) -> str:
@@ -202,7 +209,10 @@ def _filed(
                 continue
             value = dict(value)
         if value.get("_deleted") is True:  # a deletion marker has none of the facet's fields
-            yield name, name, BaseFacet, value
+            if location in _DELETABLE:
+                yield name, name, BaseFacet, value
+            elif issues is not None:
+                issues.add_malformed(where, location, name, _NOT_DELETABLE)
         else:
             target, model = _model_for(location, name, value, raw)
             yield name, target, model, value

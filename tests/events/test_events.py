@@ -560,6 +560,28 @@ def test_deleted_facets_are_read_with_their_flag() -> None:
     assert issues.malformed == [] and issues.unknown == []
 
 
+@pytest.mark.parametrize(
+    ("key", "location"),
+    [
+        ("parent", FacetLocation.RUN),
+        ("dataQualityAssertions", FacetLocation.INPUT),
+        ("outputStatistics", FacetLocation.OUTPUT),
+        ("acme", FacetLocation.RUN),  # nobody's facet: the same
+    ],
+)
+def test_a_run_input_or_output_facet_sent_deleted_is_malformed(
+    key: str, location: FacetLocation
+) -> None:
+    """The spec defines ``_deleted`` on job and dataset facets only (OpenLineage.json: JobFacet,
+    DatasetFacet), and docs/facet-support.md limits removal to them: elsewhere the marker is a
+    malformed facet, dropped and reported, so that it removes nothing."""
+    issues = FacetIssues()
+    assert read_facets({key: {"_deleted": True}}, location, issues, "n/j") == {}
+    assert [(m.key, m.reason) for m in issues.malformed] == [
+        (key, "_deleted is defined for job and dataset facets only")
+    ]
+
+
 NUMBERS_AS_TIMES: list[tuple[str, FacetLocation, dict[str, Any], str]] = [
     ("nominalTime", FacetLocation.RUN, {"nominalStartTime": 1761459292}, "nominalStartTime"),
     (

@@ -173,6 +173,26 @@ def test_a_deleted_facet_is_removed() -> None:
     assert out is not None and out.facets == {}
 
 
+def test_a_run_facet_sent_deleted_removes_nothing() -> None:
+    """Only job and dataset facets may be deleted (seed 004): a run's ``parent`` sent as
+    ``{"_deleted": true}`` on its COMPLETE is malformed, and the START's parent stays."""
+    parent = {"parent": {"run": {"runId": "r0"}, "job": {"namespace": NS, "name": "dag"}}}
+    started = event("START", 1, run_facets=parent)
+    raw = {
+        "eventType": "COMPLETE",
+        "eventTime": at(2),
+        "producer": "https://example.com/p",
+        "run": {"runId": "run-1", "facets": {"parent": {"_deleted": True}}},
+        "job": {"namespace": JOB.namespace, "name": JOB.name},
+    }
+    parsed = parse_event(raw)
+    assert [issue.key for issue in parsed.malformed_facets] == ["parent"]
+    assert parsed.event is not None
+    result = fold([parsed.event, started])
+    assert "parent" in the_run(result).run_facets
+    assert the_run(result).run_facets["parent"].deleted is None
+
+
 def test_input_and_output_facets_stay_with_the_run() -> None:
     """Seed 004: outputFacets describe what this run wrote, dataset facets the dataset."""
     stats = {"outputStatistics": {"rowCount": 1842}}
