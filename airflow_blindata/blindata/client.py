@@ -181,13 +181,15 @@ class BlindataClient:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         empty: Callable[[httpx.Response], ModelT] | None = None,
+        unnamed: Callable[[httpx.Response, Any], ModelT] | None = None,
     ) -> ModelT:
         """Send one operation and read its answer as ``model``.
 
         ``empty`` gives the result, from the response, when the server answers with no body
         (``204 No Content``, or a 2xx without content): the contract names the status of some
         writes and not their body. Without it such an answer is a ``BlindataContractError``
-        (never retried: nothing was cut short).
+        (never retried: nothing was cut short). ``unnamed`` does the same for a body that does
+        not read as ``model`` (``responses.decode``).
         """
         scrub = self._exchange.scrub
         return self._operate(
@@ -196,7 +198,7 @@ class BlindataClient:
             params,
             json,
             None,
-            lambda response, op: decode(response, model, op, scrub, empty=empty),
+            lambda response, op: decode(response, model, op, scrub, empty=empty, unnamed=unnamed),
         )
 
     def iter_pages(

@@ -470,7 +470,7 @@ class ErrorBody(WireModel):
     """Blindata's (Spring Boot's) error body."""
 
     status: int | None = None
-    timestamp: str | None = None
+    timestamp: str | int | None = None  # Spring writes epoch milliseconds when configured so
     error: str | None = None
     message: str | None = None
     path: str | None = None

@@ -139,7 +139,17 @@ class _Creatable(_Collection[ModelT]):
             self.model,
             json=obj.to_wire(),
             empty=lambda response: obj.model_copy(update={"uuid": created_uuid(response)}),
+            unnamed=lambda response, data: _as_sent(obj, response, data),
         )
+
+
+def _as_sent(obj: ModelT, response: httpx.Response, data: Any) -> ModelT:
+    """``obj`` as sent, with the uuid that an answer which is not the object (a summary, whose
+    body the contract does not name) gives, in its body or its ``Location``."""
+    uuid = data.get("uuid") if isinstance(data, dict) else None
+    if not isinstance(uuid, str) or not uuid.strip():
+        uuid = created_uuid(response)
+    return obj.model_copy(update={"uuid": uuid_case(uuid) if uuid else None})
 
 
 def created_uuid(response: httpx.Response) -> str | None:
@@ -350,7 +360,11 @@ class QualityResults(_Listable[QualityResult], _Creatable[QualityResult]):
         """Post ``obj``; the contract names the answer's status (201), not its body: an answer
         without one gives back ``obj`` as sent."""
         return self._client.call(
-            self._endpoint("create"), self.model, json=obj.to_wire(), empty=lambda _: obj
+            self._endpoint("create"),
+            self.model,
+            json=obj.to_wire(),
+            empty=lambda _: obj,
+            unnamed=lambda response, data: _as_sent(obj, response, data),
         )
 
 

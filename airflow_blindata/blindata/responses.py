@@ -46,8 +46,13 @@ def decode(
     scrub: Callable[[str], str] = _unchanged,
     *,
     empty: Callable[[httpx.Response], ModelT] | None = None,
+    unnamed: Callable[[httpx.Response, Any], ModelT] | None = None,
 ) -> ModelT:
     """Read a successful answer as ``model``, or fail with ``BlindataContractError``.
+
+    ``unnamed`` gives the result, from the response and its JSON, when the answer does not
+    read as ``model`` and the contract names no body for it (a create's ``201``): another
+    server may answer with a summary (``{"uuid": …}``) where the emulator gives the object.
 
     An answer with no body at all (``204``, or ``200`` without content) is complete: it is
     ``empty()`` when the caller knows what it means (a PUT that stored what it was sent), else a
@@ -80,6 +85,8 @@ def decode(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
+        if unnamed is not None:
+            return unnamed(response, data)
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(body)"
         raise BlindataContractError(
