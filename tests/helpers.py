@@ -11,6 +11,10 @@ sync's tests); ``all_fixture_events`` reads every file of ``tests/fixtures/openl
 
 from __future__ import annotations
 
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +129,17 @@ def all_fixture_events() -> list[object]:
     for path in sorted((FIXTURES / "openlineage").rglob("*.json*")):
         events.extend(read_event_file(path))
     return events
+
+
+@contextmanager
+def loopback_server(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port, as ``http://127.0.0.1:<port>``: a server
+    that plays what the emulator cannot (a proxy, another Blindata)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

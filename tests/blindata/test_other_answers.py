@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -19,7 +18,7 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.models import QualityResult, Ref, System
-from tests.helpers import API_KEY, USER
+from tests.helpers import API_KEY, USER, loopback_server
 
 pytestmark = pytest.mark.integration
 
@@ -62,14 +61,8 @@ class _OtherBlindata(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def other_blindata() -> Iterator[str]:
     _OtherBlindata.systems = set()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _OtherBlindata)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_OtherBlindata) as url:
+        yield url
 
 
 def client(url: str) -> BlindataClient:

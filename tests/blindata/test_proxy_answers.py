@@ -7,7 +7,6 @@ import gzip
 import http.server
 import json
 import logging
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +19,7 @@ from airflow_blindata.blindata import (
     LoginCredentials,
     RetryPolicy,
 )
-from tests.helpers import API_KEY, USER
+from tests.helpers import API_KEY, USER, loopback_server
 
 pytestmark = pytest.mark.integration
 
@@ -70,14 +69,8 @@ class _Proxy(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def proxy() -> Iterator[str]:
     _Proxy.requests = 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Proxy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_Proxy) as url:
+        yield url
 
 
 def client(url: str, credentials: Credentials | None = None) -> BlindataClient:

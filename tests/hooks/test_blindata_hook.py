@@ -26,7 +26,7 @@ from airflow_blindata.blindata import (
 )
 from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
 from tests.blindata.helpers import URL_SECRETS, URL_USER, with_url_credentials
-from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER
+from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER, loopback_server
 
 
 def connection(**fields: Any) -> SimpleNamespace:
@@ -564,14 +564,8 @@ class _ToHttps(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def redirecting_proxy() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ToHttps)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_ToHttps) as url:
+        yield url
 
 
 @pytest.mark.parametrize("auth_method", ["api_key", "login"])
