@@ -1328,3 +1328,32 @@ def test_a_lineage_declaration_that_says_nothing_of_the_inputs_is_no_evidence(
     plan = build([event], definition())
     assert table_pairs(plan) == flows
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
+
+
+@pytest.mark.parametrize("late", ["OTHER", "RUNNING", "START"])
+def test_an_event_after_a_runs_end_does_not_make_it_the_latest_completed_run(late: str) -> None:
+    """docs/mapping-reference.md: "A job's flows come from its latest description: its latest
+    completed run", and "OTHER events add facets but no state"; the spec: "Additional events
+    with OTHER eventType can be added to the same run … to send additional metadata after the
+    run is complete". An older run's event sent after a newer run completed (found by a probe)
+    made the older run the latest, and its lineage replaced the newer one's."""
+    first, second = "0190b1c2-0000-7000-8000-000000000001", "0190b1c2-0000-7000-8000-000000000002"
+    events = [
+        *builders.run_cycle(
+            run_id=first,
+            start_time=at(0),
+            end_time=at(5),
+            inputs=[builders.dataset("db.s.a")],
+            outputs=[builders.dataset("db.s.b")],
+        ),
+        *builders.run_cycle(
+            run_id=second,
+            start_time=at(10),
+            end_time=at(15),
+            inputs=[builders.dataset("db.s.a")],
+            outputs=[builders.dataset("db.s.c")],
+        ),
+        run_event(event_type=late, run_id=first, time=at(30)),
+    ]
+    plan = build(events, builders.definition(policy("*")))
+    assert [flow.name for flow in plan.flows] == ["s.a -> s.c @airflow/etl.load"]

@@ -130,7 +130,7 @@ def events(draw: st.DrawFn) -> Any:
     return run_event(
         job,
         event_type=draw(
-            st.sampled_from(["START", "RUNNING", "COMPLETE", "COMPLETE", "FAIL", "ABORT"])
+            st.sampled_from(["START", "RUNNING", "COMPLETE", "COMPLETE", "FAIL", "ABORT", "OTHER"])
         ),
         run_id=f"00000000-0000-4000-8000-{JOBS.index(job)}{run:011d}",
         time=at(second),

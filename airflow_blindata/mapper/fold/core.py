@@ -66,6 +66,7 @@ __all__ = [
     "open_runs",
     "order_key",
     "run_digest",
+    "run_rank",
     "runs_kept_whole",
     "whole_run_ids",
 ]
@@ -239,7 +240,8 @@ class JobFold:
 
     @property
     def latest(self) -> RunFold | None:
-        """The run whose latest event is the latest, whatever its state."""
+        """The run ranked last (``run_rank``: ended last, else with the latest event), whatever
+        its state."""
         return self.runs[-1] if self.runs else None
 
     @property
@@ -639,7 +641,7 @@ def _fold_job(
         for run_id, run_events in runs.items()
         if whole is None or (key, run_id) in whole or any(map(_has_run_facets, run_events))
     ]
-    folded.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    folded.sort(key=run_rank)
     return JobFold(
         key=key,
         facets=_sorted(facets),
@@ -651,6 +653,14 @@ def _fold_job(
         last_event_time=ordered[-1].event_time,
         design_producer=design_producer,
     )
+
+
+def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
+    """Where a run stands among its job's runs: by when it ended (its last terminal event),
+    else by its last event, then by its first event and its id. An event after a run's end (an
+    OTHER with more metadata, a late RUNNING) adds to the run but does not make it later: an
+    older run sent an OTHER after a newer one completed is not the job's latest description."""
+    return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
 def _group(runs: list[RunFold]) -> list[RunFold]:
@@ -746,10 +756,11 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
 
     Facets play no part in this, so events read without them (``facets=False``) give the answer
     (a run's parent is read from the raw facet whichever way: ``Run.parent_run_id``).
-    The runs are ranked as ``_fold_job`` ranks them (by their last event time, then their first,
-    then run id) without folding them: a run's state is that of its last terminal event in the
-    fold's order, else of its last START or RUNNING (events tied on order have the same type),
-    and its parent that of ``RunFold.parent_run_id``.
+    The runs are ranked as ``_fold_job`` ranks them (``run_rank``: by their last terminal
+    event's time, else their last event's, then their first, then run id) without folding them:
+    a run's state is that of its last terminal event in the fold's order, else of its last START
+    or RUNNING (events tied on order have the same type), and its parent that of
+    ``RunFold.parent_run_id``.
     """
     return _kept_of(_summaries(events))
 
@@ -781,6 +792,14 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
     return runs
 
 
+def _summed_rank(item: tuple[str, _Summary]) -> tuple[datetime, datetime, str]:
+    """``run_rank`` of a run summed up: its last terminal event's time, else its last event's,
+    then its first event's and its id."""
+    run_id, summary = item
+    ended = summary[2]
+    return (ended[0] if ended is not None else summary[1], summary[0], run_id)
+
+
 def _summed_completed(summary: _Summary) -> bool:
     decisive = summary[2] or summary[3]
     return decisive is not None and bool(decisive[1] == _RANK[EventType.COMPLETE])
@@ -794,7 +813,7 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
     kept: set[tuple[JobKey, str]] = set()
     for names, by_id in summaries.items():
         job = JobKey(*names)
-        ranked = sorted(by_id.items(), key=lambda item: (item[1][1], item[1][0], item[0]))
+        ranked = sorted(by_id.items(), key=_summed_rank)
         kept.add((job, ranked[-1][0]))
         completed = [(run_id, run) for run_id, run in ranked if _summed_completed(run)]
         if not completed:
@@ -820,9 +839,7 @@ def _combine(earlier: JobFold, later: JobFold) -> JobFold:
         facets=_sorted({**first.facets, **second.facets}),
         inputs=second.inputs or first.inputs,
         outputs=second.outputs or first.outputs,
-        runs=sorted(
-            runs.values(), key=lambda run: (run.last_event_time, run.first_event_time, run.run_id)
-        ),
+        runs=sorted(runs.values(), key=run_rank),
         written=sorted({*first.written, *second.written}),
         first_event_time=min(first.first_event_time, second.first_event_time),
         last_event_time=second.last_event_time,
@@ -914,7 +931,7 @@ def extend_folded(
     ):
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
-    every.sort(key=lambda run: (run.last_event_time, run.first_event_time, run.run_id))
+    every.sort(key=run_rank)
     if not _whole_again(kept, whole, every):
         return None
     if hold_open:  # of the runs folded whole: those kept or held whole, and the new ones

@@ -51,7 +51,8 @@ __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
 FORMAT = 14
 """The version of the text; change it with any change to the fold or to this format (14: a
-run, input or output facet sent as ``_deleted`` is malformed, no longer a facet of the fold;
+run, input or output facet sent as ``_deleted`` is malformed, no longer a facet of the fold, and
+runs are ranked by their end (``core.run_rank``);
 13: a fold's job keys no longer hold the credentials of their namespace)."""
 
 T = TypeVar("T")
