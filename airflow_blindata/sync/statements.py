@@ -100,7 +100,7 @@ def _bring_in_line(
         ctx.report.count("statementsCreated")
         return created.uuid
     stale = (
-        statement.query_text != wanted.query_text
+        not _same_text(statement.query_text, wanted.query_text)
         or (statement.dialect or None) != (wanted.dialect or None)
         or (wanted.default_schema is not None and statement.default_schema != wanted.default_schema)
     )
@@ -159,3 +159,14 @@ def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatemen
         ctx.report.count("statementsAnalyzed")
         if statement.uuid:
             ctx.analysed_statements.setdefault(state.planned.job, set()).add(statement.uuid)
+
+
+def _same_text(stored: str | None, wanted: str | None) -> bool:
+    """Whether a text Blindata stored is the one sent, as a server may store it: its line ends
+    as ``\n`` and without blanks at either end (the contract does not say that a text comes
+    back byte for byte; one that did not would be sent again, and analysed again, every run)."""
+    return _as_stored(stored) == _as_stored(wanted)
+
+
+def _as_stored(text: str | None) -> str:
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
