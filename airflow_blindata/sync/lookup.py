@@ -155,6 +155,10 @@ def existing_fields(
     elif (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         keep(api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid))
     else:
+        # the verified systemUuid beside the inferred physicalEntityUuid: a server that does not
+        # read the latter lists the fields of one System per entity, not of the whole tenant
         for uuid in sorted(wanted):
-            keep(api.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid))
+            keep(
+                api.list(page_size=LIST_PAGE_SIZE, systemUuid=system_uuid, physicalEntityUuid=uuid)
+            )
     return found

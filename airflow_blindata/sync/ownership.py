@@ -371,8 +371,11 @@ def _entity_references(
                 for side in ("fromSystemUuid", "toSystemUuid")
             ]
         else:
+            in_system = {"systemUuid": system_uuid} if system_uuid else {}  # the verified filter
             field_listings = [
-                api.physical_fields.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+                api.physical_fields.list(
+                    page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid, **in_system
+                )
                 for uuid in sorted(uuids)
             ]
             flow_listings = [
