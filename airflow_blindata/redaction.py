@@ -248,10 +248,26 @@ producers, namespaces and property values again and again (a tenth of planning d
 
 def redact_text(text: str) -> str:
     """``_redact_text(text)``, memoised for short texts (a long one, a description or a
-    statement, is rarely met twice and would hold the memo's memory)."""
+    statement, is rarely met twice and would hold the memo's memory). A text that holds nothing
+    any pattern needs (most names of fields and tables) is given back at once, without taking a
+    place in the memo: a plan redacts more distinct names than the memo holds, and a memo that
+    overflows in the order it is filled keeps nothing it is asked for again."""
+    if not _may_hold_a_secret(text):
+        return text
     if len(text) <= _MEMO_LENGTH:
         return _redacted_short(text)
     return _redact_text(text)
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    """Whether ``text`` holds what some pattern of ``_redact_text`` needs."""
+    return (
+        "=" in text
+        or ":" in text
+        or "@" in text
+        or "-----BEGIN" in text
+        or "bearer" in text.lower()
+    )
 
 
 def _redact_text(text: str) -> str:
@@ -263,13 +279,7 @@ def _redact_text(text: str) -> str:
     value) on its way to a report, a log or the catalog. Linear in the text, and the same text
     once more redacted is the same."""
     # what every pattern needs: a text without any is shown as it is, at once
-    if (
-        "=" not in text
-        and ":" not in text
-        and "@" not in text
-        and "-----BEGIN" not in text
-        and "bearer" not in text.lower()
-    ):
+    if not _may_hold_a_secret(text):
         return text
     if "-----BEGIN" in text:
         text = _PRIVATE_KEY_BLOCK.sub(rf"\g<begin>{REDACTED}\g<end>", text)
