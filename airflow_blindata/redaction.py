@@ -336,26 +336,21 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 # Redshift's ``CREDENTIALS '…'``, ``ACCESS_KEY_ID '…'``, ``SECRET_ACCESS_KEY '…'`` and
 # ``SESSION_TOKEN '…'``, Snowflake's ``AWS_KEY_ID = '…'``, ``AWS_SECRET_KEY``, ``AWS_TOKEN``,
 # ``AZURE_SAS_TOKEN`` and ``MASTER_KEY``, and a column compared with one (``WHERE password =
-# '…'``): the code before the literal ends with one of these keywords. Used by the scan of a
-# statement that does not tokenize (``_scanned``).
+# '…'``): the code before the literal ends with one of these keywords, or with a name that ends
+# with a secret word of free text, quoted or not (``_SECRET_WORDS``: ``MASTER_PASSWORD = '…'``,
+# ``"connection-password" = '…'``, which covers most of the keywords above). An option's key
+# written as a literal (``'password' = '…'``) is found by ``_scanned`` from the literal before.
+# Used by the scan of a statement that does not tokenize (``_scanned``).
 _SECRET_KEYWORD_BEFORE = re.compile(
-    r"""(?ix)
-    \b(?:
-        (?:ssl)?password | passwd | pwd
-      | identified \s+ (?:with \s+ \S+ \s+)? (?:by|as)
-      | credentials | secret | client_secret | token | api_?key | private_key
-      | access_key_id | secret_access_key | session_token
-      | aws_key_id | aws_secret_key | aws_token | aws_access_key_id | aws_secret_access_key
-      | aws_session_token | azure_sas_token | master_key | sas_token
+    rf"""(?ix)
+    (?: \b(?:
+            identified \s+ (?:with \s+ \S+ \s+)? (?:by|as)
+          | access_key_id | aws_key_id | aws_access_key_id | master_key
+        )
+      | {_SECRET_WORDS} ["`\]]?
     )
     \s* (?: = \s* )? (?: [enbx] | u& )? \Z
     """
-)
-# A name that ends with a secret word (``_SECRET_NAME_END``) before the literal, quoted or not:
-# ``MASTER_PASSWORD = '…'``, ``"connection-password" = '…'``. An option's key written as a
-# literal (``'password' = '…'``) is found by ``_scanned`` from the literal before.
-_SECRET_NAME_BEFORE = re.compile(
-    rf"""(?ix) {_SECRET_WORDS} ["`\]]? \s* (?: = \s* )? (?: [enbx] | u& )? \Z"""
 )
 _KEY_TO_VALUE = re.compile(r"\s*(?:=>?|:=)?\s*")
 """What may come between an option's key and its value."""
@@ -484,10 +479,8 @@ def _scanned(sql: str) -> str:
             parts.append(redact_text(token.group()))
             continue
         before = sql[max(code, token.start() - 80) : token.start()]
-        if (
-            _SECRET_KEYWORD_BEFORE.search(before)
-            or _SECRET_NAME_BEFORE.search(before)
-            or (keyed and _KEY_TO_VALUE.fullmatch(sql[code : token.start()]))
+        if _SECRET_KEYWORD_BEFORE.search(before) or (
+            keyed and _KEY_TO_VALUE.fullmatch(sql[code : token.start()])
         ):
             parts.append(f"'{REDACTED}'")
             keyed = False
