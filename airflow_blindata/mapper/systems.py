@@ -30,6 +30,7 @@ from airflow_blindata.definition import (
 from airflow_blindata.mapper.identity import (
     NO_READING,
     NameReading,
+    NamespaceParts,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
@@ -109,6 +110,12 @@ def name_reading_for(definition: JobDefinition, namespace: str) -> NameReading:
         default_schema=profile.default_schema if profile else None,
         case=str(case.identifier_case) if case and case.identifier_case else None,
     )
+
+
+def _store_scheme(parts: NamespaceParts) -> str:
+    """The scheme that names a namespace's kind of store; a bare namespace (BigQuery's
+    ``bigquery``) names it itself."""
+    return parts.scheme or parts.namespace.lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,8 +320,7 @@ class SystemResolver:
                 origin="created",
                 create=True,
                 subtype=policy.subtype.value,  # the plain text (validation made it one)
-                # A bare namespace (BigQuery's ``bigquery``) names its kind of store itself.
-                technology=policy.technology_for(parts.scheme or parts.namespace.lower()),
+                technology=policy.technology_for(_store_scheme(parts)),
                 stamp=(
                     (NAMESPACE_PROPERTY, namespace),
                     *by_database,
@@ -337,7 +343,7 @@ class SystemResolver:
     ) -> PlannedSystem:
         """``system``, where ``namespace`` lands: the kind of store of the namespace is noted
         for ``report_merged_stores``."""
-        scheme = namespace.split("://", 1)[0] if "://" in namespace else namespace.lower()
+        scheme = _store_scheme(namespace_parts(namespace))
         kind = (policy.technology_for(scheme) if policy else None) or SCHEME_TECHNOLOGIES.get(
             scheme, scheme
         )
