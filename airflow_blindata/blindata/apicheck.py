@@ -62,12 +62,12 @@ USED_BY: dict[str, str] = {
     "users.me": _TEST,
     "systems.list": f"{_SNAPSHOT} (server time), {_CLEANUP}",
     "systems.create": _SNAPSHOT,
-    "systems.get": _SNAPSHOT,
+    "systems.get": f"{_SNAPSHOT} (and a listed System read whole before a PUT)",
     "systems.update": _SNAPSHOT,
     "systems.delete": _CLEANUP,
     "physical_entities.list": f"{_SNAPSHOT}, {_CLEANUP}",
     "physical_entities.create": CLIENT_LIBRARY_ONLY,
-    "physical_entities.get": CLIENT_LIBRARY_ONLY,
+    "physical_entities.get": f"{_CLEANUP} (optional: an entity read whole before a PUT)",
     "physical_entities.update": f"{_CLEANUP} (describedBy mark)",
     "physical_entities.delete": _CLEANUP,
     "physical_entities.upload": _SNAPSHOT,
@@ -102,7 +102,7 @@ USED_BY: dict[str, str] = {
     "quality_suites.import": _SNAPSHOT,
     "quality_checks.list": _SNAPSHOT,
     "quality_checks.create": CLIENT_LIBRARY_ONLY,
-    "quality_checks.get": CLIENT_LIBRARY_ONLY,
+    "quality_checks.get": f"{_SNAPSHOT} (optional: a check read whole before a PUT)",
     "quality_checks.update": f"{_SNAPSHOT} (disable a check)",
     "quality_results.create": _SNAPSHOT,
     "quality_results.list": CLIENT_LIBRARY_ONLY,
@@ -112,9 +112,12 @@ USED_BY: dict[str, str] = {
     "profiling_records.list": CLIENT_LIBRARY_ONLY,
 }
 """What of the provider calls each operation (``client library only``: nothing of the sync)."""
-OPTIONAL: frozenset[str] = frozenset({"query_buckets.get", "query_buckets.update"})
+OPTIONAL: frozenset[str] = frozenset(
+    {"query_buckets.get", "query_buckets.update", "physical_entities.get", "quality_checks.get"}
+)
 """Operations the sync calls but does without where they are not served: the contract does
-not name them (a bucket's Systems stay as created, counted ``bucketSystemsNotAdded``)."""
+not name them (a bucket's Systems stay as created, counted ``bucketSystemsNotAdded``; an entity
+or a check is PUT from its listing, ``SyncContext.as_stored``)."""
 
 
 class PathStatus(StrEnum):

@@ -13,6 +13,7 @@ Blindata cannot take writes, instead of paying the retry deadline once per batch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import islice
@@ -28,6 +29,7 @@ from airflow_blindata.blindata import (
     BlindataPermissionError,
     BlindataRequestError,
     BlindataServerError,
+    BlindataStatusError,
     UploadReport,
 )
 from airflow_blindata.blindata.models import WireModel
@@ -55,6 +57,8 @@ PER_OBJECT_LOOKUP_LIMIT = 50
 System is listed instead. One request per object is cheaper on a large crawled System that the
 job touches at a few tables; listing is cheaper when the job describes many of them."""
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
 
 
@@ -64,6 +68,7 @@ class _Stored(Protocol):
 
 
 StoredT = TypeVar("StoredT", bound=_Stored)
+StoredT_co = TypeVar("StoredT_co", bound=_Stored, covariant=True)
 
 
 class OutageError(Exception):
@@ -132,6 +137,15 @@ class Uploader(Protocol):
 
 class Deleter(Protocol):
     def delete(self, uuid: str) -> None: ...
+
+
+class Getter(Protocol[StoredT_co]):
+    def get(self, uuid: str) -> StoredT_co: ...
+
+
+_NOT_READ_BY_UUID = (404, 405, 501)
+"""What a Blindata answers when it does not serve an object by uuid (the item paths of entities,
+fields and checks are inferred), or when the object went since it was listed."""
 
 
 @dataclass
@@ -212,6 +226,35 @@ class SyncContext:
         """Run one call; on a Blindata error record it under ``kind`` and return ``None``."""
         try:
             return call()
+        except OutageError as exc:
+            self.report.fail(kind, key, str(exc.error))
+            raise
+        except BlindataError as exc:
+            self.report.fail(kind, key, str(exc))
+            return None
+
+    def as_stored(
+        self, collection: Getter[StoredT], listed: StoredT, kind: str, key: str
+    ) -> StoredT | None:
+        """``listed`` as Blindata holds it, read by its uuid before a PUT is made of it.
+
+        A PUT replaces the whole object, and the contract names a listing's fields, not that its
+        items are whole: a PUT of a listed summary would blank what the listing left out (a
+        person's description, a crawler's type). ``listed`` itself when Blindata does not read
+        it by uuid (``_NOT_READ_BY_UUID``; the PUT then says whether it went); ``None``, recorded
+        under ``kind``, when the read failed otherwise.
+        """
+        if not listed.uuid:
+            return listed
+        uuid = listed.uuid
+        try:
+            return collection.get(uuid)
+        except BlindataStatusError as exc:
+            if exc.status not in _NOT_READ_BY_UUID:
+                self.report.fail(kind, key, str(exc))
+                return None
+            log.info("Blindata does not read %s %s by uuid (%s): as listed", kind, key, exc.status)
+            return listed
         except OutageError as exc:
             self.report.fail(kind, key, str(exc.error))
             raise

@@ -537,13 +537,10 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
             or check.code in planned
         ):
             continue
-        disabled = check.model_copy(update={"enabled": False})
-        if (
-            ctx.attempt(
-                "quality check",
-                check.code,
-                partial(ctx.client.api.quality_checks.update, disabled),
-            )
-            is not None
-        ):
+        api = ctx.client.api.quality_checks
+        stored = ctx.as_stored(api, check, "quality check", check.code)
+        if stored is None:
+            continue
+        disabled = stored.model_copy(update={"enabled": False})
+        if ctx.attempt("quality check", check.code, partial(api.update, disabled)) is not None:
             ctx.report.count("qualityChecksDisabled")

@@ -248,16 +248,19 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
 def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:
     """Take this definition off ``openLineageDescribedBy`` of an entity it no longer describes.
 
-    A PUT of the entity as read, less the mark: an upload cannot remove a property.
+    A PUT of the entity as Blindata holds it, less the mark: an upload cannot remove a property.
     """
+    api, key = ctx.client.api.physical_entities, entity_key(entity)
+    stored = ctx.as_stored(api, entity, "describedBy mark", key)
+    if stored is None:
+        return
     kept = [
         prop
-        for prop in entity.additional_properties or ()
+        for prop in stored.additional_properties or ()
         if not (prop.name == DESCRIBED_BY_PROPERTY and prop.value == ctx.owner)
     ]
-    retired = entity.model_copy(update={"additional_properties": kept})
-    api = ctx.client.api.physical_entities
-    if ctx.attempt("describedBy mark", entity_key(entity), partial(api.update, retired)):
+    retired = stored.model_copy(update={"additional_properties": kept})
+    if ctx.attempt("describedBy mark", key, partial(api.update, retired)):
         ctx.report.count("describedByRetired")
 
 

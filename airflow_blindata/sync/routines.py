@@ -253,7 +253,8 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
                 ctx.landed()
         return bucket
     if bucket.systems is None:
-        bucket = _with_systems(ctx, bucket)
+        # a listing may leave out what the contract does not require of it: read it whole
+        bucket = ctx.as_stored(api, bucket, "query bucket", name) or bucket
         if bucket.systems is None:
             # A PUT of the bucket with only the job's Systems would drop the ones a person added.
             log.warning("Blindata lists query bucket %r without its Systems: none added", name)
@@ -264,19 +265,6 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
     if missing:
         _grow(ctx, bucket, missing)
     return bucket
-
-
-def _with_systems(ctx: SyncContext, bucket: QueryBucket) -> QueryBucket:
-    """The bucket as Blindata holds it, for a listing that left its Systems out (the contract
-    names the listing's fields; a server may leave out what it does not fill). Unchanged when
-    Blindata does not serve the bucket by uuid either."""
-    if not bucket.uuid:
-        return bucket
-    try:
-        return ctx.client.api.query_buckets.get(bucket.uuid)
-    except BlindataError as exc:
-        log.warning("Blindata does not read query bucket %r by uuid: %s", bucket.name, exc)
-        return bucket
 
 
 def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref]) -> None:

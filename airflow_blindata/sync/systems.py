@@ -91,11 +91,19 @@ def _existing(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None
     )
 
 
-def _stamp(ctx: SyncContext, stored: System, stamp: tuple[Property, ...]) -> bool:
-    """Add the missing stamp properties with one PUT of the whole System; False on failure."""
+def _stamp(
+    ctx: SyncContext, stored: System, stamp: tuple[Property, ...], *, listed: bool = False
+) -> bool:
+    """Add the missing stamp properties with one PUT of the whole System; False on failure.
+    A ``listed`` System is read whole first (``SyncContext.as_stored``)."""
     missing = [prop for prop in stamp if not _has(stored, prop)]
     if not missing:
         return True
+    if listed:
+        whole = ctx.as_stored(ctx.client.api.systems, stored, KIND, stored.name)
+        if whole is None:
+            return False
+        return _stamp(ctx, whole, stamp)
     properties = [*(stored.additional_properties or ()), *AdditionalProperty.many(missing)]
     updated = stored.model_copy(update={"additional_properties": properties})
     if ctx.attempt(KIND, stored.name, lambda: ctx.client.api.systems.update(updated)) is None:
@@ -155,7 +163,7 @@ def _reuse(
             replace_user_documentation=planned.replace_user_documentation,
         )
     foreign_stamp = tuple(prop for prop in planned.stamp if prop[0] != OWNER_PROPERTY)
-    if not _stamp(ctx, found, foreign_stamp):
+    if not _stamp(ctx, found, foreign_stamp, listed=True):
         return None
     ctx.report.count("systemsReused")
     return ResolvedSystem(

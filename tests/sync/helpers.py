@@ -111,6 +111,28 @@ class ListedOtherwise(httpx.HTTPTransport):
         return httpx.Response(200, json={"content": content, "number": page, "last": last})
 
 
+class SummaryListings(httpx.HTTPTransport):
+    """A Blindata whose listings give each object without the fields in ``left_out`` (the
+    contract names a listing's fields, not that its items are whole), while a read by uuid gives
+    it whole and a PUT replaces it whole, as the emulator does."""
+
+    def __init__(self, left_out: tuple[str, ...] = ("description",)) -> None:
+        super().__init__()
+        self.left_out = left_out
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or "json" not in response.headers.get("content-type", ""):
+            return response
+        body = json.loads(response.read())
+        if isinstance(body, dict) and isinstance(body.get("content"), list):
+            for item in body["content"]:
+                for name in self.left_out:
+                    item.pop(name, None)
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        return httpx.Response(response.status_code, json=body, headers=headers)
+
+
 def objects(emulator: Any, kind: str) -> list[dict[str, Any]]:
     return list(emulator.emulator.objects(kind))
 

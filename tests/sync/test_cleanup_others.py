@@ -29,6 +29,7 @@ from tests.builders import documentation_facet, field, run_event, schema_facet
 from tests.sync.helpers import (
     OTHER_DEFINITION,
     History,
+    SummaryListings,
     UpperCaseReferences,
     client_of,
     definition,
@@ -251,6 +252,31 @@ def test_a_table_another_definition_no_longer_describes_is_removed(
 
     assert report.status == "success" and not report.kept, report.render()
     assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+
+
+def test_a_mark_retired_from_a_summary_listing_keeps_what_the_listing_left_out(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Never degrade what people put there: the mark is taken off with a PUT of the whole
+    entity, and a PUT of the listed summary would blank the description a person wrote."""
+    job = definition()
+    other = definition(uuid=OTHER_DEFINITION, processLayer=False)
+    history, others_history = History(), History()
+    run(client, history, [LOAD, KEEP], job)
+    run(client, others_history, [job_event("other.read", [DST], [])], other)
+    dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
+    stored = client.api.physical_entities.get(dst["uuid"])
+    client.api.physical_entities.update(stored.model_copy(update={"description": "By hand."}))
+    next_second(emulator)
+    run(client, others_history, [job_event("other.read", [SRC], [])], other)
+    with client_of(emulator, SummaryListings()) as summarised:
+        moved_on = others_history.add(cleanup(other, summarised, others_history))
+
+    assert moved_on.counters["describedByRetired"] == 1, moved_on.render()
+    dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
+    assert dst["description"] == "By hand."
+    mark = {"name": "openLineageDescribedBy", "value": OTHER_DEFINITION}
+    assert mark not in dst["additionalProperties"]
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from airflow_blindata.sync import cleanup, snapshot
 from tests.sync.helpers import (
     PG,
     History,
+    SummaryListings,
     UpperCaseReferences,
     client_of,
     counts,
@@ -343,6 +344,54 @@ def test_the_checks_of_a_removed_job_are_disabled_when_the_listing_leaves_enable
     assert report.counters["qualityChecksDisabled"] == 1
     stored = {c["code"].rsplit(":", 1)[-1]: c for c in objects(emulator, Kind.CHECK)}
     assert stored["b_ok"]["enabled"] is False and stored["a_ok"]["enabled"] is True
+
+
+def test_a_system_reused_from_a_summary_listing_keeps_what_the_listing_left_out(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A System of the planned name created meanwhile is reused and stamped with a PUT of the
+    whole System: a PUT of the listed summary would blank the description a person wrote."""
+    job = definition()
+    planned = plan_for(client, dbt_events(), job)
+    system = next(system for system in planned.systems if system.create)
+    name = system.name
+    client.api.systems.create(System(name=name, description="The warehouse, by hand."))
+    with client_of(emulator, SummaryListings()) as blindata:
+        report = snapshot(planned, blindata, job)
+
+    assert report.counters["systemsReused"] == 1, report.render()
+    (stored,) = (s for s in objects(emulator, Kind.SYSTEM) if s["name"] == name)
+    assert stored["description"] == "The warehouse, by hand."
+    stamp = {(p["name"], p["value"]) for p in stored["additionalProperties"]}
+    assert {prop for prop in system.stamp if prop[0] != "openLineageOwner"} <= stamp
+
+
+def test_a_check_disabled_from_a_summary_listing_keeps_what_the_listing_left_out(
+    emulator: Any,
+) -> None:
+    """Seed 003 disables the checks of a removed job, with a PUT of the whole check: a PUT of
+    the listed summary would blank its description."""
+    job = definition()
+    both = dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}]) + dq_run(
+        "b", "run-b", [{"assertion": "b_ok", "success": True}]
+    )
+    with client_of(emulator) as blindata:
+        snapshot(plan_for(blindata, both, job), blindata, job)
+        for check in blindata.api.quality_checks.list():  # a steward documents the checks
+            if not check.code.startswith("ol:"):
+                continue  # the job's own ledger
+            described = check.model_copy(update={"description": f"What {check.code} means."})
+            blindata.api.quality_checks.update(described)
+    described = {c["code"]: c["description"] for c in objects(emulator, Kind.CHECK)}
+    assert len(described) == 4
+    only_a = dq_run("a", "run-a", [{"assertion": "a_ok", "success": True}])
+    with client_of(emulator, SummaryListings()) as blindata:
+        report = snapshot(plan_for(blindata, only_a, job), blindata, job)
+
+    assert report.counters["qualityChecksDisabled"] == 1, report.render()
+    stored = {c["code"]: c for c in objects(emulator, Kind.CHECK)}
+    assert {code: c["description"] for code, c in stored.items()} == described
+    assert [c["enabled"] for code, c in stored.items() if code.endswith("b_ok")] == [False]
 
 
 class BucketsWithoutSystems(httpx.HTTPTransport):
