@@ -183,6 +183,16 @@ _SECRET_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|private[_.-]?key|"
     r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?)"
 )
+# Hadoop's settings of Azure storage name the account (and the container) after the secret word,
+# so that they do not end with it: ``fs.azure.account.key.<account>.dfs.core.windows.net``,
+# ``fs.azure.sas.<container>.<account>.blob.core.windows.net``,
+# ``fs.azure.account.oauth2.client.secret.<account>.dfs.core.windows.net``,
+# ``fs.azure.sas.fixed.token.<account>.dfs.core.windows.net`` (each with ``spark.hadoop.``
+# before it, as Spark takes them).
+_AZURE_SECRET_SETTING = (
+    r"fs\.azure\.(?:account\.key|sas|account\.oauth2\.client\.secret|sas\.fixed\.token)"
+    r"(?:\.[A-Za-z0-9_-]+)+"
+)
 # ``name=value``, ``name: value`` (not ``name::type`` nor ``name://``), the name quoted or not
 # (JSON, a dict's repr, JSON quoted again inside a string: ``\"password\": \"…\"``), and the
 # value quoted or not; a quoted value ends at its closing quote or the end of its line. Found
@@ -191,7 +201,8 @@ _SECRET_VALUE_IN_TEXT = re.compile(
     rf"""(?ix)
     (?<![A-Za-z0-9_.-])
     (?P<lead>
-        (?P<quote> \\?["']? ) [A-Za-z0-9_.-]*? {_SECRET_WORDS} (?P=quote)
+        (?P<quote> \\?["']? )
+        [A-Za-z0-9_.-]*? (?: {_SECRET_WORDS} | {_AZURE_SECRET_SETTING} ) (?P=quote)
         \s* (?: = | :(?![:/]) =?+ ) \s*
     )
     (?! \\?["']? \*\*\* )
@@ -231,6 +242,23 @@ _PRIVATE_KEY_BLOCK = re.compile(
 )
 
 
+# A command line's long option that a secret follows after a blank: ``--password pw``,
+# ``--db-password "pw"``, ``--api-key k`` (``--password=pw`` is a ``name=value``); and the
+# password of ``curl -u etl:pw`` (``--user``). A value that starts as an option does not
+# (``--password --user etl``), nor a name that ends with another word (``--password-stdin``).
+_SECRET_OPTION = re.compile(
+    rf"""(?ix)
+    (?<![A-Za-z0-9_-])
+    (?P<lead> -- [A-Za-z0-9_.-]*? {_SECRET_WORDS} [ \t]+ )
+    (?! \*\*\* | - )
+    (?P<value> " (?: [^"\\\n] | \\. )* "? | ' (?: [^'\\\n] | \\. )* '? | [^\s"']+ )
+    """
+)
+_USER_OPTION = re.compile(
+    r"(?<![A-Za-z0-9_-])(?P<lead>(?:-u|--user)[ \t]+[\"']?[^\s:\"'@/]+:)(?!\*\*\*)[^\s\"']+"
+)
+
+
 def _hidden_value(match: re.Match[str]) -> str:
     """The lead of ``_SECRET_VALUE_IN_TEXT``'s match, and its value as ``***`` in its quotes."""
     value = match.group("value")
@@ -265,6 +293,7 @@ def _may_hold_a_secret(text: str) -> bool:
         "=" in text
         or ":" in text
         or "@" in text
+        or "--" in text
         or "-----BEGIN" in text
         or "bearer" in text.lower()
     )
@@ -301,17 +330,22 @@ def _redact_text(text: str) -> str:
         text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is None or "bearer" in lowered:
         text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if "-u" in text or "--user" in text:
+        text = _USER_OPTION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is not None:
         for word in _TEXT_SECRET_WORDS:  # a loop: ``any`` of a generator costs twice as much
             if word in lowered:
                 break
         else:
             return text
+    if "--" in text:
+        text = _SECRET_OPTION.sub(_hidden_value, text)
     return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
 
 
-_TEXT_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "sig", "credential")
-"""A word each of ``_SECRET_WORDS``' names holds: a text without any holds no secret name."""
+_TEXT_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "sig", "credential", "azure.sas")
+"""A word each of ``_SECRET_WORDS``' names (and ``_AZURE_SECRET_SETTING``'s) holds: a text
+without any holds no secret name."""
 
 
 _redacted_short = lru_cache(maxsize=8192)(_redact_text)
@@ -388,7 +422,9 @@ _SECRET_KEYWORDS = frozenset(
 # ``SOURCE_PASSWORD``, Trino's quoted ``"connection-password"``, a Flink or Spark option
 # ``'password' = '…'`` written as a literal, a column ``db_password``. ``password_hash`` ends with
 # another word and names no secret.
-_SECRET_NAME_END = re.compile(rf"(?i){_SECRET_WORDS}\Z")
+_SECRET_NAME_END = re.compile(
+    rf"(?i)(?:{_SECRET_WORDS}|(?<![A-Za-z0-9_-]){_AZURE_SECRET_SETTING})\Z"
+)
 
 
 def _names_a_secret(word: str) -> bool:
@@ -412,7 +448,7 @@ _KEYS = ("api", "private", "access", "account")
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
-    *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin"),
+    *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
 )
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
 # ``;password=…``), unquoted. One already shown ``***`` is left as it is.
@@ -539,6 +575,8 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
     lowered = sql.lower()  # a search per word: a pattern of them all read 20x slower
     if not any(word in lowered for word in _SQL_SECRET_WORDS):
         return sql
+    if "set" in lowered:
+        sql = _set_bare_values(sql)
     shown: str | None = None
     for reading in (dialect,) if dialect else _READINGS:
         redacted = _redact_tokens(sql if shown is None else shown, reading)
@@ -547,6 +585,29 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
     if shown is not None:
         return shown
     return redact_text(_scanned(sql)) if may_be_prose else _unread(sql)
+
+
+# Spark's, Hive's and Databricks' ``SET name=value`` takes the value as it is written, unquoted:
+# ``SET spark.datasource.password=pw`` holds no literal for a keyword to name. A bare value after
+# a name that names a secret (``_names_a_secret``), to the end of the statement or its line, is
+# hidden; a quoted one is the tokens' (``SET PASSWORD = '…'``).
+_SET_BARE_VALUE = re.compile(
+    r"""(?imx)
+    (?P<lead> (?: ^ | ; ) \s* SET \s+ `? (?P<name> [A-Za-z0-9_.-]+ ) `? \s* = \s* )
+    (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= \s* (?: ; | $ ) )
+    """
+)
+
+
+def _set_bare_values(sql: str) -> str:
+    """``sql`` with the bare value of each ``SET`` of a secret name as ``***``."""
+
+    def hidden(match: re.Match[str]) -> str:
+        if not _names_a_secret(match.group("name")):
+            return match.group()
+        return f"{match.group('lead')}{REDACTED}"
+
+    return _SET_BARE_VALUE.sub(hidden, sql)
 
 
 _COMMAND_DEPTH = 3

@@ -118,6 +118,17 @@ SQL_SECRETS = {
         f"CREATE TABLE t TBLPROPERTIES ('fs.s3a.secret.key'='{SECRET}')",
         "hive",
     ),
+    # a SET's bare value, and Azure's settings that name the account after the secret word
+    "Spark's SET of a secret name, unquoted": (f"SET spark.datasource.password={SECRET}", "spark"),
+    "an Azure account key SET unquoted": (
+        f"SET fs.azure.account.key.acct.dfs.core.windows.net = {SECRET};\nSELECT 1",
+        "databricks",
+    ),
+    "an Azure account key as an option's literal key": (
+        f"CREATE TABLE t USING delta OPTIONS ('fs.azure.account.key.acct.dfs.core.windows.net' "
+        f"'{SECRET}', 'path' 'abfss://c@acct.dfs.core.windows.net/t')",
+        "spark",
+    ),
 }
 
 

@@ -292,6 +292,8 @@ ORDINARY_SQL = [
     "SELECT 'password', 'x', 'token' || 'y' FROM t WHERE password_hash = 'h'",
     "INSERT INTO s.t SELECT a::text, 'key: value' IS NULL FROM s.u -- the customer's key",
     "SELECT $$it's$$, E'a\\'b' FROM t WHERE k = 'C:\\'",
+    "SET spark.sql.shuffle.partitions=200",
+    "UPDATE s.users SET password_changed = changed_at WHERE id = 1",
 ]
 
 
@@ -319,6 +321,17 @@ TEXT_SECRETS = {
     ),
     "a PEM key never ended": f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl{SECRET}",
     "Hadoop's dotted secret key": f"--conf spark.hadoop.fs.s3a.secret.key={SECRET}",
+    "an Azure account key": (
+        f"--conf spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net={SECRET}"
+    ),
+    "an Azure SAS": f"fs.azure.sas.c.acct.blob.core.windows.net: {SECRET}",
+    "an Azure client secret in JSON": (
+        f'{{"fs.azure.account.oauth2.client.secret.acct.dfs.core.windows.net": "{SECRET}"}}'
+    ),
+    "a command line's --password": f"mysqldump --user etl --password {SECRET} dwh",
+    "a quoted --db-password": f'app --db-password "{SECRET} x" --port 1',
+    "curl -u": f"curl -u etl:{SECRET} https://api.example.com/v1",
+    "curl --user quoted": f'curl --user "etl:{SECRET}" https://api.example.com/v1',
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
@@ -346,6 +359,11 @@ ORDINARY_TEXT = [
     "amount::numeric, the order's total; see https://docs.example.com/orders?page=2",
     "a key: value store",
     "Secret Santa",
+    "docker login --password-stdin < token.txt",
+    "psql -U etl -p 5432 -d dwh",
+    "curl -u etl https://api.example.com/v1",
+    "-- the password is rotated weekly",
+    "fs.azure.account.key is set per account",
 ]
 
 
@@ -363,6 +381,10 @@ NEW_LONG_TEXTS = {
     "PEM begins without a kind": "-----BEGIN " + "A" * SIZE,
     "bearer words": "bearer " * (SIZE // 7),
     "authorization headers": "Authorization: " * (SIZE // 15),
+    "options without values": "--password " * (SIZE // 11),
+    "a long option name": "--" + "a-" * (SIZE // 2) + "password x",
+    "users without passwords": "-u a " * (SIZE // 5),
+    "Azure settings without values": "fs.azure.account.key.a" * (SIZE // 22),
 }
 
 

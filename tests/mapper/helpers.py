@@ -340,6 +340,11 @@ CASES: dict[str, dict[str, Any]] = {
     },
     "custom facet property: JSON": {"note": f'{{"client_secret": "{SECRET}"}}'},
     "job documentation: token": {"documentation": f"Call it with token: {SECRET}."},
+    "job documentation: curl -u": {"documentation": f"Get it: curl -u etl:{SECRET} https://x.io"},
+    "custom facet property: --password": {"note": f"mysqldump --password {SECRET} dwh"},
+    "custom facet property: an Azure key": {
+        "note": f"spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net={SECRET}"
+    },
     "job name: ?token=": {"job": f"fetch_orders?token={SECRET}"},
     "job name: &access_token=": {"job": f"api.orders?a=1&access_token={SECRET}"},
     "a quality test's name and texts": {
