@@ -74,7 +74,7 @@ def _query_secrets(url: str) -> list[tuple[int, int]]:
         if value.startswith(REDACTED):
             continue  # already shown redacted: what follows (a dataset's name) is not the secret
         name = unquote(match.group("name"))
-        if value and (_SECRET_PARAMETER.match(name) or _SECRET_NAME_END.search(name)):
+        if value and (_SECRET_PARAMETER.match(name) or _is_secret_name(name)):
             spans.append(match.span("value"))
     return spans
 
@@ -189,9 +189,12 @@ _SECRET_WORDS = (
 # ``fs.azure.account.oauth2.client.secret.<account>.dfs.core.windows.net``,
 # ``fs.azure.sas.fixed.token.<account>.dfs.core.windows.net`` (each with ``spark.hadoop.``
 # before it, as Spark takes them).
+# Matched from a name's start only, the rest of the name taken whole (``++``): tried from each
+# ``fs.azure.`` of a long name, it would read the name again from each (a square of its length).
 _AZURE_SECRET_SETTING = (
-    r"fs\.azure\.(?:account\.key|sas|account\.oauth2\.client\.secret|sas\.fixed\.token)"
-    r"(?:\.[A-Za-z0-9_-]+)+"
+    r"(?:spark\.hadoop\.)?fs\.azure\."
+    r"(?:account\.key|sas|account\.oauth2\.client\.secret|sas\.fixed\.token)"
+    r"(?:\.[A-Za-z0-9_-]+)++"
 )
 # ``name=value``, ``name: value`` (not ``name::type`` nor ``name://``), the name quoted or not
 # (JSON, a dict's repr, JSON quoted again inside a string: ``\"password\": \"…\"``), and the
@@ -202,7 +205,7 @@ _SECRET_VALUE_IN_TEXT = re.compile(
     (?<![A-Za-z0-9_.-])
     (?P<lead>
         (?P<quote> \\?["']? )
-        [A-Za-z0-9_.-]*? (?: {_SECRET_WORDS} | {_AZURE_SECRET_SETTING} ) (?P=quote)
+        (?: {_AZURE_SECRET_SETTING} | [A-Za-z0-9_.-]*? {_SECRET_WORDS} ) (?P=quote)
         \s* (?: = | :(?![:/]) =?+ ) \s*
     )
     (?! \\?["']? \*\*\* )
@@ -417,20 +420,52 @@ _SECRET_KEYWORDS = frozenset(
         "SAS_TOKEN",
     }
 )
+# Functions and procedures that take a secret as a positional argument (0-based): pgcrypto's
+# ``pgp_sym_encrypt(data, 'key')`` and ``encrypt(data, 'key', 'aes')``, MySQL's
+# ``AES_ENCRYPT(s, 'key')``, Snowflake's ``ENCRYPT(v, 'passphrase')``, Oracle's
+# ``DBMS_CLOUD.CREATE_CREDENTIAL('c', 'user', 'password')``, SQL Server's
+# ``sp_addlinkedsrvlogin 'srv', 'false', NULL, 'user', 'password'`` (called without parentheses)
+# and ``sp_addlogin 'login', 'password'``. A literal in such a place is a secret; the others
+# (the data, the algorithm, a server's name) stay as written.
+_SECRET_ARGUMENTS: dict[str, frozenset[int]] = {
+    **dict.fromkeys(
+        (
+            *(
+                "PGP_SYM_ENCRYPT",
+                "PGP_SYM_DECRYPT",
+                "PGP_SYM_ENCRYPT_BYTEA",
+                "PGP_SYM_DECRYPT_BYTEA",
+            ),
+            *("ENCRYPT", "DECRYPT", "ENCRYPT_IV", "DECRYPT_IV", "ENCRYPT_RAW", "DECRYPT_RAW"),
+            *("AES_ENCRYPT", "AES_DECRYPT", "DES_ENCRYPT", "DES_DECRYPT", "TRY_DECRYPT"),
+            *("TRY_DECRYPT_RAW", "SP_ADDLOGIN"),
+        ),
+        frozenset({1}),
+    ),
+    "CREATE_CREDENTIAL": frozenset({2}),
+    "SP_ADDLINKEDSRVLOGIN": frozenset({4}),
+    "SP_PASSWORD": frozenset({0, 1}),
+}
+_PROCEDURE_CALLS = frozenset({"EXEC", "EXECUTE", "CALL"})
+"""What may come before a procedure called without parentheses, at a statement's start."""
 # A name that ends with a secret word of free text (``_SECRET_WORDS``) names a secret too, as in
 # free text ("a name that ends with one, as db_password"): MySQL's ``MASTER_PASSWORD`` and
 # ``SOURCE_PASSWORD``, Trino's quoted ``"connection-password"``, a Flink or Spark option
 # ``'password' = '…'`` written as a literal, a column ``db_password``. ``password_hash`` ends with
 # another word and names no secret.
-_SECRET_NAME_END = re.compile(
-    rf"(?i)(?:{_SECRET_WORDS}|(?<![A-Za-z0-9_-]){_AZURE_SECRET_SETTING})\Z"
-)
+_SECRET_NAME_END = re.compile(rf"(?i){_SECRET_WORDS}\Z")
+_AZURE_SECRET_NAME = re.compile(rf"(?i){_AZURE_SECRET_SETTING}\Z")
+
+
+def _is_secret_name(name: str) -> bool:
+    """Whether ``name`` ends with a secret word, or is one of Azure's secret settings."""
+    return _SECRET_NAME_END.search(name) is not None or _AZURE_SECRET_NAME.match(name) is not None
 
 
 def _names_a_secret(word: str) -> bool:
     """Whether a keyword, a name or an option's literal key says that the literal after it is
     a secret."""
-    return word in _SECRET_KEYWORDS or _SECRET_NAME_END.search(word) is not None
+    return word in _SECRET_KEYWORDS or _is_secret_name(word)
 
 
 # One of them anywhere, or ``IDENTIFIED``: where a statement that does not tokenize stops being
@@ -449,6 +484,7 @@ _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
+    *("encrypt", "decrypt", "sp_add"),  # ``_SECRET_ARGUMENTS``
 )
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
 # ``;password=…``), unquoted. One already shown ``***`` is left as it is.
@@ -637,6 +673,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     kinds = _token_kinds()
     strings, passed, bare = kinds.strings, kinds.passed, kinds.bare
     semicolon, equals = kinds.semicolon, kinds.equals
+    opening, closing, comma = kinds.opening, kinds.closing, kinds.comma
+    calls: list[_Call] = []  # the calls of ``_SECRET_ARGUMENTS`` being read, innermost last
+    nesting = 0  # of parentheses
     parts: list[str] = []
     copied = done = 0  # sql[:copied] is in parts; done: the end of the last token
     w1 = w2 = w3 = w4 = ""  # the last four words of code, upper case, w1 the last
@@ -664,9 +703,14 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     parts += (sql[copied:done], shown)
                     copied = start
         done = token.end + 1
-        kind = token.token_type
+        previous, kind = kind, token.token_type
         if kind in strings:
-            secret = _after_secret_keyword(w1, w2, w3, w4, identified) or assigned or keyed
+            secret = (
+                _after_secret_keyword(w1, w2, w3, w4, identified)
+                or assigned
+                or keyed
+                or (bool(calls) and calls[-1].at_secret(nesting))
+            )
             raw = sql[start:done]
             if secret:
                 set_password = assigned = False
@@ -690,8 +734,25 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         ):
             parts += (sql[copied:start], _emptied(sql[start:done]))  # Oracle's password
             copied = done
+        if kind is opening:
+            nesting += 1
+            if w1 in _SECRET_ARGUMENTS:
+                calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
+        elif kind is closing:
+            if calls and calls[-1].nesting == nesting:
+                calls.pop()
+            nesting -= 1
+        elif kind is comma:
+            if calls and calls[-1].nesting == nesting:
+                calls[-1].argument += 1
+        elif word in _SECRET_ARGUMENTS and (
+            previous is None or previous is semicolon or w1 in _PROCEDURE_CALLS
+        ):  # a procedure called without parentheses: ``EXEC sp_addlogin 'u', 'pw'``
+            calls.append(_Call(_SECRET_ARGUMENTS[word], nesting))
         if kind is semicolon:
             set_password = assigned = identified = False
+            calls.clear()
+            nesting = 0
         elif word == "PASSWORD" and w1 == "SET":
             set_password = True
         elif word == "IDENTIFIED":
@@ -713,6 +774,19 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     return "".join(parts)
 
 
+@dataclass
+class _Call:
+    """A call of one of ``_SECRET_ARGUMENTS`` being read by ``_redact_tokens``."""
+
+    secrets: frozenset[int]  # the positions of its secret arguments
+    nesting: int  # the parentheses its arguments are within
+    argument: int = 0  # the position of the argument being read
+
+    def at_secret(self, nesting: int) -> bool:
+        """Whether a literal read at ``nesting`` is one of its secret arguments."""
+        return nesting == self.nesting and self.argument in self.secrets
+
+
 def _redact_command(text: str, dialect: str, depth: int) -> str:
     """What follows a command, read as a statement of ``dialect``, or as an unread one."""
     shown = _redact_tokens(text, dialect, depth + 1) if depth < _COMMAND_DEPTH else None
@@ -728,6 +802,9 @@ class _TokenKinds:
     bare: frozenset[Any]  # what Oracle's password may be: a word, a quoted name, a number
     semicolon: Any
     equals: Any
+    opening: Any  # ``(``
+    closing: Any  # ``)``
+    comma: Any
 
 
 @lru_cache(maxsize=1)
@@ -744,6 +821,9 @@ def _token_kinds() -> _TokenKinds:
         bare=frozenset((TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER)),
         semicolon=TokenType.SEMICOLON,
         equals=TokenType.EQ,
+        opening=TokenType.L_PAREN,
+        closing=TokenType.R_PAREN,
+        comma=TokenType.COMMA,
     )
 
 

@@ -118,6 +118,21 @@ SQL_SECRETS = {
         f"CREATE TABLE t TBLPROPERTIES ('fs.s3a.secret.key'='{SECRET}')",
         "hive",
     ),
+    # a secret passed by position to a function or a procedure
+    "pgcrypto's pgp_sym_encrypt": (
+        f"INSERT INTO s.t SELECT pgp_sym_encrypt(ssn, '{SECRET}') FROM s.u",
+        "postgres",
+    ),
+    "MySQL's AES_ENCRYPT": (f"SELECT AES_ENCRYPT(ssn, '{SECRET}') FROM s.u", "mysql"),
+    "Snowflake's ENCRYPT": (f"SELECT ENCRYPT(v, '{SECRET}') FROM s.u", "snowflake"),
+    "Oracle's DBMS_CLOUD.CREATE_CREDENTIAL": (
+        f"BEGIN DBMS_CLOUD.CREATE_CREDENTIAL('C', 'etl', '{SECRET}'); END;",
+        "oracle",
+    ),
+    "SQL Server's sp_addlinkedsrvlogin": (
+        f"EXEC sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', N'{SECRET}'",
+        "tsql",
+    ),
     # a SET's bare value, and Azure's settings that name the account after the secret word
     "Spark's SET of a secret name, unquoted": (f"SET spark.datasource.password={SECRET}", "spark"),
     "an Azure account key SET unquoted": (

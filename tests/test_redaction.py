@@ -286,6 +286,36 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
     assert redact_sql(sql, dialect, may_be_prose=scanned) == shown
 
 
+@pytest.mark.parametrize(
+    ("sql", "dialect", "shown"),
+    [
+        (
+            "SELECT pgp_sym_encrypt(ssn, 'k'), encrypt(d, 'k', 'aes') FROM s.u WHERE c = 'x'",
+            "postgres",
+            "SELECT pgp_sym_encrypt(ssn, '***'), encrypt(d, '***', 'aes') FROM s.u WHERE c = 'x'",
+        ),
+        (
+            "SELECT AES_DECRYPT(CONCAT(a, 'x'), 'k') FROM u",
+            "mysql",
+            "SELECT AES_DECRYPT(CONCAT(a, 'x'), '***') FROM u",
+        ),
+        (
+            "EXEC sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', 'pw'; SELECT 'a', 'b'",
+            "tsql",
+            "EXEC sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', '***'; SELECT 'a', 'b'",
+        ),
+        ("sp_addlogin 'bob', 'pw'", "tsql", "sp_addlogin 'bob', '***'"),
+    ],
+)
+def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
+    sql: str, dialect: str, shown: str
+) -> None:
+    """docs/mapping-reference.md: "a literal passed where a function or a procedure takes a
+    secret": the key of pgcrypto's and MySQL's functions, a login's password; the data, the
+    algorithm and the server's name are what the statement does and stay as written."""
+    assert redact_sql(sql, dialect) == shown
+
+
 ORDINARY_SQL = [
     "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
     "FROM s.users WHERE kind = 'token'",
@@ -293,6 +323,7 @@ ORDINARY_SQL = [
     "INSERT INTO s.t SELECT a::text, 'key: value' IS NULL FROM s.u -- the customer's key",
     "SELECT $$it's$$, E'a\\'b' FROM t WHERE k = 'C:\\'",
     "SET spark.sql.shuffle.partitions=200",
+    "SELECT encrypt(d, k, 'aes'), decrypt(d, k, 'aes') FROM s.u WHERE kind = 'x'",
     "UPDATE s.users SET password_changed = changed_at WHERE id = 1",
 ]
 
