@@ -80,10 +80,16 @@ def _checked_watermark(
     read back, tells; when it is older than the watermark nothing tells refreshed from stale, and
     the snapshot keeps none (cleanup then refuses, ``no_server_time``). A read that fails
     decides nothing.
+
+    The entity read back is one that existed before this snapshot, when there is one: that the
+    upload refreshes the last update of an object it did not change is inferred, and a Blindata
+    that dates changes only shows it on such an entity (one just created is dated now anyway).
     """
     if watermark is None or not index.uploaded:
         return watermark
-    key = index.uploaded[0]
+    key = next(
+        (k for k in index.uploaded if index.entities[k] not in index.created), index.uploaded[0]
+    )
     system = index.systems.get(key.system)
     if system is None:
         return watermark

@@ -32,6 +32,7 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
+from tests.builders import dataset, run_event
 from tests.sync.helpers import (
     PG,
     History,
@@ -753,6 +754,54 @@ def test_when_blindatas_clock_and_its_dates_disagree_the_cleanup_removes_nothing
 
     assert second.status == "success", second.render()
     assert second.watermark is None
+    assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
+    assert counts(emulator) == before
+
+
+class DatesOfChangesOnly(httpx.HTTPTransport):
+    """A Blindata that dates an object's last update only when its content changes, so that an
+    upload of an unchanged object leaves its date as it was (that an upload refreshes it is
+    inferred): every object the emulator holds shows the date of its creation."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        content = response.read()
+        if not content or "json" not in response.headers.get("content-type", ""):
+            return response
+        data = json.loads(content)
+        items = data.get("content") if isinstance(data, dict) else None
+        for item in items if isinstance(items, list) else [data]:
+            if isinstance(item, dict) and item.get("creationDate"):
+                item["modificationDate"] = item["creationDate"]
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        return httpx.Response(response.status_code, headers=headers, json=data)
+
+
+def test_against_a_blindata_that_dates_changes_only_the_cleanup_removes_nothing(
+    emulator: Any,
+) -> None:
+    """Seed 000: "the upload refreshes the last update of each object, which is how the job
+    tells what is still described". On a Blindata whose uploads leave an unchanged object's
+    date as it was, every object still described would look stale: the clock check reads back
+    an entity that existed before the snapshot, not one it has just created (dated now on any
+    Blindata), and the snapshot keeps no watermark."""
+    job = definition()
+    history = History()
+    first = dbt_events()
+    # the second run also writes a table the first did not, whose entity sorts first
+    namespace = next(o["namespace"] for event in first for o in event.get("outputs") or ())
+    added = run_event("dbt.added", outputs=[dataset("aaa.first.table", namespace)])
+    with client_of(emulator, DatesOfChangesOnly()) as blindata:
+        history.add(snapshot(plan_for(blindata, first, job), blindata, job))
+        next_second(emulator)
+        plan = plan_for(blindata, [*first, added], job)
+        second = history.add(snapshot(plan, blindata, job))
+        before = counts(emulator)
+        report = history.add(cleanup(job, blindata, history))
+
+    assert second.status == "success", second.render()
+    assert second.counters["entitiesCreated"] >= 1
+    assert second.watermark is None, second.render()
     assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
     assert counts(emulator) == before
 
