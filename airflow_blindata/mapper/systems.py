@@ -272,15 +272,30 @@ class SystemResolver:
                 )
         return system
 
-    def _stamped(self, namespace: str, database: str | None) -> KnownSystem | None:
+    def _stamped(
+        self, namespace: str, database: str | None, policy: SystemPolicy | None
+    ) -> KnownSystem | None:
         """The System stamped with ``namespace``: first by name among those stamped with the
-        database too, else among those stamped with no database (they hold every one)."""
+        database too, else among those stamped with no database (they hold every one).
+
+        Under a policy that makes a System per database, one that this definition created for
+        the names without a database (``public.src``: no database in its stamp, as none was
+        known) holds those only: a named database gets its own, as on a fresh tenant."""
         stamped = self._by_stamp.get(namespace, ())
         if database is not None:
             for system in stamped:
                 if database in system.values(DATABASE_PROPERTY):
                     return system
-        return next((s for s in stamped if not s.values(DATABASE_PROPERTY)), None)
+        per_database = database is not None and policy is not None and policy.per_database
+        return next(
+            (
+                system
+                for system in stamped
+                if not system.values(DATABASE_PROPERTY)
+                and not (per_database and self._owned(system))
+            ),
+            None,
+        )
 
     def _resolve(self, namespace: str, database: str | None = None) -> PlannedSystem | None:
         if self.ignores(namespace):
@@ -292,7 +307,7 @@ class SystemResolver:
                 return self._landed(
                     self._existing(found, "mapped", namespace, policy), namespace, policy
                 )
-        stamped = self._stamped(namespace, database)
+        stamped = self._stamped(namespace, database, policy)
         if stamped is not None:
             return self._landed(
                 self._existing(stamped, "stamped", namespace, policy), namespace, policy

@@ -314,6 +314,38 @@ def test_a_system_stamped_without_a_database_holds_every_database_not_stamped_el
     assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
 
 
+def test_a_system_created_for_names_without_a_database_takes_no_named_database() -> None:
+    """docs/configure-the-job.md: "{database} in a nameTemplate: a System created per database".
+    A first run that named a table without its database (``public.src``) created the System
+    ``pg``, stamped with no database; the next run's ``billing.public.inv`` took it as one that
+    holds every database, where a fresh tenant gives ``pg billing``: where a table lands
+    depended on what a producer happened to send first."""
+    job = builders.definition(builders.policy("postgres://*", nameTemplate="{host} {database}"))
+    first = run_event(inputs=[dataset("public.src", PG)], outputs=[dataset("public.dst", PG)])
+    created = [
+        KnownSystem(s.name, f"u-{s.name}", s.stamp)
+        for s in build([first], job).systems
+        if s.create and s.name.startswith("pg")
+    ]
+    assert [s.name for s in created] == ["pg"]
+    billing = run_event(
+        "etl.billing",
+        run_id="0190b1c2-0000-7000-8000-000000000010",
+        inputs=[dataset("billing.public.inv", PG)],
+        outputs=[dataset("billing.public.agg", PG)],
+    )
+
+    plan = build([first, billing], job, created)
+
+    assert _placed(plan) == {
+        ("pg", "public", "src"),
+        ("pg", "public", "dst"),
+        ("pg billing", "public", "inv"),
+        ("pg billing", "public", "agg"),
+    }
+    assert _placed(plan) == _placed(build([first, billing], job))
+
+
 @pytest.mark.parametrize(
     ("entries", "systems"),
     [
