@@ -64,6 +64,9 @@ DEFAULT_PORTS: dict[str, int] = {
     "teradata": 1025,
     "clickhouse": 8123,
     "trino": 8080,
+    "kafka": 9092,
+    "cassandra": 9042,
+    "mongodb": 27017,
 }
 """Ports that a producer may leave out; the normalised namespace always names them."""
 
@@ -139,8 +142,11 @@ def normalize_namespace(namespace: str) -> str:
     """The namespace as the naming conventions spell it, without user info.
 
     ``postgresql://USER:pw@DB.Example.com/`` becomes ``postgres://db.example.com:5432``. A
-    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed, and the
-    bare ``file://`` (or ``file:///``) is ``file``, as seed 002 names that scheme. The host
+    namespace that is not a URI (``hop``, ``bigquery``, ``file``) is returned trimmed, and a
+    URI with neither host nor path is its scheme (``file://`` and ``file:///`` are ``file``, as
+    seed 002 names that scheme; ``bigquery://`` is ``bigquery``). A Redshift endpoint is named by
+    its cluster and region (``_redshift_cluster``); Azure's container and account in lower case.
+    The host
     and the port are trimmed, a blank port (``db:``) is the default port like an absent one, and
     the query and the fragment are dropped whatever they hold (a ``/`` in ``?password=a/b``
     starts no path). Memoised: a catalog has few namespaces and each dataset, field and flow
@@ -153,15 +159,31 @@ def normalize_namespace(namespace: str) -> str:
     scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
     authority, path = _authority_and_path(scheme, rest)
     host, port = _split_host_port(authority)
-    if scheme not in _BUCKET_SCHEMES and scheme not in _AUTHORITY_IS_NOT_USER_INFO:
-        host = host.lower()
+    if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        host = host.lower()  # Azure's container and account names are lower case only
+    if scheme == "redshift":
+        host = _redshift_cluster(host)
     if not port and host and scheme in DEFAULT_PORTS:
         port = str(DEFAULT_PORTS[scheme])
     authority = f"{host}:{port}" if port else host
     path = path.rstrip("/")
-    if scheme == "file" and not authority and not path:
-        return "file"  # seed 002: the namespace of the ``file://`` scheme is ``file``
+    if not authority and not path:
+        # seed 002: the namespace of the ``file://`` scheme is ``file``; BigQuery's is
+        # ``bigquery``, whatever follows it
+        return scheme
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+def _redshift_cluster(host: str) -> str:
+    """A Redshift endpoint's host as the naming conventions name the cluster: ``{cluster
+    identifier}.{region}``. Airflow's Amazon provider sends it so; dbt and other clients send the
+    endpoint (``my-dwh.abc123xyz.eu-west-1.redshift.amazonaws.com``, or a serverless workgroup's
+    ``wg.123456789012.eu-west-1.redshift-serverless.amazonaws.com``): read as Airflow reads it,
+    the first and the third of its six labels."""
+    labels = host.split(".")
+    if len(labels) == 6 and host.endswith(".amazonaws.com"):
+        return f"{labels[0]}.{labels[2]}"
+    return host
 
 
 _AUTHORITY_END = re.compile(r"[/?#]")

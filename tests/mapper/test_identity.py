@@ -31,6 +31,19 @@ from airflow_blindata.mapper.identity import (
         ("sqlserver://sql1", "mssql://sql1:1433"),
         ("oracle://ora", "oracle://ora:1521"),
         ("db2://main", "db2://main:50000"),
+        ("kafka://broker-1", "kafka://broker-1:9092"),
+        ("cassandra://c1", "cassandra://c1:9042"),
+        ("mongodb://m1", "mongodb://m1:27017"),
+        # a Redshift endpoint is its cluster and region, as Airflow's Amazon provider names it
+        # (dbt and other clients send the endpoint)
+        (
+            "redshift://my-dwh.abc123xyz.eu-west-1.redshift.amazonaws.com:5439",
+            "redshift://my-dwh.eu-west-1:5439",
+        ),
+        (
+            "redshift://wg.123456789012.eu-west-1.redshift-serverless.amazonaws.com",
+            "redshift://wg.eu-west-1:5439",
+        ),
         # URI user info (credentials) is dropped, so no secret reaches the lineage graph
         ("postgres://etl:s3cret@db:5432", "postgres://db:5432"),
         ("s3://AKIA:key@my-bucket", "s3://my-bucket"),
@@ -48,6 +61,8 @@ from airflow_blindata.mapper.identity import (
         ("abfs://raw@lake.dfs.core.windows.net", "abfs://raw@lake.dfs.core.windows.net"),
         ("wasb://raw@lake.blob.core.windows.net", "wasb://raw@lake.blob.core.windows.net"),
         ("WASBS://raw@lake.blob.core.windows.net", "wasbs://raw@lake.blob.core.windows.net"),
+        # Azure's container and account names are lower case only: any case is the same store
+        ("abfss://Raw@Lake.dfs.core.windows.net/", "abfss://raw@lake.dfs.core.windows.net"),
         # s3, s3a and s3n are one bucket namespace; bucket names keep their case
         ("s3a://my-bucket", "s3://my-bucket"),
         ("s3n://my-bucket/", "s3://my-bucket"),
@@ -56,6 +71,9 @@ from airflow_blindata.mapper.identity import (
         ("hop", "hop"),
         ("bigquery", "bigquery"),
         ("file", "file"),
+        # a URI with neither host nor path is its scheme, as seed 002 names file://
+        ("file://", "file"),
+        ("bigquery://", "bigquery"),
         ("arn:aws:glue:eu-west-1:123456789012", "arn:aws:glue:eu-west-1:123456789012"),
     ],
 )

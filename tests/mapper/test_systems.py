@@ -90,7 +90,7 @@ def test_creation_if_missing_creates_a_stamped_system_named_by_the_template() ->
 @pytest.mark.parametrize(
     ("template", "namespace", "name"),
     [
-        ("Kafka {port}", "kafka://broker", "Kafka"),  # no port: no trailing blank
+        ("Pulsar {port}", "pulsar://broker", "Pulsar"),  # no port: no trailing blank
         ("{bucket} lake", "postgres://db", "lake"),  # no bucket: no leading blank
         ("{bucket}", "postgres://db", "postgres://db:5432"),  # nothing left: the namespace
     ],
