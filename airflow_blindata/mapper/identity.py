@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from airflow_blindata.definition import OBJECT_KEY_LEVELS
+from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
 
 __all__ = [
@@ -570,6 +570,8 @@ def _profile(
     if reading.levels == OBJECT_KEY_LEVELS:
         return object_key_entity(namespace, name, file=file)
     if reading.levels is not None:
+        if reading.levels == NAME_PROFILES["bigquery"]:
+            name = _backticked_path(name)
         return _dotted(
             name,
             reading.default_schema,
@@ -585,6 +587,16 @@ def _profile(
     if scheme == "s3":
         return object_key_entity(namespace, name, file=file)
     return None
+
+
+def _backticked_path(name: str) -> str:
+    """A BigQuery path quoted whole (`` `project.dataset.table` ``, as BigQuery's SQL quotes a
+    path) as the path it quotes: BigQuery's names hold no dot but a project's domain
+    (``example.com:proj``), so its dots part the path as unquoted ones do."""
+    text = without_statement_end(name).strip()
+    if len(text) > 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1] and "." in text:
+        return text[1:-1]
+    return name
 
 
 def _scheme(namespace: str) -> str:

@@ -33,6 +33,7 @@ from tests.builders import (
 THREE = ("database", "schema", "table")
 TWO = ("database", "table")
 OBJECT_KEY = NameReading(OBJECT_KEY_LEVELS)
+BIGQUERY = ("project", "dataset", "table")
 
 # -- item 1: "nameProfile: DOTTED ... or the name of a platform" --------------------------------
 
@@ -50,11 +51,15 @@ OBJECT_KEY = NameReading(OBJECT_KEY_LEVELS)
         (
             "bigquery",
             "proj.ds.t",
-            NameReading(("project", "dataset", "table")),
+            NameReading(BIGQUERY),
             ("ds", "t", "proj"),
         ),
         # a domain-scoped BigQuery project holds a dot: everything before the dataset
         ("bigquery", "example.com:proj.ds.t", NameReading(THREE), ("ds", "t", "example.com:proj")),
+        # BigQuery's SQL quotes a whole path in one pair of backticks: the path it quotes
+        ("bigquery", "`proj.ds.t`", NameReading(BIGQUERY), ("ds", "t", "proj")),
+        ("bigquery", "`proj`.`ds`.`t`", NameReading(BIGQUERY), ("ds", "t", "proj")),
+        ("bigquery", "`ex.com:p.ds.t`", NameReading(BIGQUERY), ("ds", "t", "ex.com:p")),
         ("mssql://h:1433", "dwh.dbo.Orders", NameReading(THREE), ("dbo", "Orders", "dwh")),
         # "{database}.{table}" platforms: the database is the schema the crawler stores
         ("mysql://h:3306", "shop.orders", NameReading(TWO), ("shop", "orders", "shop")),
