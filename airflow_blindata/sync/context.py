@@ -244,23 +244,20 @@ class SyncContext:
         it by uuid (``_NOT_READ_BY_UUID``; the PUT then says whether it went); ``None``, recorded
         under ``kind``, when the read failed otherwise.
         """
-        if not listed.uuid:
-            return listed
         uuid = listed.uuid
-        try:
-            return collection.get(uuid)
-        except BlindataStatusError as exc:
-            if exc.status not in _NOT_READ_BY_UUID:
-                self.report.fail(kind, key, str(exc))
-                return None
-            log.info("Blindata does not read %s %s by uuid (%s): as listed", kind, key, exc.status)
+        if not uuid:
             return listed
-        except OutageError as exc:
-            self.report.fail(kind, key, str(exc.error))
-            raise
-        except BlindataError as exc:
-            self.report.fail(kind, key, str(exc))
-            return None
+
+        def read() -> StoredT:
+            try:
+                return collection.get(uuid)
+            except BlindataStatusError as exc:
+                if exc.status not in _NOT_READ_BY_UUID:
+                    raise
+                log.info("Blindata does not read %s %s by uuid (%s): as listed", kind, key, exc)
+                return listed
+
+        return self.attempt(kind, key, read)
 
     def landed(self) -> None:
         """A create whose answer was lost (5xx, a dropped connection) is found in Blindata: the
