@@ -258,7 +258,9 @@ _SECRET_OPTION = re.compile(
     """
 )
 _USER_OPTION = re.compile(
-    r"(?<![A-Za-z0-9_-])(?P<lead>(?:-u|--user)[ \t]+[\"']?[^\s:\"'@/]+:)(?!\*\*\*)[^\s\"']+"
+    r"(?<![A-Za-z0-9_-])(?P<lead>(?:-u|--user)[ \t]+[\"']?"
+    r"(?![0-9]+:)"  # ``docker run -u 1000:1000``: a user and a group id, no password
+    r"[^\s:\"'@/]+:)(?!\*\*\*)[^\s\"']+"
 )
 
 

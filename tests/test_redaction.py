@@ -393,6 +393,7 @@ ORDINARY_TEXT = [
     "docker login --password-stdin < token.txt",
     "psql -U etl -p 5432 -d dwh",
     "curl -u etl https://api.example.com/v1",
+    "docker run -u 1000:1000 etl-image",
     "-- the password is rotated weekly",
     "fs.azure.account.key is set per account",
 ]
