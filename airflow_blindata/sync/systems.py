@@ -14,6 +14,7 @@ makes it so, with the protections of seed 000:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
@@ -142,8 +143,7 @@ def _reuse(
     ctx: SyncContext, planned: PlannedSystem, error: BlindataError | None
 ) -> ResolvedSystem | None:
     try:  # how the name filter matches is not in the contract: the name is checked here
-        listed = ctx.client.api.systems.list(name=planned.name)
-        found = next((system for system in listed if system.name == planned.name), None)
+        found = _named(ctx.client.api.systems.list(name=planned.name), planned.name)
     except BlindataError as exc:
         ctx.report.fail(KIND, planned.name, str(error or exc))
         return None
@@ -173,6 +173,19 @@ def _reuse(
         entity_creation=_entity_creation_on_foreign(ctx, planned, found),
         replace_user_documentation=planned.replace_user_documentation,
     )
+
+
+def _named(systems: Iterable[System], name: str) -> System | None:
+    """The System called ``name``: spelt so, else the one System spelt so in another case (a
+    Blindata whose names are unique whatever their case refuses to create ``postgres`` beside
+    ``Postgres``, 409, and the contract does not say how it compares names)."""
+    other_case = []
+    for system in systems:
+        if system.name == name:
+            return system
+        if system.name.casefold() == name.casefold():
+            other_case.append(system)
+    return other_case[0] if len(other_case) == 1 else None
 
 
 def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem, found: System) -> bool:

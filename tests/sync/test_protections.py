@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
@@ -286,6 +288,47 @@ def test_a_system_created_meanwhile_is_found_by_its_exact_name_when_the_filter_m
     assert report.status == "success", report.render()
     assert report.counters["systemsReused"] == 1
     (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "postgres"]
+    assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
+
+
+class NamesWithoutCase(NameContained):
+    """A Blindata whose System names are unique whatever their case: it refuses to create
+    ``postgres`` beside ``Postgres`` (409), and its ``name`` filter ignores case."""
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        name = asked.get("name", "").casefold()
+        return [s for s in items if s["name"].casefold() == name]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == self.path:
+            name = json.loads(request.read())["name"].casefold()
+            headers = [
+                (k, v) for k, v in request.headers.items() if not k.lower().startswith("content")
+            ]
+            listing = request.url.copy_with(params={"size": "1000"})
+            every = httpx.HTTPTransport.handle_request(  # the emulator's own listing
+                self, httpx.Request("GET", listing, headers=headers)
+            )
+            if any(s["name"].casefold() == name for s in json.loads(every.read())["content"]):
+                return httpx.Response(409, json={"status": 409, "message": "name taken"})
+        return super().handle_request(request)
+
+
+def test_a_system_created_meanwhile_in_another_case_is_reused_where_names_ignore_case(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Where Blindata compares System names without case, the System a person created meanwhile
+    as ``Postgres`` is the planned ``postgres``: reused and stamped, not a failure at every
+    run ("Blindata says it exists (409) but does not list it")."""
+    job = definition()
+    with client_of(emulator, NamesWithoutCase()) as blind_to_case:
+        plan = plan_for(blind_to_case, dbt_events(), job)  # plans to create "postgres"
+        client.api.systems.create(System(name="Postgres", subtype="DATABASE"))
+        report = snapshot(plan, blind_to_case, job)
+
+    assert report.status == "success", report.render()
+    assert report.counters["systemsReused"] == 1
+    (postgres,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"].casefold() == "postgres"]
     assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
 
 
