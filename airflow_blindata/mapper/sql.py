@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot.dialects.dialect import Dialect
@@ -22,7 +23,15 @@ from sqlglot.tokens import Tokenizer, TokenType
 
 from airflow_blindata import __version__
 
-__all__ = ["OPENLINEAGE_DIALECTS", "SqlHashes", "normalize_sql", "sql_hash", "sqlglot_dialect"]
+__all__ = [
+    "OPENLINEAGE_DIALECTS",
+    "SqlHashes",
+    "SqlNames",
+    "names_in_sql",
+    "normalize_sql",
+    "sql_hash",
+    "sqlglot_dialect",
+]
 
 OPENLINEAGE_DIALECTS: dict[str, str | None] = {
     "postgres": "postgres",
@@ -130,6 +139,45 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
             text = text.upper()  # a function
         append(f"{tag}:{len(text)}:{text}")
     return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlNames:
+    """The names a statement writes, case folded: ``bare`` those written alone (a table the
+    connection's default schema resolves, a column, an alias...), ``qualified`` the (schema,
+    name) of those written after a schema (``sales.orders``, ``dwh.sales.orders``)."""
+
+    bare: frozenset[str]
+    qualified: frozenset[tuple[str, str]]
+
+
+_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+
+
+def names_in_sql(sql: str, dialect: str | None = None) -> SqlNames:
+    """The names of ``sql`` as its dialect's tokenizer reads them: runs of words joined by dots,
+    quotes removed (nothing when the text does not tokenize). Which of them are tables is not
+    known here: a caller compares them with the tables it knows the statement uses."""
+    try:
+        tokens = _tokenizer(sqlglot_dialect(dialect)).tokenize(sql)
+    except (SqlglotError, ValueError, RecursionError):
+        return SqlNames(frozenset(), frozenset())
+    runs: list[list[str]] = []  # each a name written alone, or names joined by dots
+    after_name = joins = False  # the last token was a name; a dot after one
+    for token in tokens:
+        if token.token_type is TokenType.DOT:
+            joins, after_name = after_name, False
+            continue
+        after_name = token.token_type in _NAME_TOKENS or token.text.replace("_", "a").isalnum()
+        if after_name and joins:
+            runs[-1].append(token.text.casefold())
+        elif after_name:
+            runs.append([token.text.casefold()])
+        joins = False
+    return SqlNames(
+        bare=frozenset(run[0] for run in runs if len(run) == 1),
+        qualified=frozenset((run[-2], run[-1]) for run in runs if len(run) > 1),
+    )
 
 
 def sql_hash(sql: str, dialect: str | None = None) -> str:

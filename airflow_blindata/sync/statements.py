@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import partial
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
-from airflow_blindata.mapper.plan import CatalogPlan, PlannedRoutine
+from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.sql import names_in_sql
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import SQL_HASH_PROPERTY, values_of
 
@@ -42,11 +44,36 @@ class RoutineState:
 
 
 def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
-    """Job scope → the schema of the tables it writes: where unqualified SQL names resolve."""
-    schemas: dict[str, str] = {}
+    """Job scope → the schema where its statement's unqualified table names resolve.
+
+    As its producer resolved them: the schema of a table the job reads or writes that the
+    statement names without a schema (Airflow's SQL operators ask the connection for its current
+    schema, so ``FROM orders`` is ``public.orders`` in the event, whatever the job writes). When
+    the statement names none of its tables so, the schema of the tables it writes; when its
+    tables say two schemas, none (Blindata's own default then applies).
+    """
+    ends: dict[str, set[EntityKey]] = defaultdict(set)
+    written: dict[str, str] = {}
     for flow in plan.flows:
-        if flow.kind != "orchestration" and flow.target.entity.schema_:
-            schemas.setdefault(flow.scope, flow.target.entity.schema_)
+        if flow.kind == "orchestration":
+            continue
+        ends[flow.scope].update((flow.source.entity, flow.target.entity))
+        if flow.target.entity.schema_:
+            written.setdefault(flow.scope, flow.target.entity.schema_)
+    schemas: dict[str, str] = {}
+    for routine in plan.routines:
+        names = names_in_sql(routine.definition, routine.dialect)
+        resolved = {
+            key.schema_
+            for key in ends.get(routine.job, ())
+            if key.schema_
+            and key.name.casefold() in names.bare
+            and (key.schema_.casefold(), key.name.casefold()) not in names.qualified
+        }
+        if len(resolved) == 1:
+            schemas[routine.job] = resolved.pop()
+        elif not resolved and routine.job in written:
+            schemas[routine.job] = written[routine.job]
     return schemas
 
 

@@ -372,3 +372,49 @@ def test_superseded_and_kept_flows_are_reported_without_the_job_namespaces_secre
     assert not any("s3cret" in example for example in examples), examples
     assert all("postgres://db:5432" in example for example in examples), examples
     assert "s3cret" not in report.render()
+
+
+def _unqualified_read(query: str) -> dict[str, Any]:
+    """A job whose statement reads ``orders`` without a schema, which the producer resolved to
+    ``public`` (Airflow's SQL operators ask the connection for its current schema), and writes
+    ``mart.daily``: the event names both in full."""
+    event = sql_job_event()
+    event["job"]["facets"]["sql"]["query"] = query
+    event["inputs"][0]["name"] = "dwh.public.orders"
+    event["outputs"][0]["name"] = "dwh.mart.daily"
+    lineage = event["outputs"][0]["facets"]["columnLineage"]["fields"]["total"]
+    lineage["inputFields"][0]["name"] = "dwh.public.orders"
+    return event
+
+
+@pytest.mark.parametrize(
+    ("query", "default_schema"),
+    [
+        ("INSERT INTO mart.daily (total) SELECT SUM(amount) FROM orders", "public"),
+        # every table named with its schema: where the statement writes, as before
+        ("INSERT INTO mart.daily (total) SELECT SUM(amount) FROM public.orders", "mart"),
+    ],
+)
+def test_a_statement_resolves_its_unqualified_names_where_its_producer_did(
+    emulator: Any, client: BlindataClient, query: str, default_schema: str
+) -> None:
+    """Seed 001 ranks the analysis of the routine's statement first: its default schema is
+    where the producer resolved the statement's unqualified names, ``public.orders`` here. It
+    was the schema of the table the job writes: Blindata resolved ``orders`` to ``mart.orders``
+    (a table of that name there, as a probe found with real Airflow), or to no table at all."""
+    job = definition()
+    mart_orders = dict(sql_job_event()["inputs"][0], name="dwh.mart.orders")
+    other = sql_job_event() | {"job": {"namespace": "airflow", "name": "etl.other", "facets": {}}}
+    other["inputs"], other["outputs"] = [], [mart_orders]
+    snapshot(plan_for(client, [_unqualified_read(query), other], job), client, job)
+
+    (statement,) = objects(emulator, Kind.STATEMENT)
+    assert statement["defaultSchema"] == default_schema
+    snapshot(plan_for(client, [_unqualified_read(query), other], job), client, job)  # analysed
+    entities = {e["uuid"]: (e["schema"], e["name"]) for e in objects(emulator, Kind.ENTITY)}
+    analysed = {
+        entities[f["fromPhysicalEntity"]["uuid"]]
+        for f in objects(emulator, Kind.FLOW)
+        if f.get("queryStatement")
+    }
+    assert analysed == {("public", "orders")}
