@@ -264,6 +264,16 @@ _USER_OPTION = re.compile(
 )
 
 
+# The password that MySQL's clients take glued to ``-p`` (``mysql -u etl -ps3cret dwh``), and
+# the one ``sshpass -p`` takes: only after one of those commands on the same line, where ``-p``
+# does not mean a port (``psql -p 5432``, ``ssh -p 22``), within 16 arguments of the command
+# (a text of ``mysql`` words is not read to its end from each).
+_PASSWORD_FLAG = re.compile(
+    r"(?P<lead>\b(?:(?:mysql|mariadb)(?:dump|admin|import|check|-dump|-admin|-import)?"
+    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*))(?!\*\*\*)[^\s'\"|;&]+"
+)
+
+
 def _hidden_value(match: re.Match[str]) -> str:
     """The lead of ``_SECRET_VALUE_IN_TEXT``'s match, and its value as ``***`` in its quotes."""
     value = match.group("value")
@@ -299,6 +309,7 @@ def _may_hold_a_secret(text: str) -> bool:
         or ":" in text
         or "@" in text
         or "--" in text
+        or " -p" in text
         or "-----BEGIN" in text
         or "bearer" in text.lower()
     )
@@ -337,6 +348,10 @@ def _redact_text(text: str) -> str:
         text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if "-u" in text or "--user" in text:
         text = _USER_OPTION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
+    if " -p" in text and (
+        lowered is None or "mysql" in lowered or "mariadb" in lowered or "sshpass" in lowered
+    ):
+        text = _PASSWORD_FLAG.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is not None:
         for word in _TEXT_SECRET_WORDS:  # a loop: ``any`` of a generator costs twice as much
             if word in lowered:

@@ -363,6 +363,8 @@ TEXT_SECRETS = {
     "a quoted --db-password": f'app --db-password "{SECRET} x" --port 1',
     "curl -u": f"curl -u etl:{SECRET} https://api.example.com/v1",
     "curl --user quoted": f'curl --user "etl:{SECRET}" https://api.example.com/v1',
+    "MySQL's -p glued": f"mysqldump -h db -u etl -p{SECRET} dwh > dwh.sql",
+    "sshpass -p": f"sshpass -p {SECRET} scp dump.sql etl@backup:/dumps",
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
@@ -394,6 +396,8 @@ ORDINARY_TEXT = [
     "psql -U etl -p 5432 -d dwh",
     "curl -u etl https://api.example.com/v1",
     "docker run -u 1000:1000 etl-image",
+    "psql -h db -p 5432 -U etl dwh && ssh -p 22 backup",
+    "mysql -u etl -p dwh",
     "-- the password is rotated weekly",
     "fs.azure.account.key is set per account",
 ]
@@ -417,6 +421,7 @@ NEW_LONG_TEXTS = {
     "a long option name": "--" + "a-" * (SIZE // 2) + "password x",
     "users without passwords": "-u a " * (SIZE // 5),
     "Azure settings without values": "fs.azure.account.key.a" * (SIZE // 22),
+    "MySQL commands without a password": "mysql -p " * (SIZE // 9),
 }
 
 
