@@ -159,9 +159,13 @@ class _Quality:
     def _assertions_on_outputs(self, job: JobFold, run: RunFold) -> None:
         """Assertions sent on an output are not read (seed 003 reads those of an input; the
         spec makes ``dataQualityAssertions`` an input facet), but reported, not lost silently:
-        the producer sent results that make no check. An output the run also read is left out,
-        its assertions being read on the input."""
-        read = {item.key for item in run.inputs}
+        the producer sent results that make no check. An output the run also read with
+        assertions is left out, its assertions being read on the input."""
+        read = {
+            item.key
+            for item in run.inputs
+            if ASSERTION_KEYS.intersection((*item.facets, *item.input_facets))
+        }
         for item in run.outputs:
             if item.key in read:
                 continue

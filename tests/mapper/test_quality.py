@@ -147,6 +147,22 @@ def test_assertions_on_an_output_make_no_check_and_are_reported_not_lost(where: 
     assert "dataQualityAssertions on the output postgres://db:5432/analytics.sales.totals" in gap
 
 
+@pytest.mark.parametrize("where", ["output_facets", "facets"])
+def test_assertions_on_the_output_only_of_a_dataset_read_and_written_are_reported(
+    where: str,
+) -> None:
+    """An UPDATE reads and writes one table; its assertions sent on the output entry only were
+    neither read (an output's) nor reported (the output was taken for read with them): lost
+    without a word, against seed 003's "It is ignored; the event is still read" and its gap."""
+    facet = assertions_facet({"assertion": "not_null", "column": "id", "success": False})
+    read = dataset("analytics.sales.orders")
+    written = dataset("analytics.sales.orders", **{where: facet})
+    plan = build(run(inputs=[read], outputs=[written]), definition())
+    assert quality(plan).checks == []
+    (gap,) = plan.report.gaps[GapCode.MALFORMED_FACET].examples
+    assert "dataQualityAssertions on the output postgres://db:5432/analytics.sales.orders" in gap
+
+
 def test_assertions_on_a_dataset_read_and_written_are_read_once_without_a_gap() -> None:
     facet = assertions_facet({"assertion": "not_null", "column": "id", "success": True})
     both = dataset("analytics.sales.orders", input_facets=facet)
