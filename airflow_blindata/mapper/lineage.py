@@ -57,9 +57,13 @@ from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_text
 
-__all__ = ["DIRECT_SUBTYPES", "Source", "map_lineage"]
+__all__ = ["DIRECT_SUBTYPES", "INDIRECT_SUBTYPES", "Source", "map_lineage"]
 
 DIRECT_SUBTYPES = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
+INDIRECT_SUBTYPES = frozenset({"JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL"})
+"""The spec's subtypes of INDIRECT transformations. The spec's ``subtype`` is free text: a DIRECT
+transformation of another subtype (``DIRECT/CAST``) is DIRECT, one of these is not (a producer
+that sends ``DIRECT/FILTER`` contradicts itself: no column flow rather than a wrong one)."""
 _LEGACY_DIRECT = DIRECT_SUBTYPES | {"MASKED"}
 """The values of the deprecated ``columnLineage`` ``transformationType`` that name a direct
 transformation (the spec allows IDENTITY and MASKED)."""
@@ -114,7 +118,7 @@ def _transformation(kind: str | None, subtype: str | None, text: str | None) -> 
     kind = str(kind or "").upper()
     subtype = str(subtype or "").upper()
     label = (f"{kind}/{subtype}" if subtype else kind) + (f": {redact_text(text)}" if text else "")
-    return kind == "DIRECT" and (not subtype or subtype in DIRECT_SUBTYPES), label
+    return kind == "DIRECT" and subtype not in INDIRECT_SUBTYPES, label
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:

@@ -381,6 +381,15 @@ def column_entry(transformations: list[dict[str, Any]] | None, **legacy: str) ->
             "DIRECT: upper(x)",
             id="a-direct-transformation-with-no-subtype",
         ),
+        # the spec's subtype is free text: a DIRECT one it does not list is still DIRECT
+        pytest.param(
+            column_entry([{"type": "DIRECT", "subtype": "CAST", "description": "x::int"}]),
+            None,
+            False,
+            "column",
+            "DIRECT/CAST: x::int",
+            id="a-direct-transformation-of-a-subtype-the-spec-does-not-list",
+        ),
         pytest.param(
             column_entry([{"type": "DIRECT", "subtype": "IDENTITY"}]),
             [
