@@ -32,6 +32,7 @@ __all__ = [
     "NameReading",
     "NamespaceParts",
     "cased_identifier",
+    "cased_name",
     "entity_name",
     "is_data_file",
     "lower_scheme",
@@ -459,6 +460,15 @@ def cased_identifier(text: str, case: str | None) -> str:
     if case is None or case == "PRESERVE":
         return text
     return _cased(_unquoted(text.strip()), case)
+
+
+def cased_name(name: str, case: str | None) -> str:
+    """A dataset's dotted name as its database stores it under the declared ``identifierCase``:
+    each segment re-cased, a quoted one keeping its case (without its quotes); as it is when no
+    case is declared (seed 002: "never re-cased")."""
+    if case is None or case == "PRESERVE":
+        return name
+    return ".".join(_cased(segment, case) for segment in _segments(name))
 
 
 def without_statement_end(name: str) -> str:

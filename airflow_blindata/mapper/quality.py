@@ -57,7 +57,7 @@ from airflow_blindata.mapper.fold import (
     layered_facet,
 )
 from airflow_blindata.mapper.fold.reading import ASSERTION_KEYS, METRIC_KEYS
-from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.identity import cased_identifier, cased_name, normalize_namespace
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -107,6 +107,12 @@ class _Quality:
             return known[key, system.name]
         return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
 
+    def case(self, key: DatasetKey) -> str | None:
+        """The ``identifierCase`` declared for the dataset's namespace: a check's code, its
+        column and a record's field are spelt as the entity and its fields are (seed 003: one
+        check per dataset, assertion and column, whatever case a producer sends them in)."""
+        return self.resolver.reading(key.namespace).case
+
     # -- assertions ----------------------------------------------------------------------------
 
     def assertions(self, job: JobFold, run: RunFold) -> None:
@@ -123,7 +129,9 @@ class _Quality:
             if expectations is not None:
                 asserted += [each.as_assertion() for each in expectations.assertions]
             entity = self.entity(item.key)
-            where = f"{normalize_namespace(item.key.namespace)}/{item.key.name}"
+            case = self.case(item.key)
+            name = cased_name(item.key.name, case)
+            where = f"{normalize_namespace(item.key.namespace)}/{name}"
             if entity is None:
                 self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
@@ -131,14 +139,13 @@ class _Quality:
                 scope = job_scope(job.key.namespace, job.key.name)
             for assertion in asserted:
                 label = assertion.name or assertion.assertion
-                on_column = f" on {assertion.column}" if assertion.column else ""
-                code = _code(
-                    f"ol:{where}:{label}" + (f":{assertion.column}" if assertion.column else "")
-                )
+                column = cased_identifier(assertion.column, case) if assertion.column else None
+                on_column = f" on {column}" if column else ""
+                code = _code(f"ol:{where}:{label}" + (f":{column}" if column else ""))
                 self.check(
                     PlannedCheck(
                         code=code,
-                        name=_code(f"{label}{on_column} ({item.key.name})"),
+                        name=_code(f"{label}{on_column} ({name})"),
                         kind="assertion",
                         entity=entity,
                         description=_free_text(assertion.description),
@@ -148,7 +155,7 @@ class _Quality:
                             ("openLineageKind", "assertion"),
                             ("openLineageDataset", where),
                             ("openLineageAssertionType", assertion.assertion),
-                            ("openLineageColumn", assertion.column),
+                            ("openLineageColumn", column),
                             ("openLineageJobScope", scope),
                         ),
                     ),
@@ -267,6 +274,7 @@ class _Quality:
         if entity is None:
             return
         scope = job_scope(job.key.namespace, job.key.name)
+        case = self.case(key)
         values = _metric_values(metrics, stats, direction)
         if report is not None:
             values = chain(values, _report_values(*report, direction))
@@ -275,7 +283,7 @@ class _Quality:
             record = PlannedRecord(
                 entity=entity,
                 metric=metric,
-                field=field,
+                field=cased_identifier(field, case) if field else field,
                 value=float(value),  # a count is written 3.0, not 3, as validation wrote it
                 timestamp=timestamp,
                 run_id=run.run_id,

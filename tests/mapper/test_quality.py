@@ -134,6 +134,41 @@ def test_an_assertion_is_a_check_per_dataset_assertion_and_column_great_expectat
     assert GapCode.MALFORMED_FACET not in plan.report.gaps
 
 
+def test_one_check_per_dataset_assertion_and_column_whatever_case_a_producer_sends() -> None:
+    """Seed 003: "One per dataset, per assertion name ... and per column". Under an
+    ``identifierCase``, dbt's tests name a Snowflake table and column in lower case where an
+    Airflow task names them in upper case: one entity and one field, and so one check with both
+    runs' results, and the profiling record on the field as the catalog spells it."""
+    snowflake = "snowflake://org-acct"
+    job = builders.definition(
+        policy("snowflake://*", identifierCase="UPPER", nameProfile="snowflake")
+    )
+
+    def checked(name: str, column: str, run_id: str, second: int) -> list[dict[str, Any]]:
+        facets = {
+            **assertions_facet({"assertion": "not_null", "column": column, "success": second == 0}),
+            **builders.metrics_facet(columns={column: {"nullCount": second}}),
+        }
+        read = dataset(
+            name,
+            snowflake,
+            facets=builders.schema_facet("AMOUNT"),
+            input_facets=facets,
+        )
+        return run_cycle(
+            "dbt.test", run_id=run_id, start_time=at(second), end_time=at(second + 1), inputs=[read]
+        )
+
+    plan = build(
+        [*checked("db.s.t", "amount", "r1", 0), *checked("DB.S.T", "AMOUNT", "r2", 10)], job
+    )
+
+    where = f"{snowflake}/DB.S.T"
+    assert [c.code for c in quality(plan).checks] == [f"ol:{where}:not_null:AMOUNT"]
+    assert sorted(r.failures for r in quality(plan).results) == [0, 1]
+    assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"AMOUNT"}
+
+
 @pytest.mark.parametrize("where", ["output_facets", "facets"])
 def test_assertions_on_an_output_make_no_check_and_are_reported_not_lost(where: str) -> None:
     """Seed 003 reads the dataQualityAssertions facet "of an input dataset" (an input facet in
