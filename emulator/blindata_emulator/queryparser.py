@@ -176,13 +176,22 @@ class _Matcher:
             unschema = [doc for doc in candidates if not doc.get("schema")]
             candidates = unschema or (candidates if len(candidates) == 1 else [])
         order = {system: index for index, system in enumerate(self.systems)}
-        candidates.sort(key=lambda doc: order.get(ref_uuid(doc, "system") or "", len(order)))
+        # case is ignored, but a table spelt as the SQL spells it wins over one in another
+        # case (``orders`` is not ``"Orders"`` when both exist), System by System
+        candidates.sort(
+            key=lambda doc: (
+                order.get(ref_uuid(doc, "system") or "", len(order)),
+                doc.get("name") != table.name,
+                (doc.get("schema") or None) != table.schema,
+            )
+        )
         return candidates[0] if candidates else None
 
     def field(self, entity: Doc, column: str) -> Doc | None:
         found = self.db.select(Kind.FIELD, [child_of(entity["uuid"]), ieq("$.name", column)])
         if not found:
             self.missing_fields.append(f"{_entity_name(entity)}.{column}")
+        found.sort(key=lambda doc: doc.get("name") != column)  # as the SQL spells it, first
         return found[0] if found else None
 
 

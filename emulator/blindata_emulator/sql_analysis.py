@@ -195,7 +195,7 @@ def _trace(
             if leaf.downstream:
                 continue
             if isinstance(leaf.expression, exp.Table):
-                column = leaf.name.split(".")[-1]
+                column = _unquoted(leaf.name.split(".")[-1])
                 if column == "*":
                     found.notes.append(f"{target}: SELECT * kept at table level")
                 elif not _same_table(leaf.expression, target_table):
@@ -205,6 +205,15 @@ def _trace(
             elif isinstance(leaf.expression, exp.Placeholder):
                 found.unresolved.append(target)
     return found
+
+
+def _unquoted(name: str) -> str:
+    """A column name as the lineage writes it (``"Amount"``, `` `Amount` ``, ``[Amount]``)
+    without its quotes, as the catalog holds it."""
+    for opening, closing in ('""', "``", "[]"):
+        if len(name) >= 2 and name[0] == opening and name[-1] == closing:
+            return name[1:-1]
+    return name
 
 
 def _output_names(query: exp.Query) -> list[str]:

@@ -212,3 +212,20 @@ def test_a_blindata_whose_analysis_derives_nothing_analyses_without_flows() -> N
         assert _flows(api, statement) == []
         assert ok(api.get("/api/v1/dataflows"))["totalElements"] == 0
     app.state.emulator.close()
+
+
+def test_of_two_tables_spelt_alike_the_one_the_sql_spells_so_is_read(api: httpx.Client) -> None:
+    """Case is ignored, but ``orders`` is not ``"Orders"`` where both exist: the table and the
+    fields spelt as the statement spells them win (the first found did, whatever its case)."""
+    system = create_system(api, "pg")
+    create_entity(api, system, "s", "Orders", ("Amount",))
+    create_entity(api, system, "s", "orders", ("amount",))
+    create_entity(api, system, "s", "totals", ("total",))
+    bucket = ok(api.post(BUCKETS, json={"name": "b", "systems": [{"uuid": system["uuid"]}]}), 201)
+    lower = _statement(api, bucket, "INSERT INTO s.totals (total) SELECT amount FROM s.orders")
+    quoted = _statement(api, bucket, 'INSERT INTO s.totals (total) SELECT "Amount" FROM s."Orders"')
+    for statement in (lower, quoted):
+        analysed = _analyse(api, statement)
+        assert analysed["analysisStatus"] == "ANALYZED", analysed["analysisMessage"]
+    assert _flows(api, lower) == ["s.orders -> s.totals", "s.orders.amount -> s.totals.total"]
+    assert _flows(api, quoted) == ["s.Orders -> s.totals", "s.Orders.Amount -> s.totals.total"]
