@@ -13,7 +13,7 @@ The rules in full: docs/mapping-reference.md#evidence-precedence-mapperlineagepy
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -768,14 +768,15 @@ def _dataset_event_flows(
         )
 
 
-def _producer_gaps(job: JobFold, collector: FlowCollector) -> None:
+def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey]) -> None:
     run = job.latest
     if run is None:
         return
     owner = f"{job.key.namespace}/{job.key.name}"
     # Airflow names every operator it has no extractor for, also one whose hand-written inlets
-    # and outlets gave the run its datasets: then no lineage is missing.
-    has_datasets = bool(run.inputs or run.outputs)
+    # and outlets gave the run its datasets, or whose hook's queries carry them (child jobs,
+    # ``<task>.query.N``): then no lineage is missing.
+    has_datasets = bool(run.inputs or run.outputs) or job.key in parents
     if not has_datasets and facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
     if facet_of(run.run_facets, ExtractionErrorRunFacet) or facet_of(
@@ -789,12 +790,18 @@ def map_lineage(
 ) -> None:
     """Table and column data flows of every job, and of datasets that describe their lineage."""
     collector = FlowCollector(fold, definition, resolver, plan)
+    # the jobs whose runs started a run with datasets (``_producer_gaps``)
+    parents = {
+        run.parent_job
+        for run in (job.latest for job in fold.jobs)
+        if run is not None and run.parent_job is not None and (run.inputs or run.outputs)
+    }
     written: set[tuple[str, str]] = set()
     own: dict[tuple[str, str], list[LineageDatasetFacet]] = {}
     for job in fold.jobs:
         _job_flows(job, collector, definition)
         _job_to_job_flows(job, collector, definition.include_indirect)
-        _producer_gaps(job, collector)
+        _producer_gaps(job, collector, parents)
         written.update((normalize_namespace(key.namespace), key.name) for key in job.written)
         written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
         for key, facet in _own_lineage(job):

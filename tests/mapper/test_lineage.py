@@ -784,6 +784,23 @@ def test_producer_limits_are_reported(facet: dict[str, Any], code: GapCode) -> N
     assert plan.report.gap_count(code) == 1
 
 
+def test_a_task_whose_hooks_queries_carry_its_lineage_has_no_lineage_gap() -> None:
+    """A ``@task`` that runs SQL through a hook: Airflow sends ``unknownSourceAttribute`` for the
+    task and the lineage on its queries' child jobs (``<task>.query.N``, whose ``parent`` is the
+    task's run), which the plan maps. Its lineage is not missing (found with real Airflow)."""
+    unknown = {"unknownSourceAttribute": {"unknownItems": [{"name": "_PythonDecoratedOperator"}]}}
+    query = event(
+        "dag.hook_task.query.1",
+        run_id="0190b1c2-0000-7000-8000-0000000000aa",
+        run_facets=builders.parent_facet("dag.hook_task", RUN_1, "halden-airflow-prod"),
+        inputs=[ds("public.a")],
+        outputs=[ds("public.b")],
+    )
+    plan = build([event("dag.hook_task", run_facets=unknown), query], definition())
+    assert pairs(plan) == {("a", "b")}
+    assert plan.report.gap_count(GapCode.PRODUCER_NO_LINEAGE) == 0
+
+
 def test_an_operator_without_extractor_whose_run_has_datasets_has_no_lineage_gap() -> None:
     """Airflow sends ``unknownSourceAttribute`` for every operator it has no extractor for, also
     when the task's hand-written inlets and outlets give its datasets: its lineage is then not
