@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import dataset_name, entity_key
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
-from airflow_blindata.mapper.identity import cased_identifier
+from airflow_blindata.mapper.identity import cased_identifier, normalize_namespace
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -165,9 +165,14 @@ class FlowCollector:
                 self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))
             return None
         if entity not in self._entities:
-            # A dataset named only inside a lineage facet: described bare, created if allowed.
+            # A dataset named only inside a lineage facet: described bare, created if allowed,
+            # with the dataset it is, as every dataset's entity (the catalog's property)
+            dataset = redact_text(f"{normalize_namespace(key.namespace)}/{key.name}")
             self._entities[entity] = PlannedEntity(
-                key=entity, may_create=system.entity_creation, source=f"dataset {key}"
+                key=entity,
+                may_create=system.entity_creation,
+                source=f"dataset {key}",
+                properties=(("openLineageDataset", dataset),),
             )
             self.plan.entities.append(self._entities[entity])
         return entity

@@ -119,3 +119,14 @@ def test_a_dataset_named_in_a_lineage_facet_in_an_ignored_namespace_is_counted_a
     assert (gap.count, gap.examples) == (1, ["elasticsearch://es:9200/logs"])
     assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
     assert plan.report.counters["flowEndsIgnored"] == 1
+
+
+def test_a_dataset_named_only_in_a_lineage_facet_is_described_as_the_dataset_it_is() -> None:
+    """docs/mapping-reference.md, entity properties: "the dataset itself | openLineageDataset".
+    The entity of a dataset that only a columnLineage facet names (a temporary table Airflow's
+    SQL parser reports, a source the inputs leave out) was planned bare, with no property to
+    tell a steward which dataset it is."""
+    facets = column_lineage_facet({"total": [input_field("analytics.public.tmp_o", "amount")]})
+    plan = build(_job_with(facets), DEFINITION)
+    (bare,) = [e for e in plan.entities if e.key.name == "tmp_o"]
+    assert bare.properties == (("openLineageDataset", f"{PG}/analytics.public.tmp_o"),)
