@@ -484,9 +484,10 @@ def map_jobs(
         key = job.key  # read once (see map_datasets)
         scope = job_scope(key.namespace, key.name)
         sql = facet_of(job.facets, SQLJobFacet)
+        dialect = (sql.dialect or _platform_dialect(job)) if sql else None
         # a password or key written in the statement is not catalogued (nor hashed): its
         # literals and comments read as its dialect reads them
-        query = redact_sql(sql.query, sqlglot_dialect(sql.dialect)) if sql else ""
+        query = redact_sql(sql.query, sqlglot_dialect(dialect)) if sql else ""
         if not (definition.process_layer or (sql and query.strip())):
             continue  # nothing goes on its job System: none is planned (nor its gaps reported)
         system = resolver.job_system(key.namespace)
@@ -499,8 +500,8 @@ def map_jobs(
                     name=redact_text(key.name),  # a job's name is free text (``?token=``)
                     type="SCRIPT",
                     definition=query,
-                    sql_hash=sql_hashes.hash(query, sql.dialect),
-                    dialect=sql.dialect,
+                    sql_hash=sql_hashes.hash(query, dialect),
+                    dialect=dialect,
                     job=scope,
                 )
             )
@@ -509,6 +510,44 @@ def map_jobs(
                 _job_entity(job, system.name, scope, definition.airflow_base_url, seen)
             )
     plan.routines.sort(key=lambda r: (r.system, r.catalog, r.name))
+
+
+PLATFORM_DIALECTS: dict[str, str] = {
+    "postgres": "postgres",
+    "redshift": "redshift",
+    "snowflake": "snowflake",
+    "bigquery": "bigquery",
+    "mysql": "mysql",
+    "mssql": "mssql",
+    "oracle": "oracle",
+    "databricks": "databricks",
+    "trino": "trino",
+    "awsathena": "athena",
+    "hive": "hive",
+    "sqlite": "sqlite",
+    "duckdb": "duckdb",
+    "teradata": "teradata",
+    "clickhouse": "clickhouse",
+}
+"""The scheme of a dataset namespace (as normalised) → the ``sql`` facet's dialect of the
+platform it names: the dialect of a statement whose facet names none (Airflow's SQL operators
+send none)."""
+
+
+def _platform_dialect(job: JobFold) -> str | None:
+    """The dialect of the one SQL platform the job's datasets are on; None when they name none
+    (object stores, files) or several."""
+    run = job.latest
+    keys = [item.key for item in job.inputs] + [item.key for item in job.outputs]
+    if run is not None:
+        keys += [item.key for item in run.inputs] + [item.key for item in run.outputs]
+    found = set()
+    for key in keys:
+        namespace = normalize_namespace(key.namespace)
+        dialect = PLATFORM_DIALECTS.get(namespace.split("://", 1)[0])
+        if dialect is not None:
+            found.add(dialect)
+    return found.pop() if len(found) == 1 else None
 
 
 def _airflow_urls(base: str, facets: dict[str, BaseFacet]) -> Iterator[tuple[str, str]]:

@@ -424,6 +424,32 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
 
 
 @pytest.mark.parametrize(
+    ("namespaces", "sent", "dialect"),
+    [
+        (["bigquery", "bigquery"], None, "bigquery"),
+        (["snowflake://org-acct", "s3://landing"], None, "snowflake"),  # a stage's files: no SQL
+        (["awsathena://athena.eu-west-1.amazonaws.com", "s3://results"], None, "athena"),
+        (["postgres://db:5432", "snowflake://org-acct"], None, None),  # two platforms: unknown
+        (["s3://a", "gs://b"], None, None),
+        (["bigquery", "bigquery"], "ansi", "ansi"),  # the producer's own dialect stays
+    ],
+)
+def test_a_statement_without_a_dialect_takes_its_datasets_platforms(
+    namespaces: list[str], sent: str | None, dialect: str | None
+) -> None:
+    """Airflow's SQL operators (Snowflake, BigQuery, Databricks, Athena, any common.sql
+    operator) send the ``sql`` facet without its dialect, and Blindata's analysis then reads
+    BigQuery's backticks or Snowflake's ``::`` as errors: the platform of the job's datasets
+    gives it, when they are on one (found by a probe of the providers' OpenLineage code)."""
+    sql = {"query": "INSERT INTO a.b.t SELECT * FROM a.b.u"} | ({"dialect": sent} if sent else {})
+    read, written = (dataset("a.b.u", namespaces[0]), dataset("a.b.t", namespaces[1]))
+    plan = build(
+        [run_event(inputs=[read], outputs=[written], job_facets={"sql": sql})], definition()
+    )
+    assert [r.dialect for r in plan.routines] == [dialect]
+
+
+@pytest.mark.parametrize(
     ("query", "catalogued"),
     [
         ("CREATE USER etl WITH PASSWORD 's3cret'", "CREATE USER etl WITH PASSWORD '***'"),
