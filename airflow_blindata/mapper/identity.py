@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
@@ -52,6 +52,7 @@ SCHEME_ALIASES: dict[str, str] = {
     "sqlserver": "mssql",
     "s3a": "s3",
     "s3n": "s3",
+    "gcs": "gs",  # Snowflake's stages name Google Cloud Storage so (``gcs://bucket``)
 }
 """Spellings that name the same kind of store, mapped to the naming conventions' scheme."""
 
@@ -579,9 +580,10 @@ def _profile(
     case = reading.case
     if reading.levels == OBJECT_KEY_LEVELS:
         return object_key_entity(namespace, name, file=file)
+    if reading.levels == NAME_PROFILES["bigquery"]:
+        found = _dotted(_backticked_path(name), reading.default_schema, case=case)
+        return replace(found, name=_without_decorator(found.name))
     if reading.levels is not None:
-        if reading.levels == NAME_PROFILES["bigquery"]:
-            name = _backticked_path(name)
         return _dotted(
             name,
             reading.default_schema,
@@ -607,6 +609,14 @@ def _backticked_path(name: str) -> str:
     if len(text) > 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1] and "." in text:
         return text[1:-1]
     return name
+
+
+def _without_decorator(table: str) -> str:
+    """A BigQuery table without its partition or snapshot decorator (``orders$20261129``,
+    ``orders$__UNPARTITIONED__``, legacy SQL's ``orders@-3600000``): a job that writes one
+    partition names the table, which holds no ``$`` nor ``@``."""
+    bare = table.split("$", 1)[0].split("@", 1)[0]
+    return bare or table
 
 
 def _scheme(namespace: str) -> str:

@@ -66,6 +66,8 @@ from airflow_blindata.mapper.identity import (
         # s3, s3a and s3n are one bucket namespace; bucket names keep their case
         ("s3a://my-bucket", "s3://my-bucket"),
         ("s3n://my-bucket/", "s3://my-bucket"),
+        # Snowflake's stages name Google Cloud Storage gcs://, the naming conventions gs://
+        ("gcs://my-bucket", "gs://my-bucket"),
         ("hdfs://NameNode:8020", "hdfs://namenode:8020"),
         # namespaces that are not URIs are left as they are
         ("hop", "hop"),

@@ -60,6 +60,11 @@ BIGQUERY = ("project", "dataset", "table")
         ("bigquery", "`proj.ds.t`", NameReading(BIGQUERY), ("ds", "t", "proj")),
         ("bigquery", "`proj`.`ds`.`t`", NameReading(BIGQUERY), ("ds", "t", "proj")),
         ("bigquery", "`ex.com:p.ds.t`", NameReading(BIGQUERY), ("ds", "t", "ex.com:p")),
+        # a partition's (or a snapshot's) decorator names the table: a job that writes one
+        # partition writes the table the others read
+        ("bigquery", "proj.ds.t$20261129", NameReading(BIGQUERY), ("ds", "t", "proj")),
+        ("bigquery", "proj.ds.t$__UNPARTITIONED__", NameReading(BIGQUERY), ("ds", "t", "proj")),
+        ("bigquery", "proj.ds.t@-3600000", NameReading(BIGQUERY), ("ds", "t", "proj")),
         ("mssql://h:1433", "dwh.dbo.Orders", NameReading(THREE), ("dbo", "Orders", "dwh")),
         # "{database}.{table}" platforms: the database is the schema the crawler stores
         ("mysql://h:3306", "shop.orders", NameReading(TWO), ("shop", "orders", "shop")),
