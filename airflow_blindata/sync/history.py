@@ -31,6 +31,7 @@ __all__ = [
     "carried_ledger",
     "last_cursor",
     "last_snapshot",
+    "light_scopes_since_snapshot",
     "store_status",
 ]
 
@@ -83,6 +84,21 @@ def last_snapshot(history: Iterable[SyncRecordLike]) -> RunReport | None:
         if record.kind == "snapshot":
             return _read(record)
     return None
+
+
+def light_scopes_since_snapshot(history: Iterable[SyncRecordLike]) -> set[str]:
+    """The scopes light syncs wrote after the newest full snapshot (``history`` is newest
+    first): fresh, whatever that snapshot wrote, so a cleanup keeps them in its ledger (a job
+    first seen between a snapshot and its cleanup is found when it goes)."""
+    scopes: set[str] = set()
+    for record in history:
+        if record.kind == "snapshot":
+            break
+        if record.kind == "light":
+            report = _read(record)
+            if report is not None:
+                scopes.update(report.scopes)
+    return scopes
 
 
 def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:

@@ -21,7 +21,12 @@ from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.blindata.models import PhysicalEntity, SystemRoutine
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync.context import OutageError, SyncContext, WriteWatch
-from airflow_blindata.sync.history import SyncRecordLike, carried_ledger, last_snapshot
+from airflow_blindata.sync.history import (
+    SyncRecordLike,
+    carried_ledger,
+    last_snapshot,
+    light_scopes_since_snapshot,
+)
 from airflow_blindata.sync.ownership import Removal, collect, entity_key
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
 from airflow_blindata.sync.properties import DESCRIBED_BY_PROPERTY
@@ -129,7 +134,9 @@ def cleanup(
         )
     finally:
         client.observer = observer
-    kept = set(last.scopes) | removal.held_scopes | outcome.failed_scopes
+    # a scope the last snapshot did not write is stale, unless a light sync wrote it since
+    fresh = set(last.scopes) | light_scopes_since_snapshot(history)
+    kept = fresh | removal.held_scopes | outcome.failed_scopes
     report.count("scopesRetired", len(set(ledger.scopes) - kept))
     report.ledger = Ledger(
         scopes=sorted(kept),

@@ -249,6 +249,36 @@ def test_a_cleanup_after_light_syncs_removes_exactly_what_it_would_without_them(
     assert with_light == without
 
 
+def test_a_job_first_seen_by_a_light_sync_before_the_cleanup_is_removed_when_it_goes(
+    client: BlindataClient, emulator: Any, store_url: str
+) -> None:
+    """docs/removal-of-deprecated-metadata.md: a light sync's scopes "join the ledger, as a
+    snapshot's do, so the flows of a job first seen between two full snapshots are found when
+    the job goes". A new job first synced between a snapshot and its cleanup: that cleanup
+    took every scope its snapshot had not written for stale and dropped it from the ledger, so
+    once the job went its flow stayed in Blindata for good (no job entity to find it by
+    without the process layer)."""
+    job = definition(cleanup={"maxRemovalShare": 1.0}, processLayer=False)
+
+    def step(run: Any) -> RunReport:
+        next_second(emulator)
+        return run(job, client, store)
+
+    with open_store(store_url) as store:
+        store.append_many(runs("orders", 1))
+        assert step(lambda *a: run_snapshot(*a, apply_retention=False)).status == "success"
+        store.append_many(runs("copier", 1, output="orders"))  # a new job, seen by the light sync
+        assert step(run_light).jobs == ["airflow/copier"]
+        first = step(run_cleanup)
+        assert first.ledger is not None and "ol:airflow|copier" in first.ledger.scopes
+        store.forget_job("airflow", "copier", dry_run=False)  # the job goes
+        assert step(lambda *a: run_snapshot(*a, apply_retention=False)).status == "success"
+        assert step(run_cleanup).status == "success"
+
+    assert not [scope for scope, _ in scoped_flows(emulator) if scope == "ol:airflow|copier"]
+    assert [scope for scope, _ in scoped_flows(emulator)] == ["ol:airflow|orders"]
+
+
 def test_a_light_sync_is_skipped_while_a_full_sync_holds_the_lock(
     client: BlindataClient, emulator: Any, store_url: str
 ) -> None:
