@@ -47,6 +47,7 @@ def plan_of_jobs(
         for (dataset, _), key in plan.dataset_entities.found.items()
         if key is not None and dataset in datasets
     }
+    of_datasets = len(keys)
     for flow in flows:
         keys.add(flow.source.entity)
         keys.add(flow.target.entity)
@@ -72,6 +73,8 @@ def plan_of_jobs(
         ("flows", sum(1 for flow in flows if flow.kind != "orchestration")),
         ("orchestrationFlows", sum(1 for flow in flows if flow.kind == "orchestration")),
         ("jobs", len(jobs)),
+        ("datasets", len(datasets)),
+        ("datasetEntities", of_datasets),
     ):
         _recount(report.counters, counter, count)
     if quality is not None:

@@ -107,6 +107,8 @@ def test_a_light_sync_publishes_only_the_jobs_that_received_events(
     assert light.kind == "light" and light.status == "success", light.message
     assert light.jobs == ["airflow/orders"]
     assert light.counters["entities"] == 3  # the job, its input and its output
+    # what the plan holds counts the part published (the whole store's: 10 of each)
+    assert (light.counters["datasets"], light.counters["datasetEntities"]) == (2, 2)
     assert "DELETE" not in writes(light_requests)
     # requests proportional to what changed: one job of five
     assert len(light_requests) < len(second_requests) < len(full_requests)
