@@ -56,6 +56,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+_JOBS_SHOWN = 10
+"""Jobs a light sync's text report names (its JSON and the history hold them all)."""
+
+
 class ObjectGroup(BaseModel):
     """Objects of one kind: how many, and a few of them (refused, or removed by a cleanup)."""
 
@@ -228,6 +232,10 @@ class RunReport(Report):
         ]
         if self.message:
             parts.append(self.message)
+        if self.kind == "light" and self.jobs:
+            shown = ", ".join(self.jobs[:_JOBS_SHOWN])
+            more = len(self.jobs) - _JOBS_SHOWN
+            parts.append(f"Jobs published: {shown}{f' and {more} more' if more > 0 else ''}")
         if self.counters:
             parts += ["", table(("counter", "value"), sorted(self.counters.items()))]
         if self.timings:
@@ -244,7 +252,8 @@ class RunReport(Report):
                 gap_table(self.gaps.values()),
             ]
         if self.removed:
-            verb = "would remove" if self.dry_run else "removed"
+            # a refused cleanup lists what it would have removed, as a dry run does
+            verb = "would remove" if self.dry_run or self.status == "refused" else "removed"
             parts += [
                 "",
                 table(

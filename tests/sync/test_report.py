@@ -169,3 +169,26 @@ def test_a_gap_whose_hint_points_above_comes_after_the_gaps_it_points_at() -> No
 
     assert text.index("UNMAPPED_NAMESPACE") < text.index("DANGLING_FLOW")
     assert text.index("TARGET_NOT_CATALOGUED") < text.index("DANGLING_FLOW")
+
+
+def test_a_refused_cleanup_lists_what_it_would_have_removed_not_what_it_removed() -> None:
+    """A cleanup refused over cleanup.maxRemovalShare lists what it would remove, so that the
+    admin can decide to force it: headed "removed", the task log said it had deleted them."""
+    refused = RunReport(kind="cleanup", definition_uuid=UUID)
+    refused.note_removed("entity", "pg:public.gone")
+    refused.reason = "share_exceeded"
+    text = refused.finish("refused", "it would remove 1 of 2 owned objects").render()
+    assert "\nwould remove " in text and "\nremoved " not in text
+    done = RunReport(kind="cleanup", definition_uuid=UUID)
+    done.note_removed("entity", "pg:public.gone")
+    assert "\nremoved " in done.finish().render()
+
+
+def test_a_light_syncs_text_report_names_the_jobs_it_published() -> None:
+    """docs/operators.md: a light sync's "report lists the jobs it published"; the task log and
+    ``airflow-blindata report`` showed how many only."""
+    light = RunReport(kind="light", definition_uuid=UUID)
+    light.jobs = [f"airflow/dag.task{index:02d}" for index in range(12)]
+    text = light.finish().render()
+    assert "Jobs published: airflow/dag.task00, " in text and "and 2 more" in text
+    assert "dag.task11" not in text
