@@ -142,6 +142,8 @@ def snapshot(
     phase = "start"
     try:
         report.watermark = server_time(client)
+        if report.watermark is None and not light:
+            report.count("serverTimeMissing")  # said now: every cleanup will refuse
         phase = "systems"
         with report.timed(phase):
             systems = sync_systems(ctx, plan)

@@ -470,8 +470,9 @@ def test_without_blindatas_time_the_cleanup_removes_nothing_rather_than_trust_th
 
     assert first.status == "success", first.render()
     assert first.watermark is None
+    assert first.counters["serverTimeMissing"] == 1  # the snapshot says so, not only the cleanup
     assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
-    assert "Date" in (report.message or "")
+    assert "Date" in (report.message or "") and "force does not lift" in (report.message or "")
     assert counts(emulator) == before
 
 
