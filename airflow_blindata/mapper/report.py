@@ -73,14 +73,16 @@ GAP_HINTS: dict[GapCode, str] = {
     "again when the tables it names change in the catalog.",
     GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "Make sure that job's events reach a definition "
     "with processLayer on.",
-    GapCode.DANGLING_FLOW: "Fix the dataset gaps above.",
+    GapCode.DANGLING_FLOW: "Fix the dataset gaps above; where there is none, the entity was "
+    "refused by Blindata this run (see the failures) and is sent again next run.",
     GapCode.JOB_SYSTEM_NOT_FOUND: "Fix the uuid or the name, or set creation to IF_MISSING.",
     GapCode.JOB_SYSTEM_NOT_SHARED: "Use a System for the jobs, or set shared on the rule.",
     GapCode.MALFORMED_FACET: "Fix the producer.",
     GapCode.PRODUCER_NO_LINEAGE: "Producer-side limit.",
     GapCode.PRODUCER_PARTIAL_LINEAGE: "Producer-side limit.",
-    GapCode.UNREADABLE_EVENT: "The event is not OpenLineage JSON; fix the producer. The raw "
-    "event is kept in the store's quarantine.",
+    GapCode.UNREADABLE_EVENT: "The event is not OpenLineage JSON; fix the producer. An event "
+    "that came through the store (capture, the receiver, ingest) is kept in its quarantine; "
+    "one planned from a file is in that file.",
     GapCode.FIELD_DESCRIPTION_TOO_LONG: "Blindata has no field documentation: shorten the "
     "description to 250 characters or fewer.",
     GapCode.QUALITY_CODE_CONFLICT: "The check code belongs to a check of another suite, which is "
