@@ -381,8 +381,15 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
             spelled.add(json.dumps(secret, ensure_ascii=False)[1:-1])
             spelled.add(json.dumps(secret)[1:-1])
     for secret in sorted(spelled, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+        if len(secret) >= _SHORT_SECRET:
+            text = text.replace(secret, REDACTED)
+        else:  # a short one only where it stands alone: "unknown" must not read "un***nown"
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", REDACTED, text)
     return text
+
+
+_SHORT_SECRET = 8
+"""Secrets shorter than this are hidden where they stand alone, not inside a longer word."""
 
 
 # A string literal that a keyword says is a secret: PostgreSQL's and Snowflake's ``PASSWORD '…'``

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_blindata.redaction import _urls_in, redact_sql, redact_text, redact_url
+from airflow_blindata.redaction import _urls_in, redact_sql, redact_text, redact_url, scrub
 from tests.helpers import SECRET, SQL_SECRETS
 
 SIZE = 200_000
@@ -569,3 +569,28 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
     """A test's description or expected value is prose as often as SQL: an apostrophe makes it
     read as no dialect's SQL, and it is then scanned as before, not hidden past ``password``."""
     assert redact_sql(text, may_be_prose=True) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "shown"),
+    [
+        # a short secret (a test's key, a short password) where it stands alone only: the
+        # connection test's remedy read "un***nown tenant", "Chec*** the URL"
+        (
+            "unknown tenant: Check the URL, as asked (key k)",
+            "k",
+            "unknown tenant: Check the URL, as asked (key ***)",
+        ),
+        (
+            "postgresql://etl:pw1@db: password pw1 refused",
+            "pw1",
+            "postgresql://etl:***@db: password *** refused",
+        ),
+        # a long one wherever it is
+        ("token abcdefghij in xabcdefghijx", "abcdefghij", "token *** in x***x"),
+    ],
+)
+def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
+    text: str, secret: str, shown: str
+) -> None:
+    assert scrub(text, [secret]) == shown
