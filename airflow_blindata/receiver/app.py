@@ -209,12 +209,15 @@ class _Receiver:
     def refusal(self, request: Request, keys: KeySet) -> JSONResponse | KeyScope:
         """The answer to a request that may not go further (misconfigured, or not authorised),
         or the scope of its key."""
+        retry = {"Retry-After": str(STORE_RETRY_AFTER_SECONDS)}  # as docs/configure-your-producers
         if self.settings.problem:
-            return _error(503, f"the Blindata receiver is misconfigured: {self.settings.problem}")
+            return _error(
+                503, f"the Blindata receiver is misconfigured: {self.settings.problem}", retry
+            )
         if not keys.digests:
             why = keys.problem or "no API key"
             self.warnings.warn("no key", "Blindata receiver refuses every request: %s", why)
-            return _error(503, f"the Blindata receiver refuses events: {why}")
+            return _error(503, f"the Blindata receiver refuses events: {why}", retry)
         token, problem = bearer_token(request.headers.get("authorization"))
         scope = None if token is None else keys.scope_of(token)
         if scope is not None:
@@ -334,6 +337,13 @@ class _Receiver:
             content["detail"] = (
                 f"none of the {len(items)} events is within the API key's scope; "
                 f"first, {content.pop('first_failure')}"
+            )
+            return JSONResponse(content, status_code=403)
+        if forbidden:  # readable ones outside the scope, and the others not events: 403 too
+            content["detail"] = (
+                f"none of the {len(items)} events was stored: {forbidden} outside the API key's "
+                f"scope, {len(failed) - forbidden} not OpenLineage events; first, "
+                f"{content.pop('first_failure')}"
             )
             return JSONResponse(content, status_code=403)
         content["detail"] = (

@@ -277,6 +277,7 @@ def test_without_a_usable_key_the_receiver_refuses_everything(
             response = httpx.post(served.lineage_url, json=run_event(1), headers=header)
             assert response.status_code == 503
             assert says in response.json()["detail"]
+            assert response.headers["Retry-After"] == "1"  # as the table of answers says
         assert served.stored() == []
 
 
@@ -438,6 +439,8 @@ def test_a_key_scoped_to_job_namespaces_writes_those_only(store: EventStore) -> 
         no_job = httpx.post(receiver.lineage_url, json=dataset_event, headers=scoped)
         batch = httpx.post(receiver.batch_url, json=[run_event(3), dbt], headers=scoped)
         all_out = httpx.post(receiver.batch_url, json=[dbt, dataset_event], headers=scoped)
+        # an event outside the scope beside one that is no event: refused for the scope too
+        mixed = httpx.post(receiver.batch_url, json=[dbt, {"foo": 1}], headers=scoped)
         unscoped = httpx.post(receiver.lineage_url, json=dbt, headers=AUTH)
 
     assert inside.status_code == 200
@@ -451,6 +454,8 @@ def test_a_key_scoped_to_job_namespaces_writes_those_only(store: EventStore) -> 
     assert [(f["index"], f["retriable"]) for f in batch.json()["failed_events"]] == [(1, False)]
     assert "outside the API key's scope" in batch.json()["failed_events"][0]["reason"]
     assert all_out.status_code == 403 and all_out.json()["status"] == "failure"
+    assert mixed.status_code == 403, mixed.json()
+    assert "1 outside the API key's scope, 1 not OpenLineage events" in mixed.json()["detail"]
     assert unscoped.status_code == 200
     assert sorted(str(e.job_namespace) for e in store.events()) == [
         "dbt://prod",  # by the unscoped key
