@@ -47,6 +47,7 @@ from airflow_blindata.mapper.plan import (
     PlannedEntity,
     PlannedField,
     PlannedRoutine,
+    PlannedSystem,
     Property,
     planned_field,
 )
@@ -183,6 +184,24 @@ def _flat_fields(
 
     walk(fields, prefix)
     return flat
+
+
+def place_dataset(
+    key: DatasetKey, found: EntityName, resolver: SystemResolver, example: str | None
+) -> tuple[PlannedSystem | None, str]:
+    """The System of a dataset named ``found``, and the namespace that chose it.
+
+    A dataset named by a TABLE symlink (Spark names a catalog table by its storage location,
+    with the catalog's name as a symlink: ``abfss://…/__unitystorage/…`` and
+    ``databricks://host`` ``main.sales.orders``) is the catalog's table: it lands on the System
+    of the symlink's namespace when the definition gives that one a System, where the other
+    producers of the table (SQL operators, dbt) name it; else on its own namespace's, as
+    before. ``example`` records the gap of a namespace that resolves to none (``None``: not)."""
+    if found.namespace is not None:
+        system = resolver.dataset_system(found.namespace, None, found.database)
+        if system is not None:
+            return system, found.namespace
+    return resolver.dataset_system(key.namespace, example, found.database), key.namespace
 
 
 def dataset_name(fold: Fold, key: DatasetKey, resolver: SystemResolver) -> EntityName:
@@ -381,14 +400,14 @@ def map_datasets(
         dataset_key, facets = dataset.key, dataset.facets
         where = str(dataset_key)  # the namespace as spelt, without credentials (it is shown)
         found = _dataset_name(dataset_key, facets, resolver)
-        system = resolver.dataset_system(dataset_key.namespace, where, found.database)
+        system, namespace = place_dataset(dataset_key, found, resolver, where)
         if system is None:
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue
-        databases.add(key, normalize_namespace(dataset_key.namespace), found.database)
+        databases.add(key, normalize_namespace(namespace), found.database)
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
@@ -405,7 +424,7 @@ def map_datasets(
         fields = draft.fields
         unnamed: list[str] = []
         misplaced: list[str] = []
-        case = resolver.reading(dataset_key.namespace).case
+        case = resolver.reading(namespace).case
         for planned, too_long in _flat_fields(
             key, schema.fields or () if schema else (), "", unnamed, misplaced, case
         ):

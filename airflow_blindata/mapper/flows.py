@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper.catalog import dataset_name, entity_key
+from airflow_blindata.mapper.catalog import dataset_name, entity_key, place_dataset
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
 from airflow_blindata.mapper.identity import cased_identifier, normalize_namespace
 from airflow_blindata.mapper.plan import (
@@ -146,12 +146,9 @@ class FlowCollector:
         # dataset is reported as UNMAPPED_NAMESPACE"), so that DANGLING_FLOW's "fix the dataset
         # gaps above" finds one.
         named_only = self.fold.dataset(key) is None
-        # the name is read first only where its database can change the System
         resolver = self.resolver
-        found = dataset_name(self.fold, key, resolver) if resolver.by_database else None
-        system = resolver.dataset_system(
-            key.namespace, str(key) if named_only else None, found.database if found else None
-        )
+        found = dataset_name(self.fold, key, resolver)
+        system, _ = place_dataset(key, found, resolver, str(key) if named_only else None)
         if system is None:
             return None
         known = self._dataset_entities
@@ -159,7 +156,7 @@ class FlowCollector:
             # A dataset of the fold: the catalog pass found its entity and planned it (or found
             # none: EMPTY_DATASET_NAME).
             return known[key, system.name]
-        entity = entity_key(system.name, found or dataset_name(self.fold, key, resolver))
+        entity = entity_key(system.name, found)
         if entity is None:  # a dataset with no name: never an entity
             if named_only:
                 self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))

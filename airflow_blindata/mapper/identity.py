@@ -114,12 +114,15 @@ class EntityName:
     ``database`` is the database (catalog, project) segment the rule found, ``None`` when the
     name has none: it picks the System where the definition selects by database, and tells two
     databases apart that land on one System. Equality is where the dataset lands (schema, name,
-    rule), as before the database was read."""
+    rule), as before the database was read. ``namespace`` is the namespace of the TABLE symlink
+    that named it (rule ``symlink``): the catalog the table is registered in, whose System holds
+    it when one is had (``catalog.place_dataset``)."""
 
     schema: str | None
     name: str
     rule: str
     database: str | None = field(default=None, compare=False)
+    namespace: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -695,7 +698,7 @@ def entity_name(
             # a TABLE identity that names no table (``""``, ``db.``) is no table identity: the
             # next one, or the dataset's own name, decides; the dataset is not lost for it
             continue
-        return EntityName(linked.schema, linked.name, "symlink", linked.database)
+        return EntityName(linked.schema, linked.name, "symlink", linked.database, link_namespace)
     return _as_it_is(name, reading.case)
 
 

@@ -375,21 +375,24 @@ def test_the_first_table_symlink_names_the_entity_by_its_own_scheme_spelt_any_wa
     ("links", "expected"),
     [
         # a TABLE identity that names no table: the dataset's own name, as with no symlink
-        ([("hive://metastore:9083", "", "TABLE")], (None, "/warehouse/db.db/orders")),
-        ([("hive://metastore:9083", "db.", "TABLE")], (None, "/warehouse/db.db/orders")),
-        ([("hive://metastore:9083", "  ", "TABLE")], (None, "/warehouse/db.db/orders")),
-        # ... or the next TABLE identity that does
+        ([("hive://metastore:9083", "", "TABLE")], ("namenode", None, "/warehouse/db.db/orders")),
+        (
+            [("hive://metastore:9083", "db.", "TABLE")],
+            ("namenode", None, "/warehouse/db.db/orders"),
+        ),
+        ([("hive://metastore:9083", "  ", "TABLE")], ("namenode", None, "/warehouse/db.db/orders")),
+        # ... or the next TABLE identity that does: the table of the metastore's System
         (
             [
                 ("hive://metastore:9083", "db.", "TABLE"),
                 ("hive://metastore:9083", "db.orders", "TABLE"),
             ],
-            ("db", "orders"),
+            ("metastore", "db", "orders"),
         ),
     ],
 )
 def test_a_symlinks_table_identity_that_names_no_table_leaves_the_name_as_it_is(
-    links: list[tuple[str, str, str]], expected: tuple[str | None, str]
+    links: list[tuple[str, str, str]], expected: tuple[str, str | None, str]
 ) -> None:
     """Seed 000: "3. A symlinks table identity, for a namespace whose scheme has no profile
     above [...] 4. Otherwise the name as it is, with no schema." A Spark path dataset whose
@@ -408,9 +411,63 @@ def test_a_symlinks_table_identity_that_names_no_table_leaves_the_name_as_it_is(
     )
     plan = build([event], builders.definition(policy("*", nameTemplate="{host}")))
     assert GapCode.EMPTY_DATASET_NAME not in plan.report.gaps
-    on_hdfs = [(e.key.schema_, e.key.name) for e in plan.entities if e.key.system == "namenode"]
-    assert on_hdfs == [expected]
-    assert [f.target.entity.name for f in plan.flows] == [expected[1]]
+    written = [
+        (e.key.system, e.key.schema_, e.key.name)
+        for e in plan.entities
+        if e.key.system not in ("db", "OpenLineage")  # the input's, the job's
+    ]
+    assert written == [expected]
+    assert [f.target.entity.name for f in plan.flows] == [expected[2]]
+
+
+UNITY = "abfss://uc@acct.dfs.core.windows.net"
+WORKSPACE = "databricks://adb-123.azuredatabricks.net"
+
+
+def _spark_table(path: str, table: str) -> dict[str, Any]:
+    """A Unity Catalog table as openlineage-spark names it: its storage location, with the
+    catalog's name as a TABLE symlink."""
+    link = {"namespace": WORKSPACE, "name": table, "type": "TABLE"}
+    symlinks = builders.facet("SymlinksDatasetFacet", identifiers=[link])
+    return dataset(path, UNITY, facets={"symlinks": symlinks})
+
+
+@pytest.mark.parametrize("catalog_has_a_system", [True, False])
+def test_a_spark_catalog_table_lands_where_the_other_producers_name_it(
+    catalog_has_a_system: bool,
+) -> None:
+    """The symlinks facet: "these different identifiers refer to the same entity". Spark names a
+    Unity Catalog table by its storage location (``__unitystorage/…``) with the catalog's name as
+    a TABLE symlink; dbt and Airflow's Databricks operators name it ``main.sales.orders`` on
+    ``databricks://<host>``. The symlink named the entity, but the System stayed the storage
+    account's: Spark's lineage never met the table the others describe. When the definition
+    gives the catalog's namespace a System, the table lands there; otherwise on its own
+    namespace's, as before."""
+    policies = [policy("abfss://*", nameTemplate="{bucket}")]
+    if catalog_has_a_system:
+        policies.append(policy("databricks://*", nameTemplate="unity", nameProfile="databricks"))
+    spark = run_event(
+        "spark.clean",
+        inputs=[_spark_table("__unitystorage/catalogs/aa/tables/1", "main.sales.orders")],
+        outputs=[_spark_table("__unitystorage/catalogs/aa/tables/2", "main.sales.orders_clean")],
+    )
+    dbt = run_event(
+        "dbt.model.report",
+        run_id="0190b1c2-0000-7000-8000-0000000000bb",
+        inputs=[dataset("main.sales.orders_clean", WORKSPACE)],
+        outputs=[dataset("main.sales.report", WORKSPACE)],
+    )
+    plan = build([spark, dbt], builders.definition(*policies))
+
+    tables = {(e.key.system, e.key.schema_, e.key.name) for e in plan.entities}
+    pairs = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    if catalog_has_a_system:
+        assert ("unity", "sales", "orders_clean") in tables
+        assert not any(system == "uc" for system, _, _ in tables)
+        # one entity for the table Spark writes and dbt reads: the lineage joins
+        assert {("orders", "orders_clean"), ("orders_clean", "report")} <= pairs
+    else:
+        assert ("uc", "sales", "orders_clean") in tables  # the storage account's, as before
 
 
 # -- one store, several producers: one System, one entity, joined lineage ------------------------
