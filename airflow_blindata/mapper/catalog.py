@@ -186,8 +186,17 @@ def _flat_fields(
     return flat
 
 
+def named_elsewhere(fold: Fold, key: DatasetKey, resolver: SystemResolver) -> bool:
+    """Whether where a dataset lands may depend on its name (so it is read before its System):
+    the definition selects Systems by database, or the dataset has a symlinks facet."""
+    if resolver.by_database:
+        return True
+    known = fold.dataset(key)
+    return known is not None and facet_of(known.facets, SymlinksDatasetFacet) is not None
+
+
 def place_dataset(
-    key: DatasetKey, found: EntityName, resolver: SystemResolver, example: str | None
+    key: DatasetKey, found: EntityName | None, resolver: SystemResolver, example: str | None
 ) -> tuple[PlannedSystem | None, str]:
     """The System of a dataset named ``found``, and the namespace that chose it.
 
@@ -196,12 +205,14 @@ def place_dataset(
     ``databricks://host`` ``main.sales.orders``) is the catalog's table: it lands on the System
     of the symlink's namespace when the definition gives that one a System, where the other
     producers of the table (SQL operators, dbt) name it; else on its own namespace's, as
-    before. ``example`` records the gap of a namespace that resolves to none (``None``: not)."""
-    if found.namespace is not None:
+    before. ``example`` records the gap of a namespace that resolves to none (``None``: not);
+    ``found`` may be ``None`` where the name cannot change the System (``named_elsewhere``)."""
+    if found is not None and found.namespace is not None:
         system = resolver.dataset_system(found.namespace, None, found.database)
         if system is not None:
             return system, found.namespace
-    return resolver.dataset_system(key.namespace, example, found.database), key.namespace
+    database = found.database if found is not None else None
+    return resolver.dataset_system(key.namespace, example, database), key.namespace
 
 
 def dataset_name(fold: Fold, key: DatasetKey, resolver: SystemResolver) -> EntityName:

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper.catalog import dataset_name, entity_key, place_dataset
+from airflow_blindata.mapper.catalog import (
+    dataset_name,
+    entity_key,
+    named_elsewhere,
+    place_dataset,
+)
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
 from airflow_blindata.mapper.identity import cased_identifier, normalize_namespace
 from airflow_blindata.mapper.plan import (
@@ -147,7 +152,12 @@ class FlowCollector:
         # gaps above" finds one.
         named_only = self.fold.dataset(key) is None
         resolver = self.resolver
-        found = dataset_name(self.fold, key, resolver)
+        # the name is read first only where it can change the System
+        found = (
+            dataset_name(self.fold, key, resolver)
+            if named_elsewhere(self.fold, key, resolver)
+            else None
+        )
         system, _ = place_dataset(key, found, resolver, str(key) if named_only else None)
         if system is None:
             return None
@@ -156,7 +166,7 @@ class FlowCollector:
             # A dataset of the fold: the catalog pass found its entity and planned it (or found
             # none: EMPTY_DATASET_NAME).
             return known[key, system.name]
-        entity = entity_key(system.name, found)
+        entity = entity_key(system.name, found or dataset_name(self.fold, key, resolver))
         if entity is None:  # a dataset with no name: never an entity
             if named_only:
                 self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))

@@ -45,7 +45,12 @@ from airflow_blindata.events import (
     facet_of,
     finite_number,
 )
-from airflow_blindata.mapper.catalog import dataset_name, entity_key, place_dataset
+from airflow_blindata.mapper.catalog import (
+    dataset_name,
+    entity_key,
+    named_elsewhere,
+    place_dataset,
+)
 from airflow_blindata.mapper.fold import (
     DatasetKey,
     Fold,
@@ -97,14 +102,19 @@ class _Quality:
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
         resolver = self.resolver
-        found = dataset_name(self.fold, key, resolver)
+        # the name is read first only where it can change the System
+        found = (
+            dataset_name(self.fold, key, resolver)
+            if named_elsewhere(self.fold, key, resolver)
+            else None
+        )
         system, _ = place_dataset(key, found, resolver, None)
         if system is None:
             return None
         known = self.plan.dataset_entities.found
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
             return known[key, system.name]
-        return entity_key(system.name, found)
+        return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
 
     def case(self, key: DatasetKey) -> str | None:
         """The ``identifierCase`` declared for the dataset's namespace: a check's code, its
