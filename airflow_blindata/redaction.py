@@ -251,14 +251,14 @@ _PRIVATE_KEY_BLOCK = re.compile(
 # (``--password --user etl``), nor a name that ends with another word (``--password-stdin``).
 _SECRET_OPTION = re.compile(
     rf"""(?ix)
-    (?<![A-Za-z0-9_-])
+    (?<![A-Za-z0-9_.-])
     (?P<lead> -- [A-Za-z0-9_.-]*? {_SECRET_WORDS} [ \t]+ )
     (?! \*\*\* | - )
     (?P<value> " (?: [^"\\\n] | \\. )* "? | ' (?: [^'\\\n] | \\. )* '? | [^\s"']+ )
     """
 )
 _USER_OPTION = re.compile(
-    r"(?<![A-Za-z0-9_-])(?P<lead>(?:-u|--user)[ \t]+[\"']?"
+    r"(?<![A-Za-z0-9_-])(?P<lead>(?:-u[ \t]+|--user(?:[ \t]+|=))[\"']?"
     r"(?![0-9]+:)"  # ``docker run -u 1000:1000``: a user and a group id, no password
     r"[^\s:\"'@/]+:)(?!\*\*\*)[^\s\"']+"
 )
@@ -270,7 +270,8 @@ _USER_OPTION = re.compile(
 # (a text of ``mysql`` words is not read to its end from each).
 _PASSWORD_FLAG = re.compile(
     r"(?P<lead>\b(?:(?:mysql|mariadb)(?:dump|admin|import|check|-dump|-admin|-import)?"
-    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*))(?!\*\*\*)[^\s'\"|;&]+"
+    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*))(?!\*\*\*|'\*\*\*|\"\*\*\*)"
+    r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"|;&]+)"
 )
 
 
@@ -652,11 +653,14 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
 # a name that names a secret (``_names_a_secret``), to the end of the statement or its line, is
 # hidden; a quoted one is the tokens' (``SET PASSWORD = '…'``).
 _SET_BARE_VALUE = re.compile(
-    r"""(?imx)
-    (?P<lead> (?: ^ | ; ) \s* SET \s+ `? (?P<name> [A-Za-z0-9_.-]+ ) `? \s* = \s* )
-    (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= \s* (?: ; | $ ) )
+    r"""(?ix)
+    (?P<lead> (?: \A | ; ) \s* SET \s+ `? (?P<name> [A-Za-z0-9_.-]+ ) `? \s* = \s* )
+    (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= [ \t]* (?: ; | -- | \n | \Z ) )
     """
 )
+"""Only where ``SET`` starts a statement (the text's start, or after a ``;``): a line of an
+``UPDATE … SET token = s.token`` is no setting, and a ``^`` of each line would be read again
+from every blank line before it (a time growing with the square of the text's length)."""
 
 
 def _set_bare_values(sql: str) -> str:

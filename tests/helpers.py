@@ -135,6 +135,7 @@ SQL_SECRETS = {
     ),
     # a SET's bare value, and Azure's settings that name the account after the secret word
     "Spark's SET of a secret name, unquoted": (f"SET spark.datasource.password={SECRET}", "spark"),
+    "a SET with a comment after its value": (f"SET spark.x.password={SECRET} -- rotated", "spark"),
     "an Azure account key SET unquoted": (
         f"SET fs.azure.account.key.acct.dfs.core.windows.net = {SECRET};\nSELECT 1",
         "databricks",

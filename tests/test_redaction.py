@@ -323,6 +323,9 @@ ORDINARY_SQL = [
     "INSERT INTO s.t SELECT a::text, 'key: value' IS NULL FROM s.u -- the customer's key",
     "SELECT $$it's$$, E'a\\'b' FROM t WHERE k = 'C:\\'",
     "SET spark.sql.shuffle.partitions=200",
+    # a line of an UPDATE or a MERGE that sets a column is no Spark SET (it was read as one)
+    "UPDATE crm.accounts a\nSET token = s.token\nFROM crm.staging s WHERE a.id = s.id",
+    "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE\nSET password = s.password",
     "SELECT encrypt(d, k, 'aes'), decrypt(d, k, 'aes') FROM s.u WHERE kind = 'x'",
     "UPDATE s.users SET password_changed = changed_at WHERE id = 1",
 ]
@@ -365,6 +368,8 @@ TEXT_SECRETS = {
     "curl --user quoted": f'curl --user "etl:{SECRET}" https://api.example.com/v1',
     "MySQL's -p glued": f"mysqldump -h db -u etl -p{SECRET} dwh > dwh.sql",
     "sshpass -p": f"sshpass -p {SECRET} scp dump.sql etl@backup:/dumps",
+    "MySQL's -p quoted": f"mysql -u etl -p'{SECRET}!' dwh",
+    "curl --user=": f"curl --user=etl:{SECRET} https://api.example.com/v1",
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
@@ -422,6 +427,7 @@ NEW_LONG_TEXTS = {
     "users without passwords": "-u a " * (SIZE // 5),
     "Azure settings without values": "fs.azure.account.key.a" * (SIZE // 22),
     "MySQL commands without a password": "mysql -p " * (SIZE // 9),
+    "dashes and dots": "--." * (SIZE // 3),
 }
 
 
@@ -594,3 +600,13 @@ def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
     text: str, secret: str, shown: str
 ) -> None:
     assert scrub(text, [secret]) == shown
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SET password" + "\n" * SIZE + "x", "SET a.password = " + " " * SIZE + "x;" * 10],
+    ids=["blank lines after a SET", "blanks in a SET"],
+)
+def test_a_set_of_a_secret_name_is_read_in_linear_time(sql: str) -> None:
+    """The SET pattern started at every line: a text of blank lines was read again from each."""
+    assert isinstance(redact_sql(sql), str)
