@@ -205,13 +205,18 @@ def place_dataset(
     ``databricks://host`` ``main.sales.orders``) is the catalog's table: it lands on the System
     of the symlink's namespace when the definition gives that one a System, where the other
     producers of the table (SQL operators, dbt) name it; else on its own namespace's, as
-    before. ``example`` records the gap of a namespace that resolves to none (``None``: not);
+    before. A location that a mapping or a stamp gives its System keeps it: a person chose
+    it. ``example`` records the gap of a namespace that resolves to none (``None``: not);
     ``found`` may be ``None`` where the name cannot change the System (``named_elsewhere``)."""
-    if found is not None and found.namespace is not None:
+    database = found.database if found is not None else None
+    if (
+        found is not None
+        and found.namespace is not None
+        and not resolver.chosen_by_person(key.namespace, database)
+    ):
         system = resolver.dataset_system(found.namespace, None, found.database)
         if system is not None:
             return system, found.namespace
-    database = found.database if found is not None else None
     return resolver.dataset_system(key.namespace, example, database), key.namespace
 
 

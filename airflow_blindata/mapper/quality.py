@@ -117,10 +117,15 @@ class _Quality:
         return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
 
     def case(self, key: DatasetKey) -> str | None:
-        """The ``identifierCase`` declared for the dataset's namespace: a check's code, its
-        column and a record's field are spelt as the entity and its fields are (seed 003: one
-        check per dataset, assertion and column, whatever case a producer sends them in)."""
-        return self.resolver.reading(key.namespace).case
+        """The ``identifierCase`` declared for the namespace that placed the dataset (its own,
+        or its TABLE symlink's: ``catalog.place_dataset``): a check's code, its column and a
+        record's field are spelt as the entity and its fields are (seed 003: one check per
+        dataset, assertion and column, whatever case a producer sends them in)."""
+        resolver = self.resolver
+        if not named_elsewhere(self.fold, key, resolver):
+            return resolver.reading(key.namespace).case
+        _, namespace = place_dataset(key, dataset_name(self.fold, key, resolver), resolver, None)
+        return resolver.reading(namespace).case
 
     # -- assertions ----------------------------------------------------------------------------
 

@@ -272,6 +272,19 @@ class SystemResolver:
                 )
         return system
 
+    def chosen_by_person(self, namespace: str, database: str | None = None) -> bool:
+        """Whether a ``namespaceMappings`` entry (of a System that exists) or an
+        ``openLineageNamespace`` stamp gives ``namespace`` its System: a choice of the
+        definition's author or of a steward, not a policy's creation. Plans nothing."""
+        normalized = normalize_namespace(namespace)
+        if self.ignores(normalized):
+            return False
+        mappings = namespace_mappings_for(self.definition, normalized, database)
+        if any(self._find(mapping.system) is not None for mapping in mappings):
+            return True
+        policy = system_policy_for(self.definition, normalized, database)
+        return self._stamped(normalized, database, policy) is not None
+
     def _stamped(
         self, namespace: str, database: str | None, policy: SystemPolicy | None
     ) -> KnownSystem | None:

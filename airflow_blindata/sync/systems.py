@@ -143,7 +143,10 @@ def _reuse(
     ctx: SyncContext, planned: PlannedSystem, error: BlindataError | None
 ) -> ResolvedSystem | None:
     try:  # how the name filter matches is not in the contract: the name is checked here
-        found = _named(ctx.client.api.systems.list(name=planned.name), planned.name)
+        listed = ctx.client.api.systems.list(name=planned.name)
+        # another case only on a 409: after a failure the create may not have landed, and a
+        # System of that name in another case may be a person's, not the one refused
+        found = _named(listed, planned.name, other_case=error is None)
     except BlindataError as exc:
         ctx.report.fail(KIND, planned.name, str(error or exc))
         return None
@@ -175,17 +178,18 @@ def _reuse(
     )
 
 
-def _named(systems: Iterable[System], name: str) -> System | None:
-    """The System called ``name``: spelt so, else the one System spelt so in another case (a
-    Blindata whose names are unique whatever their case refuses to create ``postgres`` beside
-    ``Postgres``, 409, and the contract does not say how it compares names)."""
-    other_case = []
+def _named(systems: Iterable[System], name: str, *, other_case: bool) -> System | None:
+    """The System called ``name``: spelt so, else (``other_case``) the one System spelt so in
+    another case (a Blindata whose names are unique whatever their case refuses to create
+    ``postgres`` beside ``Postgres``, 409, and the contract does not say how it compares
+    names)."""
+    spelt_otherwise = []
     for system in systems:
         if system.name == name:
             return system
-        if system.name.casefold() == name.casefold():
-            other_case.append(system)
-    return other_case[0] if len(other_case) == 1 else None
+        if other_case and system.name.casefold() == name.casefold():
+            spelt_otherwise.append(system)
+    return spelt_otherwise[0] if len(spelt_otherwise) == 1 else None
 
 
 def _entity_creation_on_foreign(ctx: SyncContext, planned: PlannedSystem, found: System) -> bool:

@@ -470,6 +470,24 @@ def test_a_spark_catalog_table_lands_where_the_other_producers_name_it(
         assert ("uc", "sales", "orders_clean") in tables  # the storage account's, as before
 
 
+def test_a_location_a_person_mapped_keeps_its_catalog_tables() -> None:
+    """A namespaceMappings entry (or a stamp) is a person's choice: the storage account mapped
+    to the System "Lake" keeps Spark's tables there, though a catch-all policy would create a
+    System for the catalog's namespace."""
+    lake = KnownSystem("Lake", "u-lake")
+    job = builders.definition(
+        policy("*"), namespaceMappings=[{"pattern": UNITY, "system": {"name": "Lake"}}]
+    )
+    spark = run_event(
+        "spark.clean",
+        outputs=[_spark_table("__unitystorage/catalogs/aa/tables/2", "main.sales.orders_clean")],
+    )
+    plan = build([spark], job, [lake])
+    tables = {(e.key.system, e.key.schema_, e.key.name) for e in plan.entities}
+    assert ("Lake", "sales", "orders_clean") in tables
+    assert [s.name for s in plan.systems if s.create and s.name != "OpenLineage"] == []
+
+
 # -- one store, several producers: one System, one entity, joined lineage ------------------------
 
 SPELLINGS = [

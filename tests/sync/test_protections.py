@@ -332,6 +332,36 @@ def test_a_system_created_meanwhile_in_another_case_is_reused_where_names_ignore
     assert props(postgres) == {"openLineageNamespace": [NAMESPACE]}
 
 
+class NamesWithoutCaseAndFailingCreates(NameContained):
+    """A Blindata whose name filter ignores case (its names do not) and whose creates of
+    Systems fail with a 500: they never land."""
+
+    def listed(self, items: list[dict[str, Any]], asked: dict[str, str]) -> list[dict[str, Any]]:
+        name = asked.get("name", "").casefold()
+        return [s for s in items if s["name"].casefold() == name]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == self.path:
+            return httpx.Response(500, json={"status": 500, "message": "internal error"})
+        return super().handle_request(request)
+
+
+def test_a_create_that_failed_never_adopts_a_persons_system_in_another_case(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Only a 409 says a System of that name exists: after a 500 the create may not have
+    landed, and a person's ``Postgres`` is no System this definition made or may stamp."""
+    job = definition()
+    with client_of(emulator, NamesWithoutCaseAndFailingCreates()) as failing:
+        plan = plan_for(failing, dbt_events(), job)  # plans to create "postgres"
+        client.api.systems.create(System(name="Postgres", subtype="DATABASE"))
+        report = snapshot(plan, failing, job)
+
+    assert report.failures["system"].count >= 1, report.render()
+    (person,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "Postgres"]
+    assert "openLineageNamespace" not in props(person)
+
+
 # -- a crawled System that is both a dataset System and a shared job System ---------------------
 
 CRAWLED = "postgres://crawled:5432"
