@@ -521,8 +521,10 @@ def map_jobs(
         sql = facet_of(job.facets, SQLJobFacet)
         dialect = (sql.dialect or _platform_dialect(job)) if sql else None
         # a password or key written in the statement is not catalogued (nor hashed): its
-        # literals and comments read as its dialect reads them
-        query = redact_sql(sql.query, sqlglot_dialect(dialect)) if sql else ""
+        # literals and comments read as the dialect its producer named reads them, else as
+        # every reading does (a dialect inferred from the datasets may not be the engine's:
+        # Spark reading PostgreSQL through JDBC writes Spark SQL, whose "…" is a literal)
+        query = redact_sql(sql.query, sqlglot_dialect(sql.dialect)) if sql else ""
         if not (definition.process_layer or (sql and query.strip())):
             continue  # nothing goes on its job System: none is planned (nor its gaps reported)
         system = resolver.job_system(key.namespace)
@@ -570,8 +572,9 @@ send none)."""
 
 
 def _platform_dialect(job: JobFold) -> str | None:
-    """The dialect of the one SQL platform the job's datasets are on; None when they name none
-    (object stores, files) or several."""
+    """The dialect of the one SQL platform all the job's datasets are on; None when one is
+    elsewhere (an object store, a file: the job moves data between platforms, as Spark or a
+    transfer operator does, and its SQL is its engine's) or they name several."""
     run = job.latest
     keys = [item.key for item in job.inputs] + [item.key for item in job.outputs]
     if run is not None:
@@ -579,9 +582,7 @@ def _platform_dialect(job: JobFold) -> str | None:
     found = set()
     for key in keys:
         namespace = normalize_namespace(key.namespace)
-        dialect = PLATFORM_DIALECTS.get(namespace.split("://", 1)[0])
-        if dialect is not None:
-            found.add(dialect)
+        found.add(PLATFORM_DIALECTS.get(namespace.split("://", 1)[0]))
     return found.pop() if len(found) == 1 else None
 
 

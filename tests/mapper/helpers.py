@@ -331,6 +331,12 @@ CASES: dict[str, dict[str, Any]] = {
         f"routine SQL: {name}": {"sql": sql, "dialect": dialect}
         for name, (sql, dialect) in SQL_SECRETS.items()
     },
+    # a statement without a dialect, on PostgreSQL datasets: read as every reading does, not as
+    # the platform's (Spark SQL over JDBC quotes its options' values with ", a name in PostgreSQL)
+    "routine SQL: Spark's JDBC options on PostgreSQL datasets": {
+        "sql": f'CREATE TABLE t USING jdbc OPTIONS (url "jdbc:x", password "{SECRET}")',
+        "dialect": None,
+    },
     "column description: key: value": {"description": f"password: {SECRET}"},
     "column description: JSON": {"description": f'sample {{"api_key": "{SECRET}"}}'},
     "column description: bearer": {"description": f"Authorization: Bearer {SECRET}"},

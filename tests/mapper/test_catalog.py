@@ -427,8 +427,9 @@ def test_a_job_with_a_sql_facet_gets_one_script_routine_on_its_job_system() -> N
     ("namespaces", "sent", "dialect"),
     [
         (["bigquery", "bigquery"], None, "bigquery"),
-        (["snowflake://org-acct", "s3://landing"], None, "snowflake"),  # a stage's files: no SQL
-        (["awsathena://athena.eu-west-1.amazonaws.com", "s3://results"], None, "athena"),
+        (["snowflake://org-acct", "snowflake://org-acct"], None, "snowflake"),
+        # a job moving data between platforms: its SQL is its engine's (Spark over JDBC)
+        (["postgres://db:5432", "s3://landing"], None, None),
         (["postgres://db:5432", "snowflake://org-acct"], None, None),  # two platforms: unknown
         (["s3://a", "gs://b"], None, None),
         (["bigquery", "bigquery"], "ansi", "ansi"),  # the producer's own dialect stays
