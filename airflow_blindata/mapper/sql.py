@@ -152,6 +152,7 @@ class SqlNames:
 
 
 _NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+_NOT_NAMES = frozenset(_VERBATIM) - _NAME_TOKENS  # literals and numbers: never a name
 
 
 def names_in_sql(sql: str, dialect: str | None = None) -> SqlNames:
@@ -162,17 +163,25 @@ def names_in_sql(sql: str, dialect: str | None = None) -> SqlNames:
         tokens = _tokenizer(sqlglot_dialect(dialect)).tokenize(sql)
     except (SqlglotError, ValueError, RecursionError):
         return SqlNames(frozenset(), frozenset())
+    # BigQuery quotes a whole path in one pair of backticks: `proj.sales.orders` is three names
+    whole_paths = sqlglot_dialect(dialect) == "bigquery"
     runs: list[list[str]] = []  # each a name written alone, or names joined by dots
     after_name = joins = False  # the last token was a name; a dot after one
     for token in tokens:
-        if token.token_type is TokenType.DOT:
+        kind = token.token_type
+        if kind is TokenType.DOT:
             joins, after_name = after_name, False
             continue
-        after_name = token.token_type in _NAME_TOKENS or token.text.replace("_", "a").isalnum()
+        after_name = kind not in _NOT_NAMES and (
+            kind in _NAME_TOKENS or token.text.replace("_", "a").isalnum()
+        )
+        parts = [token.text.casefold()]
+        if whole_paths and kind is TokenType.IDENTIFIER and "." in token.text:
+            parts = token.text.casefold().split(".")
         if after_name and joins:
-            runs[-1].append(token.text.casefold())
+            runs[-1].extend(parts)
         elif after_name:
-            runs.append([token.text.casefold()])
+            runs.append(parts)
         joins = False
     return SqlNames(
         bare=frozenset(run[0] for run in runs if len(run) == 1),
