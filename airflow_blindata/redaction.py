@@ -703,6 +703,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     semicolon, equals = kinds.semicolon, kinds.equals
     opening, closing, comma = kinds.opening, kinds.closing, kinds.comma
     calls: list[_Call] = []  # the calls of ``_SECRET_ARGUMENTS`` being read, innermost last
+    calling = False  # the statement starts with EXEC, EXECUTE or CALL
     nesting = 0  # of parentheses
     parts: list[str] = []
     copied = done = 0  # sql[:copied] is in parts; done: the end of the last token
@@ -774,11 +775,16 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             if calls and calls[-1].nesting == nesting:
                 calls[-1].argument += 1
         elif word in _SECRET_ARGUMENTS and (
-            previous is None or previous is semicolon or w1 in _PROCEDURE_CALLS
+            previous is None
+            or previous is semicolon
+            or w1 in _PROCEDURE_CALLS
+            or (calling and w1 == ".")  # ``EXEC master.dbo.sp_addlinkedsrvlogin …``
         ):  # a procedure called without parentheses: ``EXEC sp_addlogin 'u', 'pw'``
             calls.append(_Call(_SECRET_ARGUMENTS[word], nesting))
+        elif word in _PROCEDURE_CALLS and (previous is None or previous is semicolon):
+            calling = True  # a statement that calls a procedure, whose name may be qualified
         if kind is semicolon:
-            set_password = assigned = identified = False
+            set_password = assigned = identified = calling = False
             calls.clear()
             nesting = 0
         elif word == "PASSWORD" and w1 == "SET":

@@ -129,6 +129,10 @@ SQL_SECRETS = {
         f"BEGIN DBMS_CLOUD.CREATE_CREDENTIAL('C', 'etl', '{SECRET}'); END;",
         "oracle",
     ),
+    "SQL Server's sp_addlinkedsrvlogin, schema-qualified": (
+        f"EXEC master.dbo.sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', '{SECRET}'",
+        "tsql",
+    ),
     "SQL Server's sp_addlinkedsrvlogin": (
         f"EXEC sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', N'{SECRET}'",
         "tsql",
