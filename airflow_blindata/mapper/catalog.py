@@ -186,13 +186,20 @@ def _flat_fields(
     return flat
 
 
-def named_elsewhere(fold: Fold, key: DatasetKey, resolver: SystemResolver) -> bool:
-    """Whether where a dataset lands may depend on its name (so it is read before its System):
-    the definition selects Systems by database, or the dataset has a symlinks facet."""
-    if resolver.by_database:
-        return True
+def locate_dataset(
+    fold: Fold, key: DatasetKey, resolver: SystemResolver, example: str | None
+) -> tuple[PlannedSystem | None, EntityName | None, str]:
+    """``place_dataset`` of any dataset of ``fold`` (or named only in a facet), with its name
+    when it was read: only where the name can move the System (the definition selects Systems
+    by database, or the dataset has a symlinks facet); else ``None``, read by the caller once it
+    knows the dataset has a System."""
     known = fold.dataset(key)
-    return known is not None and facet_of(known.facets, SymlinksDatasetFacet) is not None
+    facets = known.facets if known is not None else {}
+    found = None
+    if resolver.by_database or facet_of(facets, SymlinksDatasetFacet) is not None:
+        found = _dataset_name(key, facets, resolver)
+    system, namespace = place_dataset(key, found, resolver, example)
+    return system, found, namespace
 
 
 def place_dataset(
@@ -207,7 +214,7 @@ def place_dataset(
     producers of the table (SQL operators, dbt) name it; else on its own namespace's, as
     before. A location that a mapping or a stamp gives its System keeps it: a person chose
     it. ``example`` records the gap of a namespace that resolves to none (``None``: not);
-    ``found`` may be ``None`` where the name cannot change the System (``named_elsewhere``)."""
+    ``found`` may be ``None`` where the name cannot change the System (``locate_dataset``)."""
     database = found.database if found is not None else None
     if (
         found is not None

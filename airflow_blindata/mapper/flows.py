@@ -22,8 +22,7 @@ from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import (
     dataset_name,
     entity_key,
-    named_elsewhere,
-    place_dataset,
+    locate_dataset,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
 from airflow_blindata.mapper.identity import cased_identifier, normalize_namespace
@@ -152,13 +151,9 @@ class FlowCollector:
         # gaps above" finds one.
         named_only = self.fold.dataset(key) is None
         resolver = self.resolver
-        # the name is read first only where it can change the System
-        found = (
-            dataset_name(self.fold, key, resolver)
-            if named_elsewhere(self.fold, key, resolver)
-            else None
+        system, found, _ = locate_dataset(
+            self.fold, key, resolver, str(key) if named_only else None
         )
-        system, _ = place_dataset(key, found, resolver, str(key) if named_only else None)
         if system is None:
             return None
         known = self._dataset_entities

@@ -48,8 +48,7 @@ from airflow_blindata.events import (
 from airflow_blindata.mapper.catalog import (
     dataset_name,
     entity_key,
-    named_elsewhere,
-    place_dataset,
+    locate_dataset,
 )
 from airflow_blindata.mapper.fold import (
     DatasetKey,
@@ -102,13 +101,7 @@ class _Quality:
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
         resolver = self.resolver
-        # the name is read first only where it can change the System
-        found = (
-            dataset_name(self.fold, key, resolver)
-            if named_elsewhere(self.fold, key, resolver)
-            else None
-        )
-        system, _ = place_dataset(key, found, resolver, None)
+        system, found, _ = locate_dataset(self.fold, key, resolver, None)
         if system is None:
             return None
         known = self.plan.dataset_entities.found
@@ -121,11 +114,8 @@ class _Quality:
         or its TABLE symlink's: ``catalog.place_dataset``): a check's code, its column and a
         record's field are spelt as the entity and its fields are (seed 003: one check per
         dataset, assertion and column, whatever case a producer sends them in)."""
-        resolver = self.resolver
-        if not named_elsewhere(self.fold, key, resolver):
-            return resolver.reading(key.namespace).case
-        _, namespace = place_dataset(key, dataset_name(self.fold, key, resolver), resolver, None)
-        return resolver.reading(namespace).case
+        _, _, namespace = locate_dataset(self.fold, key, self.resolver, None)
+        return self.resolver.reading(namespace).case
 
     # -- assertions ----------------------------------------------------------------------------
 
