@@ -23,6 +23,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
+from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
 from tests.builders import documentation_facet, field, run_event, schema_facet
@@ -227,14 +228,22 @@ def _acts_on_scopes(client: BlindataClient, emulator: Any, case: Case) -> None:
     assert not again.removed.get("entity") and not again.removed.get("system")
 
 
-def test_a_table_another_definition_no_longer_describes_is_removed(
-    client: BlindataClient, emulator: Any
-) -> None:
+def _both_describe_dst(
+    client: BlindataClient,
+) -> tuple[JobDefinition, JobDefinition, History, History]:
+    """This definition creates ``dst`` (``LOAD``, ``KEEP``); another one reads it (its mark)."""
     job = definition()
     other = definition(uuid=OTHER_DEFINITION, processLayer=False)
     history, others_history = History(), History()
     run(client, history, [LOAD, KEEP], job)
     run(client, others_history, [job_event("other.read", [DST], [])], other)
+    return job, other, history, others_history
+
+
+def test_a_table_another_definition_no_longer_describes_is_removed(
+    client: BlindataClient, emulator: Any
+) -> None:
+    job, other, history, others_history = _both_describe_dst(client)
     dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
     mark = {"name": "openLineageDescribedBy", "value": OTHER_DEFINITION}
     assert mark in dst["additionalProperties"]
@@ -259,11 +268,7 @@ def test_a_mark_retired_from_a_summary_listing_keeps_what_the_listing_left_out(
 ) -> None:
     """Never degrade what people put there: the mark is taken off with a PUT of the whole
     entity, and a PUT of the listed summary would blank the description a person wrote."""
-    job = definition()
-    other = definition(uuid=OTHER_DEFINITION, processLayer=False)
-    history, others_history = History(), History()
-    run(client, history, [LOAD, KEEP], job)
-    run(client, others_history, [job_event("other.read", [DST], [])], other)
+    _, other, _, others_history = _both_describe_dst(client)
     dst = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "dst")
     stored = client.api.physical_entities.get(dst["uuid"])
     client.api.physical_entities.update(stored.model_copy(update={"description": "By hand."}))
