@@ -738,7 +738,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 _after_secret_keyword(w1, w2, w3, w4, identified)
                 or assigned
                 or keyed
-                or (bool(calls) and calls[-1].at_secret(nesting))
+                or any(call.at_secret(nesting) for call in calls)
             )
             raw = sql[start:done]
             if secret:
@@ -817,8 +817,9 @@ class _Call:
     argument: int = 0  # the position of the argument being read
 
     def at_secret(self, nesting: int) -> bool:
-        """Whether a literal read at ``nesting`` is one of its secret arguments."""
-        return nesting == self.nesting and self.argument in self.secrets
+        """Whether a literal read at ``nesting`` is one of its secret arguments, or within one
+        (``AES_ENCRYPT(x, CONCAT('k1', 'k2'))``, ``pgp_sym_encrypt(x, ('k'))``)."""
+        return nesting >= self.nesting and self.argument in self.secrets
 
 
 def _redact_command(text: str, dialect: str, depth: int) -> str:

@@ -124,6 +124,10 @@ SQL_SECRETS = {
         "postgres",
     ),
     "MySQL's AES_ENCRYPT": (f"SELECT AES_ENCRYPT(ssn, '{SECRET}') FROM s.u", "mysql"),
+    "MySQL's AES_ENCRYPT of a key built by a call": (
+        f"SELECT AES_ENCRYPT(ssn, CONCAT('{SECRET}', salt)) FROM s.u",
+        "mysql",
+    ),
     "Snowflake's ENCRYPT": (f"SELECT ENCRYPT(v, '{SECRET}') FROM s.u", "snowflake"),
     "Oracle's DBMS_CLOUD.CREATE_CREDENTIAL": (
         f"BEGIN DBMS_CLOUD.CREATE_CREDENTIAL('C', 'etl', '{SECRET}'); END;",

@@ -305,6 +305,22 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
             "EXEC sp_addlinkedsrvlogin 'SRV', 'false', NULL, 'etl', '***'; SELECT 'a', 'b'",
         ),
         ("sp_addlogin 'bob', 'pw'", "tsql", "sp_addlogin 'bob', '***'"),
+        # a secret argument built by a call or within parentheses is a secret all the same
+        (
+            "SELECT AES_ENCRYPT(x, CONCAT('k1', 'k2')), AES_ENCRYPT(y, SHA2('p', 512)) FROM u",
+            "mysql",
+            "SELECT AES_ENCRYPT(x, CONCAT('***', '***')), AES_ENCRYPT(y, SHA2('***', 512)) FROM u",
+        ),
+        (
+            "SELECT pgp_sym_encrypt(x, ('k')), pgp_sym_decrypt(y, lower('K')) FROM u",
+            "postgres",
+            "SELECT pgp_sym_encrypt(x, ('***')), pgp_sym_decrypt(y, lower('***')) FROM u",
+        ),
+        (
+            "SELECT AES_ENCRYPT(x, AES_DECRYPT('data', 'k')) FROM u WHERE c = 'x'",
+            "mysql",
+            "SELECT AES_ENCRYPT(x, AES_DECRYPT('***', '***')) FROM u WHERE c = 'x'",
+        ),
     ],
 )
 def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
