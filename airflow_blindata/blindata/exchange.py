@@ -11,6 +11,7 @@ token are scrubbed from every text a library or a server gives back.
 
 from __future__ import annotations
 
+import math
 import ssl
 import time
 import urllib.request
@@ -275,17 +276,20 @@ def http_date(value: str) -> datetime | None:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
+    """The server's ``Retry-After`` in seconds; ``None`` (the backoff then) for one that asks
+    for no wait at all: ``0``, a negative or non-finite number, a date already past. Taken at
+    its word, a limiter that answers ``0`` is tried again at once, a thousand times a second."""
     value = response.headers.get("Retry-After")
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        pass
-    moment = http_date(value)
-    if moment is None:
-        return None
-    return max(0.0, moment.timestamp() - time.time())
+        moment = http_date(value)
+        if moment is None:
+            return None
+        seconds = moment.timestamp() - time.time()
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def error_from_response(

@@ -19,6 +19,7 @@ from airflow_blindata.blindata import (
     BlindataClient,
     BlindataConfigError,
     BlindataContractError,
+    BlindataDeadlineError,
     Evidence,
     RetryPolicy,
 )
@@ -251,6 +252,37 @@ def test_a_retry_after_date_without_a_zone_is_waited_for_in_gmt() -> None:
     with fake_client(httpx.MockTransport(server)) as client:
         assert list(client.api.systems.list()) == []
     assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(
+    "retry_after",
+    [
+        pytest.param("0", id="zero"),
+        pytest.param("-5", id="negative"),
+        pytest.param("nan", id="not a number"),
+        pytest.param("Fri, 04 Dec 2020 03:48:21 GMT", id="a date already past"),
+    ],
+)
+def test_a_retry_after_that_asks_for_no_wait_is_replaced_by_the_backoff(retry_after: str) -> None:
+    """A rate limiter that answers 429 with ``Retry-After: 0`` (or a proxy's past date) is not
+    tried again at once, a thousand times a second until the deadline: the backoff applies."""
+    requests = 0
+
+    def server(request: httpx.Request) -> httpx.Response:
+        nonlocal requests
+        requests += 1
+        return httpx.Response(429, headers={"Retry-After": retry_after})
+
+    client = BlindataClient(
+        "http://blindata.test",
+        credentials=ApiKeyCredentials("u", "k"),
+        tenant="t",
+        transport=httpx.MockTransport(server),
+        retry=RetryPolicy(deadline=1.0, backoff_initial=0.2),
+    )
+    with client, pytest.raises(BlindataDeadlineError):
+        list(client.api.systems.list())
+    assert requests <= 6  # waits of 0.1-0.2, 0.2-0.4, 0.4-0.8 s within the second
 
 
 @pytest.mark.parametrize(
