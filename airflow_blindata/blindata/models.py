@@ -81,8 +81,28 @@ def _in_utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
+def _from_parts(value: Any) -> Any:
+    """A date a Spring server sends as Jackson's array of parts (``WRITE_DATES_AS_TIMESTAMPS``
+    with a ``LocalDateTime``: ``[2026, 11, 29, 10, 0, 0, 123000000]``, the last nanoseconds) as
+    the datetime it names, without a zone; any other value as it came."""
+    if (
+        isinstance(value, list)
+        and 3 <= len(value) <= 7
+        and all(type(part) is int for part in value)
+    ):
+        parts = list(value) + [0] * (7 - len(value))
+        try:
+            return datetime(*parts[:6], parts[6] // 1000)
+        except ValueError:
+            return value  # not a date: pydantic says so
+    return value
+
+
 Timestamp = Annotated[
-    datetime, AfterValidator(_in_utc), PlainSerializer(format_timestamp, when_used="json")
+    datetime,
+    BeforeValidator(_from_parts),
+    AfterValidator(_in_utc),
+    PlainSerializer(format_timestamp, when_used="json"),
 ]
 """A date that goes on the wire in Blindata's format, and is read as UTC when it has no zone
 (``2026-11-29T10:00:00.000``, as a server with local date-times answers): never a naive date,

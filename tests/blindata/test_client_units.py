@@ -314,3 +314,26 @@ def test_an_additional_property_value_a_server_sends_as_a_json_scalar_is_read_as
     with fake_client(httpx.MockTransport(server)) as client:
         (system,) = client.api.systems.list()
     assert [(p.name, p.value) for p in system.additional_properties or ()] == [("rows", read)]
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        pytest.param([2026, 11, 29, 10, 0, 0, 123000000], "2026-11-29T10:00:00.123Z", id="parts"),
+        pytest.param([2026, 11, 29, 10, 0], "2026-11-29T10:00:00.000Z", id="no seconds"),
+        pytest.param("2026-11-29T10:00:00.000Z", "2026-11-29T10:00:00.000Z", id="ISO-8601"),
+    ],
+)
+def test_a_date_a_spring_server_sends_as_an_array_of_parts_is_read_in_utc(
+    sent: Any, read: str
+) -> None:
+    """The contract verifies the dates of requests only: a Blindata whose Jackson writes a
+    ``LocalDateTime`` as its parts made every listing of Systems, the mapper's input, fail."""
+    systems = {"content": [{"uuid": "u", "name": "DWH", "modificationDate": sent}], "last": True}
+
+    def server(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=systems)
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        (system,) = client.api.systems.list()
+    assert system.to_wire()["modificationDate"] == read
