@@ -161,7 +161,9 @@ def normalize_namespace(namespace: str) -> str:
     if "://" not in text:
         return strip_user_info(text)  # only an Oracle thin URL has any: ``scott/tiger@db``
     scheme, rest = text.split("://", 1)
-    scheme = SCHEME_ALIASES.get(scheme.lower(), scheme.lower())
+    scheme = _spelt_scheme(scheme)
+    if scheme == "kafka":
+        rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
     authority, path = _authority_and_path(scheme, rest)
     host, port = _split_host_port(authority)
     if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
@@ -177,6 +179,28 @@ def normalize_namespace(namespace: str) -> str:
         # ``bigquery``, whatever follows it
         return scheme
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+_SQLALCHEMY_DIALECTS = frozenset(
+    {*DEFAULT_PORTS, *SCHEME_ALIASES, "sqlite", "snowflake", "bigquery", "databricks"}
+    | {"hive", "presto", "duckdb", "awsathena", "sybase", "firebird", "vertica"}
+)
+"""Schemes a SQLAlchemy URL may add its driver to (``postgresql+psycopg2``), as Great
+Expectations and other SQLAlchemy clients name the store: the driver is no part of it."""
+
+_KAFKA_PROTOCOL = re.compile(r"(?i)^\s*(?:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL)://")
+"""A listener's security protocol, which a producer copying ``bootstrap.servers`` verbatim puts
+inside a Kafka namespace (``kafka://SASL_SSL://broker:9093``): no part of the cluster's name."""
+
+
+def _spelt_scheme(scheme: str) -> str:
+    """A namespace's scheme as the naming conventions spell it: lower case, its alias's
+    spelling, without a SQLAlchemy driver (``postgresql+psycopg2`` is ``postgres``)."""
+    lowered = scheme.strip().lower()
+    dialect, plus, _ = lowered.partition("+")
+    if plus and dialect in _SQLALCHEMY_DIALECTS:
+        lowered = dialect
+    return SCHEME_ALIASES.get(lowered, lowered)
 
 
 def _redshift_cluster(host: str) -> str:
@@ -261,8 +285,7 @@ def normalize_pattern(pattern: str) -> str:
     scheme, sep, rest = pattern.partition("://")
     if not sep or _GLOB.search(scheme):
         return pattern
-    lowered = scheme.lower()
-    return f"{SCHEME_ALIASES.get(lowered, lowered)}://{rest.rstrip('/')}"
+    return f"{_spelt_scheme(scheme)}://{rest.rstrip('/')}"
 
 
 def lower_scheme(text: str) -> str:
@@ -309,8 +332,11 @@ def _split_host_port(authority: str) -> tuple[str, str]:
         host, _, rest = authority.partition("]")
         return host + "]", rest.removeprefix(":")
     host, sep, port = authority.rpartition(":")
-    if sep and (port.strip().isdigit() or not port.strip()):  # ``db:`` has a blank port
-        return host.strip(), port.strip()
+    port = port.strip()
+    if sep and (port.isdigit() or not port):  # ``db:`` has a blank port
+        return host.strip(), port
+    if sep and port == "-1":  # Java's "no port" (``URI.getPort()``): Spark's Kafka namespaces
+        return host.strip(), ""
     return authority.strip(), ""
 
 

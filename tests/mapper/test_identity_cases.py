@@ -76,6 +76,35 @@ def test_ipv6_hosts_and_blank_ports(produced: str, normalised: str) -> None:
     assert namespace_problem(produced) is None
 
 
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        # Spark's KafkaBootstrapServerResolver: ``host:getPort()``, -1 for a server without one
+        ("kafka://broker:-1", "kafka://broker:9092"),
+        ("postgres://db:-1", "postgres://db:5432"),
+        # Flink copies ``bootstrap.servers`` verbatim, a listener's protocol with it
+        ("kafka://PLAINTEXT://broker:9092", "kafka://broker:9092"),
+        ("kafka://SASL_SSL://Broker:9093", "kafka://broker:9093"),
+        # Great Expectations names the store by its SQLAlchemy URL: the driver is no part of it
+        ("postgresql+psycopg2://db", "postgres://db:5432"),
+        ("mysql+pymysql://etl:pw@shop-db", "mysql://shop-db:3306"),
+        ("mssql+pyodbc://sql01", "mssql://sql01:1433"),
+        (
+            "awsathena+rest://athena.eu-west-1.amazonaws.com:443",
+            "awsathena://athena.eu-west-1.amazonaws.com:443",
+        ),
+        ("git+ssh://repo", "git+ssh://repo"),  # no store a SQLAlchemy dialect names: as it is
+    ],
+)
+def test_one_store_named_by_other_producers_is_one_namespace(
+    produced: str, normalised: str
+) -> None:
+    """Seed 002: "Two producers that name the same store land on the same node"; the port "is
+    the connection's port, or the database's default port when the connection leaves it blank"
+    (Java's -1 is a blank one). A topic that Spark and Flink both name was two Systems."""
+    assert normalize_namespace(produced) == normalised
+
+
 # -- user info: "URI user info (credentials) is dropped from the namespace" ----------------------
 
 
