@@ -100,24 +100,33 @@ def _transformations(
     come with it (``sum(a) ... GROUP BY a``: DIRECT/AGGREGATION and INDIRECT/GROUP_BY)."""
     if items and len(items) == 1:  # the usual case: one transformation, no list to build
         item = items[0]
-        direct, label = _transformation(item.type, item.subtype, item.description)
+        direct, label = _transformation(item.type, item.subtype, item.description, item.masking)
         return direct, (label,)
     labels: list[str] = []
     direct = False
     for item in items or ():
-        item_direct, label = _transformation(item.type, item.subtype, item.description)
+        item_direct, label = _transformation(
+            item.type, item.subtype, item.description, item.masking
+        )
         labels.append(label)
         direct |= item_direct
     return direct, tuple(labels)
 
 
 @lru_cache(maxsize=1024)
-def _transformation(kind: str | None, subtype: str | None, text: str | None) -> tuple[bool, str]:
+def _transformation(
+    kind: str | None, subtype: str | None, text: str | None, masking: bool | None = None
+) -> tuple[bool, str]:
     """Whether one transformation is DIRECT, and its label; memoised, as the field inputs of a
-    facet repeat the same few transformations."""
+    facet repeat the same few transformations. A masking one says so (seed 004: "whether the
+    input value was obfuscated"): a steward reading where a column comes from must know."""
     kind = str(kind or "").upper()
     subtype = str(subtype or "").upper()
-    label = (f"{kind}/{subtype}" if subtype else kind) + (f": {redact_text(text)}" if text else "")
+    label = (
+        (f"{kind}/{subtype}" if subtype else kind)
+        + (" (masking)" if masking is True else "")
+        + (f": {redact_text(text)}" if text else "")
+    )
     return kind == "DIRECT" and subtype not in INDIRECT_SUBTYPES, label
 
 
@@ -779,9 +788,11 @@ def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey])
     has_datasets = bool(run.inputs or run.outputs) or job.key in parents
     if not has_datasets and facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
-    if facet_of(run.run_facets, ExtractionErrorRunFacet) or facet_of(
-        run.run_facets, SparkUnknownRunFacet
-    ):
+    # an extraction error facet that counts no failed task and lists no error says the
+    # producer handled everything (openlineage-python sends one so)
+    extraction = facet_of(run.run_facets, ExtractionErrorRunFacet)
+    failed = extraction is not None and (extraction.failed_tasks > 0 or bool(extraction.errors))
+    if failed or facet_of(run.run_facets, SparkUnknownRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_PARTIAL_LINEAGE, owner)
 
 

@@ -784,6 +784,14 @@ def test_producer_limits_are_reported(facet: dict[str, Any], code: GapCode) -> N
     assert plan.report.gap_count(code) == 1
 
 
+def test_an_extraction_error_facet_with_no_failed_task_reports_no_partial_lineage() -> None:
+    """Seed 001: PRODUCER_PARTIAL_LINEAGE is "the producer could not handle everything": a facet
+    that counts two tasks, none failed, and lists no error says it could."""
+    handled = {"extractionError": {"totalTasks": 2, "failedTasks": 0, "errors": []}}
+    plan = build([event(run_facets=handled)], definition())
+    assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
+
+
 def test_a_task_whose_hooks_queries_carry_its_lineage_has_no_lineage_gap() -> None:
     """A ``@task`` that runs SQL through a hook: Airflow sends ``unknownSourceAttribute`` for the
     task and the lineage on its queries' child jobs (``<task>.query.N``, whose ``parent`` is the

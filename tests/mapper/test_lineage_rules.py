@@ -1366,3 +1366,36 @@ def test_an_event_after_a_runs_end_does_not_make_it_the_latest_completed_run(lat
     ]
     plan = build(events, builders.definition(policy("*")))
     assert [flow.name for flow in plan.flows] == ["s.a -> s.c @airflow/etl.load"]
+
+
+@pytest.mark.parametrize(
+    ("masking", "described"),
+    [
+        pytest.param(True, "Transformations: DIRECT/AGGREGATION (masking): count(email).", id="on"),
+        pytest.param(False, "Transformations: DIRECT/AGGREGATION: count(email).", id="off"),
+    ],
+)
+def test_a_masking_transformation_says_so_in_its_column_flow(masking: bool, described: str) -> None:
+    """Seed 004: "A boolean masking flag marks whether the input value was obfuscated"; seed
+    001: a column flow's description names "the descriptions of the transformations". The flag
+    was read and dropped: a steward could not tell a hash or a count from the value itself."""
+    counted = {
+        "type": "DIRECT",
+        "subtype": "AGGREGATION",
+        "description": "count(email)",
+        "masking": masking,
+    }
+    lineage = builders.column_lineage_facet(
+        {"emails": [builders.input_field("db.s.users", "email", transformations=[counted])]}
+    )
+    plan = build(
+        builders.run_cycle(
+            inputs=[builders.dataset("db.s.users", facets=builders.schema_facet("email"))],
+            outputs=[
+                builders.dataset("db.s.stats", facets=builders.schema_facet("emails") | lineage)
+            ],
+        ),
+        JobDefinition.from_dict(builders.definition_data(policy())),
+    )
+    (column,) = [f for f in plan.flows if f.kind == "column"]
+    assert column.description is not None and column.description.endswith(described)
