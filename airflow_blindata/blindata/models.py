@@ -90,9 +90,9 @@ def _from_parts(value: Any) -> Any:
         and 3 <= len(value) <= 7
         and all(type(part) is int for part in value)
     ):
-        parts = list(value) + [0] * (7 - len(value))
+        year, month, day, hour, minute, second, nanos = list(value) + [0] * (7 - len(value))
         try:
-            return datetime(*parts[:6], parts[6] // 1000)
+            return datetime(year, month, day, hour, minute, second, nanos // 1000)
         except ValueError:
             return value  # not a date: pydantic says so
     return value
