@@ -399,6 +399,7 @@ _EVIDENCE_RANK: dict[str, int] = {
     "declared": 0,
     "column_lineage": 1,
     "dataset_event": 2,
+    "dataset_event_column_lineage": 2,
     "io": 3,
     "orchestration": 4,
 }

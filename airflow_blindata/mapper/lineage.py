@@ -73,6 +73,9 @@ _EVIDENCE_TEXT: dict[FlowEvidence, str] = {
     "column_lineage": "Observed column lineage (columnLineage facet)",
     "io": "Observed from the job's inputs and outputs",
     "dataset_event": "Declared lineage of the dataset (lineage facet of a DatasetEvent)",
+    "dataset_event_column_lineage": (
+        "Declared column lineage of the dataset (columnLineage facet of a DatasetEvent)"
+    ),
     "orchestration": "Orchestration",
 }
 
@@ -751,6 +754,15 @@ def _dataset_event_flows(
     report = collector.plan.report
     for dataset in fold.datasets:
         facet = _dataset_lineage(dataset, own)
+        columns = dataset.design_column_lineage
+        if facet is None and columns is not None and _names_inputs(columns):
+            # A DatasetEvent's columnLineage facet (static lineage of a view, say): its flows as
+            # an output's are, in the dataset's scope; a lineage facet beside it wins, as on a
+            # job's output (seed 001's ranking)
+            _dataset_column_flows(
+                dataset, columns, collector, written, include_indirect=include_indirect
+            )
+            continue
         if facet is None:
             continue
         normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
@@ -775,6 +787,36 @@ def _dataset_event_flows(
             by_dataset,
             include_indirect=include_indirect,
         )
+
+
+def _dataset_column_flows(
+    dataset: DatasetFold,
+    facet: ColumnLineageDatasetFacet,
+    collector: FlowCollector,
+    written: set[tuple[str, str]],
+    *,
+    include_indirect: bool,
+) -> None:
+    """The flows of a DatasetEvent's ``columnLineage`` facet: table and column flows with no
+    job, in the dataset's scope, as ``_dataset_event_flows`` makes a lineage facet's."""
+    normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
+    if normalized in written:
+        collector.plan.report.count("datasetLineageBesideJobs")
+    scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
+    by_dataset = _column_lineage_sources(facet)
+    for key in [key for key in by_dataset if _same(key, dataset.key)]:
+        _keep_own_columns(by_dataset, key)
+    if not by_dataset:
+        return
+    who = _Owner(scope, f"dataset {dataset.key}", "", facet.producer or "")
+    _output_flows(
+        collector,
+        who,
+        "dataset_event_column_lineage",
+        dataset.key,
+        by_dataset,
+        include_indirect=include_indirect,
+    )
 
 
 def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey]) -> None:

@@ -293,7 +293,14 @@ _ROUTINE_SETTERS = _slot_setters(PlannedRoutine)
 
 
 FlowKind = Literal["table", "column", "orchestration"]
-FlowEvidence = Literal["declared", "column_lineage", "io", "dataset_event", "orchestration"]
+FlowEvidence = Literal[
+    "declared",
+    "column_lineage",
+    "io",
+    "dataset_event",
+    "dataset_event_column_lineage",
+    "orchestration",
+]
 """Where a flow comes from (seed 001 precedence): the lineage facet, the columnLineage facet,
 inputs by outputs, a DatasetEvent's lineage facet, or the orchestration facets. Flows proven by
 SQL analysis are not planned: Blindata creates them from the routine's statement."""

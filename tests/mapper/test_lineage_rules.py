@@ -1399,3 +1399,47 @@ def test_a_masking_transformation_says_so_in_its_column_flow(masking: bool, desc
     )
     (column,) = [f for f in plan.flows if f.kind == "column"]
     assert column.description is not None and column.description.endswith(described)
+
+
+def test_a_dataset_events_column_lineage_gives_table_and_column_flows_with_no_job() -> None:
+    """Seed 001: "A DatasetEvent with a lineage facet gives table flows between datasets, with no
+    job", and the columnLineage facet of an output is evidence of its column flows. A view's
+    static lineage sent as a DatasetEvent with a ``columnLineage`` facet made nothing and said
+    nothing; the same facet on a job's output made both flows."""
+    lineage = builders.column_lineage_facet(
+        {
+            "id": [builders.input_field("db.s.src", "id")],
+            "k2": [builders.input_field("db.s.src", "k")],
+        }
+    )
+    plan = build(
+        [
+            builders.dataset_event("db.s.src", facets=builders.schema_facet("id", "k")),
+            builders.dataset_event("db.s.view", facets=builders.schema_facet("id", "k2") | lineage),
+        ],
+        JobDefinition.from_dict(builders.definition_data(policy())),
+    )
+    (table,) = [f for f in plan.flows if f.kind == "table"]
+    assert (table.source.entity.name, table.target.entity.name) == ("src", "view")
+    assert table.scope.startswith("ol:dataset:") and table.scope.endswith("|db.s.view")
+    assert table.description.startswith("Declared column lineage of the dataset")
+    columns = {(f.source.field, f.target.field) for f in plan.flows if f.kind == "column"}
+    assert columns == {("id", "id"), ("k", "k2")}
+
+
+def test_a_dataset_events_lineage_facet_wins_over_its_column_lineage() -> None:
+    """Seed 001's ranking, as on a job's output: a lineage facet beside a columnLineage one is
+    the evidence; the columnLineage facet makes no second set of flows."""
+    declared = builders.lineage_facet("db.s.a")
+    columns = builders.column_lineage_facet({"id": [builders.input_field("db.s.b", "id")]})
+    plan = build(
+        [
+            builders.dataset_event("db.s.a", facets=builders.schema_facet("id")),
+            builders.dataset_event("db.s.b", facets=builders.schema_facet("id")),
+            builders.dataset_event(
+                "db.s.view", facets=builders.schema_facet("id") | declared | columns
+            ),
+        ],
+        JobDefinition.from_dict(builders.definition_data(policy())),
+    )
+    assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {("a", "view")}

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from airflow_blindata.events import (
     BaseFacet,
+    ColumnLineageDatasetFacet,
     DatasetEvent,
     Event,
     EventType,
@@ -273,7 +274,8 @@ class DatasetFold:
     ``design_lineage`` is the latest ``lineage`` facet of the dataset's DatasetEvents (its own
     declaration, with no job): a ``lineage`` facet that a job sent later on its output replaces
     it in ``facets``, as the spec's replacement rule says, but not here — the job's lineage is
-    the job's evidence and the dataset's own is another (issue 37), and both are published."""
+    the job's evidence and the dataset's own is another (issue 37), and both are published.
+    ``design_column_lineage`` is the same for a DatasetEvent's ``columnLineage`` facet."""
 
     key: DatasetKey
     facets: FacetMap
@@ -281,6 +283,7 @@ class DatasetFold:
     last_event_time: datetime
     written_schema: SchemaDatasetFacet | None = None
     design_lineage: LineageDatasetFacet | None = None
+    design_column_lineage: ColumnLineageDatasetFacet | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -558,6 +561,7 @@ class DatasetMentions:
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
         design_lineage = facets.pop(_DESIGN_LINEAGE, None)
+        design_columns = facets.pop(_DESIGN_COLUMN_LINEAGE, None)
         written_schema = facets.pop(_WRITTEN_SCHEMA, None)
         if not isinstance(written_schema, SchemaDatasetFacet):
             written_schema = None
@@ -573,6 +577,9 @@ class DatasetMentions:
             written_schema=written_schema,
             design_lineage=design_lineage
             if isinstance(design_lineage, LineageDatasetFacet)
+            else None,
+            design_column_lineage=design_columns
+            if isinstance(design_columns, ColumnLineageDatasetFacet)
             else None,
         )
 
@@ -599,12 +606,25 @@ _DESIGN_LINEAGE = "lineage\x00design"
 it. Never in a kept fold (a kept fold holds the mentions of a job's events only)."""
 
 
+_DESIGN_COLUMN_LINEAGE = "columnLineage\x00design"
+"""The same as ``_DESIGN_LINEAGE`` for a DatasetEvent's ``columnLineage`` facet
+(``DatasetFold.design_column_lineage``)."""
+
+
 def _as_design(facets: Mapping[str, BaseFacet]) -> Mapping[str, BaseFacet]:
-    """A DatasetEvent's ``facets`` as ``_as_written`` gives them, with its lineage facet mentioned
-    again under ``_DESIGN_LINEAGE``; a deleted one too, which ends the earlier declaration."""
+    """A DatasetEvent's ``facets`` as ``_as_written`` gives them, with its lineage facets
+    mentioned again under ``_DESIGN_LINEAGE`` and ``_DESIGN_COLUMN_LINEAGE``; a deleted one too,
+    which ends the earlier declaration."""
     facets = _as_written(facets)
-    facet = facets.get("lineage")
-    return facets if facet is None else {**facets, _DESIGN_LINEAGE: facet}
+    lineage, columns = facets.get("lineage"), facets.get("columnLineage")
+    if lineage is None and columns is None:
+        return facets
+    design = dict(facets)
+    if lineage is not None:
+        design[_DESIGN_LINEAGE] = lineage
+    if columns is not None:
+        design[_DESIGN_COLUMN_LINEAGE] = columns
+    return design
 
 
 def _fold_job(
