@@ -366,7 +366,8 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     run = runs[-1] if runs else None
     outputs: list[_Written]
     if any(item.inputs or item.outputs for item in runs):
-        outputs = _written(runs, snapshots=_snapshots(job))
+        snapshots = _snapshots(job)
+        outputs = _with_design_side(job, runs, _written(runs, snapshots=snapshots), snapshots)
         producer = run.producer if run else ""
     else:
         inputs = [item.key for item in job.inputs]
@@ -416,6 +417,25 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         )
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
+
+
+def _with_design_side(
+    job: JobFold, runs: Sequence[RunFold], outputs: list[_Written], snapshots: bool
+) -> list[_Written]:
+    """``outputs`` of runs that name only one side, completed by the job's design (its latest
+    JobEvent's datasets): runs that read and name nothing written feed the design's outputs;
+    outputs written from nothing the runs name are fed by the design's inputs. A run that
+    names one side only is a producer that saw half of what the design declares (the
+    documented rule, "without inputs or outputs in those runs, the job's design", per side)."""
+    if job.outputs and not outputs:
+        inputs = sorted({item.key for run in runs for item in _io(run, snapshots)[0]})
+        several = _uncorrelated(inputs, job.outputs)
+        return [(item.key, dict(item.facets), inputs, several) for item in job.outputs]
+    if job.inputs and outputs and not any(_io(run, snapshots)[0] for run in runs):
+        inputs = [item.key for item in job.inputs]
+        several = _uncorrelated(inputs, outputs)
+        return [(key, facets, inputs, several) for key, facets, _, _ in outputs]
+    return outputs
 
 
 @dataclass(frozen=True, slots=True)

@@ -1443,3 +1443,36 @@ def test_a_dataset_events_lineage_facet_wins_over_its_column_lineage() -> None:
         JobDefinition.from_dict(builders.definition_data(policy())),
     )
     assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {("a", "view")}
+
+
+@pytest.mark.parametrize(
+    ("run_inputs", "run_outputs", "flows"),
+    [
+        pytest.param(["db.s.a"], [], {("a", "b")}, id="a run that names only what it read"),
+        pytest.param([], ["db.s.b"], {("a", "b")}, id="a run that names only what it wrote"),
+        pytest.param(["db.s.c"], [], {("c", "b")}, id="the run's inputs, the design's output"),
+        pytest.param(["db.s.c"], ["db.s.d"], {("c", "d")}, id="both sides: the run's alone"),
+    ],
+)
+def test_a_run_that_names_one_side_only_takes_the_other_from_the_jobs_design(
+    run_inputs: list[str], run_outputs: list[str], flows: set[tuple[str, str]]
+) -> None:
+    """docs/mapping-reference.md: "without inputs or outputs in those runs, the job's design (its
+    latest JobEvent)". A JobEvent declaring ``a → b`` and a later run naming only its input made
+    no flow at all, and nothing said so: the side a run leaves out is the design's."""
+    design = builders.job_event(
+        "etl.s",
+        time=at(0),
+        inputs=[builders.dataset("db.s.a")],
+        outputs=[builders.dataset("db.s.b")],
+    )
+    run = builders.run_cycle(
+        "etl.s",
+        start_time=at(10),
+        end_time=at(11),
+        inputs=[builders.dataset(name) for name in run_inputs],
+        outputs=[builders.dataset(name) for name in run_outputs],
+    )
+    plan = build([design, *run], JobDefinition.from_dict(builders.definition_data(policy())))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert table == flows
