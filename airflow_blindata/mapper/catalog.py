@@ -54,7 +54,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.sql import sqlglot_dialect
-from airflow_blindata.mapper.systems import SystemResolver
+from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_case
 from airflow_blindata.redaction import redact_query, redact_sql, redact_text
 
 __all__ = ["dataset_name", "entity_key", "flatten_fields", "map_datasets", "map_jobs"]
@@ -490,6 +490,8 @@ class _Databases:
 
     def add(self, key: EntityKey, namespace: str, database: str | None) -> None:
         if database is not None:
+            if databases_ignore_case(namespace):  # ``DWH`` and ``dwh``: one SQL Server database
+                database = database.casefold()
             self._seen.setdefault((key, namespace), set()).add(database)
 
     def report(self, report: Report) -> None:

@@ -65,6 +65,21 @@ def _matches(namespace: str, pattern: str) -> bool:
     return matches_pattern(namespace, normalize_pattern(pattern))
 
 
+def databases_ignore_case(namespace: str) -> bool:
+    """Whether the databases of a normalised namespace are named without case: SQL Server's,
+    whose names follow the server's collation (case-insensitive by default), so that Spark's
+    ``DWH`` (as typed in a JDBC URL) and Airflow's ``dwh`` name one database."""
+    return namespace.startswith("mssql://")
+
+
+def _database_matches(
+    rule: NamespaceMapping | SystemPolicy, namespace: str, database: str | None
+) -> bool:
+    if database is not None and rule.database is not None and databases_ignore_case(namespace):
+        return matches_pattern(database.casefold(), rule.database.casefold())
+    return rule.matches_database(database)
+
+
 def namespace_mappings_for(
     definition: JobDefinition, namespace: str, database: str | None = None
 ) -> list[NamespaceMapping]:
@@ -73,7 +88,7 @@ def namespace_mappings_for(
     return [
         m
         for m in definition.namespace_mappings
-        if _matches(namespace, m.pattern) and m.matches_database(database)
+        if _matches(namespace, m.pattern) and _database_matches(m, namespace, database)
     ]
 
 
@@ -85,7 +100,7 @@ def system_policy_for(
         (
             p
             for p in definition.system_policies
-            if _matches(namespace, p.pattern) and p.matches_database(database)
+            if _matches(namespace, p.pattern) and _database_matches(p, namespace, database)
         ),
         None,
     )
@@ -152,6 +167,9 @@ class SystemResolver:
     )
     """(namespace, database) → its System, where the database picks it."""
     _readings: dict[str, NameReading] = field(init=False, default_factory=dict)
+    _spellings: dict[tuple[str, str], str] = field(init=False, default_factory=dict)
+    """(namespace, database in lower case) → the spelling its System is chosen by, for the
+    namespaces whose databases are named without case (``databases_ignore_case``)."""
     _by_database: bool = field(init=False, default=False)
     """Whether any selector, template or stamp names a database (else it is never looked at)."""
     _problems: dict[str, str] = field(init=False, default_factory=dict)
@@ -254,6 +272,7 @@ class SystemResolver:
         """
         normalized = normalize_namespace(namespace)
         if self._by_database:
+            database = self._spelling(normalized, database)
             key = (normalized, database)
             if key not in self._resolved_in:
                 self._resolved_in[key] = self._resolve(normalized, database)
@@ -279,11 +298,30 @@ class SystemResolver:
         normalized = normalize_namespace(namespace)
         if self.ignores(normalized):
             return False
+        database = self._spelling(normalized, database)
         mappings = namespace_mappings_for(self.definition, normalized, database)
         if any(self._find(mapping.system) is not None for mapping in mappings):
             return True
         policy = system_policy_for(self.definition, normalized, database)
         return self._stamped(normalized, database, policy) is not None
+
+    def _spelling(self, namespace: str, database: str | None) -> str | None:
+        """The spelling of ``database`` that picks its System: as sent, but where databases are
+        named without case, the one a System stamped with the namespace spells it with, else
+        the first this plan met (one database is one System, whatever its producers type)."""
+        if database is None or not databases_ignore_case(namespace):
+            return database
+        key = (namespace, database.casefold())
+        found = self._spellings.get(key)
+        if found is None:
+            stamped = (
+                value
+                for system in self._by_stamp.get(namespace, ())
+                for value in system.values(DATABASE_PROPERTY)
+                if value.casefold() == key[1]
+            )
+            found = self._spellings[key] = next(stamped, database)
+        return found
 
     def _stamped(
         self, namespace: str, database: str | None, policy: SystemPolicy | None

@@ -314,6 +314,85 @@ def test_the_next_run_finds_each_database_system_by_its_stamps() -> None:
     assert {s.origin for s in plan.systems if s.name.startswith("pg")} == {"stamped"}
 
 
+MSSQL = "mssql://sql01:1433"
+
+
+def _one_database_in_two_cases(**options: Any) -> CatalogPlan:
+    """Spark names the database as typed in its JDBC URL (``DWH``), Airflow as the connection
+    has it (``dwh``): one SQL Server database, whose names follow the server's collation."""
+    events = [
+        run_event(
+            "spark.load",
+            run_id="0190b1c2-0000-7000-8000-000000000001",
+            outputs=[dataset("DWH.dbo.Orders", MSSQL)],
+        ),
+        run_event(
+            "airflow.report",
+            run_id="0190b1c2-0000-7000-8000-000000000002",
+            inputs=[dataset("dwh.dbo.Orders", MSSQL)],
+            outputs=[dataset("dwh.dbo.Report", MSSQL)],
+        ),
+    ]
+    known = options.pop("known", ())
+    return build(events, builders.definition(**options), known)
+
+
+def test_one_sql_server_database_spelt_in_two_cases_is_one_system() -> None:
+    """Seed 002: "Two producers that name the same store land on the same node". Under a System
+    per database, ``DWH`` and ``dwh`` made two Systems (``sql01 DWH``, ``sql01 dwh``) and the
+    table two entities, with no gap: the first spelling the plan meets names the System."""
+    plan = _one_database_in_two_cases(
+        systemPolicies=[
+            builders.policy("mssql://*", nameProfile="mssql", nameTemplate="{host} {database}")
+        ]
+    )
+    assert {system for system, _, _ in _placed(plan)} == {"sql01 DWH"}
+    assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+
+
+def test_a_sql_server_database_stamped_in_another_case_is_found_by_its_stamp() -> None:
+    """A crawled System stamped ``openLineageDatabase: dwh`` is the System of ``DWH.dbo.Orders``
+    too: it was reported UNMAPPED_NAMESPACE, with a hint to stamp the System already stamped."""
+    known = [
+        KnownSystem("DWH crawled", "u1", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "dwh"))),
+        KnownSystem(
+            "STAGE crawled", "u2", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "stage"))
+        ),
+    ]
+    plan = _one_database_in_two_cases(
+        known=known, systemPolicies=[{"pattern": "mssql://*", "nameProfile": "mssql"}]
+    )
+    assert {system for system, _, _ in _placed(plan)} == {"DWH crawled"}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+
+
+def test_a_database_selector_matches_a_sql_server_database_in_any_case() -> None:
+    plan = _one_database_in_two_cases(
+        systemPolicies=[
+            builders.policy("mssql://*", database="dwh", nameTemplate="warehouse"),
+            {"pattern": "mssql://*", "nameProfile": "mssql"},
+        ]
+    )
+    assert _placed(plan) == {("warehouse", "dbo", "Orders"), ("warehouse", "dbo", "Report")}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+
+
+def test_postgres_databases_in_two_cases_stay_two() -> None:
+    """Only SQL Server's databases are named without case: PostgreSQL's quoted ``"DWH"`` and
+    ``dwh`` are two databases."""
+    events = [
+        run_event(
+            f"etl.{database}",
+            run_id=f"0190b1c2-0000-7000-8000-00000000000{index}",
+            outputs=[dataset(f"{database}.public.t", PG)],
+        )
+        for index, database in enumerate(("DWH", "dwh"))
+    ]
+    definition = builders.definition(builders.policy(nameTemplate="{host} {database}"))
+    plan = build(events, definition)
+    assert {system for system, _, _ in _placed(plan)} == {"pg DWH", "pg dwh"}
+
+
 def test_a_system_stamped_without_a_database_holds_every_database_not_stamped_elsewhere() -> None:
     known = [
         KnownSystem("pg", "u0", ((NAMESPACE_PROPERTY, PG),)),
