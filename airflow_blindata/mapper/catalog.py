@@ -318,8 +318,19 @@ def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]
             ]
         }
     if key == "tags":
-        tags = [tag for tag in data.get("tags") or () if not tag.get("field")]
-        return {"openLineageTag": [_tag(tag.get("key"), tag.get("value")) for tag in tags]}
+        tags = data.get("tags") or ()
+        return {
+            "openLineageTag": [
+                _tag(tag.get("key"), tag.get("value")) for tag in tags if not tag.get("field")
+            ],
+            # a column's tag (a PII classification) on the entity, naming its column: fields
+            # carry no properties in a plan
+            "openLineageFieldTag": [
+                f"{tag['field']}: {_tag(tag.get('key'), tag.get('value'))}"
+                for tag in tags
+                if tag.get("field")
+            ],
+        }
     return {}
 
 

@@ -109,6 +109,26 @@ def test_catalog_datasource_storage_ownership_and_tags_are_additional_properties
     assert "s3cret" not in json.dumps(plan.model_dump(mode="json"))
 
 
+def test_a_columns_tag_is_a_property_of_its_entity_naming_the_column() -> None:
+    """Seed 000: "catalog, dataSource and storage (and ownership and tags) are stored as
+    additional properties of the entity". A tag of one column (a PII classification, the
+    ``field`` of a tag) was dropped, and with it what a steward looks for first."""
+    tags = {
+        "tags": [
+            {"key": "pii", "value": "true"},
+            {"key": "classification", "value": "confidential", "field": "email"},
+            {"key": "masked", "value": "masked", "field": "ssn"},
+        ]
+    }
+    plan = build([run_event(outputs=[dataset("a.s.t", tags=tags)])], definition())
+    properties = entity(plan, "t").properties
+    assert [v for k, v in properties if k == "openLineageTag"] == ["pii=true"]
+    assert [v for k, v in properties if k == "openLineageFieldTag"] == [
+        "email: classification=confidential",
+        "ssn: masked",
+    ]
+
+
 @pytest.mark.parametrize(
     ("tag", "shown"),
     [
