@@ -23,6 +23,7 @@ from airflow_blindata.events import (
     DocumentationJobFacet,
     HierarchyDatasetFacet,
     JobTypeJobFacet,
+    LifecycleStateChangeDatasetFacet,
     ProcessingEngineRunFacet,
     SchemaDatasetFacet,
     SchemaField,
@@ -32,10 +33,11 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
-from airflow_blindata.mapper.fold import DatasetKey, Fold, JobFold
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold
 from airflow_blindata.mapper.identity import (
     EntityName,
     cased_identifier,
+    dataset_uri,
     entity_name,
     normalize_namespace,
     strip_user_info,
@@ -277,8 +279,12 @@ def _dataset_properties(
     dataset_type: DatasetTypeDatasetFacet | None,
 ) -> None:
     """The properties of a dataset; ``dataset_type`` is its facet, which the caller read."""
-    namespace = normalize_namespace(dataset.namespace)
-    draft.add("openLineageDataset", f"{namespace}/{dataset.name}")
+    draft.add("openLineageDataset", dataset_uri(dataset.namespace, dataset.name))
+    lifecycle = facets.get("lifecycleStateChange")
+    if isinstance(lifecycle, LifecycleStateChangeDatasetFacet) and lifecycle.previous_identifier:
+        previous = lifecycle.previous_identifier
+        if lifecycle.lifecycle_state_change == "RENAME":
+            draft.set("openLineageRenamedFrom", [dataset_uri(previous.namespace, previous.name)])
     if dataset_type:
         draft.set("openLineageDatasetType", [dataset_type.dataset_type])
         draft.set("openLineageDatasetSubtype", [dataset_type.sub_type])
@@ -416,6 +422,38 @@ def _safe(value: object) -> str | None:
     return None if value is None else redact_query(strip_user_info(str(value)))
 
 
+def renamed_away(fold: Fold) -> set[DatasetKey]:
+    """The datasets another dataset's ``lifecycleStateChange`` says were renamed to it
+    (``RENAME`` with the ``previousIdentifier``), and that no event mentioned after."""
+    gone: set[DatasetKey] = set()
+    for dataset in fold.datasets:
+        facet = dataset.facets.get("lifecycleStateChange")
+        if (
+            isinstance(facet, LifecycleStateChangeDatasetFacet)
+            and facet.lifecycle_state_change == "RENAME"
+            and facet.previous_identifier is not None
+            and dataset.lifecycle_at is not None
+        ):
+            key = DatasetKey(facet.previous_identifier.namespace, facet.previous_identifier.name)
+            old = fold.dataset(key) or _same_dataset(fold, key)
+            if old is not None and old.last_event_time <= dataset.lifecycle_at:
+                gone.add(old.key)
+    return gone
+
+
+def _same_dataset(fold: Fold, key: DatasetKey) -> DatasetFold | None:
+    """The dataset of ``fold`` that ``key`` names in another spelling of its namespace."""
+    namespace = normalize_namespace(key.namespace)
+    return next(
+        (
+            d
+            for d in fold.datasets
+            if d.key.name == key.name and normalize_namespace(d.key.namespace) == namespace
+        ),
+        None,
+    )
+
+
 def map_datasets(
     fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
 ) -> None:
@@ -426,6 +464,7 @@ def map_datasets(
     databases = _Databases()
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
+    gone = renamed_away(fold)
     # (time, namespace, name): the order of (time, key), without comparing keys in Python
     for dataset in sorted(
         fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
@@ -436,6 +475,13 @@ def map_datasets(
         found = _dataset_name(dataset_key, facets, resolver)
         system, namespace = place_dataset(dataset_key, found, resolver, where)
         if system is None:
+            continue
+        if dataset.dropped or dataset_key in gone:
+            # Dropped, or renamed, and not mentioned since: no longer described, so no entity
+            # (one the job made goes at the next cleanup; a crawled one is left as it is)
+            entities[dataset_key, system.name] = None
+            plan.dataset_entities.gone.add(dataset_key)
+            report.count("datasetsDropped" if dataset.dropped else "datasetsRenamed")
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:

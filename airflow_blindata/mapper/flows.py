@@ -25,7 +25,7 @@ from airflow_blindata.mapper.catalog import (
     locate_dataset,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
-from airflow_blindata.mapper.identity import cased_identifier, normalize_namespace
+from airflow_blindata.mapper.identity import cased_identifier, dataset_uri
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -169,7 +169,7 @@ class FlowCollector:
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed,
             # with the dataset it is, as every dataset's entity (the catalog's property)
-            dataset = redact_text(f"{normalize_namespace(key.namespace)}/{key.name}")
+            dataset = redact_text(dataset_uri(key.namespace, key.name))
             self._entities[entity] = PlannedEntity(
                 key=entity,
                 may_create=system.entity_creation,
@@ -195,6 +195,8 @@ class FlowCollector:
             self.plan.report.count("flowsWithoutProcessLayer")
         elif any(isinstance(k, DatasetKey) and self.resolver.ignores(k.namespace) for k in missing):
             self.plan.report.count("flowEndsIgnored")
+        elif any(k in self.plan.dataset_entities.gone for k in missing):
+            self.plan.report.count("flowEndsDropped")  # dropped or renamed: no entity, no gap
         else:
             ends = ", ".join(f"job {k}" if isinstance(k, JobKey) else str(k) for k in missing)
             self.plan.report.gap(GapCode.DANGLING_FLOW, f"{owner}: {ends}")

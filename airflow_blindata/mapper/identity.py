@@ -33,6 +33,7 @@ __all__ = [
     "NamespaceParts",
     "cased_identifier",
     "cased_name",
+    "dataset_uri",
     "entity_name",
     "is_data_file",
     "lower_scheme",
@@ -312,6 +313,17 @@ def strip_user_info(uri: str) -> str:
 def _oracle_without_credentials(match: re.Match[str]) -> str:
     lead = match.group("lead")  # ``jdbc:oracle:thin:scott/``
     return lead[: lead.rindex(":") + 1] + "@"
+
+
+def dataset_uri(namespace: str, name: str) -> str:
+    """The dataset a namespace and a name identify, as one text (an entity's
+    ``openLineageDataset``): the normalised namespace, then the name after a ``/`` unless the
+    name is an absolute path (``hdfs://nn:8020`` + ``/warehouse/t``; ``file`` + ``/data/x`` is
+    ``file:///data/x``)."""
+    normalized = normalize_namespace(namespace)
+    if not name.startswith("/"):
+        return f"{normalized}/{name}"
+    return f"file://{name}" if normalized == "file" else f"{normalized}{name}"
 
 
 @lru_cache(maxsize=4096)

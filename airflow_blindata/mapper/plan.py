@@ -443,6 +443,9 @@ class DatasetEntities:
         self.field_names: dict[EntityKey, Set[str]] = {}
         """Entity → the names of the fields the catalog pass planned for it (none: absent), for
         the lineage pass to check the ends of column flows without indexing ``plan.fields``."""
+        self.gone: set[DatasetKey] = set()
+        """The datasets that have no entity because they were dropped or renamed (their
+        ``lifecycleStateChange``): a flow that ends on one ends nowhere, and is no gap."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DatasetEntities)

@@ -32,6 +32,7 @@ from airflow_blindata.events import (
     FacetMap,
     InputDataset,
     JobEvent,
+    LifecycleStateChangeDatasetFacet,
     LineageDatasetFacet,
     NominalTimeRunFacet,
     OutputDataset,
@@ -284,6 +285,21 @@ class DatasetFold:
     written_schema: SchemaDatasetFacet | None = None
     design_lineage: LineageDatasetFacet | None = None
     design_column_lineage: ColumnLineageDatasetFacet | None = None
+    lifecycle_at: datetime | None = None
+    """When the dataset's latest ``lifecycleStateChange`` facet was sent (``dropped``,
+    ``catalog.renamed_away``)."""
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the dataset's latest mention says it was dropped: its ``lifecycleStateChange``
+        is ``DROP`` and no event mentioned it after (a table read or written again exists)."""
+        facet = self.facets.get("lifecycleStateChange")
+        return (
+            isinstance(facet, LifecycleStateChangeDatasetFacet)
+            and facet.lifecycle_state_change == "DROP"
+            and self.lifecycle_at is not None
+            and self.lifecycle_at >= self.last_event_time
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -560,6 +576,7 @@ class DatasetMentions:
 
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
+        lifecycle = self.mentions.get("lifecycleStateChange")
         design_lineage = facets.pop(_DESIGN_LINEAGE, None)
         design_columns = facets.pop(_DESIGN_COLUMN_LINEAGE, None)
         written_schema = facets.pop(_WRITTEN_SCHEMA, None)
@@ -581,6 +598,7 @@ class DatasetMentions:
             design_column_lineage=design_columns
             if isinstance(design_columns, ColumnLineageDatasetFacet)
             else None,
+            lifecycle_at=lifecycle.order[0][0] if lifecycle and lifecycle.facet else None,
         )
 
 

@@ -1,0 +1,113 @@
+"""A dataset's ``lifecycleStateChange`` (seed 004 lists it among the dataset facets; Spark sends
+it for ``DROP TABLE``, ``ALTER TABLE … RENAME``, ``CREATE``, ``INSERT OVERWRITE``, ``TRUNCATE``):
+a table dropped, or renamed, and not mentioned since, is no longer described, so the plan gives
+it no entity (seed 000: each run uploads "the entities … which is how the job tells what is
+still described"; one the job made goes at the next cleanup, a crawled one is left as it is).
+Marquez soft-deletes such a dataset alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import GapCode
+from tests import builders
+from tests.builders import at, dataset, lifecycle_facet, run_cycle, schema_facet
+
+DEFINITION = builders.definition(builders.policy())
+
+
+def _tables(plan: CatalogPlan) -> set[str]:
+    return {e.key.name for e in plan.entities if e.table_type != "OPENLINEAGE_JOB"}
+
+
+def _flows(plan: CatalogPlan) -> set[tuple[str, str]]:
+    return {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+
+
+def _write(
+    job: str, second: int, *outputs: dict[str, Any], inputs: tuple[Any, ...] = ()
+) -> list[Any]:
+    return run_cycle(
+        job,
+        run_id=builders.new_run_id(),
+        start_time=at(second),
+        end_time=at(second + 1),
+        inputs=list(inputs),
+        outputs=list(outputs),
+    )
+
+
+def test_a_table_dropped_and_not_mentioned_since_has_no_entity_and_no_flow() -> None:
+    events = [
+        *_write(
+            "etl.load",
+            0,
+            dataset("db.s.t", facets=schema_facet("id")),
+            inputs=(dataset("db.s.src"),),
+        ),
+        *_write("etl.drop", 10, dataset("db.s.t", facets=lifecycle_facet("DROP"))),
+    ]
+    plan = build(events, DEFINITION)
+    assert "t" not in _tables(plan)
+    assert _flows(plan) == set()
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
+    assert plan.report.counters["datasetsDropped"] == 1
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        pytest.param("written", id="created again by a later run"),
+        pytest.param("read", id="read by a later run"),
+    ],
+)
+def test_a_table_dropped_then_mentioned_again_is_described(later: str) -> None:
+    again = dataset("db.s.t", facets=lifecycle_facet("CREATE") if later == "written" else {})
+    events = [
+        *_write("etl.drop", 0, dataset("db.s.t", facets=lifecycle_facet("DROP"))),
+        *(
+            _write("etl.load", 10, again, inputs=(dataset("db.s.src"),))
+            if later == "written"
+            else _write("etl.read", 10, dataset("db.s.out"), inputs=(again,))
+        ),
+    ]
+    plan = build(events, DEFINITION)
+    assert "t" in _tables(plan)
+    assert plan.report.counters.get("datasetsDropped", 0) == 0
+
+
+def test_a_drop_alone_creates_no_entity() -> None:
+    plan = build([builders.dataset_event("db.s.gone", facets=lifecycle_facet("DROP"))], DEFINITION)
+    assert "gone" not in _tables(plan)
+
+
+def test_a_renamed_table_is_described_under_its_new_name_only() -> None:
+    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    events = [
+        *_write(
+            "etl.load",
+            0,
+            dataset("db.s.old", facets=schema_facet("id")),
+            inputs=(dataset("db.s.src"),),
+        ),
+        *_write("etl.rename", 10, dataset("db.s.new", facets=renamed)),
+    ]
+    plan = build(events, DEFINITION)
+    assert "old" not in _tables(plan)
+    (new,) = [e for e in plan.entities if e.key.name == "new"]
+    assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
+    assert plan.report.counters["datasetsRenamed"] == 1
+    assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
+
+
+def test_a_table_renamed_away_and_written_again_under_its_old_name_is_described() -> None:
+    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    events = [
+        *_write("etl.rename", 0, dataset("db.s.new", facets=renamed)),
+        *_write("etl.load", 10, dataset("db.s.old"), inputs=(dataset("db.s.src"),)),
+    ]
+    assert {"old", "new"} <= _tables(build(events, DEFINITION))
