@@ -59,7 +59,14 @@ from airflow_blindata.mapper.sql import sqlglot_dialect
 from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_case
 from airflow_blindata.redaction import redact_query, redact_sql, redact_text
 
-__all__ = ["dataset_name", "entity_key", "flatten_fields", "map_datasets", "map_jobs"]
+__all__ = [
+    "dataset_name",
+    "entity_key",
+    "flatten_fields",
+    "job_sql",
+    "map_datasets",
+    "map_jobs",
+]
 
 
 @dataclass
@@ -572,6 +579,31 @@ def _sort_key(key: EntityKey) -> tuple[str, str, str]:
     return (key.system, key.schema_ or "", key.name)
 
 
+def job_sql(job: JobFold) -> SQLJobFacet | None:
+    """The SQL of the job's latest description, as its flows come from it (``lineage``): its
+    latest completed run's, with the other instances of a mapped task in that DAG run (their
+    distinct statements, in a stable order); else the latest any event sent. A later run that
+    failed (a deploy whose new SQL never ran) does not replace what the job does, nor does the
+    instance of a mapped task that happened to finish last."""
+    found: list[SQLJobFacet] = []
+    for run in job.latest_completed_group:
+        facet = facet_of(run.job_facets, SQLJobFacet)
+        if facet is not None and facet.query.strip() and facet not in found:
+            found.append(facet)
+    if not found:
+        return facet_of(job.facets, SQLJobFacet)
+    if len(found) == 1:
+        return found[0]
+    queries = sorted({facet.query.strip().rstrip(";").rstrip() for facet in found})
+    dialects = {facet.dialect for facet in found}
+    return found[0].model_copy(
+        update={
+            "query": ";\n".join(queries),
+            "dialect": dialects.pop() if len(dialects) == 1 else None,
+        }
+    )
+
+
 def map_jobs(
     fold: Fold, definition: JobDefinition, resolver: SystemResolver, plan: CatalogPlan
 ) -> None:
@@ -584,7 +616,7 @@ def map_jobs(
     for job in fold.jobs:
         key = job.key  # read once (see map_datasets)
         scope = job_scope(key.namespace, key.name)
-        sql = facet_of(job.facets, SQLJobFacet)
+        sql = job_sql(job)
         dialect = (sql.dialect or _platform_dialect(job)) if sql else None
         # a password or key written in the statement is not catalogued (nor hashed): its
         # literals and comments read as the dialect its producer named reads them, else as

@@ -33,11 +33,11 @@ from airflow_blindata.events import (
     LineageJobInput,
     LineageTransformation,
     SparkUnknownRunFacet,
-    SQLJobFacet,
     Transformation,
     UnknownOperatorAttributeRunFacet,
     facet_of,
 )
+from airflow_blindata.mapper.catalog import job_sql
 from airflow_blindata.mapper.flows import FlowCollector, by_producer
 from airflow_blindata.mapper.fold import (
     DatasetFold,
@@ -382,7 +382,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         return
     owner = f"{key.namespace}/{key.name}"
     scope = job_scope(key.namespace, key.name)
-    sql = facet_of(job_facets, SQLJobFacet)
+    sql = job_sql(job)
     analysed = bool(sql and sql.query.strip())
     report = collector.plan.report
     include_indirect = definition.include_indirect
