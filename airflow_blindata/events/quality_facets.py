@@ -37,8 +37,10 @@ __all__ = [
 def _finite_or_none(value: Any) -> Any:
     """A count sent as NaN or Infinity (Deequ and pandas measure in floats) is no count: it is
     read as absent, so that it makes no record and the facet's other metrics still do."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return round(value)  # a count: 2.7 is an estimate of 3
     return value
 
 
@@ -74,7 +76,9 @@ def _number_or_none(value: Any) -> Any:
 
 Count = Annotated[int | None, BeforeValidator(_finite_or_none)]
 """An integer metric; a non-finite number is read as absent rather than making the facet
-malformed (the mapper leaves an integer past a float's range out the same way)."""
+malformed (the mapper leaves an integer past a float's range out the same way), and a
+fractional one (a Deequ or pandas estimate, ``distinctCount: 2.7``) as the nearest integer: it
+made the whole facet malformed, and every other metric of it was lost."""
 
 Metric = Annotated[float | None, BeforeValidator(_number_or_none)]
 """A number metric (sum, count, min, max, a quantile); one that is not a finite number is read

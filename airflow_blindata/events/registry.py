@@ -112,6 +112,9 @@ _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
         ds.InputSubsetInputDatasetFacet,
     ),
     FacetLocation.OUTPUT: (
+        # a producer's profile of what it wrote, sent among the output facets (the spec defines
+        # the facet for inputs and datasets): read as it is among the dataset facets
+        qf.DataQualityMetricsDatasetFacet,
         qf.OutputStatisticsOutputDatasetFacet,
         qf.IcebergCommitReportOutputDatasetFacet,
         ds.OutputSubsetOutputDatasetFacet,

@@ -153,7 +153,7 @@ class _Quality:
                         kind="assertion",
                         entity=entity,
                         description=_free_text(assertion.description),
-                        warn_only=(assertion.severity or "").lower() == "warn",
+                        warn_only=_warns(assertion.severity),
                         job=scope,
                         properties=_present(
                             ("openLineageKind", "assertion"),
@@ -221,7 +221,7 @@ class _Quality:
                     kind="test",
                     entity=entity,
                     description=_free_text(test.description),
-                    warn_only=outcome == "warn" or (test.severity or "").lower() == "warn",
+                    warn_only=outcome == "warn" or _warns(test.severity),
                     job=scope,
                     properties=_present(
                         ("openLineageKind", "test"),
@@ -237,6 +237,10 @@ class _Quality:
 
     def metrics(self, job: JobFold, run: RunFold) -> None:
         when = run.end_time or run.last_event_time
+        # A dataset the run reads and writes (a dedupe in place) is measured twice: as read, at
+        # the run's start, and as written, at its end; both at the end, one record replaced the
+        # other (a record is one per monitor, metric, field and time)
+        rewritten = {out.key for out in run.outputs} if run.start_time else set()
         for item in run.inputs:
             facets, over = item.facets, item.input_facets
             metrics = layered_facet(
@@ -247,7 +251,8 @@ class _Quality:
             report: tuple[BaseFacet, dict[str, Any]] | None = None
             if scan is not None and scan.scan_metrics:
                 report = (scan, scan.scan_metrics)
-            self.records_of(job, item.key, run, when, metrics, stats, "input", report)
+            read_at = run.start_time if item.key in rewritten and run.start_time else when
+            self.records_of(job, item.key, run, read_at, metrics, stats, "input", report)
         for out in run.outputs:
             facets, over = out.facets, out.output_facets
             written = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
@@ -349,6 +354,13 @@ _TEST_OUTCOMES: dict[str, str] = {
 """What a test's status says: the spec names pass, fail and skip; dbt-based producers pass its
 own run statuses through (``warn``: issues found under severity warn; ``error``: the test did
 not run to the end, which a steward must see as a failure, not as a skip)."""
+
+
+def _warns(severity: str | None) -> bool:
+    """Whether a failure of this severity is a warning (YELLOW), not a failure (RED): ``warn``
+    (seed 003), and common.sql's ``info``, "informational, never causes task failure" (the
+    branch decision of ``SQLBranchOperator``)."""
+    return (severity or "").strip().lower() in ("warn", "warning", "info")
 
 
 def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:

@@ -215,9 +215,12 @@ def test_codes_longer_than_255_characters_are_cut_and_end_with_a_hash() -> None:
     assert len(check.code) == 255 and check.code[-13] == "~"
 
 
-def test_with_severity_warn_the_failure_is_a_warning() -> None:
+@pytest.mark.parametrize("severity", ["warn", "WARN", "info"])
+def test_with_severity_warn_the_failure_is_a_warning(severity: str) -> None:
+    """Seed 003: "With severity: warn the failure is a warning"; common.sql's ``info`` is
+    "informational, never causes task failure" (a branch's decision): a warning, not RED."""
     events = run(
-        inputs=[assertions({"assertion": "freshness", "success": False, "severity": "warn"})]
+        inputs=[assertions({"assertion": "freshness", "success": False, "severity": severity})]
     )
     q = quality(build(events, definition()))
     assert q.checks[0].warn_only and q.results[0].failures == 1
@@ -448,6 +451,54 @@ def test_the_timestamp_of_a_record_is_the_capture_date_or_the_event_time_of_the_
     stamps = {r.metric: r.timestamp.isoformat() for r in records}
     assert stamps["rowsRead"] == "2026-11-29T09:00:00+00:00"
     assert stamps["rowCount"] == "2026-11-29T10:05:00+00:00"
+
+
+def test_a_table_read_and_written_in_one_run_keeps_both_measures() -> None:
+    """Seed 003: metrics "(input or dataset) → Profiling metric records". A run that reads and
+    writes one table (a dedupe in place) measured it as read and as written: both at the run's
+    end, one record per metric, the output's replaced the input's. As read, it is stamped at the
+    run's start."""
+    measured = {"rowCount": 100, "columnMetrics": {"id": {"nullCount": 0}}}
+    written = {"rowCount": 150, "columnMetrics": {"id": {"nullCount": 5}}}
+    inputs = [{"namespace": PG, "name": "a.s.t", "inputFacets": {"dataQualityMetrics": measured}}]
+    outputs = [{"namespace": PG, "name": "a.s.t", "facets": {"dataQualityMetrics": written}}]
+    records = quality(build(run(inputs=inputs, outputs=outputs), definition())).records
+    found = {(r.metric, r.field, r.value, r.timestamp.isoformat()) for r in records}
+    assert found == {
+        ("rowCount", None, 100, "2026-11-29T10:00:00+00:00"),
+        ("nullCount", "id", 0, "2026-11-29T10:00:00+00:00"),
+        ("rowCount", None, 150, "2026-11-29T10:05:00+00:00"),
+        ("nullCount", "id", 5, "2026-11-29T10:05:00+00:00"),
+    }
+
+
+def test_a_fractional_count_is_rounded_and_the_facets_other_metrics_kept() -> None:
+    """A Deequ or pandas estimate (``distinctCount: 2.7``) made the whole facet malformed, and
+    every other metric of it was lost; a count is kept as the nearest integer."""
+    metrics = {
+        "rowCount": 12.5,
+        "columnMetrics": {"amount": {"nullCount": 1, "distinctCount": 2.7}},
+    }
+    inputs = [{"namespace": PG, "name": "a.s.src", "inputFacets": {"dataQualityMetrics": metrics}}]
+    plan = build(run(inputs=inputs), definition())
+    found = {(r.metric, r.field, r.value) for r in quality(plan).records}
+    assert found == {
+        ("rowCount", None, 12),
+        ("nullCount", "amount", 1),
+        ("distinctCount", "amount", 3),
+    }
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+
+
+def test_metrics_sent_among_an_outputs_own_facets_are_read() -> None:
+    """``dataQualityMetrics`` among ``outputFacets`` (the spec defines it for inputs and
+    datasets) made no record and no gap; it is read as among the output's dataset facets."""
+    metrics = {"rowCount": 7, "columnMetrics": {}}
+    outputs = [
+        {"namespace": PG, "name": "a.s.dst", "outputFacets": {"dataQualityMetrics": metrics}}
+    ]
+    records = quality(build(run(outputs=outputs), definition())).records
+    assert {(r.entity.name, r.metric, r.value) for r in records} == {("dst", "rowCount", 7)}
 
 
 def test_the_dbt_tests_map_to_checks_and_results() -> None:
