@@ -387,6 +387,16 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
+    if analysed and _one_column_lineage_for_all(outputs):
+        # Airflow's SQL operators send the column lineage of all the statements of a task as
+        # one facet, the same on every output: which input feeds which output it cannot say
+        # (an input feeding only a temporary table was missing, a column of one output was
+        # given to the other). The inputs and outputs are the evidence, UNCORRELATED_IO says
+        # so; Blindata's analysis of the statement gives the column flows.
+        outputs = [
+            (output, _without(facets, "columnLineage"), inputs, several or len(inputs) > 0)
+            for output, facets, inputs, several in outputs
+        ]
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
         uncorrelated |= evidence == "io" and several
@@ -436,6 +446,19 @@ def _with_design_side(
         several = _uncorrelated(inputs, outputs)
         return [(key, facets, inputs, several) for key, facets, _, _ in outputs]
     return outputs
+
+
+def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
+    """Whether several outputs each carry a ``columnLineage`` facet, all the same."""
+    if len(outputs) < 2:
+        return False
+    facets = [facet_of(facets, ColumnLineageDatasetFacet) for _, facets, _, _ in outputs]
+    first = facets[0]
+    return first is not None and all(facet == first for facet in facets[1:])
+
+
+def _without(facets: dict[str, BaseFacet], key: str) -> dict[str, BaseFacet]:
+    return {name: facet for name, facet in facets.items() if name != key}
 
 
 @dataclass(frozen=True, slots=True)

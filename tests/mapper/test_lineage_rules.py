@@ -1476,3 +1476,62 @@ def test_a_run_that_names_one_side_only_takes_the_other_from_the_jobs_design(
     plan = build([design, *run], JobDefinition.from_dict(builders.definition_data(policy())))
     table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
     assert table == flows
+
+
+def test_one_column_lineage_facet_on_every_output_of_a_statement_proves_no_pairing() -> None:
+    """Found with real Airflow: a task of three statements (a temporary table from ``orders``,
+    ``totals`` from it joined with ``customers``, ``big`` from ``totals``) gets the column
+    lineage of all three as one facet on both outputs. Read as each output's, it gave ``big`` a
+    flow from ``customers`` and lost ``orders → totals``, with no gap. The inputs and outputs
+    are the evidence (UNCORRELATED_IO); Blindata's analysis of the statement gives the columns."""
+    merged = builders.column_lineage_facet(
+        {
+            "customer": [builders.input_field("db.s.customers", "name")],
+            "total": [builders.input_field("db.s.totals", "total")],
+        }
+    )
+    sql = (
+        "CREATE TEMP TABLE tmp AS SELECT * FROM s.orders; "
+        "INSERT INTO s.totals ...; INSERT INTO s.big ..."
+    )
+    events = builders.run_cycle(
+        "dag.transform",
+        job_facets=builders.sql_facet(sql, "postgres"),
+        inputs=[
+            builders.dataset(name) for name in ("db.s.orders", "db.s.customers", "db.s.totals")
+        ],
+        outputs=[
+            builders.dataset(name, facets=builders.schema_facet("customer", "total") | merged)
+            for name in ("db.s.totals", "db.s.big")
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy())))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert ("orders", "totals") in table
+    assert all(f.evidence == "io" for f in plan.flows if f.kind == "table")
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
+
+
+def test_a_column_lineage_facet_of_each_output_of_its_own_is_each_outputs() -> None:
+    """Facets that differ from one output to the next say which input feeds which output."""
+    events = builders.run_cycle(
+        "dag.transform",
+        job_facets=builders.sql_facet("INSERT INTO s.a ...; INSERT INTO s.b ...", "postgres"),
+        inputs=[builders.dataset("db.s.x"), builders.dataset("db.s.y")],
+        outputs=[
+            builders.dataset(
+                "db.s.a",
+                facets=builders.schema_facet("id")
+                | builders.column_lineage_facet({"id": [builders.input_field("db.s.x", "id")]}),
+            ),
+            builders.dataset(
+                "db.s.b",
+                facets=builders.schema_facet("id")
+                | builders.column_lineage_facet({"id": [builders.input_field("db.s.y", "id")]}),
+            ),
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy())))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert table == {("x", "a"), ("y", "b")}
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 0
