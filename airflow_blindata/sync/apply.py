@@ -99,7 +99,10 @@ def _checked_watermark(
         log.warning("Blindata's clock not checked: %s could not be read back: %s", key, exc)
         return watermark
     modified = found.modification_date if found is not None else None
-    if modified is None or modified >= watermark:
+    if modified is None:
+        return watermark
+    if modified >= watermark:
+        _check_dates_ahead(ctx, key, modified)
         return watermark
     log.warning(
         "Blindata's clock and its dates disagree: %s, uploaded after %s (Blindata's Date), was "
@@ -110,6 +113,30 @@ def _checked_watermark(
     )
     ctx.report.count("watermarkDropped")
     return None
+
+
+DATES_AHEAD_TOLERANCE = timedelta(minutes=2)
+"""How far an object's last update may be ahead of Blindata's ``Date`` before it says that the
+two do not come from one clock."""
+
+
+def _check_dates_ahead(ctx: SyncContext, key: object, modified: datetime) -> None:
+    """Warn when the entity just read back was last updated later than Blindata's time now: its
+    dates are local times of a zone east of UTC written without a zone (or a clock ahead of the
+    ``Date``). Nothing is removed too early then, but every removal waits that much longer, and
+    nothing else would say why (``serverDatesAhead``)."""
+    now = server_time(ctx.client)
+    if now is None or modified - now <= DATES_AHEAD_TOLERANCE:
+        return
+    log.warning(
+        "Blindata's dates are ahead of its clock: %s was last updated at %s, and Blindata's Date "
+        "is %s (local times without a zone?): removals of stale objects wait %s longer",
+        key,
+        format_timestamp(modified),
+        format_timestamp(now),
+        modified - now,
+    )
+    ctx.report.count("serverDatesAhead")
 
 
 def snapshot(

@@ -724,15 +724,21 @@ class ClocksApart(httpx.HTTPTransport):
         if self.apart == "Date ahead":
             date += timedelta(hours=1)
         elif content and "json" in response.headers.get("content-type", ""):
-            content = re.sub(rb'"modificationDate": ?"([^"]+)"', self.local, content)
+            shift = self.east if self.apart == "dates ahead" else self.local
+            content = re.sub(rb'"modificationDate": ?"([^"]+)"', shift, content)
         headers.append(("Date", format_datetime(date, usegmt=True)))
         return httpx.Response(response.status_code, headers=headers, content=content)
 
     @staticmethod
-    def local(match: re.Match[bytes]) -> bytes:
+    def local(match: re.Match[bytes], hours: int = -1) -> bytes:
         moment = datetime.fromisoformat(match.group(1).decode().replace("Z", "+00:00"))
-        shifted = (moment - timedelta(hours=1)).replace(tzinfo=None)
+        shifted = (moment + timedelta(hours=hours)).replace(tzinfo=None)
         return b'"modificationDate": "' + shifted.isoformat(timespec="milliseconds").encode() + b'"'
+
+    @staticmethod
+    def east(match: re.Match[bytes]) -> bytes:
+        """Local times of a zone east of UTC, written without a zone."""
+        return ClocksApart.local(match, hours=1)
 
 
 @pytest.mark.parametrize("apart", ["Date ahead", "dates behind"])
@@ -757,6 +763,29 @@ def test_when_blindatas_clock_and_its_dates_disagree_the_cleanup_removes_nothing
     assert second.watermark is None
     assert (report.status, report.reason) == ("refused", "no_server_time"), report.render()
     assert counts(emulator) == before
+
+
+def test_when_blindatas_dates_are_ahead_of_its_clock_the_snapshot_says_so(emulator: Any) -> None:
+    """Last updates in local times of a zone east of UTC, written without a zone, read as UTC
+    are an hour ahead: nothing is removed too early, but every removal waits an hour longer
+    and nothing said why. The snapshot warns and counts ``serverDatesAhead``."""
+    job = definition()
+    with client_of(emulator, ClocksApart("dates ahead")) as blindata:
+        snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+        next_second(emulator)
+        second = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    assert second.status == "success", second.render()
+    assert second.watermark is not None
+    assert second.counters["serverDatesAhead"] == 1
+
+
+def test_when_blindatas_dates_agree_with_its_clock_nothing_is_said(emulator: Any) -> None:
+    job = definition()
+    with client_of(emulator) as blindata:
+        snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+        next_second(emulator)
+        second = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    assert "serverDatesAhead" not in second.counters
 
 
 class DatesOfChangesOnly(httpx.HTTPTransport):
