@@ -145,6 +145,13 @@ class KnownSystem:
         return [value for name, value in self.properties if name == property_name]
 
 
+_NO_DATABASE = (
+    "the name gives no database, and the Systems of this namespace are chosen by their "
+    "database (openLineageDatabase): send the database in the name (a JDBC URL's database, "
+    "databaseName=…), or stamp the System that holds such names with the namespace alone"
+)
+
+
 def _created_by_openlineage(system: KnownSystem) -> bool:
     """Whether a job definition created ``system`` (it carries an ``openLineageOwner``)."""
     return bool(system.values(OWNER_PROPERTY))
@@ -173,6 +180,8 @@ class SystemResolver:
     _by_database: bool = field(init=False, default=False)
     """Whether any selector, template or stamp names a database (else it is never looked at)."""
     _problems: dict[str, str] = field(init=False, default_factory=dict)
+    _problems_without_database: dict[str, str] = field(init=False, default_factory=dict)
+    """Namespace → why a name that gives no database found no System there (``_NO_DATABASE``)."""
     _planned: dict[str, PlannedSystem] = field(init=False, default_factory=dict)
     _stores: dict[str, dict[str, str]] = field(init=False, default_factory=dict)
     """System name → the kind of store of each namespace that lands on it → the first such
@@ -285,7 +294,9 @@ class SystemResolver:
             if self.ignores(normalized):
                 self.report.gap(GapCode.IGNORED_NAMESPACE, example)
             else:
-                problem = self._problems.get(normalized)
+                problem = self._problems.get(normalized) or (
+                    self._problems_without_database.get(normalized) if database is None else None
+                )
                 self.report.gap(
                     GapCode.UNMAPPED_NAMESPACE, f"{example}: {problem}" if problem else example
                 )
@@ -368,6 +379,12 @@ class SystemResolver:
             self._problems[namespace] = problem
             return None
         if policy is None or policy.creation != "IF_MISSING":
+            if database is None and any(
+                system.values(DATABASE_PROPERTY) for system in self._by_stamp.get(namespace, ())
+            ):
+                # the namespace's Systems are chosen by database, and the name gives none (a
+                # JDBC URL without its database): stamping another System would not help
+                self._problems_without_database[namespace] = _NO_DATABASE
             return None
         parts = namespace_parts(namespace)
         name = policy.system_name(**parts.template_values(database)) or namespace

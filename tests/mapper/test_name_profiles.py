@@ -377,6 +377,22 @@ def test_a_database_selector_matches_a_sql_server_database_in_any_case() -> None
     assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
 
 
+def test_a_name_without_a_database_where_systems_are_chosen_by_database_says_so() -> None:
+    """Spark on a JDBC URL without ``databaseName`` sends ``dbo.Orders``: where each database's
+    crawled System is stamped with its database, the gap said to stamp the System, stamped
+    already; it says the name gives no database."""
+    known = [
+        KnownSystem("DWH crawled", "u1", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "dwh"))),
+    ]
+    events = [run_event("spark.load", outputs=[dataset("dbo.Orders", MSSQL)])]
+    definition = builders.definition(
+        systemPolicies=[{"pattern": "mssql://*", "nameProfile": "mssql"}]
+    )
+    plan = build(events, definition, known)
+    (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
+    assert "the name gives no database" in example
+
+
 def test_postgres_databases_in_two_cases_stay_two() -> None:
     """Only SQL Server's databases are named without case: PostgreSQL's quoted ``"DWH"`` and
     ``dwh`` are two databases."""
