@@ -13,12 +13,14 @@ The rules in full: docs/mapping-reference.md#evidence-precedence-mapperlineagepy
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
+    AirflowRunFacet,
     BaseFacet,
     ColumnLineageDatasetFacet,
     ExtractionErrorRunFacet,
@@ -873,12 +875,46 @@ def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey])
     has_datasets = bool(run.inputs or run.outputs) or job.key in parents
     if not has_datasets and facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
+    elif has_datasets:
+        lost = _unconverted_assets(facet_of(run.run_facets, AirflowRunFacet), run)
+        if lost:
+            collector.plan.report.gap(
+                GapCode.PRODUCER_PARTIAL_LINEAGE, f"{owner}: {', '.join(lost)} not sent"
+            )
     # an extraction error facet that counts no failed task and lists no error says the
     # producer handled everything (openlineage-python sends one so)
     extraction = facet_of(run.run_facets, ExtractionErrorRunFacet)
     failed = extraction is not None and (extraction.failed_tasks > 0 or bool(extraction.errors))
     if failed or facet_of(run.run_facets, SparkUnknownRunFacet):
         collector.plan.report.gap(GapCode.PRODUCER_PARTIAL_LINEAGE, owner)
+
+
+def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[str]:
+    """The Assets a task declares as inlets (outlets) when its run names no input (output):
+    the provider sends an Asset as a dataset only where a provider that knows its scheme is
+    installed (``s3://`` without the Amazon provider is dropped), and the task's other datasets
+    kept ``PRODUCER_NO_LINEAGE`` silent. The ``airflow`` facet lists them as Python text."""
+    if airflow is None:
+        return []
+    lost: list[str] = []
+    for side, datasets in (("inlets", run.inputs), ("outlets", run.outputs)):
+        if not datasets:
+            lost.extend(
+                f"{side[:-1]} {redact_text(uri)}" for uri in _asset_uris(airflow.task.get(side))
+            )
+    return lost
+
+
+_ASSET_URI = re.compile(r"""['"]uri['"]\s*:\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
+"""An Asset's ``uri`` in the provider's text of a task's inlets or outlets (``[{'uri': …}]``)."""
+
+
+def _asset_uris(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [str(item["uri"]) for item in value if isinstance(item, dict) and item.get("uri")]
+    if isinstance(value, str):
+        return [single or double for single, double in _ASSET_URI.findall(value[:100_000])]
+    return []
 
 
 def map_lineage(

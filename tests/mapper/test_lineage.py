@@ -984,3 +984,28 @@ def test_for_streaming_jobs_terminal_events_should_not_be_relied_upon(
             )
     plan = build(events, builders.definition(policy("kafka://*")))
     assert pairs(plan) == expected
+
+
+def test_an_asset_the_provider_did_not_send_is_reported_beside_the_datasets_it_did() -> None:
+    """Found with real Airflow: a PythonOperator with a postgres inlet and an ``s3://`` outlet,
+    without the Amazon provider that converts it: the run names the input only, the ``airflow``
+    facet lists the outlet, and the other dataset kept PRODUCER_NO_LINEAGE silent. The outlet
+    is lost: PRODUCER_PARTIAL_LINEAGE names it (its user info never shown)."""
+    airflow = {
+        "airflow": {
+            "task": {
+                "inlets": "[{'uri': 'postgres://db:5432/dwh/public/a', 'extra': {}}]",
+                "outlets": "[{'uri': 's3://etl:pw@bucket/exports/a.parquet', 'extra': {}}]",
+            }
+        }
+    }
+    plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
+    (example,) = plan.report.gaps[GapCode.PRODUCER_PARTIAL_LINEAGE].examples
+    assert "outlet s3://" in example and "bucket/exports/a.parquet" in example
+    assert "pw" not in example
+
+
+def test_assets_the_provider_sent_are_no_gap() -> None:
+    airflow = {"airflow": {"task": {"inlets": "[{'uri': 'postgres://db:5432/dwh/public/a'}]"}}}
+    plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
+    assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
