@@ -160,9 +160,14 @@ def _flat_fields(
     ``case``: the ``identifierCase`` declared for the dataset's namespace, applied to each
     unquoted field name (a column is an identifier as a table is)."""
     flat: list[tuple[PlannedField, str | None]] = []
+    fields = list(fields)
+    # Nested fields have no ordinal position of their own (a producer numbers the top level):
+    # positions then follow the depth-first walk, each level in the order of its positions, so
+    # that they stay unique and a struct's fields come right after it (``w`` 2, ``w.day`` 3)
+    nested = any(item.fields for item in fields)
 
     def walk(items: Iterable[SchemaField], path: str) -> None:
-        for item in items:
+        for item in _by_position(items) if nested else items:
             if not item.name.strip():
                 if unnamed is not None:
                     unnamed.append(path)
@@ -176,6 +181,8 @@ def _flat_fields(
                 if misplaced is not None:
                     misplaced.append(name)
                 position = None
+            if nested:
+                position = None  # the walk's, in the order of the positions
             flat.append(
                 (
                     planned_field(
@@ -193,6 +200,18 @@ def _flat_fields(
 
     walk(fields, prefix)
     return flat
+
+
+def _by_position(items: Iterable[SchemaField]) -> list[SchemaField]:
+    """One level of a schema in the order of its ordinal positions, those without one (or
+    without a valid one) after them in the order they came."""
+
+    def order(item: SchemaField) -> tuple[bool, int]:
+        position = item.ordinal_position
+        valid = position is not None and 1 <= position <= MAX_POSITION
+        return (not valid, position if valid and position is not None else 0)
+
+    return sorted(items, key=order)
 
 
 def locate_dataset(

@@ -851,3 +851,26 @@ def test_the_airflow_url_must_be_http(url: str) -> None:
 
     with pytest.raises(JobDefinitionError, match="airflowBaseUrl"):
         definition(airflowBaseUrl=url)
+
+
+def test_the_fields_of_a_nested_schema_have_unique_positions_their_struct_first() -> None:
+    """Seed 000: "Order: ordinal_position when present, otherwise the position in a depth-first
+    walk". Producers number each level from 1 (the spec's example): read as positions of the
+    flattened entity they gave ``id 1, w 2, w.day 2, t 3, w.z 3``, duplicates and a struct's
+    field away from it."""
+    schema = builders.schema_facet(
+        builders.field("t", "string", ordinal_position=3),
+        builders.field(
+            "w",
+            "struct",
+            ordinal_position=2,
+            fields=[
+                builders.field("day", "date", ordinal_position=1),
+                builders.field("z", "double", ordinal_position=2),
+            ],
+        ),
+        builders.field("id", "int", ordinal_position=1),
+    )
+    plan = build([run_event(outputs=[builders.dataset("a.s.t", facets=schema)])], definition())
+    fields = sorted((f.ordinal_position, f.name) for f in plan.fields if f.entity.name == "t")
+    assert fields == [(1, "id"), (2, "w"), (3, "w.day"), (4, "w.z"), (5, "t")]
