@@ -29,6 +29,7 @@ from pydantic import TypeAdapter
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
+    AirflowRunFacet,
     BaseFacet,
     DataQualityAssertionsDatasetFacet,
     DataQualityMetricsDatasetFacet,
@@ -489,7 +490,10 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
         if not enabled or run.state not in _RESULT_STATES:
             return None
         keys = ASSERTION_KEYS | (METRIC_KEYS if metrics else frozenset())
+        # the test facet, and the airflow facet that says which instance of its task the run
+        # is (``fold.latest_completed_group``: an earlier try is not one of its instances)
         tests = _only(run.run_facets, frozenset({TestRunFacet.KEY}))
+        airflow = facet_of(run.run_facets, AirflowRunFacet)
         held = [
             *(key for item in run.inputs for key in (*item.facets, *item.input_facets)),
             *(key for item in run.outputs for key in (*item.facets, *item.output_facets)),
@@ -516,7 +520,13 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
         outputs = [item for item in outputs if item.facets or item.output_facets]
         if not (tests or inputs or outputs):
             return None
-        return replace(run, run_facets=tests, job_facets={}, inputs=inputs, outputs=outputs)
+        kept = dict(tests)
+        if airflow is not None:  # its map index only: the rest is the whole DAG's description
+            index = airflow.task_instance.get("map_index")
+            kept[AirflowRunFacet.KEY] = airflow.model_copy(
+                update={"dag": {}, "dag_run": {}, "task": {}, "task_instance": {"map_index": index}}
+            )
+        return replace(run, run_facets=kept, job_facets={}, inputs=inputs, outputs=outputs)
 
     return retain
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from airflow_blindata.events import (
+    AirflowRunFacet,
     BaseFacet,
     ColumnLineageDatasetFacet,
     DatasetEvent,
@@ -702,14 +703,30 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
 
 
 def _group(runs: list[RunFold]) -> list[RunFold]:
-    """``JobFold.latest_completed_group`` of runs in the fold's order."""
+    """``JobFold.latest_completed_group`` of runs in the fold's order: of an Airflow task, the
+    latest completed try of each of its instances (a task cleared and run again in its DAG run
+    is a new run of the same parent, whose earlier try is no longer what it does)."""
     latest = next((run for run in reversed(runs) if run.completed), None)
     if latest is None:
         return []
     parent = latest.parent_run_id
     if parent is None:
         return [latest]
-    return [run for run in runs if run.completed and run.parent_run_id == parent]
+    group = [run for run in runs if run.completed and run.parent_run_id == parent]
+    if len(group) == 1:
+        return group
+    newest = {_instance(run): run for run in group}  # in the fold's order: the latest wins
+    return [run for run in group if newest[_instance(run)] is run]
+
+
+def _instance(run: RunFold) -> object:
+    """Which instance of its task a run is: an Airflow task instance's map index (-1 unmapped),
+    from the ``airflow`` run facet; any other run is an instance of its own."""
+    airflow = facet_of(run.run_facets, AirflowRunFacet)
+    if airflow is None:
+        return run.run_id
+    index = airflow.task_instance.get("map_index")
+    return ("airflow", index if isinstance(index, int) else -1)
 
 
 def _whole_runs(runs: list[RunFold]) -> set[str]:
