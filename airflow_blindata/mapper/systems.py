@@ -319,7 +319,8 @@ class SystemResolver:
     def _spelling(self, namespace: str, database: str | None) -> str | None:
         """The spelling of ``database`` that picks its System: as sent, but where databases are
         named without case, the one a System stamped with the namespace spells it with, else
-        the first this plan met (one database is one System, whatever its producers type)."""
+        in lower case (one database is one System, whatever its producers type, and its name
+        does not depend on which spelling a plan met first)."""
         if database is None or not databases_ignore_case(namespace):
             return database
         key = (namespace, database.casefold())
@@ -331,7 +332,7 @@ class SystemResolver:
                 for value in system.values(DATABASE_PROPERTY)
                 if value.casefold() == key[1]
             )
-            found = self._spellings[key] = next(stamped, database)
+            found = self._spellings[key] = next(stamped, key[1])
         return found
 
     def _stamped(

@@ -340,14 +340,34 @@ def _one_database_in_two_cases(**options: Any) -> CatalogPlan:
 def test_one_sql_server_database_spelt_in_two_cases_is_one_system() -> None:
     """Seed 002: "Two producers that name the same store land on the same node". Under a System
     per database, ``DWH`` and ``dwh`` made two Systems (``sql01 DWH``, ``sql01 dwh``) and the
-    table two entities, with no gap: the first spelling the plan meets names the System."""
+    table two entities, with no gap. With no System stamped with the database, its name is in
+    lower case: it does not depend on which spelling a plan meets first."""
     plan = _one_database_in_two_cases(
         systemPolicies=[
             builders.policy("mssql://*", nameProfile="mssql", nameTemplate="{host} {database}")
         ]
     )
-    assert {system for system, _, _ in _placed(plan)} == {"sql01 DWH"}
+    assert {system for system, _, _ in _placed(plan)} == {"sql01 dwh"}
     assert plan.report.gap_count(GapCode.DATABASES_MERGED) == 0
+
+
+@pytest.mark.parametrize("later", ["DWH", "dwh"])
+def test_the_system_of_a_sql_server_database_does_not_depend_on_which_spelling_came_last(
+    later: str,
+) -> None:
+    earlier = "dwh" if later == "DWH" else "DWH"
+    events = [
+        run_event(
+            f"etl.{index}",
+            run_id=f"0190b1c2-0000-7000-8000-00000000000{index}",
+            time=builders.at(index),
+            outputs=[dataset(f"{database}.dbo.t{index}", MSSQL)],
+        )
+        for index, database in enumerate((earlier, later))
+    ]
+    policy = builders.policy("mssql://*", nameProfile="mssql", nameTemplate="{host} {database}")
+    plan = build(events, builders.definition(policy))
+    assert {system for system, _, _ in _placed(plan)} == {"sql01 dwh"}
 
 
 def test_a_sql_server_database_stamped_in_another_case_is_found_by_its_stamp() -> None:
