@@ -303,14 +303,14 @@ def _dataset_properties(
     dataset: DatasetKey,
     facets: dict[str, BaseFacet],
     dataset_type: DatasetTypeDatasetFacet | None,
+    renamed: LifecycleStateChangeDatasetFacet | None = None,
 ) -> None:
-    """The properties of a dataset; ``dataset_type`` is its facet, which the caller read."""
+    """The properties of a dataset; ``dataset_type`` is its facet, which the caller read;
+    ``renamed`` its latest ``RENAME`` (``DatasetFold.renamed``)."""
     draft.add("openLineageDataset", dataset_uri(dataset.namespace, dataset.name))
-    lifecycle = facets.get("lifecycleStateChange")
-    if isinstance(lifecycle, LifecycleStateChangeDatasetFacet) and lifecycle.previous_identifier:
-        previous = lifecycle.previous_identifier
-        if lifecycle.lifecycle_state_change == "RENAME":
-            draft.set("openLineageRenamedFrom", [dataset_uri(previous.namespace, previous.name)])
+    previous = renamed.previous_identifier if renamed else None
+    if previous is not None:
+        draft.set("openLineageRenamedFrom", [dataset_uri(previous.namespace, previous.name)])
     if dataset_type:
         draft.set("openLineageDatasetType", [dataset_type.dataset_type])
         draft.set("openLineageDatasetSubtype", [dataset_type.sub_type])
@@ -448,36 +448,41 @@ def _safe(value: object) -> str | None:
     return None if value is None else redact_query(strip_user_info(str(value)))
 
 
-def renamed_away(fold: Fold) -> set[DatasetKey]:
-    """The datasets another dataset's ``lifecycleStateChange`` says were renamed to it
-    (``RENAME`` with the ``previousIdentifier``), and that no event mentioned after."""
-    gone: set[DatasetKey] = set()
+def gone(fold: Fold) -> dict[DatasetKey, str]:
+    """The datasets no longer described, by why (``datasetsDropped``, ``datasetsRenamed``): the
+    latest mention of a table, in any spelling of its namespace, is a ``lifecycleStateChange``
+    ``DROP``; or a later ``RENAME`` names it as the previous identifier of another, and no event
+    mentioned it after."""
+    by_identity: dict[tuple[str, str], list[DatasetFold]] = {}
     for dataset in fold.datasets:
-        facet = dataset.facets.get("lifecycleStateChange")
-        if (
-            isinstance(facet, LifecycleStateChangeDatasetFacet)
-            and facet.lifecycle_state_change == "RENAME"
-            and facet.previous_identifier is not None
-            and dataset.lifecycle_at is not None
-        ):
-            key = DatasetKey(facet.previous_identifier.namespace, facet.previous_identifier.name)
-            old = fold.dataset(key) or _same_dataset(fold, key)
-            if old is not None and old.last_event_time <= dataset.lifecycle_at:
-                gone.add(old.key)
-    return gone
+        identity = (normalize_namespace(dataset.key.namespace), dataset.key.name)
+        by_identity.setdefault(identity, []).append(dataset)
+    found: dict[DatasetKey, str] = {}
+    for spellings in by_identity.values():
+        last = max(d.last_event_time for d in spellings)
+        dropped_at = max(
+            (d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
+            default=None,
+        )
+        if dropped_at is not None and dropped_at >= last:
+            found.update((d.key, "datasetsDropped") for d in spellings)
+    for dataset in fold.datasets:
+        previous = dataset.renamed.previous_identifier if dataset.renamed else None
+        if previous is None or dataset.renamed_at is None:
+            continue
+        identity = (normalize_namespace(previous.namespace), previous.name)
+        spellings = by_identity.get(identity, [])
+        if spellings and max(d.last_event_time for d in spellings) <= dataset.renamed_at:
+            for old in spellings:
+                found.setdefault(old.key, "datasetsRenamed")
+    return found
 
 
-def _same_dataset(fold: Fold, key: DatasetKey) -> DatasetFold | None:
-    """The dataset of ``fold`` that ``key`` names in another spelling of its namespace."""
-    namespace = normalize_namespace(key.namespace)
-    return next(
-        (
-            d
-            for d in fold.datasets
-            if d.key.name == key.name and normalize_namespace(d.key.namespace) == namespace
-        ),
-        None,
-    )
+def _states(dataset: DatasetFold) -> str | None:
+    facet = dataset.facets.get("lifecycleStateChange")
+    if isinstance(facet, LifecycleStateChangeDatasetFacet):
+        return facet.lifecycle_state_change
+    return None
 
 
 def map_datasets(
@@ -490,7 +495,7 @@ def map_datasets(
     databases = _Databases()
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
-    gone = renamed_away(fold)
+    no_longer_described = gone(fold)
     # (time, namespace, name): the order of (time, key), without comparing keys in Python
     for dataset in sorted(
         fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
@@ -502,12 +507,13 @@ def map_datasets(
         system, namespace = place_dataset(dataset_key, found, resolver, where)
         if system is None:
             continue
-        if dataset.dropped or dataset_key in gone:
+        why = no_longer_described.get(dataset_key)
+        if why is not None:
             # Dropped, or renamed, and not mentioned since: no longer described, so no entity
             # (one the job made goes at the next cleanup; a crawled one is left as it is)
             entities[dataset_key, system.name] = None
             plan.dataset_entities.gone.add(dataset_key)
-            report.count("datasetsDropped" if dataset.dropped else "datasetsRenamed")
+            report.count(why)
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:
@@ -525,7 +531,7 @@ def map_datasets(
         documentation = facet_of(facets, DocumentationDatasetFacet)
         if documentation:
             draft.set_text(documentation.description, documentation.content_type)
-        _dataset_properties(draft, dataset_key, facets, dataset_type)
+        _dataset_properties(draft, dataset_key, facets, dataset_type, dataset.renamed)
         schema = facet_of(facets, SchemaDatasetFacet)
         fields = draft.fields
         unnamed: list[str] = []

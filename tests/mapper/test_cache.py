@@ -433,3 +433,33 @@ def test_the_fallback_writer_writes_a_folds_classes_as_msgspec_does() -> None:
     for folded in fold_jobs(read_job_events(dbt_events(*ALL_DBT), Report())):
         data = {"job": folded.job}
         assert json.loads(json.dumps(cache._plain(data))) == json.loads(cache._json_text(data))
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_fold_of_a_rename_and_a_drop_loads_as_it_was_folded(as_text: bool) -> None:
+    """A writer's RENAME is mentioned a second time (``DatasetFold.renamed``), under a key of its
+    own: a kept fold writes and reads it as the schema facet's written mention."""
+    from tests.builders import dataset, lifecycle_facet, run_cycle
+
+    renamed = lifecycle_facet("RENAME", previous=("postgres://db:5432", "d.s.old"))
+    events = [
+        *run_cycle("etl.rename", run_id="r-1", outputs=[dataset("d.s.new", facets=renamed)]),
+        *run_cycle(
+            "etl.fill",
+            run_id="r-2",
+            start_time=at(10),
+            end_time=at(11),
+            outputs=[dataset("d.s.new", facets=lifecycle_facet("OVERWRITE"))],
+        ),
+        *run_cycle(
+            "etl.drop",
+            run_id="r-3",
+            start_time=at(20),
+            end_time=at(21),
+            outputs=[dataset("d.s.gone", facets=lifecycle_facet("DROP"))],
+        ),
+    ]
+    direct, loaded = round_trip(events, as_text=as_text)
+    assert loaded == direct
+    (new,) = [d for d in loaded.datasets if d.key.name == "d.s.new"]
+    assert new.renamed is not None and new.renamed_at is not None

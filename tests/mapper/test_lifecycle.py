@@ -111,3 +111,46 @@ def test_a_table_renamed_away_and_written_again_under_its_old_name_is_described(
         *_write("etl.load", 10, dataset("db.s.old"), inputs=(dataset("db.s.src"),)),
     ]
     assert {"old", "new"} <= _tables(build(events, DEFINITION))
+
+
+@pytest.mark.parametrize("then", ["OVERWRITE", "ALTER", None])
+def test_a_rename_is_remembered_whatever_state_the_new_name_is_sent_in_after(
+    then: str | None,
+) -> None:
+    """Spark sends OVERWRITE on each ``INSERT OVERWRITE``: read from the latest state alone, the
+    rename was forgotten on the next write, and the old name came back (created again after the
+    cleanup removed it). Found by a review of this session's work."""
+    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    later = lifecycle_facet(then) if then else {}
+    events = [
+        *_write("etl.load", 0, dataset("db.s.old"), inputs=(dataset("db.s.src"),)),
+        *_write("etl.rename", 10, dataset("db.s.new", facets=renamed)),
+        *_write("etl.fill", 20, dataset("db.s.new", facets=later), inputs=(dataset("db.s.src"),)),
+    ]
+    plan = build(events, DEFINITION)
+    assert "old" not in _tables(plan)
+    (new,) = [e for e in plan.entities if e.key.name == "new"]
+    assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
+
+
+def test_a_table_renamed_then_dropped_leaves_neither_name() -> None:
+    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    events = [
+        *_write("etl.load", 0, dataset("db.s.old"), inputs=(dataset("db.s.src"),)),
+        *_write("etl.rename", 10, dataset("db.s.new", facets=renamed)),
+        *_write("etl.drop", 20, dataset("db.s.new", facets=lifecycle_facet("DROP"))),
+    ]
+    assert {"old", "new"}.isdisjoint(_tables(build(events, DEFINITION)))
+
+
+def test_a_drop_sent_in_another_spelling_of_the_namespace_drops_the_table() -> None:
+    """``postgresql://`` and ``postgres://`` name one table: the DROP counted it dropped while the
+    other spelling still described it, and its flows were counted as ending nowhere."""
+    other = builders.PG.replace("postgres://", "postgresql://")
+    events = [
+        *_write("etl.load", 0, dataset("db.s.t"), inputs=(dataset("db.s.src"),)),
+        *_write("etl.drop", 10, dataset("db.s.t", other, facets=lifecycle_facet("DROP"))),
+    ]
+    plan = build(events, DEFINITION)
+    assert "t" not in _tables(plan)
+    assert plan.report.counters["datasetsDropped"] == 2  # both spellings

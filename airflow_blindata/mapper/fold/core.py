@@ -62,6 +62,7 @@ __all__ = [
     "RunFold",
     "RunRetainer",
     "extend_folded",
+    "facet_key_of",
     "fold",
     "fold_jobs",
     "job_of",
@@ -287,20 +288,11 @@ class DatasetFold:
     design_lineage: LineageDatasetFacet | None = None
     design_column_lineage: ColumnLineageDatasetFacet | None = None
     lifecycle_at: datetime | None = None
-    """When the dataset's latest ``lifecycleStateChange`` facet was sent (``dropped``,
-    ``catalog.renamed_away``)."""
-
-    @property
-    def dropped(self) -> bool:
-        """Whether the dataset's latest mention says it was dropped: its ``lifecycleStateChange``
-        is ``DROP`` and no event mentioned it after (a table read or written again exists)."""
-        facet = self.facets.get("lifecycleStateChange")
-        return (
-            isinstance(facet, LifecycleStateChangeDatasetFacet)
-            and facet.lifecycle_state_change == "DROP"
-            and self.lifecycle_at is not None
-            and self.lifecycle_at >= self.last_event_time
-        )
+    """When the dataset's latest ``lifecycleStateChange`` facet was sent (``catalog.gone``)."""
+    renamed: LifecycleStateChangeDatasetFacet | None = None
+    """The latest ``RENAME`` a writer sent for the dataset, whatever state it sent after (Spark
+    sends ``OVERWRITE`` on each ``INSERT OVERWRITE``): the name it was renamed from."""
+    renamed_at: datetime | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -578,6 +570,8 @@ class DatasetMentions:
     def fold(self, key: DatasetKey) -> DatasetFold:
         facets = {k: m.facet for k, m in self.mentions.items() if m.facet is not None}
         lifecycle = self.mentions.get("lifecycleStateChange")
+        rename = self.mentions.get(_RENAME)
+        renamed = facets.pop(_RENAME, None)
         design_lineage = facets.pop(_DESIGN_LINEAGE, None)
         design_columns = facets.pop(_DESIGN_COLUMN_LINEAGE, None)
         written_schema = facets.pop(_WRITTEN_SCHEMA, None)
@@ -600,6 +594,8 @@ class DatasetMentions:
             if isinstance(design_columns, ColumnLineageDatasetFacet)
             else None,
             lifecycle_at=lifecycle.order[0][0] if lifecycle and lifecycle.facet else None,
+            renamed=renamed if isinstance(renamed, LifecycleStateChangeDatasetFacet) else None,
+            renamed_at=rename.order[0][0] if rename and rename.facet else None,
         )
 
 
@@ -612,11 +608,36 @@ under this one (only writers), for ``DatasetFold.written_schema``."""
 _WRITTEN_SCHEMA = "schema" + AS_WRITTEN
 
 
+def facet_key_of(mention_key: str) -> str:
+    """The key of the facet a dataset's mention holds: a facet mentioned a second time
+    (``AS_WRITTEN``, a ``RENAME``) is under its own key with a suffix after a NUL."""
+    return mention_key.partition("\x00")[0]
+
+
+_RENAME = "lifecycleStateChange\x00rename"
+"""The key a writer's ``lifecycleStateChange`` ``RENAME`` is mentioned under a second time, for
+``DatasetFold.renamed``: a later state (``OVERWRITE``, ``ALTER``) replaces it under its own key,
+not here."""
+
+
 def _as_written(facets: Mapping[str, BaseFacet]) -> Mapping[str, BaseFacet]:
     """``facets`` (an output's, a DatasetEvent's) with their schema facet mentioned again under
-    its written key; a deleted one too, which ends what a writer's earlier one described."""
+    its written key; a deleted one too, which ends what a writer's earlier one described; and a
+    ``RENAME`` under ``_RENAME``."""
     facet = facets.get("schema")  # filed under it whatever the producer's key (registry)
-    return facets if facet is None else {**facets, _WRITTEN_SCHEMA: facet}
+    lifecycle = facets.get("lifecycleStateChange")
+    if facet is None and lifecycle is None:
+        return facets
+    written = dict(facets)
+    if facet is not None:
+        written[_WRITTEN_SCHEMA] = facet
+    if (
+        isinstance(lifecycle, LifecycleStateChangeDatasetFacet)
+        and lifecycle.lifecycle_state_change == "RENAME"
+        and lifecycle.previous_identifier is not None
+    ):
+        written[_RENAME] = lifecycle
+    return written
 
 
 _DESIGN_LINEAGE = "lineage\x00design"

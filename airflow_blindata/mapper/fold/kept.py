@@ -33,7 +33,6 @@ from airflow_blindata.events import BaseFacet, EventType, FacetLocation
 from airflow_blindata.events.parse import decode_json
 from airflow_blindata.events.registry import FACETS, facet_from_json, read_facet
 from airflow_blindata.mapper.fold.core import (
-    AS_WRITTEN,
     DatasetKey,
     DatasetMentions,
     FoldedJob,
@@ -43,6 +42,7 @@ from airflow_blindata.mapper.fold.core import (
     Mention,
     OutputFold,
     RunFold,
+    facet_key_of,
 )
 from airflow_blindata.mapper.fold.reading import RawFacets
 from airflow_blindata.mapper.report import Report
@@ -199,7 +199,7 @@ def _mention_data(
     (moment, *rest), content = mention.order
     data: dict[str, Any] = {"order": [moment, *rest], "content": content}
     facet = mention.facet
-    place = None if facet is None else places.get((key.removesuffix(AS_WRITTEN), id(facet)))
+    place = None if facet is None else places.get((facet_key_of(key), id(facet)))
     if place is None:
         data["facet"] = facet if facet is None or wire is None else wire.facet(facet)
     else:
@@ -413,7 +413,7 @@ class _Reader:
 
     def mention(self, key: str, mention: _Mention[Any], job: JobFold) -> Mention:
         order = (mention.order, mention.content)
-        key = key.removesuffix(AS_WRITTEN)  # a writer's schema is a schema facet
+        key = facet_key_of(key)  # a writer's schema is a schema facet
         if mention.at is not UNSET:
             return Mention(order, _placed(job, key, mention.at))
         value = mention.facet
