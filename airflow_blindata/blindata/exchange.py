@@ -362,17 +362,29 @@ def login_error(
 
 
 def environment_proxy(url: str) -> str | None:
-    """The proxy that the environment names for ``url`` (httpx reads the same variables), or
-    ``None`` when there is none or ``NO_PROXY`` lists the host."""
+    """The proxy that the environment names for ``url``, as httpx, which sends the request,
+    reads the variables: ``None`` when there is none or ``NO_PROXY`` lists the host. httpx's
+    own reading decides (a ``NO_PROXY`` of ``.example.com`` spares the subdomains, not
+    ``example.com``, where ``urllib`` spares both: the message named no proxy for a request
+    that went through one); ``urllib``'s where httpx's reading cannot be had."""
     try:
         target = httpx.URL(url)
     except httpx.InvalidURL:
         return None  # refused, with its reason, when the client is built
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(target.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(target.host):  # reads NO_PROXY
-        return None
-    return proxy
+    try:
+        from httpx._utils import URLPattern, get_environment_proxies
+    except ImportError:  # a private module of httpx: its reading moved
+        proxies = urllib.request.getproxies_environment()
+        proxy = proxies.get(target.scheme) or proxies.get("all")
+        if not proxy or urllib.request.proxy_bypass(target.host):  # reads NO_PROXY
+            return None
+        return proxy
+    # the mounts an httpx client makes of the environment, matched in its order
+    mounts = sorted((URLPattern(key), proxy) for key, proxy in get_environment_proxies().items())
+    for pattern, proxy in mounts:
+        if pattern.matches(target):
+            return str(proxy) if proxy else None
+    return None
 
 
 def _certificate_refused(exc: BaseException) -> bool:

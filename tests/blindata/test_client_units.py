@@ -24,6 +24,7 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.client import http_date
+from airflow_blindata.blindata.exchange import environment_proxy
 from airflow_blindata.blindata.models import PhysicalEntity, Ref, format_timestamp
 
 
@@ -337,3 +338,40 @@ def test_a_date_a_spring_server_sends_as_an_array_of_parts_is_read_in_utc(
     with fake_client(httpx.MockTransport(server)) as client:
         (system,) = client.api.systems.list()
     assert system.to_wire()["modificationDate"] == read
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "url", "through_proxy"),
+    [
+        pytest.param(".example.com", "http://example.com", True, id="a leading dot: subdomains"),
+        pytest.param(".example.com", "http://api.example.com", False, id="a subdomain of it"),
+        pytest.param("example.com", "http://example.com", False, id="the host itself"),
+        pytest.param("example.com", "http://api.example.com", False, id="and its subdomains"),
+        pytest.param("localhost", "http://localhost:8080", False, id="localhost"),
+        pytest.param(".localhost", "http://localhost:8080", True, id="not .localhost"),
+        pytest.param("*", "http://anything", False, id="every host"),
+        pytest.param("", "http://example.com", True, id="none"),
+    ],
+)
+def test_the_proxy_a_message_names_is_the_one_httpx_goes_through(
+    monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str, through_proxy: bool
+) -> None:
+    """docs/connection.md: a failure "names the proxy it went through". ``urllib`` spares
+    ``example.com`` for a ``NO_PROXY`` of ``.example.com``, httpx (which sends the request)
+    does not: a dead proxy read as Blindata being down (found by a probe of connections)."""
+    for name in (
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with httpx.Client() as client:  # where httpx itself sends it, the answer to check against
+        sent_through = client._transport_for_url(httpx.URL(url)) is not client._transport
+    assert sent_through is through_proxy
+    assert (environment_proxy(url) is not None) is through_proxy
