@@ -21,6 +21,7 @@ Airflow 3.0 and 3.1 the hook builds the same form from it (``form.py``).
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import math
 import ssl
@@ -104,10 +105,19 @@ class BlindataConnectionSettings:
         conn_id = getattr(conn, "conn_id", None) or "the connection"
         by_url = conn_id == URL_OPTION
         extra: dict[str, Any] = dict(conn.extra_dejson or {})
+        raw_extra = getattr(conn, "extra", None)
+        if not extra and isinstance(raw_extra, str) and raw_extra.strip() not in ("", "{}"):
+            # Airflow reads extra that is not a JSON object as empty (and logs it): the tenant
+            # and every setting in it would fall back to their defaults, the Test button green
+            raise BlindataConfigError(
+                f"{conn_id}: extra is not a JSON object (write it as "
+                '{"tenant": "…", "timeout": 30}, keys and texts in double quotes)'
+            )
         # Older forms stored extras as ``extra__blindata__<name>``; accept both spellings.
         for key in list(extra):
             if key.startswith("extra__blindata__"):
                 extra.setdefault(key.removeprefix("extra__blindata__"), extra.pop(key))
+        _refuse_misspelt(extra, conn_id)
         # A field left empty (null, or "" from a form or a URI's ``?timeout=``) takes its default.
         extra = {
             key: value
@@ -207,6 +217,7 @@ def connection_url(host: str, schema: str | None, port: int | None, conn_id: str
         host = f"[{host}]"  # Airflow keeps a URI's IPv6 host without the brackets a URL needs
     url = host if "://" in host else f"{scheme}://{host}"
     scheme, _, rest = url.partition("://")
+    scheme = scheme.strip().lower()  # URL schemes have no case: ``HTTPS://host`` is one too
     ends = [index for index in (rest.find(char) for char in "/?#") if index >= 0]
     authority, path = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
     # Credentials and an IPv6 address may hold colons: only what follows them can be a port.
@@ -313,7 +324,37 @@ def tls_verification(verify: bool | str) -> bool | ssl.SSLContext:
     return ssl.create_default_context(cafile=verify)
 
 
+EXTRA_KEYS = (
+    "auth_method",
+    "tenant",
+    "verify_ssl",
+    "ca_bundle",
+    "timeout",
+    "deadline",
+    "api_paths",
+)
+"""The settings the connection's extra holds (docs/connection.md)."""
+
+
+def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:
+    """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``, ``timout``):
+    ignored, a sync would run on the user's default tenant, or with the default timeout, and the
+    Test button say all was well. A key like no setting is left alone (another tool's)."""
+    for key in extra:
+        if key in EXTRA_KEYS:
+            continue
+        normalized = key.strip().lower().replace("-", "_")
+        close = difflib.get_close_matches(normalized, EXTRA_KEYS, n=1, cutoff=0.75)
+        if normalized in EXTRA_KEYS or close:
+            meant = normalized if normalized in EXTRA_KEYS else close[0]
+            raise BlindataConfigError(
+                f"{conn_id}: extra has {key!r}, which is no setting: did you mean {meant!r}?"
+            )
+
+
 def _seconds(value: Any, name: str) -> float:
+    if isinstance(value, bool):  # float(True) is 1.0: a one-second timeout nobody asked for
+        raise BlindataConfigError(f"{name} must be a number of seconds, got {value!r}")
     try:
         seconds = float(value)
     except (TypeError, ValueError):

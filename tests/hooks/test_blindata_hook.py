@@ -156,6 +156,19 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
         ({"extra_dejson": {"deadline": "inf"}}, "deadline must be a positive, finite number"),
         ({"extra_dejson": {"verify_ssl": "maybe"}}, "verify_ssl: no CA bundle at 'maybe'"),
         ({"extra_dejson": {"ca_bundle": "/nowhere/ca.pem"}}, "ca_bundle: no CA bundle at"),
+        # found by a probe of connections as admins set them: each was taken silently
+        ({"extra_dejson": {"timeout": True}}, "timeout must be a number of seconds"),
+        (
+            {"extra_dejson": {"tennant": "t-1"}},
+            "'tennant', which is no setting: did you mean 'tenant'",
+        ),
+        ({"extra_dejson": {"verify_sll": False}}, "did you mean 'verify_ssl'"),
+        ({"extra_dejson": {"timout": 1}}, "did you mean 'timeout'"),
+        ({"extra_dejson": {"auth-method": "bearer"}}, "did you mean 'auth_method'"),
+        (
+            {"extra": "{tenant: t1}", "extra_dejson": {}},
+            "extra is not a JSON object",
+        ),
     ],
 )
 def test_a_bad_connection_gets_an_error_naming_the_field(
@@ -163,6 +176,17 @@ def test_a_bad_connection_gets_an_error_naming_the_field(
 ) -> None:
     with pytest.raises(BlindataConfigError, match=message):
         BlindataConnectionSettings.from_connection(connection(**fields))
+
+
+def test_a_key_of_extra_like_no_setting_is_left_to_whoever_wrote_it() -> None:
+    extra = {"tenant": "t-1", "owner_team": "data-platform"}
+    settings = BlindataConnectionSettings.from_connection(connection(extra_dejson=extra))
+    assert settings.tenant == "t-1"
+
+
+def test_a_scheme_in_upper_case_is_a_scheme() -> None:
+    settings = BlindataConnectionSettings.from_connection(connection(host="HTTP://127.0.0.1:9"))
+    assert settings.url == "http://127.0.0.1:9"
 
 
 def test_extras_are_read_with_their_types_and_the_old_prefixed_spelling() -> None:
