@@ -23,6 +23,7 @@ import json
 import re
 import string
 import threading
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -381,6 +382,12 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
             spelled.add(secret)
             spelled.add(json.dumps(secret, ensure_ascii=False)[1:-1])
             spelled.add(json.dumps(secret)[1:-1])
+            # as a server may quote it back: URL-encoded (a query, a form), with ``/`` escaped
+            # (JSON in a page), or with Gson's escapes of ``<>&='``
+            spelled.add(urllib.parse.quote(secret, safe=""))
+            spelled.add(urllib.parse.quote_plus(secret, safe=""))
+            spelled.add(json.dumps(secret)[1:-1].replace("/", "\\/"))
+            spelled.add("".join(_GSON_ESCAPES.get(char, char) for char in secret))
     for secret in sorted(spelled, key=len, reverse=True):
         if len(secret) >= _SHORT_SECRET:
             text = text.replace(secret, REDACTED)
@@ -388,6 +395,9 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
             text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", REDACTED, text)
     return text
 
+
+_GSON_ESCAPES = {char: f"\\u{ord(char):04x}" for char in "<>&='"}
+"""The characters Gson writes as a unicode escape in a JSON string, as HTML-safe."""
 
 _SHORT_SECRET = 8
 """Secrets shorter than this are hidden where they stand alone, not inside a longer word."""

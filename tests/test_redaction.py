@@ -610,6 +610,12 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         ),
         # a long one wherever it is
         ("token abcdefghij in xabcdefghijx", "abcdefghij", "token *** in x***x"),
+        # as a server quotes it back (found by a probe of connections): URL-encoded, with its
+        # ``/`` escaped in JSON inside a page, with Gson's escape of ``=``
+        ("key=Zq7%2FXw%40Pp%2BLm9secret%3D refused", "Zq7/Xw@Pp+Lm9secret=", "key=*** refused"),
+        ("key=Zq7%2FXw%40Pp+Lm9secret refused", "Zq7/Xw@Pp Lm9secret", "key=*** refused"),
+        ('{"key":"Zq7\\/Xw-Lm9secret"}', "Zq7/Xw-Lm9secret", '{"key":"***"}'),
+        ('{"key":"Zq7Xw-Lm9secret\\u003d"}', "Zq7Xw-Lm9secret=", '{"key":"***"}'),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
