@@ -34,6 +34,7 @@ from airflow_blindata.events import (
     LineageJobFacet,
     LineageJobInput,
     LineageTransformation,
+    SchemaDatasetFacet,
     SparkUnknownRunFacet,
     Transformation,
     UnknownOperatorAttributeRunFacet,
@@ -451,12 +452,34 @@ def _with_design_side(
 
 
 def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
-    """Whether several outputs each carry a ``columnLineage`` facet, all the same."""
+    """Whether several outputs each carry a ``columnLineage`` facet, all the same, that cannot be
+    each output's own: it names a source the runs did not read (a temporary table, a CTE), a
+    field some output's schema lacks, or a field fed by several inputs. One statement's lineage
+    copied to two outputs (``INSERT INTO a SELECT id FROM src; INSERT INTO b SELECT id FROM
+    src``) is each output's, and still correlates them."""
     if len(outputs) < 2:
         return False
     facets = [facet_of(facets, ColumnLineageDatasetFacet) for _, facets, _, _ in outputs]
     first = facets[0]
-    return first is not None and all(facet == first for facet in facets[1:])
+    if first is None or any(facet != first for facet in facets[1:]):
+        return False
+    read = {
+        (normalize_namespace(k.namespace), k.name) for _, _, inputs, _ in outputs for k in inputs
+    }
+    for target, entry in first.fields.items():
+        sources = {(normalize_namespace(i.namespace), i.name) for i in entry.input_fields}
+        if len(sources) > 1 or not sources <= read:
+            return True
+        for _, written, _, _ in outputs:
+            schema = facet_of(written, SchemaDatasetFacet)
+            names = _top_names(schema) if schema is not None else set()
+            if names and target not in names and target.split(".", 1)[0] not in names:
+                return True
+    return False
+
+
+def _top_names(schema: SchemaDatasetFacet) -> set[str]:
+    return {field.name for field in schema.fields or ()}
 
 
 def _without(facets: dict[str, BaseFacet], key: str) -> dict[str, BaseFacet]:

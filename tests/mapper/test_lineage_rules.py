@@ -1487,7 +1487,7 @@ def test_one_column_lineage_facet_on_every_output_of_a_statement_proves_no_pairi
     merged = builders.column_lineage_facet(
         {
             "customer": [builders.input_field("db.s.customers", "name")],
-            "total": [builders.input_field("db.s.totals", "total")],
+            "total": [builders.input_field("db.s.tmp", "total")],  # the temporary table's
         }
     )
     sql = (
@@ -1509,6 +1509,57 @@ def test_one_column_lineage_facet_on_every_output_of_a_statement_proves_no_pairi
     table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
     assert ("orders", "totals") in table
     assert all(f.evidence == "io" for f in plan.flows if f.kind == "table")
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
+
+
+def test_one_statements_lineage_on_two_outputs_is_each_outputs() -> None:
+    """``INSERT INTO a SELECT id FROM src; INSERT INTO b SELECT id FROM src``: the facets are the
+    same because the statements are, and each is its output's own (found by a review)."""
+    lineage = builders.column_lineage_facet({"id": [builders.input_field("db.s.src", "id")]})
+    events = builders.run_cycle(
+        "dag.copy",
+        job_facets=builders.sql_facet("INSERT INTO s.a ...; INSERT INTO s.b ...", "postgres"),
+        inputs=[builders.dataset("db.s.src", facets=builders.schema_facet("id"))],
+        outputs=[
+            builders.dataset(name, facets=builders.schema_facet("id") | lineage)
+            for name in ("db.s.a", "db.s.b")
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy())))
+    columns = {(f.source.field, f.target.entity.name) for f in plan.flows if f.kind == "column"}
+    assert columns == {("id", "a"), ("id", "b")}
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param({"x": ["db.s.t1"], "y": ["db.s.t2"]}, id="a field an output lacks"),
+        pytest.param({"id": ["db.s.t1", "db.s.t2"]}, id="a field fed by two inputs"),
+    ],
+)
+def test_one_facet_on_two_outputs_that_cannot_be_each_outputs_correlates_nothing(
+    fields: dict[str, list[str]],
+) -> None:
+    lineage = builders.column_lineage_facet(
+        {
+            target: [builders.input_field(name, target) for name in sources]
+            for target, sources in fields.items()
+        }
+    )
+    events = builders.run_cycle(
+        "dag.two",
+        job_facets=builders.sql_facet("INSERT INTO s.a ...; INSERT INTO s.b ...", "postgres"),
+        inputs=[builders.dataset("db.s.t1"), builders.dataset("db.s.t2")],
+        outputs=[
+            builders.dataset("db.s.a", facets=builders.schema_facet(*fields)),
+            builders.dataset("db.s.b", facets=builders.schema_facet(next(iter(fields)))),
+        ],
+    )
+    for event in events:  # the same facet on both outputs, as Airflow's SQL operators send it
+        for output in event["outputs"]:
+            output["facets"].update(lineage)
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy())))
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
 
 
