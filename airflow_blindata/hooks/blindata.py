@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import json
 import math
 import ssl
 from dataclasses import dataclass, field, replace
@@ -106,7 +107,7 @@ class BlindataConnectionSettings:
         by_url = conn_id == URL_OPTION
         extra: dict[str, Any] = dict(conn.extra_dejson or {})
         raw_extra = getattr(conn, "extra", None)
-        if not extra and isinstance(raw_extra, str) and raw_extra.strip() not in ("", "{}"):
+        if not extra and isinstance(raw_extra, str) and not _json_object(raw_extra):
             # Airflow reads extra that is not a JSON object as empty (and logs it): the tenant
             # and every setting in it would fall back to their defaults, the Test button green
             raise BlindataConfigError(
@@ -334,6 +335,16 @@ EXTRA_KEYS = (
     "api_paths",
 )
 """The settings the connection's extra holds (docs/connection.md)."""
+
+
+def _json_object(text: str) -> bool:
+    """Whether ``text`` is empty or a JSON object (``{ }`` and ``{\n}`` too)."""
+    if not text.strip():
+        return True
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:

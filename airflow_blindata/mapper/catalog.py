@@ -471,6 +471,8 @@ def gone(fold: Fold) -> dict[DatasetKey, str]:
         if previous is None or dataset.renamed_at is None:
             continue
         identity = (normalize_namespace(previous.namespace), previous.name)
+        if identity == (normalize_namespace(dataset.key.namespace), dataset.key.name):
+            continue  # renamed to itself: a producer's way of saying nothing moved
         spellings = by_identity.get(identity, [])
         if spellings and max(d.last_event_time for d in spellings) <= dataset.renamed_at:
             for old in spellings:

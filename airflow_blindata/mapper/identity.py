@@ -286,7 +286,10 @@ def normalize_pattern(pattern: str) -> str:
     scheme, sep, rest = pattern.partition("://")
     if not sep or _GLOB.search(scheme):
         return pattern
-    return f"{_spelt_scheme(scheme)}://{rest.rstrip('/')}"
+    scheme = _spelt_scheme(scheme)
+    if scheme == "kafka":
+        rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
+    return f"{scheme}://{rest.rstrip('/')}"
 
 
 def lower_scheme(text: str) -> str:

@@ -914,17 +914,18 @@ def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey])
 
 def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[str]:
     """The Assets a task declares as inlets (outlets) when its run names no input (output):
-    the provider sends an Asset as a dataset only where a provider that knows its scheme is
-    installed (``s3://`` without the Amazon provider is dropped), and the task's other datasets
-    kept ``PRODUCER_NO_LINEAGE`` silent. The ``airflow`` facet lists them as Python text."""
+    declared, but not in the run (the provider sends an Asset only where a provider that knows
+    its scheme is installed, ``s3://`` without the Amazon provider is dropped; and not at all
+    when the operator's own extraction named datasets), which the task's other datasets kept
+    ``PRODUCER_NO_LINEAGE`` silent on. The ``airflow`` facet lists them as Python text."""
     if airflow is None:
         return []
     lost: list[str] = []
     for side, datasets in (("inlets", run.inputs), ("outlets", run.outputs)):
         if not datasets:
-            lost.extend(
-                f"{side[:-1]} {redact_text(uri)}" for uri in _asset_uris(airflow.task.get(side))
-            )
+            # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
+            uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
+            lost.extend(f"{side[:-1]} {redact_text(uri)}" for uri in uris)
     return lost
 
 

@@ -41,6 +41,7 @@ from airflow_blindata.events import (
     InputStatisticsInputDatasetFacet,
     MeasuredFacet,
     OutputStatisticsOutputDatasetFacet,
+    ParentRunFacet,
     TestRunFacet,
     Timestamp,
     facet_of,
@@ -521,7 +522,10 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
         if not (tests or inputs or outputs):
             return None
         kept = dict(tests)
+        parent = facet_of(run.run_facets, ParentRunFacet)
         if airflow is not None:  # its map index only: the rest is the whole DAG's description
+            if parent is not None:  # and its DAG run: which instance of its task it is
+                kept[ParentRunFacet.KEY] = parent
             index = airflow.task_instance.get("map_index")
             kept[AirflowRunFacet.KEY] = airflow.model_copy(
                 update={"dag": {}, "dag_run": {}, "task": {}, "task_instance": {"map_index": index}}

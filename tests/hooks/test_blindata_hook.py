@@ -178,6 +178,15 @@ def test_a_bad_connection_gets_an_error_naming_the_field(
         BlindataConnectionSettings.from_connection(connection(**fields))
 
 
+@pytest.mark.parametrize("text", ["", "{}", "{ }", "{\n}", '{"tenant": "t-1"}'])
+def test_extra_that_is_an_empty_json_object_however_written_is_taken(text: str) -> None:
+    extra = json.loads(text) if text.strip() else {}
+    settings = BlindataConnectionSettings.from_connection(
+        connection(extra=text, extra_dejson=extra)
+    )
+    assert settings.tenant == extra.get("tenant")
+
+
 def test_a_key_of_extra_like_no_setting_is_left_to_whoever_wrote_it() -> None:
     extra = {"tenant": "t-1", "owner_team": "data-platform"}
     settings = BlindataConnectionSettings.from_connection(connection(extra_dejson=extra))

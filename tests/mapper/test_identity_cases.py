@@ -105,6 +105,16 @@ def test_one_store_named_by_other_producers_is_one_namespace(
     assert normalize_namespace(produced) == normalised
 
 
+def test_a_pattern_spelt_as_flink_spells_a_kafka_namespace_matches_it() -> None:
+    """docs/configure-the-job.md: a pattern is written as producers spell namespaces; one
+    copied from Flink's ``kafka://PLAINTEXT://broker…`` matched nothing."""
+    from airflow_blindata.definition import matches_pattern
+    from airflow_blindata.mapper.identity import normalize_pattern
+
+    pattern = normalize_pattern("kafka://PLAINTEXT://broker*")
+    assert matches_pattern(normalize_namespace("kafka://broker1:9092"), pattern)
+
+
 # -- user info: "URI user info (credentials) is dropped from the namespace" ----------------------
 
 

@@ -154,3 +154,14 @@ def test_a_drop_sent_in_another_spelling_of_the_namespace_drops_the_table() -> N
     plan = build(events, DEFINITION)
     assert "t" not in _tables(plan)
     assert plan.report.counters["datasetsDropped"] == 2  # both spellings
+
+
+def test_a_table_renamed_to_itself_stays() -> None:
+    """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
+    moved: it removed the table (found by a review of this session's work)."""
+    itself = lifecycle_facet("RENAME", previous=(builders.PG.upper(), "db.s.t"))
+    events = [
+        *_write("etl.load", 0, dataset("db.s.t"), inputs=(dataset("db.s.src"),)),
+        *_write("etl.alter", 10, dataset("db.s.t", facets=itself)),
+    ]
+    assert "t" in _tables(build(events, DEFINITION))

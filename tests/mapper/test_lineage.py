@@ -1009,3 +1009,10 @@ def test_assets_the_provider_sent_are_no_gap() -> None:
     airflow = {"airflow": {"task": {"inlets": "[{'uri': 'postgres://db:5432/dwh/public/a'}]"}}}
     plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
     assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
+
+
+def test_a_name_only_asset_that_drives_scheduling_is_no_gap() -> None:
+    """Airflow 3's ``Asset("daily_orders_ready")``: a name to schedule by, never a dataset."""
+    airflow = {"airflow": {"task": {"outlets": "[{'uri': 'daily_orders_ready', 'extra': {}}]"}}}
+    plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
+    assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0

@@ -119,3 +119,29 @@ def test_each_instance_of_a_mapped_task_is_its_latest_try() -> None:
     assert routine.definition == (
         "INSERT INTO s.out_eu SELECT id FROM s.src;\nINSERT INTO s.out_us SELECT id FROM s.src"
     )
+
+
+def test_a_dag_triggered_twice_from_one_dag_run_keeps_each_runs_lineage() -> None:
+    """A DAG triggered twice from one DAG run: Airflow's provider gives the tasks of both child
+    DAG runs the trigger's root, and their map index is -1; read as two tries of one instance,
+    the first child run's lineage was lost (found by a review of this session's work). The
+    instance is its direct parent (its DAG run) and its map index."""
+    root = ("airflow", "parent_dag", DAG_RUN)
+    events = [
+        event
+        for index, (child_run, table) in enumerate(
+            [
+                ("0190b1c2-0000-7000-8000-0000000000c1", "out_a"),
+                ("0190b1c2-0000-7000-8000-0000000000c2", "out_b"),
+            ]
+        )
+        for event in _run(
+            f"INSERT INTO s.{table} SELECT id FROM s.src",
+            index * 10,
+            outputs=[dataset(f"db.s.{table}")],
+            run_facets=builders.parent_facet("child", child_run, root=root) | _airflow(),
+        )
+    ]
+    plan = build(events, DEFINITION)
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert table == {("src", "out_a"), ("src", "out_b")}

@@ -779,6 +779,39 @@ def test_when_blindatas_dates_are_ahead_of_its_clock_the_snapshot_says_so(emulat
     assert second.counters["serverDatesAhead"] == 1
 
 
+class ClockReadFailsAfterTheFirst(httpx.HTTPTransport):
+    """A gateway that refuses (400) every page of one System after the snapshot's first (the
+    read of Blindata's time at its start), as the dates check asks again. (An outage, 5xx for
+    the whole deadline, stops the snapshot whichever request meets it: ``WriteWatch``.)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock_reads = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        clock_read = request.url.path.endswith("/systems") and dict(request.url.params) == {
+            "page": "0",
+            "size": "1",
+        }
+        if request.method == "GET" and clock_read:
+            self.clock_reads += 1
+            if self.clock_reads > 1:
+                return httpx.Response(400, json={"error": "Bad Request"})
+        return super().handle_request(request)
+
+
+def test_a_dates_check_that_cannot_read_the_clock_fails_nothing(emulator: Any) -> None:
+    """The check only warns: a refused read of Blindata's time failed the whole snapshot (found
+    by a review of this session's work)."""
+    job = definition()
+    with client_of(emulator) as blindata:
+        snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    next_second(emulator)
+    with client_of(emulator, ClockReadFailsAfterTheFirst()) as blindata:
+        second = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    assert second.status == "success", second.render()
+
+
 def test_when_blindatas_dates_agree_with_its_clock_nothing_is_said(emulator: Any) -> None:
     job = definition()
     with client_of(emulator) as blindata:

@@ -741,13 +741,15 @@ def _group(runs: list[RunFold]) -> list[RunFold]:
 
 
 def _instance(run: RunFold) -> object:
-    """Which instance of its task a run is: an Airflow task instance's map index (-1 unmapped),
-    from the ``airflow`` run facet; any other run is an instance of its own."""
+    """Which instance of its task a run is: an Airflow task instance's direct parent (its DAG
+    run: a DAG triggered twice from one DAG run shares the root) and map index (-1 unmapped),
+    from the ``parent`` and ``airflow`` run facets; any other run is an instance of its own."""
     airflow = facet_of(run.run_facets, AirflowRunFacet)
     if airflow is None:
         return run.run_id
+    parent = facet_of(run.run_facets, ParentRunFacet)
     index = airflow.task_instance.get("map_index")
-    return ("airflow", index if isinstance(index, int) else -1)
+    return (parent.run.run_id if parent else None, index if isinstance(index, int) else -1)
 
 
 def _whole_runs(runs: list[RunFold]) -> set[str]:
