@@ -54,24 +54,31 @@ def _check(args: argparse.Namespace) -> int:
             ok, message = False, f"Cannot read the connection {args.conn_id}: {exc}"
         else:
             if args.api:
-                return _print_api_check(
-                    check_api_settings(settings, openapi=args.openapi, probe=args.probe),
-                    args.format,
-                    answer,
-                )
+                # the description is read without credentials: the connection itself is tested
+                # too, so that 0 never says a wrong key or tenant works
+                result = check_api_settings(settings, openapi=args.openapi, probe=args.probe)
+                connected, said = check_settings(settings)
+                served = _print_api_check(result, args.format, answer, (connected, said))
+                return served if connected else 1
             ok, message = check_settings(settings)
     print(message, file=answer)
     return 0 if ok else 1
 
 
-def _print_api_check(result: Any, output_format: str, answer: Any) -> int:
-    """``check --api``: the table (or JSON); 0 when every path is served, else 1."""
+def _print_api_check(
+    result: Any, output_format: str, answer: Any, connection: tuple[bool, str]
+) -> int:
+    """``check --api``: the table (or JSON), and what the connection test said; 0 when every
+    path is served, else 1."""
     from airflow_blindata.blindata.apicheck import render_api_check
 
+    connected, said = connection
     if output_format == "json":
-        print(json.dumps(result.to_dict(), indent=2), file=answer)
+        data = {**result.to_dict(), "connection": {"ok": connected, "message": said}}
+        print(json.dumps(data, indent=2), file=answer)
     else:
         print(render_api_check(result), end="", file=answer)
+        print(f"Connection: {said}", file=answer)
     return 0 if result.ok else 1
 
 

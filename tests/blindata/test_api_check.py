@@ -110,9 +110,12 @@ def test_the_emulator_serves_its_own_description_and_the_check_finds_every_path_
     (row,) = [line for line in out.splitlines() if line.startswith(UPLOAD)]
     assert row.split() == [UPLOAD, "POST", "snapshot", "inferred", "served"]
 
+    assert f"Connection: Connected to Blindata at {emulator.base_url}" in out
+
     code, out = check(capsys, monkeypatch, emulator.base_url, "--format", "json")
     result = json.loads(out)
     assert code == 0 and result["ok"] and result["missing"] == []
+    assert result["connection"]["ok"] is True
     assert {(row["method"], row["path"]) for row in result["rows"]} == {
         (e.method, e.template) for e in ENDPOINTS.values()
     }
@@ -125,6 +128,20 @@ def test_the_emulator_serves_its_own_description_and_the_check_finds_every_path_
     yaml_docs = f"{emulator.base_url}/v3/api-docs.yaml"  # on the instance: read with credentials
     code, out = check(capsys, monkeypatch, emulator.base_url, "--openapi", yaml_docs)
     assert code == 0 and f"description: {yaml_docs}" in out
+
+
+def test_a_wrong_key_makes_the_check_fail_though_every_path_is_served(
+    emulator: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The description is read without credentials: ``check --api`` with a wrong key said every
+    path was served and exited 0, which an admin reads as "the connection works" (found by a
+    probe of connections as admins set them). The connection is tested too."""
+    monkeypatch.setenv(SECRET_ENV, "not-the-key")
+    code = main(["check", "--api", "--url", emulator.base_url, "--user", USER, "--tenant", TENANT])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "Every path the provider calls is served" in out
+    assert "Connection: " in out and "not-the-key" not in out
 
 
 # -- an instance that serves a path elsewhere -----------------------------------------------------
