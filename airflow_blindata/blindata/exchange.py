@@ -100,6 +100,9 @@ class Exchange:
         base_url = base_url.strip().rstrip("/")
         self.shown_url = redact_url(base_url)
         self._secrets = (*url_secrets(base_url), *secrets_of(credentials))
+        scheme, sep, rest = base_url.partition("://")
+        if sep:  # URL schemes have no case (``HTTPS://``)
+            base_url = f"{scheme.lower()}://{rest}"
         if not base_url.startswith(("http://", "https://")):
             raise BlindataConfigError(
                 f"Blindata URL {self.shown_url!r} must start with http:// or https://"
@@ -142,8 +145,15 @@ class Exchange:
                 follow_redirects=False,
             )
         except httpx.InvalidURL as exc:
+            authority = base_url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+            hint = (
+                f" (an IPv6 address goes in brackets: http://[{authority}] or, with a port, "
+                "http://[::1]:8080)"
+                if authority.count(":") > 1 and not authority.startswith("[")
+                else ""
+            )
             raise BlindataConfigError(
-                f"Blindata URL {self.shown_url!r} is not a valid URL: {self.scrub(str(exc))}"
+                f"Blindata URL {self.shown_url!r} is not a valid URL: {self.scrub(str(exc))}" + hint
             ) from None
         self.bounded_exchanges = install(self._http)
         """Whether each exchange is bounded as a whole (False for an in-process transport)."""

@@ -558,9 +558,17 @@ def _tls_hint(text: str, settings: BlindataConnectionSettings) -> str:
                 else "give that CA's PEM file in the connection's CA bundle field (extra "
                 "ca_bundle)."
             )
+            + (
+                " A test instance's self-signed certificate: verify_ssl false."
+                if "self-signed" in text or "self signed" in text
+                else ""
+            )
         )
     if "WRONG_VERSION_NUMBER" in text:
         return ". The server does not speak TLS on that port: is the URL http://?"
+    if "RemoteProtocolError" in text and settings.url.startswith("http://"):
+        # a TLS port that drops a request in plain HTTP (rather than answering 400)
+        return ". The server closed the connection on a request in plain HTTP: is it https://?"
     return ""
 
 

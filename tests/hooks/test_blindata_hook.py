@@ -24,7 +24,11 @@ from airflow_blindata.blindata import (
     BlindataConfigError,
     LoginCredentials,
 )
-from airflow_blindata.hooks.blindata import BlindataConnectionSettings, BlindataHook
+from airflow_blindata.hooks.blindata import (
+    BlindataConnectionSettings,
+    BlindataHook,
+    check_settings,
+)
 from tests.blindata.helpers import URL_SECRETS, URL_USER, with_url_credentials
 from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER, loopback_server
 
@@ -712,3 +716,37 @@ def test_a_tenant_without_the_inferred_who_am_i_path_is_told_how_to_find_where_i
     assert not ok
     assert message.startswith(f"No Blindata API at {emulator.base_url}"), message
     assert "airflow-blindata check --api" in message and "api_paths" in message, message
+
+
+def test_an_ipv6_address_without_brackets_is_refused_saying_how_to_write_it() -> None:
+    """``http://::1`` read "Invalid port: ':1'" and nothing more (a probe of connections)."""
+    settings = BlindataConnectionSettings.from_connection(connection(host="http://::1"))
+    with pytest.raises(BlindataConfigError, match=r"IPv6 address goes in brackets: http://\[::1\]"):
+        settings.client()
+
+
+def test_a_server_that_drops_a_plain_http_request_is_asked_about_https() -> None:
+    """``http://`` pointed at a TLS port whose server drops the request: "closed the connection"
+    and no hint, where the opposite mistake gets one (a probe of connections)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def drop() -> None:
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            with client:
+                client.recv(65536)
+
+    threading.Thread(target=drop, daemon=True).start()
+    try:
+        host = f"http://127.0.0.1:{server.getsockname()[1]}"
+        conn = connection(host=host, extra_dejson={"deadline": 1})
+        ok, message = check_settings(BlindataConnectionSettings.from_connection(conn))
+    finally:
+        server.close()
+    assert not ok
+    assert "is it https://?" in message, message
