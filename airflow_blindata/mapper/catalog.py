@@ -498,6 +498,7 @@ def map_datasets(
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
     no_longer_described = gone(fold)
+    counted_gone: set[tuple[str, str]] = set()
     # (time, namespace, name): the order of (time, key), without comparing keys in Python
     for dataset in sorted(
         fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
@@ -515,7 +516,10 @@ def map_datasets(
             # (one the job made goes at the next cleanup; a crawled one is left as it is)
             entities[dataset_key, system.name] = None
             plan.dataset_entities.gone.add(dataset_key)
-            report.count(why)
+            identity = (normalize_namespace(dataset_key.namespace), dataset_key.name)
+            if identity not in counted_gone:  # a table, whatever spellings name it
+                counted_gone.add(identity)
+                report.count(why)
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:

@@ -139,7 +139,10 @@ class _Quality:
             name = cased_name(item.key.name, case)
             where = f"{normalize_namespace(item.key.namespace)}/{name}"
             if entity is None:
-                self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
+                if item.key in self.plan.dataset_entities.gone:  # dropped, or renamed: no check
+                    self.plan.report.count("assertionsOnDroppedDatasets")
+                else:
+                    self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
             if asserted and not scope:
                 scope = job_scope(job.key.namespace, job.key.name)

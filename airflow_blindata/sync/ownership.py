@@ -475,6 +475,14 @@ def _entity_reason(
     )
     if others:
         reasons.append(f"{_many(len(others), 'field')} it did not create ({_few(others)})")
+    edited = sorted(
+        f.name
+        for f in found.fields
+        if owner in values_of(f.additional_properties, OWNER_PROPERTY)
+        and _person_described(f.description, f.additional_properties)
+    )
+    if edited:  # deleting the table would delete a person's description of a column with it
+        reasons.append(f"a person described {_many(len(edited), 'field')} ({_few(edited)})")
     describers = sorted(
         set(values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)) - {owner}
     )

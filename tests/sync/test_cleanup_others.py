@@ -503,6 +503,30 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
     assert again.status == "success" and not again.removed, again.render()
 
 
+def test_a_table_whose_column_a_person_described_stays_when_the_job_no_longer_describes_it(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 000: never degrade what people put there. A table the job created and no longer
+    describes (dropped, or its job gone) was removed with its fields, a steward's description of
+    one of them too; only a column going alone was kept for it (found by a probe of removal)."""
+    job = definition()
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    amount_described_by_a_person(client, emulator)
+    next_second(emulator)
+    run(client, history, [KEEP], job)  # etl.load and its table are no longer described
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}
+    kept = report.kept.get("entity")
+    assert kept is not None and any(
+        "a person described 1 field (amount)" in example for example in kept.examples
+    ), report.render()
+
+
 def test_a_readers_partial_schema_removes_no_column_the_writer_still_writes(
     client: BlindataClient, emulator: Any
 ) -> None:
