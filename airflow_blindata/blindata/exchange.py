@@ -145,13 +145,7 @@ class Exchange:
                 follow_redirects=False,
             )
         except httpx.InvalidURL as exc:
-            authority = base_url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
-            hint = (
-                f" (an IPv6 address goes in brackets: http://[{authority}] or, with a port, "
-                "http://[::1]:8080)"
-                if authority.count(":") > 1 and not authority.startswith("[")
-                else ""
-            )
+            hint = _ipv6_hint(base_url)
             raise BlindataConfigError(
                 f"Blindata URL {self.shown_url!r} is not a valid URL: {self.scrub(str(exc))}" + hint
             ) from None
@@ -283,6 +277,22 @@ def http_date(value: str) -> datetime | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def _ipv6_hint(url: str) -> str:
+    """How to write an IPv6 address given without its brackets (``http://::1:8080/bd``), in the
+    URL's own scheme and path, and with the last group as the port when it may be one."""
+    scheme, _, rest = url.partition("://")
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, path = rest[:cut], rest[cut:]
+    host = authority.rpartition("@")[2]
+    if host.count(":") < 2 or host.startswith("["):
+        return ""
+    hint = f" (an IPv6 address goes in brackets: {scheme}://[{host}]{path}"
+    address, _, last = host.rpartition(":")
+    if last.isdigit() and len(last) <= 5 and address.count(":") >= 2:
+        hint += f", or {scheme}://[{address}]:{last}{path} if {last} is the port"
+    return hint + ")"
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -74,7 +74,12 @@ def _print_api_check(
 
     connected, said = connection
     if output_format == "json":
-        data = {**result.to_dict(), "connection": {"ok": connected, "message": said}}
+        data = {
+            **result.to_dict(),
+            "ok": result.ok and connected,  # what the exit code says: a script reads ``ok``
+            "pathsServed": result.ok,
+            "connection": {"ok": connected, "message": said},
+        }
         print(json.dumps(data, indent=2), file=answer)
     else:
         print(render_api_check(result), end="", file=answer)

@@ -568,7 +568,10 @@ def _tls_hint(text: str, settings: BlindataConnectionSettings) -> str:
         return ". The server does not speak TLS on that port: is the URL http://?"
     if "RemoteProtocolError" in text and settings.url.startswith("http://"):
         # a TLS port that drops a request in plain HTTP (rather than answering 400)
-        return ". The server closed the connection on a request in plain HTTP: is it https://?"
+        return (
+            ". The server closed the connection on a request in plain HTTP: if it serves TLS on "
+            "that port, the URL is https://"
+        )
     return ""
 
 

@@ -454,7 +454,8 @@ def _with_design_side(
 def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
     """Whether several outputs each carry a ``columnLineage`` facet, all the same, that cannot be
     each output's own: it names a source the runs did not read (a temporary table, a CTE), a
-    field some output's schema lacks, or a field fed by several inputs. One statement's lineage
+    field some output's schema lacks (or an output has no schema that would show it), or a
+    field fed by several inputs. One statement's lineage
     copied to two outputs (``INSERT INTO a SELECT id FROM src; INSERT INTO b SELECT id FROM
     src``) is each output's, and still correlates them."""
     if len(outputs) < 2:
@@ -473,7 +474,9 @@ def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
         for _, written, _, _ in outputs:
             schema = facet_of(written, SchemaDatasetFacet)
             names = _top_names(schema) if schema is not None else set()
-            if names and target not in names and target.split(".", 1)[0] not in names:
+            if not names:
+                return True  # nothing proves the facet is this output's own
+            if target not in names and target.split(".", 1)[0] not in names:
                 return True
     return False
 

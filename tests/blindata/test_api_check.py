@@ -142,6 +142,11 @@ def test_a_wrong_key_makes_the_check_fail_though_every_path_is_served(
     assert code == 1, out
     assert "Every path the provider calls is served" in out
     assert "Connection: " in out and "not-the-key" not in out
+    arguments = ["check", "--api", "--url", emulator.base_url, "--user", USER]
+    code = main([*arguments, "--tenant", TENANT, "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1 and result["ok"] is False and result["pathsServed"] is True
+    assert result["connection"]["ok"] is False
 
 
 # -- an instance that serves a path elsewhere -----------------------------------------------------

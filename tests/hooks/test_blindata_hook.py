@@ -723,6 +723,9 @@ def test_an_ipv6_address_without_brackets_is_refused_saying_how_to_write_it() ->
     settings = BlindataConnectionSettings.from_connection(connection(host="http://::1"))
     with pytest.raises(BlindataConfigError, match=r"IPv6 address goes in brackets: http://\[::1\]"):
         settings.client()
+    # in the URL's own scheme and path, the last group offered as the port it may be
+    with pytest.raises(BlindataConfigError, match=r"https://\[::1\]:8080/bd if 8080 is the port"):
+        BlindataConnectionSettings.from_connection(connection(host="https://::1:8080/bd")).client()
 
 
 def test_a_server_that_drops_a_plain_http_request_is_asked_about_https() -> None:
@@ -749,4 +752,4 @@ def test_a_server_that_drops_a_plain_http_request_is_asked_about_https() -> None
     finally:
         server.close()
     assert not ok
-    assert "is it https://?" in message, message
+    assert "if it serves TLS on that port, the URL is https://" in message, message
