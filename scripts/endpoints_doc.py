@@ -37,9 +37,13 @@ The command reads the instance's own OpenAPI description (springdoc's `/v3/api-d
 `api_paths` moves them. It prints one row per operation: the path, the method, what uses it, the
 contract (verified or inferred), served or missing. Paths are compared as templates: `{uuid}`
 matches any parameter (`{id}`), the collection star `*` matches a parameter or a literal `*`,
-and the servers' base path (`servers[].url`, Swagger 2 `basePath`) is part of the path. It exits
-0 when every path the provider calls is served, and 1 naming each missing one (or when no
-description could be had: it says why); a missing path only the client library offers, or
+and the servers' base path (`servers[].url`, Swagger 2 `basePath`) is part of the path. It then tests
+the connection itself, as the Test button does (a description may be served without
+credentials: a wrong key or tenant must not pass), and prints `Connection: …` (in JSON,
+`connection.ok` and `connection.message`; `ok` is what the exit code says, `pathsServed` the
+paths alone). It exits 0 when every path the provider calls is
+served and the connection works, and 1 naming each missing one, or when the connection fails (or
+when no description could be had: it says why); a missing path only the client library offers, or
 `query_buckets.update` (the contract names no update of a bucket; without it the bucket keeps the
 Systems it was created with), is listed but does not fail the check. `--probe`, when there is
 no description, asks the instance itself with safe requests only, never a write: `GET` of each
