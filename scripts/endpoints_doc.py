@@ -37,8 +37,8 @@ The command reads the instance's own OpenAPI description (springdoc's `/v3/api-d
 `api_paths` moves them. It prints one row per operation: the path, the method, what uses it, the
 contract (verified or inferred), served or missing. Paths are compared as templates: `{uuid}`
 matches any parameter (`{id}`), the collection star `*` matches a parameter or a literal `*`,
-and the servers' base path (`servers[].url`, Swagger 2 `basePath`) is part of the path. It then tests
-the connection itself, as the Test button does (a description may be served without
+and the servers' base path (`servers[].url`, Swagger 2 `basePath`) is part of the path. It then
+tests the connection itself, as the Test button does (a description may be served without
 credentials: a wrong key or tenant must not pass), and prints `Connection: …` (in JSON,
 `connection.ok` and `connection.message`; `ok` is what the exit code says, `pathsServed` the
 paths alone). It exits 0 when every path the provider calls is
