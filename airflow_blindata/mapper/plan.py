@@ -429,6 +429,9 @@ class QualityPlan(BaseModel):
     checks: list[PlannedCheck] = Field(default_factory=list)
     results: list[PlannedResult] = Field(default_factory=list)
     records: list[PlannedRecord] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)
+    """The codes of the checks of datasets dropped or renamed since (their
+    ``lifecycleStateChange``): disabled, their history kept, though their job is described."""
 
 
 class DatasetEntities:

@@ -100,6 +100,8 @@ class _Quality:
         self.check_times: dict[str, datetime] = {}
         self.results: dict[tuple[str, str], PlannedResult] = {}
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
+        self.dropped: set[str] = set()
+        """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
         resolver = self.resolver
@@ -141,6 +143,14 @@ class _Quality:
             if entity is None:
                 if item.key in self.plan.dataset_entities.gone:  # dropped, or renamed: no check
                     self.plan.report.count("assertionsOnDroppedDatasets")
+                    for assertion in asserted:  # and the checks it had go disabled
+                        label = assertion.name or assertion.assertion
+                        column = (
+                            cased_identifier(assertion.column, case) if assertion.column else None
+                        )
+                        self.dropped.add(
+                            _code(f"ol:{where}:{label}" + (f":{column}" if column else ""))
+                        )
                 else:
                     self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
@@ -562,6 +572,7 @@ def map_quality(
             quality.records.values(),
             key=lambda r: (str(r.entity), r.metric, r.field or "", r.timestamp),
         ),
+        dropped=sorted(quality.dropped - quality.checks.keys()),
     )
     report = plan.report
     report.count("qualityChecks", len(plan.quality.checks))

@@ -32,7 +32,7 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
-from tests.builders import dataset, run_event
+from tests.builders import dataset, lifecycle_facet, run_event
 from tests.sync.helpers import (
     PG,
     History,
@@ -345,6 +345,30 @@ def test_the_checks_of_a_removed_job_are_disabled_when_the_listing_leaves_enable
     assert report.counters["qualityChecksDisabled"] == 1
     stored = {c["code"].rsplit(":", 1)[-1]: c for c in objects(emulator, Kind.CHECK)}
     assert stored["b_ok"]["enabled"] is False and stored["a_ok"]["enabled"] is True
+
+
+def test_the_checks_of_a_dropped_table_are_disabled_though_their_job_is_described(
+    emulator: Any,
+) -> None:
+    """A table dropped since its job's tests ran: its checks were neither refreshed nor disabled,
+    enabled for as long as the job is described, on a table that no longer exists (found by a
+    probe of removal). As a removed job's (seed 003), they are disabled, their history kept."""
+    job = definition()
+    tests = dq_run("q", "run-q", [{"assertion": "not_null", "column": "id", "success": True}])
+    dropped = run_event(
+        "spark.drop",
+        run_id="0190b1c2-0000-7000-8000-0000000000e1",
+        time="2026-11-29T11:00:00.000Z",
+        outputs=[dataset("dwh.sales.orders", PG, facets=lifecycle_facet("DROP"))],
+    )
+    with client_of(emulator) as blindata:
+        first = snapshot(plan_for(blindata, tests, job), blindata, job)
+        next_second(emulator)
+        report = snapshot(plan_for(blindata, [*tests, dropped], job), blindata, job)
+    assert first.status == report.status == "success", report.render()
+    assert report.counters["qualityChecksDisabled"] == 1, report.render()
+    (check,) = [c for c in objects(emulator, Kind.CHECK) if ":not_null:id" in c["code"]]
+    assert check["enabled"] is False
 
 
 def test_a_system_reused_from_a_summary_listing_keeps_what_the_listing_left_out(
