@@ -96,19 +96,27 @@ class Chromium:
         target = self.send("Target.createTarget", url=url)["targetId"]
         session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         deadline = time.monotonic() + timeout
-        while True:
-            state = self.send(
-                "Runtime.evaluate", session, expression="document.readyState", returnByValue=True
-            )
-            if state["result"].get("value") == "complete" and self._loaded(session, url):
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{url} did not load")
-            time.sleep(0.2)
+        self._wait_loaded(session, url, deadline)
         if action:
             done = self.send("Runtime.evaluate", session, expression=action, returnByValue=True)
             if "exceptionDetails" in done:
-                raise RuntimeError(f"{action}: {done['exceptionDetails']}")
+                # Once more on the page loaded again (a run under load once found no element
+                # to act on), then the error with what the page said
+                self.send("Page.navigate", session, url=url)
+                time.sleep(0.5)
+                self._wait_loaded(session, url, deadline)
+                done = self.send("Runtime.evaluate", session, expression=action, returnByValue=True)
+            if "exceptionDetails" in done:
+                said = self.send(
+                    "Runtime.evaluate",
+                    session,
+                    expression="document.body ? document.body.innerText.slice(0, 600) : ''",
+                    returnByValue=True,
+                )
+                raise RuntimeError(
+                    f"{action}: {done['exceptionDetails']}; the page said: "
+                    f"{said['result'].get('value')!r}"
+                )
         shot = self.send("Page.captureScreenshot", session, format="png")
         screenshot.write_bytes(base64.b64decode(shot["data"]))
         dom = self.send(
@@ -119,6 +127,17 @@ class Chromium:
         )
         self.send("Target.closeTarget", targetId=target)
         return str(dom["result"]["value"])
+
+    def _wait_loaded(self, session: str, url: str, deadline: float) -> None:
+        while True:
+            state = self.send(
+                "Runtime.evaluate", session, expression="document.readyState", returnByValue=True
+            )
+            if state["result"].get("value") == "complete" and self._loaded(session, url):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not load")
+            time.sleep(0.2)
 
     def _loaded(self, session: str, url: str) -> bool:
         where = self.send(
