@@ -28,13 +28,13 @@ from airflow_blindata.blindata.exchange import environment_proxy
 from airflow_blindata.blindata.models import PhysicalEntity, Ref, format_timestamp
 
 
-def fake_client(handler: httpx.MockTransport) -> BlindataClient:
+def fake_client(handler: httpx.MockTransport, retry: RetryPolicy | None = None) -> BlindataClient:
     return BlindataClient(
         "http://blindata.test",
         credentials=ApiKeyCredentials("u", "k"),
         tenant="t",
         transport=handler,
-        retry=RetryPolicy(deadline=2, backoff_initial=0.01),
+        retry=retry or RetryPolicy(deadline=2, backoff_initial=0.01),
     )
 
 
@@ -274,12 +274,8 @@ def test_a_retry_after_that_asks_for_no_wait_is_replaced_by_the_backoff(retry_af
         requests += 1
         return httpx.Response(429, headers={"Retry-After": retry_after})
 
-    client = BlindataClient(
-        "http://blindata.test",
-        credentials=ApiKeyCredentials("u", "k"),
-        tenant="t",
-        transport=httpx.MockTransport(server),
-        retry=RetryPolicy(deadline=1.0, backoff_initial=0.2),
+    client = fake_client(
+        httpx.MockTransport(server), RetryPolicy(deadline=1.0, backoff_initial=0.2)
     )
     with client, pytest.raises(BlindataDeadlineError):
         list(client.api.systems.list())
