@@ -277,9 +277,11 @@ def normalize_pattern(pattern: str) -> str:
     Namespaces are normalised before they are matched, so a pattern written as a producer spells
     its namespace must be too: ``postgresql://DB:5432`` or ``postgres://db`` would otherwise never
     match the namespace ``postgres://db:5432`` they name. A pattern without wildcards is
-    normalised whole; in one with wildcards only the scheme is (case and alias: ``S3A://*`` is
-    ``s3://*``), since a default port cannot be added to ``postgres://db*``, and a trailing ``/``
-    is dropped, as from every namespace (``s3://raw-*/`` would otherwise match nothing).
+    normalised whole; in one with wildcards only the scheme (case and alias: ``S3A://*`` is
+    ``s3://*``) and the host's case are (``kafka://Broker*`` matches ``kafka://broker1:9092``, a
+    host being lower case in every namespace but a bucket's), since a default port cannot be
+    added to ``postgres://db*``; a trailing ``/`` is dropped, as from every namespace
+    (``s3://raw-*/`` would otherwise match nothing).
     """
     if not _GLOB.search(pattern):
         return normalize_namespace(pattern)
@@ -289,6 +291,9 @@ def normalize_pattern(pattern: str) -> str:
     scheme = _spelt_scheme(scheme)
     if scheme == "kafka":
         rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
+    if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        authority, slash, path = rest.partition("/")
+        rest = f"{authority.lower()}{slash}{path}"
     return f"{scheme}://{rest.rstrip('/')}"
 
 

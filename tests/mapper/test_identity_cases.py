@@ -115,6 +115,34 @@ def test_a_pattern_spelt_as_flink_spells_a_kafka_namespace_matches_it() -> None:
     assert matches_pattern(normalize_namespace("kafka://broker1:9092"), pattern)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "namespace", "matched"),
+    [
+        ("kafka://Broker*", "kafka://broker1:9092", True),
+        ("POSTGRESQL://DB-*.Example.com:5432/*", "postgres://db-1.example.com:5432/x", True),
+        (
+            "abfss://Lake*@Acct.dfs.core.windows.net",
+            "abfss://lake1@acct.dfs.core.windows.net",
+            True,
+        ),
+        ("s3://Raw-*", "s3://raw-1", False),  # a bucket's name is not read without its case
+        ("s3://Raw-*", "s3://Raw-1", True),
+        ("hdfs://nn*/Warehouse/*", "hdfs://nn1:8020/Warehouse/t", True),  # a path keeps its case
+        ("hdfs://nn*/Warehouse/*", "hdfs://nn1:8020/warehouse/t", False),
+    ],
+)
+def test_a_wildcard_pattern_reads_its_host_without_case_as_namespaces_are(
+    pattern: str, namespace: str, matched: bool
+) -> None:
+    """docs/configure-the-job.md: "Patterns are written as producers spell namespaces"; a host is
+    lower case in every normalised namespace but a bucket's, so ``kafka://Broker*`` matched
+    nothing while ``kafka://Broker1`` (no wildcard, normalised whole) matched its broker."""
+    from airflow_blindata.definition import matches_pattern
+    from airflow_blindata.mapper.identity import normalize_pattern
+
+    assert matches_pattern(normalize_namespace(namespace), normalize_pattern(pattern)) is matched
+
+
 # -- user info: "URI user info (credentials) is dropped from the namespace" ----------------------
 
 
