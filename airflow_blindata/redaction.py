@@ -33,6 +33,8 @@ from urllib.parse import unquote
 __all__ = [
     "ORACLE_CREDENTIALS",
     "REDACTED",
+    "names_a_secret",
+    "redact_prose",
     "redact_query",
     "redact_sql",
     "redact_text",
@@ -622,6 +624,19 @@ def _sql_tokenizer(dialect: str | None) -> Any:
 
         tokenizer = made[dialect] = Dialect.get_or_raise(dialect).tokenizer()
     return tokenizer
+
+
+def redact_prose(text: str) -> str:
+    """A producer's free text that may be SQL (a test's assertion, a transformation's
+    description, ``aes_encrypt(email, 'k')``) without its secrets: ``redact_sql`` read as prose,
+    then ``redact_text``. A text with no secret in it is given back as it is."""
+    return redact_text(redact_sql(text, may_be_prose=True))
+
+
+def names_a_secret(name: str) -> bool:
+    """Whether a setting, a tag or a property named ``name`` holds a secret as its value
+    (``password``, ``db_password``, ``api_key``, Azure's ``AccountKey``)."""
+    return _is_secret_name(name.strip())
 
 
 _READINGS = ("postgres", "mysql", "tsql")

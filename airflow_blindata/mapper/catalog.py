@@ -57,7 +57,13 @@ from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.sql import sqlglot_dialect
 from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_case
-from airflow_blindata.redaction import redact_query, redact_sql, redact_text
+from airflow_blindata.redaction import (
+    REDACTED,
+    names_a_secret,
+    redact_query,
+    redact_sql,
+    redact_text,
+)
 
 __all__ = [
     "dataset_name",
@@ -368,9 +374,12 @@ def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]
 
 def _tag(key: object, value: object) -> str:
     """``key=value``, or the key alone when the value repeats it or is empty: Airflow sends a
-    DAG tag ``sql`` as ``{"key": "sql", "value": "sql"}``, which a steward reads as ``sql``."""
+    DAG tag ``sql`` as ``{"key": "sql", "value": "sql"}``, which a steward reads as ``sql``.
+    The value of a key that names a secret (``password``) is hidden whole, spaces and all."""
     if value in (None, "", key):
         return str(key)
+    if names_a_secret(str(key)):
+        return f"{key}={REDACTED}"
     return f"{key}={value}"
 
 

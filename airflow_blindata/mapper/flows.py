@@ -173,7 +173,7 @@ class FlowCollector:
             self._entities[entity] = PlannedEntity(
                 key=entity,
                 may_create=system.entity_creation,
-                source=f"dataset {key}",
+                source=f"dataset {redact_text(str(key))}",  # the name is free text
                 properties=(("openLineageDataset", dataset),),
             )
             self.plan.entities.append(self._entities[entity])

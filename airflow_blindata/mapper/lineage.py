@@ -58,7 +58,7 @@ from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEv
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
-from airflow_blindata.redaction import redact_text
+from airflow_blindata.redaction import redact_prose, redact_text
 
 __all__ = ["DIRECT_SUBTYPES", "INDIRECT_SUBTYPES", "Source", "map_lineage"]
 
@@ -131,7 +131,7 @@ def _transformation(
     label = (
         (f"{kind}/{subtype}" if subtype else kind)
         + (" (masking)" if masking is True else "")
-        + (f": {redact_text(text)}" if text else "")
+        + (f": {redact_prose(text)}" if text else "")
     )
     return kind == "DIRECT" and subtype not in INDIRECT_SUBTYPES, label
 
@@ -636,7 +636,8 @@ def _undeclared(source: Source) -> bool:
 
 def _undeclared_note(sources: Sequence[Source]) -> str:
     pairs = "; ".join(f"{s.dataset.name}.{s.field} into {s.target_field}" for s in sources)
-    return f"Field inputs with no transformation declared (not column flows): {pairs}."
+    # the names are free text (``db.t?sig=…``), as every name a description quotes
+    return redact_text(f"Field inputs with no transformation declared (not column flows): {pairs}.")
 
 
 def _indirect_note(source: Source) -> str:

@@ -75,7 +75,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope, shorten
 from airflow_blindata.mapper.systems import SystemResolver
-from airflow_blindata.redaction import redact_sql, redact_text
+from airflow_blindata.redaction import redact_prose, redact_text
 
 __all__ = ["MAX_CODE_LENGTH", "map_quality"]
 
@@ -173,8 +173,8 @@ class _Quality:
                         properties=_present(
                             ("openLineageKind", "assertion"),
                             ("openLineageDataset", where),
-                            ("openLineageAssertionType", assertion.assertion),
-                            ("openLineageColumn", column),
+                            ("openLineageAssertionType", _free_text(assertion.assertion)),
+                            ("openLineageColumn", _free_text(column)),
                             ("openLineageJobScope", scope),
                         ),
                     ),
@@ -384,15 +384,17 @@ def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:
 
 
 def _code(text: str) -> str:
-    """A check's code or name: a job's, a dataset's or a test's name in it is free text."""
-    return shorten(redact_text(text), MAX_CODE_LENGTH)
+    """A check's code or name: a job's, a dataset's or a test's name in it is free text, and
+    an assertion may be SQL (``custom_sql: CREATE USER u PASSWORD '…'``, a test named after its
+    statement): read as ``_free_text`` reads it."""
+    return shorten(_free_text(text) or "", MAX_CODE_LENGTH)
 
 
 def _free_text(text: str | None) -> str | None:
     """A producer's text (a test's description, expected and actual values, its SQL) as it may
     reach the catalog: without the password of a URL, a ``password=…`` setting, or a secret
     literal of SQL (``redaction``)."""
-    return None if text is None else redact_text(redact_sql(text, may_be_prose=True))
+    return None if text is None else redact_prose(text)
 
 
 def _notes(run: RunFold, item: Any) -> str:

@@ -76,3 +76,68 @@ def test_a_job_whose_name_holds_a_secret_is_one_entity_for_its_routine_and_flows
     }
     assert plan.report.gap_count(GapCode.DANGLING_FLOW) == 0
     assert plan.report.gap_count(GapCode.UNRESOLVED_ORCHESTRATION_TARGET) == 0
+
+
+def _assertion_run() -> dict[str, Any]:
+    """A run whose input is tested: an assertion written as SQL with a password, on a column
+    named after a connection string (``dataQualityAssertions``)."""
+    tests = builders.assertions_facet(
+        builders.assertion(f"custom_sql: CREATE USER bob PASSWORD '{SECRET}'", success=False),
+        builders.assertion(
+            f"SELECT count(*) FROM t WHERE pwd = '{SECRET}'", column=f"postgres://u:{SECRET}@h"
+        ),
+    )
+    return run_event(
+        inputs=[builders.dataset("db.s.orders", input_facets=tests)],
+        outputs=[builders.dataset("db.s.out")],
+    )
+
+
+def _lineage_run(*inputs: dict[str, Any], facets: dict[str, Any] | None = None) -> dict[str, Any]:
+    lineage = builders.column_lineage_facet({"a": list(inputs)})
+    schema = builders.schema_facet("a")
+    return run_event(
+        inputs=[builders.dataset("db.s.orders", facets=schema)],
+        outputs=[builders.dataset("db.s.out", facets={**schema, **lineage, **(facets or {})})],
+    )
+
+
+MASKED = {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
+TAGS = builders.facet(
+    "TagsDatasetFacet", tags=[{"key": "password", "value": f"my secret {SECRET}", "field": "a"}]
+)
+
+CARRIERS: dict[str, tuple[dict[str, Any], str]] = {
+    # case: (the run, a text of the plan that shows what carried the secret is still planned)
+    "an assertion and its column, SQL with a password": (_assertion_run(), "CREATE USER bob"),
+    "a transformation's description, SQL masking with a key": (
+        _lineage_run(
+            builders.input_field(
+                "db.s.orders",
+                "a",
+                transformations=[{**MASKED, "description": f"aes_encrypt(a, '{SECRET}')"}],
+            )
+        ),
+        "(masking): aes_encrypt(a, '***')",
+    ),
+    "a dataset named only in column lineage, with a signature": (
+        _lineage_run(builders.input_field(f"db.s.orders?sig={SECRET}", "a", transformations=[])),
+        "db.s.orders?sig=***",
+    ),
+    "a field's tag whose key names a secret, its value with spaces": (
+        _lineage_run(builders.input_field("db.s.orders", "a"), facets={"tags": TAGS}),
+        "a: password=***",
+    ),
+}
+
+
+@pytest.mark.parametrize(("event", "shown"), list(CARRIERS.values()), ids=list(CARRIERS))
+def test_a_secret_in_a_test_a_transformation_a_lineage_name_or_a_tag_is_in_no_output(
+    event: dict[str, Any], shown: str
+) -> None:
+    """Design §6 and the guide: secrets never reach "reports ... or the lineage graph". A check's
+    code, name and properties, a column flow's description, an entity's source and a field's tag
+    each showed the planted secret (a probe of the paths added in the last weeks)."""
+    plan = build([event], DEFINITION)
+    assert SECRET not in _shown(plan)
+    assert shown in _shown(plan)
