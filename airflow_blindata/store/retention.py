@@ -2,7 +2,8 @@
 
 ``retain`` removes events older than ``raw_events_days`` (a whole UTC day at a time:
 ``prune_before``), except each described job's latest description (its latest run and latest
-completed run, with their sibling runs, and the JobEvents the mapping still reads), drops the
+completed run, with their sibling runs, and the JobEvents the mapping still reads) and the runs
+that dropped or renamed a dataset (for ``job_described_for_days``), drops the
 jobs with nothing newer than ``job_described_for_days``, keeps each dataset's DatasetEvents the
 mapping still reads, and prunes the quarantine. Deletions go in batches of ``DELETE_BATCH``, each
 a short transaction. ``SqlRetention`` is the store's part that runs it and ``forget_job``.
@@ -279,6 +280,46 @@ def _latest_runs(
     return sorted(found)
 
 
+def _ending_runs(
+    conn: Connection, events: Table, of_job: ColumnElement[bool], cutoff: datetime, since: datetime
+) -> set[str]:
+    """The runs received before ``cutoff`` and since ``since`` that end a dataset's name: a
+    ``lifecycleStateChange`` ``DROP`` or ``RENAME`` of one of their datasets. Such a run is seldom
+    its job's latest, yet the table it dropped stays gone only while it is kept: pruned, the
+    older run of another job that wrote the table (kept as that job's latest description) would
+    describe it again. Kept for ``job_described_for_days`` after its arrival, which outlasts
+    every description received before it (a job with nothing newer is dropped by then)."""
+    rows = conn.execute(
+        select(events.c.run_id, events.c.payload).where(
+            of_job,
+            events.c.received_at < cutoff,
+            events.c.received_at >= since,
+            events.c.run_id.is_not(None),
+            events.c.payload.contains("lifecycleStateChange", autoescape=True),  # seldom there
+        )
+    )
+    return {run_id for run_id, payload in rows if _ends_a_name(payload)}
+
+
+def _ends_a_name(payload: str | None) -> bool:
+    """Whether a stored RunEvent drops or renames one of its datasets."""
+    try:
+        data = json.loads(payload) if payload else None
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    for side in ("inputs", "outputs"):
+        datasets = data.get(side)
+        for dataset in datasets if isinstance(datasets, list) else ():
+            facets = dataset.get("facets") if isinstance(dataset, dict) else None
+            facet = facets.get("lifecycleStateChange") if isinstance(facets, dict) else None
+            state = facet.get("lifecycleStateChange") if isinstance(facet, dict) else None
+            if isinstance(state, str) and state.strip().upper() in ("DROP", "RENAME"):
+                return True
+    return False
+
+
 def _parent_of(payload: str | None) -> str | None:
     """The parent run id of a stored RunEvent (``events.raw_parent_run_id``)."""
     try:
@@ -338,6 +379,8 @@ def retain(
         for latest in dict.fromkeys(run for run in latest_runs if run is not None):
             with engine.connect() as conn:
                 runs.update(_latest_runs(conn, events, of_job, latest, raw_cutoff))
+        with engine.connect() as conn:
+            runs.update(_ending_runs(conn, events, of_job, raw_cutoff, job_cutoff))
         if runs:
             keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(sorted(runs))))
         if latest_job_events:

@@ -296,3 +296,47 @@ def test_the_latest_description_is_the_latest_in_event_time_not_in_arrival(
     _age(store, 20, runs=["newer", "older"])
     store.retain(raw_events_days=14, job_described_for_days=45, now=NOW)
     assert _runs(store, "late") == {"newer"}
+
+
+@pytest.mark.parametrize(
+    ("state", "previous"), [("DROP", None), ("RENAME", ("postgres://db", "public.t"))]
+)
+def test_a_run_that_dropped_or_renamed_a_table_stays_while_a_description_of_it_may(
+    store: EventStore, state: str, previous: tuple[str, str] | None
+) -> None:
+    """docs/facet-support.md: a DROP takes effect "when no event mentions the dataset after it",
+    and a RENAME's previous name is no longer described. Job A wrote ``public.t`` (its only run,
+    kept as its latest description); job B dropped (or renamed) it in a run that is not B's
+    latest: retention pruned that run and the table came back at the next snapshot (a renamed
+    one's new name was removed by the cleanup, the old one re-created)."""
+    from airflow_blindata.mapper.build import build
+
+    table = builders.dataset("public.t", "postgres://db")
+    ended = builders.dataset(
+        "public.t" if previous is None else "public.t2",
+        "postgres://db",
+        facets=builders.lifecycle_facet(state, previous),
+    )
+    times = {"a1": builders.at(0, day="2026-05-06"), "b1": builders.at(0, day="2026-05-07")}
+    store.append(event("A", run="a1", time=times["a1"], outputs=[table]))
+    store.append(event("B", run="b1", time=times["b1"], outputs=[ended]))
+    store.append(
+        event(
+            "B",
+            run="b2",
+            time=builders.at(0, day="2026-05-08"),
+            outputs=[builders.dataset("public.other", "postgres://db")],
+        )
+    )
+    _age(store, 26, runs=["a1"])
+    _age(store, 25, runs=["b1"])
+    _age(store, 24, runs=["b2"])
+
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+
+    assert _runs(store, "B") == {"b1", "b2"}
+    plan = build([s.payload for s in store.events()], builders.definition(builders.policy()))
+    assert "public.t" not in {entity.key.name for entity in plan.entities}
+    # once every description it could undo is gone too, so is it
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW + timedelta(days=6))
+    assert _runs(store, "B") == {"b2"} and _runs(store, "A") == set()
