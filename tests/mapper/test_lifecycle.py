@@ -133,6 +133,45 @@ def test_a_rename_is_remembered_whatever_state_the_new_name_is_sent_in_after(
     assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
 
 
+@pytest.mark.parametrize("same_run", [False, True], ids=["its next run", "its COMPLETE"])
+def test_a_rename_is_remembered_when_the_renaming_job_itself_overwrites_the_new_name(
+    same_run: bool,
+) -> None:
+    """docs/facet-support.md: the previous name stays undescribed "whatever state the new name is
+    sent in later (Spark's OVERWRITE)". Sent by the job that renamed it (its next run, or the
+    COMPLETE of the renaming run), the OVERWRITE made the reading skim the RENAME's event as
+    decided, and the old name came back (a probe of lifecycle over several syncs; a kept fold
+    extended with the OVERWRITE remembered it, a reading from scratch did not)."""
+    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    overwrite = dataset("db.s.new", facets=lifecycle_facet("OVERWRITE"))
+    if same_run:
+        run_id = builders.new_run_id()
+        renaming = [
+            builders.run_event(
+                "etl.rename",
+                event_type=kind,
+                run_id=run_id,
+                time=at(second),
+                outputs=[dataset("db.s.new", facets=facets)],
+            )
+            for kind, second, facets in (
+                ("START", 10, renamed),
+                ("COMPLETE", 11, overwrite["facets"]),
+            )
+        ]
+    else:
+        renaming = [
+            *_write("etl.rename", 10, dataset("db.s.new", facets=renamed)),
+            *_write("etl.rename", 20, overwrite, inputs=(dataset("db.s.src"),)),
+        ]
+    events = [*_write("etl.load", 0, dataset("db.s.old"), inputs=(dataset("db.s.src"),)), *renaming]
+    plan = build(events, DEFINITION)
+    assert "old" not in _tables(plan)
+    (new,) = [e for e in plan.entities if e.key.name == "new"]
+    assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
+    assert plan.report.counters["datasetsRenamed"] == 1
+
+
 def test_a_table_renamed_then_dropped_leaves_neither_name() -> None:
     renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
     events = [

@@ -156,6 +156,8 @@ class _Decided:
     def covers(self, envelope: Envelope) -> bool:
         """Whether every facet key of the event is decided already."""
         for (kind, namespace, name), _, keys in envelope.keys:
+            if _LIFECYCLE in keys:
+                return False  # a RENAME is kept apart from later states (``fold.core._RENAME``)
             merged = self._merged.get(kind)
             if merged is not None and not self._keys.get(
                 (merged, namespace, name), _NOTHING
@@ -178,6 +180,10 @@ class _Decided:
                 if self._per_job and kind == "outputs" and "schema" in facets:
                     self._keys[_WRITTEN, namespace, name] = _WRITTEN_KEYS
 
+
+_LIFECYCLE = "lifecycleStateChange"
+"""A facet whose value decides under which key the fold keeps it (a ``RENAME`` under a key of
+its own, which no later state replaces): never decided by a newer event's keys."""
 
 _WRITTEN = "written"
 """The container of a dataset's schema as its writers send it (``fold.AS_WRITTEN``): an output's
