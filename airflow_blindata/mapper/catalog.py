@@ -8,7 +8,7 @@ of their last event, later descriptions winning, fields united by name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from urllib.parse import quote
@@ -457,15 +457,24 @@ def _safe(value: object) -> str | None:
     return None if value is None else redact_query(strip_user_info(str(value)))
 
 
-def gone(fold: Fold) -> dict[DatasetKey, str]:
+Identity = Callable[[DatasetKey, dict[str, BaseFacet]], Hashable]
+"""What one table is, whatever names it: the entity a dataset lands on (``map_datasets``), or,
+where nothing resolves it, its normalised namespace and its name."""
+
+
+def _spelt_identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> Hashable:
+    return normalize_namespace(key.namespace), key.name
+
+
+def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, str]:
     """The datasets no longer described, by why (``datasetsDropped``, ``datasetsRenamed``): the
-    latest mention of a table, in any spelling of its namespace, is a ``lifecycleStateChange``
-    ``DROP``; or a later ``RENAME`` names it as the previous identifier of another, and no event
-    mentioned it after."""
-    by_identity: dict[tuple[str, str], list[DatasetFold]] = {}
+    latest mention of a table, under any name of it (a spelling of its namespace, a letter case
+    its System's ``identifierCase`` reads as one), is a ``lifecycleStateChange`` ``DROP``; or a
+    later ``RENAME`` names it as the previous identifier of another, and no event mentioned it
+    after."""
+    by_identity: dict[Hashable, list[DatasetFold]] = {}
     for dataset in fold.datasets:
-        identity = (normalize_namespace(dataset.key.namespace), dataset.key.name)
-        by_identity.setdefault(identity, []).append(dataset)
+        by_identity.setdefault(identity(dataset.key, dataset.facets), []).append(dataset)
     found: dict[DatasetKey, str] = {}
     for spellings in by_identity.values():
         last = max(d.last_event_time for d in spellings)
@@ -479,14 +488,19 @@ def gone(fold: Fold) -> dict[DatasetKey, str]:
         previous = dataset.renamed.previous_identifier if dataset.renamed else None
         if previous is None or dataset.renamed_at is None:
             continue
-        identity = (normalize_namespace(previous.namespace), previous.name)
-        if identity == (normalize_namespace(dataset.key.namespace), dataset.key.name):
+        was = identity(DatasetKey(previous.namespace, previous.name), {})
+        if was == identity(dataset.key, dataset.facets):
             continue  # renamed to itself: a producer's way of saying nothing moved
-        spellings = by_identity.get(identity, [])
+        spellings = by_identity.get(was, [])
         if spellings and max(d.last_event_time for d in spellings) <= dataset.renamed_at:
             for old in spellings:
                 found.setdefault(old.key, "datasetsRenamed")
     return found
+
+
+def _may_be_gone(fold: Fold) -> bool:
+    """Whether any dataset was sent a lifecycle state (most folds: none, and nothing to weigh)."""
+    return any(d.lifecycle_at is not None or d.renamed is not None for d in fold.datasets)
 
 
 def _states(dataset: DatasetFold) -> str | None:
@@ -506,17 +520,43 @@ def map_datasets(
     databases = _Databases()
     if fold.datasets:
         report.count("datasets", len(fold.datasets))
-    no_longer_described = gone(fold)
-    counted_gone: set[tuple[str, str]] = set()
     # (time, namespace, name): the order of (time, key), without comparing keys in Python
-    for dataset in sorted(
-        fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
-    ):
+    placed = {
+        dataset.key: (
+            dataset,
+            found,
+            *place_dataset(dataset.key, found, resolver, str(dataset.key)),
+        )
+        for dataset in sorted(
+            fold.datasets, key=lambda d: (d.last_event_time, d.key.namespace, d.key.name)
+        )
+        for found in (_dataset_name(dataset.key, dataset.facets, resolver),)
+    }
+
+    # the Systems the datasets landed on, for a renamed table's previous name: resolving one
+    # anew would plan a System no dataset of the plan lands on
+    landed = {
+        (normalize_namespace(namespace), found.database): system
+        for _, found, system, namespace in placed.values()
+    }
+
+    def identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> Hashable:
+        """The entity a dataset lands on (a renamed table's previous name too)."""
+        known = placed.get(key)
+        if known is None:
+            found = _dataset_name(key, facets, resolver)
+            system = landed.get((normalize_namespace(key.namespace), found.database))
+        else:
+            _, found, system, _ = known
+        entity = entity_key(system.name, found) if system is not None else None
+        return entity if entity is not None else _spelt_identity(key, facets)
+
+    no_longer_described = gone(fold, identity) if _may_be_gone(fold) else {}
+    counted_gone: set[Hashable] = set()
+    for dataset_key, (dataset, found, system, namespace) in placed.items():
         # read once: a model's attribute is looked up through its class's MRO first, a local is not
-        dataset_key, facets = dataset.key, dataset.facets
+        facets = dataset.facets
         where = str(dataset_key)  # the namespace as spelt, without credentials (it is shown)
-        found = _dataset_name(dataset_key, facets, resolver)
-        system, namespace = place_dataset(dataset_key, found, resolver, where)
         if system is None:
             continue
         why = no_longer_described.get(dataset_key)
@@ -525,9 +565,9 @@ def map_datasets(
             # (one the job made goes at the next cleanup; a crawled one is left as it is)
             entities[dataset_key, system.name] = None
             plan.dataset_entities.gone.add(dataset_key)
-            identity = (normalize_namespace(dataset_key.namespace), dataset_key.name)
-            if identity not in counted_gone:  # a table, whatever spellings name it
-                counted_gone.add(identity)
+            table = identity(dataset_key, facets)
+            if table not in counted_gone:  # a table, whatever names it
+                counted_gone.add(table)
                 report.count(why)
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)

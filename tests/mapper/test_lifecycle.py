@@ -195,6 +195,44 @@ def test_a_drop_sent_in_another_spelling_of_the_namespace_drops_the_table() -> N
     assert plan.report.counters["datasetsDropped"] == 1  # one table, whatever its spellings
 
 
+@pytest.mark.parametrize("state", ["DROP", "RENAME"])
+def test_a_drop_or_rename_in_the_other_letter_case_of_an_identifier_case_ends_the_table(
+    state: str,
+) -> None:
+    """docs/configure-the-job.md: under ``identifierCase`` unquoted names in either case are one
+    table. A DROP (or a RENAME away) sent as ``DB.SCH.T`` of a table written as ``db.sch.t`` left
+    the table and its flow planned while the report counted it dropped (a probe of lifecycle
+    across producers)."""
+    snowflake = "snowflake://acct"
+    definition = builders.definition(
+        builders.policy("snowflake://*", nameProfile="snowflake", identifierCase="UPPER"),
+        builders.policy(),
+    )
+    ended = (
+        dataset("DB.SCH.T", snowflake, facets=lifecycle_facet("DROP"))
+        if state == "DROP"
+        else dataset(
+            "db.sch.t2",
+            snowflake,
+            facets=lifecycle_facet("RENAME", previous=(snowflake, "DB.SCH.T")),
+        )
+    )
+    events = [
+        *_write(
+            "etl.load",
+            0,
+            dataset("db.sch.t", snowflake, facets=schema_facet("id")),
+            inputs=(dataset("db.s.src"),),
+        ),
+        *_write("etl.end", 10, ended),
+    ]
+    plan = build(events, definition)
+    assert "T" not in _tables(plan)
+    assert _flows(plan) == set()
+    counter = "datasetsDropped" if state == "DROP" else "datasetsRenamed"
+    assert plan.report.counters[counter] == 1
+
+
 def test_a_table_renamed_to_itself_stays() -> None:
     """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
     moved: it removed the table (found by a review of this session's work)."""
