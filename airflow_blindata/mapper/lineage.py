@@ -53,7 +53,7 @@ from airflow_blindata.mapper.fold import (
     RunFold,
     layered_facet,
 )
-from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.identity import normalize_namespace, strip_user_info
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
@@ -929,7 +929,8 @@ def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[s
         if not datasets:
             # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
             uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
-            lost.extend(f"{side[:-1]} {redact_text(uri)}" for uri in uris)
+            # shown as a dataset's namespace is: user info is no part of it (seed 002)
+            lost.extend(f"{side[:-1]} {redact_text(strip_user_info(uri))}" for uri in uris)
     return lost
 
 
