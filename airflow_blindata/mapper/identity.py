@@ -647,6 +647,10 @@ def _profile(
         return _dotted(name, reading.default_schema or "default", case=case)
     if scheme == "s3":
         return object_key_entity(namespace, name, file=file)
+    if scheme == "kafka":
+        # the naming conventions' Kafka name is the topic: a TABLE symlink does not rename it
+        # (Flink SQL links each topic to its session's in-memory ``default_catalog`` table)
+        return _as_it_is(name, case)
     return None
 
 

@@ -163,6 +163,19 @@ def test_the_profile_of_the_namespace_scheme_names_schema_and_entity(
     assert (found.schema, found.name) == expected
 
 
+def test_a_kafka_topic_is_named_by_its_topic_whatever_table_a_symlink_links_it_to() -> None:
+    """The naming conventions: a Kafka dataset's name is ``{topic}``. Flink SQL sends each topic
+    with a TABLE symlink to its session's in-memory catalog (``default_catalog.
+    default_database.kafka_input``, OpenLineage's own Flink 2 test events): read by seed 000's
+    rule 3, the topic became entity ``kafka_input`` of schema ``default_database``, and a Flink
+    DataStream job's topic (no symlink) took that name too, its facets merged (a probe of
+    OpenLineage's test events)."""
+    link = ("kafka://b:9092", "default_catalog.default_database.kafka_input", "TABLE")
+    assert entity_name("kafka://b:9092", "io.shop.input1", symlinks=[link]) == EntityName(
+        None, "io.shop.input1", "name"
+    )
+
+
 def test_the_hierarchy_facet_wins_last_level_is_the_entity_the_one_before_the_schema() -> None:
     hierarchy = [("DATABASE", "my_db"), ("SCHEMA", "my_schema"), ("TABLE", "my_table")]
     assert entity_name("postgres://db", "x.y.z", hierarchy=hierarchy) == EntityName(
