@@ -132,7 +132,7 @@ def json_array_items(text: str) -> list[str] | None:
     quarantine, and its neighbours are read. The elements are not checked here: each is decoded
     (or refused) on its own, an empty one (``[1,,2]``) included.
     """
-    text = text.strip()
+    text = text.strip().removeprefix("\ufeff").lstrip()  # a byte order mark, as json reads it
     if not text.startswith("["):
         return None
     items: list[str] = []

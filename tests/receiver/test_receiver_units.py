@@ -417,6 +417,22 @@ def test_deep_nesting_is_refused_not_crashed() -> None:
         split_events(deep, None, max_events=10)
 
 
+def test_a_batch_behind_a_byte_order_mark_loses_only_its_element_that_is_not_utf8() -> None:
+    """docs/capture.md: one bad event never sinks its batch. A UTF-8 byte order mark (which
+    ``json.loads`` of bytes reads, and some Windows tools write) before an array with one
+    element that is not UTF-8 refused all three events (a probe with real clients)."""
+    body = b'\xef\xbb\xbf[{"a": 1}, {"c": "\xff"}, {"b": 2}]'
+
+    split = split_events(body, "application/json", max_events=10)
+
+    assert split.batch
+    assert [(item.index, item.data) for item in split.items if item.problem is None] == [
+        (0, {"a": 1}),
+        (2, {"b": 2}),
+    ]
+    assert [item.index for item in split.items if item.problem] == [1]
+
+
 def test_an_array_too_deep_to_read_whole_is_read_element_by_element() -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     body = b'[{"a": "],[{"}, ' + deep + b', {"b": 2}, {"c": "\xff"}]'
