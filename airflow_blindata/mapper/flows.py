@@ -36,7 +36,7 @@ from airflow_blindata.mapper.plan import (
     PlannedFlow,
 )
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.mapper.scopes import shorten
+from airflow_blindata.mapper.scopes import shorten, with_digest
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_text
 
@@ -382,17 +382,33 @@ class FlowCollector:
             flows = dict(flows)
             for key, others in sorted(self._clashes.items(), key=lambda item: item[0]):
                 owner = self._clash_owners[key]
-                for flow in [flows.pop(key), *others.values()]:
-                    name = _flow_name(
+                group = [flows.pop(key), *others.values()]
+                names = [
+                    _flow_name(
                         end_label(flow.source, with_system=True),
                         end_label(flow.target, with_system=True),
                         owner,
                     )
+                    for flow in group
+                ]
+                alike = len(set(names)) < len(names)
+                for flow, name in zip(group, names, strict=True):
+                    if alike:  # spelt alike on their Systems too: a dot in a quoted name
+                        name = with_digest(name, _ends_text(flow), MAX_FLOW_NAME)
                     renamed = replace(flow, name=name)
                     held = flows.get((flow.scope, name))
                     if held is None or _rank(renamed) < _rank(held):
                         flows[(flow.scope, name)] = renamed
         return [flows[key] for key in sorted(flows)]
+
+
+def _ends_text(flow: PlannedFlow) -> str:
+    """A flow's ends as one text, each part apart (``s.t`` + ``x`` is not ``s`` + ``t.x``)."""
+    return "\x00".join(
+        str(part)
+        for end in (flow.source, flow.target)
+        for part in (end.entity.system, end.entity.schema_, end.entity.name, end.field)
+    )
 
 
 _NO_FIELDS: frozenset[str] = frozenset()

@@ -41,6 +41,13 @@ def shorten(text: str, limit: int) -> str:
     return text[: limit - _HASH_LENGTH - 1] + "~" + _digest(text)
 
 
+def with_digest(text: str, of: str, limit: int) -> str:
+    """``text`` (cut to fit) then `` #`` and a hash of ``of``: two names spelt alike, told apart
+    by what they name, each always the same."""
+    tail = " #" + _digest(of)
+    return shorten(text, limit - len(tail)) + tail
+
+
 def _scope_namespace(namespace: str) -> str:
     """``namespace`` as a scope writes it: without ``|``, which ends it (``%`` and ``|``
     percent-encoded; a namespace with neither, every usual one, as it is)."""

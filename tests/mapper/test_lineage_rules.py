@@ -780,6 +780,50 @@ def test_two_flows_of_a_job_with_other_ends_never_share_a_name(
         assert flow.name.endswith(" @af/agg.orders")
 
 
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        pytest.param(('db.s."t.x"', 'db."s.t".x'), id="a-dot-in-a-quoted-table-or-schema"),
+        pytest.param(('db."s.t"."x.y"', 'db."s.t.x".y'), id="dots-in-both"),
+    ],
+)
+def test_two_tables_spelt_alike_on_one_system_each_keep_their_flow(
+    inputs: tuple[str, str],
+) -> None:
+    """Seed 001: "A table flow is always published". ``s.t`` + ``x`` and ``s`` + ``t.x`` read by
+    one job on one System: both flows were named ``s.t.x -> s.out @…`` (the Systems, which tell
+    apart tables of one name on two Systems, are the same), and one was lost with no gap (a
+    probe of names real warehouses allow). Each is now named with a hash of its ends, the same
+    at every plan."""
+    schema = builders.schema_facet("c")
+    events = [
+        run_event(
+            "etl.two",
+            namespace="af",
+            inputs=[ds(name, **schema) for name in inputs],
+            outputs=[ds("db.s.out", **schema)],
+        )
+    ]
+    definition = builders.definition(policy("postgres://*"))
+    plan, again = build(events, definition), build(list(reversed(events)), definition)
+    tables = [f for f in plan.flows if f.kind == "table"]
+    assert {(f.source.entity.schema_, f.source.entity.name) for f in tables} == {
+        _parts(name) for name in inputs
+    }
+    assert len({(f.scope, f.name) for f in tables}) == 2
+    assert [f.name for f in plan.flows] == [f.name for f in again.flows]
+
+
+def _parts(name: str) -> tuple[str, str]:
+    """Schema and table of ``db.<schema>.<table>``, quoted parts kept whole."""
+    import shlex
+
+    lexer = shlex.shlex(name, posix=True)
+    lexer.whitespace, lexer.quotes, lexer.whitespace_split = ".", '"', True
+    _, schema, table = list(lexer)
+    return schema, table
+
+
 # -- "No invented pairs ... It publishes a table flow for every input and output pair and reports
 # the gap UNCORRELATED_IO": a columnLineage facet that names no input is no lineage facet --------
 
