@@ -469,7 +469,8 @@ def _spelt_identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> Hashable:
 def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, str]:
     """The datasets no longer described, by why (``datasetsDropped``, ``datasetsRenamed``): the
     latest mention of a table, under any name of it (a spelling of its namespace, a letter case
-    its System's ``identifierCase`` reads as one), is a ``lifecycleStateChange`` ``DROP``; or a
+    its System's ``identifierCase`` reads as one: ``identity``), is a ``lifecycleStateChange``
+    ``DROP``; or a
     later ``RENAME`` names it as the previous identifier of another, and no event mentioned it
     after."""
     by_identity: dict[Hashable, list[DatasetFold]] = {}
@@ -549,7 +550,11 @@ def map_datasets(
         else:
             _, found, system, _ = known
         entity = entity_key(system.name, found) if system is not None else None
-        return entity if entity is not None else _spelt_identity(key, facets)
+        if entity is None:
+            return _spelt_identity(key, facets)
+        # a table of one store and database: two databases' ``s.t`` on one System (a merge
+        # DATABASES_MERGED reports) are two tables, one dropped, the other still there
+        return normalize_namespace(key.namespace), found.database, entity
 
     no_longer_described = gone(fold, identity) if _may_be_gone(fold) else {}
     counted_gone: set[Hashable] = set()

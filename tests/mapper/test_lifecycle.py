@@ -233,6 +233,20 @@ def test_a_drop_or_rename_in_the_other_letter_case_of_an_identifier_case_ends_th
     assert plan.report.counters[counter] == 1
 
 
+def test_a_drop_in_one_database_leaves_the_table_of_another_on_the_same_entity() -> None:
+    """Two databases' ``s.t`` on one System land on one entity (DATABASES_MERGED says so); a
+    DROP of one is not the other's: the entity and the flow into it stay (a review of the rule
+    that a DROP ends a table under any name of it)."""
+    events = [
+        *_write("etl.one", 0, dataset("db1.s.t"), inputs=(dataset("db1.s.src"),)),
+        *_write("etl.two", 5, dataset("db2.s.t")),
+        *_write("etl.drop", 10, dataset("db2.s.t", facets=lifecycle_facet("DROP"))),
+    ]
+    plan = build(events, DEFINITION)
+    assert "t" in _tables(plan)
+    assert ("src", "t") in _flows(plan)
+
+
 def test_a_table_renamed_to_itself_stays() -> None:
     """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
     moved: it removed the table (found by a review of this session's work)."""
