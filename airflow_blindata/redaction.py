@@ -26,7 +26,7 @@ import threading
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import unquote
 
@@ -34,6 +34,7 @@ __all__ = [
     "ORACLE_CREDENTIALS",
     "REDACTED",
     "names_a_secret",
+    "redact_name",
     "redact_prose",
     "redact_query",
     "redact_sql",
@@ -319,7 +320,7 @@ def _may_hold_a_secret(text: str) -> bool:
     )
 
 
-def _redact_text(text: str) -> str:
+def _redact_text(text: str, *, name: bool = False) -> str:
     """``text`` with every URL in it as ``redact_url`` shows it, the password of an Oracle thin
     URL (``jdbc:oracle:thin:scott/…@db``), the body of a PEM private key, an ``Authorization``
     header's or a ``Bearer`` token, and the value of every secret name (``password=…``,
@@ -364,6 +365,8 @@ def _redact_text(text: str) -> str:
             return text
     if "--" in text:
         text = _SECRET_OPTION.sub(_hidden_value, text)
+    if name:
+        return _SECRET_PARAMETER_IN_NAME.sub(_hidden_value, text)
     return _SECRET_VALUE_IN_TEXT.sub(_hidden_value, text)
 
 
@@ -373,6 +376,32 @@ without any holds no secret name."""
 
 
 _redacted_short = lru_cache(maxsize=8192)(_redact_text)
+
+
+def redact_name(name: str) -> str:
+    """A dataset's name as its entity is named: what ``redact_text`` hides, but a ``name=value``
+    pair only as a parameter (after ``?``, ``&`` or ``;``: ``orders?sig=…``, a JDBC URL's
+    ``;password=…``), its value ending at the next parameter, ``#`` or ``/``. A path's
+    ``token=eth`` segment is a partition, and ``public.secret=1`` a table: hidden, their values
+    and all that followed them, two tables were one entity (``raw/token=eth/transfers`` and
+    ``raw/device_token=ios/sessions``)."""
+    if not _may_hold_a_secret(name):
+        return name
+    if len(name) <= _MEMO_LENGTH:
+        return _name_redacted_short(name)
+    return _redact_text(name, name=True)
+
+
+_name_redacted_short = lru_cache(maxsize=8192)(partial(_redact_text, name=True))
+
+_SECRET_PARAMETER_IN_NAME = re.compile(
+    rf"""(?ix)
+    (?<=[?&;])
+    (?P<lead> [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* = \s* )
+    (?! \*\*\* )
+    (?P<value> [^\s&;#/]+ )
+    """
+)
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -523,6 +552,10 @@ _SQL_SECRET_WORDS = (
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
     *("encrypt", "decrypt", "sp_add"),  # ``_SECRET_ARGUMENTS``
 )
+_PROSE_SQL_WORDS = tuple(word for word in _SQL_SECRET_WORDS if word != "://")
+"""What makes ``redact_prose`` read a text as SQL: a URL's password is ``redact_text``'s, which
+it runs anyway (a check's code names its dataset's URL: tokenizing each was ten times the cost)."""
+
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
 # ``;password=…``), unquoted. One already shown ``***`` is left as it is.
 _SECRET_SETTING = re.compile(
@@ -630,6 +663,9 @@ def redact_prose(text: str) -> str:
     """A producer's free text that may be SQL (a test's assertion, a transformation's
     description, ``aes_encrypt(email, 'k')``) without its secrets: ``redact_sql`` read as prose,
     then ``redact_text``. A text with no secret in it is given back as it is."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _PROSE_SQL_WORDS):  # a URL's: redact_text's own
+        return redact_text(text)
     return redact_text(redact_sql(text, may_be_prose=True))
 
 

@@ -60,6 +60,7 @@ from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_cas
 from airflow_blindata.redaction import (
     REDACTED,
     names_a_secret,
+    redact_name,
     redact_query,
     redact_sql,
     redact_text,
@@ -278,7 +279,7 @@ def _dataset_name(
         key.namespace,
         # redacted before it is split: a URL read as an object key loses its ``//`` (the
         # end of an empty folder), and with it what shows its password (``https:/etl:pw@…``)
-        redact_text(key.name),
+        redact_name(key.name),
         hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
         symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
         if symlinks
@@ -300,8 +301,8 @@ def entity_key(system: str, found: EntityName) -> EntityKey | None:
     if not found.name.strip():
         return None
     # a dataset's name is free text: a URL's ``?token=`` in it is not catalogued
-    schema = None if found.schema is None else redact_text(found.schema)
-    return EntityKey(system=system, schema_=schema, name=redact_text(found.name))
+    schema = None if found.schema is None else redact_name(found.schema)
+    return EntityKey(system=system, schema_=schema, name=redact_name(found.name))
 
 
 def _dataset_properties(

@@ -75,7 +75,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope, shorten
 from airflow_blindata.mapper.systems import SystemResolver
-from airflow_blindata.redaction import redact_prose, redact_text
+from airflow_blindata.redaction import redact_name, redact_prose, redact_text
 
 __all__ = ["MAX_CODE_LENGTH", "map_quality"]
 
@@ -148,9 +148,7 @@ class _Quality:
                         column = (
                             cased_identifier(assertion.column, case) if assertion.column else None
                         )
-                        self.dropped.add(
-                            _code(f"ol:{where}:{label}" + (f":{column}" if column else ""))
-                        )
+                        self.dropped.add(_assertion_code(where, label, column))
                 else:
                     self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
                 continue
@@ -160,7 +158,7 @@ class _Quality:
                 label = assertion.name or assertion.assertion
                 column = cased_identifier(assertion.column, case) if assertion.column else None
                 on_column = f" on {column}" if column else ""
-                code = _code(f"ol:{where}:{label}" + (f":{column}" if column else ""))
+                code = _assertion_code(where, label, column)
                 self.check(
                     PlannedCheck(
                         code=code,
@@ -228,7 +226,7 @@ class _Quality:
                 continue
             if outcome == "skip":
                 continue  # a skipped test makes neither a check nor a result
-            code = _code(f"ol:{scope}:test:{test.name}")
+            code = shorten(f"ol:{scope}:test:{_free_text(test.name)}", MAX_CODE_LENGTH)
             self.check(
                 PlannedCheck(
                     code=code,
@@ -381,6 +379,14 @@ def _warns(severity: str | None) -> bool:
 def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:
     """The properties that have a value: an empty one is never sent."""
     return tuple((name, value) for name, value in pairs if value)
+
+
+def _assertion_code(where: str, label: str, column: str | None) -> str:
+    """An assertion's check code: ``ol:<dataset>:<assertion>[:<column>]``. The dataset is
+    named as its entity is (``redact_name``: a key's ``token=eth`` partition is a name), the
+    assertion and the column are a producer's free text, SQL perhaps (``_free_text``)."""
+    text = f"ol:{redact_name(where)}:{_free_text(label)}"
+    return shorten(text + (f":{_free_text(column)}" if column else ""), MAX_CODE_LENGTH)
 
 
 def _code(text: str) -> str:

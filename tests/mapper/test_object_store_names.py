@@ -355,3 +355,33 @@ def test_the_datasets_of_airflow_s_file_transfer_land_on_their_folders(
 ) -> None:
     plan = build([airflow_file_transfer(src, dst)], definition(policy("s3://*")))
     assert entities(plan) == expected
+
+
+def test_a_partition_or_table_named_after_a_secret_word_is_not_merged_with_another() -> None:
+    """Seed 002: "Two producers that name the same store land on the same node", and two stores
+    on two. A name was redacted before it was split, ``token=…`` hidden with all that followed
+    it: ``raw/token=eth/transfers`` and ``raw/device_token=ios/sessions`` were one entity
+    ``raw``, ``public.secret=1`` and ``public.secret=2`` one (a probe of names real warehouses
+    allow). A ``token=`` segment of a key is a partition, a table's name is a name; a secret
+    parameter (``orders?sig=…``) is still hidden."""
+    events = [
+        run_event(
+            "spark.ingest",
+            namespace="spark",
+            inputs=[
+                dataset("raw/token=eth/transfers/part-0.parquet", "s3://lake"),
+                dataset("raw/device_token=ios/sessions/part-0.parquet", "s3://lake"),
+                dataset("db.public.secret=1", "postgres://db:5432"),
+                dataset("db.public.secret=2", "postgres://db:5432"),
+            ],
+            outputs=[dataset("db.public.orders?sig=Hunter2x9", "postgres://db:5432")],
+        )
+    ]
+    plan = build(events, definition(policy("s3://*"), policy("postgres://*")))
+    assert {(schema, name) for _, schema, name in entities(plan)} == {
+        ("raw/token=eth", "transfers"),
+        ("raw/device_token=ios", "sessions"),
+        ("public", "secret=1"),
+        ("public", "secret=2"),
+        ("public", "orders?sig=***"),
+    }

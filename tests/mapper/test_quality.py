@@ -169,6 +169,32 @@ def test_one_check_per_dataset_assertion_and_column_whatever_case_a_producer_sen
     assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"AMOUNT"}
 
 
+def test_one_check_per_dataset_a_dataset_named_after_a_secret_word_too() -> None:
+    """Seed 003: "One per dataset, per assertion name ... and per column". The code named its
+    dataset redacted as free text: ``raw/token=eth/transfers`` and ``raw/token=btc/transfers``
+    were both ``ol:s3://lake/raw/token=***``, one check with the results of two tables (a probe
+    of names real warehouses allow). The dataset is named as its entity is; a secret parameter
+    of the name, and SQL in the assertion, are still hidden."""
+    lake = builders.definition(policy("s3://*"), policy("postgres://*", nameTemplate="{host}"))
+    tested = [
+        dataset(
+            name, namespace, input_facets=assertions_facet({"assertion": check, "success": True})
+        )
+        for name, namespace, check in (
+            ("raw/token=eth/transfers", "s3://lake", "not_empty"),
+            ("raw/token=btc/transfers", "s3://lake", "not_empty"),
+            ("analytics.sales.orders?sig=Hunter2x9", PG, "pwd = 'Hunter2x9'"),
+        )
+    ]
+    plan = build(run(inputs=tested), lake)
+    assert [c.code for c in quality(plan).checks] == [
+        f"ol:{PG}/analytics.sales.orders?sig=***:pwd = '***'",
+        "ol:s3://lake/raw/token=btc/transfers:not_empty",
+        "ol:s3://lake/raw/token=eth/transfers:not_empty",
+    ]
+    assert plan.report.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 0
+
+
 @pytest.mark.parametrize("where", ["output_facets", "facets"])
 def test_assertions_on_an_output_make_no_check_and_are_reported_not_lost(where: str) -> None:
     """Seed 003 reads the dataQualityAssertions facet "of an input dataset" (an input facet in
