@@ -291,8 +291,11 @@ def normalize_pattern(pattern: str) -> str:
     scheme = _spelt_scheme(scheme)
     if scheme == "kafka":
         rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
-    if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
-        authority, slash, path = rest.partition("/")
+    authority, slash, path = rest.partition("/")
+    if (scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO) and (
+        slash or scheme in _AUTHORITY_IS_NOT_USER_INFO or scheme not in _PATHS_MAY_HOLD_AN_AT
+    ):
+        # where a ``*`` may run on into a path (``hdfs://*Warehouse*``), no host is told apart
         rest = f"{authority.lower()}{slash}{path}"
     return f"{scheme}://{rest.rstrip('/')}"
 

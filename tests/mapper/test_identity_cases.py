@@ -129,6 +129,9 @@ def test_a_pattern_spelt_as_flink_spells_a_kafka_namespace_matches_it() -> None:
         ("s3://Raw-*", "s3://Raw-1", True),
         ("hdfs://nn*/Warehouse/*", "hdfs://nn1:8020/Warehouse/t", True),  # a path keeps its case
         ("hdfs://nn*/Warehouse/*", "hdfs://nn1:8020/warehouse/t", False),
+        # no ``/``: a ``*`` may run on into the path, whose case is the path's
+        ("hdfs://*Warehouse*", "hdfs://nn:8020/Warehouse/t", True),
+        ("file://*Users*", "file:///Users/x", True),
     ],
 )
 def test_a_wildcard_pattern_reads_its_host_without_case_as_namespaces_are(
