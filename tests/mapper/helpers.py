@@ -168,6 +168,15 @@ DATASET_FACETS = [
     {"schema": {"_deleted": True}},
     {"documentation": {"description": "d"}},
     {"foo": {"_schemaURL": SCHEMA_URL, "fields": [{"name": "b"}]}},
+    # a state under the spec's key: a RENAME is kept apart from the states after it
+    {"lifecycleStateChange": {"lifecycleStateChange": "OVERWRITE"}},
+    {"lifecycleStateChange": {"lifecycleStateChange": "DROP"}},
+    {
+        "lifecycleStateChange": {
+            "lifecycleStateChange": "RENAME",
+            "previousIdentifier": {"namespace": NS, "name": "old"},
+        }
+    },
 ]
 
 
