@@ -281,16 +281,23 @@ def _latest_runs(
 
 
 def _ending_runs(
-    conn: Connection, events: Table, of_job: ColumnElement[bool], cutoff: datetime, since: datetime
+    conn: Connection,
+    events: Table,
+    of_job: ColumnElement[bool],
+    cutoff: datetime,
+    since: datetime,
+    kept: set[str],
 ) -> set[str]:
-    """The runs received before ``cutoff`` and since ``since`` that end a dataset's name: a
-    ``lifecycleStateChange`` ``DROP`` or ``RENAME`` of one of their datasets. Such a run is seldom
-    its job's latest, yet the table it dropped stays gone only while it is kept: pruned, the
-    older run of another job that wrote the table (kept as that job's latest description) would
-    describe it again. Kept for ``job_described_for_days`` after its arrival, which outlasts
-    every description received before it (a job with nothing newer is dropped by then)."""
+    """The runs received before ``cutoff`` and since ``since`` that end a dataset's name: the
+    latest ``lifecycleStateChange`` ``DROP`` of a dataset, or ``RENAME`` away from a name, among
+    them, unless a run kept anyway (``kept``, the job's latest description) names it again.
+    Such a run is seldom its job's latest, yet the table it dropped stays gone only while it is
+    kept: pruned, the older run of another job that wrote the table (kept as that job's latest
+    description) would describe it again. Kept for ``job_described_for_days`` after its
+    arrival, which outlasts every description received before it (a job with nothing newer is
+    dropped by then). A job that drops and creates its staging table at every run keeps none."""
     rows = conn.execute(
-        select(events.c.run_id, events.c.payload).where(
+        select(events.c.run_id, events.c.event_time, events.c.payload).where(
             of_job,
             events.c.received_at < cutoff,
             events.c.received_at >= since,
@@ -298,26 +305,57 @@ def _ending_runs(
             events.c.payload.contains("lifecycleStateChange", autoescape=True),  # seldom there
         )
     )
-    return {run_id for run_id, payload in rows if _ends_a_name(payload)}
+    latest: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for run_id, time, payload in rows:
+        for ended in _ended(payload):
+            if run_id not in kept and (ended not in latest or latest[ended][0] < time):
+                latest[ended] = (time, run_id)
+    if not latest:
+        return set()
+    named = conn.execute(
+        select(events.c.payload).where(of_job, events.c.run_id.in_(sorted(kept)))
+    ).scalars()
+    again = {name for payload in named for name in _named(payload)}
+    return {run_id for ended, (_, run_id) in latest.items() if ended not in again}
 
 
-def _ends_a_name(payload: str | None) -> bool:
-    """Whether a stored RunEvent drops or renames one of its datasets."""
+def _datasets(payload: str | None) -> list[dict[str, Any]]:
+    """The datasets a stored RunEvent lists, inputs and outputs."""
     try:
         data = json.loads(payload) if payload else None
     except ValueError:
-        return False
+        return []
     if not isinstance(data, dict):
-        return False
+        return []
+    found: list[dict[str, Any]] = []
     for side in ("inputs", "outputs"):
         datasets = data.get(side)
-        for dataset in datasets if isinstance(datasets, list) else ():
-            facets = dataset.get("facets") if isinstance(dataset, dict) else None
-            facet = facets.get("lifecycleStateChange") if isinstance(facets, dict) else None
-            state = facet.get("lifecycleStateChange") if isinstance(facet, dict) else None
-            if isinstance(state, str) and state.strip().upper() in ("DROP", "RENAME"):
-                return True
-    return False
+        found += [
+            d for d in (datasets if isinstance(datasets, list) else ()) if isinstance(d, dict)
+        ]
+    return found
+
+
+def _named(payload: str | None) -> list[tuple[str, str]]:
+    return [(str(d.get("namespace")), str(d.get("name"))) for d in _datasets(payload)]
+
+
+def _ended(payload: str | None) -> list[tuple[str, str]]:
+    """The names a stored RunEvent ends: a dataset it drops, the previous name of one it
+    renames."""
+    ended: list[tuple[str, str]] = []
+    for dataset in _datasets(payload):
+        facets = dataset.get("facets")
+        facet = facets.get("lifecycleStateChange") if isinstance(facets, dict) else None
+        state = facet.get("lifecycleStateChange") if isinstance(facet, dict) else None
+        state = state.strip().upper() if isinstance(state, str) else None
+        if state == "DROP":
+            ended.append((str(dataset.get("namespace")), str(dataset.get("name"))))
+        elif state == "RENAME" and isinstance(facet, dict):
+            previous = facet.get("previousIdentifier")
+            if isinstance(previous, dict):
+                ended.append((str(previous.get("namespace")), str(previous.get("name"))))
+    return ended
 
 
 def _parent_of(payload: str | None) -> str | None:
@@ -380,7 +418,7 @@ def retain(
             with engine.connect() as conn:
                 runs.update(_latest_runs(conn, events, of_job, latest, raw_cutoff))
         with engine.connect() as conn:
-            runs.update(_ending_runs(conn, events, of_job, raw_cutoff, job_cutoff))
+            runs.update(_ending_runs(conn, events, of_job, raw_cutoff, job_cutoff, runs))
         if runs:
             keep.append(or_(events.c.run_id.is_(None), events.c.run_id.not_in(sorted(runs))))
         if latest_job_events:

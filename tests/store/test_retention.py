@@ -340,3 +340,25 @@ def test_a_run_that_dropped_or_renamed_a_table_stays_while_a_description_of_it_m
     # once every description it could undo is gone too, so is it
     store.retain(raw_events_days=14, job_described_for_days=30, now=NOW + timedelta(days=6))
     assert _runs(store, "B") == {"b2"} and _runs(store, "A") == set()
+
+
+def test_a_job_that_drops_its_staging_table_at_every_run_keeps_no_old_run_for_it(
+    store: EventStore,
+) -> None:
+    """Only a DROP that may still undo a description is kept: one the job's latest run (kept
+    anyway) follows with its own mention of the table is not (a review found every DROP run
+    kept for ``job_described_for_days``: 54 of 80 runs instead of 28)."""
+    staging = builders.dataset("public.tmp", "postgres://db")
+    dropped = builders.dataset(
+        "public.tmp", "postgres://db", facets=builders.lifecycle_facet("DROP")
+    )
+    for number, days_ago in enumerate((25, 24, 23, 22, 1)):
+        run = f"s{number}"
+        time = builders.at(0, day=f"2026-05-{10 + number:02d}")
+        store.append(event("S", run=run, event_type="START", time=time, outputs=[staging]))
+        store.append(event("S", run=run, time=time, outputs=[dropped]))
+        _age(store, days_ago, runs=[run])
+
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+
+    assert _runs(store, "S") == {"s4"}
