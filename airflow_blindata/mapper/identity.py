@@ -636,12 +636,19 @@ def _profile(
         found = _dotted(_backticked_path(name), reading.default_schema, case=case)
         return replace(found, name=_without_decorator(found.name))
     if reading.levels is not None:
-        return _dotted(
+        link = ""
+        if scheme == "oracle" and "@" in name and '"' not in name.rpartition("@")[2]:
+            # a table through a database link (``HR.EMP@remote.example.com``): the link's
+            # dots part no path, and the link stays with the table it names
+            name, _, link = name.rpartition("@")
+            link = "@" + cased_identifier(link.strip(), case)
+        found = _dotted(
             name,
             reading.default_schema,
             case=case,
             schema_is_database=len(reading.levels) == 2,
         )
+        return replace(found, name=found.name + link) if link else found
     if scheme.startswith("arn:aws:glue"):
         return _glue(name)
     if scheme in ("redshift", "postgres"):

@@ -66,6 +66,20 @@ BIGQUERY = ("project", "dataset", "table")
         ("bigquery", "proj.ds.t$__UNPARTITIONED__", NameReading(BIGQUERY), ("ds", "t", "proj")),
         ("bigquery", "proj.ds.t@-3600000", NameReading(BIGQUERY), ("ds", "t", "proj")),
         ("mssql://h:1433", "dwh.dbo.Orders", NameReading(THREE), ("dbo", "Orders", "dwh")),
+        # Oracle: a table through a database link; the link's dots part no path, and two
+        # tables through one link stay two (both were schema EXAMPLE, table COM)
+        (
+            "oracle://h:1521",
+            "HR.EMP@remote.example.com",
+            NameReading(THREE, case="UPPER"),
+            ("HR", "EMP@REMOTE.EXAMPLE.COM", None),
+        ),
+        (
+            "oracle://h:1521",
+            "ORCL.HR.DEPT@dblink",
+            NameReading(THREE, case="UPPER"),
+            ("HR", "DEPT@DBLINK", "ORCL"),
+        ),
         # "{database}.{table}" platforms: the database is the schema the crawler stores
         ("mysql://h:3306", "shop.orders", NameReading(TWO), ("shop", "orders", "shop")),
         ("hive://h:10000", "sales.orders", NameReading(TWO), ("sales", "orders", "sales")),
