@@ -116,29 +116,46 @@ def walk_pages(
     Two pages in a row with nothing new end the walk with ``BlindataContractError`` naming
     ``operation``: the server answers the same page whatever ``page`` says, and the walk would
     never end (one page comes twice from a server that counts pages from 1, then the walk goes
-    on)."""
-    number = 0
+    on).
+
+    A walk that gave fewer objects than its last page's ``totalElements`` (a page served short
+    or empty by a server under load, a search index behind its database) is walked once more,
+    giving the objects it had missed: a sync that missed an object it looked for created it
+    again (a second SQL statement, a crawler's field retyped), or took the flows of a job still
+    described for gone. A server whose count stays above what it lists (one that counts what it
+    does not show) is believed after that second walk."""
     asked = {"sort": LIST_ORDER, **(params or {})}
-    seen: set[str] = set()
-    repeats = 0
-    while True:
-        page = fetch({**asked, "page": number, "size": page_size})
-        fresh = 0
-        for item in page.content:
-            uuid = getattr(item, "uuid", None)
-            if isinstance(uuid, str):
-                if uuid in seen:
+    given: set[str] = set()
+    for walk in range(2):
+        number, repeats, walked, named = 0, 0, set[str](), True
+        while True:
+            page = fetch({**asked, "page": number, "size": page_size})
+            fresh = 0
+            for item in page.content:
+                uuid = getattr(item, "uuid", None)
+                if not isinstance(uuid, str):
+                    named = False  # cannot be told from another: given by the first walk only
+                    if not walk:
+                        fresh += 1
+                        yield item
                     continue
-                seen.add(uuid)
-            fresh += 1
-            yield item
-        if page.is_last(number):
+                if uuid in walked:
+                    continue
+                walked.add(uuid)
+                fresh += 1
+                if uuid not in given:
+                    given.add(uuid)
+                    yield item
+            if page.is_last(number):
+                break
+            repeats = repeats + 1 if not fresh else 0
+            if repeats == 2:
+                raise BlindataContractError(
+                    f"{operation} answered the same items for pages {number - 1} "
+                    f"and {number} as before them: the server does not read the page parameter",
+                    operation=operation,
+                )
+            number += 1
+        total = page.total_elements
+        if not named or total is None or len(walked) >= total:
             return
-        repeats = repeats + 1 if not fresh else 0
-        if repeats == 2:
-            raise BlindataContractError(
-                f"{operation} answered the same items for pages {number - 1} "
-                f"and {number} as before them: the server does not read the page parameter",
-                operation=operation,
-            )
-        number += 1
