@@ -112,6 +112,47 @@ class Envelope:
     keys: tuple[tuple[Container, FacetLocation, AbstractSet[str]], ...]
     raw: _RunEvent | None = None
     """What ``read_envelope`` decoded, facets as raw JSON (``None``: from ``envelope_of``)."""
+    decoded: Mapping[str, Any] | None = None
+    """The event decoded, for an envelope of ``envelope_of``."""
+
+    def renames(self) -> bool:
+        """Whether the event sends a dataset a ``lifecycleStateChange`` ``RENAME``: the one
+        facet whose value, not its key, says where a fold keeps it (read from its JSON)."""
+        if self.raw is not None:
+            return any(
+                _renaming_text(facets[_LIFECYCLE])
+                for items in (self.raw.inputs, self.raw.outputs)
+                if isinstance(items, list)
+                for item in items
+                for facets in (item.facets,)
+                if isinstance(facets, dict) and _LIFECYCLE in facets
+            )
+        data = self.decoded or {}
+        return any(
+            _renaming(facets.get(_LIFECYCLE))
+            for side in ("inputs", "outputs")
+            if isinstance(data.get(side), list)
+            for item in data[side]
+            if isinstance(item, dict)
+            for facets in (item.get("facets"),)
+            if isinstance(facets, dict)
+        )
+
+
+_LIFECYCLE = "lifecycleStateChange"
+
+
+def _renaming_text(text: Raw) -> bool:
+    try:
+        return _renaming(_FACET_DECODER.decode(bytes(text)))
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return False  # malformed: no RENAME for the fold either
+
+
+def _renaming(facet: Any) -> bool:
+    """Whether a decoded ``lifecycleStateChange`` facet is a ``RENAME``, in any case."""
+    state = facet.get(_LIFECYCLE) if isinstance(facet, dict) else None
+    return isinstance(state, str) and state.strip().upper() == "RENAME"
 
 
 def read_envelope(text: str | bytes) -> Envelope | None:
@@ -259,7 +300,7 @@ def envelope_of(event: RunEvent, data: Mapping[str, Any]) -> Envelope:
         (container, location, filed_keys(raw, location))
         for container, location, raw in raw_containers(data)
     )
-    return Envelope(event, keys)
+    return Envelope(event, keys, decoded=data)
 
 
 def _value(value: Any) -> Any:

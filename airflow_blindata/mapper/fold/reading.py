@@ -156,7 +156,7 @@ class _Decided:
     def covers(self, envelope: Envelope) -> bool:
         """Whether every facet key of the event is decided already."""
         for (kind, namespace, name), _, keys in envelope.keys:
-            if _LIFECYCLE in keys and _renames(envelope):
+            if _LIFECYCLE in keys and envelope.renames():
                 return False  # a RENAME is kept apart from later states (``fold.core._RENAME``)
             merged = self._merged.get(kind)
             if merged is not None and not self._keys.get(
@@ -184,21 +184,6 @@ class _Decided:
 _LIFECYCLE = "lifecycleStateChange"
 """A facet whose value decides under which key the fold keeps it: a ``RENAME`` under a key of
 its own, which no later state replaces, is never decided by a newer event's keys."""
-
-
-def _renames(envelope: Envelope) -> bool:
-    """Whether a dataset of the event is sent a ``RENAME`` (read from the facets' JSON, kept
-    aside in the envelope): Spark's ``OVERWRITE`` and ``CREATE`` on every write stay skimmed."""
-    raw = envelope.raw
-    if raw is None:
-        return True  # no text to tell: read it
-    for items in (raw.inputs, raw.outputs):
-        for item in items if isinstance(items, list) else ():
-            facets = item.facets
-            text = facets.get(_LIFECYCLE) if isinstance(facets, dict) else None
-            if text is not None and b"RENAME" in bytes(text).upper():
-                return True
-    return False
 
 
 _WRITTEN = "written"
