@@ -500,10 +500,20 @@ def _unquoted(text: str) -> _Segment:
 
 def _cased(segment: _Segment, case: str | None) -> str:
     """The identifier in the declared case; a quoted one, and any when none is declared, as
-    it is (seed 002: "never re-cased"; the database "stores it as quoted")."""
+    it is (seed 002: "never re-cased"; the database "stores it as quoted"). So is one that no
+    database takes unquoted (``Order Items``, ``straße``: a blank, a letter outside ASCII, a
+    hyphen): the producer named a quoted identifier without its quotes, and a database folds
+    the case of an unquoted one's ASCII letters only (``ß`` would become ``SS``)."""
     if segment.quoted or case is None or case == "PRESERVE":
         return segment.text
+    if not _UNQUOTED_IDENTIFIER.match(segment.text):
+        return segment.text
     return segment.text.upper() if case == "UPPER" else segment.text.lower()
+
+
+_UNQUOTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#@]*\Z")
+"""What Snowflake, Oracle, SQL Server, Db2 and the others take unquoted: a letter or ``_``
+first, then letters, digits, ``_``, ``$`` (and Oracle's ``#``, SQL Server's ``@``)."""
 
 
 def cased_identifier(text: str, case: str | None) -> str:
@@ -641,7 +651,7 @@ def _profile(
             # a table through a database link (``HR.EMP@remote.example.com``): the link's
             # dots part no path, and the link stays with the table it names
             name, _, link = name.rpartition("@")
-            link = "@" + cased_identifier(link.strip(), case)
+            link = "@" + cased_name(link.strip(), case)
         found = _dotted(
             name,
             reading.default_schema,

@@ -153,6 +153,11 @@ def test_a_table_symlink_is_read_by_the_profile_declared_for_its_namespace() -> 
         ("[dwh].[dbo].[Orders]", "UPPER", ("dbo", "Orders", "dwh")),
         # a doubled quote is one quote of the identifier
         ('db."a""b".t', None, ('a"b', "t", "db")),
+        # a name no database takes unquoted was quoted, its quotes left out by the producer:
+        # re-cased, ``Order Items`` missed the crawler's table, ``straße`` became ``STRASSE``
+        ("analytics.sales.Order Items", "UPPER", ("SALES", "Order Items", "ANALYTICS")),
+        ("analytics.sales.straße", "UPPER", ("SALES", "straße", "ANALYTICS")),
+        ("analytics.sales.t$1", "UPPER", ("SALES", "T$1", "ANALYTICS")),
     ],
 )
 def test_identifier_case_applies_to_unquoted_names_only_and_only_where_declared(
