@@ -307,16 +307,28 @@ def _ending_runs(
     )
     latest: dict[tuple[str, str], tuple[datetime, str]] = {}
     for run_id, time, payload in rows:
+        when = time or _NO_TIME  # a time it could not read: the oldest
         for ended in _ended(payload):
-            if run_id not in kept and (ended not in latest or latest[ended][0] < time):
-                latest[ended] = (time, run_id)
+            if run_id not in kept and (ended not in latest or latest[ended][0] < when):
+                latest[ended] = (when, run_id)
     if not latest:
         return set()
+    # named again after it by a run kept anyway: the latest mention is no longer the DROP
+    again: dict[tuple[str, str], datetime] = {}
     named = conn.execute(
-        select(events.c.payload).where(of_job, events.c.run_id.in_(sorted(kept)))
-    ).scalars()
-    again = {name for payload in named for name in _named(payload)}
-    return {run_id for ended, (_, run_id) in latest.items() if ended not in again}
+        select(events.c.event_time, events.c.payload).where(
+            of_job, events.c.run_id.in_(sorted(kept))
+        )
+    )
+    for time, payload in named:
+        for name in _named(payload):
+            again[name] = max(again.get(name, _NO_TIME), time or _NO_TIME)
+    return {
+        run_id for ended, (time, run_id) in latest.items() if again.get(ended, _NO_TIME) <= time
+    }
+
+
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 
 def _datasets(payload: str | None) -> list[dict[str, Any]]:

@@ -362,3 +362,40 @@ def test_a_job_that_drops_its_staging_table_at_every_run_keeps_no_old_run_for_it
     store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
 
     assert _runs(store, "S") == {"s4"}
+
+
+def test_a_drop_stays_when_only_a_run_before_it_names_the_table_again(store: EventStore) -> None:
+    """A run kept anyway names the table again only after the DROP: b1 completed writing it (kept
+    as the latest completed run), b2 dropped it and failed, b3 is running. b2 was pruned, and
+    the table came back (a review of the rule above)."""
+    table = builders.dataset("public.t", "postgres://db")
+    dropped = builders.dataset("public.t", "postgres://db", facets=builders.lifecycle_facet("DROP"))
+    for run, day, kinds, outputs in (
+        ("b1", "2026-05-10", ("START", "COMPLETE"), [table]),
+        ("b2", "2026-05-11", ("START", "FAIL"), [dropped]),
+        ("b3", "2026-05-12", ("START",), []),
+    ):
+        for second, kind in enumerate(kinds):
+            time = builders.at(second, day=day)
+            store.append(event("B", run=run, event_type=kind, time=time, outputs=outputs))
+    _age(store, 20, runs=["b1", "b2", "b3"])
+
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+
+    assert _runs(store, "B") == {"b1", "b2", "b3"}
+
+
+def test_a_drop_whose_time_could_not_be_read_stops_no_retention(store: EventStore) -> None:
+    """An eventTime the store cannot place (``0001-01-01T00:00:00+05:00``) is kept without a
+    time: comparing it stopped the retention of every job (a review)."""
+    dropped = builders.dataset("public.t", "postgres://db", facets=builders.lifecycle_facet("DROP"))
+    unreadable = "0001-01-01T00:00:00+05:00"
+    store.append(event("S", run="s0", event_type="START", time=unreadable, outputs=[dropped]))
+    store.append(event("S", run="s0", time=builders.at(0, day="2026-05-10"), outputs=[dropped]))
+    store.append(event("S", run="s1", time=builders.at(0, day="2026-05-31")))
+    _age(store, 20, runs=["s0"])
+    _age(store, 1, runs=["s1"])
+
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+
+    assert _runs(store, "S") == {"s0", "s1"}
