@@ -118,24 +118,24 @@ class Envelope:
     def renames(self) -> bool:
         """Whether the event sends a dataset a ``lifecycleStateChange`` ``RENAME``: the one
         facet whose value, not its key, says where a fold keeps it (read from its JSON)."""
+        # under any key: one filed as ``lifecycleStateChange`` by its ``_schemaURL`` counts
         if self.raw is not None:
             return any(
-                _renaming_text(facets[_LIFECYCLE])
+                _renaming_text(text)
                 for items in (self.raw.inputs, self.raw.outputs)
                 if isinstance(items, list)
                 for item in items
-                for facets in (item.facets,)
-                if isinstance(facets, dict) and _LIFECYCLE in facets
+                if isinstance(item.facets, dict)
+                for text in item.facets.values()
             )
         data = self.decoded or {}
         return any(
-            _renaming(facets.get(_LIFECYCLE))
+            _renaming(facet)
             for side in ("inputs", "outputs")
             if isinstance(data.get(side), list)
             for item in data[side]
-            if isinstance(item, dict)
-            for facets in (item.get("facets"),)
-            if isinstance(facets, dict)
+            if isinstance(item, dict) and isinstance(item.get("facets"), dict)
+            for facet in item["facets"].values()
         )
 
 
@@ -143,8 +143,11 @@ _LIFECYCLE = "lifecycleStateChange"
 
 
 def _renaming_text(text: Raw) -> bool:
+    raw = bytes(text)
+    if b"rename" not in raw.lower():  # most facets: not decoded
+        return False
     try:
-        return _renaming(_FACET_DECODER.decode(bytes(text)))
+        return _renaming(_FACET_DECODER.decode(raw))
     except (msgspec.MsgspecError, ValueError, RecursionError):
         return False  # malformed: no RENAME for the fold either
 

@@ -7,6 +7,7 @@ Marquez soft-deletes such a dataset alike."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -133,16 +134,19 @@ def test_a_rename_is_remembered_whatever_state_the_new_name_is_sent_in_after(
     assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
 
 
+@pytest.mark.parametrize("as_text", [False, True], ids=["decoded", "as stored"])
+@pytest.mark.parametrize("key", ["lifecycleStateChange", "acme_lifecycle"])
 @pytest.mark.parametrize("same_run", [False, True], ids=["its next run", "its COMPLETE"])
 def test_a_rename_is_remembered_when_the_renaming_job_itself_overwrites_the_new_name(
-    same_run: bool,
+    same_run: bool, key: str, as_text: bool
 ) -> None:
     """docs/facet-support.md: the previous name stays undescribed "whatever state the new name is
     sent in later (Spark's OVERWRITE)". Sent by the job that renamed it (its next run, or the
     COMPLETE of the renaming run), the OVERWRITE made the reading skim the RENAME's event as
     decided, and the old name came back (a probe of lifecycle over several syncs; a kept fold
-    extended with the OVERWRITE remembered it, a reading from scratch did not)."""
-    renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
+    extended with the OVERWRITE remembered it, a reading from scratch did not). Under a key of
+    its own too, filed as ``lifecycleStateChange`` by its ``_schemaURL`` (a review)."""
+    renamed = {key: lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))[_STATE]}
     overwrite = dataset("db.s.new", facets=lifecycle_facet("OVERWRITE"))
     if same_run:
         run_id = builders.new_run_id()
@@ -165,11 +169,14 @@ def test_a_rename_is_remembered_when_the_renaming_job_itself_overwrites_the_new_
             *_write("etl.rename", 20, overwrite, inputs=(dataset("db.s.src"),)),
         ]
     events = [*_write("etl.load", 0, dataset("db.s.old"), inputs=(dataset("db.s.src"),)), *renaming]
-    plan = build(events, DEFINITION)
+    plan = build([json.dumps(e) for e in events] if as_text else events, DEFINITION)
     assert "old" not in _tables(plan)
     (new,) = [e for e in plan.entities if e.key.name == "new"]
     assert ("openLineageRenamedFrom", f"{builders.PG}/db.s.old") in new.properties
     assert plan.report.counters["datasetsRenamed"] == 1
+
+
+_STATE = "lifecycleStateChange"
 
 
 def test_a_table_renamed_then_dropped_leaves_neither_name() -> None:
