@@ -380,11 +380,12 @@ _redacted_short = lru_cache(maxsize=8192)(_redact_text)
 
 def redact_name(name: str) -> str:
     """A dataset's name as its entity is named: what ``redact_text`` hides, but a ``name=value``
-    pair only as a parameter (after ``?``, ``&`` or ``;``: ``orders?sig=…``, a JDBC URL's
-    ``;password=…``), its value ending at the next parameter, ``#`` or ``/``. A path's
-    ``token=eth`` segment is a partition, and ``public.secret=1`` a table: hidden, their values
-    and all that followed them, two tables were one entity (``raw/token=eth/transfers`` and
-    ``raw/device_token=ios/sessions``)."""
+    (or ``name: value``) pair only as a parameter, after ``?``, ``&``, ``;`` or a blank
+    (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), its
+    value ending at its closing quote, or unquoted at the next parameter, ``#`` or a blank. A
+    path's ``token=eth`` segment is a partition, and ``public.secret=1`` a table: hidden, their
+    values and all that followed them, two tables were one entity (``raw/token=eth/transfers``
+    and ``raw/device_token=ios/sessions``)."""
     if not _may_hold_a_secret(name):
         return name
     if len(name) <= _MEMO_LENGTH:
@@ -396,10 +397,14 @@ _name_redacted_short = lru_cache(maxsize=8192)(partial(_redact_text, name=True))
 
 _SECRET_PARAMETER_IN_NAME = re.compile(
     rf"""(?ix)
-    (?<=[?&;])
-    (?P<lead> [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* = \s* )
-    (?! \*\*\* )
-    (?P<value> [^\s&;#/]+ )
+    (?<=[?&;\s])
+    (?P<lead> \s* [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* [=:] \s* )
+    (?! \*\*\* | ["']\*\*\* )
+    (?P<value>
+        " (?: [^"\\\n] | \\. )* "?
+      | ' (?: [^'\\\n] | \\. )* '?
+      | [^\s&;#]+
+    )
     """
 )
 
