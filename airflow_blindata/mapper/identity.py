@@ -291,11 +291,14 @@ def normalize_pattern(pattern: str) -> str:
     scheme = _spelt_scheme(scheme)
     if scheme == "kafka":
         rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
-    authority, slash, path = rest.partition("/")
-    if (scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO) and (
-        slash or scheme in _AUTHORITY_IS_NOT_USER_INFO or scheme not in _PATHS_MAY_HOLD_AN_AT
-    ):
-        # where a ``*`` may run on into a path (``hdfs://*Warehouse*``), no host is told apart
+    if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        authority, slash, path = rest.partition("/")
+        if not slash and scheme in _PATHS_MAY_HOLD_AN_AT - _AUTHORITY_IS_NOT_USER_INFO:
+            # a ``*`` may run on into a path (``hdfs://*Warehouse*``): the host is what comes
+            # before the first wildcard (``hdfs://NameNode*``)
+            glob = _GLOB.search(authority)
+            at = glob.start() if glob else len(authority)
+            authority, path = authority[:at], authority[at:]
         rest = f"{authority.lower()}{slash}{path}"
     return f"{scheme}://{rest.rstrip('/')}"
 

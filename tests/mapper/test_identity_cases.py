@@ -132,6 +132,9 @@ def test_a_pattern_spelt_as_flink_spells_a_kafka_namespace_matches_it() -> None:
         # no ``/``: a ``*`` may run on into the path, whose case is the path's
         ("hdfs://*Warehouse*", "hdfs://nn:8020/Warehouse/t", True),
         ("file://*Users*", "file:///Users/x", True),
+        # ... and the host before it is read without case, as a namespace's
+        ("hdfs://NameNode*", "hdfs://namenode:8020", True),
+        ("https://Files.Example.com*", "https://files.example.com/x", True),
     ],
 )
 def test_a_wildcard_pattern_reads_its_host_without_case_as_namespaces_are(
