@@ -458,34 +458,56 @@ def _safe(value: object) -> str | None:
     return None if value is None else redact_query(strip_user_info(str(value)))
 
 
-Identity = Callable[[DatasetKey, dict[str, BaseFacet]], Hashable]
-"""What one table is, whatever names it: the entity a dataset lands on (``map_datasets``), or,
-where nothing resolves it, its normalised namespace and its name."""
+Identity = Callable[[DatasetKey, dict[str, BaseFacet]], tuple[Hashable, str | None]]
+"""What one table is, whatever names it, and the database its name gives (``None``: none):
+the entity a dataset lands on (``map_datasets``), or, where nothing resolves it, its
+normalised namespace and its name."""
 
 
-def _spelt_identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> Hashable:
-    return normalize_namespace(key.namespace), key.name
+def _spelt_identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> tuple[Hashable, None]:
+    return (normalize_namespace(key.namespace), key.name), None
 
 
-def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, str]:
-    """The datasets no longer described, by why (``datasetsDropped``, ``datasetsRenamed``): the
+def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, tuple[str, int]]:
+    """The datasets no longer described, by why (``datasetsDropped``, ``datasetsRenamed``) and
+    the table they name (a number, the same for all its names): the
     latest mention of a table, under any name of it (a spelling of its namespace, a letter case
-    its System's ``identifierCase`` reads as one: ``identity``), is a ``lifecycleStateChange``
-    ``DROP``; or a
-    later ``RENAME`` names it as the previous identifier of another, and no event mentioned it
-    after."""
-    by_identity: dict[Hashable, list[DatasetFold]] = {}
+    its System's ``identifierCase`` reads as one, a namespace mapped to its System, its name
+    without the database: ``identity``), is a ``lifecycleStateChange`` ``DROP``; or a later
+    ``RENAME`` names it as the previous identifier of another, and no event mentioned it after.
+    Two databases' tables on one entity (``DATABASES_MERGED``) are two tables."""
+    by_table: dict[Hashable, dict[str | None, list[DatasetFold]]] = {}
     for dataset in fold.datasets:
-        by_identity.setdefault(identity(dataset.key, dataset.facets), []).append(dataset)
-    found: dict[DatasetKey, str] = {}
-    for spellings in by_identity.values():
-        last = max(d.last_event_time for d in spellings)
-        dropped_at = max(
-            (d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
-            default=None,
-        )
-        if dropped_at is not None and dropped_at >= last:
-            found.update((d.key, "datasetsDropped") for d in spellings)
+        table, database = identity(dataset.key, dataset.facets)
+        by_table.setdefault(table, {}).setdefault(database, []).append(dataset)
+
+    def names(table: Hashable, database: str | None) -> list[list[DatasetFold]]:
+        """The names of each table ``table`` and ``database`` may be: one named without its
+        database is a name of each of its entity's databases."""
+        by_database = by_table.get(table, {})
+        databases = [name for name in by_database if name is not None]
+        if len(databases) <= 1:
+            return [[d for group in by_database.values() for d in group]] if by_database else []
+        if database is not None:
+            databases = [database] if database in by_database else []
+        return [by_database[name] + by_database.get(None, []) for name in databases]
+
+    found: dict[DatasetKey, tuple[str, int]] = {}
+    tables: dict[tuple[str, ...], int] = {}  # a table: the names of it, as one key
+
+    def number(spellings: list[DatasetFold]) -> int:
+        return tables.setdefault(tuple(sorted(str(d.key) for d in spellings)), len(tables))
+
+    for table in by_table:
+        for spellings in names(table, None):
+            last = max(d.last_event_time for d in spellings)
+            dropped_at = max(
+                (d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
+                default=None,
+            )
+            if dropped_at is not None and dropped_at >= last:
+                dropped = ("datasetsDropped", number(spellings))
+                found.update((d.key, dropped) for d in spellings)
     for dataset in fold.datasets:
         previous = dataset.renamed.previous_identifier if dataset.renamed else None
         if previous is None or dataset.renamed_at is None:
@@ -493,10 +515,11 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, s
         was = identity(DatasetKey(previous.namespace, previous.name), {})
         if was == identity(dataset.key, dataset.facets):
             continue  # renamed to itself: a producer's way of saying nothing moved
-        spellings = by_identity.get(was, [])
-        if spellings and max(d.last_event_time for d in spellings) <= dataset.renamed_at:
-            for old in spellings:
-                found.setdefault(old.key, "datasetsRenamed")
+        for spellings in names(*was):
+            if max(d.last_event_time for d in spellings) <= dataset.renamed_at:
+                renamed = ("datasetsRenamed", number(spellings))
+                for old in spellings:
+                    found.setdefault(old.key, renamed)
     return found
 
 
@@ -542,7 +565,7 @@ def map_datasets(
         for _, found, system, namespace in placed.values()
     }
 
-    def identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> Hashable:
+    def identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> tuple[Hashable, str | None]:
         """The entity a dataset lands on (a renamed table's previous name too)."""
         known = placed.get(key)
         if known is None:
@@ -553,28 +576,25 @@ def map_datasets(
         entity = entity_key(system.name, found) if system is not None else None
         if entity is None:
             return _spelt_identity(key, facets)
-        # a table of one store and database: two databases' ``s.t`` on one System (a merge
-        # DATABASES_MERGED reports) are two tables, one dropped, the other still there
-        return normalize_namespace(key.namespace), found.database, entity
+        return entity, found.database
 
     no_longer_described = gone(fold, identity) if _may_be_gone(fold) else {}
-    counted_gone: set[Hashable] = set()
+    counted_gone: set[tuple[str, int]] = set()
     for dataset_key, (dataset, found, system, namespace) in placed.items():
         # read once: a model's attribute is looked up through its class's MRO first, a local is not
         facets = dataset.facets
         where = str(dataset_key)  # the namespace as spelt, without credentials (it is shown)
         if system is None:
             continue
-        why = no_longer_described.get(dataset_key)
-        if why is not None:
+        ended = no_longer_described.get(dataset_key)
+        if ended is not None:
             # Dropped, or renamed, and not mentioned since: no longer described, so no entity
             # (one the job made goes at the next cleanup; a crawled one is left as it is)
             entities[dataset_key, system.name] = None
             plan.dataset_entities.gone.add(dataset_key)
-            table = identity(dataset_key, facets)
-            if table not in counted_gone:  # a table, whatever names it
-                counted_gone.add(table)
-                report.count(why)
+            if ended not in counted_gone:  # a table, whatever names it
+                counted_gone.add(ended)
+                report.count(ended[0])
             continue
         key = entities[dataset_key, system.name] = entity_key(system.name, found)
         if key is None:

@@ -254,6 +254,31 @@ def test_a_drop_in_one_database_leaves_the_table_of_another_on_the_same_entity()
     assert ("src", "t") in _flows(plan)
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [
+        pytest.param("postgres://h1.example.com:5432", "db.s.t", id="a namespace of its System"),
+        pytest.param("postgres://h1:5432", "s.t", id="the name without its database"),
+    ],
+)
+def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
+    namespace: str, name: str
+) -> None:
+    """One table on one entity: a DROP sent through another namespace the definition puts on
+    its System, or naming it without its database, was counted in ``datasetsDropped`` while the
+    table and its flow stayed (a review of the rule that two databases' tables are two)."""
+    one_system = builders.definition(builders.policy("postgres://*", nameTemplate="warehouse"))
+    src = dataset("db.s.src", "postgres://h1:5432")
+    events = [
+        *_write("etl.load", 0, dataset("db.s.t", "postgres://h1:5432"), inputs=(src,)),
+        *_write("etl.drop", 10, dataset(name, namespace, facets=lifecycle_facet("DROP"))),
+    ]
+    plan = build(events, one_system)
+    assert "t" not in _tables(plan)
+    assert _flows(plan) == set()
+    assert plan.report.counters["datasetsDropped"] == 1
+
+
 def test_a_table_renamed_to_itself_stays() -> None:
     """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
     moved: it removed the table (found by a review of this session's work)."""
