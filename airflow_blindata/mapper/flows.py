@@ -391,9 +391,9 @@ class FlowCollector:
                     )
                     for flow in group
                 ]
-                alike = len(set(names)) < len(names)
+                alike = {name for name in names if names.count(name) > 1}
                 for flow, name in zip(group, names, strict=True):
-                    if alike:  # spelt alike on their Systems too: a dot in a quoted name
+                    if name in alike:  # spelt alike on their Systems too: a dot in a quoted name
                         name = with_digest(name, _ends_text(flow), MAX_FLOW_NAME)
                     renamed = replace(flow, name=name)
                     held = flows.get((flow.scope, name))

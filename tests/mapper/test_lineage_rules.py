@@ -814,6 +814,28 @@ def test_two_tables_spelt_alike_on_one_system_each_keep_their_flow(
     assert [f.name for f in plan.flows] == [f.name for f in again.flows]
 
 
+def test_only_the_flows_spelt_alike_are_named_with_a_hash_of_their_ends() -> None:
+    """A clash of names across Systems is told apart by the Systems; only the flows that the
+    Systems do not tell apart take a hash (a review: every flow of the clash took one, and a
+    flow of another System was created anew)."""
+    a, b = "postgres://a:5432", "postgres://b:5432"
+    schema = builders.schema_facet("c")
+    inputs = [('db.s."t.x"', a), ('db.s."t.x"', b), ('db."s.t".x', a)]
+    event = run_event(
+        "etl.two",
+        namespace="af",
+        inputs=[ds(name, namespace, **schema) for name, namespace in inputs],
+        outputs=[ds("db.s.out", namespace, **schema) for namespace in (a, b)],
+    )
+    plan = build([event], builders.definition(policy("postgres://*", nameTemplate="{host}")))
+    names = [f.name for f in plan.flows if f.kind == "table"]
+    assert len(set(names)) == len(names) == 6
+    assert {name for name in names if "#" not in name} == {
+        "b:s.t.x -> a:s.out @af/etl.two",
+        "b:s.t.x -> b:s.out @af/etl.two",
+    }
+
+
 def _parts(name: str) -> tuple[str, str]:
     """Schema and table of ``db.<schema>.<table>``, quoted parts kept whole."""
     import shlex
