@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from operator import attrgetter
 from urllib.parse import quote
 
@@ -55,7 +56,7 @@ from airflow_blindata.mapper.plan import (
 )
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
-from airflow_blindata.mapper.sql import sqlglot_dialect
+from airflow_blindata.mapper.sql import sqlglot_dialect, tables_dropped
 from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_case
 from airflow_blindata.redaction import (
     REDACTED,
@@ -492,6 +493,7 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
             databases = [database] if database in by_database else []
         return [by_database[name] + by_database.get(None, []) for name in databases]
 
+    dropped_by_sql = _dropped_by_sql(fold)
     found: dict[DatasetKey, tuple[str, int]] = {}
     tables: dict[tuple[str, ...], int] = {}  # a table: the names of it, as one key
 
@@ -502,7 +504,10 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
         for spellings in names(table, None):
             last = max(d.last_event_time for d in spellings)
             dropped_at = max(
-                (d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
+                (
+                    *(d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
+                    *(dropped_by_sql[d.key] for d in spellings if d.key in dropped_by_sql),
+                ),
                 default=None,
             )
             if dropped_at is not None and dropped_at >= last:
@@ -524,8 +529,41 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
 
 
 def _may_be_gone(fold: Fold) -> bool:
-    """Whether any dataset was sent a lifecycle state (most folds: none, and nothing to weigh)."""
-    return any(d.lifecycle_at is not None or d.renamed is not None for d in fold.datasets)
+    """Whether any dataset was sent a lifecycle state, or a job's SQL drops a table (most folds:
+    neither, and nothing to weigh)."""
+    return any(d.lifecycle_at is not None or d.renamed is not None for d in fold.datasets) or any(
+        _drops(job) for job in fold.jobs
+    )
+
+
+def _drops(job: JobFold) -> SQLJobFacet | None:
+    sql = job_sql(job)
+    return sql if sql is not None and "drop" in sql.query.casefold() else None
+
+
+def _dropped_by_sql(fold: Fold) -> dict[DatasetKey, datetime]:
+    """The outputs a job's SQL drops, and when: Airflow's SQL operators name the table a ``DROP
+    TABLE`` drops as an output of the run and send no ``lifecycleStateChange``, so the dropped
+    table stayed described as long as the job was. An output of the job's latest description
+    whose name ends with a table its statements leave dropped (``mapper.sql.tables_dropped``:
+    not one created again after) is dropped when that run ended."""
+    found: dict[DatasetKey, datetime] = {}
+    for job in fold.jobs:
+        sql = _drops(job)
+        if sql is None:
+            continue
+        dropped = tables_dropped(sql.query, sql.dialect)
+        if not dropped:
+            continue
+        for run in job.latest_completed_group:
+            for output in run.outputs:
+                parts = tuple(
+                    part.strip().strip('"`[]').casefold() for part in output.key.name.split(".")
+                )
+                if any(parts[-len(table) :] == table for table in dropped):
+                    at = found.get(output.key)
+                    found[output.key] = max(at, run.last_event_time) if at else run.last_event_time
+    return found
 
 
 def _states(dataset: DatasetFold) -> str | None:

@@ -31,6 +31,7 @@ __all__ = [
     "normalize_sql",
     "sql_hash",
     "sqlglot_dialect",
+    "tables_dropped",
 ]
 
 OPENLINEAGE_DIALECTS: dict[str, str | None] = {
@@ -187,6 +188,39 @@ def names_in_sql(sql: str, dialect: str | None = None) -> SqlNames:
         bare=frozenset(run[0] for run in runs if len(run) == 1),
         qualified=frozenset((run[-2], run[-1]) for run in runs if len(run) > 1),
     )
+
+
+def tables_dropped(sql: str, dialect: str | None = None) -> frozenset[tuple[str, ...]]:
+    """The tables (and views) ``sql`` leaves dropped: a ``DROP TABLE`` of one no later
+    statement of the text names again (``DROP TABLE IF EXISTS t; CREATE TABLE t AS …`` leaves
+    ``t``), each as the parts of its name, case-folded (``("probe", "c")``). For producers that
+    name what a ``DROP`` drops as an output and send no ``lifecycleStateChange`` (Airflow's SQL
+    operators). A text that does not parse drops nothing."""
+    if "drop" not in sql.casefold():
+        return frozenset()
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel
+
+    try:
+        statements = sqlglot.parse(
+            sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.IGNORE
+        )
+    except (SqlglotError, ValueError, RecursionError):
+        return frozenset()
+    dropped: set[tuple[str, ...]] = set()
+    for statement in statements:
+        if statement is None:
+            continue
+        tables = {
+            tuple(part.casefold() for part in (t.catalog, t.db, t.name) if part)
+            for t in statement.find_all(exp.Table)
+        }
+        kind = str(statement.args.get("kind") or "").upper()
+        if isinstance(statement, exp.Drop) and kind in ("TABLE", "VIEW"):
+            dropped |= tables
+        else:
+            dropped -= tables
+    return frozenset(name for name in dropped if name)
 
 
 def sql_hash(sql: str, dialect: str | None = None) -> str:

@@ -279,6 +279,39 @@ def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
     assert plan.report.counters["datasetsDropped"] == 1
 
 
+@pytest.mark.parametrize(
+    ("sql", "gone"),
+    [
+        pytest.param("DROP TABLE s.t", True, id="dropped"),
+        pytest.param("drop table if exists t", True, id="dropped, unqualified"),
+        pytest.param(
+            "DROP TABLE IF EXISTS s.t; CREATE TABLE s.t AS SELECT * FROM s.src",
+            False,
+            id="dropped, then created again",
+        ),
+        pytest.param("TRUNCATE TABLE s.t", False, id="truncated"),
+    ],
+)
+def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> None:
+    """Airflow's SQL operators send no ``lifecycleStateChange``: their parser names the table a
+    ``DROP TABLE`` drops as an output of the run, so the dropped table stayed described, its
+    flows too (a probe with real Airflow and PostgreSQL). The job's SQL says it: a table its
+    statements leave dropped is dropped when the run ended, as a DROP facet says."""
+    dropping = builders.run_cycle(
+        "etl.drop",
+        run_id=builders.new_run_id(),
+        start_time=at(10),
+        end_time=at(11),
+        outputs=[dataset("db.s.t")],
+        job_facets=builders.sql_facet(sql, "postgres"),
+    )
+    events = [*_write("etl.load", 0, dataset("db.s.t"), inputs=(dataset("db.s.src"),)), *dropping]
+    plan = build(events, DEFINITION)
+    assert ("t" not in _tables(plan)) is gone
+    assert (_flows(plan) == set()) is gone
+    assert plan.report.counters.get("datasetsDropped", 0) == int(gone)
+
+
 def test_a_table_renamed_to_itself_stays() -> None:
     """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
     moved: it removed the table (found by a review of this session's work)."""
