@@ -556,13 +556,18 @@ def _dropped_by_sql(fold: Fold) -> dict[DatasetKey, datetime]:
         if not dropped:
             continue
         for run in job.latest_completed_group:
-            for output in run.outputs:
-                parts = tuple(
+            names = {
+                output.key: tuple(
                     part.strip().strip('"`[]').casefold() for part in output.key.name.split(".")
                 )
-                if any(parts[-len(table) :] == table for table in dropped):
-                    at = found.get(output.key)
-                    found[output.key] = max(at, run.last_event_time) if at else run.last_event_time
+                for output in run.outputs
+            }
+            for table in dropped:
+                ending = [key for key, parts in names.items() if parts[-len(table) :] == table]
+                if len(ending) != 1:
+                    continue  # none, or several outputs it may name: none is told dropped
+                at = found.get(ending[0])
+                found[ending[0]] = max(at, run.last_event_time) if at else run.last_event_time
     return found
 
 

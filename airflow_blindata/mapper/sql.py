@@ -208,6 +208,7 @@ def tables_dropped(sql: str, dialect: str | None = None) -> frozenset[tuple[str,
     except (SqlglotError, ValueError, RecursionError):
         return frozenset()
     dropped: set[tuple[str, ...]] = set()
+    named: set[tuple[str, ...]] = set()
     for statement in statements:
         if statement is None:
             continue
@@ -215,12 +216,25 @@ def tables_dropped(sql: str, dialect: str | None = None) -> frozenset[tuple[str,
             tuple(part.casefold() for part in (t.catalog, t.db, t.name) if part)
             for t in statement.find_all(exp.Table)
         }
+        named |= tables
         kind = str(statement.args.get("kind") or "").upper()
         if isinstance(statement, exp.Drop) and kind in ("TABLE", "VIEW"):
             dropped |= tables
-        else:
-            dropped -= tables
-    return frozenset(name for name in dropped if name)
+        else:  # named again, however qualified (``orders`` may be ``sales.orders``)
+            dropped = {d for d in dropped if not any(_same_table(d, t) for t in tables)}
+    # ``orders`` beside ``sales.orders`` (a staging table loaded into it, then dropped) may be
+    # either: which one the default schema makes it is not known here, so neither is dropped
+    return frozenset(
+        name
+        for name in dropped
+        if name and not any(len(t) > len(name) and _same_table(name, t) for t in named)
+    )
+
+
+def _same_table(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two names may be one table: the shorter ends the longer."""
+    shorter = min(len(a), len(b))
+    return a[-shorter:] == b[-shorter:]
 
 
 def sql_hash(sql: str, dialect: str | None = None) -> str:

@@ -290,6 +290,10 @@ def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
             id="dropped, then created again",
         ),
         pytest.param("TRUNCATE TABLE s.t", False, id="truncated"),
+        # a staging table of the same name loaded into it, then dropped: which one the default
+        # schema makes ``t`` is not known, so neither is dropped
+        pytest.param("INSERT INTO s.t SELECT * FROM t; DROP TABLE t", False, id="staging"),
+        pytest.param("DROP TABLE other.t; INSERT INTO s.t SELECT 1", False, id="another schema"),
     ],
 )
 def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> None:
