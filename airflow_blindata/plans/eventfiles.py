@@ -26,14 +26,17 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
     A JSON lines file (its first line that is not blank is a JSON object on its own) is read a
     line at a time: its memory is a line's, whatever its size. Any other file is read whole."""
     with Path(path).open("rb") as handle:
+        # a UTF-8 byte order mark (Windows tools write one) is no part of the first event
+        start = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
+        handle.seek(start)
         if _first_line_an_object(handle):
-            handle.seek(0)
+            handle.seek(start)
             for chunk in handle:
                 for line in chunk.splitlines():  # as ``bytes.splitlines`` cuts the whole file
                     if line.strip():
                         yield read_line(line)
             return
-    data = Path(path).read_bytes()
+    data = Path(path).read_bytes()[start:]
     if not data.strip():
         return
     try:
@@ -60,6 +63,9 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
     for line in data.splitlines():
         if line.strip():
             yield read_line(line)
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _first_line_an_object(handle: IO[bytes]) -> bool:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,24 @@ def test_a_file_may_hold_one_event_an_array_or_json_lines(tmp_path: Path) -> Non
     assert list(read_event_file(one)) == [EVENT]
     assert list(read_event_file(array)) == [EVENT, EVENT]
     assert list(read_event_file(lines)) == [EVENT, "{not json", EVENT]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(json.dumps(EVENT, indent=2), [EVENT], id="one event, indented"),
+        pytest.param(f"{json.dumps(EVENT)}\n{json.dumps(EVENT)}\n", [EVENT, EVENT], id="lines"),
+        pytest.param(json.dumps([EVENT, EVENT], indent=2), [EVENT, EVENT], id="an array"),
+    ],
+)
+def test_a_file_behind_a_byte_order_mark_holds_the_same_events(
+    tmp_path: Path, text: str, expected: list[Any]
+) -> None:
+    """A UTF-8 byte order mark (written by Windows tools) made an indented event eleven lines
+    of junk, and the first of JSON lines a string (a review)."""
+    path = tmp_path / "events.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert list(read_event_file(path)) == expected
 
 
 def write_definition(tmp_path: Path) -> Path:
