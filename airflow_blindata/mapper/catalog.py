@@ -34,7 +34,7 @@ from airflow_blindata.events import (
     facet_of,
 )
 from airflow_blindata.mapper.documentation import DESCRIPTION_LIMIT, place_text
-from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, RunFold
 from airflow_blindata.mapper.identity import (
     EntityName,
     cased_identifier,
@@ -532,30 +532,33 @@ def _may_be_gone(fold: Fold) -> bool:
     """Whether any dataset was sent a lifecycle state, or a job's SQL drops a table (most folds:
     neither, and nothing to weigh)."""
     return any(d.lifecycle_at is not None or d.renamed is not None for d in fold.datasets) or any(
-        _drops(job) for job in fold.jobs
+        _drops(run) for job in fold.jobs for run in job.latest_completed_group
     )
 
 
-def _drops(job: JobFold) -> SQLJobFacet | None:
-    sql = job_sql(job)
-    return sql if sql is not None and "drop" in sql.query.casefold() else None
+_DROP_STATEMENT = re.compile(r"(?i)\bdrop\s+(?:temp\s+|temporary\s+)?(?:table|view)\b")
+
+
+def _drops(run: RunFold) -> SQLJobFacet | None:
+    """The run's SQL, when it may drop a table."""
+    sql = facet_of(run.job_facets, SQLJobFacet)
+    return sql if sql is not None and _DROP_STATEMENT.search(sql.query) else None
 
 
 def _dropped_by_sql(fold: Fold) -> dict[DatasetKey, datetime]:
     """The outputs a job's SQL drops, and when: Airflow's SQL operators name the table a ``DROP
     TABLE`` drops as an output of the run and send no ``lifecycleStateChange``, so the dropped
-    table stayed described as long as the job was. An output of the job's latest description
-    whose name ends with a table its statements leave dropped (``mapper.sql.tables_dropped``:
-    not one created again after) is dropped when that run ended."""
+    table stayed described as long as the job was. An output of a run of the job's latest
+    description that its own statements leave dropped (``mapper.sql.tables_dropped``: not one
+    named again after) is dropped when that run ended; a dropped name that may be several of
+    its outputs is none of them."""
     found: dict[DatasetKey, datetime] = {}
     for job in fold.jobs:
-        sql = _drops(job)
-        if sql is None:
-            continue
-        dropped = tables_dropped(sql.query, sql.dialect)
-        if not dropped:
-            continue
-        for run in job.latest_completed_group:
+        for run in job.latest_completed_group:  # each instance of a mapped task with its SQL
+            sql = _drops(run)
+            if sql is None:
+                continue
+            dropped = tables_dropped(sql.query, sql.dialect or _platform_dialect(job))
             names = {
                 output.key: tuple(
                     part.strip().strip('"`[]').casefold() for part in output.key.name.split(".")

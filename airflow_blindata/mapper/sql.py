@@ -15,6 +15,7 @@ import hashlib
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot.dialects.dialect import Dialect
@@ -198,6 +199,11 @@ def tables_dropped(sql: str, dialect: str | None = None) -> frozenset[tuple[str,
     operators). A text that does not parse drops nothing."""
     if "drop" not in sql.casefold():
         return frozenset()
+    return _tables_dropped(sql, dialect)
+
+
+@lru_cache(maxsize=1024)
+def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]:
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
 
@@ -212,6 +218,8 @@ def tables_dropped(sql: str, dialect: str | None = None) -> frozenset[tuple[str,
     for statement in statements:
         if statement is None:
             continue
+        if isinstance(statement, exp.Command):
+            return frozenset()  # a statement sqlglot does not read may create it again
         tables = {
             tuple(part.casefold() for part in (t.catalog, t.db, t.name) if part)
             for t in statement.find_all(exp.Table)

@@ -154,6 +154,7 @@ JOB_FACETS = [
     BAD_DOC,
     {"documentation": {"_deleted": True}},
     {"sql": {"query": "SELECT 1"}},
+    {"sql": {"query": "DROP TABLE a"}},  # a table the job's SQL drops: dropped as by a facet
     {"sql": {"query": 7}},
     {"acme": {"v": 1}},
     {"foo": {"_schemaURL": DOC_URL, "description": "moved"}},

@@ -294,6 +294,16 @@ def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
         # schema makes ``t`` is not known, so neither is dropped
         pytest.param("INSERT INTO s.t SELECT * FROM t; DROP TABLE t", False, id="staging"),
         pytest.param("DROP TABLE other.t; INSERT INTO s.t SELECT 1", False, id="another schema"),
+        pytest.param(
+            "DROP TABLE IF EXISTS t; CREATE TABLE s.t AS SELECT 1", False, id="created again"
+        ),
+        pytest.param(
+            "SELECT * INTO #t FROM s.src; INSERT INTO s.t SELECT * FROM #t; DROP TABLE #t",
+            False,
+            id="a SQL Server temp table",
+        ),
+        # a statement sqlglot does not read (MySQL's swap) may create it again
+        pytest.param("DROP TABLE s.t; RENAME TABLE s.t_new TO s.t", False, id="unread after"),
     ],
 )
 def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> None:
@@ -314,6 +324,30 @@ def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> N
     assert ("t" not in _tables(plan)) is gone
     assert (_flows(plan) == set()) is gone
     assert plan.report.counters.get("datasetsDropped", 0) == int(gone)
+
+
+def test_the_instances_of_a_mapped_task_drop_each_by_its_own_sql_and_time() -> None:
+    """A mapped task's SQL is the distinct statements of its instances, sorted: read as one text,
+    the DROP of one instance came after the CREATE of a later one, and the table the last one
+    created was taken for dropped (a review). Each instance's SQL drops its own outputs, when it
+    ended."""
+    parent = builders.parent_facet("etl_dag", builders.new_run_id())
+    instances = [
+        builders.run_cycle(
+            "etl.swap",
+            run_id=builders.new_run_id(),
+            start_time=at(start),
+            end_time=at(start + 1),
+            outputs=[dataset("db.s.t")],
+            job_facets=builders.sql_facet(sql, "postgres"),
+            run_facets=parent,
+        )
+        for start, sql in ((10, "DROP TABLE IF EXISTS s.t"), (20, "CREATE TABLE s.t AS SELECT 1"))
+    ]
+    events = [*_write("etl.load", 0, dataset("db.s.t")), *instances[0], *instances[1]]
+    plan = build(events, DEFINITION)
+    assert "t" in _tables(plan)
+    assert plan.report.counters.get("datasetsDropped", 0) == 0
 
 
 def test_a_table_renamed_to_itself_stays() -> None:
