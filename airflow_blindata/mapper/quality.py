@@ -102,6 +102,8 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
         self.dropped: set[str] = set()
         """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
+        self._fields: dict[EntityKey, dict[str, str | None]] | None = None
+        """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
         resolver = self.resolver
@@ -112,6 +114,23 @@ class _Quality:
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
             return known[key, system.name]
         return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
+
+    def spelt(self, entity: EntityKey, column: str) -> str:
+        """A column as its entity's field is spelt: a producer's ``Customer_ID`` is the schema's
+        ``customer_id`` when it is the one field spelt so without case (seed 003: one check per
+        column; a record on a field the entity lacks names nothing). As sent when the entity has
+        no such field, or several."""
+        if self._fields is None:
+            self._fields = {}
+            for planned in self.plan.fields:
+                by_fold = self._fields.setdefault(planned.entity, {})
+                folded = planned.name.casefold()
+                by_fold[folded] = planned.name if folded not in by_fold else None
+                by_fold["\x00" + planned.name] = planned.name
+        fields = self._fields.get(entity)
+        if not fields or ("\x00" + column) in fields:
+            return column
+        return fields.get(column.casefold()) or column
 
     def case(self, key: DatasetKey) -> str | None:
         """The ``identifierCase`` declared for the namespace that placed the dataset (its own,
@@ -157,6 +176,7 @@ class _Quality:
             for assertion in asserted:
                 label = assertion.name or assertion.assertion
                 column = cased_identifier(assertion.column, case) if assertion.column else None
+                column = self.spelt(entity, column) if column else None
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
                 self.check(
@@ -300,12 +320,13 @@ class _Quality:
         values = _metric_values(metrics, stats, direction)
         if report is not None:
             values = chain(values, _report_values(*report, direction))
-        for metric, field, value, facet in values:
+        for metric, sent, value, facet in values:
             timestamp = _capture_date(facet) or when
+            field = self.spelt(entity, cased_identifier(sent, case)) if sent else sent
             record = PlannedRecord(
                 entity=entity,
                 metric=metric,
-                field=cased_identifier(field, case) if field else field,
+                field=field,
                 value=float(value),  # a count is written 3.0, not 3, as validation wrote it
                 timestamp=timestamp,
                 run_id=run.run_id,

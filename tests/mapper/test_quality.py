@@ -169,6 +169,33 @@ def test_one_check_per_dataset_assertion_and_column_whatever_case_a_producer_sen
     assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"AMOUNT"}
 
 
+def test_a_column_sent_in_another_case_than_its_field_is_its_field() -> None:
+    """Seed 003: "one per dataset, per assertion name ... and per column"; a profiling record
+    names a field of the entity. Great Expectations names a column as the suite was written
+    (``Customer_ID``) where the schema says ``customer_id``: with no ``identifierCase`` the check
+    and the record named a field the entity lacks (a probe of quality from real producers).
+    The one field spelt so without case is the column; two such fields leave it as sent."""
+    read = dataset(
+        "analytics.sales.orders",
+        facets=builders.schema_facet("customer_id", "Amount", "amount"),
+        input_facets={
+            **assertions_facet(
+                {"assertion": "not_null", "column": "Customer_ID", "success": True},
+                {"assertion": "positive", "column": "AMOUNT", "success": True},
+                producer=None,
+            ),
+            **builders.metrics_facet(columns={"CUSTOMER_ID": {"nullCount": 0}}),
+        },
+    )
+    plan = build(run(inputs=[read]), definition())
+    where = f"{PG}/analytics.sales.orders"
+    assert [c.code for c in quality(plan).checks] == [
+        f"ol:{where}:not_null:customer_id",
+        f"ol:{where}:positive:AMOUNT",  # Amount or amount: which, no case tells
+    ]
+    assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"customer_id"}
+
+
 def test_one_check_per_dataset_a_dataset_named_after_a_secret_word_too() -> None:
     """Seed 003: "One per dataset, per assertion name ... and per column". The code named its
     dataset redacted as free text: ``raw/token=eth/transfers`` and ``raw/token=btc/transfers``
