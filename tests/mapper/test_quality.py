@@ -320,6 +320,33 @@ def test_failed_runs_publish_assertion_results_and_aborted_runs_nothing(
     assert len(quality(build(events, definition())).results) == results
 
 
+def test_a_test_also_sent_as_an_assertion_on_its_dataset_is_one_check_the_dataset_s() -> None:
+    """dbt-ol sends a singular test both as an assertion on the dataset it tests and in the
+    run's ``test`` facet (its structured logs; a probe of quality from real producers): one
+    test was two checks, each with a result of the same run. The dataset's check stands."""
+    tests = {
+        "test": {
+            "tests": [
+                {"name": "test.shop.assert_no_future_dates", "status": "pass"},
+                {"name": "test.shop.other_test", "status": "fail"},
+            ]
+        }
+    }
+    events = run(
+        inputs=[assertions({"assertion": "assert_no_future_dates", "success": True})],
+        run_facets=tests,
+        job="test.shop.assert_no_future_dates",
+    )
+    plan = build(events, definition())
+    codes = [c.code for c in quality(plan).checks]
+    assert sorted(codes) == [
+        "ol:ol:airflow|test.shop.assert_no_future_dates:test:test.shop.other_test",
+        f"ol:{PG}/analytics.sales.orders:assert_no_future_dates",
+    ]
+    assert len(quality(plan).results) == 2
+    assert plan.report.counters["testsCheckedOnDatasets"] == 1
+
+
 def test_a_test_is_a_check_on_the_job_entity_per_test_name_skipped_tests_make_nothing() -> None:
     tests = {
         "test": {
