@@ -102,6 +102,8 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
         self.dropped: set[str] = set()
         """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
+        self.checked_labels: set[tuple[str, str]] = set()
+        """(run id, assertion name) of each assertion that made a dataset check."""
         self._fields: dict[EntityKey, dict[str, str | None]] | None = None
         """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
 
@@ -176,9 +178,9 @@ class _Quality:
             for assertion in asserted:
                 label = assertion.name or assertion.assertion
                 column = cased_identifier(assertion.column, case) if assertion.column else None
-                column = self.spelt(entity, column) if column else None
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
+                self.checked_labels.add((run.run_id, label))
                 self.check(
                     PlannedCheck(
                         code=code,
@@ -225,6 +227,16 @@ class _Quality:
 
     # -- tests ---------------------------------------------------------------------------------
 
+    def _checked_on_a_dataset(self, run: RunFold, name: str) -> bool:
+        """Whether the run's assertion of this test made a dataset check: one of the same
+        name, or dbt's ``test.<project>.<name>`` of the assertion ``<name>``."""
+        checked = self.checked_labels
+        if (run.run_id, name) in checked:
+            return True
+        kind, _, rest = name.partition(".")
+        project, _, test = rest.partition(".")
+        return kind == "test" and bool(project) and (run.run_id, test) in checked
+
     def tests(self, job: JobFold, run: RunFold) -> None:
         facet = facet_of(run.run_facets, TestRunFacet)
         if facet is None or not self.definition.process_layer:
@@ -235,9 +247,8 @@ class _Quality:
             system=system.name, schema_=job.key.namespace, name=redact_text(job.key.name)
         )
         scope = job_scope(job.key.namespace, job.key.name)
-        asserted = _asserted(run)
         for test in facet.tests:
-            if test.name in asserted or test.name.rpartition(".")[2] in asserted:
+            if self._checked_on_a_dataset(run, test.name):
                 # dbt-ol sends a singular test both as an assertion on the dataset it tests
                 # and in the run's test facet: one check, the dataset's
                 self.plan.report.count("testsCheckedOnDatasets")
@@ -406,16 +417,6 @@ def _warns(severity: str | None) -> bool:
 def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:
     """The properties that have a value: an empty one is never sent."""
     return tuple((name, value) for name, value in pairs if value)
-
-
-def _asserted(run: RunFold) -> set[str]:
-    """The names of the assertions the run sends on its inputs (``assertions``)."""
-    names: set[str] = set()
-    for item in run.inputs:
-        facet = layered_facet(DataQualityAssertionsDatasetFacet, item.facets, item.input_facets)
-        for assertion in facet.assertions if facet is not None else ():
-            names.add(assertion.name or assertion.assertion)
-    return names
 
 
 def _assertion_code(where: str, label: str, column: str | None) -> str:

@@ -169,12 +169,13 @@ def test_one_check_per_dataset_assertion_and_column_whatever_case_a_producer_sen
     assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"AMOUNT"}
 
 
-def test_a_column_sent_in_another_case_than_its_field_is_its_field() -> None:
-    """Seed 003: "one per dataset, per assertion name ... and per column"; a profiling record
-    names a field of the entity. Great Expectations names a column as the suite was written
-    (``Customer_ID``) where the schema says ``customer_id``: with no ``identifierCase`` the check
-    and the record named a field the entity lacks (a probe of quality from real producers).
-    The one field spelt so without case is the column; two such fields leave it as sent."""
+def test_a_metric_of_a_column_sent_in_another_case_than_its_field_is_on_that_field() -> None:
+    """Seed 003: a profiling record names a field of the entity. Great Expectations names a
+    column as the suite was written (``Customer_ID``) where the schema says ``customer_id``: with
+    no ``identifierCase`` the record named a field the entity lacks (a probe of quality from real
+    producers). The one field spelt so without case is its field; two such fields leave it as
+    sent. A check's code keeps the column as sent: a code is the check's identity, and a schema
+    known later would change it (a review)."""
     read = dataset(
         "analytics.sales.orders",
         facets=builders.schema_facet("customer_id", "Amount", "amount"),
@@ -190,8 +191,8 @@ def test_a_column_sent_in_another_case_than_its_field_is_its_field() -> None:
     plan = build(run(inputs=[read]), definition())
     where = f"{PG}/analytics.sales.orders"
     assert [c.code for c in quality(plan).checks] == [
-        f"ol:{where}:not_null:customer_id",
-        f"ol:{where}:positive:AMOUNT",  # Amount or amount: which, no case tells
+        f"ol:{where}:not_null:Customer_ID",
+        f"ol:{where}:positive:AMOUNT",
     ]
     assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"customer_id"}
 
@@ -345,6 +346,29 @@ def test_a_test_also_sent_as_an_assertion_on_its_dataset_is_one_check_the_datase
     ]
     assert len(quality(plan).results) == 2
     assert plan.report.counters["testsCheckedOnDatasets"] == 1
+
+
+@pytest.mark.parametrize(
+    ("test_name", "asserted_on"),
+    [
+        pytest.param("customers.not_null", "analytics.sales.orders", id="another test, same end"),
+        pytest.param("test.shop.not_null", "kafka-topic", id="its dataset has no entity"),
+    ],
+)
+def test_a_test_its_run_does_not_check_on_a_dataset_keeps_its_job_check(
+    test_name: str, asserted_on: str
+) -> None:
+    """Only a test the run's assertion made a dataset check of is that check: an unrelated
+    assertion ending like it, or one on a dataset with no entity, hid the test and lost its
+    failure (a review)."""
+    tests = {"test": {"tests": [{"name": test_name, "status": "fail"}]}}
+    asserted = assertions({"assertion": "not_null", "success": True}, name=asserted_on)
+    if asserted_on == "kafka-topic":
+        asserted["namespace"] = "kafka://broker:9092"
+    plan = build(run(inputs=[asserted], run_facets=tests), definition())
+    job_checks = [c for c in quality(plan).checks if c.kind == "test"]
+    assert len(job_checks) == 1
+    assert plan.report.counters.get("testsCheckedOnDatasets", 0) == 0
 
 
 def test_a_test_is_a_check_on_the_job_entity_per_test_name_skipped_tests_make_nothing() -> None:
