@@ -213,29 +213,40 @@ def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]
         )
     except (SqlglotError, ValueError, RecursionError):
         return frozenset()
-    dropped: set[tuple[str, ...]] = set()
-    named: set[tuple[str, ...]] = set()
+    dropped: dict[str, set[tuple[str, ...]]] = {}  # by the table's own name (its last part)
+    named: dict[str, set[tuple[str, ...]]] = {}
     for statement in statements:
         if statement is None:
             continue
-        if isinstance(statement, exp.Command):
-            return frozenset()  # a statement sqlglot does not read may create it again
+        if isinstance(statement, exp.Command | exp.Execute | exp.Transaction):
+            # a statement sqlglot does not read, a procedure run, a transaction (rolled back?):
+            # any may create it again, or undo the DROP
+            return frozenset()
         tables = {
             tuple(part.casefold() for part in (t.catalog, t.db, t.name) if part)
             for t in statement.find_all(exp.Table)
         }
-        named |= tables
+        tables.discard(())
+        if dropped and not tables:
+            return frozenset()  # ``SELECT build_orders()``: a function may create it again
+        for table in tables:
+            named.setdefault(table[-1], set()).add(table)
         kind = str(statement.args.get("kind") or "").upper()
         if isinstance(statement, exp.Drop) and kind in ("TABLE", "VIEW"):
-            dropped |= tables
-        else:  # named again, however qualified (``orders`` may be ``sales.orders``)
-            dropped = {d for d in dropped if not any(_same_table(d, t) for t in tables)}
+            for table in tables:
+                dropped.setdefault(table[-1], set()).add(table)
+            continue
+        for table in tables:  # named again, however qualified (``orders``: ``sales.orders``?)
+            same = dropped.get(table[-1])
+            if same:
+                same -= {d for d in same if _same_table(d, table)}
     # ``orders`` beside ``sales.orders`` (a staging table loaded into it, then dropped) may be
     # either: which one the default schema makes it is not known here, so neither is dropped
     return frozenset(
         name
-        for name in dropped
-        if name and not any(len(t) > len(name) and _same_table(name, t) for t in named)
+        for last, names in dropped.items()
+        for name in names
+        if not any(len(t) > len(name) and _same_table(name, t) for t in named.get(last, ()))
     )
 
 

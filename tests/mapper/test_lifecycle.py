@@ -304,6 +304,10 @@ def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
         ),
         # a statement sqlglot does not read (MySQL's swap) may create it again
         pytest.param("DROP TABLE s.t; RENAME TABLE s.t_new TO s.t", False, id="unread after"),
+        # so may a procedure or a function, and a transaction may be rolled back (a review)
+        pytest.param("DROP TABLE s.t; EXEC sp_rename 's.t_new', 't'", False, id="a procedure"),
+        pytest.param("DROP TABLE IF EXISTS s.t; SELECT s.build_t()", False, id="a function"),
+        pytest.param("BEGIN; DROP TABLE s.t; ROLLBACK;", False, id="a transaction"),
     ],
 )
 def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> None:
