@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from airflow_blindata.events import json_array_items
 
-__all__ = ["read_event_file", "read_line"]
+__all__ = ["BOM", "read_event_file", "read_line"]
 
 
 def read_event_file(path: str | Path) -> Iterator[Any]:
@@ -27,7 +27,7 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
     line at a time: its memory is a line's, whatever its size. Any other file is read whole."""
     with Path(path).open("rb") as handle:
         # a UTF-8 byte order mark (Windows tools write one) is no part of the first event
-        start = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
+        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
         handle.seek(start)
         if _first_line_an_object(handle):
             handle.seek(start)
@@ -65,7 +65,8 @@ def read_event_file(path: str | Path) -> Iterator[Any]:
             yield read_line(line)
 
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte order mark, which Windows tools write before a text file's first line."""
 
 
 def _first_line_an_object(handle: IO[bytes]) -> bool:

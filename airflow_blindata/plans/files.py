@@ -36,7 +36,7 @@ from airflow_blindata.mapper.quality import quality_retainer
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.systems import KnownSystem
 from airflow_blindata.plans import store as stored
-from airflow_blindata.plans.eventfiles import read_event_file, read_line
+from airflow_blindata.plans.eventfiles import BOM, read_event_file, read_line
 from airflow_blindata.store.base import TimeSlice, ordered_slices, time_slices
 
 __all__ = [
@@ -278,7 +278,8 @@ def event_files_groups(
             handles.append(handle)
             number = len(handles) - 1
             handle.seek(0)
-            offset = 0
+            offset = len(BOM) if handle.read(len(BOM)) == BOM else 0  # no part of a line
+            handle.seek(offset)
             for line in handle:
                 if line.strip():
                     job, _ = _spotted(line)

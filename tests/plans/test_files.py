@@ -54,6 +54,23 @@ def test_a_file_behind_a_byte_order_mark_holds_the_same_events(
     assert list(read_event_file(path)) == expected
 
 
+def test_a_plan_of_json_lines_behind_a_byte_order_mark_reads_the_first_event(
+    tmp_path: Path,
+) -> None:
+    """``plan`` reads JSON lines job by job from where each line starts: the first line's
+    started at the mark, and the first event was UNREADABLE_EVENT (a review)."""
+    from airflow_blindata.definition import JobDefinition
+    from airflow_blindata.mapper.report import GapCode
+    from airflow_blindata.plans.files import plan_files
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + f"{json.dumps(EVENT)}\n{json.dumps(EVENT)}\n".encode())
+    definition = JobDefinition.from_yaml(write_definition(tmp_path).read_text())
+    plan = plan_files([path], definition)
+    assert plan.report.gap_count(GapCode.UNREADABLE_EVENT) == 0
+    assert plan.report.counters["runEvents"] == 2
+
+
 def write_definition(tmp_path: Path) -> Path:
     path = tmp_path / "definition.yaml"
     path.write_text(
