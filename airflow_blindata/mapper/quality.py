@@ -57,6 +57,7 @@ from airflow_blindata.mapper.fold import (
     Fold,
     InputFold,
     JobFold,
+    JobKey,
     OutputFold,
     RunFold,
     RunRetainer,
@@ -102,8 +103,8 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
         self.dropped: set[str] = set()
         """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
-        self.checked_labels: set[tuple[str, str]] = set()
-        """(run id, assertion name) of each assertion that made a dataset check."""
+        self.checked_labels: set[tuple[JobKey, str, str]] = set()
+        """(job, run id, assertion name) of each assertion that made a dataset check."""
         self._fields: dict[EntityKey, dict[str, str | None]] | None = None
         """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
 
@@ -180,7 +181,7 @@ class _Quality:
                 column = cased_identifier(assertion.column, case) if assertion.column else None
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
-                self.checked_labels.add((run.run_id, label))
+                self.checked_labels.add((job.key, run.run_id, label))
                 self.check(
                     PlannedCheck(
                         code=code,
@@ -227,15 +228,15 @@ class _Quality:
 
     # -- tests ---------------------------------------------------------------------------------
 
-    def _checked_on_a_dataset(self, run: RunFold, name: str) -> bool:
+    def _checked_on_a_dataset(self, job: JobFold, run: RunFold, name: str) -> bool:
         """Whether the run's assertion of this test made a dataset check: one of the same
         name, or dbt's ``test.<project>.<name>`` of the assertion ``<name>``."""
         checked = self.checked_labels
-        if (run.run_id, name) in checked:
+        if (job.key, run.run_id, name) in checked:
             return True
         kind, _, rest = name.partition(".")
         project, _, test = rest.partition(".")
-        return kind == "test" and bool(project) and (run.run_id, test) in checked
+        return kind == "test" and bool(project) and (job.key, run.run_id, test) in checked
 
     def tests(self, job: JobFold, run: RunFold) -> None:
         facet = facet_of(run.run_facets, TestRunFacet)
@@ -248,7 +249,7 @@ class _Quality:
         )
         scope = job_scope(job.key.namespace, job.key.name)
         for test in facet.tests:
-            if self._checked_on_a_dataset(run, test.name):
+            if self._checked_on_a_dataset(job, run, test.name):
                 # dbt-ol sends a singular test both as an assertion on the dataset it tests
                 # and in the run's test facet: one check, the dataset's
                 self.plan.report.count("testsCheckedOnDatasets")

@@ -207,10 +207,9 @@ def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
 
-    try:
-        statements = sqlglot.parse(
-            sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.IGNORE
-        )
+    try:  # read whole or not at all: ignoring errors, sqlglot drops the rest of the text
+        # (T-SQL's ``DROP TABLE s.t`` then ``SELECT * INTO s.t …`` without a ``;``)
+        statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
         return frozenset()
     dropped: dict[str, set[tuple[str, ...]]] = {}  # by the table's own name (its last part)
@@ -227,8 +226,8 @@ def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]
             for t in statement.find_all(exp.Table)
         }
         tables.discard(())
-        if dropped and not tables:
-            return frozenset()  # ``SELECT build_orders()``: a function may create it again
+        if dropped and (not tables or statement.find(exp.Anonymous) is not None):
+            return frozenset()  # ``SELECT s.build_t()``: a function may create it again
         for table in tables:
             named.setdefault(table[-1], set()).add(table)
         kind = str(statement.args.get("kind") or "").upper()

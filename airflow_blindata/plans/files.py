@@ -239,6 +239,8 @@ def _is_json_lines(handle: IO[bytes]) -> bool:
     A line nested too deeply to decode, or not UTF-8, tells nothing: the next one decides (one
     bad line must not make a file of millions of lines be read whole).
     """
+    if handle.read(len(BOM)) != BOM:  # a byte order mark is no part of the first line
+        handle.seek(0)
     for line in handle:
         if line.strip():
             try:

@@ -308,6 +308,9 @@ def test_a_drop_under_another_name_of_a_table_on_its_entity_drops_it(
         pytest.param("DROP TABLE s.t; EXEC sp_rename 's.t_new', 't'", False, id="a procedure"),
         pytest.param("DROP TABLE IF EXISTS s.t; SELECT s.build_t()", False, id="a function"),
         pytest.param("BEGIN; DROP TABLE s.t; ROLLBACK;", False, id="a transaction"),
+        pytest.param("DROP TABLE s.t; SELECT * FROM s.build_t()", False, id="a table function"),
+        # T-SQL without ``;``: sqlglot, told to ignore errors, read the DROP and dropped the rest
+        pytest.param("DROP TABLE s.t\nSELECT * INTO s.t FROM s.src", False, id="no semicolon"),
     ],
 )
 def test_a_table_an_airflow_sql_task_drops_is_dropped(sql: str, gone: bool) -> None:
