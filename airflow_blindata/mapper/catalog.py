@@ -22,6 +22,7 @@ from airflow_blindata.events import (
     DatasetTypeDatasetFacet,
     DocumentationDatasetFacet,
     DocumentationJobFacet,
+    EventType,
     HierarchyDatasetFacet,
     JobTypeJobFacet,
     LifecycleStateChangeDatasetFacet,
@@ -494,6 +495,7 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
         return [by_database[name] + by_database.get(None, []) for name in databases]
 
     dropped_by_sql = _dropped_by_sql(fold)
+    ended = _ended_runs(fold)
     found: dict[DatasetKey, tuple[str, int]] = {}
     tables: dict[tuple[str, ...], int] = {}  # a table: the names of it, as one key
 
@@ -505,7 +507,11 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
             last = max(d.last_event_time for d in spellings)
             dropped_at = max(
                 (
-                    *(d.lifecycle_at for d in spellings if _states(d) == "DROP" and d.lifecycle_at),
+                    *(
+                        d.lifecycle_at
+                        for d in spellings
+                        if _states(d) == "DROP" and d.lifecycle_at and _completed(d, ended)
+                    ),
                     *(dropped_by_sql[d.key] for d in spellings if d.key in dropped_by_sql),
                 ),
                 default=None,
@@ -526,6 +532,23 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
                 for old in spellings:
                     found.setdefault(old.key, renamed)
     return found
+
+
+def _ended_runs(fold: Fold) -> dict[tuple[str, str, str], bool]:
+    """Each run of the fold (job namespace, name, run id), and whether it completed."""
+    return {
+        (job.key.namespace, job.key.name, run.run_id): run.state is EventType.COMPLETE
+        for job in fold.jobs
+        for run in job.runs
+    }
+
+
+def _completed(dataset: DatasetFold, ended: dict[tuple[str, str, str], bool]) -> bool:
+    """Whether the run that sent the dataset's latest state completed: a ``DROP TABLE`` that
+    failed, or has only started (Spark sends the state on the START too), drops nothing, as a
+    run that failed describes no job. A DatasetEvent's state, and a run the fold no longer
+    keeps (it kept the state), count."""
+    return dataset.lifecycle_by is None or ended.get(dataset.lifecycle_by, True)
 
 
 def _may_be_gone(fold: Fold) -> bool:

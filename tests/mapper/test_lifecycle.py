@@ -59,6 +59,32 @@ def test_a_table_dropped_and_not_mentioned_since_has_no_entity_and_no_flow() -> 
     assert plan.report.counters["datasetsDropped"] == 1
 
 
+@pytest.mark.parametrize("end", ["FAIL", None], ids=["failed", "only started"])
+def test_a_drop_that_failed_or_has_only_started_drops_nothing(end: str | None) -> None:
+    """docs/capture.md: a run that has started since, or failed, does not change what a job
+    describes. Spark sends the DROP's state on the START too: a DROP TABLE that failed (no
+    permission) or was still running removed the table and ended its flows (a probe of Spark's
+    lifecycle events)."""
+    dropped = dataset("db.s.t", facets=lifecycle_facet("DROP"))
+    run_id = builders.new_run_id()
+    dropping = [
+        builders.run_event(
+            "etl.drop", event_type="START", run_id=run_id, time=at(10), outputs=[dropped]
+        )
+    ]
+    if end:
+        dropping.append(
+            builders.run_event(
+                "etl.drop", event_type=end, run_id=run_id, time=at(11), outputs=[dropped]
+            )
+        )
+    events = [*_write("etl.load", 0, dataset("db.s.t"), inputs=(dataset("db.s.src"),)), *dropping]
+    plan = build(events, DEFINITION)
+    assert "t" in _tables(plan)
+    assert _flows(plan) == {("src", "t")}
+    assert plan.report.counters.get("datasetsDropped", 0) == 0
+
+
 @pytest.mark.parametrize(
     "later",
     [

@@ -289,6 +289,8 @@ class DatasetFold:
     design_column_lineage: ColumnLineageDatasetFacet | None = None
     lifecycle_at: datetime | None = None
     """When the dataset's latest ``lifecycleStateChange`` facet was sent (``catalog.gone``)."""
+    lifecycle_by: tuple[str, str, str] | None = None
+    """The job (namespace, name) and run that sent it (``("", "", "")``: a DatasetEvent)."""
     renamed: LifecycleStateChangeDatasetFacet | None = None
     """The latest ``RENAME`` a writer sent for the dataset, whatever state it sent after (Spark
     sends ``OVERWRITE`` on each ``INSERT OVERWRITE``): the name it was renamed from."""
@@ -594,6 +596,7 @@ class DatasetMentions:
             if isinstance(design_columns, ColumnLineageDatasetFacet)
             else None,
             lifecycle_at=lifecycle.order[0][0] if lifecycle and lifecycle.facet else None,
+            lifecycle_by=lifecycle.order[0][2:5] if lifecycle and lifecycle.facet else None,
             renamed=renamed if isinstance(renamed, LifecycleStateChangeDatasetFacet) else None,
             renamed_at=rename.order[0][0] if rename and rename.facet else None,
         )
