@@ -477,16 +477,26 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
     its System's ``identifierCase`` reads as one, a namespace mapped to its System, its name
     without the database: ``identity``), is a ``lifecycleStateChange`` ``DROP``; or a later
     ``RENAME`` names it as the previous identifier of another, and no event mentioned it after.
-    Two databases' tables on one entity (``DATABASES_MERGED``) are two tables."""
+    Two databases' tables on one entity (``DATABASES_MERGED``) are two tables. A dataset's
+    ``TABLE`` symlinks are names of it too: Spark drops a table on S3 under its location or
+    under the catalog's name alone."""
+    identities = {d.key: identity(d.key, d.facets) for d in fold.datasets}
+    linked = _linked_tables(fold, identities, identity)
+
+    def table_of(table: Hashable) -> Hashable:
+        while table in linked:
+            table = linked[table]
+        return table
+
     by_table: dict[Hashable, dict[str | None, list[DatasetFold]]] = {}
     for dataset in fold.datasets:
-        table, database = identity(dataset.key, dataset.facets)
-        by_table.setdefault(table, {}).setdefault(database, []).append(dataset)
+        table, database = identities[dataset.key]
+        by_table.setdefault(table_of(table), {}).setdefault(database, []).append(dataset)
 
     def names(table: Hashable, database: str | None) -> list[list[DatasetFold]]:
         """The names of each table ``table`` and ``database`` may be: one named without its
         database is a name of each of its entity's databases."""
-        by_database = by_table.get(table, {})
+        by_database = by_table.get(table_of(table), {})
         databases = [name for name in by_database if name is not None]
         if len(databases) <= 1:
             return [[d for group in by_database.values() for d in group]] if by_database else []
@@ -532,6 +542,35 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
                 for old in spellings:
                     found.setdefault(old.key, renamed)
     return found
+
+
+def _linked_tables(
+    fold: Fold,
+    identities: dict[DatasetKey, tuple[Hashable, str | None]],
+    identity: Identity,
+) -> dict[Hashable, Hashable]:
+    """Each table a ``TABLE`` symlink names, to the table of the dataset it links (one of
+    them, when several are one): followed to its end, one key per table."""
+    linked: dict[Hashable, Hashable] = {}
+
+    def end(table: Hashable) -> Hashable:
+        while table in linked:
+            table = linked[table]
+        return table
+
+    for dataset in fold.datasets:
+        symlinks = facet_of(dataset.facets, SymlinksDatasetFacet)
+        if symlinks is None:
+            continue
+        own = end(identities[dataset.key][0])
+        for link in symlinks.identifiers or ():
+            if str(link.type).upper() != "TABLE":
+                continue
+            key = DatasetKey(link.namespace, link.name)
+            other = end((identities.get(key) or identity(key, {}))[0])
+            if other != own:
+                linked[other] = own
+    return linked
 
 
 def _ended_runs(fold: Fold) -> dict[tuple[str, str, str], bool]:

@@ -383,6 +383,28 @@ def test_the_instances_of_a_mapped_task_drop_each_by_its_own_sql_and_time() -> N
     assert plan.report.counters.get("datasetsDropped", 0) == 0
 
 
+def test_a_drop_under_the_catalog_name_of_a_table_on_s3_drops_it() -> None:
+    """openlineage-spark names a Hive (or Glue) table on S3 by its location with the catalog's
+    name as a TABLE symlink, and seed 000 lands it on the bucket's folder; a DROP sent under the
+    catalog's name alone was counted while the folder's entity and its flow stayed (a probe of
+    Spark's lifecycle events). A dataset's TABLE symlinks are names of it."""
+    hive = "hive://metastore:9083"
+    symlink = builders.facet(
+        "SymlinksDatasetFacet",
+        identifiers=[{"namespace": hive, "name": "db.t", "type": "TABLE"}],
+    )
+    located = dataset("warehouse/db.db/t", "s3://bucket", facets={"symlinks": symlink})
+    events = [
+        *_write("spark.ctas", 0, located, inputs=(dataset("raw/in", "s3://bucket"),)),
+        *_write("spark.drop", 10, dataset("db.t", hive, facets=lifecycle_facet("DROP"))),
+    ]
+    definition = builders.definition(builders.policy("s3://*"), builders.policy("hive://*"))
+    plan = build(events, definition)
+    assert "t" not in _tables(plan)
+    assert _flows(plan) == set()
+    assert plan.report.counters["datasetsDropped"] == 1
+
+
 def test_a_table_renamed_to_itself_stays() -> None:
     """A RENAME whose previous identifier is the dataset itself (any spelling) says nothing
     moved: it removed the table (found by a review of this session's work)."""
