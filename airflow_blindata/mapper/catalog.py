@@ -534,8 +534,9 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
         if previous is None or dataset.renamed_at is None:
             continue
         was = identity(DatasetKey(previous.namespace, previous.name), {})
-        if was == identity(dataset.key, dataset.facets):
-            continue  # renamed to itself: a producer's way of saying nothing moved
+        own = identities[dataset.key]
+        if was == own or table_of(was[0]) == table_of(own[0]):
+            continue  # renamed to itself (or its symlink): a way of saying nothing moved
         for spellings in names(*was):
             if max(d.last_event_time for d in spellings) <= dataset.renamed_at:
                 renamed = ("datasetsRenamed", number(spellings))
@@ -552,6 +553,10 @@ def _linked_tables(
     """Each table a ``TABLE`` symlink names, to the table of the dataset it links (one of
     them, when several are one): followed to its end, one key per table."""
     linked: dict[Hashable, Hashable] = {}
+    databases: dict[Hashable, set[str]] = {}
+    for table, database in identities.values():
+        if database is not None:
+            databases.setdefault(table, set()).add(database)
 
     def end(table: Hashable) -> Hashable:
         while table in linked:
@@ -564,30 +569,29 @@ def _linked_tables(
             continue
         own = end(identities[dataset.key][0])
         for link in symlinks.identifiers or ():
-            if str(link.type).upper() != "TABLE":
+            if str(link.type).upper() != "TABLE" or not str(link.name).strip():
                 continue
             key = DatasetKey(link.namespace, link.name)
-            other = end((identities.get(key) or identity(key, {}))[0])
+            table = (identities.get(key) or identity(key, {}))[0]
+            if len(databases.get(table, ())) > 1:
+                continue  # an entity of several databases' tables: which one it is, unknown
+            other = end(table)
             if other != own:
                 linked[other] = own
     return linked
 
 
-def _ended_runs(fold: Fold) -> dict[tuple[str, str, str], bool]:
-    """Each run of the fold (job namespace, name, run id), and whether it completed."""
-    return {
-        (job.key.namespace, job.key.name, run.run_id): run.state is EventType.COMPLETE
-        for job in fold.jobs
-        for run in job.runs
-    }
+def _ended_runs(fold: Fold) -> set[str]:
+    """The runs of the fold that completed (by run id: unique, as the spec says)."""
+    return {run.run_id for job in fold.jobs for run in job.runs if run.state is EventType.COMPLETE}
 
 
-def _completed(dataset: DatasetFold, ended: dict[tuple[str, str, str], bool]) -> bool:
+def _completed(dataset: DatasetFold, ended: set[str]) -> bool:
     """Whether the run that sent the dataset's latest state completed: a ``DROP TABLE`` that
     failed, or has only started (Spark sends the state on the START too), drops nothing, as a
-    run that failed describes no job. A DatasetEvent's state, and a run the fold no longer
-    keeps (it kept the state), count."""
-    return dataset.lifecycle_by is None or ended.get(dataset.lifecycle_by, True)
+    run that failed describes no job. Told by the event that sent it (a COMPLETE, a
+    DatasetEvent), else by the run, while the fold keeps it."""
+    return dataset.lifecycle_completed or dataset.lifecycle_run in ended
 
 
 def _may_be_gone(fold: Fold) -> bool:

@@ -85,6 +85,43 @@ def test_a_drop_that_failed_or_has_only_started_drops_nothing(end: str | None) -
     assert plan.report.counters.get("datasetsDropped", 0) == 0
 
 
+def test_a_failed_drop_drops_nothing_after_the_job_completes_another_run() -> None:
+    """A run that failed is no longer kept once its job completes another: the DROP it sent
+    (on its START and FAIL, as Spark sends it) was then read as completed (a review)."""
+    dropped = dataset("db.s.t", facets=lifecycle_facet("DROP"))
+    run_id = builders.new_run_id()
+    failed = [
+        builders.run_event(
+            "etl.drop", event_type=kind, run_id=run_id, time=at(second), outputs=[dropped]
+        )
+        for kind, second in (("START", 10), ("FAIL", 11))
+    ]
+    events = [
+        *_write("etl.load", 0, dataset("db.s.t"), inputs=(dataset("db.s.src"),)),
+        *failed,
+        *_write("etl.drop", 20, dataset("db.s.other")),
+    ]
+    plan = build(events, DEFINITION)
+    assert "t" in _tables(plan)
+    assert plan.report.counters.get("datasetsDropped", 0) == 0
+
+
+def test_a_rename_from_a_table_s_own_catalog_name_keeps_it() -> None:
+    """Spark renames a table whose location does not change (Unity): a RENAME whose previous
+    name is the dataset's own TABLE symlink is no rename of another table (a review)."""
+    unity = "databricks://host"
+    symlink = builders.facet(
+        "SymlinksDatasetFacet",
+        identifiers=[{"namespace": unity, "name": "main.s.t", "type": "TABLE"}],
+    )
+    renamed = {"symlinks": symlink, **lifecycle_facet("RENAME", previous=(unity, "main.s.t"))}
+    located = dataset("raw/t", "s3://lake", facets=renamed)
+    events = _write("spark.rename", 0, located, inputs=(dataset("raw/in", "s3://lake"),))
+    plan = build(events, builders.definition(builders.policy("s3://*")))
+    assert "t" in _tables(plan)
+    assert plan.report.counters.get("datasetsRenamed", 0) == 0
+
+
 @pytest.mark.parametrize(
     "later",
     [

@@ -289,8 +289,10 @@ class DatasetFold:
     design_column_lineage: ColumnLineageDatasetFacet | None = None
     lifecycle_at: datetime | None = None
     """When the dataset's latest ``lifecycleStateChange`` facet was sent (``catalog.gone``)."""
-    lifecycle_by: tuple[str, str, str] | None = None
-    """The job (namespace, name) and run that sent it (``("", "", "")``: a DatasetEvent)."""
+    lifecycle_run: str | None = None
+    """The run that sent it (``""``: a DatasetEvent or a JobEvent)."""
+    lifecycle_completed: bool = False
+    """Whether a COMPLETE event sent it (a DatasetEvent's or a JobEvent's: as completed)."""
     renamed: LifecycleStateChangeDatasetFacet | None = None
     """The latest ``RENAME`` a writer sent for the dataset, whatever state it sent after (Spark
     sends ``OVERWRITE`` on each ``INSERT OVERWRITE``): the name it was renamed from."""
@@ -596,7 +598,12 @@ class DatasetMentions:
             if isinstance(design_columns, ColumnLineageDatasetFacet)
             else None,
             lifecycle_at=lifecycle.order[0][0] if lifecycle and lifecycle.facet else None,
-            lifecycle_by=lifecycle.order[0][2:5] if lifecycle and lifecycle.facet else None,
+            lifecycle_run=lifecycle.order[0][4] if lifecycle and lifecycle.facet else None,
+            lifecycle_completed=bool(
+                lifecycle
+                and lifecycle.facet
+                and lifecycle.order[0][1] in (_RANK[EventType.COMPLETE], _DESIGN_RANK)
+            ),
             renamed=renamed if isinstance(renamed, LifecycleStateChangeDatasetFacet) else None,
             renamed_at=rename.order[0][0] if rename and rename.facet else None,
         )
