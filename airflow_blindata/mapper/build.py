@@ -20,7 +20,7 @@ from airflow_blindata.mapper.fold import Fold, FoldBuilder
 from airflow_blindata.mapper.fold.reading import read_job_events
 from airflow_blindata.mapper.lineage import map_lineage
 from airflow_blindata.mapper.orchestration import map_orchestration
-from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem
 from airflow_blindata.mapper.quality import map_quality, quality_retainer
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.retirement import retire_removed_tasks
@@ -83,7 +83,7 @@ def plan_of_fold(
     for step in PASSES:
         step(folded, definition, resolver, plan)
     resolver.report_merged_stores()
-    plan.systems = resolver.systems
+    plan.systems = _without_systems_of_gone_tables(resolver.systems, plan)
     report.count("systems", len(plan.systems))
     report.count("entities", len(plan.entities))
     report.count("fields", len(plan.fields))
@@ -91,3 +91,26 @@ def plan_of_fold(
     report.count("sqlTextsParsed", plan.sql_hashes.parsed)
     plan.entities.sort(key=lambda e: (e.key.system, e.key.schema_ or "", e.key.name))
     return plan
+
+
+def _without_systems_of_gone_tables(
+    systems: list[PlannedSystem], plan: CatalogPlan
+) -> list[PlannedSystem]:
+    """``systems`` but those the plan would create only for tables dropped or renamed away
+    (a Spark ``DROP TABLE`` sent alone under its catalog's name): nothing lands on such a
+    System, and an empty one would be created in Blindata."""
+    found = plan.dataset_entities.found
+    gone = plan.dataset_entities.gone
+    only_gone = {
+        system for (key, system), entity in found.items() if entity is None and key in gone
+    }
+    if not only_gone:
+        return systems
+    used = {system for (_, system), entity in found.items() if entity is not None}
+    used.update(entity.key.system for entity in plan.entities)
+    used.update(end.entity.system for flow in plan.flows for end in (flow.source, flow.target))
+    used.update(routine.system for routine in plan.routines)
+    if plan.quality is not None:
+        used.update(check.entity.system for check in plan.quality.checks)
+        used.update(record.entity.system for record in plan.quality.records)
+    return [s for s in systems if not (s.create and s.name in only_gone and s.name not in used)]

@@ -149,6 +149,21 @@ def test_a_drop_alone_creates_no_entity() -> None:
     assert "gone" not in _tables(plan)
 
 
+def test_a_drop_alone_creates_no_empty_system() -> None:
+    """A Spark DROP TABLE sent alone (its table's writer long pruned, or under its catalog's
+    name only) planned its System's creation with nothing on it: an empty System created in
+    Blindata (a probe of Spark's lifecycle events). A System the datasets a job writes land on
+    is still planned."""
+    events = [
+        *_write("spark.drop", 10, dataset("db.s.gone", facets=lifecycle_facet("DROP"))),
+        *_write("etl.load", 20, dataset("db.s.kept", "postgres://other:5432")),
+    ]
+    plan = build(events, builders.definition(builders.policy(nameTemplate="{host}")))
+    created = {system.name for system in plan.systems if system.create}
+    assert "other" in created
+    assert "db" not in created  # the System of postgres://db:5432, by {host}
+
+
 def test_a_renamed_table_is_described_under_its_new_name_only() -> None:
     renamed = lifecycle_facet("RENAME", previous=(builders.PG, "db.s.old"))
     events = [
