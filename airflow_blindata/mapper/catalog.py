@@ -484,9 +484,7 @@ def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, t
     linked = _linked_tables(fold, identities, identity)
 
     def table_of(table: Hashable) -> Hashable:
-        while table in linked:
-            table = linked[table]
-        return table
+        return _linked_end(linked, table)
 
     by_table: dict[Hashable, dict[str | None, list[DatasetFold]]] = {}
     for dataset in fold.datasets:
@@ -558,16 +556,11 @@ def _linked_tables(
         if database is not None:
             databases.setdefault(table, set()).add(database)
 
-    def end(table: Hashable) -> Hashable:
-        while table in linked:
-            table = linked[table]
-        return table
-
     for dataset in fold.datasets:
         symlinks = facet_of(dataset.facets, SymlinksDatasetFacet)
         if symlinks is None:
             continue
-        own = end(identities[dataset.key][0])
+        own = _linked_end(linked, identities[dataset.key][0])
         for link in symlinks.identifiers or ():
             if str(link.type).upper() != "TABLE" or not str(link.name).strip():
                 continue
@@ -575,10 +568,18 @@ def _linked_tables(
             table = (identities.get(key) or identity(key, {}))[0]
             if len(databases.get(table, ())) > 1:
                 continue  # an entity of several databases' tables: which one it is, unknown
-            other = end(table)
+            other = _linked_end(linked, table)
             if other != own:
                 linked[other] = own
     return linked
+
+
+def _linked_end(linked: dict[Hashable, Hashable], table: Hashable) -> Hashable:
+    """The table ``table`` is linked to, followed to its end (links never loop: each goes to
+    a table that links nowhere)."""
+    while table in linked:
+        table = linked[table]
+    return table
 
 
 def _ended_runs(fold: Fold) -> set[str]:
