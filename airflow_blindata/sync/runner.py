@@ -274,16 +274,14 @@ def run_light(
     jobs describe (``mapper.light.plan_of_jobs``)."""
     started = utcnow()
     try:
-        cursor = light_cursor(store, definition)
-        if cursor is None:
-            return _skipped(
-                definition, "no full snapshot of this definition yet: the snapshot publishes all"
-            )
-        until = store.last_id()
-        jobs = store.jobs_since(cursor, until=until) if until > cursor else set()
-        if not jobs:
-            return _skipped(definition, "nothing new since the last sync")
+        if isinstance(new := _new_since_last_sync(store, definition), str):
+            return _skipped(definition, new)
         with sync_lock(store, definition, "light", ttl=LIGHT_LOCK_TTL):
+            # Read again under the lock: a snapshot that ran since the look above moved the
+            # cursor on, and what was new before it would be written over what it published.
+            if isinstance(new := _new_since_last_sync(store, definition), str):
+                return _skipped(definition, new)
+            until, jobs = new
             report = _light_locked(
                 definition, client, store, jobs, until, progress=progress, batch_size=batch_size
             )
@@ -295,6 +293,21 @@ def run_light(
     _stamp(report, client, origin)
     record(store, report)
     return report
+
+
+def _new_since_last_sync(
+    store: EventStore, definition: JobDefinition
+) -> tuple[int, set[tuple[str, str]]] | str:
+    """The store's cursor and the jobs that received events since the last sync, or why a light
+    sync has nothing to publish."""
+    cursor = light_cursor(store, definition)
+    if cursor is None:
+        return "no full snapshot of this definition yet: the snapshot publishes all"
+    until = store.last_id()
+    jobs = store.jobs_since(cursor, until=until) if until > cursor else set()
+    if not jobs:
+        return "nothing new since the last sync"
+    return until, jobs
 
 
 def _light_locked(

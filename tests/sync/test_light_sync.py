@@ -296,3 +296,62 @@ def test_a_light_sync_is_skipped_while_a_full_sync_holds_the_lock(
         assert skipped.message is not None and "holds its lock: snapshot" in skipped.message
         assert refused.status == "failed" and "holds its lock" in (refused.message or "")
         assert run_light(job, client, store).status == "success"  # the lock was given back
+
+
+class _SnapshotBeforeTheLock:
+    """The store a light sync reads, on which a full snapshot runs right after the light sync
+    looked for what is new, before it takes the lock: the interleaving of two processes."""
+
+    def __init__(self, store: EventStore, in_between: Any) -> None:
+        self._store = store
+        self._in_between = in_between
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def jobs_since(self, after: int, *, until: int | None = None) -> set[tuple[str, str]]:
+        found = self._store.jobs_since(after, until=until)
+        in_between, self._in_between = self._in_between, None
+        if in_between is not None:
+            in_between()
+        return found
+
+
+def test_a_light_sync_overtaken_by_a_snapshot_writes_nothing_older_over_it(
+    client: BlindataClient, emulator: Any, store_url: str
+) -> None:
+    """A light sync never overwrites what a full snapshot put there: one that found run 2 new,
+    then waited for the lock while run 3 came and a snapshot published it, wrote run 2's
+    columns back (``id`` an ``int`` again, ``v`` again) until the next snapshot."""
+    retyped = {
+        "schema": {"fields": [{"name": "id", "type": "bigint"}, {"name": "w", "type": "text"}]}
+    }
+    third = [
+        event | {"outputs": [event["outputs"][0] | {"facets": retyped}]}
+        for event in runs("orders", 3)
+    ]
+    with open_store(store_url) as store:
+        store.append_many(runs("orders", 1))
+        synced(client, store, emulator)
+        store.append_many(runs("orders", 2))
+
+        def snapshot_in_between() -> None:
+            store.append_many(third)
+            assert synced(client, store, emulator).status == "success"
+
+        light = run_light(
+            job_definition(), client, _SnapshotBeforeTheLock(store, snapshot_in_between)
+        )  # type: ignore[arg-type]
+
+    assert light.status == "skipped" and light.message == "nothing new since the last sync"
+    entity = next(
+        e
+        for e in objects(emulator, Kind.ENTITY)
+        if (e.get("schema"), e["name"]) == ("public", "orders")
+    )
+    fields = {
+        field["name"]: field["type"]
+        for field in objects(emulator, Kind.FIELD)
+        if field["physicalEntity"]["uuid"] == entity["uuid"]
+    }
+    assert (fields["id"], fields["w"]) == ("bigint", "text")  # ``v`` goes with the cleanup
