@@ -537,6 +537,18 @@ def cased_name(name: str, case: str | None) -> str:
     return ".".join(_cased(segment, case) for segment in _segments(name))
 
 
+def completes(short: str, full: str) -> bool:
+    """Whether ``full`` is ``short`` with segments before it filled in: ``shop.orders`` of
+    ``orders`` (seed 002: blank segments are "filled from the connection's own catalog and
+    preferred schema"). Segments compared without their quotes and case."""
+    tail = _segments(without_statement_end(short))
+    whole = _segments(without_statement_end(full))
+    return len(tail) < len(whole) and all(
+        a.text.casefold() == b.text.casefold()
+        for a, b in zip(reversed(tail), reversed(whole), strict=False)
+    )
+
+
 def without_statement_end(name: str) -> str:
     """``name`` without the ``;`` (and blanks) a producer left after it: seed 002, "no trailing
     semicolon" (``shop.sales.refunds;`` is the table ``refunds``)."""
@@ -566,6 +578,7 @@ def _dotted(
     whose names are ``{database}.{table}`` (``schema_is_database``: MySQL, Hive, ...).
     """
     parts = _segments(without_statement_end(name))
+    parts[:-1] = [_BLANK if _is_python_none(part) else part for part in parts[:-1]]
     table = _cased(parts[-1], case)
     if len(parts) == 1:
         return EntityName(default_schema, table, "profile")
@@ -575,6 +588,16 @@ def _dotted(
     else:
         database = ".".join(_cased(part, case) for part in parts[:-2]) or None
     return EntityName(schema, table, "profile", database)
+
+
+_BLANK = _Segment("", False)
+
+
+def _is_python_none(segment: _Segment) -> bool:
+    """A segment Airflow's SQL parser wrote as Python's ``None`` (``f"{schema}.{table}"`` of a
+    table it found no schema of, on MySQL when the database could not be asked): a blank one,
+    filled as seed 002 says. A quoted ``"None"`` is a name."""
+    return segment.text == "None" and not segment.quoted
 
 
 def _glue(name: str) -> EntityName:

@@ -53,7 +53,7 @@ from airflow_blindata.mapper.fold import (
     RunFold,
     layered_facet,
 )
-from airflow_blindata.mapper.identity import normalize_namespace, strip_user_info
+from airflow_blindata.mapper.identity import completes, normalize_namespace, strip_user_info
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
@@ -248,6 +248,42 @@ def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:
     return bool(facet.dataset) or any(entry.input_fields for entry in facet.fields.values())
 
 
+def _as_read(
+    by_dataset: dict[DatasetKey, list[Source]], inputs: Sequence[DatasetKey]
+) -> dict[DatasetKey, list[Source]]:
+    """Sources of a lineage facet named as the statement spells their table, each given the
+    input the run read it as: Airflow's SQL parser names a column's table ``orders`` where the
+    run's input is ``shop.orders`` (MySQL: no default schema, the database read from
+    information_schema). Seed 002: blank segments are "filled from the connection's own
+    catalog and preferred schema"; only where one input of the namespace completes the name."""
+    if not inputs or all(any(_same(key, read) for read in inputs) for key in by_dataset):
+        return by_dataset
+    rekeyed: dict[DatasetKey, list[Source]] = {}
+    for key, sources in by_dataset.items():
+        read = _read_as(key, inputs)
+        if read is not None:
+            key = read
+            sources = [
+                Source(read, item.field, item.target_field, item.direct, item.transformations)
+                for item in sources
+            ]
+        rekeyed.setdefault(key, []).extend(sources)
+    return rekeyed
+
+
+def _read_as(key: DatasetKey, inputs: Sequence[DatasetKey]) -> DatasetKey | None:
+    """The one input ``key`` names with segments left out, if ``key`` is no input itself."""
+    if any(_same(key, read) for read in inputs):
+        return None
+    namespace = normalize_namespace(key.namespace)
+    found = {
+        read
+        for read in inputs
+        if normalize_namespace(read.namespace) == namespace and completes(key.name, read.name)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 def _unnamed_inputs(
     inputs: Sequence[DatasetKey], named: Mapping[DatasetKey, list[Source]]
 ) -> list[DatasetKey]:
@@ -402,6 +438,8 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         ]
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
+        if evidence != "io":
+            by_dataset = _as_read(by_dataset, inputs)
         uncorrelated |= evidence == "io" and several
         unnamed = _unnamed_inputs(inputs, by_dataset) if evidence == "column_lineage" else []
         if only_output:
@@ -467,8 +505,14 @@ def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
     read = {
         (normalize_namespace(k.namespace), k.name) for _, _, inputs, _ in outputs for k in inputs
     }
+    inputs = sorted({key for _, _, read, _ in outputs for key in read})
     for target, entry in first.fields.items():
-        sources = {(normalize_namespace(i.namespace), i.name) for i in entry.input_fields}
+        sources = {
+            (normalize_namespace(found.namespace), found.name)
+            for item in entry.input_fields
+            for key in [DatasetKey(item.namespace, item.name)]
+            for found in [_read_as(key, inputs) or key]
+        }
         if len(sources) > 1 or not sources <= read:
             return True
         for _, written, _, _ in outputs:

@@ -98,7 +98,9 @@ GAP_HINTS: dict[GapCode, str] = {
     "facet's other metrics make theirs. Fix the producer: leave out a metric it could not "
     "measure.",
     GapCode.DATABASES_MERGED: "Two databases of one namespace land on one System with the same "
-    "schema and entity (the example names both): their tables are merged. Give each database its "
+    "schema and entity (the example names both): their tables are merged, and a flow from one "
+    "to the other is not published (it would be a flow of the entity into itself). Give each "
+    "database its "
     "System: a database selector on a namespaceMappings or systemPolicies entry, {database} in "
     "the nameTemplate, or the property openLineageDatabase beside openLineageNamespace on each "
     "crawled System.",

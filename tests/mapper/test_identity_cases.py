@@ -654,3 +654,95 @@ def test_ignored_namespaces_match_every_spelling_of_a_namespace(
     event = run_event(outputs=[dataset("x", namespace)])
     plan = build([event], builders.definition(policy("*"), ignoredNamespaces=[pattern]))
     assert plan.report.gap_count(GapCode.IGNORED_NAMESPACE) == (1 if ignored else 0)
+
+
+# -- a column lineage facet naming its tables as the statement spells them ------------------------
+
+MYSQL = "mysql://mysql01.internal:3306"
+
+
+def _mysql_task(
+    inputs: list[str], lineage_names: dict[str, str], *, direct: bool = False
+) -> dict[str, Any]:
+    """A run as Airflow's SQL operators send it on a MySQL connection (``INSERT INTO orders_agg
+    SELECT id, amount FROM orders``): the datasets named from information_schema
+    (``shop.orders``), the column lineage as the parser reads the statement (``orders``: MySQL
+    has no default schema), with no transformation (``direct``: an IDENTITY one)."""
+    transformations = [{"type": "DIRECT", "subtype": "IDENTITY"}] if direct else None
+    lineage = builders.column_lineage_facet(
+        {
+            target: [builders.input_field(name, target, MYSQL, transformations=transformations)]
+            for target, name in lineage_names.items()
+        }
+    )
+    return run_event(
+        "shop_dag.agg",
+        inputs=[
+            dataset(name, MYSQL, facets=builders.schema_facet("id", "amount")) for name in inputs
+        ],
+        outputs=[
+            dataset(
+                "shop.orders_agg", MYSQL, facets=builders.schema_facet("id", "amount") | lineage
+            )
+        ],
+        job_facets=builders.sql_facet("INSERT INTO orders_agg SELECT id, amount FROM orders"),
+    )
+
+
+MYSQL_DEFINITION = builders.definition(
+    policy("mysql://*", nameTemplate="{host}", nameProfile="mysql")
+)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["as-airflow-sends-it", "identity"])
+def test_a_column_lineage_input_named_without_its_database_is_the_input_the_run_read(
+    direct: bool,
+) -> None:
+    """Seed 002: "A table recovered by parsing SQL carries no catalog segment ... Blank segments
+    are filled from the connection's own catalog and preferred schema, so a read of
+    schema.table and a write of catalog.schema.table resolve to one identity." Airflow's MySQL
+    task names the column lineage's table ``orders`` and the run's input ``shop.orders``: the
+    table flow (and the column flows of an IDENTITY) came from a table ``orders`` no crawler
+    catalogues, its fields reported not catalogued."""
+    event = _mysql_task(["shop.orders"], {"id": "orders", "amount": "orders"}, direct=direct)
+    plan = build([event], MYSQL_DEFINITION)
+    entities = {(e.key.schema_, e.key.name) for e in plan.entities if e.key.system != "OpenLineage"}
+    assert entities == {("shop", "orders"), ("shop", "orders_agg")}
+    ends = {
+        (f.kind, f.source.entity.schema_, f.source.entity.name, f.source.field, f.target.field)
+        for f in plan.flows
+        if f.kind != "orchestration"
+    }
+    columns = {("column", "shop", "orders", c, c) for c in ("id", "amount")} if direct else set()
+    assert ends == {("table", "shop", "orders", None, None)} | columns
+    assert GapCode.FIELD_NOT_CATALOGUED not in plan.report.gaps
+
+
+def test_a_column_lineage_input_two_inputs_could_complete_is_left_as_named() -> None:
+    """Only where one input of the namespace completes the name: ``orders`` of ``shop.orders``
+    and ``crm.orders`` is neither."""
+    event = _mysql_task(["shop.orders", "crm.orders"], {"id": "orders"})
+    plan = build(
+        [event],
+        builders.definition(policy("mysql://*", nameTemplate="{host}", nameProfile="mysql")),
+    )
+    sources = {f.source.entity.schema_ for f in plan.flows if f.kind == "column"}
+    assert "shop" not in sources and "crm" not in sources
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("None.orders", ("public", "orders")),  # Airflow's f"{schema}.{table}" of no schema
+        ("analytics.None.orders", ("public", "orders")),
+        ('"None".orders', ("None", "orders")),  # quoted: a schema of that name
+        ("None", ("public", "None")),  # a table may be called so
+    ],
+)
+def test_a_segment_airflow_wrote_as_python_none_is_blank(
+    name: str, expected: tuple[str | None, str]
+) -> None:
+    """Airflow's SQL parser names a table it could not look up ``f"{schema}.{table}"``, and a
+    table of no schema ``None.orders``: a blank segment (seed 002), not a schema ``None``."""
+    found = entity_name("postgres://db:5432", name)
+    assert (found.schema, found.name) == expected
