@@ -429,7 +429,43 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
             text = text.replace(secret, REDACTED)
         else:  # a short one only where it stands alone: "unknown" must not read "un***nown"
             text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", REDACTED, text)
+    return _without_cut_secrets(
+        text, [secret for secret in spelled if len(secret) >= _SHORT_SECRET]
+    )
+
+
+def _without_cut_secrets(text: str, secrets: list[str]) -> str:
+    """``text`` without the beginning of a secret where the text is cut: a server or a proxy that
+    quotes the request up to a length (``X-BD-ApiKey: SUPERSECRE``), at the text's end, before
+    an ellipsis or before the markup that closes the quote (``SUPERSECRE</pre>``). At least
+    ``_CUT_PREFIX`` characters, starting a word. Only where a secret's first characters are
+    found: a long page with few of them costs a few searches."""
+    for secret in secrets:
+        start = text.find(secret[:_CUT_PREFIX])
+        while start != -1:
+            length = _CUT_PREFIX
+            while (
+                length < len(secret) and text[start + length : start + length + 1] == secret[length]
+            ):
+                length += 1
+            end = start + length
+            if (
+                length < len(secret)
+                and (start == 0 or not text[start - 1].isalnum())
+                and _CUT_HERE.match(text, end) is not None
+            ):
+                text = text[:start] + REDACTED + text[end:]
+                end = start + len(REDACTED)
+            start = text.find(secret[:_CUT_PREFIX], max(end, start + 1))
     return text
+
+
+_CUT_PREFIX = 4
+"""The shortest beginning of a secret hidden where a text is cut."""
+
+_CUT_HERE = re.compile(r"""[\s"'.…]*\Z|\.\.\.|…|</?[A-Za-z]""")
+"""Where a quote was cut: the text's end (but for blanks, a closing quote, an ellipsis), an
+ellipsis, a tag."""
 
 
 _GSON_ESCAPES = {char: f"\\u{ord(char):04x}" for char in "<>&='"}

@@ -616,6 +616,15 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         ("key=Zq7%2FXw%40Pp+Lm9secret refused", "Zq7/Xw@Pp Lm9secret", "key=*** refused"),
         ('{"key":"Zq7\\/Xw-Lm9secret"}', "Zq7/Xw-Lm9secret", '{"key":"***"}'),
         ('{"key":"Zq7Xw-Lm9secret\\u003d"}', "Zq7Xw-Lm9secret=", '{"key":"***"}'),
+        # its beginning where a server quoting the request cut the quote inside it (a probe of
+        # what the admin sees): at the end of the text, or before an ellipsis
+        ("headers: X-BD-ApiKey: SUPERSECRE", "SUPERSECRETKEY123", "headers: X-BD-ApiKey: ***"),
+        ("X-BD-ApiKey: SUPERSECRE…", "SUPERSECRETKEY123", "X-BD-ApiKey: ***…"),
+        ('{"h": "SUPERSECRETKEY1..."} more', "SUPERSECRETKEY123", '{"h": "***..."} more'),
+        ("<pre>ApiKey: SUPERSECR</pre>", "SUPERSECRETKEY123", "<pre>ApiKey: ***</pre>"),
+        # ... not a word that begins like it, nor three characters
+        ("the SUPERvisor", "SUPERSECRETKEY123", "the SUPERvisor"),
+        ("key SUP", "SUPERSECRETKEY123", "key SUP"),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
