@@ -8,11 +8,19 @@ what the job wrote, so that the sync can tell a user's later edit from its own t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from airflow_blindata.redaction import redact_text
 
-__all__ = ["DESCRIPTION_LIMIT", "Placement", "documentation_hash", "place_text"]
+__all__ = [
+    "DESCRIPTION_LIMIT",
+    "Placement",
+    "as_stored",
+    "documentation_hash",
+    "is_stamped",
+    "place_text",
+]
 
 DESCRIPTION_LIMIT = 250
 """Longest plain text kept as a description."""
@@ -27,9 +35,28 @@ class Placement:
     documentation_hash: str | None = None
 
 
+def as_stored(text: str) -> str:
+    """A text as a Blindata may store it: line ends as ``\n``, no blanks at either end. The
+    contract does not say that a text comes back byte for byte; a job's own text read back
+    otherwise must not look like a person's edit."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 def documentation_hash(content: str) -> str:
-    """The hash stored in ``openLineageDocumentationHash`` (of the exact text written)."""
-    return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
+    """The hash stamped in ``openLineageDocumentationHash`` and ``openLineageDescriptionHash``:
+    of the text as stored (``as_stored``), the same whether a server keeps it byte for byte."""
+    return _sha256(as_stored(content))
+
+
+def is_stamped(text: str, stamps: Iterable[str | None]) -> bool:
+    """Whether a stored ``text`` is the one a job stamped: its hash as stored, or of the text as
+    it is (stamps written before line ends were read so)."""
+    found = set(stamps)
+    return documentation_hash(text) in found or _sha256(text.strip()) in found
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def place_text(text: str | None, content_type: str | None = None) -> Placement:

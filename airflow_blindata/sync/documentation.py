@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import PhysicalEntity
-from airflow_blindata.mapper.documentation import documentation_hash
+from airflow_blindata.mapper.documentation import documentation_hash, is_stamped
 from airflow_blindata.mapper.plan import PlannedEntity
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.properties import (
@@ -67,7 +67,7 @@ def prepare_documentation(
     if theirs:
         ctx.report.count("documentsKeptOtherDefinition")
         return None
-    ours = stored.property(DOCUMENTATION_HASH_PROPERTY) == current
+    ours = is_stamped(document.content or "", [stored.property(DOCUMENTATION_HASH_PROPERTY)])
     if ours or replace_user_edits:
         return _write(ctx, planned, uuid)
     ctx.report.count("documentsKeptUserEdited")

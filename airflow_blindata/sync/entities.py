@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
+from airflow_blindata.mapper.documentation import as_stored, is_stamped
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import (
     OPENLINEAGE_JOB,
@@ -174,12 +175,12 @@ def _may_create(planned: PlannedEntity, system: ResolvedSystem) -> bool:
 
 def _description_edited(planned: PlannedEntity, stored: PhysicalEntity, replace: bool) -> bool:
     """Whether the stored description of an owned entity is a person's edit, to keep."""
-    wanted = (planned.description or "").strip()
-    current = (stored.description or "").strip()
+    wanted = as_stored(planned.description or "")
+    current = as_stored(stored.description or "")
     if replace or not wanted or not current or current == wanted:
         return False
     stamps = values_of(stored.additional_properties, DESCRIPTION_HASH_PROPERTY)
-    return text_hash(current) not in stamps
+    return not is_stamped(stored.description or "", stamps)
 
 
 def entity_row(

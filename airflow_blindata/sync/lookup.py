@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_blindata.blindata.models import PhysicalEntity, PhysicalField
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
+from airflow_blindata.mapper.documentation import is_stamped
 from airflow_blindata.mapper.plan import EntityKey
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import DESCRIPTION_HASH_PROPERTY, OWNER_PROPERTY, values_of
@@ -53,11 +54,10 @@ class StoredField:
         edited, unstamped = False, None
         if owners and description:  # the hash protects a job's own fields only: hashed only there
             stamps = values_of(properties, DESCRIPTION_HASH_PROPERTY)
-            digest = text_hash(description)
             if stamps:
-                edited = digest not in stamps
+                edited = not is_stamped(description, stamps)
             else:
-                unstamped = digest
+                unstamped = text_hash(description)
         return cls(
             uuid=stored.uuid or "",
             has_type=bool(stored.type),

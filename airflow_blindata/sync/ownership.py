@@ -36,7 +36,7 @@ from airflow_blindata.blindata.models import (
     format_timestamp,
 )
 from airflow_blindata.blindata.paths import ENDPOINTS
-from airflow_blindata.mapper.documentation import documentation_hash as text_hash
+from airflow_blindata.mapper.documentation import is_stamped
 from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
 from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, clean_scope, job_scope
@@ -455,7 +455,7 @@ def _person_described(
     """Whether a person wrote the description of an entity or a field (``properties``, its
     additional properties): it is not the text the job stamped."""
     text = (description or "").strip()
-    if text and text_hash(text) not in values_of(properties, DESCRIPTION_HASH_PROPERTY):
+    if text and not is_stamped(text, values_of(properties, DESCRIPTION_HASH_PROPERTY)):
         return "a person wrote its description"
     return None
 
@@ -504,7 +504,7 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
         return f"its documentation could not be read ({exc})"
     if document is None:
         return None
-    if text_hash(document.content or "") != entity.property(DOCUMENTATION_HASH_PROPERTY):
+    if not is_stamped(document.content or "", [entity.property(DOCUMENTATION_HASH_PROPERTY)]):
         return "a person wrote its documentation"
     return None
 

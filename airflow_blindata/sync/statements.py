@@ -8,6 +8,7 @@ from functools import partial
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
+from airflow_blindata.mapper.documentation import as_stored
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.sql import names_in_sql
@@ -192,8 +193,4 @@ def _same_text(stored: str | None, wanted: str | None) -> bool:
     """Whether a text Blindata stored is the one sent, as a server may store it: its line ends
     as ``\n`` and without blanks at either end (the contract does not say that a text comes
     back byte for byte; one that did not would be sent again, and analysed again, every run)."""
-    return _as_stored(stored) == _as_stored(wanted)
-
-
-def _as_stored(text: str | None) -> str:
-    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    return as_stored(stored or "") == as_stored(wanted or "")

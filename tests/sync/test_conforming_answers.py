@@ -32,7 +32,14 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
-from tests.builders import dataset, lifecycle_facet, run_event
+from tests.builders import (
+    dataset,
+    documentation_facet,
+    field,
+    lifecycle_facet,
+    run_event,
+    schema_facet,
+)
 from tests.sync.helpers import (
     PG,
     History,
@@ -938,3 +945,83 @@ def test_results_and_checks_reach_a_blindata_that_reads_counts_as_integers(
     assert report.status == "success", report.render()
     assert report.counters["qualityResultsPublished"] == 4
     assert len(objects(emulator, Kind.RESULT)) == 4
+
+
+class TextsAsStored(httpx.HTTPTransport):
+    """A Blindata that stores a text as it likes (the contract does not say that a text comes
+    back byte for byte): descriptions and documents with their line ends as ``\n`` and no
+    blanks at either end, a document answered with a line end after it."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method in ("POST", "PUT") and request.content[:1] in (b"{", b"["):
+            body = _as_stored(json.loads(request.content))
+            headers = [(k, v) for k, v in request.headers.items() if k.lower() != "content-length"]
+            request = httpx.Request(
+                request.method, request.url, headers=headers, content=json.dumps(body).encode()
+            )
+        response = super().handle_request(request)
+        if request.method != "GET" or not request.url.path.endswith("/documentation"):
+            return response
+        if response.status_code != 200:
+            return response
+        document = json.loads(response.read())
+        document["content"] = (document.get("content") or "") + "\n"
+        return httpx.Response(200, json=document, headers={"Date": response.headers["Date"]})
+
+
+def _as_stored(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_as_stored(item) for item in value]
+    if isinstance(value, dict):
+        return {
+            key: item.replace("\r\n", "\n").strip()
+            if key in ("description", "content") and isinstance(item, str)
+            else _as_stored(item)
+            for key, item in value.items()
+        }
+    return value
+
+
+def _described_run(version: int) -> dict[str, Any]:
+    """A job writing two tables: one described in two lines (a description), one documented at
+    length (a document), a field described in two lines; Windows line ends."""
+    long = f"# Items v{version}\r\n\r\n" + "Every item of every order, one a row. " * 10
+    return run_event(
+        "copy_orders",
+        outputs=[
+            dataset(
+                "shop.public.orders",
+                facets=documentation_facet(f"Orders v{version}\r\none a row")
+                | schema_facet(field("id", "int", description=f"The id v{version}\r\nof it")),
+            ),
+            dataset("shop.public.items", facets=documentation_facet(long)),
+        ],
+    )
+
+
+def test_a_jobs_own_texts_stored_otherwise_are_neither_taken_for_edits_nor_kept(
+    emulator: Any,
+) -> None:
+    """Seed 000: a person's edit is kept, the job's own text is refreshed. Against a Blindata that
+    stores line ends as ``\n``, the job's description, field description and document looked
+    edited by a person from the second snapshot on (``...KeptUserEdited``), and a new version
+    of them never reached the catalog."""
+    job = definition()
+    with client_of(emulator, TextsAsStored()) as blindata:
+        first = snapshot(plan_for(blindata, [_described_run(1)], job), blindata, job)
+        next_second(emulator)
+        again = snapshot(plan_for(blindata, [_described_run(1)], job), blindata, job)
+        next_second(emulator)
+        changed = snapshot(plan_for(blindata, [_described_run(2)], job), blindata, job)
+        entities = {e["name"]: e for e in objects(emulator, Kind.ENTITY)}
+        document = blindata.api.physical_entities.get_documentation(entities["items"]["uuid"])
+
+    for report in (first, again, changed):
+        assert report.status == "success", report.render()
+        assert not [name for name in report.counters if "KeptUserEdited" in name], report.counters
+    assert again.counters["documentsUnchanged"] == 1
+    assert changed.counters["documentsWritten"] == 1
+    assert entities["orders"]["description"] == "Orders v2\none a row"
+    (described,) = [f for f in objects(emulator, Kind.FIELD) if f["name"] == "id"]
+    assert described["description"] == "The id v2\nof it"
+    assert document is not None and document.content.startswith("# Items v2")
