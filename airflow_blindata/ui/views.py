@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -275,13 +275,14 @@ def _report(record: dict[str, Any]) -> RunReport | None:
 
 def summary(report: RunReport) -> dict[str, int]:
     """Objects created and refreshed (the ``…Created`` and ``…Refreshed`` counters), removed by a
-    cleanup (or, in a dry run, to remove), refused by Blindata, and gaps, each summed."""
+    cleanup (or, in a dry run, to remove), failed (refused by Blindata, or not written or removed
+    when it could not be reached: an outage is no refusal), and gaps, each summed."""
     counters = report.counters
     return {
         "created": sum(v for k, v in counters.items() if k.endswith("Created")),
         "refreshed": sum(v for k, v in counters.items() if k.endswith("Refreshed")),
         "removed": sum(group.count for group in report.removed.values()),
-        "refused": sum(group.count for group in report.failures.values()),
+        "failed": sum(group.count for group in report.failures.values()),
         "gaps": sum(gap.count for gap in report.gaps.values()),
     }
 
@@ -366,13 +367,19 @@ def syncs_page(
         activity = None if access.admin else readable_activity(store, access)
         glance = _glance(store, access, activity)
     runs = [run for run in map(_run, entries) if access.record(run.origin)]
-    latest = next((run.report for run in runs if run.report and run.kind == "snapshot"), None)
+    # the gaps of the newest snapshot that mapped: one that failed before (at login, say) has
+    # none, which would read as the producers' gaps fixed
+    snapshots = [run for run in runs if run.report and run.kind == "snapshot"]
+    mapped = next((run for run in snapshots if run.status in ("success", "partial")), None)
+    latest = mapped.report if mapped else None
     return {
         "definitions": known,
         "chosen": chosen,
         "runs": runs,
         "next_before": next_before,
         "gaps": ordered_gaps(latest.gaps.values()) if latest else [],
+        # the snapshot the gaps are of, when newer ones failed before they read the events
+        "gaps_of": mapped if mapped is not None and mapped is not snapshots[0] else None,
         "glance": glance,
         "admin": access.admin,
     }
@@ -529,14 +536,24 @@ def _last_reached(
     name = f"{job[0]}/{job[1]}"
     for record in store.sync_history(definition_uuid, kind="light", limit=REACHED_LIGHTS):
         if record.status == "success" and name in record.report.get("jobs", ()):
-            found.append((record.finished_at, "light sync"))
+            found.append((record.finished_at, _reached_by("light sync", record.report)))
             break
     for record in store.sync_history(definition_uuid, kind="snapshot", limit=20):
         cursor = record.report.get("cursor")
         if record.status == "success" and (cursor is None or cursor >= first):
-            found.append((record.finished_at, "snapshot"))
+            found.append((record.finished_at, _reached_by("snapshot", record.report)))
             break
     return max(found) if found else None
+
+
+def _reached_by(kind: str, report: Mapping[str, Any]) -> str:
+    """The sync that reached Blindata, and whether it wrote everything: the store records a
+    partial sync (objects Blindata refused, or a phase an outage stopped) as a success."""
+    if report.get("status") != "partial":
+        return kind
+    failures = report.get("failures") or {}
+    missed = sum(group.get("count", 0) for group in failures.values() if isinstance(group, dict))
+    return f"{kind} that did not write everything ({missed} objects not written: see Syncs)"
 
 
 def lands_page(

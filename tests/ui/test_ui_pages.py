@@ -244,6 +244,64 @@ def test_where_it_lands_says_when_the_job_last_received_an_event_and_reached_bli
     assert "Last event received 20" in page
 
 
+def test_a_job_reached_by_a_partial_snapshot_is_not_said_to_have_reached_blindata_whole(
+    client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the admin sees must be true: a snapshot whose flows Blindata all refused is
+    recorded a success in the store (a partial run), and the job's page said it reached
+    Blindata with no word of what was not written."""
+    from airflow_blindata.sync.report import RunReport
+
+    from .seed import record_snapshot, run_event
+
+    url = f"sqlite:///{tmp_path / 'partial.db'}"
+    with open_store(url) as store:
+        store.append(run_event(1))
+        report = RunReport(kind="snapshot", definition_uuid=DEFINITION)
+        for index in range(3):
+            report.fail("flows", f"flow {index}", "400 Bad Request")
+        report.finish()
+        assert report.status == "partial"
+        report.cursor = store.last_id()
+        record_snapshot(store, report)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
+
+    page = client.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+
+    assert "(by a snapshot that did not write everything (3 objects not written" in page
+
+
+def test_the_gaps_shown_are_of_the_last_snapshot_that_read_the_events(
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot that failed at login mapped nothing and reports no gap: the page said the
+    last snapshot's gaps were "None", as if the producers had been fixed."""
+    from datetime import timedelta
+
+    from airflow_blindata.sync.report import RunReport
+
+    from .seed import record_snapshot, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'failed.db'}"
+    mapped = snapshot_report(0)
+    assert mapped.finished_at is not None
+    failed = RunReport(
+        kind="snapshot", definition_uuid=DEFINITION, started_at=mapped.finished_at
+    ).finish("failed", "Blindata rejected the credentials (401)")
+    failed.finished_at = mapped.finished_at + timedelta(seconds=1)
+    with open_store(url) as store:
+        record_snapshot(store, mapped)
+        record_snapshot(store, failed)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+    page = admin.get("/syncs").text
+
+    gaps = page.split("<h2>Gaps of the last snapshot</h2>")[1]
+    assert "UNMAPPED_NAMESPACE" in gaps and "None." not in gaps
+    assert 'id="gaps-of"' in gaps and "failed before they read the events" in gaps
+
+
 def test_a_run_without_a_report_says_so(admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from airflow_blindata.ui import views
 
@@ -401,7 +459,7 @@ def test_each_sync_is_summed_up_with_its_counters_behind_a_click(admin: Any) -> 
     # snapshot #1 (index 0): 2 entities and 1 flow created, 10 refreshed, 3 gaps
     assert (
         "<details><summary>created <strong>3</strong> · refreshed <strong>10</strong> · "
-        "removed <strong>0</strong> · refused <strong>0</strong> · gaps <strong>3</strong>"
+        "removed <strong>0</strong> · failed <strong>0</strong> · gaps <strong>3</strong>"
         "</summary>" in page
     )
     details = page.split("<details>")[-1].split("</details>")[0]
