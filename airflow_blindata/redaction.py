@@ -34,6 +34,7 @@ __all__ = [
     "ORACLE_CREDENTIALS",
     "REDACTED",
     "names_a_secret",
+    "redact_event_text",
     "redact_name",
     "redact_prose",
     "redact_query",
@@ -292,6 +293,22 @@ def _hidden_value(match: re.Match[str]) -> str:
 _MEMO_LENGTH = 512
 """Texts up to this long are redacted once each (``_redacted_short``): a plan redacts the same
 producers, namespaces and property values again and again (a tenth of planning dbt's events)."""
+
+
+def redact_event_text(text: str) -> str:
+    """A stored event's JSON text (whole or cut short) as it may be shown: without any URL's
+    credentials or secret parameter (``redact_text``) and without the value of a field whose
+    name says it holds a secret (``"password": "…"``)."""
+    return _SECRET_FIELD.sub(lambda match: f'{match.group(1)}"{REDACTED}"', redact_text(text))
+
+
+# The value runs to its closing quote, past escaped ones (``"pa\"ss"``), or to the text's end
+# (an event cut short, or an excerpt).
+_SECRET_FIELD = re.compile(
+    r'("[^"]*(?:password|secret|token|api_?key|authorization|credential)[^"]*"\s*:\s*)'
+    r'"(?:[^"\\]|\\.)*\\?(?:"|$)',
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def redact_text(text: str) -> str:

@@ -196,16 +196,31 @@ def _when(value: Any) -> str:
     return value.isoformat(timespec="seconds") if value else "-"
 
 
+_QUARANTINE_CLEANED = 64 * 1024
+"""The start of a quarantined event cleaned before it is cut to what is shown (cut first, a
+secret straddling the cut would lose what marks it)."""
+
+
 def _store_quarantine(args: argparse.Namespace) -> int:
+    """The quarantined events, their secrets hidden as the Blindata page hides them (a terminal's
+    output ends up in logs and tickets); ``--raw`` prints them as stored, to repair one."""
+    from airflow_blindata.redaction import redact_event_text, scrub, url_secrets
     from airflow_blindata.store import StoreError
 
     try:
         with _open_store(args.store) as store:
-            for shown, event in enumerate(store.quarantine()):
-                if shown >= args.limit:
+            secrets = url_secrets(str(getattr(store, "url", args.store or "")))
+
+            def shown(text: str) -> str:
+                return text if args.raw else scrub(redact_event_text(text), secrets)
+
+            for count, event in enumerate(store.quarantine()):
+                if count >= args.limit:
                     break
-                raw = event.raw if len(event.raw) <= 200 else event.raw[:200] + "..."
-                print(f"#{event.id} {_when(event.received_at)} [{event.source}] {event.reason}")
+                raw = shown(event.raw[:_QUARANTINE_CLEANED])
+                raw = raw if len(raw) <= 200 else raw[:200] + "..."
+                reason = shown(event.reason)
+                print(f"#{event.id} {_when(event.received_at)} [{event.source}] {reason}")
                 print(f"    {raw}")
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -341,6 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
     quarantine = store_commands.add_parser("quarantine", help="events kept as unreadable")
     quarantine.add_argument("--store", help=store_help)
     quarantine.add_argument("--limit", type=int, default=50, help="how many to show (50)")
+    quarantine.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the events as stored, secrets included (by default they are hidden)",
+    )
     quarantine.set_defaults(run=_store_quarantine)
     forget = store_commands.add_parser(
         "forget-job",

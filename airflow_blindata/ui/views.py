@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -24,7 +23,13 @@ from urllib.parse import quote
 from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import blindata_home, lost_events_file, ui_job_definition
-from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secrets
+from airflow_blindata.redaction import (
+    redact_event_text,
+    redact_text,
+    redact_url,
+    scrub,
+    url_secrets,
+)
 from airflow_blindata.store import (
     EventStore,
     StoreError,
@@ -106,20 +111,10 @@ CLEANED = 64 * 1024
 """Of a quarantined event, what is cleaned before its excerpt is cut from it: enough for a URL or
 a secret field that starts in the excerpt to end in it (an event may be megabytes long)."""
 
-# The value runs to its closing quote, past escaped ones (``"pa\"ss"``), or to the text's end
-# (an event cut short, or an excerpt).
-_SECRET_FIELD = re.compile(
-    r'("[^"]*(?:password|secret|token|api_?key|authorization|credential)[^"]*"\s*:\s*)'
-    r'"(?:[^"\\]|\\.)*\\?(?:"|$)',
-    re.IGNORECASE | re.DOTALL,
-)
-
 
 def _clean(text: str) -> str:
     """``text`` without the store's password, any URL's credentials or a secret-named field."""
-    text = redact_text(text)  # every URL's credentials, in time linear in the text
-    text = _SECRET_FIELD.sub(lambda match: f'{match.group(1)}"***"', text)
-    return scrub(text, url_secrets(_store_url()))
+    return scrub(redact_event_text(text), url_secrets(_store_url()))
 
 
 def excerpt(raw: str) -> str:

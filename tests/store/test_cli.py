@@ -79,6 +79,29 @@ def test_store_stats_and_quarantine(
     assert "not JSON" in listed and "definitely not json" in listed
 
 
+def test_store_quarantine_hides_secrets_as_the_page_does_and_raw_prints_them(
+    tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Secrets never reach logs: a terminal's output ends up in them. ``store quarantine``
+    printed a quarantined event's password, a URL's and a ``password=`` parameter as stored,
+    where the Blindata page shows ``***``; ``--raw`` prints the event as stored, to repair it."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"eventType": "COMPLETE", "password": "QUARPW-1", '
+        '"url": "https://u:QUARURLPW@h/x?password=QUARPW-2", "broken":\n'
+    )
+    main(["ingest", str(bad), "--store", sqlite_url])
+    capsys.readouterr()
+
+    assert main(["store", "quarantine", "--store", sqlite_url]) == 0
+    listed = capsys.readouterr().out
+    assert main(["store", "quarantine", "--store", sqlite_url, "--raw"]) == 0
+    raw = capsys.readouterr().out
+
+    assert "QUAR" not in listed and '"password": "***"' in listed
+    assert "QUARPW-1" in raw and "QUARURLPW" in raw
+
+
 def test_store_stats_count_a_job_namespace_without_its_password(
     tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
