@@ -167,6 +167,10 @@ def normalize_namespace(namespace: str) -> str:
         rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
     authority, path = _authority_and_path(scheme, rest)
     host, port = _split_host_port(authority)
+    if scheme == "mssql":
+        host, instance = _sql_server_instance(host, rest, path)
+        if instance:  # the instance names the server on its host, whatever port it listens on
+            return f"mssql://{host.lower()}/{instance}"
     if scheme not in _BUCKET_SCHEMES or scheme in _AUTHORITY_IS_NOT_USER_INFO:
         host = host.lower()  # Azure's container and account names are lower case only
     if scheme == "redshift":
@@ -180,6 +184,25 @@ def normalize_namespace(namespace: str) -> str:
         # ``bigquery``, whatever follows it
         return scheme
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:
+    """The host and the named instance (lower case: SQL Server's names ignore case) of a SQL
+    Server namespace, or ``""``: JDBC's ``;instanceName=X`` property, a host written
+    ``host\\X`` (Airflow's MsSqlHook names the connection's host so), or the path that
+    openlineage-java gives it (``sqlserver://host/X``). Two instances of one host are two
+    servers; the default instance has no name."""
+    property_ = _INSTANCE_NAME.search(rest.split("?", 1)[0])
+    named = property_.group(1) if property_ else ""
+    for separator in ("\\", "%5c", "%5C"):
+        if separator in host:
+            host, _, from_host = host.partition(separator)
+            named = named or from_host
+    named = named or path.split("/", 1)[0]
+    return host.strip(), named.strip().lower()
+
+
+_INSTANCE_NAME = re.compile(r"(?i);\s*instanceName\s*=\s*([^;/?#]*)")
 
 
 _SQLALCHEMY_DIALECTS = frozenset(

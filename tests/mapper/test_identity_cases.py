@@ -718,6 +718,25 @@ def test_a_column_lineage_input_named_without_its_database_is_the_input_the_run_
     assert GapCode.FIELD_NOT_CATALOGUED not in plan.report.gaps
 
 
+@pytest.mark.parametrize(
+    "produced",
+    [
+        "sqlserver://sql01;instanceName=Sales",  # a JDBC URL (Spark, Flink)
+        "sqlserver://SQL01:1433;databaseName=dwh;instanceName=SALES;password=x",
+        "mssql://sql01\\Sales:1433",  # Airflow's MsSqlHook: the connection's host
+        "mssql://sql01%5CSales",
+        "sqlserver://sql01/Sales",  # openlineage-java's JdbcLocation: the instance as a path
+    ],
+)
+def test_a_named_sql_server_instance_is_a_server_of_its_own(produced: str) -> None:
+    """Two named instances of one host are two servers: ``;instanceName=`` was dropped with the
+    JDBC URL's other properties, and two instances' ``dwh.dbo.orders`` merged into one entity
+    with the fields of both, silently. The name is read as each producer spells it."""
+    assert normalize_namespace(produced) == "mssql://sql01/sales"
+    assert normalize_namespace("sqlserver://sql01;instanceName=Other") == "mssql://sql01/other"
+    assert normalize_namespace("sqlserver://sql01;databaseName=dwh") == "mssql://sql01:1433"
+
+
 def test_a_column_lineage_input_two_inputs_could_complete_is_left_as_named() -> None:
     """Only where one input of the namespace completes the name: ``orders`` of ``shop.orders``
     and ``crm.orders`` is neither."""
