@@ -104,6 +104,9 @@ class _Quality:
         self.dropped: set[str] = set()
         """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
         self.checked_labels: set[tuple[JobKey, str, str]] = set()
+        self.checked_datasets: set[tuple[DatasetKey, str]] = set()
+        """(dataset, label) of every assertion that made a dataset check, whichever run sent
+        it: dbt-ol's singular test job names the datasets it tests as its inputs."""
         """(job, run id, assertion name) of each assertion that made a dataset check."""
         self._fields: dict[EntityKey, dict[str, str | None]] | None = None
         """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
@@ -182,6 +185,7 @@ class _Quality:
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
                 self.checked_labels.add((job.key, run.run_id, label))
+                self.checked_datasets.add((item.key, label))
                 self.check(
                     PlannedCheck(
                         code=code,
@@ -229,14 +233,20 @@ class _Quality:
     # -- tests ---------------------------------------------------------------------------------
 
     def _checked_on_a_dataset(self, job: JobFold, run: RunFold, name: str) -> bool:
-        """Whether the run's assertion of this test made a dataset check: one of the same
-        name, or dbt's ``test.<project>.<name>`` of the assertion ``<name>``."""
-        checked = self.checked_labels
-        if (job.key, run.run_id, name) in checked:
-            return True
+        """Whether an assertion of this test made a dataset check: one of the same name, or
+        dbt's ``test.<project>.<name>`` of the assertion ``<name>``, sent by the run itself
+        (dbt-ol reading dbt's structured logs) or on one of the datasets the run names as its
+        inputs (dbt-ol reading ``run_results.json``: each singular test a job of its own, its
+        inputs the models it tests, the assertion sent by the model's ``.test`` job)."""
         kind, _, rest = name.partition(".")
         project, _, test = rest.partition(".")
-        return kind == "test" and bool(project) and (job.key, run.run_id, test) in checked
+        labels = [name, test] if kind == "test" and project and test else [name]
+        for label in labels:
+            if (job.key, run.run_id, label) in self.checked_labels:
+                return True
+            if any((item.key, label) in self.checked_datasets for item in run.inputs):
+                return True
+        return False
 
     def tests(self, job: JobFold, run: RunFold) -> None:
         facet = facet_of(run.run_facets, TestRunFacet)
@@ -577,7 +587,8 @@ def quality_retainer(definition: JobDefinition) -> RunRetainer:
             )
             for item in run.outputs
         ]
-        inputs = [item for item in inputs if item.facets or item.input_facets]
+        if not tests:  # a test run's inputs tell which datasets it tests
+            inputs = [item for item in inputs if item.facets or item.input_facets]
         outputs = [item for item in outputs if item.facets or item.output_facets]
         if not (tests or inputs or outputs):
             return None
@@ -602,14 +613,15 @@ def map_quality(
     if not definition.quality.enabled:
         return
     quality = _Quality(fold, definition, resolver, plan)
-    for job in fold.jobs:
-        for run in job.runs:
-            if run.state not in _RESULT_STATES:
-                continue  # aborted and unfinished runs publish nothing
-            quality.assertions(job, run)
-            quality.tests(job, run)
-            if run.state == EventType.COMPLETE and definition.quality.metrics_enabled:
-                quality.metrics(job, run)
+    finished = [
+        (job, run) for job in fold.jobs for run in job.runs if run.state in _RESULT_STATES
+    ]  # aborted and unfinished runs publish nothing
+    for job, run in finished:  # first every assertion: a test is told by another job's
+        quality.assertions(job, run)
+    for job, run in finished:
+        quality.tests(job, run)
+        if run.state == EventType.COMPLETE and definition.quality.metrics_enabled:
+            quality.metrics(job, run)
     plan.quality = QualityPlan(
         suite_code=definition.quality_suite_code,
         jobs=sorted({job_scope(job.key.namespace, job.key.name) for job in fold.jobs}),

@@ -348,6 +348,49 @@ def test_a_test_also_sent_as_an_assertion_on_its_dataset_is_one_check_the_datase
     assert plan.report.counters["testsCheckedOnDatasets"] == 1
 
 
+@pytest.mark.parametrize("order", ["test job first", "model's test job first"])
+def test_a_singular_test_sent_as_a_job_of_its_own_is_its_dataset_s_check_alone(order: str) -> None:
+    """dbt-ol reading ``run_results.json`` (its default) sends a singular test twice: as an
+    assertion of the model's ``<model>.test`` job on the model's dataset, and as a job of its
+    own, ``test.<project>.<name>``, whose ``test`` facet names it and whose inputs are the
+    models it tests (a probe of quality from real producers): one failing test was two checks
+    with two RED results a run."""
+    name = "assert_total_payment_amount_is_positive"
+    model_test = run(
+        inputs=[assertions({"assertion": name, "name": name, "success": False})],
+        job="analytics.sales.orders.test",
+    )
+    singular = run(
+        inputs=[dataset("analytics.sales.orders")],
+        run_facets={"test": {"tests": [{"name": f"test.shop.{name}", "status": "fail"}]}},
+        job=f"test.shop.{name}",
+        run_id="run-2",
+    )
+    events = [*singular, *model_test] if order == "test job first" else [*model_test, *singular]
+    plan = build(events, definition())
+    assert [c.code for c in quality(plan).checks] == [f"ol:{PG}/analytics.sales.orders:{name}"]
+    assert len(quality(plan).results) == 1
+    assert plan.report.counters["testsCheckedOnDatasets"] == 1
+
+
+def test_a_singular_test_of_another_dataset_keeps_its_job_check() -> None:
+    """... only where the assertion is on a dataset the test job reads: a test of the same
+    name on another model is not hidden by it."""
+    model_test = run(
+        inputs=[assertions({"assertion": "positive", "success": True})],
+        job="analytics.sales.orders.test",
+    )
+    singular = run(
+        inputs=[dataset("analytics.sales.refunds")],
+        run_facets={"test": {"tests": [{"name": "test.shop.positive", "status": "fail"}]}},
+        job="test.shop.positive",
+        run_id="run-2",
+    )
+    plan = build([*model_test, *singular], definition())
+    assert len([c for c in quality(plan).checks if c.kind == "test"]) == 1
+    assert plan.report.counters.get("testsCheckedOnDatasets", 0) == 0
+
+
 @pytest.mark.parametrize(
     ("test_name", "asserted_on"),
     [
