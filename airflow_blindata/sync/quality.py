@@ -510,8 +510,9 @@ def _described(quality: QualityPlan) -> set[str]:
 
 
 def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[QualityCheck]) -> None:
-    """Disable the enabled checks of jobs the plan no longer describes (history is kept), and
-    those of datasets dropped or renamed since (``QualityPlan.dropped``).
+    """Disable the enabled checks the plan no longer holds (history is kept): those of jobs it
+    no longer describes, of datasets dropped or renamed since (``QualityPlan.dropped``), and of
+    assertions a described job no longer makes (a test deleted, its runs aged out of the store).
 
     A job is removed when the plan no longer describes it, whether or not other jobs still have
     checks. A plan that describes no job at all is the empty snapshot that cleanup refuses
@@ -524,7 +525,6 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
     if not described and ctx.definition.cleanup.refuse_empty_snapshot:
         return
     planned = {check.code for check in quality.checks}
-    dropped = set(quality.dropped)  # checks of a dropped table, though their job is described
     for check in existing:
         job = next(
             (p.value for p in check.additional_properties or () if p.name == JOB_SCOPE), None
@@ -535,7 +535,6 @@ def _disable_removed(ctx: SyncContext, quality: QualityPlan, existing: list[Qual
             or (owners and ctx.definition.uuid not in owners)
             or check.enabled is False  # absent: not known to be disabled, so disable it
             or job is None
-            or (job in described and check.code not in dropped)
             or check.code in planned
         ):
             continue

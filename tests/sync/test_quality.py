@@ -173,6 +173,28 @@ def test_the_checks_of_a_job_no_longer_described_are_disabled_never_deleted(
     assert len(objects(emulator, Kind.RESULT)) == 2
 
 
+def test_the_check_of_an_assertion_a_described_job_no_longer_makes_is_disabled(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Removal of what is no longer described: a test deleted from a job that still runs
+    stayed enabled, with its last colour, once retention had dropped the runs that asserted
+    it (only the checks of a job no longer described were disabled). History is kept, and the
+    check is enabled again when the assertion comes back."""
+    job = definition()
+    both = [{"assertion": "a_ok", "success": True}, {"assertion": "b_ok", "success": False}]
+    snapshot(plan_for(client, dq_run("a", "run-1", both), job), client, job)
+    only_a = dq_run("a", "run-2", [{"assertion": "a_ok", "success": True}])
+
+    report = snapshot(plan_for(client, only_a, job), client, job)  # run-1 aged out
+
+    assert report.counters["qualityChecksDisabled"] == 1, report.render()
+    by_name = {code.rsplit(":", 1)[-1]: c for code, c in checks(emulator).items()}
+    assert by_name["b_ok"]["enabled"] is False and by_name["a_ok"]["enabled"] is True
+    back = snapshot(plan_for(client, dq_run("a", "run-3", both), job), client, job)
+    assert back.status == "success", back.render()
+    assert all(c["enabled"] for c in checks(emulator).values() if "ledger" not in c["code"])
+
+
 def test_metrics_become_records_on_the_openlineage_monitor_uploaded_once(
     emulator: Any, client: BlindataClient
 ) -> None:
