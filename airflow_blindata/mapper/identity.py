@@ -562,14 +562,23 @@ def cased_name(name: str, case: str | None) -> str:
 
 def completes(short: str, full: str) -> bool:
     """Whether ``full`` is ``short`` with segments before it filled in: ``shop.orders`` of
-    ``orders`` (seed 002: blank segments are "filled from the connection's own catalog and
-    preferred schema"). Segments compared without their quotes and case."""
+    ``orders``, of ``.orders`` and of Airflow's ``None.orders`` (seed 002: blank segments are
+    "filled from the connection's own catalog and preferred schema"). Segments compared without
+    their quotes, and without case unless quoted."""
     tail = _segments(without_statement_end(short))
     whole = _segments(without_statement_end(full))
-    return len(tail) < len(whole) and all(
-        a.text.casefold() == b.text.casefold()
-        for a, b in zip(reversed(tail), reversed(whole), strict=False)
-    )
+    blank = [not part.text or _is_python_none(part) for part in tail[:-1]]
+    if len(tail) > len(whole) or (len(tail) == len(whole) and not any(blank)):
+        return False
+    pairs = zip(reversed(tail), reversed(whole), [False, *reversed(blank)], strict=False)
+    return all(unknown or _same_identifier(a, b) for a, b, unknown in pairs)
+
+
+def _same_identifier(a: _Segment, b: _Segment) -> bool:
+    """Two identifiers alike: a quoted one exactly (its case is its own), others without case."""
+    if a.quoted or b.quoted:
+        return a.text == b.text
+    return a.text.casefold() == b.text.casefold()
 
 
 def without_statement_end(name: str) -> str:

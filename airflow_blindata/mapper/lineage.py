@@ -249,19 +249,27 @@ def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:
 
 
 def _as_read(
-    by_dataset: dict[DatasetKey, list[Source]], inputs: Sequence[DatasetKey]
+    by_dataset: dict[DatasetKey, list[Source]],
+    inputs: Sequence[DatasetKey],
+    made: Set[str] = frozenset(),
 ) -> dict[DatasetKey, list[Source]]:
     """Sources of a lineage facet named as the statement spells their table, each given the
     input the run read it as: Airflow's SQL parser names a column's table ``orders`` where the
     run's input is ``shop.orders`` (MySQL: no default schema, the database read from
     information_schema). Seed 002: blank segments are "filled from the connection's own
-    catalog and preferred schema"; only where one input of the namespace completes the name."""
+    catalog and preferred schema". Only where one input of the namespace completes the name,
+    the facet does not name that input as well (``orders`` is then another table), and the
+    job's SQL makes no table or CTE of that name (``made``: a temporary table ``orders``)."""
     if not inputs or all(any(_same(key, read) for read in inputs) for key in by_dataset):
         return by_dataset
     rekeyed: dict[DatasetKey, list[Source]] = {}
     for key, sources in by_dataset.items():
         read = _read_as(key, inputs)
-        if read is not None:
+        if (
+            read is not None
+            and not any(_same(read, named) for named in by_dataset)
+            and _last_segment(key.name) not in made
+        ):
             key = read
             sources = [
                 Source(read, item.field, item.target_field, item.direct, item.transformations)
@@ -282,6 +290,31 @@ def _read_as(key: DatasetKey, inputs: Sequence[DatasetKey]) -> DatasetKey | None
         if normalize_namespace(read.namespace) == namespace and completes(key.name, read.name)
     }
     return found.pop() if len(found) == 1 else None
+
+
+def _last_segment(name: str) -> str:
+    return name.rsplit(".", 1)[-1].strip().strip('"`[]').casefold()
+
+
+_MADE_BY_SQL = re.compile(
+    r"""(?ix)
+    \bcreate\s+(?:or\s+replace\s+)?(?:(?:global|local)\s+)?
+        (?:(?:temp|temporary|volatile|transient)\s+)?table\s+(?:if\s+not\s+exists\s+)?
+        ([^\s(;]+)
+    | \binto\s+(\#[^\s(;]+)                        # SQL Server's SELECT ... INTO #temp
+    | (?:\bwith\s+(?:recursive\s+)?|,\s*)([A-Za-z_][\w$]*)\s*(?:\([^()]*\)\s*)?as\s*\(
+    """
+)
+"""A table or a common table expression a statement makes: what a lineage facet may name that is
+no table the run read."""
+
+
+def _made_by(sql: str) -> frozenset[str]:
+    """The last segments, without quotes and case, of the tables and CTEs ``sql`` makes."""
+    return frozenset(
+        _last_segment(next(group for group in match.groups() if group))
+        for match in _MADE_BY_SQL.finditer(sql)
+    )
 
 
 def _unnamed_inputs(
@@ -423,6 +456,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     scope = job_scope(key.namespace, key.name)
     sql = job_sql(job)
     analysed = bool(sql and sql.query.strip())
+    made = _made_by(sql.query) if sql and sql.query else frozenset()
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
@@ -439,7 +473,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
         if evidence != "io":
-            by_dataset = _as_read(by_dataset, inputs)
+            by_dataset = _as_read(by_dataset, inputs, made)
         uncorrelated |= evidence == "io" and several
         unnamed = _unnamed_inputs(inputs, by_dataset) if evidence == "column_lineage" else []
         if only_output:
@@ -505,14 +539,10 @@ def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
     read = {
         (normalize_namespace(k.namespace), k.name) for _, _, inputs, _ in outputs for k in inputs
     }
-    inputs = sorted({key for _, _, read, _ in outputs for key in read})
     for target, entry in first.fields.items():
-        sources = {
-            (normalize_namespace(found.namespace), found.name)
-            for item in entry.input_fields
-            for key in [DatasetKey(item.namespace, item.name)]
-            for found in [_read_as(key, inputs) or key]
-        }
+        # a name the runs did not read, even one an input ends with, is a temporary table or
+        # a CTE as likely as the input (``_as_read`` then decides for each output)
+        sources = {(normalize_namespace(i.namespace), i.name) for i in entry.input_fields}
         if len(sources) > 1 or not sources <= read:
             return True
         for _, written, _, _ in outputs:

@@ -718,6 +718,54 @@ def test_a_column_lineage_input_named_without_its_database_is_the_input_the_run_
     assert GapCode.FIELD_NOT_CATALOGUED not in plan.report.gaps
 
 
+def _column_sources(plan: Any) -> set[tuple[str | None, str, str | None]]:
+    return {
+        (f.source.entity.schema_, f.source.entity.name, f.source.field)
+        for f in plan.flows
+        if f.kind == "column"
+    }
+
+
+def test_a_temporary_table_of_an_inputs_name_is_not_taken_for_the_input() -> None:
+    """Only a name the statement reads from the connection is an input: a temporary table
+    ``orders`` the task makes (or a CTE) is not ``shop.orders`` (a review), nor is ``orders``
+    where the facet names ``shop.orders`` too."""
+    temporary = _mysql_task(["shop.orders"], {"id": "orders"}, direct=True)
+    temporary["job"]["facets"] = builders.sql_facet(
+        "CREATE TEMPORARY TABLE orders AS SELECT id FROM billing.fees; "
+        "INSERT INTO orders_agg SELECT id, amount FROM orders"
+    )
+    assert ("shop", "orders", "id") not in _column_sources(build([temporary], MYSQL_DEFINITION))
+
+    lineage = builders.column_lineage_facet(
+        {
+            "id": [builders.input_field("orders", "id", MYSQL)],
+            "amount": [builders.input_field("shop.orders", "amount", MYSQL)],
+        }
+    )
+    both = _mysql_task(["shop.orders"], {})
+    both["outputs"][0]["facets"] |= lineage
+    sources = _column_sources(build([both], MYSQL_DEFINITION))
+    assert ("shop", "orders", "amount") in sources and ("shop", "orders", "id") not in sources
+
+
+@pytest.mark.parametrize(("named", "read"), [("orders", True), ('"Orders"', False)])
+def test_a_quoted_name_completes_an_input_of_its_own_case_only(named: str, read: bool) -> None:
+    """``"Orders"`` is a table of that case: not ``public.orders``; ``orders`` is."""
+    event = run_event(
+        inputs=[dataset("analytics.public.orders", facets=builders.schema_facet("id"))],
+        outputs=[
+            dataset(
+                "analytics.public.totals",
+                facets=builders.schema_facet("id")
+                | builders.column_lineage_facet({"id": [builders.input_field(named, "id")]}),
+            )
+        ],
+    )
+    plan = build([event], builders.definition(policy("postgres://*", nameTemplate="{host}")))
+    assert (("public", "orders", "id") in _column_sources(plan)) is read
+
+
 @pytest.mark.parametrize(
     "produced",
     [
