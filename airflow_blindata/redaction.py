@@ -19,6 +19,7 @@ that may hold a secret.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import string
@@ -441,6 +442,7 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
             spelled.add(urllib.parse.quote_plus(secret, safe=""))
             spelled.add(json.dumps(secret)[1:-1].replace("/", "\\/"))
             spelled.add("".join(_GSON_ESCAPES.get(char, char) for char in secret))
+            spelled.add(html.escape(secret))  # an HTML page that quotes the request
     for secret in sorted(spelled, key=len, reverse=True):
         if len(secret) >= _SHORT_SECRET:
             text = text.replace(secret, REDACTED)
@@ -452,12 +454,17 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 
 
 def _without_cut_secrets(text: str, secrets: list[str]) -> str:
-    """``text`` without the beginning of a secret where the text is cut: a server or a proxy that
-    quotes the request up to a length (``X-BD-ApiKey: SUPERSECRE``), at the text's end, before
-    an ellipsis or before the markup that closes the quote (``SUPERSECRE</pre>``). At least
-    ``_CUT_PREFIX`` characters, starting a word. Only where a secret's first characters are
-    found: a long page with few of them costs a few searches."""
+    """``text`` without the beginning of a long secret (a key, a token) where a server or a proxy
+    that quotes the request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``): eight
+    characters or more that start a word and part from the secret, whatever follows them; four
+    to seven before what ends a cut text (its end, an ellipsis, a tag, the end of a JSON
+    string). A short secret (a password) is hidden whole only: its beginning is too often a word
+    of the text (``airflow`` of ``airflow123``). Linear in the text: each beginning is found
+    once, and the text is joined once."""
+    spans: list[tuple[int, int]] = []
     for secret in secrets:
+        if len(secret) < _CUT_SECRET:
+            continue
         start = text.find(secret[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
@@ -469,20 +476,35 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
             if (
                 length < len(secret)
                 and (start == 0 or not text[start - 1].isalnum())
-                and _CUT_HERE.match(text, end) is not None
+                and (length >= _CUT_LONG or _CUT_HERE.match(text, end) is not None)
             ):
-                text = text[:start] + REDACTED + text[end:]
-                end = start + len(REDACTED)
-            start = text.find(secret[:_CUT_PREFIX], max(end, start + 1))
-    return text
+                spans.append((start, end))
+            start = text.find(secret[:_CUT_PREFIX], end)
+    if not spans:
+        return text
+    parts, done = [], 0
+    for start, end in sorted(spans):
+        if start < done:
+            continue
+        parts += [text[done:start], REDACTED]
+        done = end
+    return "".join([*parts, text[done:]])
 
+
+_CUT_SECRET = 16
+"""The shortest secret whose beginning is hidden where a text is cut: keys and tokens."""
 
 _CUT_PREFIX = 4
-"""The shortest beginning of a secret hidden where a text is cut."""
+"""The shortest beginning of such a secret hidden, where a cut text ends."""
 
-_CUT_HERE = re.compile(r"""[\s"'.…]*\Z|\.\.\.|…|</?[A-Za-z]""")
+_CUT_LONG = 8
+"""A beginning this long is a cut secret whatever follows it."""
+
+_CUT_HERE = re.compile(
+    r"""[\s"'.…]*\Z|\.\.\.|…|\\u2026|&hellip;|&\#|&quot;|\(trunc|\[\.\.\.|</?[A-Za-z]|"\s*[,}\]]"""
+)
 """Where a quote was cut: the text's end (but for blanks, a closing quote, an ellipsis), an
-ellipsis, a tag."""
+ellipsis (as JSON or HTML writes one too), a tag, the end of a JSON string."""
 
 
 _GSON_ESCAPES = {char: f"\\u{ord(char):04x}" for char in "<>&='"}

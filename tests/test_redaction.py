@@ -622,9 +622,24 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         ("X-BD-ApiKey: SUPERSECRE…", "SUPERSECRETKEY123", "X-BD-ApiKey: ***…"),
         ('{"h": "SUPERSECRETKEY1..."} more', "SUPERSECRETKEY123", '{"h": "***..."} more'),
         ("<pre>ApiKey: SUPERSECR</pre>", "SUPERSECRETKEY123", "<pre>ApiKey: ***</pre>"),
-        # ... not a word that begins like it, nor three characters
+        # ... in a JSON body that quotes it, before an ellipsis as JSON or HTML writes one, or
+        # eight characters and more whatever follows them (a review)
+        (
+            '{"error":"X-BD-ApiKey: SUPERSECRE"}',
+            "SUPERSECRETKEY123",
+            '{"error":"X-BD-ApiKey: ***"}',
+        ),
+        ("ApiKey: SUPER\\u2026", "SUPERSECRETKEY123", "ApiKey: ***\\u2026"),
+        ("ApiKey: SUPERS&hellip;", "SUPERSECRETKEY123", "ApiKey: ***&hellip;"),
+        ("ApiKey: SUPERSECR (truncated)", "SUPERSECRETKEY123", "ApiKey: *** (truncated)"),
+        # ... and as an HTML page escapes it
+        ("<pre>p&amp;ssW0rd-Lm9x</pre>", "p&ssW0rd-Lm9x", "<pre>***</pre>"),
+        # ... not a word that begins like it, nor three characters, nor the beginning of a short
+        # secret (a password that begins with the user's name)
         ("the SUPERvisor", "SUPERSECRETKEY123", "the SUPERvisor"),
         ("key SUP", "SUPERSECRETKEY123", "key SUP"),
+        ('failed for user "airflow"', "airflow123", 'failed for user "airflow"'),
+        ("<title>Welcome</title>", "Welcome1!", "<title>Welcome</title>"),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
