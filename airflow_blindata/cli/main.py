@@ -209,10 +209,16 @@ def _store_quarantine(args: argparse.Namespace) -> int:
 
     try:
         with _open_store(args.store) as store:
-            secrets = url_secrets(str(getattr(store, "url", args.store or "")))
+            # the store's password as its URL or its connection holds it (``store.url`` is
+            # the URL as shown, its password already ``***``)
+            hide = getattr(store, "without_credentials", None)
+            secrets = url_secrets(args.store or "")
 
             def shown(text: str) -> str:
-                return text if args.raw else scrub(redact_event_text(text), secrets)
+                if args.raw:
+                    return text
+                text = scrub(redact_event_text(text), secrets)
+                return hide(text) if hide is not None else text
 
             for count, event in enumerate(store.quarantine()):
                 if count >= args.limit:

@@ -25,6 +25,8 @@ from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import Select
 
+from airflow_blindata.redaction import scrub
+
 from . import digests
 from .connections import describe_error, set_aside, track
 from .models import StoreSchemaError, StoreUnavailableError
@@ -117,6 +119,11 @@ class SqlCore:
 
     def _size_bytes(self) -> int | None:
         return None
+
+    def without_credentials(self, text: str) -> str:
+        """``text`` without the store's own password (its URL's, or its connection's): what
+        it stores may quote it, and a command shows what it stores."""
+        return scrub(text, self._secrets)
 
     def release_connections(self) -> None:
         """Close idle pooled connections (before a fork; see ``connections``)."""

@@ -365,7 +365,8 @@ def syncs_page(
     # the gaps of the newest snapshot that mapped: one that failed before (at login, say) has
     # none, which would read as the producers' gaps fixed
     snapshots = [run for run in runs if run.report and run.kind == "snapshot"]
-    mapped = next((run for run in snapshots if run.status in ("success", "partial")), None)
+    # a snapshot that failed while it wrote mapped the events first (its gaps are the newest)
+    mapped = next((run for run in snapshots if run.report and _mapped(run.report)), None)
     latest = mapped.report if mapped else None
     return {
         "definitions": known,
@@ -539,6 +540,12 @@ def _last_reached(
             found.append((record.finished_at, _reached_by("snapshot", record.report)))
             break
     return max(found) if found else None
+
+
+def _mapped(report: RunReport) -> bool:
+    """Whether a snapshot read the events (and so found their gaps): one that completed, or
+    that failed while it wrote; not one that failed before, at login or reading the store."""
+    return report.status in ("success", "partial") or "mapping" in report.timings
 
 
 def _reached_by(kind: str, report: Mapping[str, Any]) -> str:

@@ -102,6 +102,28 @@ def test_store_quarantine_hides_secrets_as_the_page_does_and_raw_prints_them(
     assert "QUARPW-1" in raw and "QUARURLPW" in raw
 
 
+def test_store_quarantine_hides_the_postgresql_stores_own_password(
+    tmp_path: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store's password, as its URL holds it, is hidden in what it stores (a review: the
+    PostgreSQL store's ``url`` is the URL as shown, its password already ``***``, so the real
+    one was not hidden)."""
+    planted = "Wq9-storePw-77"
+    from sqlalchemy.engine import make_url
+
+    with_password = make_url(postgres_url).set(password=planted)  # trust auth: not checked
+    url = with_password.render_as_string(hide_password=False)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(f'{{"message": "login as root with {planted} refused", "broken":\n')
+    main(["ingest", str(bad), "--store", url])
+    capsys.readouterr()
+
+    assert main(["store", "quarantine", "--store", url]) == 0
+    listed = capsys.readouterr().out
+
+    assert "refused" in listed and planted not in listed
+
+
 def test_store_stats_count_a_job_namespace_without_its_password(
     tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

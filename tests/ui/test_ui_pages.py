@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.store import open_store
 
 from .helpers import token
@@ -285,6 +286,7 @@ def test_the_gaps_shown_are_of_the_last_snapshot_that_read_the_events(
 
     url = f"sqlite:///{tmp_path / 'failed.db'}"
     mapped = snapshot_report(0)
+    mapped.timings = {"mapping": 0.5}
     assert mapped.finished_at is not None
     failed = RunReport(
         kind="snapshot", definition_uuid=DEFINITION, started_at=mapped.finished_at
@@ -300,6 +302,32 @@ def test_the_gaps_shown_are_of_the_last_snapshot_that_read_the_events(
     gaps = page.split("<h2>Gaps of the last snapshot</h2>")[1]
     assert "UNMAPPED_NAMESPACE" in gaps and "None." not in gaps
     assert 'id="gaps-of"' in gaps and "failed before they read the events" in gaps
+
+
+def test_the_gaps_of_a_snapshot_that_failed_while_it_wrote_are_the_newest(
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot that failed in a write phase (an outage) had mapped the events: its gaps are
+    the newest, not those of the snapshot before it (a review)."""
+    from .seed import record_snapshot, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'outage.db'}"
+    older = snapshot_report(0)
+    older.timings = {"mapping": 0.5}
+    newer = snapshot_report(2)
+    newer.timings = {"mapping": 0.5}
+    newer.gaps.clear()
+    newer.gap(GapCode.UNMAPPED_NAMESPACE, "oracle://new-db:1521")
+    newer.finish("failed", "Blindata stopped answering in the flows phase")
+    with open_store(url) as store:
+        record_snapshot(store, older)
+        record_snapshot(store, newer)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+    gaps = admin.get("/syncs").text.split("<h2>Gaps of the last snapshot</h2>")[1]
+
+    assert "oracle://new-db:1521" in gaps and "mysql://legacy:3306" not in gaps
+    assert 'id="gaps-of"' not in gaps
 
 
 def test_a_run_without_a_report_says_so(admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
