@@ -22,7 +22,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from airflow_blindata.blindata import BlindataError, BlindataPermissionError
+from airflow_blindata.blindata import (
+    BlindataError,
+    BlindataNotFoundError,
+    BlindataPermissionError,
+)
 from airflow_blindata.blindata.models import (
     AdditionalProperty,
     DataFlow,
@@ -49,6 +53,7 @@ from airflow_blindata.sync.properties import (
     OWNER_PROPERTY,
     values_of,
 )
+from airflow_blindata.sync.quality import MONITOR_NAME
 from airflow_blindata.sync.report import Ledger, RunReport
 
 __all__ = ["Kept", "Removal", "collect", "entity_key"]
@@ -202,7 +207,11 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for entity in stale_entities:
             found = references.get(entity.uuid or "", _References())
             stale_fields += len(found.fields)
-            reason = _entity_reason(entity, found, outside, owner) or _person_edits(ctx, entity)
+            reason = (
+                _entity_reason(entity, found, outside, owner)
+                or _person_edits(ctx, entity)
+                or _watched_by_others(ctx, entity)
+            )
             if reason:
                 removal.kept.append(Kept("entity", entity_key(entity), reason))
             else:
@@ -506,6 +515,45 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
         return None
     if not is_stamped(document.content or "", [entity.property(DOCUMENTATION_HASH_PROPERTY)]):
         return "a person wrote its documentation"
+    return None
+
+
+def _watched_by_others(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
+    """Whether a quality check that is not this definition's, or a profiling monitor other than
+    the OpenLineage one, refers to the entity: Blindata unlinks the check from a deleted entity
+    and deletes the monitor with its history, a person's or another tool's work. Asked last, as
+    each list costs a request; a list that cannot be read keeps the entity, but a Blindata
+    without profiling (404) has no monitor."""
+    uuid = entity.uuid or ""
+    api = ctx.client.api
+    try:
+        for check in api.quality_checks.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid):
+            refs = check.physical_entities
+            if refs is not None and uuid not in {ref.uuid for ref in refs}:
+                continue  # a server that ignored the filter
+            owners = {
+                p.value for p in check.additional_properties or () if p.name == OWNER_PROPERTY
+            }
+            if ctx.definition.uuid not in owners:
+                return f"the quality check {check.code} refers to it"
+    except BlindataError as exc:
+        return f"its quality checks could not be read ({exc})"
+    try:
+        monitors = list(
+            api.profiling_monitors.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+        )
+    except BlindataNotFoundError:
+        monitors = []
+    except BlindataError as exc:
+        return f"its profiling monitors could not be read ({exc})"
+    others = sorted(
+        monitor.name or ""
+        for monitor in monitors
+        if monitor.name != MONITOR_NAME
+        and (monitor.physical_entity is None or monitor.physical_entity.uuid == uuid)
+    )
+    if others:
+        return f"the profiling monitor {_few(others)} watches it (its history would go with it)"
     return None
 
 

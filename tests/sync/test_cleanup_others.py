@@ -22,7 +22,15 @@ import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
-from airflow_blindata.blindata.models import DataFlow, PhysicalEntityRef, PhysicalField, Ref
+from airflow_blindata.blindata.models import (
+    DataFlow,
+    PhysicalEntityRef,
+    PhysicalField,
+    ProfilingMonitor,
+    QualityCheck,
+    QualitySuite,
+    Ref,
+)
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync import cleanup, snapshot
 from tests import builders
@@ -137,6 +145,30 @@ def documented_by_a_person(client: BlindataClient, emulator: Any) -> str:
     return dst
 
 
+def a_persons_quality_check(client: BlindataClient, emulator: Any) -> str:
+    """A steward's check on the table: Blindata unlinks it when the table goes."""
+    suite = client.api.quality_suites.create(QualitySuite(code="steward", name="Steward"))
+    dst = uuid_of(emulator, Kind.ENTITY, "dst")
+    client.api.quality_checks.create(
+        QualityCheck(
+            code="dst-amount-positive",
+            name="Amounts are positive",
+            quality_suite=Ref(uuid=suite.uuid or ""),
+            physical_entities=[Ref(uuid=dst)],
+        )
+    )
+    return dst
+
+
+def a_profilers_monitor(client: BlindataClient, emulator: Any) -> str:
+    """Another tool's profiling monitor: Blindata deletes it, and its history, with the table."""
+    dst = uuid_of(emulator, Kind.ENTITY, "dst")
+    client.api.profiling_monitors.create(
+        ProfilingMonitor(name="Nightly profiler", physical_entity=Ref(uuid=dst))
+    )
+    return dst
+
+
 def nothing(client: BlindataClient, emulator: Any) -> None:
     return None
 
@@ -168,6 +200,8 @@ CASES = [
     ),
     Case("a person described the table", described_by_a_person, True, True, "description"),
     Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
+    Case("a person's quality check refers to it", a_persons_quality_check, True, True, "check"),
+    Case("another tool's profiling monitor watches it", a_profilers_monitor, True, True, "monitor"),
     Case("nothing refers to them", nothing, False, False, ""),
 ]
 
