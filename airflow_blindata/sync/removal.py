@@ -29,7 +29,7 @@ from airflow_blindata.sync.history import (
 )
 from airflow_blindata.sync.ownership import Removal, collect, entity_key
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
-from airflow_blindata.sync.properties import DESCRIBED_BY_PROPERTY
+from airflow_blindata.sync.properties import DESCRIBED_BY_PROPERTY, values_of
 from airflow_blindata.sync.report import Ledger, RunReport
 
 __all__ = ["REASONS", "cleanup"]
@@ -234,6 +234,8 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
     watch.end_phase()
     outcome.step = "entities"
     for entity in removal.entities:
+        if _changed_since_read(ctx, entity):
+            continue
         if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
             _note_entity(ctx.report, removal, entity)
     for key, stale in removal.stale_fields:
@@ -252,6 +254,25 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
             outcome.removed_systems.add(system.uuid or "")
     watch.end_phase()
     ctx.progress.end()
+
+
+def _changed_since_read(ctx: SyncContext, entity: PhysicalEntity) -> bool:
+    """Whether the entity changed since the cleanup read it: another definition's snapshot (each
+    holds its own lock) or a person wrote on it meanwhile, and its deletion would take what they
+    wrote with it. Read again just before it is deleted; kept, with the reason, if so. An entity
+    that cannot be read is deleted as planned (the delete says whether it is there)."""
+    key = entity_key(entity)
+    stored = ctx.as_stored(ctx.client.api.physical_entities, entity, "entity", key)
+    if stored is None or stored is entity:
+        return False
+    listed, now = entity.modification_date, stored.modification_date
+    newer = listed is not None and now is not None and now > listed
+    describers = set(values_of(stored.additional_properties, DESCRIBED_BY_PROPERTY)) - {ctx.owner}
+    if not newer and not describers:
+        return False
+    ctx.report.note_kept("entity", key, "it changed since the cleanup read it")
+    ctx.report.count("entitiesChangedMeanwhile")
+    return True
 
 
 def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:

@@ -297,6 +297,37 @@ def test_a_table_another_definition_no_longer_describes_is_removed(
     assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}
 
 
+def test_a_table_another_definition_starts_describing_during_the_cleanup_stays(
+    client: BlindataClient, emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each definition holds its own lock: another definition's snapshot that starts describing
+    the table between the cleanup's reading and its deletes (its mark, a flow of its own) lost
+    the table, its fields and the flow until its next snapshot. The table is read again just
+    before it is deleted."""
+    from airflow_blindata.sync import removal
+
+    job, other = definition(), definition(uuid=OTHER_DEFINITION, processLayer=False)
+    history, others_history = History(), History()
+    run(client, history, [LOAD, KEEP], job)
+    next_second(emulator)
+    run(client, history, [KEEP], job)  # LOAD's job goes: dst is stale
+    collect = removal.collect
+
+    def other_snapshot_in_between(*args: Any, **kwargs: Any) -> Any:
+        found = collect(*args, **kwargs)
+        next_second(emulator)
+        run(client, others_history, [job_event("other.read", [DST], [])], other)
+        return found
+
+    monkeypatch.setattr(removal, "collect", other_snapshot_in_between)
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}, report.render()
+    assert report.counters["entitiesChangedMeanwhile"] == 1
+    assert "changed since the cleanup read it" in report.kept["entity"].examples[0]
+
+
 def test_a_mark_retired_from_a_summary_listing_keeps_what_the_listing_left_out(
     client: BlindataClient, emulator: Any
 ) -> None:
