@@ -179,7 +179,26 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for routine in _alive(ctx, api.routines.list(page_size=LIST_PAGE_SIZE, systemUuid=uuid))
         if owner in values_of(routine.additional_properties, OWNER_PROPERTY)
     ]
-    stale_routines = [r for r in routines if _stale(r.modification_date, watermark)]
+    marked = _marked(ctx, owner)
+    shared = _shared_jobs(owner, entities, marked)
+    for entity, _ in shared:
+        removal.held_scopes.update(
+            scope
+            for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
+            for scope in _job_scopes(entity, base)
+        )
+    shared_names = dict(((entity.schema_ or "", entity.name), others) for entity, others in shared)
+    stale_routines = []
+    for routine in routines:
+        if not _stale(routine.modification_date, watermark):
+            continue
+        sharing = shared_names.get((routine.catalog or "", routine.name or ""))
+        if sharing:
+            removal.kept.append(
+                Kept("routine", f"{routine.catalog}/{routine.name}", _shared_reason(sharing))
+            )
+        else:
+            stale_routines.append(routine)
     if hold_routines:
         ctx.report.count("routinesHeldBack", len(stale_routines))
     else:
@@ -224,7 +243,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
                 removal.kept.append(Kept("system", system.name, reason))
             else:
                 removal.systems.append(system)
-        removal.marks = _stale_marks(ctx, owner, watermark)
+        removal.marks = _stale_marks(marked, owner, watermark)
         if not last.failed("field"):
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             _collect_stale_fields(ctx, removal, fresh, outside, watermark)
@@ -590,21 +609,56 @@ def _system_reason(
     return "; ".join(reasons) or None
 
 
-def _stale_marks(ctx: SyncContext, owner: str, watermark: datetime) -> list[PhysicalEntity]:
-    """Entities marked described by this definition that its last snapshot did not refresh (it
-    uploads every entity it describes, so it no longer describes them)."""
-    marked = ctx.client.api.physical_entities.list(
+def _marked(ctx: SyncContext, owner: str) -> list[PhysicalEntity]:
+    """Entities another writer created that this definition marks as described by it."""
+    listed = ctx.client.api.physical_entities.list(
         page_size=LIST_PAGE_SIZE,
         additionalPropertyName=DESCRIBED_BY_PROPERTY,
         additionalPropertyValue=owner,
     )
     return [
         entity
-        for entity in _alive(ctx, marked)
+        for entity in _alive(ctx, listed)
         if owner in values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)
         and owner not in values_of(entity.additional_properties, OWNER_PROPERTY)
-        and _stale(entity.modification_date, watermark)
     ]
+
+
+def _stale_marks(
+    marked: list[PhysicalEntity], owner: str, watermark: datetime
+) -> list[PhysicalEntity]:
+    """The marked entities that this definition's last snapshot did not refresh (it uploads
+    every entity it describes, so it no longer describes them)."""
+    return [entity for entity in marked if _stale(entity.modification_date, watermark)]
+
+
+def _shared_jobs(
+    owner: str, owned: list[PhysicalEntity], marked: list[PhysicalEntity]
+) -> list[tuple[PhysicalEntity, list[str]]]:
+    """The job entities another definition describes too, with those definitions: one this
+    definition owns that another marks, or one another owns that this one marks. Two
+    definitions that read one job's events write its flows and routine under one scope, and
+    one's cleanup would remove what the other still describes; those scopes stay (the docs
+    say a job's events go to one definition)."""
+    shared = []
+    for entity in (*owned, *marked):
+        if entity.table_type != OPENLINEAGE_JOB:
+            continue
+        properties = entity.additional_properties
+        others = sorted(
+            (
+                set(values_of(properties, DESCRIBED_BY_PROPERTY))
+                | set(values_of(properties, OWNER_PROPERTY))
+            )
+            - {owner}
+        )
+        if others:
+            shared.append((entity, others))
+    return shared
+
+
+def _shared_reason(others: list[str]) -> str:
+    return f"its job is described by job definition {_few(others)} too"
 
 
 def _total(ctx: SyncContext, operation: str, **filters: str) -> int:

@@ -172,6 +172,7 @@ _KEPT_COUNTERS = {
     "entity": "entitiesKeptReferenced",
     "field": "fieldsKeptReferenced",
     "system": "systemsKeptReferenced",
+    "routine": "routinesKeptDescribed",
 }
 
 

@@ -328,6 +328,38 @@ def test_a_table_another_definition_starts_describing_during_the_cleanup_stays(
     assert "changed since the cleanup read it" in report.kept["entity"].examples[0]
 
 
+@pytest.mark.parametrize("who_goes", ["the owner", "the other"])
+def test_a_job_two_definitions_describe_keeps_its_flows_and_routine_for_the_other(
+    client: BlindataClient, emulator: Any, who_goes: str
+) -> None:
+    """Two definitions reading one job's events (a prod and a dev Airflow with the same DAG
+    ids) write its flows and routine under one scope: when one stops describing the job, its
+    cleanup removed the flows and the SQL routine the other still describes. They stay, the
+    scope held, the routine kept with the reason."""
+    load = job_event("etl.load", [SRC], [DST])
+    load["job"]["facets"] = builders.sql_facet("INSERT INTO s.dst SELECT id, amount FROM s.src")
+    first, second = definition(), definition(uuid=OTHER_DEFINITION)
+    history, others_history = History(), History()
+    run(client, history, [load, KEEP], first)  # the owner of etl.load's job entity
+    next_second(emulator)
+    run(client, others_history, [load, KEEP], second)
+    next_second(emulator)
+    if who_goes == "the owner":
+        going, going_history, staying = first, history, "the other"
+    else:
+        going, going_history, staying = second, others_history, "the owner"
+    run(client, going_history, [KEEP], going)
+
+    report = going_history.add(cleanup(going, client, going_history, force=True))
+
+    assert report.status == "success", report.render()
+    scopes = {f["scope"] for f in objects(emulator, Kind.FLOW)}
+    assert "ol:airflow|etl.load" in scopes, (staying, report.render())
+    assert "etl.load" in {r["name"] for r in objects(emulator, Kind.ROUTINE)}, report.render()
+    if who_goes == "the owner":
+        assert "described by job definition" in report.kept["routine"].examples[0]
+
+
 def test_a_mark_retired_from_a_summary_listing_keeps_what_the_listing_left_out(
     client: BlindataClient, emulator: Any
 ) -> None:
