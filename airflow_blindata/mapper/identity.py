@@ -832,9 +832,14 @@ def entity_name(
 
 def _as_it_is(name: str, case: str | None) -> EntityName:
     """Rule 4, the name as it is, with no schema: only a trailing ``;`` is dropped, and the
-    quotes of a name that is one quoted identifier (seed 002); re-cased when declared."""
+    quotes of a name that is one quoted identifier (seed 002); re-cased when declared, each
+    dotted segment as ``cased_name`` does, so that ``analytics.public.orders`` and
+    ``"ANALYTICS"."PUBLIC"."ORDERS"`` are the one entity the case says they are (and the one
+    a check's code names: ``quality``)."""
     text = without_statement_end(name)
+    if case not in (None, "PRESERVE"):
+        return EntityName(None, cased_name(text.strip(), case), "name")
     segment = _unquoted(text.strip())
-    if not segment.quoted and case in (None, "PRESERVE"):
+    if not segment.quoted:
         return EntityName(None, text, "name")
-    return EntityName(None, _cased(segment, case), "name")
+    return EntityName(None, segment.text, "name")

@@ -169,6 +169,43 @@ def test_one_check_per_dataset_assertion_and_column_whatever_case_a_producer_sen
     assert {r.field for r in quality(plan).records if r.metric == "nullCount"} == {"AMOUNT"}
 
 
+def test_under_an_identifier_case_without_a_name_profile_spellings_are_one_entity_and_check() -> (
+    None
+):
+    """``identifierCase`` without a ``nameProfile``: the names are read as they are (rule 4), and
+    each spelling was an entity of its own while the check's code, re-cased, was one: the one
+    check moved to whichever spelling ran last (a probe of quality producers). Re-cased as the
+    code is, the spellings are one entity."""
+    snowflake = "snowflake://org-acct"
+    job = builders.definition(policy("snowflake://*", identifierCase="UPPER"))
+    spellings = [
+        "analytics.public.orders",
+        "ANALYTICS.PUBLIC.ORDERS",
+        '"ANALYTICS"."PUBLIC".orders',
+    ]
+    events = [
+        event
+        for index, name in enumerate(spellings)
+        for event in run_cycle(
+            "dq.orders",
+            run_id=f"r{index}",
+            start_time=at(index * 10),
+            end_time=at(index * 10 + 1),
+            inputs=[
+                dataset(
+                    name,
+                    snowflake,
+                    input_facets=assertions_facet({"assertion": "not_null", "success": True}),
+                )
+            ],
+        )
+    ]
+    plan = build(events, job)
+    tables = {e.key for e in plan.entities if e.key.system != "OpenLineage"}
+    assert [(key.schema_, key.name) for key in tables] == [(None, "ANALYTICS.PUBLIC.ORDERS")]
+    assert [c.entity for c in quality(plan).checks] == list(tables)
+
+
 def test_a_metric_of_a_column_sent_in_another_case_than_its_field_is_on_that_field() -> None:
     """Seed 003: a profiling record names a field of the entity. Great Expectations names a
     column as the suite was written (``Customer_ID``) where the schema says ``customer_id``: with
