@@ -454,17 +454,14 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 
 
 def _without_cut_secrets(text: str, secrets: list[str]) -> str:
-    """``text`` without the beginning of a long secret (a key, a token) where a server or a proxy
-    that quotes the request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``): eight
-    characters or more that start a word and part from the secret, whatever follows them; four
-    to seven before what ends a cut text (its end, an ellipsis, a tag, the end of a JSON
-    string). A short secret (a password) is hidden whole only: its beginning is too often a word
-    of the text (``airflow`` of ``airflow123``). Linear in the text: each beginning is found
-    once, and the text is joined once."""
+    """``text`` without the beginning of a secret where a server or a proxy that quotes the
+    request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``): four characters or more that
+    start a word, before what ends a cut text (its end, an ellipsis, a tag, the end of a JSON
+    string); half the secret or more (and eight characters), whatever follows them. Linear in
+    the text: each beginning is found once, and the text is joined once."""
     spans: list[tuple[int, int]] = []
     for secret in secrets:
-        if len(secret) < _CUT_SECRET:
-            continue
+        long_enough = max(_CUT_LONG, (len(secret) + 1) // 2)
         start = text.find(secret[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
@@ -476,7 +473,7 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
             if (
                 length < len(secret)
                 and (start == 0 or not text[start - 1].isalnum())
-                and (length >= _CUT_LONG or _CUT_HERE.match(text, end) is not None)
+                and (length >= long_enough or _CUT_HERE.match(text, end) is not None)
             ):
                 spans.append((start, end))
             start = text.find(secret[:_CUT_PREFIX], end)
@@ -491,14 +488,11 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
     return "".join([*parts, text[done:]])
 
 
-_CUT_SECRET = 16
-"""The shortest secret whose beginning is hidden where a text is cut: keys and tokens."""
-
 _CUT_PREFIX = 4
-"""The shortest beginning of such a secret hidden, where a cut text ends."""
+"""The shortest beginning of a secret hidden where a text is cut."""
 
 _CUT_LONG = 8
-"""A beginning this long is a cut secret whatever follows it."""
+"""A beginning this long, and half its secret, is a cut secret whatever follows it."""
 
 _CUT_HERE = re.compile(
     r"""[\s"'.…]*\Z|\.\.\.|…|\\u2026|&hellip;|&\#|&quot;|\(trunc|\[\.\.\.|</?[A-Za-z]|"\s*[,}\]]"""

@@ -634,12 +634,14 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         ("ApiKey: SUPERSECR (truncated)", "SUPERSECRETKEY123", "ApiKey: *** (truncated)"),
         # ... and as an HTML page escapes it
         ("<pre>p&amp;ssW0rd-Lm9x</pre>", "p&ssW0rd-Lm9x", "<pre>***</pre>"),
-        # ... not a word that begins like it, nor three characters, nor the beginning of a short
-        # secret (a password that begins with the user's name)
+        # ... also of a short key (an application user's password: a review)
+        ("X-BD-ApiKey: Tr0ub4dorXy…", "Tr0ub4dorXy3xyz", "X-BD-ApiKey: ***…"),
+        ("headers: X-BD-ApiKey: Tr0ub4dorXy3x", "Tr0ub4dorXy3xyz", "headers: X-BD-ApiKey: ***"),
+        # ... not a word that begins like it and goes on, nor three characters, nor a word
+        # shorter than half a long secret that the text does not cut (a review)
         ("the SUPERvisor", "SUPERSECRETKEY123", "the SUPERvisor"),
         ("key SUP", "SUPERSECRETKEY123", "key SUP"),
-        ('failed for user "airflow"', "airflow123", 'failed for user "airflow"'),
-        ("<title>Welcome</title>", "Welcome1!", "<title>Welcome</title>"),
+        ("reach postgres://wh:5432/x", "postgres_admin_2024!", "reach postgres://wh:5432/x"),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(

@@ -91,6 +91,8 @@ class Removal:
     """Other definitions' entities that carry this definition's ``openLineageDescribedBy`` and
     that the last snapshot did not describe: the mark comes off (no object is removed)."""
     owned_total: int = 0
+    watermark: datetime | None = None
+    """The last snapshot's: an entity written since is no longer stale (``removal``)."""
     scopes: set[str] = field(default_factory=set)
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
     held_scopes: set[str] = field(default_factory=set)
@@ -136,7 +138,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     watermark = last.watermark
     api = ctx.client.api
     owner = ctx.owner
-    removal = Removal(held_scopes=set(last.failed_scopes))
+    removal = Removal(held_scopes=set(last.failed_scopes), watermark=watermark)
     hold_entities = bool(last.failed("system") or last.failed("entity"))
     hold_routines = bool(last.failed("system") or last.failed("routine"))
 
@@ -223,13 +225,14 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     stale_fields = 0
     if not hold_entities:
         references = _entity_references(ctx, stale_entities)
+        watchers = _Watchers(ctx)
         for entity in stale_entities:
             found = references.get(entity.uuid or "", _References())
             stale_fields += len(found.fields)
             reason = (
                 _entity_reason(entity, found, outside, owner)
                 or _person_edits(ctx, entity)
-                or _watched_by_others(ctx, entity)
+                or watchers.reason(entity, found.fields)
             )
             if reason:
                 removal.kept.append(Kept("entity", entity_key(entity), reason))
@@ -537,43 +540,62 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
     return None
 
 
-def _watched_by_others(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
-    """Whether a quality check that is not this definition's, or a profiling monitor other than
-    the OpenLineage one, refers to the entity: Blindata unlinks the check from a deleted entity
-    and deletes the monitor with its history, a person's or another tool's work. Asked last, as
-    each list costs a request; a list that cannot be read keeps the entity, but a Blindata
-    without profiling (404) has no monitor."""
-    uuid = entity.uuid or ""
-    api = ctx.client.api
-    try:
-        for check in api.quality_checks.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid):
-            refs = check.physical_entities
-            if refs is not None and uuid not in {ref.uuid for ref in refs}:
-                continue  # a server that ignored the filter
-            owners = {
-                p.value for p in check.additional_properties or () if p.name == OWNER_PROPERTY
-            }
-            if ctx.definition.uuid not in owners:
-                return f"the quality check {check.code} refers to it"
-    except BlindataError as exc:
-        return f"its quality checks could not be read ({exc})"
-    try:
-        monitors = list(
-            api.profiling_monitors.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
-        )
-    except BlindataNotFoundError:
-        monitors = []
-    except BlindataError as exc:
-        return f"its profiling monitors could not be read ({exc})"
-    others = sorted(
-        monitor.name or ""
-        for monitor in monitors
-        if monitor.name != MONITOR_NAME
-        and (monitor.physical_entity is None or monitor.physical_entity.uuid == uuid)
-    )
-    if others:
-        return f"the profiling monitor {_few(others)} watches it (its history would go with it)"
-    return None
+class _Watchers:
+    """The quality checks that are not this definition's and the profiling monitors other than
+    the OpenLineage one, by the entity or field they refer to: Blindata unlinks a check from a
+    deleted entity or field, and deletes a monitor with its history, a person's or another
+    tool's work. Read once per cleanup, when a stale entity is first about to go. A list this
+    user may not read (403), or a Blindata without it (404), is no work of theirs it can see:
+    empty; a list that cannot be read otherwise keeps every stale entity this cleanup."""
+
+    def __init__(self, ctx: SyncContext) -> None:
+        self._ctx = ctx
+        self._checks: dict[str, list[str]] | None = None
+        self._monitors: dict[str, list[str]] = defaultdict(list)
+        self._problem: str | None = None
+
+    def reason(self, entity: PhysicalEntity, fields: Iterable[PhysicalField]) -> str | None:
+        if self._checks is None:
+            self._checks = defaultdict(list)
+            self._read()
+        if self._problem:
+            return self._problem
+        uuids = {_uuid(entity)} | {_uuid(f) for f in fields}
+        codes = sorted({code for uuid in uuids if uuid for code in self._checks.get(uuid, ())})
+        if codes:
+            return f"the quality check {_few(codes)} refers to it"
+        monitors = sorted(self._monitors.get(_uuid(entity) or "", ()))
+        if monitors:
+            return (
+                f"the profiling monitor {_few(monitors)} watches it (its history would go with it)"
+            )
+        return None
+
+    def _read(self) -> None:
+        api, owner = self._ctx.client.api, self._ctx.definition.uuid
+        assert self._checks is not None
+        try:
+            for check in api.quality_checks.list(page_size=LIST_PAGE_SIZE):
+                owners = values_of(check.additional_properties, OWNER_PROPERTY)
+                if owner in owners or (not owners and check.code.startswith("ol:")):
+                    continue  # this definition's (``ol:`` ones written before the stamp too)
+                for ref in (*(check.physical_entities or ()), *(check.physical_fields or ())):
+                    if (uuid := _uuid(ref)) is not None:
+                        self._checks[uuid].append(check.code)
+        except (BlindataPermissionError, BlindataNotFoundError):
+            pass
+        except BlindataError as exc:
+            self._problem = f"the quality checks could not be read ({exc})"
+            return
+        try:
+            for monitor in api.profiling_monitors.list(page_size=LIST_PAGE_SIZE):
+                entity = _uuid(monitor.physical_entity)
+                if monitor.name != MONITOR_NAME and entity is not None:
+                    self._monitors[entity].append(monitor.name)
+        except (BlindataPermissionError, BlindataNotFoundError):
+            pass
+        except BlindataError as exc:
+            self._problem = f"the profiling monitors could not be read ({exc})"
 
 
 def _field_ends(flow: DataFlow) -> tuple[str | None, str | None]:

@@ -235,7 +235,7 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
     watch.end_phase()
     outcome.step = "entities"
     for entity in removal.entities:
-        if _changed_since_read(ctx, entity):
+        if _changed_since_read(ctx, removal, entity):
             continue
         if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
             _note_entity(ctx.report, removal, entity)
@@ -257,19 +257,20 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
     ctx.progress.end()
 
 
-def _changed_since_read(ctx: SyncContext, entity: PhysicalEntity) -> bool:
-    """Whether the entity changed since the cleanup read it: another definition's snapshot (each
-    holds its own lock) or a person wrote on it meanwhile, and its deletion would take what they
-    wrote with it. Read again just before it is deleted; kept, with the reason, if so. An entity
-    that cannot be read is deleted as planned (the delete says whether it is there)."""
+def _changed_since_read(ctx: SyncContext, removal: Removal, entity: PhysicalEntity) -> bool:
+    """Whether the entity changed since the cleanup read it: written since the last snapshot
+    (another definition's snapshot, each holding its own lock, or a person) or described by
+    another definition meanwhile, and its deletion would take what they wrote with it. Read
+    again just before it is deleted; kept, with the reason, if so. An entity that cannot be read
+    is deleted as planned (the delete says whether it is there)."""
     key = entity_key(entity)
     stored = ctx.as_stored(ctx.client.api.physical_entities, entity, "entity", key)
     if stored is None or stored is entity:
         return False
-    listed, now = entity.modification_date, stored.modification_date
-    newer = listed is not None and now is not None and now > listed
+    moment, watermark = stored.modification_date, removal.watermark
+    written = moment is not None and watermark is not None and moment >= watermark
     describers = set(values_of(stored.additional_properties, DESCRIBED_BY_PROPERTY)) - {ctx.owner}
-    if not newer and not describers:
+    if not written and not describers:
         return False
     ctx.report.note_kept("entity", key, "it changed since the cleanup read it")
     ctx.report.count("entitiesChangedMeanwhile")

@@ -160,6 +160,21 @@ def a_persons_quality_check(client: BlindataClient, emulator: Any) -> str:
     return dst
 
 
+def a_persons_check_of_a_column(client: BlindataClient, emulator: Any) -> str:
+    """A check on one column only: the entity filter of the checks' list does not find it."""
+    suite = client.api.quality_suites.create(QualitySuite(code="columns", name="Columns"))
+    amount = next(f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount")
+    client.api.quality_checks.create(
+        QualityCheck(
+            code="dst-amount-not-null",
+            name="Amounts are set",
+            quality_suite=Ref(uuid=suite.uuid or ""),
+            physical_fields=[Ref(uuid=amount)],
+        )
+    )
+    return str(amount)
+
+
 def a_profilers_monitor(client: BlindataClient, emulator: Any) -> str:
     """Another tool's profiling monitor: Blindata deletes it, and its history, with the table."""
     dst = uuid_of(emulator, Kind.ENTITY, "dst")
@@ -201,6 +216,9 @@ CASES = [
     Case("a person described the table", described_by_a_person, True, True, "description"),
     Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
     Case("a person's quality check refers to it", a_persons_quality_check, True, True, "check"),
+    Case(
+        "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"
+    ),
     Case("another tool's profiling monitor watches it", a_profilers_monitor, True, True, "monitor"),
     Case("nothing refers to them", nothing, False, False, ""),
 ]
@@ -326,6 +344,68 @@ def test_a_table_another_definition_starts_describing_during_the_cleanup_stays(
     assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}, report.render()
     assert report.counters["entitiesChangedMeanwhile"] == 1
     assert "changed since the cleanup read it" in report.kept["entity"].examples[0]
+
+
+class NoQualityPermission(httpx.HTTPTransport):
+    """A user without the quality and profiling permissions (neither is needed when the
+    definition's quality is off): their lists answer 403."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "GET" and path.endswith(("/data-quality/checks", "/monitors")):
+            return httpx.Response(403, json={"message": "lacks QUALITY_VIEWER"})
+        return super().handle_request(request)
+
+
+def test_a_user_who_may_not_read_checks_or_monitors_still_removes_stale_tables(
+    emulator: Any,
+) -> None:
+    """Checks and monitors this user may not read are no work it can see, nor keep: with a
+    403 on their lists every stale table was kept, for good (a review)."""
+    job = definition()
+    history = History()
+    with client_of(emulator, NoQualityPermission()) as blindata:
+        run(blindata, history, [LOAD, KEEP], job)
+        next_second(emulator)
+        run(blindata, history, [KEEP], job)
+        report = history.add(cleanup(job, blindata, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}, report.render()
+
+
+class ListedToTheSecond(httpx.HTTPTransport):
+    """A Blindata whose listings give dates to the second, its reads by uuid to the millisecond
+    (the contract pins neither)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if request.method != "GET" or request.url.path != "/api/v1/physical_entities":
+            return response
+        page = json.loads(response.read())
+        for item in page.get("content") or ():
+            if item.get("modificationDate"):
+                item["modificationDate"] = item["modificationDate"][:19] + "Z"
+        return httpx.Response(200, json=page, headers={"Date": response.headers["Date"]})
+
+
+def test_a_table_read_again_is_judged_by_the_watermark_not_by_the_listings_date(
+    emulator: Any,
+) -> None:
+    """An entity read again before its delete is kept when written since the last snapshot:
+    against its listed date to the second, its date to the millisecond always read as newer,
+    and no stale table was ever removed (a review)."""
+    job = definition()
+    history = History()
+    with client_of(emulator, ListedToTheSecond()) as blindata:
+        run(blindata, history, [LOAD, KEEP], job)
+        next_second(emulator)
+        run(blindata, history, [KEEP], job)
+        report = history.add(cleanup(job, blindata, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert not report.counters.get("entitiesChangedMeanwhile"), report.render()
+    assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}
 
 
 @pytest.mark.parametrize("who_goes", ["the owner", "the other"])
