@@ -557,7 +557,15 @@ def cased_name(name: str, case: str | None) -> str:
     case is declared (seed 002: "never re-cased")."""
     if case is None or case == "PRESERVE":
         return name
-    return ".".join(_cased(segment, case) for segment in _segments(name))
+    return ".".join(_joinable(segment, case) for segment in _segments(name))
+
+
+def _joinable(segment: _Segment, case: str | None) -> str:
+    """A segment re-cased for a dotted name: a quoted one that holds a dot keeps its quotes
+    (``db."My.Table"`` is no ``db."My"."Table"``)."""
+    if segment.quoted and "." in segment.text:
+        return '"' + segment.text.replace('"', '""') + '"'
+    return _cased(segment, case)
 
 
 def completes(short: str, full: str) -> bool:

@@ -268,7 +268,7 @@ def _as_read(
         if (
             read is not None
             and not any(_same(read, named) for named in by_dataset)
-            and _last_segment(key.name) not in made
+            and _spelt(key.name) not in made
         ):
             key = read
             sources = [
@@ -292,8 +292,9 @@ def _read_as(key: DatasetKey, inputs: Sequence[DatasetKey]) -> DatasetKey | None
     return found.pop() if len(found) == 1 else None
 
 
-def _last_segment(name: str) -> str:
-    return name.rsplit(".", 1)[-1].strip().strip('"`[]').casefold()
+def _spelt(name: str) -> str:
+    """A table's name as a statement may spell it: without quotes, blanks and case."""
+    return ".".join(part.strip().strip('"`[]').casefold() for part in name.split("."))
 
 
 _MADE_BY_SQL = re.compile(
@@ -310,9 +311,10 @@ no table the run read."""
 
 
 def _made_by(sql: str) -> frozenset[str]:
-    """The last segments, without quotes and case, of the tables and CTEs ``sql`` makes."""
+    """The tables and CTEs ``sql`` makes, as it spells them (``_spelt``): a temporary table
+    ``orders`` is a source named ``orders``; ``archive.orders``, the run's output, is not."""
     return frozenset(
-        _last_segment(next(group for group in match.groups() if group))
+        _spelt(next(group for group in match.groups() if group))
         for match in _MADE_BY_SQL.finditer(sql)
     )
 

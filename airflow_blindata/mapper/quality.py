@@ -240,13 +240,13 @@ class _Quality:
         inputs the models it tests, the assertion sent by the model's ``.test`` job)."""
         kind, _, rest = name.partition(".")
         project, _, test = rest.partition(".")
-        labels = [name, test] if kind == "test" and project and test else [name]
-        for label in labels:
+        dbt = kind == "test" and bool(project) and bool(test)
+        for label in [name, test] if dbt else [name]:
             if (job.key, run.run_id, label) in self.checked_labels:
                 return True
-            if any((item.key, label) in self.checked_datasets for item in run.inputs):
-                return True
-        return False
+        # another job's assertion only for dbt's shape: a test of any producer named like an
+        # assertion of another job on a dataset it reads is its own check (a review)
+        return dbt and any((item.key, test) in self.checked_datasets for item in run.inputs)
 
     def tests(self, job: JobFold, run: RunFold) -> None:
         facet = facet_of(run.run_facets, TestRunFacet)

@@ -749,6 +749,17 @@ def test_a_temporary_table_of_an_inputs_name_is_not_taken_for_the_input() -> Non
     assert ("shop", "orders", "amount") in sources and ("shop", "orders", "id") not in sources
 
 
+def test_the_table_a_task_creates_as_its_output_does_not_stop_its_source_being_read() -> None:
+    """``CREATE TABLE archive.orders AS SELECT ... FROM orders``: the statement makes its
+    output, not a table ``orders``: the source is still ``shop.orders`` (a review)."""
+    event = _mysql_task(["shop.orders"], {"id": "orders"}, direct=True)
+    event["outputs"][0]["name"] = "archive.orders"
+    event["job"]["facets"] = builders.sql_facet(
+        "CREATE TABLE archive.orders AS SELECT id, amount FROM orders"
+    )
+    assert ("shop", "orders", "id") in _column_sources(build([event], MYSQL_DEFINITION))
+
+
 @pytest.mark.parametrize(("named", "read"), [("orders", True), ('"Orders"', False)])
 def test_a_quoted_name_completes_an_input_of_its_own_case_only(named: str, read: bool) -> None:
     """``"Orders"`` is a table of that case: not ``public.orders``; ``orders`` is."""

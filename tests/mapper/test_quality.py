@@ -204,6 +204,14 @@ def test_under_an_identifier_case_without_a_name_profile_spellings_are_one_entit
     tables = {e.key for e in plan.entities if e.key.system != "OpenLineage"}
     assert [(key.schema_, key.name) for key in tables] == [(None, "ANALYTICS.PUBLIC.ORDERS")]
     assert [c.entity for c in quality(plan).checks] == list(tables)
+    # a quoted segment holding a dot is no two segments (a review)
+    dotted = builders.definition(policy("snowflake://*", identifierCase="UPPER"))
+    two = [
+        dataset(name, snowflake, facets=builders.schema_facet("ID"))
+        for name in ('db."My.Table"', 'db."My"."Table"')
+    ]
+    names = {e.key.name for e in build(run_cycle("x", inputs=two), dotted).entities}
+    assert {'DB."My.Table"', "DB.My.Table"} <= names
 
 
 def test_a_metric_of_a_column_sent_in_another_case_than_its_field_is_on_that_field() -> None:
@@ -408,6 +416,22 @@ def test_a_singular_test_sent_as_a_job_of_its_own_is_its_dataset_s_check_alone(o
     assert [c.code for c in quality(plan).checks] == [f"ol:{PG}/analytics.sales.orders:{name}"]
     assert len(quality(plan).results) == 1
     assert plan.report.counters["testsCheckedOnDatasets"] == 1
+
+
+def test_a_test_of_another_producer_named_like_another_jobs_assertion_keeps_its_check() -> None:
+    """Only dbt's ``test.<project>.<name>`` is matched with another job's assertion: a test
+    ``row_count`` of any job that reads ``orders`` was hidden, its failure with it, by another
+    job's passing assertion ``row_count`` on ``orders`` (a review)."""
+    asserted = run(inputs=[assertions({"assertion": "row_count", "success": True})], job="dq.a")
+    tested = run(
+        inputs=[dataset("analytics.sales.orders")],
+        run_facets={"test": {"tests": [{"name": "row_count", "status": "fail"}]}},
+        job="etl.load_orders",
+        run_id="run-2",
+    )
+    plan = build([*asserted, *tested], definition())
+    assert len([c for c in quality(plan).checks if c.kind == "test"]) == 1
+    assert any(r.failures for r in quality(plan).results)
 
 
 def test_a_singular_test_of_another_dataset_keeps_its_job_check() -> None:
