@@ -183,12 +183,12 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     ]
     marked = _marked(ctx, owner)
     shared = _shared_jobs(owner, entities, marked)
+    shared_scopes: dict[str, datetime | None] = {}
     for entity, _ in shared:
-        removal.held_scopes.update(
-            scope
-            for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
-            for scope in _job_scopes(entity, base)
-        )
+        for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY):
+            for scope in _job_scopes(entity, base):
+                shared_scopes[scope] = entity.modification_date
+    removal.held_scopes.update(shared_scopes)
     shared_names = dict(((entity.schema_ or "", entity.name), others) for entity, others in shared)
     stale_routines = []
     for routine in routines:
@@ -213,6 +213,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
 
     removal.scopes = set(ledger.scopes) | set(last.scopes) | job_scopes
     removal.flows = _stale_flows(ctx, removal.scopes - removal.held_scopes, watermark)
+    removal.flows += _undescribed_shared_flows(ctx, shared_scopes, watermark)
     outside = _Outside(
         removing={flow.uuid for flow in removal.flows if flow.uuid},
         analysed={
@@ -677,6 +678,23 @@ def _shared_jobs(
         if others:
             shared.append((entity, others))
     return shared
+
+
+def _undescribed_shared_flows(
+    ctx: SyncContext, scopes: dict[str, datetime | None], watermark: datetime
+) -> list[DataFlow]:
+    """The stale flows of the jobs another definition describes too that no definition
+    describes any more: older than the job's entity, which every snapshot that describes the
+    job writes before its flows (a job that moved from ``dst`` to ``dst2``). The others stay,
+    counted ``flowsKeptDescribed``: the other definition may still describe them."""
+    found: list[DataFlow] = []
+    for flow in _stale_flows(ctx, set(scopes), watermark):
+        written, moment = scopes.get(flow.scope or ""), flow.modification_date
+        if written is not None and moment is not None and moment < written:
+            found.append(flow)
+        else:
+            ctx.report.count("flowsKeptDescribed")
+    return found
 
 
 def _shared_reason(others: list[str]) -> str:

@@ -440,6 +440,31 @@ def test_a_job_two_definitions_describe_keeps_its_flows_and_routine_for_the_othe
         assert "described by job definition" in report.kept["routine"].examples[0]
 
 
+def test_a_flow_neither_definition_describes_any_more_goes_though_the_job_is_shared(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The scope of a job two definitions describe is held, but not what neither describes:
+    a job that moved from ``dst`` to ``dst2`` in both kept its flow into ``dst`` for good (a
+    review). A flow older than the job's entity, which each snapshot writes before its flows,
+    was written by no snapshot since."""
+    moved = job_event("etl.load", [SRC], [dataset(GONE, "db.s.dst2", ["id"])])
+    first, second = definition(), definition(uuid=OTHER_DEFINITION)
+    history, others_history = History(), History()
+    for events in ([LOAD, KEEP], [moved, KEEP]):
+        run(client, history, events, first)
+        next_second(emulator)
+        run(client, others_history, events, second)
+        next_second(emulator)
+
+    report = history.add(cleanup(first, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    ends = {
+        (f["scope"], f["name"]) for f in objects(emulator, Kind.FLOW) if "etl.load" in f["scope"]
+    }
+    assert ends and all("dst2" in name for _, name in ends), (ends, report.render())
+
+
 def test_a_mark_retired_from_a_summary_listing_keeps_what_the_listing_left_out(
     client: BlindataClient, emulator: Any
 ) -> None:
