@@ -455,13 +455,16 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 
 def _without_cut_secrets(text: str, secrets: list[str]) -> str:
     """``text`` without the beginning of a secret where a server or a proxy that quotes the
-    request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``): four characters or more that
-    start a word, before what ends a cut text (its end, an ellipsis, a tag, the end of a JSON
-    string); half the secret or more (and eight characters), whatever follows them. Linear in
-    the text: each beginning is found once, and the text is joined once."""
+    request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``), starting a word. How much
+    proves a cut depends on what follows and on the secret: eight characters or more of a key or
+    a token (16 characters and more) whatever follows; of a shorter secret (a password), eight
+    or more before what ends a cut text (the text's end, an ellipsis, a tag, the end of a JSON
+    string), four or more only at the very end or before an ellipsis. A password's beginning is
+    too often a word of the answer (``"airflow"`` of ``airflow123``, ``<title>Welcome``).
+    Linear in the text: each beginning is found once, and the text is joined once."""
     spans: list[tuple[int, int]] = []
     for secret in secrets:
-        long_enough = max(_CUT_LONG, (len(secret) + 1) // 2)
+        key = len(secret) >= _KEY_LENGTH
         start = text.find(secret[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
@@ -473,7 +476,7 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
             if (
                 length < len(secret)
                 and (start == 0 or not text[start - 1].isalnum())
-                and (length >= long_enough or _CUT_HERE.match(text, end) is not None)
+                and _cut_here(text, end, length, key)
             ):
                 spans.append((start, end))
             start = text.find(secret[:_CUT_PREFIX], end)
@@ -488,11 +491,25 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
     return "".join([*parts, text[done:]])
 
 
+def _cut_here(text: str, end: int, length: int, key: bool) -> bool:
+    if length >= _CUT_LONG:
+        return key or _CUT_HERE.match(text, end) is not None
+    if key:
+        return _CUT_HERE.match(text, end) is not None
+    return _CUT_END.match(text, end) is not None
+
+
 _CUT_PREFIX = 4
 """The shortest beginning of a secret hidden where a text is cut."""
 
 _CUT_LONG = 8
-"""A beginning this long, and half its secret, is a cut secret whatever follows it."""
+"""A beginning this long is a cut key whatever follows it, a cut password before a cut's end."""
+
+_KEY_LENGTH = 16
+"""Secrets this long are keys and tokens: no word of an answer begins like them."""
+
+_CUT_END = re.compile(r"\s*\Z|\.\.\.|…|\\u2026|&hellip;")
+"""Where a short beginning of a password is a cut: the very end of the text, an ellipsis."""
 
 _CUT_HERE = re.compile(
     r"""[\s"'.…]*\Z|\.\.\.|…|\\u2026|&hellip;|&\#|&quot;|\(trunc|\[\.\.\.|</?[A-Za-z]|"\s*[,}\]]"""

@@ -637,11 +637,23 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         # ... also of a short key (an application user's password: a review)
         ("X-BD-ApiKey: Tr0ub4dorXy…", "Tr0ub4dorXy3xyz", "X-BD-ApiKey: ***…"),
         ("headers: X-BD-ApiKey: Tr0ub4dorXy3x", "Tr0ub4dorXy3xyz", "headers: X-BD-ApiKey: ***"),
+        (
+            "X-BD-ApiKey: 7fQ2mZx9LkP4 [truncated]",
+            "7fQ2mZx9LkP4aaaaaaaaaaaaaaaaaaaa",
+            "X-BD-ApiKey: *** [truncated]",
+        ),
         # ... not a word that begins like it and goes on, nor three characters, nor a word
-        # shorter than half a long secret that the text does not cut (a review)
+        # that begins a password where the answer is not cut (reviews)
         ("the SUPERvisor", "SUPERSECRETKEY123", "the SUPERvisor"),
         ("key SUP", "SUPERSECRETKEY123", "key SUP"),
-        ("reach postgres://wh:5432/x", "postgres_admin_2024!", "reach postgres://wh:5432/x"),
+        ('failed for user "airflow"', "airflow123", 'failed for user "airflow"'),
+        ('{"user":"airflow","x":1}', "airflow123", '{"user":"airflow","x":1}'),
+        ("<title>Welcome</title>", "Welcome1!", "<title>Welcome</title>"),
+        (
+            "role postgres does not exist; host postgres.internal",
+            "postgres_admin",
+            "role postgres does not exist; host postgres.internal",
+        ),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(

@@ -33,6 +33,7 @@ from airflow_blindata.blindata.models import (
     Page,
     PhysicalEntity,
     PhysicalField,
+    QualityCheck,
     QueryStatement,
     System,
     SystemRoutine,
@@ -183,12 +184,12 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     ]
     marked = _marked(ctx, owner)
     shared = _shared_jobs(owner, entities, marked)
-    shared_scopes: dict[str, datetime | None] = {}
     for entity, _ in shared:
-        for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY):
-            for scope in _job_scopes(entity, base):
-                shared_scopes[scope] = entity.modification_date
-    removal.held_scopes.update(shared_scopes)
+        removal.held_scopes.update(
+            scope
+            for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
+            for scope in _job_scopes(entity, base)
+        )
     shared_names = dict(((entity.schema_ or "", entity.name), others) for entity, others in shared)
     stale_routines = []
     for routine in routines:
@@ -213,7 +214,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
 
     removal.scopes = set(ledger.scopes) | set(last.scopes) | job_scopes
     removal.flows = _stale_flows(ctx, removal.scopes - removal.held_scopes, watermark)
-    removal.flows += _undescribed_shared_flows(ctx, shared_scopes, watermark)
     outside = _Outside(
         removing={flow.uuid for flow in removal.flows if flow.uuid},
         analysed={
@@ -543,60 +543,80 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
 
 class _Watchers:
     """The quality checks that are not this definition's and the profiling monitors other than
-    the OpenLineage one, by the entity or field they refer to: Blindata unlinks a check from a
-    deleted entity or field, and deletes a monitor with its history, a person's or another
-    tool's work. Read once per cleanup, when a stale entity is first about to go. A list this
-    user may not read (403), or a Blindata without it (404), is no work of theirs it can see:
-    empty; a list that cannot be read otherwise keeps every stale entity this cleanup."""
+    the OpenLineage one that refer to a stale entity or its fields: Blindata unlinks a check
+    from a deleted entity or field, and deletes a monitor with its history, a person's or
+    another tool's work. The checks and monitors of each entity are listed by its uuid (an item
+    that leaves the reference out is taken at the filter's word); the checks of its fields
+    alone are found in one list of every check, read once per cleanup when a stale entity is
+    first about to go. A list this user may not read (403), or a Blindata without it (404), is
+    no work of theirs it can see: nothing; a list that cannot be read otherwise keeps the
+    entity."""
 
     def __init__(self, ctx: SyncContext) -> None:
         self._ctx = ctx
-        self._checks: dict[str, list[str]] | None = None
-        self._monitors: dict[str, list[str]] = defaultdict(list)
+        self._by_field: dict[str, list[str]] | None = None
         self._problem: str | None = None
 
     def reason(self, entity: PhysicalEntity, fields: Iterable[PhysicalField]) -> str | None:
-        if self._checks is None:
-            self._checks = defaultdict(list)
-            self._read()
+        uuid = _uuid(entity) or ""
+        api = self._ctx.client.api
+        try:
+            codes = sorted(
+                check.code
+                for check in _unless_forbidden(
+                    api.quality_checks.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+                )
+                if not self._ours(check)
+                and (check.physical_entities is None or uuid in map(_uuid, check.physical_entities))
+            )
+            monitors = sorted(
+                monitor.name
+                for monitor in _unless_forbidden(
+                    api.profiling_monitors.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+                )
+                if monitor.name != MONITOR_NAME
+                and (monitor.physical_entity is None or _uuid(monitor.physical_entity) == uuid)
+            )
+        except BlindataError as exc:
+            return f"what refers to it could not be read ({exc})"
+        codes += self._of_fields({_uuid(f) for f in fields} - {None})
         if self._problem:
             return self._problem
-        uuids = {_uuid(entity)} | {_uuid(f) for f in fields}
-        codes = sorted({code for uuid in uuids if uuid for code in self._checks.get(uuid, ())})
         if codes:
-            return f"the quality check {_few(codes)} refers to it"
-        monitors = sorted(self._monitors.get(_uuid(entity) or "", ()))
+            return f"the quality check {_few(sorted(set(codes)))} refers to it"
         if monitors:
             return (
                 f"the profiling monitor {_few(monitors)} watches it (its history would go with it)"
             )
         return None
 
-    def _read(self) -> None:
-        api, owner = self._ctx.client.api, self._ctx.definition.uuid
-        assert self._checks is not None
-        try:
-            for check in api.quality_checks.list(page_size=LIST_PAGE_SIZE):
-                owners = values_of(check.additional_properties, OWNER_PROPERTY)
-                if owner in owners or (not owners and check.code.startswith("ol:")):
-                    continue  # this definition's (``ol:`` ones written before the stamp too)
-                for ref in (*(check.physical_entities or ()), *(check.physical_fields or ())):
-                    if (uuid := _uuid(ref)) is not None:
-                        self._checks[uuid].append(check.code)
-        except (BlindataPermissionError, BlindataNotFoundError):
-            pass
-        except BlindataError as exc:
-            self._problem = f"the quality checks could not be read ({exc})"
-            return
-        try:
-            for monitor in api.profiling_monitors.list(page_size=LIST_PAGE_SIZE):
-                entity = _uuid(monitor.physical_entity)
-                if monitor.name != MONITOR_NAME and entity is not None:
-                    self._monitors[entity].append(monitor.name)
-        except (BlindataPermissionError, BlindataNotFoundError):
-            pass
-        except BlindataError as exc:
-            self._problem = f"the profiling monitors could not be read ({exc})"
+    def _ours(self, check: QualityCheck) -> bool:
+        """This definition's check (``ol:`` ones written before the owner stamp too)."""
+        owners = values_of(check.additional_properties, OWNER_PROPERTY)
+        return self._ctx.definition.uuid in owners or (not owners and check.code.startswith("ol:"))
+
+    def _of_fields(self, uuids: set[str | None]) -> list[str]:
+        if self._by_field is None:
+            self._by_field = defaultdict(list)
+            try:
+                listed = self._ctx.client.api.quality_checks.list(page_size=LIST_PAGE_SIZE)
+                for check in _unless_forbidden(listed):
+                    if not self._ours(check):
+                        for ref in check.physical_fields or ():
+                            if (field_uuid := _uuid(ref)) is not None:
+                                self._by_field[field_uuid].append(check.code)
+            except BlindataError as exc:
+                self._problem = f"the quality checks could not be read ({exc})"
+        return [code for uuid in uuids if uuid for code in self._by_field.get(uuid, ())]
+
+
+def _unless_forbidden(listing: Iterator[T]) -> Iterator[T]:
+    """``listing``, or nothing where the user may not read it (403) or Blindata has no such
+    list (404)."""
+    try:
+        yield from listing
+    except (BlindataPermissionError, BlindataNotFoundError):
+        return
 
 
 def _field_ends(flow: DataFlow) -> tuple[str | None, str | None]:
@@ -678,23 +698,6 @@ def _shared_jobs(
         if others:
             shared.append((entity, others))
     return shared
-
-
-def _undescribed_shared_flows(
-    ctx: SyncContext, scopes: dict[str, datetime | None], watermark: datetime
-) -> list[DataFlow]:
-    """The stale flows of the jobs another definition describes too that no definition
-    describes any more: older than the job's entity, which every snapshot that describes the
-    job writes before its flows (a job that moved from ``dst`` to ``dst2``). The others stay,
-    counted ``flowsKeptDescribed``: the other definition may still describe them."""
-    found: list[DataFlow] = []
-    for flow in _stale_flows(ctx, set(scopes), watermark):
-        written, moment = scopes.get(flow.scope or ""), flow.modification_date
-        if written is not None and moment is not None and moment < written:
-            found.append(flow)
-        else:
-            ctx.report.count("flowsKeptDescribed")
-    return found
 
 
 def _shared_reason(others: list[str]) -> str:
