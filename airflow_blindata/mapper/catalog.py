@@ -748,10 +748,13 @@ def map_datasets(
         written = dataset.written_schema
         if written is not None:
             # A reader's later schema replaced the writer's: the columns only the writer lists
-            # are still described (a reader may list some columns only), after the reader's.
+            # are still described (a reader may list some columns only), after the reader's;
+            # a column both list has the writer's type, position and description (the reader
+            # fills what the writer leaves out): a Spark job reading a dbt model sends its own
+            # types and no descriptions, and each sync that saw it last retyped the columns
             for planned, _ in _flat_fields(key, written.fields or (), "", case=case):
-                if planned.name not in fields:
-                    fields[planned.name] = planned
+                read = fields.get(planned.name)
+                fields[planned.name] = planned if read is None else _as_written(planned, read)
     databases.report(report)
     field_names = plan.dataset_entities.field_names
     for draft in sorted(drafts.values(), key=lambda d: _sort_key(d.key)):
@@ -788,6 +791,18 @@ class _Databases:
                     f"{redact_text(namespace)}: databases {', '.join(sorted(databases))} "
                     f"→ {key.system}:{schema}{key.name}",
                 )
+
+
+def _as_written(written: PlannedField, read: PlannedField) -> PlannedField:
+    """A column as its writer describes it, with what a reader adds where the writer is
+    silent."""
+    return PlannedField(
+        entity=written.entity,
+        name=written.name,
+        type=written.type or read.type,
+        ordinal_position=written.ordinal_position,
+        description=written.description or read.description,
+    )
 
 
 _FIELD_ORDER = attrgetter("ordinal_position", "name")

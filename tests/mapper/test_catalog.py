@@ -296,15 +296,25 @@ DOCUMENTED = ({"name": "id", "type": "integer", "description": "The order"},)
 @pytest.mark.parametrize(
     ("history", "expected"),
     [
-        # a reader's later schema lists fewer columns: the writer's other columns stay described
+        # a reader's later schema lists fewer columns: the writer's other columns stay
+        # described; a column both list has the writer's type, the reader's description where
+        # the writer gives none (the type changed with every sync that saw the other last)
         (
             [("load", 1, "outputs", FULL), ("dbt", 2, "inputs", DOCUMENTED)],
-            [("id", "integer", "The order"), ("amount", "numeric", None), ("note", None, None)],
+            [("id", "int", "The order"), ("amount", "numeric", None), ("note", None, None)],
         ),
         # the dataset's own design (a DatasetEvent) counts as its writer
         (
             [("design", 1, "dataset", FULL), ("dbt", 2, "inputs", DOCUMENTED)],
-            [("id", "integer", "The order"), ("amount", "numeric", None), ("note", None, None)],
+            [("id", "int", "The order"), ("amount", "numeric", None), ("note", None, None)],
+        ),
+        # the writer's description stays when a reader sends none (Spark reading a dbt model)
+        (
+            [
+                ("dbt", 1, "outputs", DOCUMENTED),
+                ("spark", 2, "inputs", ({"name": "id", "type": "string"},)),
+            ],
+            [("id", "integer", "The order")],
         ),
         # the writer's later schema replaces the earlier one: a column it dropped goes
         (
