@@ -251,7 +251,7 @@ def _names_inputs(facet: ColumnLineageDatasetFacet) -> bool:
 def _as_read(
     by_dataset: dict[DatasetKey, list[Source]],
     inputs: Sequence[DatasetKey],
-    made: Set[str] = frozenset(),
+    sql: str = "",
 ) -> dict[DatasetKey, list[Source]]:
     """Sources of a lineage facet named as the statement spells their table, each given the
     input the run read it as: Airflow's SQL parser names a column's table ``orders`` where the
@@ -259,7 +259,7 @@ def _as_read(
     information_schema). Seed 002: blank segments are "filled from the connection's own
     catalog and preferred schema". Only where one input of the namespace completes the name,
     the facet does not name that input as well (``orders`` is then another table), and the
-    job's SQL makes no table or CTE of that name (``made``: a temporary table ``orders``)."""
+    job's SQL (``sql``) makes no table or CTE of that name (a temporary table ``orders``)."""
     if not inputs or all(any(_same(key, read) for read in inputs) for key in by_dataset):
         return by_dataset
     rekeyed: dict[DatasetKey, list[Source]] = {}
@@ -268,7 +268,7 @@ def _as_read(
         if (
             read is not None
             and not any(_same(read, named) for named in by_dataset)
-            and _spelt(key.name) not in made
+            and _spelt(key.name) not in _made_by(sql)
         ):
             key = read
             sources = [
@@ -310,6 +310,7 @@ _MADE_BY_SQL = re.compile(
 no table the run read."""
 
 
+@lru_cache(maxsize=256)
 def _made_by(sql: str) -> frozenset[str]:
     """The tables and CTEs ``sql`` makes, as it spells them (``_spelt``): a temporary table
     ``orders`` is a source named ``orders``; ``archive.orders``, the run's output, is not."""
@@ -458,7 +459,6 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     scope = job_scope(key.namespace, key.name)
     sql = job_sql(job)
     analysed = bool(sql and sql.query.strip())
-    made = _made_by(sql.query) if sql and sql.query else frozenset()
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
@@ -475,7 +475,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
         if evidence != "io":
-            by_dataset = _as_read(by_dataset, inputs, made)
+            by_dataset = _as_read(by_dataset, inputs, sql.query if sql else "")
         uncorrelated |= evidence == "io" and several
         unnamed = _unnamed_inputs(inputs, by_dataset) if evidence == "column_lineage" else []
         if only_output:

@@ -50,6 +50,7 @@ from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
+    DOCUMENTED_BY_PROPERTY,
     JOB_SCOPE_PROPERTY,
     OWNER_PROPERTY,
     values_of,
@@ -247,7 +248,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
                 removal.kept.append(Kept("system", system.name, reason))
             else:
                 removal.systems.append(system)
-        removal.marks = _stale_marks(marked, owner, watermark)
+        removal.marks = _stale_marks([*marked, *_documented(ctx, owner, marked)], owner, watermark)
         if not last.failed("field"):
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             _collect_stale_fields(ctx, removal, fresh, outside, watermark)
@@ -664,6 +665,26 @@ def _marked(ctx: SyncContext, owner: str) -> list[PhysicalEntity]:
         for entity in _alive(ctx, listed)
         if owner in values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)
         and owner not in values_of(entity.additional_properties, OWNER_PROPERTY)
+    ]
+
+
+def _documented(ctx: SyncContext, owner: str, marked: list[PhysicalEntity]) -> list[PhysicalEntity]:
+    """Crawled entities (no owner) whose document this definition wrote first
+    (``openLineageDocumentedBy``), but for those ``marked`` already: its claim on the document
+    goes once it no longer describes them, and the definition that still does may write its
+    own."""
+    seen = {entity.uuid for entity in marked}
+    listed = ctx.client.api.physical_entities.list(
+        page_size=LIST_PAGE_SIZE,
+        additionalPropertyName=DOCUMENTED_BY_PROPERTY,
+        additionalPropertyValue=owner,
+    )
+    return [
+        entity
+        for entity in _alive(ctx, listed)
+        if entity.uuid not in seen
+        and owner in values_of(entity.additional_properties, DOCUMENTED_BY_PROPERTY)
+        and not values_of(entity.additional_properties, OWNER_PROPERTY)
     ]
 
 

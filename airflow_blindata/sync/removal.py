@@ -29,7 +29,11 @@ from airflow_blindata.sync.history import (
 )
 from airflow_blindata.sync.ownership import Removal, collect, entity_key
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
-from airflow_blindata.sync.properties import DESCRIBED_BY_PROPERTY, values_of
+from airflow_blindata.sync.properties import (
+    DESCRIBED_BY_PROPERTY,
+    DOCUMENTED_BY_PROPERTY,
+    values_of,
+)
 from airflow_blindata.sync.report import Ledger, RunReport
 
 __all__ = ["REASONS", "cleanup"]
@@ -277,6 +281,11 @@ def _changed_since_read(ctx: SyncContext, removal: Removal, entity: PhysicalEnti
     return True
 
 
+_MARKS = frozenset({DESCRIBED_BY_PROPERTY, DOCUMENTED_BY_PROPERTY})
+"""The marks a definition leaves on another writer's entity: it describes it, it wrote its
+document first."""
+
+
 def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:
     """Take this definition off ``openLineageDescribedBy`` of an entity it no longer describes.
 
@@ -289,7 +298,7 @@ def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:
     kept = [
         prop
         for prop in stored.additional_properties or ()
-        if not (prop.name == DESCRIBED_BY_PROPERTY and prop.value == ctx.owner)
+        if not (prop.name in _MARKS and prop.value == ctx.owner)
     ]
     retired = stored.model_copy(update={"additional_properties": kept})
     if ctx.attempt("describedBy mark", key, partial(api.update, retired)):

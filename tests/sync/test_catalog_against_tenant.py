@@ -56,6 +56,42 @@ def test_documentation_another_definition_stored_on_a_crawled_entity_is_not_repl
         assert stored is not None and stored.content == theirs
 
 
+def test_a_definition_that_stops_documenting_a_crawled_entity_lets_the_other_write_its_own(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The first definition to document a crawled entity keeps the document while it describes
+    it; once it no longer does, its cleanup takes its claim (``openLineageDocumentedBy``) off,
+    and the definition that still documents the entity writes its text. It stayed the first's
+    for good, the other's counted ``documentsKeptOtherDefinition`` at every snapshot (a probe
+    of several writers)."""
+    from airflow_blindata.sync import cleanup
+    from tests.sync.helpers import History, next_second
+
+    crawl(
+        client,
+        "warehouse",
+        {("s", "orders"): {"id": "int8"}, ("s", "other"): {"id": "int8"}},
+        properties=(("openLineageNamespace", CRAWLED),),
+    )
+    first, second = definition(uuid=OTHER_DEFINITION), definition()
+    history = History()
+    elsewhere = [run_event("etl.other", outputs=[builders.dataset("db.s.other", CRAWLED)])]
+    history.add(snapshot(plan_for(client, _documenting("# Orders, dev"), first), client, first))
+    snapshot(plan_for(client, _documenting("# Orders, prod"), second), client, second)
+    next_second(emulator)
+    history.add(snapshot(plan_for(client, elsewhere, first), client, first))  # moved on
+    retired = history.add(cleanup(first, client, history))
+    next_second(emulator)
+
+    again = snapshot(plan_for(client, _documenting("# Orders, prod"), second), client, second)
+
+    assert retired.status == "success", retired.render()
+    assert again.counters.get("documentsWritten") == 1, again.render()
+    (orders,) = [e for e in objects(emulator, Kind.ENTITY) if e["name"] == "orders"]
+    stored = client.api.physical_entities.get_documentation(orders["uuid"])
+    assert stored is not None and stored.content == "# Orders, prod"
+
+
 def test_a_definition_updates_its_own_documentation_on_a_crawled_entity_not_a_persons(
     client: BlindataClient, emulator: Any
 ) -> None:
