@@ -653,38 +653,32 @@ def _system_reason(
     return "; ".join(reasons) or None
 
 
-def _marked(ctx: SyncContext, owner: str) -> list[PhysicalEntity]:
-    """Entities another writer created that this definition marks as described by it."""
+def _marked(
+    ctx: SyncContext, owner: str, mark: str = DESCRIBED_BY_PROPERTY
+) -> list[PhysicalEntity]:
+    """Entities another writer created that this definition ``mark``s: as described by it
+    (``openLineageDescribedBy``), or, crawled ones, as documented by it first
+    (``openLineageDocumentedBy``)."""
     listed = ctx.client.api.physical_entities.list(
-        page_size=LIST_PAGE_SIZE,
-        additionalPropertyName=DESCRIBED_BY_PROPERTY,
-        additionalPropertyValue=owner,
+        page_size=LIST_PAGE_SIZE, additionalPropertyName=mark, additionalPropertyValue=owner
     )
     return [
         entity
         for entity in _alive(ctx, listed)
-        if owner in values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)
+        if owner in values_of(entity.additional_properties, mark)
         and owner not in values_of(entity.additional_properties, OWNER_PROPERTY)
     ]
 
 
 def _documented(ctx: SyncContext, owner: str, marked: list[PhysicalEntity]) -> list[PhysicalEntity]:
-    """Crawled entities (no owner) whose document this definition wrote first
-    (``openLineageDocumentedBy``), but for those ``marked`` already: its claim on the document
-    goes once it no longer describes them, and the definition that still does may write its
-    own."""
+    """The crawled entities this definition documented first, but for those ``marked``
+    already: its claim on the document goes once it no longer describes them, and the
+    definition that still does may write its own."""
     seen = {entity.uuid for entity in marked}
-    listed = ctx.client.api.physical_entities.list(
-        page_size=LIST_PAGE_SIZE,
-        additionalPropertyName=DOCUMENTED_BY_PROPERTY,
-        additionalPropertyValue=owner,
-    )
     return [
         entity
-        for entity in _alive(ctx, listed)
-        if entity.uuid not in seen
-        and owner in values_of(entity.additional_properties, DOCUMENTED_BY_PROPERTY)
-        and not values_of(entity.additional_properties, OWNER_PROPERTY)
+        for entity in _marked(ctx, owner, DOCUMENTED_BY_PROPERTY)
+        if entity.uuid not in seen and not values_of(entity.additional_properties, OWNER_PROPERTY)
     ]
 
 

@@ -362,16 +362,22 @@ def test_a_user_who_may_not_read_checks_or_monitors_still_removes_stale_tables(
 ) -> None:
     """Checks and monitors this user may not read are no work it can see, nor keep: with a
     403 on their lists every stale table was kept, for good (a review)."""
-    job = definition()
-    history = History()
-    with client_of(emulator, NoQualityPermission()) as blindata:
-        run(blindata, history, [LOAD, KEEP], job)
-        next_second(emulator)
-        run(blindata, history, [KEEP], job)
-        report = history.add(cleanup(job, blindata, history, force=True))
+    report = _cleanup_of_load_through(emulator, NoQualityPermission())
 
     assert report.status == "success", report.render()
     assert "dst" not in {e["name"] for e in objects(emulator, Kind.ENTITY)}, report.render()
+
+
+def _cleanup_of_load_through(emulator: Any, transport: httpx.BaseTransport) -> Any:
+    """``LOAD`` and ``KEEP`` synced, then ``KEEP`` alone, and the cleanup: against a Blindata
+    whose answers go through ``transport``."""
+    job = definition()
+    history = History()
+    with client_of(emulator, transport) as blindata:
+        run(blindata, history, [LOAD, KEEP], job)
+        next_second(emulator)
+        run(blindata, history, [KEEP], job)
+        return history.add(cleanup(job, blindata, history, force=True))
 
 
 class ListedToTheSecond(httpx.HTTPTransport):
@@ -395,13 +401,7 @@ def test_a_table_read_again_is_judged_by_the_watermark_not_by_the_listings_date(
     """An entity read again before its delete is kept when written since the last snapshot:
     against its listed date to the second, its date to the millisecond always read as newer,
     and no stale table was ever removed (a review)."""
-    job = definition()
-    history = History()
-    with client_of(emulator, ListedToTheSecond()) as blindata:
-        run(blindata, history, [LOAD, KEEP], job)
-        next_second(emulator)
-        run(blindata, history, [KEEP], job)
-        report = history.add(cleanup(job, blindata, history, force=True))
+    report = _cleanup_of_load_through(emulator, ListedToTheSecond())
 
     assert report.status == "success", report.render()
     assert not report.counters.get("entitiesChangedMeanwhile"), report.render()
