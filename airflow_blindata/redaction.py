@@ -430,56 +430,62 @@ _SECRET_PARAMETER_IN_NAME = re.compile(
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every non-empty secret replaced by ``***`` (the longest first), also as a
     JSON string writes it (a server's answer that quotes the request quotes ``"`` and ``\\``)."""
-    spelled = set()
+    spelled: dict[str, int] = {}  # each spelling, and the length of the secret it spells
     for secret in secrets:
         if secret:
-            spelled.add(secret)
-            spelled.add(json.dumps(secret, ensure_ascii=False)[1:-1])
-            spelled.add(json.dumps(secret)[1:-1])
-            # as a server may quote it back: URL-encoded (a query, a form), with ``/`` escaped
-            # (JSON in a page), or with Gson's escapes of ``<>&='``
-            spelled.add(urllib.parse.quote(secret, safe=""))
-            spelled.add(urllib.parse.quote_plus(secret, safe=""))
-            spelled.add(json.dumps(secret)[1:-1].replace("/", "\\/"))
-            spelled.add("".join(_GSON_ESCAPES.get(char, char) for char in secret))
-            spelled.add(html.escape(secret))  # an HTML page that quotes the request
+            for spelling in (
+                secret,
+                json.dumps(secret, ensure_ascii=False)[1:-1],
+                json.dumps(secret)[1:-1],
+                # as a server may quote it back: URL-encoded (a query, a form), with ``/``
+                # escaped (JSON in a page), with Gson's escapes of ``<>&='``, as HTML
+                urllib.parse.quote(secret, safe=""),
+                urllib.parse.quote_plus(secret, safe=""),
+                json.dumps(secret)[1:-1].replace("/", "\\/"),
+                "".join(_GSON_ESCAPES.get(char, char) for char in secret),
+                html.escape(secret),
+            ):
+                spelled[spelling] = max(spelled.get(spelling, 0), len(secret))
     for secret in sorted(spelled, key=len, reverse=True):
         if len(secret) >= _SHORT_SECRET:
             text = text.replace(secret, REDACTED)
         else:  # a short one only where it stands alone: "unknown" must not read "un***nown"
             text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", REDACTED, text)
     return _without_cut_secrets(
-        text, [secret for secret in spelled if len(secret) >= _SHORT_SECRET]
+        text, [(each, length) for each, length in spelled.items() if len(each) >= _SHORT_SECRET]
     )
 
 
-def _without_cut_secrets(text: str, secrets: list[str]) -> str:
+def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
     """``text`` without the beginning of a secret where a server or a proxy that quotes the
-    request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``), starting a word. How much
-    proves a cut depends on what follows and on the secret: eight characters or more of a key or
-    a token (16 characters and more) whatever follows; of a shorter secret (a password), eight
-    or more before what ends a cut text (the text's end, an ellipsis, a tag, the end of a JSON
-    string), four or more only at the very end or before an ellipsis. A password's beginning is
-    too often a word of the answer (``"airflow"`` of ``airflow123``, ``<title>Welcome``).
-    Linear in the text: each beginning is found once, and the text is joined once."""
+    request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``), starting a word: each
+    spelling of a secret with the length of the secret itself. Two thirds of the secret (and
+    eight characters) are a cut whatever follows; less, only before what ends a cut text (its
+    end, an ellipsis, a tag, a bracket, the end of a JSON string), and of a password (shorter
+    than a key or a token, ``_KEY_LENGTH``) eight characters there, four only at the very end or
+    before an ellipsis: a password's beginning is too often a word of the answer (``"airflow"``
+    of ``airflow123``, ``<title>Welcome``, ``postgres`` of ``postgres_admin``). Linear in the
+    text: each beginning is found once, and the text is joined once."""
     spans: list[tuple[int, int]] = []
-    for secret in secrets:
-        key = len(secret) >= _KEY_LENGTH
-        start = text.find(secret[:_CUT_PREFIX])
+    for spelling, length_of_secret in secrets:
+        whole = max(_CUT_LONG, -(-2 * len(spelling) // 3))
+        key = length_of_secret >= _KEY_LENGTH
+        start = text.find(spelling[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
             while (
-                length < len(secret) and text[start + length : start + length + 1] == secret[length]
+                length < len(spelling)
+                and text[start + length : start + length + 1] == spelling[length]
             ):
                 length += 1
             end = start + length
             if (
-                length < len(secret)
+                length < len(spelling)
                 and (start == 0 or not text[start - 1].isalnum())
-                and _cut_here(text, end, length, key)
+                and (length >= whole or _cut_here(text, end, length, key))
             ):
                 spans.append((start, end))
-            start = text.find(secret[:_CUT_PREFIX], end)
+            start = text.find(spelling[:_CUT_PREFIX], end)
     if not spans:
         return text
     parts, done = [], 0
@@ -492,9 +498,9 @@ def _without_cut_secrets(text: str, secrets: list[str]) -> str:
 
 
 def _cut_here(text: str, end: int, length: int, key: bool) -> bool:
-    if length >= _CUT_LONG:
-        return key or _CUT_HERE.match(text, end) is not None
-    if key:
+    """Whether a beginning of ``length`` characters of a secret that ``text`` has up to ``end``
+    was cut there."""
+    if key or length >= _CUT_LONG:
         return _CUT_HERE.match(text, end) is not None
     return _CUT_END.match(text, end) is not None
 
@@ -503,7 +509,7 @@ _CUT_PREFIX = 4
 """The shortest beginning of a secret hidden where a text is cut."""
 
 _CUT_LONG = 8
-"""A beginning this long is a cut key whatever follows it, a cut password before a cut's end."""
+"""A password's beginning this long is a cut before what ends a cut text."""
 
 _KEY_LENGTH = 16
 """Secrets this long are keys and tokens: no word of an answer begins like them."""
@@ -512,10 +518,11 @@ _CUT_END = re.compile(r"\s*\Z|\.\.\.|…|\\u2026|&hellip;")
 """Where a short beginning of a password is a cut: the very end of the text, an ellipsis."""
 
 _CUT_HERE = re.compile(
-    r"""[\s"'.…]*\Z|\.\.\.|…|\\u2026|&hellip;|&\#|&quot;|\(trunc|\[\.\.\.|</?[A-Za-z]|"\s*[,}\]]"""
+    r"""[\s"'.…]*\Z|\.\.\.|…|\\u2026|&hellip;|&\#|&quot;|\s*[(\[]|</?[A-Za-z]|"\s*[,}\]]"""
 )
 """Where a quote was cut: the text's end (but for blanks, a closing quote, an ellipsis), an
-ellipsis (as JSON or HTML writes one too), a tag, the end of a JSON string."""
+ellipsis (as JSON or HTML writes one too), a bracket (``[truncated]``, ``(cut)``), a tag, the
+end of a JSON string."""
 
 
 _GSON_ESCAPES = {char: f"\\u{ord(char):04x}" for char in "<>&='"}

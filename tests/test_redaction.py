@@ -654,6 +654,14 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
             "postgres_admin",
             "role postgres does not exist; host postgres.internal",
         ),
+        ("reach postgres://wh:5432/x", "postgres_admin_2024!", "reach postgres://wh:5432/x"),
+        ('user "warehouse_loader"', "warehouse_2024_secret!", 'user "warehouse_loader"'),
+        # ... as a password, whatever its URL-encoded spelling's length (a review)
+        ('failed for user "airflow"', "airflow#2024!", 'failed for user "airflow"'),
+        # a short key cut before any marker of a cut, or two thirds of it whatever follows
+        ("ApiKey: Tr0ub4dorXy3x [truncated]", "Tr0ub4dorXy3xyz", "ApiKey: *** [truncated]"),
+        ("ApiKey: Tr0ub4dorX (message cut)", "Tr0ub4dorXy3xyz", "ApiKey: *** (message cut)"),
+        ("ApiKey: Tr0ub4dorXy3x more text", "Tr0ub4dorXy3xyz", "ApiKey: *** more text"),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(

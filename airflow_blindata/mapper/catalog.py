@@ -749,9 +749,10 @@ def map_datasets(
         if written is not None:
             # A reader's later schema replaced the writer's: the columns only the writer lists
             # are still described (a reader may list some columns only), after the reader's;
-            # a column both list has the writer's type, position and description (the reader
-            # fills what the writer leaves out): a Spark job reading a dbt model sends its own
-            # types and no descriptions, and each sync that saw it last retyped the columns
+            # a column both list has the writer's type and description (the reader fills what
+            # the writer leaves out) at the reader's position: a Spark job reading a dbt model
+            # sends its own types and no descriptions, and each sync that saw it last retyped
+            # the columns
             for planned, _ in _flat_fields(key, written.fields or (), "", case=case):
                 read = fields.get(planned.name)
                 fields[planned.name] = planned if read is None else _as_written(planned, read)
@@ -795,12 +796,12 @@ class _Databases:
 
 def _as_written(written: PlannedField, read: PlannedField) -> PlannedField:
     """A column as its writer describes it, with what a reader adds where the writer is
-    silent."""
+    silent, where the reader's schema places it (the reader's positions are the latest)."""
     return PlannedField(
         entity=written.entity,
         name=written.name,
         type=written.type or read.type,
-        ordinal_position=written.ordinal_position,
+        ordinal_position=read.ordinal_position,
         description=written.description or read.description,
     )
 

@@ -546,49 +546,59 @@ class _Watchers:
     """The quality checks that are not this definition's and the profiling monitors other than
     the OpenLineage one that refer to a stale entity or its fields: Blindata unlinks a check
     from a deleted entity or field, and deletes a monitor with its history, a person's or
-    another tool's work. The checks and monitors of each entity are listed by its uuid (an item
-    that leaves the reference out is taken at the filter's word); the checks of its fields
-    alone are found in one list of every check, read once per cleanup when a stale entity is
-    first about to go. A list this user may not read (403), or a Blindata without it (404), is
-    no work of theirs it can see: nothing; a list that cannot be read otherwise keeps the
-    entity."""
+    another tool's work. Every check and every monitor is listed once per cleanup, when a stale
+    entity is first about to go; where a listing leaves out what an item refers to, the items
+    of each entity are listed by its uuid instead (taken at the filter's word). A list this user
+    may not read (403), or a Blindata without it (404), is no work of theirs it can see:
+    nothing; a list that cannot be read otherwise keeps the entity."""
 
     def __init__(self, ctx: SyncContext) -> None:
         self._ctx = ctx
-        self._by_field: dict[str, list[str]] | None = None
+        self._checks: dict[str, list[str]] | None = None
+        self._monitors: dict[str, list[str]] = defaultdict(list)
+        self._checks_whole = self._monitors_whole = True
         self._problem: str | None = None
 
     def reason(self, entity: PhysicalEntity, fields: Iterable[PhysicalField]) -> str | None:
-        uuid = _uuid(entity) or ""
-        api = self._ctx.client.api
-        try:
-            codes = sorted(
-                check.code
-                for check in _unless_forbidden(
-                    api.quality_checks.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
-                )
-                if not self._ours(check)
-                and (check.physical_entities is None or uuid in map(_uuid, check.physical_entities))
-            )
-            monitors = sorted(
-                monitor.name
-                for monitor in _unless_forbidden(
-                    api.profiling_monitors.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
-                )
-                if monitor.name != MONITOR_NAME
-                and (monitor.physical_entity is None or _uuid(monitor.physical_entity) == uuid)
-            )
-        except BlindataError as exc:
-            return f"what refers to it could not be read ({exc})"
-        codes += self._of_fields({_uuid(f) for f in fields} - {None})
+        if self._checks is None:
+            self._checks = defaultdict(list)
+            self._read()
         if self._problem:
             return self._problem
+        uuid = _uuid(entity) or ""
+        uuids = {uuid} | {_uuid(f) or "" for f in fields}
+        codes = {code for each in uuids for code in self._checks.get(each, ())}
+        monitors = set(self._monitors.get(uuid, ()))
+        api = self._ctx.client.api
+        try:
+            if not self._checks_whole:
+                listed = api.quality_checks.list(page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid)
+                codes.update(
+                    check.code
+                    for check in _unless_forbidden(listed)
+                    if not self._ours(check)
+                    and (
+                        check.physical_entities is None
+                        or uuid in map(_uuid, check.physical_entities)
+                    )
+                )
+            if not self._monitors_whole:
+                listed_monitors = api.profiling_monitors.list(
+                    page_size=LIST_PAGE_SIZE, physicalEntityUuid=uuid
+                )
+                monitors.update(
+                    monitor.name
+                    for monitor in _unless_forbidden(listed_monitors)
+                    if monitor.name != MONITOR_NAME
+                    and (monitor.physical_entity is None or _uuid(monitor.physical_entity) == uuid)
+                )
+        except BlindataError as exc:
+            return f"what refers to it could not be read ({exc})"
         if codes:
-            return f"the quality check {_few(sorted(set(codes)))} refers to it"
+            return f"the quality check {_few(sorted(codes))} refers to it"
         if monitors:
-            return (
-                f"the profiling monitor {_few(monitors)} watches it (its history would go with it)"
-            )
+            named = _few(sorted(monitors))
+            return f"the profiling monitor {named} watches it (its history would go with it)"
         return None
 
     def _ours(self, check: QualityCheck) -> bool:
@@ -596,19 +606,27 @@ class _Watchers:
         owners = values_of(check.additional_properties, OWNER_PROPERTY)
         return self._ctx.definition.uuid in owners or (not owners and check.code.startswith("ol:"))
 
-    def _of_fields(self, uuids: set[str | None]) -> list[str]:
-        if self._by_field is None:
-            self._by_field = defaultdict(list)
-            try:
-                listed = self._ctx.client.api.quality_checks.list(page_size=LIST_PAGE_SIZE)
-                for check in _unless_forbidden(listed):
-                    if not self._ours(check):
-                        for ref in check.physical_fields or ():
-                            if (field_uuid := _uuid(ref)) is not None:
-                                self._by_field[field_uuid].append(check.code)
-            except BlindataError as exc:
-                self._problem = f"the quality checks could not be read ({exc})"
-        return [code for uuid in uuids if uuid for code in self._by_field.get(uuid, ())]
+    def _read(self) -> None:
+        api = self._ctx.client.api
+        assert self._checks is not None
+        try:
+            for check in _unless_forbidden(api.quality_checks.list(page_size=LIST_PAGE_SIZE)):
+                if self._ours(check):
+                    continue
+                if check.physical_entities is None:
+                    self._checks_whole = False  # a summary: each entity's listed by its uuid
+                for ref in (*(check.physical_entities or ()), *(check.physical_fields or ())):
+                    if (uuid := _uuid(ref)) is not None:
+                        self._checks[uuid].append(check.code)
+            for monitor in _unless_forbidden(api.profiling_monitors.list(page_size=LIST_PAGE_SIZE)):
+                if monitor.name == MONITOR_NAME:
+                    continue
+                if monitor.physical_entity is None:
+                    self._monitors_whole = False
+                elif (entity := _uuid(monitor.physical_entity)) is not None:
+                    self._monitors[entity].append(monitor.name)
+        except BlindataError as exc:
+            self._problem = f"what refers to the stale entities could not be read ({exc})"
 
 
 def _unless_forbidden(listing: Iterator[T]) -> Iterator[T]:

@@ -308,6 +308,14 @@ DOCUMENTED = ({"name": "id", "type": "integer", "description": "The order"},)
             [("design", 1, "dataset", FULL), ("dbt", 2, "inputs", DOCUMENTED)],
             [("id", "int", "The order"), ("amount", "numeric", None), ("note", None, None)],
         ),
+        # a column both list keeps the reader's position beside the reader's own columns
+        (
+            [
+                ("load", 1, "outputs", FULL[:2]),
+                ("spark", 2, "inputs", ({"name": "loaded_at"}, *FULL[:2])),
+            ],
+            [("loaded_at", None, None), ("id", "int", None), ("amount", "numeric", None)],
+        ),
         # the writer's description stays when a reader sends none (Spark reading a dbt model)
         (
             [
@@ -340,8 +348,10 @@ def test_the_schema_facet_gives_the_fields_and_a_readers_partial_schema_removes_
     the same name replaces the earlier. A reader may list only some columns (dbt without its
     catalog lists the documented ones): its schema replaced the writer's, so the columns only
     the writer listed were no longer described, and the cleanup removed columns the job had
-    created and that still exist. The fields are now the latest schema's (types and
-    descriptions) and the columns only the latest writer's lists, after them."""
+    created and that still exist. The fields are now the latest schema's, a column the
+    latest writer's schema lists too with the writer's type and description (a reader's types
+    retyped the columns at each sync that saw it last), and the columns only the writer's
+    lists, after them."""
     events = [
         _schema_run(job, minute, side, *fields, as_design=side == "dataset")
         for job, minute, side, fields in history
