@@ -187,7 +187,12 @@ def _urls_in(text: str) -> Iterator[tuple[int, int]]:
 # alone (``hash of the password``).
 _SECRET_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|private[_.-]?key|"
-    r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?)"
+    r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?|"
+    # the keys HTTP APIs take in a header (Azure's ``Ocp-Apim-Subscription-Key``, Functions'
+    # ``x-functions-key``) and the other keys that are secrets by name
+    r"subscription[_.-]?key|functions[_.-]?key|function[_.-]?key|master[_.-]?key|"
+    r"encryption[_.-]?key|shared[_.-]?key|sas[_.-]?key|client[_.-]?key|signing[_.-]?key|"
+    r"app[_.-]?key)"
 )
 # Hadoop's settings of Azure storage name the account (and the container) after the secret word,
 # so that they do not end with it: ``fs.azure.account.key.<account>.dfs.core.windows.net``,
@@ -270,15 +275,21 @@ _USER_OPTION = re.compile(
 )
 
 
-# The password that MySQL's clients take glued to ``-p`` (``mysql -u etl -ps3cret dwh``), and
-# the one ``sshpass -p`` takes: only after one of those commands on the same line, where ``-p``
-# does not mean a port (``psql -p 5432``, ``ssh -p 22``), within 16 arguments of the command
-# (a text of ``mysql`` words is not read to its end from each).
+# The password that MySQL's clients take glued to ``-p`` (``mysql -u etl -ps3cret dwh``), the
+# one ``sshpass -p`` takes, and SQL Server's ``sqlcmd``/``bcp -P``: only after one of those
+# commands on the same line, where ``-p`` does not mean a port (``psql -p 5432``, ``ssh -p 22``,
+# ``mysql -P 3306``), within 16 arguments of the command (a text of ``mysql`` words is not read
+# to its end from each).
 _PASSWORD_FLAG = re.compile(
     r"(?P<lead>\b(?:(?:mysql|mariadb)(?:dump|admin|import|check|-dump|-admin|-import)?"
-    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*))(?!\*\*\*|'\*\*\*|\"\*\*\*)"
+    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*"
+    r"|(?:sqlcmd|bcp)(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-P[ \t]*))(?!\*\*\*|'\*\*\*|\"\*\*\*)"
     r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"|;&]+)"
 )
+
+
+_PASSWORD_FLAG_COMMANDS = ("mysql", "mariadb", "sshpass", "sqlcmd", "bcp")
+"""The commands whose ``-p`` (``-P``) ``_PASSWORD_FLAG`` reads a password after."""
 
 
 def _hidden_value(match: re.Match[str]) -> str:
@@ -333,6 +344,7 @@ def _may_hold_a_secret(text: str) -> bool:
         or "@" in text
         or "--" in text
         or " -p" in text
+        or " -P" in text
         or "-----BEGIN" in text
         or "bearer" in text.lower()
     )
@@ -371,8 +383,8 @@ def _redact_text(text: str, *, name: bool = False) -> str:
         text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if "-u" in text or "--user" in text:
         text = _USER_OPTION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
-    if " -p" in text and (
-        lowered is None or "mysql" in lowered or "mariadb" in lowered or "sshpass" in lowered
+    if (" -p" in text or " -P" in text) and (
+        lowered is None or any(command in lowered for command in _PASSWORD_FLAG_COMMANDS)
     ):
         text = _PASSWORD_FLAG.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is not None:
@@ -643,7 +655,10 @@ _SECRET_KEYWORD_ANYWHERE = re.compile(
 # ``redact_text`` (each holds one of these), a URL, an Oracle thin URL, a header, a PEM key. Most
 # statements hold none and are shown as they are without being read (benchmarks/sql.py): a
 # dimension's ``customer_key`` or T-SQL's ``@variable`` is no reason to read one.
-_KEYS = ("api", "private", "access", "account")
+_KEYS = (
+    *("api", "private", "access", "account", "subscription", "functions", "function", "master"),
+    *("encryption", "shared", "sas", "client", "signing", "app"),
+)
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),

@@ -386,6 +386,11 @@ TEXT_SECRETS = {
     "sshpass -p": f"sshpass -p {SECRET} scp dump.sql etl@backup:/dumps",
     "MySQL's -p quoted": f"mysql -u etl -p'{SECRET}!' dwh",
     "curl --user=": f"curl --user=etl:{SECRET} https://api.example.com/v1",
+    # a task's doc_md, through real Airflow (a probe of secrets)
+    "an API's subscription key header": f"Auth: `Ocp-Apim-Subscription-Key: {SECRET}`",
+    "Azure Functions' key header": f"x-functions-key: {SECRET}",
+    "sqlcmd -P": f"sqlcmd -S db -U sa -P {SECRET} -Q 'select 1'",
+    "bcp -P": f"bcp dwh.dbo.t out t.dat -S db -U sa -P {SECRET} -c",
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
@@ -418,6 +423,8 @@ ORDINARY_TEXT = [
     "curl -u etl https://api.example.com/v1",
     "docker run -u 1000:1000 etl-image",
     "psql -h db -p 5432 -U etl dwh && ssh -p 22 backup",
+    "mysql -h db -P 3306 -u etl dwh",
+    "primary key: id, partition key: dt",
     "mysql -u etl -p dwh",
     "-- the password is rotated weekly",
     "fs.azure.account.key is set per account",

@@ -1005,9 +1005,17 @@ def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[s
         if not datasets:
             # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
             uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
-            # shown as a dataset's namespace is: user info is no part of it (seed 002)
-            lost.extend(f"{side[:-1]} {redact_text(strip_user_info(uri))}" for uri in uris)
+            # shown as a dataset's namespace is: user info, query and fragment are no part of
+            # it (seed 002; ``?code=…`` and ``?key=…`` are an HTTP endpoint's keys)
+            lost.extend(
+                f"{side[:-1]} {redact_text(_without_query(strip_user_info(uri)))}" for uri in uris
+            )
     return lost
+
+
+def _without_query(uri: str) -> str:
+    """``uri`` without its query and its fragment."""
+    return re.split(r"[?#]", uri, maxsplit=1)[0]
 
 
 _ASSET_URI = re.compile(r"""['"]uri['"]\s*:\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")

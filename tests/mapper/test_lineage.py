@@ -1006,6 +1006,23 @@ def test_an_asset_the_provider_did_not_send_is_reported_beside_the_datasets_it_d
     assert "pw" not in example and "AKIAETL" not in example
 
 
+def test_an_asset_not_sent_is_named_without_its_query() -> None:
+    """An HTTP endpoint's key is a query parameter (``?code=``, ``?key=``): a probe of secrets
+    through real Airflow found it in the report, its XCom and the sync task's log."""
+    airflow = {
+        "airflow": {
+            "task": {
+                "outlets": "[{'uri': 'https://fn.example.net/api/orders?code=S3cFunc23#x'}, "
+                "{'uri': 'https://maps.example.com/geo/json?key=S3cKey24'}]",
+            }
+        }
+    }
+    plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
+    (example,) = plan.report.gaps[GapCode.PRODUCER_PARTIAL_LINEAGE].examples
+    assert "outlet https://fn.example.net/api/orders" in example
+    assert "S3c" not in example
+
+
 def test_assets_the_provider_sent_are_no_gap() -> None:
     airflow = {"airflow": {"task": {"inlets": "[{'uri': 'postgres://db:5432/dwh/public/a'}]"}}}
     plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
