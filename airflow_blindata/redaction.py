@@ -619,6 +619,11 @@ _SECRET_ARGUMENTS: dict[str, frozenset[int]] = {
         frozenset({1}),
     ),
     "CREATE_CREDENTIAL": frozenset({2}),
+    # PostgreSQL's pgcrypto: the password crypt hashes, hmac's key, a private key's passphrase
+    "CRYPT": frozenset({0}),
+    "HMAC": frozenset({1}),
+    "PGP_PUB_DECRYPT": frozenset({2}),
+    "PGP_PUB_DECRYPT_BYTEA": frozenset({2}),
     "SP_ADDLINKEDSRVLOGIN": frozenset({4}),
     "SP_PASSWORD": frozenset({0, 1}),
 }
@@ -663,7 +668,7 @@ _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
-    *("encrypt", "decrypt", "sp_add"),  # ``_SECRET_ARGUMENTS``
+    *("crypt", "hmac", "sp_add"),  # ``_SECRET_ARGUMENTS``
 )
 _PROSE_SQL_WORDS = tuple(word for word in _SQL_SECRET_WORDS if word != "://")
 """What makes ``redact_prose`` read a text as SQL: a URL's password is ``redact_text``'s, which
@@ -884,6 +889,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     w1 = w2 = w3 = w4 = ""  # the last four words of code, upper case, w1 the last
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
     keyed = False  # the last code was a literal that names a secret: an option's key
+    filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
     for token in tokens:
         if command and token.token_type in strings:
             command_text = True  # its start and end are not its own: passed over
@@ -912,6 +918,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 _after_secret_keyword(w1, w2, w3, w4, identified)
                 or assigned
                 or keyed
+                or nesting == filled_at
                 or any(call.at_secret(nesting) for call in calls)
             )
             raw = sql[start:done]
@@ -920,12 +927,20 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 parts += (sql[copied:start], _emptied(raw))
                 copied = done
             else:
-                shown = _redact_literal(raw)
+                shown = (
+                    _redact_body(raw, dialect, depth)
+                    if raw.startswith("$")
+                    else _redact_literal(raw)
+                )
                 if shown != raw:
                     parts += (sql[copied:start], shown)
                     copied = done
-            # ``WITH ('password' = '…')``, ``OPTIONS ('password' '…')``: the key is a literal
+            # ``WITH ('password' = '…')``, ``OPTIONS ('password' '…')``: the key is a literal,
+            # as in a list of keys and values (``VALUES ('smtp_password', '…')``,
+            # ``set_config('app.api_key', '…')``)
             keyed = not secret and _names_a_secret(token.text)
+            if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
+                filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
             w1, w2, w3, w4 = "", w1, w2, w3
             continue
         word = token.text.upper()
@@ -944,6 +959,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif kind is closing:
             if calls and calls[-1].nesting == nesting:
                 calls.pop()
+            if filled_at == nesting:
+                filled_at = -1
             nesting -= 1
         elif kind is comma:
             if calls and calls[-1].nesting == nesting:
@@ -969,7 +986,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             assigned = True
         if kind not in passed:
             w1, w2, w3, w4 = word, w1, w2, w3
-            keyed = False
+            keyed = keyed and kind is comma and nesting > 0  # a list's next value
     if done > len(sql):
         return None
     if command_text:
@@ -980,6 +997,13 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         copied = len(sql)
     parts.append(sql[copied:])
     return "".join(parts)
+
+
+_FILLS_A_SECRET = re.compile(
+    r"(?i)\b(?:password|identified\s+by|secret|token)\b\s*(?:=\s*)?'?%[A-Za-z]"
+)
+"""A statement's template that a call fills with a secret: ``format('ALTER ROLE %I PASSWORD
+%L', r, pw)``, ``format('… password=%s', pw)``."""
 
 
 @dataclass
@@ -1069,6 +1093,18 @@ def _emptied(raw: str) -> str:
     """A secret literal (or Oracle's password) as ``***`` within its own quotes."""
     opening, closing = _delimiters(raw)
     return f"{opening}{REDACTED}{closing}"
+
+
+def _redact_body(raw: str, dialect: str, depth: int) -> str:
+    """A dollar-quoted literal (PostgreSQL's ``$$ … $$``, ``$do$ … $do$``): the body of a
+    function or a ``DO`` block, read as statements (``EXECUTE format('… PASSWORD %L', …)``,
+    ``CREATE ROLE … PASSWORD '…'``), within its own tags."""
+    opening, closing = _delimiters(raw)
+    if not opening:
+        return _redact_literal(raw)
+    body = raw[len(opening) : len(raw) - len(closing)]
+    shown = _redact_command(body, dialect, depth)
+    return raw if shown == body else f"{opening}{shown}{closing}"
 
 
 def _redact_literal(raw: str) -> str:

@@ -321,6 +321,44 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
             "mysql",
             "SELECT AES_ENCRYPT(x, AES_DECRYPT('***', '***')) FROM u WHERE c = 'x'",
         ),
+        # pgcrypto's other secrets, found through real Airflow (a probe of secrets)
+        (
+            "INSERT INTO u (n, h) VALUES ('bob', crypt('pw', gen_salt('bf')))",
+            "postgres",
+            "INSERT INTO u (n, h) VALUES ('bob', crypt('***', gen_salt('bf')))",
+        ),
+        (
+            "SELECT encode(hmac(name, 'k', 'sha256'), 'hex') FROM t",
+            "postgres",
+            "SELECT encode(hmac(name, '***', 'sha256'), 'hex') FROM t",
+        ),
+        (
+            "SELECT pgp_pub_decrypt(v, dearmor(k), 'pass') FROM t",
+            "postgres",
+            "SELECT pgp_pub_decrypt(v, dearmor(k), '***') FROM t",
+        ),
+        # a value after a key that names a secret, in a list; a template that a call fills
+        (
+            "INSERT INTO s (name, value) VALUES ('smtp_password', 'pw'), ('host', 'h')",
+            "postgres",
+            "INSERT INTO s (name, value) VALUES ('smtp_password', '***'), ('host', 'h')",
+        ),
+        (
+            "SELECT set_config('app.api_key', 'k', false)",
+            "postgres",
+            "SELECT set_config('app.api_key', '***', false)",
+        ),
+        # ... also in a DO block's body (a dollar-quoted literal), as PostgreSQL reads it
+        (
+            "DO $do$ BEGIN EXECUTE format('ALTER ROLE %I PASSWORD %L', 'r', 'pw'); END $do$",
+            "postgres",
+            "DO $do$ BEGIN EXECUTE format('ALTER ROLE %I PASSWORD %L', '***', '***'); END $do$",
+        ),
+        (
+            "DO $$ BEGIN CREATE ROLE r PASSWORD 'pw'; END $$",
+            "postgres",
+            "DO $$ BEGIN CREATE ROLE r PASSWORD '***'; END $$",
+        ),
     ],
 )
 def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
