@@ -50,7 +50,8 @@ __all__ = [
 REDACTED = "***"
 
 # Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, the
-# usual spellings of tokens and keys, and the signatures of pre-signed URLs (Azure's SAS
+# usual spellings of tokens and keys (an HTTP API's ``key``, ``code``, ``jwt``, ``auth``), and
+# the signatures of pre-signed URLs (Azure's SAS
 # ``sig``, AWS's ``X-Amz-Signature`` and ``X-Amz-Security-Token``, Google's
 # ``X-Goog-Signature``), and the keys of Azure's connection strings (``AccountKey``,
 # ``SharedAccessSignature``). Matched on the whole name, case-insensitively.
@@ -58,7 +59,9 @@ _SECRET_NAMES = (
     r"(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
     r"refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
     r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
-    r"x-(?:amz|goog)-(?:signature|security-token|credential))"
+    r"x-(?:amz|goog)-(?:signature|security-token|credential)|"
+    # an HTTP API's key as a URL names it: Google's ``?key=``, Azure Functions' ``?code=``
+    r"key|code|jwt|auth)"
 )
 _SECRET_PARAMETER = re.compile(rf"(?i)^{_SECRET_NAMES}$")
 # A name stops at a ``?`` too: ``?a?a?a…`` is no pair, and a name that ran on over every ``?``

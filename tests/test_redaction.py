@@ -435,6 +435,10 @@ ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_
     "&access_token= in a URL": f"https://api.example.com/v1/o?a=1&access_token={SECRET}",
     "a signature": f"orders.csv?X-Amz-Signature={SECRET}&X-Amz-Credential=AKIA",
 }
+TEXT_SECRETS |= {  # an HTTP API's key in a URL (a probe of secrets through real Airflow)
+    "Google's ?key=": f"curl -s https://maps.example.com/geo/json?address=x&key={SECRET}",
+    "Azure Functions' ?code=": f"https://fn.azurewebsites.net/api/orders?code={SECRET}&n=1",
+}
 
 
 @pytest.mark.parametrize(
