@@ -893,6 +893,12 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
     keyed = False  # the last code was a literal that names a secret: an option's key
     filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
+    # ``INSERT INTO t (service, password) VALUES ('api', '…')``: the columns listed, and where
+    # their values are (the position in a row of VALUES)
+    into = values = False
+    columns: list[str] = []
+    listing_at = row_at = -1
+    position = 0
     for token in tokens:
         if command and token.token_type in strings:
             command_text = True  # its start and end are not its own: passed over
@@ -922,6 +928,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or assigned
                 or keyed
                 or nesting == filled_at
+                or (
+                    0 <= row_at <= nesting  # the value of a column, or a call that makes it
+                    and position < len(columns)
+                    and _names_a_secret(columns[position])
+                )
                 or any(call.at_secret(nesting) for call in calls)
             )
             raw = sql[start:done]
@@ -959,15 +970,25 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             nesting += 1
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
+            elif into and nesting == 1:
+                into, columns, listing_at = False, [], nesting
+            elif values and nesting == 1:
+                row_at, position = nesting, 0
         elif kind is closing:
             if calls and calls[-1].nesting == nesting:
                 calls.pop()
             if filled_at == nesting:
                 filled_at = -1
+            if nesting in (listing_at, row_at):
+                listing_at = row_at = -1
             nesting -= 1
         elif kind is comma:
             if calls and calls[-1].nesting == nesting:
                 calls[-1].argument += 1
+            if nesting == row_at:
+                position += 1
+        elif nesting == listing_at and kind in bare:
+            columns.append(token.text)
         elif word in _SECRET_ARGUMENTS and (
             previous is None
             or previous is semicolon
@@ -978,9 +999,16 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif word in _PROCEDURE_CALLS and (previous is None or previous is semicolon):
             calling = True  # a statement that calls a procedure, whose name may be qualified
         if kind is semicolon:
-            set_password = assigned = identified = calling = False
+            set_password = assigned = identified = calling = into = values = False
             calls.clear()
             nesting = 0
+            columns, listing_at, row_at = [], -1, -1
+        elif word in ("INSERT", "INTO") and nesting == 0:
+            into = True  # the next parentheses list the columns (MERGE's ``INSERT (a, b)`` too)
+        elif word == "VALUES" and nesting == 0:
+            values, into = bool(columns), False
+        elif word in ("SELECT", "USING", "ON", "SET", "WITH") and nesting == 0:
+            into = False
         elif word == "PASSWORD" and w1 == "SET":
             set_password = True
         elif word == "IDENTIFIED":

@@ -348,6 +348,17 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
             "postgres",
             "SELECT set_config('app.api_key', '***', false)",
         ),
+        # a value inserted into a column that names a secret
+        (
+            "INSERT INTO creds (service, password) VALUES ('api', 'pw'), ('b', 'pw2')",
+            "postgres",
+            "INSERT INTO creds (service, password) VALUES ('api', '***'), ('b', '***')",
+        ),
+        (
+            'INSERT INTO "s"."t" ("user", "api_key") VALUES (\'u\', lower(\'k\'))',
+            "postgres",
+            'INSERT INTO "s"."t" ("user", "api_key") VALUES (\'u\', lower(\'***\'))',
+        ),
         # ... also in a DO block's body (a dollar-quoted literal), as PostgreSQL reads it
         (
             "DO $do$ BEGIN EXECUTE format('ALTER ROLE %I PASSWORD %L', 'r', 'pw'); END $do$",
@@ -371,6 +382,9 @@ def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
 
 
 ORDINARY_SQL = [
+    "INSERT INTO t (id, token_count, pw_hash) VALUES (1, 'x', 'h'), (2, 'y', 'i')",
+    "MERGE INTO t USING (SELECT password_hash FROM s) s ON t.id = s.id "
+    "WHEN NOT MATCHED THEN INSERT (id, kind) VALUES (1, 'token')",
     "INSERT INTO s.t SELECT password_hash, token_count, 'password' AS kind, \"s3cret\" "
     "FROM s.users WHERE kind = 'token'",
     "SELECT 'password', 'x', 'token' || 'y' FROM t WHERE password_hash = 'h'",
