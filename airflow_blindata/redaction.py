@@ -50,8 +50,7 @@ __all__ = [
 REDACTED = "***"
 
 # Query parameters whose value is a secret: libpq's ``password`` and ``sslpassword``, the
-# usual spellings of tokens and keys (an HTTP API's ``key``, ``code``, ``jwt``, ``auth``), and
-# the signatures of pre-signed URLs (Azure's SAS
+# usual spellings of tokens and keys, and the signatures of pre-signed URLs (Azure's SAS
 # ``sig``, AWS's ``X-Amz-Signature`` and ``X-Amz-Security-Token``, Google's
 # ``X-Goog-Signature``), and the keys of Azure's connection strings (``AccountKey``,
 # ``SharedAccessSignature``). Matched on the whole name, case-insensitively.
@@ -59,17 +58,20 @@ _SECRET_NAMES = (
     r"(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
     r"refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
     r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
-    r"x-(?:amz|goog)-(?:signature|security-token|credential)|"
-    # an HTTP API's key as a URL names it: Google's ``?key=``, Azure Functions' ``?code=``
-    r"key|code|jwt|auth)"
+    r"x-(?:amz|goog)-(?:signature|security-token|credential))"
 )
 _SECRET_PARAMETER = re.compile(rf"(?i)^{_SECRET_NAMES}$")
+_API_KEY_PARAMETER = re.compile(r"(?i)^(?:key|code|jwt|auth)$")
+"""An HTTP API's key as its URL names it (Google's ``?key=``, Azure Functions' ``?code=``):
+hidden in the HTTP URLs free text quotes, not in a name (``?code=EUR`` of a dataset named by
+its URL, Hive's ``;auth=noSasl`` in a job's namespace are no secrets, and hiding them would
+merge what they tell apart)."""
 # A name stops at a ``?`` too: ``?a?a?a…`` is no pair, and a name that ran on over every ``?``
 # was scanned again from each one (a time growing with the square of the text's length).
 _QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
 
 
-def _query_secrets(url: str) -> list[tuple[int, int]]:
+def _query_secrets(url: str, api_keys: bool = False) -> list[tuple[int, int]]:
     """Spans of the secret values in ``url``'s parameters: its query string (after the first
     ``?``), or the properties that follow the first ``;`` (SQL Server's JDBC URLs,
     ``jdbc:sqlserver://db:1433;user=etl;password=…``)."""
@@ -83,15 +85,28 @@ def _query_secrets(url: str) -> list[tuple[int, int]]:
         if value.startswith(REDACTED):
             continue  # already shown redacted: what follows (a dataset's name) is not the secret
         name = unquote(match.group("name"))
-        if value and (_SECRET_PARAMETER.match(name) or _is_secret_name(name)):
+        if value and (
+            _SECRET_PARAMETER.match(name)
+            or _is_secret_name(name)
+            or (api_keys and _API_KEY_PARAMETER.match(name))
+        ):
             spans.append(match.span("value"))
     return spans
 
 
-def redact_query(url: str) -> str:
+def redact_query(url: str, *, api_keys: bool = False) -> str:
     """``url`` with the values of its secret query parameters replaced: ``?password=``, and a
-    name that ends with a secret word, as free text reads one (``?spark.password=``)."""
-    for begin, end in reversed(_query_secrets(url)):
+    name that ends with a secret word, as free text reads one (``?spark.password=``); with
+    ``api_keys``, an HTTP URL's ``key``, ``code``, ``jwt`` and ``auth`` too."""
+    return _redact_query(url, api_keys and _is_http(url))
+
+
+def _is_http(url: str) -> bool:
+    return url[:8].lower().startswith(("http://", "https://"))
+
+
+def _redact_query(url: str, api_keys: bool) -> str:
+    for begin, end in reversed(_query_secrets(url, api_keys)):
         url = url[:begin] + REDACTED + url[end:]
     return url
 
@@ -120,7 +135,7 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
 _CONTAINER_BEFORE_AT = frozenset(f"{scheme}://" for scheme in ("wasb", "wasbs", "abfs", "abfss"))
 
 
-def redact_url(url: str) -> str:
+def redact_url(url: str, *, api_keys: bool = False) -> str:
     """``url`` with its password replaced by ``***``: the only form that may reach a log.
 
     ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
@@ -130,13 +145,13 @@ def redact_url(url: str) -> str:
     """
     parts = _userinfo(url)
     if parts is None:
-        return redact_query(url)
+        return redact_query(url, api_keys=api_keys)
     prefix, userinfo, rest = parts
     user, colon, _ = userinfo.partition(":")
     if not colon and prefix.lower() in _CONTAINER_BEFORE_AT:
         return f"{prefix}{userinfo}@{redact_query(rest)}"
     shown = f"{user}:{REDACTED}" if colon else REDACTED
-    return f"{prefix}{shown}@{redact_query(rest)}"
+    return f"{prefix}{shown}@{_redact_query(rest, api_keys and _is_http(prefix))}"
 
 
 def without_credentials(url: str) -> str:
@@ -192,10 +207,8 @@ _SECRET_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|private[_.-]?key|"
     r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?|"
     # the keys HTTP APIs take in a header (Azure's ``Ocp-Apim-Subscription-Key``, Functions'
-    # ``x-functions-key``) and the other keys that are secrets by name
-    r"subscription[_.-]?key|functions[_.-]?key|function[_.-]?key|master[_.-]?key|"
-    r"encryption[_.-]?key|shared[_.-]?key|sas[_.-]?key|client[_.-]?key|signing[_.-]?key|"
-    r"app[_.-]?key)"
+    # ``x-functions-key``); not ``client_key`` or ``app_key``, a warehouse's dimension keys
+    r"subscription[_.-]?key|functions[_.-]?key|function[_.-]?key)"
 )
 # Hadoop's settings of Azure storage name the account (and the container) after the secret word,
 # so that they do not end with it: ``fs.azure.account.key.<account>.dfs.core.windows.net``,
@@ -370,7 +383,7 @@ def _redact_text(text: str, *, name: bool = False) -> str:
         parts: list[str] = []
         done = 0
         for start, end in _urls_in(text):
-            parts += (text[done:start], redact_url(text[start:end]))
+            parts += (text[done:start], redact_url(text[start:end], api_keys=not name))
             done = end
         parts.append(text[done:])
         text = "".join(parts)
@@ -474,17 +487,19 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
     """``text`` without the beginning of a secret where a server or a proxy that quotes the
     request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``), starting a word: each
-    spelling of a secret with the length of the secret itself. Two thirds of the secret (and
-    eight characters) are a cut whatever follows; less, only before what ends a cut text (its
-    end, an ellipsis, a tag, a bracket, the end of a JSON string), and of a password (shorter
-    than a key or a token, ``_KEY_LENGTH``) eight characters there, four only at the very end or
-    before an ellipsis: a password's beginning is too often a word of the answer (``"airflow"``
-    of ``airflow123``, ``<title>Welcome``, ``postgres`` of ``postgres_admin``). Linear in the
-    text: each beginning is found once, and the text is joined once."""
+    spelling of a secret with the length of the secret itself (16 characters or more: a key or
+    a token; less: a password). A beginning that reads as no word (digits, symbols, capitals
+    inside) is a cut whatever follows: eight characters of a key, two thirds of a password (and
+    eight characters). Otherwise, and for less, only before what ends a cut text (its end, an
+    ellipsis, a bracket, a tag, the end of a JSON string), and a password's beginning under
+    eight characters only at the very end or before an ellipsis: a word of the answer may
+    begin a password (``"airflow"`` of ``airflow123``, ``postgres`` of ``postgres_admin``,
+    ``blindata.example.com`` of ``blindata2024``). Linear in the text: each beginning is found
+    once, and the text is joined once."""
     spans: list[tuple[int, int]] = []
     for spelling, length_of_secret in secrets:
-        whole = max(_CUT_LONG, -(-2 * len(spelling) // 3))
         key = length_of_secret >= _KEY_LENGTH
+        whole = _CUT_LONG if key else max(_CUT_LONG, -(-2 * len(spelling) // 3))
         start = text.find(spelling[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
@@ -497,7 +512,10 @@ def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
             if (
                 length < len(spelling)
                 and (start == 0 or not text[start - 1].isalnum())
-                and (length >= whole or _cut_here(text, end, length, key))
+                and (
+                    (length >= whole and not _WORD.fullmatch(spelling, 0, length))
+                    or _cut_here(text, end, length, key)
+                )
             ):
                 spans.append((start, end))
             start = text.find(spelling[:_CUT_PREFIX], end)
@@ -510,6 +528,11 @@ def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
         parts += [text[done:start], REDACTED]
         done = end
     return "".join([*parts, text[done:]])
+
+
+_WORD = re.compile(r"[a-z][a-z_-]*|[A-Z][a-z][a-z_-]*")
+"""A beginning that reads as a word (``postgres``, ``warehouse_``, ``Welcome``): a text may
+hold it without quoting the secret."""
 
 
 def _cut_here(text: str, end: int, length: int, key: bool) -> bool:
@@ -663,10 +686,7 @@ _SECRET_KEYWORD_ANYWHERE = re.compile(
 # ``redact_text`` (each holds one of these), a URL, an Oracle thin URL, a header, a PEM key. Most
 # statements hold none and are shown as they are without being read (benchmarks/sql.py): a
 # dimension's ``customer_key`` or T-SQL's ``@variable`` is no reason to read one.
-_KEYS = (
-    *("api", "private", "access", "account", "subscription", "functions", "function", "master"),
-    *("encryption", "shared", "sas", "client", "signing", "app"),
-)
+_KEYS = ("api", "private", "access", "account", "subscription", "functions", "function")
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
@@ -893,6 +913,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
     keyed = False  # the last code was a literal that names a secret: an option's key
     filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
+    in_lists: set[int] = set()  # the nestings of ``IN (…)`` lists: values, not keys and values
     # ``INSERT INTO t (service, password) VALUES ('api', '…')``: the columns listed, and where
     # their values are (the position in a row of VALUES)
     into = values = False
@@ -943,7 +964,10 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             else:
                 shown = (
                     _redact_body(raw, dialect, depth)
+                    # a DO block's body (the whole text of the command ``DO``), or a function's
+                    # in SQL
                     if raw.startswith("$")
+                    and (w1 == "DO" or previous is None or _SQL_BODY.search(sql))
                     else _redact_literal(raw)
                 )
                 if shown != raw:
@@ -968,6 +992,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             copied = done
         if kind is opening:
             nesting += 1
+            if w1 == "IN":
+                in_lists.add(nesting)
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
             elif into and nesting == 1:
@@ -981,6 +1007,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 filled_at = -1
             if nesting in (listing_at, row_at):
                 listing_at = row_at = -1
+            in_lists.discard(nesting)
             nesting -= 1
         elif kind is comma:
             if calls and calls[-1].nesting == nesting:
@@ -1017,7 +1044,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             assigned = True
         if kind not in passed:
             w1, w2, w3, w4 = word, w1, w2, w3
-            keyed = keyed and kind is comma and nesting > 0  # a list's next value
+            # a key's value is the next in a list of keys and values (not in ``IN (…)``)
+            keyed = keyed and kind is comma and nesting > 0 and nesting not in in_lists
     if done > len(sql):
         return None
     if command_text:
@@ -1127,15 +1155,21 @@ def _emptied(raw: str) -> str:
 
 
 def _redact_body(raw: str, dialect: str, depth: int) -> str:
-    """A dollar-quoted literal (PostgreSQL's ``$$ … $$``, ``$do$ … $do$``): the body of a
-    function or a ``DO`` block, read as statements (``EXECUTE format('… PASSWORD %L', …)``,
-    ``CREATE ROLE … PASSWORD '…'``), within its own tags."""
+    """A dollar-quoted literal that holds SQL (a ``DO`` block, a function in ``LANGUAGE sql``
+    or ``plpgsql``), read as statements (``EXECUTE format('… PASSWORD %L', …)``, ``CREATE ROLE
+    … PASSWORD '…'``) within its own tags; as a literal where it does not tokenize. Each body
+    nested in it is shorter: no depth is spent on it."""
     opening, closing = _delimiters(raw)
-    if not opening:
-        return _redact_literal(raw)
     body = raw[len(opening) : len(raw) - len(closing)]
-    shown = _redact_command(body, dialect, depth)
+    shown = _redact_tokens(body, dialect, depth) if opening else None
+    if shown is None:
+        return _redact_literal(raw)
     return raw if shown == body else f"{opening}{shown}{closing}"
+
+
+_SQL_BODY = re.compile(r"(?i)\bLANGUAGE\s+'?(?:sql|plpgsql)\b")
+"""A function whose body is SQL: read as statements. Another language's (JavaScript, Python)
+is free text, whose ``"…"`` are its strings, not SQL's quoted names."""
 
 
 def _redact_literal(raw: str) -> str:

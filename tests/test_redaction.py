@@ -359,6 +359,13 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
             "postgres",
             'INSERT INTO "s"."t" ("user", "api_key") VALUES (\'u\', lower(\'***\'))',
         ),
+        # ... a function's body in another language is free text (a review)
+        (
+            "CREATE PROCEDURE p() RETURNS string LANGUAGE JAVASCRIPT AS "
+            '$$ var api_key = "AKd8f7"; $$',
+            "snowflake",
+            'CREATE PROCEDURE p() RETURNS string LANGUAGE JAVASCRIPT AS $$ var api_key = "***"; $$',
+        ),
         # ... also in a DO block's body (a dollar-quoted literal), as PostgreSQL reads it
         (
             "DO $do$ BEGIN EXECUTE format('ALTER ROLE %I PASSWORD %L', 'r', 'pw'); END $do$",
@@ -382,6 +389,7 @@ def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
 
 
 ORDINARY_SQL = [
+    "SELECT * FROM d WHERE d.client_key = 'C-123' AND kind IN ('password', 'token', 'x')",
     "INSERT INTO t (id, token_count, pw_hash) VALUES (1, 'x', 'h'), (2, 'y', 'i')",
     "MERGE INTO t USING (SELECT password_hash FROM s) s ON t.id = s.id "
     "WHEN NOT MATCHED THEN INSERT (id, kind) VALUES (1, 'token')",
@@ -467,6 +475,10 @@ def test_a_secret_value_in_free_text_is_hidden(text: str) -> None:
 
 
 ORDINARY_TEXT = [
+    # a warehouse's dimension keys, and HTTP and Hive URLs' ordinary parameters (a review)
+    "join on client_key: the customer's surrogate id; app_key: the mobile app",
+    "s3://lake/events/app_key=android/dt=2026-01-01/part-0.parquet",
+    "jdbc:hive2://hs2:10000/default;auth=noSasl",
     "hash of the password",
     "password_hash: sha256 of the password, salted",
     "token_count: how many tokens the model used",
@@ -485,6 +497,17 @@ ORDINARY_TEXT = [
     "-- the password is rotated weekly",
     "fs.azure.account.key is set per account",
 ]
+
+
+def test_an_http_apis_key_is_hidden_in_free_text_not_in_a_name() -> None:
+    """``?key=`` and ``?code=`` are an HTTP API's keys in the URLs free text quotes; a dataset
+    named by its URL keeps them (``?code=EUR`` and ``?code=USD`` are two datasets)."""
+    from airflow_blindata.redaction import redact_name
+
+    assert redact_text("curl https://maps.example.com/geo?key=S3cK&a=1") == (
+        "curl https://maps.example.com/geo?key=***&a=1"
+    )
+    assert redact_name("https://api.example.com/v1/rates?code=EUR").endswith("code=EUR")
 
 
 @pytest.mark.parametrize("text", ORDINARY_TEXT)
@@ -725,6 +748,20 @@ def test_a_text_that_may_be_prose_is_shown_whole_when_it_reads_as_no_sql(
         ("ApiKey: Tr0ub4dorXy3x [truncated]", "Tr0ub4dorXy3xyz", "ApiKey: *** [truncated]"),
         ("ApiKey: Tr0ub4dorX (message cut)", "Tr0ub4dorXy3xyz", "ApiKey: *** (message cut)"),
         ("ApiKey: Tr0ub4dorXy3x more text", "Tr0ub4dorXy3xyz", "ApiKey: *** more text"),
+        # a long key's beginning that reads as no word, whatever follows (a review)
+        (
+            "API key sk_live_51HxYz12 is revoked",
+            "sk_live_51HxYz12AbCdEfGhIjKlMnOpQrStUvWx",
+            "API key *** is revoked",
+        ),
+        # a password's beginning that reads as a word, unless the answer is cut there
+        ("https://blindata.example.com/api", "blindata2024", "https://blindata.example.com/api"),
+        (
+            'relation "warehouse" does not exist',
+            "warehouse1",
+            'relation "warehouse" does not exist',
+        ),
+        ("host snowflake.internal", "snowflake1!", "host snowflake.internal"),
     ],
 )
 def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
