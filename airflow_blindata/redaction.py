@@ -135,8 +135,9 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
 _CONTAINER_BEFORE_AT = frozenset(f"{scheme}://" for scheme in ("wasb", "wasbs", "abfs", "abfss"))
 
 
-def redact_url(url: str, *, api_keys: bool = False) -> str:
-    """``url`` with its password replaced by ``***``: the only form that may reach a log.
+def redact_url(url: str, *, api_keys: bool = True) -> str:
+    """``url`` with its password replaced by ``***``: the only form that may reach a log (an
+    HTTP URL's API key too, but for ``api_keys=False``: a name, whose ``?code=`` is no secret).
 
     ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
     ``https://<token>@host``) becomes ``***@``, except Azure's container
@@ -162,7 +163,7 @@ def without_credentials(url: str) -> str:
 
 def url_secrets(url: str) -> tuple[str, ...]:
     """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``."""
-    secrets = [url[begin:end] for begin, end in _query_secrets(url)]
+    secrets = [url[begin:end] for begin, end in _query_secrets(url, _is_http(url))]
     parts = _userinfo(url)
     if parts is not None:
         user, colon, password = parts[1].partition(":")
@@ -488,10 +489,10 @@ def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
     """``text`` without the beginning of a secret where a server or a proxy that quotes the
     request cut its quote inside it (``X-BD-ApiKey: SUPERSECRE``), starting a word: each
     spelling of a secret with the length of the secret itself (16 characters or more: a key or
-    a token; less: a password). A beginning that reads as no word (digits, symbols, capitals
-    inside) is a cut whatever follows: eight characters of a key, two thirds of a password (and
-    eight characters). Otherwise, and for less, only before what ends a cut text (its end, an
-    ellipsis, a bracket, a tag, the end of a JSON string), and a password's beginning under
+    a token; less: a password). More than two thirds of a secret (and eight characters) are a
+    cut whatever follows, and so are eight characters of a key that read as no word (digits,
+    symbols, capitals inside). Otherwise, and for less, only before what ends a cut text (its
+    end, an ellipsis, a bracket, a tag, the end of a JSON string), and a password's beginning under
     eight characters only at the very end or before an ellipsis: a word of the answer may
     begin a password (``"airflow"`` of ``airflow123``, ``postgres`` of ``postgres_admin``,
     ``blindata.example.com`` of ``blindata2024``). Linear in the text: each beginning is found
@@ -499,7 +500,7 @@ def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
     spans: list[tuple[int, int]] = []
     for spelling, length_of_secret in secrets:
         key = length_of_secret >= _KEY_LENGTH
-        whole = _CUT_LONG if key else max(_CUT_LONG, -(-2 * len(spelling) // 3))
+        most = max(_CUT_LONG, 2 * len(spelling) // 3 + 1)  # more than two thirds
         start = text.find(spelling[:_CUT_PREFIX])
         while start != -1:
             length = _CUT_PREFIX
@@ -513,7 +514,8 @@ def _without_cut_secrets(text: str, secrets: list[tuple[str, int]]) -> str:
                 length < len(spelling)
                 and (start == 0 or not text[start - 1].isalnum())
                 and (
-                    (length >= whole and not _WORD.fullmatch(spelling, 0, length))
+                    length >= most
+                    or (key and length >= _CUT_LONG and not _WORD.fullmatch(spelling, 0, length))
                     or _cut_here(text, end, length, key)
                 )
             ):
@@ -914,10 +916,12 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     keyed = False  # the last code was a literal that names a secret: an option's key
     filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
     in_lists: set[int] = set()  # the nestings of ``IN (…)`` lists: values, not keys and values
+    statement = 0  # where the statement being read starts in ``sql``
     # ``INSERT INTO t (service, password) VALUES ('api', '…')``: the columns listed, and where
     # their values are (the position in a row of VALUES)
     into = values = False
     columns: list[str] = []
+    column = ""  # the name being read in the list of columns
     listing_at = row_at = -1
     position = 0
     for token in tokens:
@@ -965,9 +969,13 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 shown = (
                     _redact_body(raw, dialect, depth)
                     # a DO block's body (the whole text of the command ``DO``), or a function's
-                    # in SQL
+                    # that its statement declares in no other language than SQL
                     if raw.startswith("$")
-                    and (w1 == "DO" or previous is None or _SQL_BODY.search(sql))
+                    and (
+                        w1 == "DO"
+                        or previous is None
+                        or not _OTHER_LANGUAGE.search(sql, statement, _statement_end(sql, done))
+                    )
                     else _redact_literal(raw)
                 )
                 if shown != raw:
@@ -1005,6 +1013,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 calls.pop()
             if filled_at == nesting:
                 filled_at = -1
+            if nesting == listing_at:
+                columns.append(column)
+                column = ""
             if nesting in (listing_at, row_at):
                 listing_at = row_at = -1
             in_lists.discard(nesting)
@@ -1014,8 +1025,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 calls[-1].argument += 1
             if nesting == row_at:
                 position += 1
-        elif nesting == listing_at and kind in bare:
-            columns.append(token.text)
+            if nesting == listing_at:
+                columns.append(column)
+                column = ""
+        elif nesting == listing_at:
+            column = token.text  # any word: ``schema``, ``date``, ``password`` are keywords too
         elif word in _SECRET_ARGUMENTS and (
             previous is None
             or previous is semicolon
@@ -1026,6 +1040,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif word in _PROCEDURE_CALLS and (previous is None or previous is semicolon):
             calling = True  # a statement that calls a procedure, whose name may be qualified
         if kind is semicolon:
+            statement = done
             set_password = assigned = identified = calling = into = values = False
             calls.clear()
             nesting = 0
@@ -1167,9 +1182,16 @@ def _redact_body(raw: str, dialect: str, depth: int) -> str:
     return raw if shown == body else f"{opening}{shown}{closing}"
 
 
-_SQL_BODY = re.compile(r"(?i)\bLANGUAGE\s+'?(?:sql|plpgsql)\b")
-"""A function whose body is SQL: read as statements. Another language's (JavaScript, Python)
-is free text, whose ``"…"`` are its strings, not SQL's quoted names."""
+_OTHER_LANGUAGE = re.compile(r"(?i)\bLANGUAGE\s+'?(?!sql\b|plpgsql\b)[a-z]")
+"""A function declared in another language than SQL (JavaScript, Python, plv8, Java): its body
+is free text, whose ``"…"`` are its strings, not SQL's quoted names. One with no ``LANGUAGE`` is
+SQL (Snowflake's default)."""
+
+
+def _statement_end(sql: str, start: int) -> int:
+    """Where the statement ``start`` is in ends, near enough: the next ``;``."""
+    end = sql.find(";", start)
+    return len(sql) if end < 0 else end
 
 
 def _redact_literal(raw: str) -> str:
