@@ -297,15 +297,18 @@ _USER_OPTION = re.compile(
 # commands on the same line, where ``-p`` does not mean a port (``psql -p 5432``, ``ssh -p 22``,
 # ``mysql -P 3306``), within 16 arguments of the command (a text of ``mysql`` words is not read
 # to its end from each).
+_ARGUMENTS = r"""(?:[ \t]+(?:'[^'\n]*'|"[^"\n]*"|[^\s|;&'"]+)){0,16}?"""
+"""Up to 16 arguments of a command, a quoted one whole (``sqlcmd -Q "…; …" -P …``)."""
+
 _PASSWORD_FLAG = re.compile(
     r"(?P<lead>\b(?:(?:mysql|mariadb)(?:dump|admin|import|check|-dump|-admin|-import)?"
-    r"(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-p|sshpass[ \t]+-p[ \t]*"
-    r"|(?:sqlcmd|bcp)(?:[ \t]+[^\s|;&]+){0,16}?[ \t]+-P[ \t]*))(?!\*\*\*|'\*\*\*|\"\*\*\*)"
+    rf"{_ARGUMENTS}[ \t]+-p|sshpass[ \t]+-p[ \t]*"
+    rf"|(?:sqlcmd|osql|bcp){_ARGUMENTS}[ \t]+-P[ \t]*))(?!\*\*\*|'\*\*\*|\"\*\*\*)"
     r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"|;&]+)"
 )
 
 
-_PASSWORD_FLAG_COMMANDS = ("mysql", "mariadb", "sshpass", "sqlcmd", "bcp")
+_PASSWORD_FLAG_COMMANDS = ("mysql", "mariadb", "sshpass", "sqlcmd", "osql", "bcp")
 """The commands whose ``-p`` (``-P``) ``_PASSWORD_FLAG`` reads a password after."""
 
 
@@ -1074,7 +1077,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
 
 
 _FILLS_A_SECRET = re.compile(
-    r"(?i)\b(?:password|identified\s+by|secret|token)\b\s*(?:=\s*)?'?%[A-Za-z]"
+    rf"(?i)(?:{_SECRET_WORDS}|identified\s+by)\s*[=:]?\s*'?%(?:[0-9]+\$)?[A-Za-z]"
 )
 """A statement's template that a call fills with a secret: ``format('ALTER ROLE %I PASSWORD
 %L', r, pw)``, ``format('… password=%s', pw)``."""

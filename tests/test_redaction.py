@@ -389,6 +389,12 @@ def test_a_literal_that_a_name_ending_with_a_secret_word_names_is_hidden(
             "snowflake",
             'CREATE PROCEDURE p() RETURNS string LANGUAGE JAVASCRIPT AS $$ var api_key = "***"; $$',
         ),
+        # a template's positional placeholder, and a secret name of free text (a review)
+        (
+            "SELECT format('ALTER ROLE %1$I PASSWORD %2$L', 'etl', 'pw')",
+            "postgres",
+            "SELECT format('ALTER ROLE %1$I PASSWORD %2$L', '***', '***')",
+        ),
         # ... also in a DO block's body (a dollar-quoted literal), as PostgreSQL reads it
         (
             "DO $do$ BEGIN EXECUTE format('ALTER ROLE %I PASSWORD %L', 'r', 'pw'); END $do$",
@@ -474,6 +480,9 @@ TEXT_SECRETS = {
     "Azure Functions' key header": f"x-functions-key: {SECRET}",
     "sqlcmd -P": f"sqlcmd -S db -U sa -P {SECRET} -Q 'select 1'",
     "bcp -P": f"bcp dwh.dbo.t out t.dat -S db -U sa -P {SECRET} -c",
+    # a quoted argument before it, with a ``;`` inside (a review); osql too
+    "sqlcmd -Q quoted, then -P": f'sqlcmd -S db -Q "TRUNCATE t; EXEC p" -U sa -P {SECRET}',
+    "osql -P": f"osql -S db -U sa -P {SECRET} -Q x",
 }
 ALREADY_HIDDEN = {  # hidden before too: a job's name did not go through redact_text, though
     "?token= in a name": f"fetch_orders?token={SECRET}",
