@@ -418,37 +418,36 @@ def test_a_singular_test_sent_as_a_job_of_its_own_is_its_dataset_s_check_alone(o
     assert plan.report.counters["testsCheckedOnDatasets"] == 1
 
 
-def test_a_test_of_another_producer_named_like_another_jobs_assertion_keeps_its_check() -> None:
-    """Only dbt's ``test.<project>.<name>`` is matched with another job's assertion: a test
-    ``row_count`` of any job that reads ``orders`` was hidden, its failure with it, by another
-    job's passing assertion ``row_count`` on ``orders`` (a review)."""
-    asserted = run(inputs=[assertions({"assertion": "row_count", "success": True})], job="dq.a")
-    tested = run(
-        inputs=[dataset("analytics.sales.orders")],
-        run_facets={"test": {"tests": [{"name": "row_count", "status": "fail"}]}},
-        job="etl.load_orders",
-        run_id="run-2",
-    )
-    plan = build([*asserted, *tested], definition())
-    assert len([c for c in quality(plan).checks if c.kind == "test"]) == 1
-    assert any(r.failures for r in quality(plan).results)
-
-
-def test_a_singular_test_of_another_dataset_keeps_its_job_check() -> None:
-    """... only where the assertion is on a dataset the test job reads: a test of the same
-    name on another model is not hidden by it."""
+@pytest.mark.parametrize(
+    ("asserted", "test_name", "read"),
+    [
+        # only dbt's ``test.<project>.<name>`` is matched with another job's assertion: a test
+        # ``row_count`` of any job that reads ``orders`` was hidden, its failure with it, by
+        # another job's passing assertion ``row_count`` on ``orders`` (a review)
+        pytest.param("row_count", "row_count", "analytics.sales.orders", id="another producer"),
+        # ... and only where the assertion is on a dataset the test's job reads: a test of the
+        # same name on another model is not hidden by it
+        pytest.param("positive", "test.shop.positive", "analytics.sales.refunds", id="another"),
+    ],
+)
+def test_a_test_another_jobs_assertion_does_not_check_keeps_its_job_check(
+    asserted: str, test_name: str, read: str
+) -> None:
+    """A test is its dataset's check alone where another job's assertion is that test: not
+    for a test of another producer's shape, nor for one on another dataset."""
     model_test = run(
-        inputs=[assertions({"assertion": "positive", "success": True})],
+        inputs=[assertions({"assertion": asserted, "success": True})],
         job="analytics.sales.orders.test",
     )
-    singular = run(
-        inputs=[dataset("analytics.sales.refunds")],
-        run_facets={"test": {"tests": [{"name": "test.shop.positive", "status": "fail"}]}},
-        job="test.shop.positive",
+    tested = run(
+        inputs=[dataset(read)],
+        run_facets={"test": {"tests": [{"name": test_name, "status": "fail"}]}},
+        job="etl.tests",
         run_id="run-2",
     )
-    plan = build([*model_test, *singular], definition())
+    plan = build([*model_test, *tested], definition())
     assert len([c for c in quality(plan).checks if c.kind == "test"]) == 1
+    assert any(r.failures for r in quality(plan).results)
     assert plan.report.counters.get("testsCheckedOnDatasets", 0) == 0
 
 

@@ -145,33 +145,24 @@ def documented_by_a_person(client: BlindataClient, emulator: Any) -> str:
     return dst
 
 
+def _a_stewards_check(client: BlindataClient, code: str, **refers_to: list[Ref]) -> None:
+    suite = client.api.quality_suites.create(QualitySuite(code=f"suite-{code}", name=code))
+    client.api.quality_checks.create(
+        QualityCheck(code=code, name=code, quality_suite=Ref(uuid=suite.uuid or ""), **refers_to)
+    )
+
+
 def a_persons_quality_check(client: BlindataClient, emulator: Any) -> str:
     """A steward's check on the table: Blindata unlinks it when the table goes."""
-    suite = client.api.quality_suites.create(QualitySuite(code="steward", name="Steward"))
     dst = uuid_of(emulator, Kind.ENTITY, "dst")
-    client.api.quality_checks.create(
-        QualityCheck(
-            code="dst-amount-positive",
-            name="Amounts are positive",
-            quality_suite=Ref(uuid=suite.uuid or ""),
-            physical_entities=[Ref(uuid=dst)],
-        )
-    )
+    _a_stewards_check(client, "dst-amount-positive", physical_entities=[Ref(uuid=dst)])
     return dst
 
 
 def a_persons_check_of_a_column(client: BlindataClient, emulator: Any) -> str:
     """A check on one column only: the entity filter of the checks' list does not find it."""
-    suite = client.api.quality_suites.create(QualitySuite(code="columns", name="Columns"))
     amount = next(f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount")
-    client.api.quality_checks.create(
-        QualityCheck(
-            code="dst-amount-not-null",
-            name="Amounts are set",
-            quality_suite=Ref(uuid=suite.uuid or ""),
-            physical_fields=[Ref(uuid=amount)],
-        )
-    )
+    _a_stewards_check(client, "dst-amount-not-null", physical_fields=[Ref(uuid=amount)])
     return str(amount)
 
 
