@@ -248,7 +248,13 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
                 removal.kept.append(Kept("system", system.name, reason))
             else:
                 removal.systems.append(system)
-        removal.marks = _stale_marks([*marked, *_documented(ctx, owner, marked)], owner, watermark)
+        # the entities it marks that its last snapshot did not refresh (it uploads every entity
+        # it describes): it no longer describes them
+        removal.marks = [
+            entity
+            for entity in (*marked, *_documented(ctx, owner, marked))
+            if _stale(entity.modification_date, watermark)
+        ]
         if not last.failed("field"):
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             _collect_stale_fields(ctx, removal, fresh, outside, watermark)
@@ -698,14 +704,6 @@ def _documented(ctx: SyncContext, owner: str, marked: list[PhysicalEntity]) -> l
         for entity in _marked(ctx, owner, DOCUMENTED_BY_PROPERTY)
         if entity.uuid not in seen and not values_of(entity.additional_properties, OWNER_PROPERTY)
     ]
-
-
-def _stale_marks(
-    marked: list[PhysicalEntity], owner: str, watermark: datetime
-) -> list[PhysicalEntity]:
-    """The marked entities that this definition's last snapshot did not refresh (it uploads
-    every entity it describes, so it no longer describes them)."""
-    return [entity for entity in marked if _stale(entity.modification_date, watermark)]
 
 
 def _shared_jobs(
