@@ -917,8 +917,18 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     w1 = w2 = w3 = w4 = ""  # the last four words of code, upper case, w1 the last
     set_password = assigned = identified = False  # SET PASSWORD [FOR u] =, IDENTIFIED
     keyed = False  # the last code was a literal that names a secret: an option's key
+    # the last code was a template that ends with a secret's name (``'… PASSWORD ' || 'pw'``),
+    # joined to what follows by ``||``, ``+``, a comma or a call
+    template = False
+    call_pending = False  # a word where a secret value is expected: a call if ``(`` follows
+    secret_at = -1  # the nesting of a call that makes a secret value (``PASSWORD concat(…)``)
     filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
     in_lists: set[int] = set()  # the nestings of ``IN (…)`` lists: values, not keys and values
+    # ``UPDATE t SET value = '…' WHERE name = 'smtp_password'``: the key after the value, so the
+    # SET's literals are kept apart in ``parts`` (index, literal) until the WHERE is read
+    updating = setting = False
+    set_literals: list[tuple[int, str]] = []
+    inserting = False  # the statement is an INSERT: its SELECT of constants is a row
     statement = 0  # where the statement being read starts in ``sql``
     # ``INSERT INTO t (service, password) VALUES ('api', '…')``: the columns listed, and where
     # their values are (the position in a row of VALUES)
@@ -962,11 +972,17 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     and _names_a_secret(columns[position])
                 )
                 or any(call.at_secret(nesting) for call in calls)
+                or template
+                or 0 <= secret_at <= nesting
             )
             raw = sql[start:done]
             if secret:
                 set_password = assigned = False
                 parts += (sql[copied:start], _emptied(raw))
+                copied = done
+            elif setting:
+                parts += (sql[copied:start], _redact_literal(raw))
+                set_literals.append((len(parts) - 1, raw))
                 copied = done
             else:
                 shown = (
@@ -988,6 +1004,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             # as in a list of keys and values (``VALUES ('smtp_password', '…')``,
             # ``set_config('app.api_key', '…')``)
             keyed = not secret and _names_a_secret(token.text)
+            template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
+            if updating and not setting and keyed and set_literals:
+                for at, literal in set_literals:  # the WHERE names the setting: a secret
+                    parts[at] = _emptied(literal)
+                set_literals = []
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
                 filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
             w1, w2, w3, w4 = "", w1, w2, w3
@@ -1003,10 +1024,14 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             copied = done
         if kind is opening:
             nesting += 1
+            if call_pending:
+                secret_at, call_pending = nesting, False
             if w1 == "IN":
                 in_lists.add(nesting)
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
+            elif into and nesting == 1 and w1 in _BEFORE_OTHER_PARENTHESES:
+                into = w1 != "AS"  # ``PARTITION (…)``, ``WITH (TABLOCK)``; a CTE's ``AS (``
             elif into and nesting == 1:
                 into, columns, listing_at = False, [], nesting
             elif values and nesting == 1:
@@ -1016,6 +1041,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 calls.pop()
             if filled_at == nesting:
                 filled_at = -1
+            if secret_at == nesting:
+                secret_at = -1
             if nesting == listing_at:
                 columns.append(column)
                 column = ""
@@ -1045,15 +1072,27 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         if kind is semicolon:
             statement = done
             set_password = assigned = identified = calling = into = values = False
+            updating = setting = inserting = False
             calls.clear()
-            nesting = 0
-            columns, listing_at, row_at = [], -1, -1
+            nesting, secret_at = 0, -1
+            columns, listing_at, row_at, set_literals = [], -1, -1, []
         elif word in ("INSERT", "INTO") and nesting == 0:
             into = True  # the next parentheses list the columns (MERGE's ``INSERT (a, b)`` too)
+            inserting = inserting or word == "INSERT"
         elif word == "VALUES" and nesting == 0:
             values, into = bool(columns), False
-        elif word in ("SELECT", "USING", "ON", "SET", "WITH") and nesting == 0:
+        elif word == "SELECT" and nesting == 0 and inserting and not values:
+            into = False  # ``INSERT INTO t (a, b) SELECT 'x', 'y'``: a row of the columns
+            row_at, position = (0, 0) if columns else (-1, 0)
+        elif word in _ENDS_A_ROW and nesting == 0:
+            inserting = into = setting = False  # and an UPDATE's SET
+            row_at = -1 if row_at == 0 else row_at
+        elif word in ("USING", "ON") and nesting == 0:
             into = False
+        elif word == "UPDATE" and nesting == 0 and (previous is None or previous is semicolon):
+            updating = True
+        elif word == "SET" and nesting == 0:
+            into, setting = False, updating
         elif word == "PASSWORD" and w1 == "SET":
             set_password = True
         elif word == "IDENTIFIED":
@@ -1061,9 +1100,21 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif set_password and kind is equals:
             assigned = True
         if kind not in passed:
+            is_word = word[:1].isalpha() or word[:1] == "_"
+            # a word where a secret value is expected: a call making it, if ``(`` follows
+            call_pending = is_word and (
+                keyed or template or _after_secret_keyword(w1, w2, w3, w4, identified)
+            )
             w1, w2, w3, w4 = word, w1, w2, w3
-            # a key's value is the next in a list of keys and values (not in ``IN (…)``)
-            keyed = keyed and kind is comma and nesting > 0 and nesting not in in_lists
+            # a key's value is the next in a list of keys and values (not in ``IN (…)``), or in
+            # an INSERT's SELECT of constants
+            keyed = (
+                keyed
+                and kind is comma
+                and (nesting > 0 or row_at == 0 or inserting)
+                and nesting not in in_lists
+            )
+            template = template and (kind in kinds.joins or is_word)
     if done > len(sql):
         return None
     if command_text:
@@ -1074,6 +1125,20 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         copied = len(sql)
     parts.append(sql[copied:])
     return "".join(parts)
+
+
+_ENDS_NAMING_A_SECRET = re.compile(rf"(?i)(?:{_SECRET_WORDS}|identified\s+by)[\s=:'\"]+\Z")
+"""A literal that ends with a secret's name and what comes before its value: a statement's
+template (``'ALTER ROLE r PASSWORD ' || quote_literal(pw)``, ``concat('password=', pw)``).
+The name alone (``'token' || '_count'``) is text."""
+_BEFORE_OTHER_PARENTHESES = frozenset({"PARTITION", "WITH", "IDENTIFIER", "AS", "TABLE"})
+"""Words after which an INSERT's parentheses are not its columns: Spark's ``PARTITION (…)``,
+T-SQL's ``WITH (TABLOCK)``, Snowflake's ``IDENTIFIER('t')``, a CTE's ``AS (…)`` (the columns, if
+any, come before it)."""
+_ENDS_A_ROW = frozenset(
+    {"FROM", "WHERE", "UNION", "EXCEPT", "INTERSECT", "GROUP", "ORDER", "LIMIT"}
+)
+"""What ends an INSERT's SELECT list (and its column list's reading), and an UPDATE's SET."""
 
 
 _FILLS_A_SECRET = re.compile(
@@ -1115,6 +1180,7 @@ class _TokenKinds:
     opening: Any  # ``(``
     closing: Any  # ``)``
     comma: Any
+    joins: frozenset[Any]  # what joins a template to its value: ``||``, ``+``, a comma
 
 
 @lru_cache(maxsize=1)
@@ -1134,6 +1200,7 @@ def _token_kinds() -> _TokenKinds:
         opening=TokenType.L_PAREN,
         closing=TokenType.R_PAREN,
         comma=TokenType.COMMA,
+        joins=frozenset((TokenType.DPIPE, TokenType.PLUS, TokenType.COMMA)),
     )
 
 

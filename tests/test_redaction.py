@@ -417,6 +417,90 @@ def test_a_secret_passed_by_position_is_hidden_and_the_other_arguments_shown(
     assert redact_sql(sql, dialect) == shown
 
 
+@pytest.mark.parametrize(
+    ("sql", "dialect", "shown"),
+    [
+        # a template that names the secret, joined to its value by ``||``, ``+`` or a call
+        (
+            "DO $$ BEGIN EXECUTE 'ALTER ROLE etl PASSWORD ' || quote_literal('pw'); END $$",
+            "postgres",
+            "DO $$ BEGIN EXECUTE 'ALTER ROLE etl PASSWORD ' || quote_literal('***'); END $$",
+        ),
+        (
+            "SELECT 'ALTER USER u IDENTIFIED BY ' || 'pw', 'x'",
+            "postgres",
+            "SELECT 'ALTER USER u IDENTIFIED BY ' || '***', 'x'",
+        ),
+        (
+            "SELECT concat('host=db password=', 'pw'), concat('a', 'b')",
+            "mysql",
+            "SELECT concat('host=db password=', '***'), concat('a', 'b')",
+        ),
+        (
+            "EXEC('ALTER LOGIN etl WITH PASSWORD = pw'); SELECT 'a' + 'b'",
+            "tsql",
+            "EXEC('ALTER LOGIN etl WITH PASSWORD = ***'); SELECT 'a' + 'b'",
+        ),
+        # a secret built by a call after its keyword, or after a key in a list
+        (
+            "ALTER USER etl SET PASSWORD = concat('s3cret', 'PW'), COMMENT = 'etl'",
+            "snowflake",
+            "ALTER USER etl SET PASSWORD = concat('***', '***'), COMMENT = 'etl'",
+        ),
+        (
+            "INSERT INTO s (name, value) VALUES ('smtp_password', CAST('pw' AS text)), ('h', 'x')",
+            "postgres",
+            "INSERT INTO s (name, value) VALUES ('smtp_password', CAST('***' AS text)), ('h', 'x')",
+        ),
+        # an INSERT's SELECT of constants is a row as VALUES is
+        (
+            "INSERT INTO s (name, value) SELECT 'smtp_password', 'pw'",
+            "postgres",
+            "INSERT INTO s (name, value) SELECT 'smtp_password', '***'",
+        ),
+        (
+            "INSERT INTO creds (service, password) SELECT 'api', 'pw' FROM d WHERE k = 'y'",
+            "postgres",
+            "INSERT INTO creds (service, password) SELECT 'api', '***' FROM d WHERE k = 'y'",
+        ),
+        # the key after its value: an UPDATE of a setting the WHERE names
+        (
+            "UPDATE settings SET value = 'pw', at = 'now' WHERE name = 'smtp_password'; "
+            "UPDATE t SET v = 'x' WHERE n = 'host'",
+            "postgres",
+            "UPDATE settings SET value = '***', at = '***' WHERE name = 'smtp_password'; "
+            "UPDATE t SET v = 'x' WHERE n = 'host'",
+        ),
+        # an INSERT's columns listed after other parentheses (Spark's PARTITION, T-SQL's table
+        # hints, Snowflake's IDENTIFIER)
+        (
+            "INSERT INTO creds PARTITION (dt = '2024') (service, password) VALUES ('api', 'pw')",
+            "spark",
+            "INSERT INTO creds PARTITION (dt = '2024') (service, password) VALUES ('api', '***')",
+        ),
+        (
+            "INSERT INTO creds WITH (TABLOCK) (service, password) VALUES ('api', 'pw')",
+            "tsql",
+            "INSERT INTO creds WITH (TABLOCK) (service, password) VALUES ('api', '***')",
+        ),
+        (
+            "INSERT INTO IDENTIFIER('creds') (service, password) VALUES ('api', 'pw')",
+            "snowflake",
+            "INSERT INTO IDENTIFIER('creds') (service, password) VALUES ('api', '***')",
+        ),
+    ],
+)
+def test_a_secret_joined_to_the_text_that_names_it_is_hidden(
+    sql: str, dialect: str, shown: str
+) -> None:
+    """docs/mapping-reference.md: a literal that a keyword, a key or a column names a secret is
+    hidden however the statement spells the value: joined to a template that ends with the
+    secret's name (``'… PASSWORD ' || quote_literal('…')``), made by a call (``CAST``,
+    ``concat``), selected into the columns of an INSERT, set by an UPDATE whose WHERE names the
+    setting; found in the review of stop 51 (each was shown)."""
+    assert redact_sql(sql, dialect) == shown
+
+
 ORDINARY_SQL = [
     "SELECT * FROM d WHERE d.client_key = 'C-123' AND kind IN ('password', 'token', 'x')",
     "INSERT INTO t (id, token_count, pw_hash) VALUES (1, 'x', 'h'), (2, 'y', 'i')",
@@ -433,6 +517,10 @@ ORDINARY_SQL = [
     "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE\nSET password = s.password",
     "SELECT encrypt(d, k, 'aes'), decrypt(d, k, 'aes') FROM s.u WHERE kind = 'x'",
     "UPDATE s.users SET password_changed = changed_at WHERE id = 1",
+    "INSERT INTO t PARTITION (dt = '2024') (id, kind) VALUES (1, 'token')",
+    "INSERT INTO t (id, kind) SELECT 1, 'token' FROM s WHERE kind = 'password'",
+    "UPDATE t SET kind = 'x' WHERE id IN (SELECT id FROM u WHERE n = 'y')",
+    "SELECT concat('a', 'token'), 'password' || ' reset' FROM t",
 ]
 
 
