@@ -283,21 +283,21 @@ def test_the_same_pattern_may_repeat_for_other_databases_but_not_after_every_dat
 def test_the_first_matching_entries_declaring_them_say_how_names_are_read() -> None:
     definition = minimal(
         systemPolicies=[
-            {"pattern": "snowflake://acct", "database": "RAW", "nameTemplate": "SF {database}"},
+            {"pattern": "snowflake://myorg-acct", "database": "RAW", "nameTemplate": "SF {database}"},
             {"pattern": "snowflake://*", "identifierCase": "UPPER"},
             {"pattern": "*", "nameProfile": "DOTTED", "defaultSchema": "main"},
         ]
     )
-    reading = name_reading_for(definition, "snowflake://acct")
+    reading = name_reading_for(definition, "snowflake://myorg-acct")
     assert (reading.levels, reading.default_schema, reading.case) == (
         ("database", "schema", "table"),
         "main",
         "UPPER",
     )
-    assert name_reading_for(minimal(), "snowflake://acct") == NameReading()
-    policy = system_policy_for(definition, "snowflake://acct", "RAW")
+    assert name_reading_for(minimal(), "snowflake://myorg-acct") == NameReading()
+    policy = system_policy_for(definition, "snowflake://myorg-acct", "RAW")
     assert policy is not None and policy.name_template == "SF {database}"
-    policy = system_policy_for(definition, "snowflake://acct", "ANALYTICS")
+    policy = system_policy_for(definition, "snowflake://myorg-acct", "ANALYTICS")
     assert policy is not None and policy.identifier_case == "UPPER"
 
 

@@ -54,6 +54,10 @@ SCHEME_ALIASES: dict[str, str] = {
     "s3a": "s3",
     "s3n": "s3",
     "gcs": "gs",  # Snowflake's stages name Google Cloud Storage so (``gcs://bucket``)
+    # Hadoop's non-TLS spellings of an Azure container, which Spark keeps from a path: the
+    # container is one whatever the transport
+    "abfs": "abfss",
+    "wasb": "wasbs",
 }
 """Spellings that name the same kind of store, mapped to the naming conventions' scheme."""
 
@@ -68,6 +72,9 @@ DEFAULT_PORTS: dict[str, int] = {
     "clickhouse": 8123,
     "trino": 8080,
     "kafka": 9092,
+    "hdfs": 8020,  # the NameNode's RPC port, which Hadoop takes for an ``hdfs://`` without one
+    "sftp": 22,
+    "ftp": 21,
     "cassandra": 9042,
     "mongodb": 27017,
 }
@@ -164,7 +171,7 @@ def normalize_namespace(namespace: str) -> str:
     scheme, rest = text.split("://", 1)
     scheme = _spelt_scheme(scheme)
     if scheme == "kafka":
-        rest = _KAFKA_PROTOCOL.sub("", rest, count=1)
+        rest = _first_bootstrap_server(_KAFKA_PROTOCOL.sub("", rest, count=1))
     authority, path = _authority_and_path(scheme, rest)
     host, port = _split_host_port(authority)
     if scheme == "mssql":
@@ -175,6 +182,10 @@ def normalize_namespace(namespace: str) -> str:
         host = host.lower()  # Azure's container and account names are lower case only
     if scheme == "redshift":
         host = _redshift_cluster(host)
+    if scheme == "snowflake":
+        host, port = _snowflake_account(host), ""
+    if scheme == "file" and host in _LOCAL_HOSTS and not port:
+        host = ""  # RFC 8089: ``file://localhost/x`` is ``file:///x``
     if not port and host and scheme in DEFAULT_PORTS:
         port = str(DEFAULT_PORTS[scheme])
     authority = f"{host}:{port}" if port else host
@@ -225,6 +236,40 @@ def _spelt_scheme(scheme: str) -> str:
     if plus and dialect in _SQLALCHEMY_DIALECTS:
         lowered = dialect
     return SCHEME_ALIASES.get(lowered, lowered)
+
+
+def _first_bootstrap_server(rest: str) -> str:
+    """A Kafka namespace's cluster as the naming conventions name it: by its first bootstrap
+    server (``kafka://b1:9092,b2:9092`` is ``kafka://b1:9092``), each listed server possibly
+    with its listener's protocol (``SASL_SSL://b1:9093,SASL_SSL://b2:9093``)."""
+    comma = rest.find(",")
+    query = _QUERY_START.search(rest)
+    if comma < 0 or (query is not None and query.start() < comma):
+        return rest
+    return rest[:comma]
+
+
+_QUERY_START = re.compile(r"[?#]")
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+def _snowflake_account(host: str) -> str:
+    """A Snowflake account as the naming conventions (and OpenLineage's clients) name it: an
+    organisation's account (``myorg-acct``) alone; an account locator with its region and cloud
+    (``xy12345.us-east-1`` is AWS's: ``xy12345.us-east-1.aws``; ``xy12345`` alone is in AWS's
+    ``us-west-1``, as Airflow and dbt's OpenLineage integration fill it in). A host written as
+    Snowflake's URL (``….snowflakecomputing.com``, ``….privatelink``) is its account."""
+    for suffix in (".snowflakecomputing.com", ".privatelink"):
+        if host.endswith(suffix):
+            host = host[: -len(suffix)]
+    parts = host.split(".")
+    if not parts[0] or "-" in parts[0]:
+        return parts[0]
+    if len(parts) == 1:
+        return f"{parts[0]}.us-west-1.aws"
+    if len(parts) == 2:
+        return f"{host}.aws"
+    return host
 
 
 def _redshift_cluster(host: str) -> str:

@@ -57,9 +57,10 @@ from airflow_blindata.mapper.identity import (
             "abfss://container@account.dfs.core.windows.net",
         ),
         # ... in every Azure spelling: Spark keeps the scheme of the path, and Hadoop's non-TLS
-        # abfs:// and wasb:// carry container@account as abfss:// and wasbs:// do
-        ("abfs://raw@lake.dfs.core.windows.net", "abfs://raw@lake.dfs.core.windows.net"),
-        ("wasb://raw@lake.blob.core.windows.net", "wasb://raw@lake.blob.core.windows.net"),
+        # abfs:// and wasb:// carry container@account as abfss:// and wasbs:// do (and name
+        # the same container: one namespace)
+        ("abfs://raw@lake.dfs.core.windows.net", "abfss://raw@lake.dfs.core.windows.net"),
+        ("wasb://raw@lake.blob.core.windows.net", "wasbs://raw@lake.blob.core.windows.net"),
         ("WASBS://raw@lake.blob.core.windows.net", "wasbs://raw@lake.blob.core.windows.net"),
         # Azure's container and account names are lower case only: any case is the same store
         ("abfss://Raw@Lake.dfs.core.windows.net/", "abfss://raw@lake.dfs.core.windows.net"),

@@ -162,7 +162,7 @@ def test_a_wildcard_pattern_reads_its_host_without_case_as_namespaces_are(
         ("postgres://etl:s3#cret@db:5432", "postgres://db:5432"),
         ("postgres://etl:s3?cret@db:5432", "postgres://db:5432"),
         ("postgres://etl:s3@cret@db:5432", "postgres://db:5432"),
-        ("sftp://etl:s3/cret@Files.example.com/in", "sftp://files.example.com/in"),
+        ("sftp://etl:s3/cret@Files.example.com/in", "sftp://files.example.com:22/in"),
         # the authority so cut reads as host:port or host: in a database's namespace no path
         # holds an @, so the user info runs to it (found by a probe: the System was named so)
         ("postgres://etl:2024/s3cret@db:5432", "postgres://db:5432"),
@@ -212,7 +212,9 @@ def test_the_file_scheme_without_a_host_is_the_file_namespace(produced: str) -> 
     assert normalize_namespace(produced) == "file"
 
 
-@pytest.mark.parametrize("kept", ["file://host-1", "file:///data", "file:/warehouse"])
+@pytest.mark.parametrize(
+    "kept", ["file://host-1", "file:///data", "file:/warehouse", "file://h:22"]
+)
 def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_kept(
     kept: str,
 ) -> None:
@@ -396,6 +398,54 @@ def test_object_store_and_other_namespaces(produced: str, normalised: str) -> No
     """Seed 002's spec-mode table; hosts are lowercased (Snowflake's account is its host,
     ``{lowercased type id}://{host}``), buckets and Azure's authority are kept as written."""
     assert normalize_namespace(produced) == normalised
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        # HDFS: a NameNode without a port is at its default RPC port (Hadoop's 8020)
+        ("hdfs://nn", "hdfs://nn:8020"),
+        ("hdfs://NN:/warehouse", "hdfs://nn:8020/warehouse"),
+        ("hdfs://nn:9000", "hdfs://nn:9000"),
+        # Hadoop's non-TLS spellings of one container are the container
+        ("abfs://raw@lake.dfs.core.windows.net", "abfss://raw@lake.dfs.core.windows.net"),
+        ("wasb://raw@lake.blob.core.windows.net/x", "wasbs://raw@lake.blob.core.windows.net/x"),
+        # the local host is the local file system (RFC 8089)
+        ("file://localhost", "file"),
+        ("file://LOCALHOST/", "file"),
+        ("file://127.0.0.1", "file"),
+        # a Kafka cluster is named by its first bootstrap server
+        ("kafka://b1:9092,b2:9092", "kafka://b1:9092"),
+        ("kafka://B1,b2:9093", "kafka://b1:9092"),
+        ("kafka://SASL_SSL://b1:9093,SASL_SSL://b2:9093", "kafka://b1:9093"),
+        # SFTP's and FTP's default ports
+        ("sftp://files.example.com", "sftp://files.example.com:22"),
+        ("ftp://files.example.com", "ftp://files.example.com:21"),
+        # Snowflake: an account locator names its region and cloud (AWS when left out, its
+        # default region when both are); an organisation's account is the account alone
+        ("snowflake://xy12345.us-east-1", "snowflake://xy12345.us-east-1.aws"),
+        ("snowflake://XY12345.us-east-1.aws", "snowflake://xy12345.us-east-1.aws"),
+        ("snowflake://xy12345", "snowflake://xy12345.us-west-1.aws"),
+        ("snowflake://xy12345.east-us-2.azure", "snowflake://xy12345.east-us-2.azure"),
+        (
+            "snowflake://xy12345.us-east-1.snowflakecomputing.com",
+            "snowflake://xy12345.us-east-1.aws",
+        ),
+        ("snowflake://myorg-acct.snowflakecomputing.com:443", "snowflake://myorg-acct"),
+        ("snowflake://myorg-acct.privatelink", "snowflake://myorg-acct"),
+        ("snowflake://myorg-my_acct", "snowflake://myorg-my_acct"),
+    ],
+)
+def test_spellings_of_one_store_that_producers_differ_on_are_one_namespace(
+    produced: str, normalised: str
+) -> None:
+    """Seed 002: "Two producers that name the same store land on the same node", with the port
+    "the database's default port when the connection leaves it blank". Each pair here was two
+    Systems: Spark names HDFS with the port of ``fs.defaultFS``, Airflow's hooks without;
+    Spark keeps Hadoop's ``abfs://``; a Kafka client's list of servers against the first one;
+    Airflow's and dbt's Snowflake account spellings (OpenLineage's ``fix_account_name``)."""
+    assert normalize_namespace(produced) == normalised
+    assert normalize_namespace(normalised) == normalised
 
 
 @pytest.mark.parametrize(
