@@ -400,6 +400,9 @@ class PlannedResult:
     finished_at: datetime | None = None
     failures: int
     total: int = 1
+    warn_only: bool = False
+    """Its run's severity made a failure a warning: Blindata colours a result by its check's
+    thresholds when it is posted, so the check is set to this run's severity first."""
     notes: str
     job: str
     """The scope of the job whose run gave it: the ledger of published runs is per job (a check

@@ -205,7 +205,14 @@ class _Quality:
                     ),
                     run,
                 )
-                self.result(code, scope, run, not assertion.success, _notes(run, assertion))
+                self.result(
+                    code,
+                    scope,
+                    run,
+                    not assertion.success,
+                    _notes(run, assertion),
+                    warn_only=_warns(assertion.severity),
+                )
 
     def _assertions_on_outputs(self, job: JobFold, run: RunFold) -> None:
         """Assertions sent on an output are not read (seed 003 reads those of an input; the
@@ -292,7 +299,14 @@ class _Quality:
                 ),
                 run,
             )
-            self.result(code, scope, run, outcome != "pass", _notes(run, test))
+            self.result(
+                code,
+                scope,
+                run,
+                outcome != "pass",
+                _notes(run, test),
+                warn_only=outcome == "warn" or _warns(test.severity),
+            )
 
     # -- records -------------------------------------------------------------------------------
 
@@ -385,16 +399,22 @@ class _Quality:
             self.checks[check.code] = check
             self.check_times[check.code] = when
 
-    def result(self, code: str, job: str, run: RunFold, failed: bool, notes: str) -> None:
+    def result(
+        self, code: str, job: str, run: RunFold, failed: bool, notes: str, *, warn_only: bool
+    ) -> None:
         key = (code, run.run_id)
-        if key in self.results and not failed:
+        held = self.results.get(key)
+        if held is not None and not failed:
             return  # several assertions on one check in one run: any failure fails it
+        if held is not None and held.failures and not held.warn_only and warn_only:
+            return  # ... and a failure that is no warning makes it RED
         self.results[key] = PlannedResult(
             check=code,
             run_id=run.run_id,
             started_at=run.start_time or run.first_event_time,
             finished_at=run.end_time or run.last_event_time,
             failures=1 if failed else 0,
+            warn_only=warn_only,
             notes=notes,
             job=job,
         )

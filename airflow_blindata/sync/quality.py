@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -39,7 +40,7 @@ from airflow_blindata.blindata.models import (
     ScoreStrategy,
 )
 from airflow_blindata.blindata.resources import QualityChecks
-from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, QualityPlan
+from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, PlannedResult, QualityPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import clean_scope
 from airflow_blindata.mapper.systems import OWNER_PROPERTY
@@ -172,7 +173,9 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     ledger = _Ledger(existing)
     uuids, conflicts = _checks(ctx, quality, index, suite, existing)
     seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    _results(ctx, quality, uuids, conflicts, ledger, seen)
+    colours = _Colours(ctx, quality, index, suite)
+    _results(ctx, quality, uuids, conflicts, ledger, seen, colours)
+    colours.restore()
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
     held = {check.code for check in existing}
@@ -271,6 +274,53 @@ def _check_row(check: PlannedCheck, suite: QualitySuite, entity: str, owner: str
             AdditionalProperty(name=OWNER_PROPERTY, value=owner),
         ],
     )
+
+
+class _Colours:
+    """The severity each check of the plan has in Blindata while results are posted.
+
+    Blindata colours a result when it is posted, by its check's thresholds, and the checks are
+    imported with the severity of their newest run. A result of a run of another severity (a
+    batch of runs synced together: an error, then a warning) is posted after its check is set to
+    that severity, and the check is set back to its newest run's once every result is in."""
+
+    def __init__(
+        self, ctx: SyncContext, quality: QualityPlan, index: CatalogIndex, suite: QualitySuite
+    ) -> None:
+        self.ctx, self.index, self.suite = ctx, index, suite
+        self.planned = {check.code: check for check in quality.checks}
+        self.now = {code: check.warn_only for code, check in self.planned.items()}
+
+    def set_for(self, result: PlannedResult) -> bool:
+        """Whether the check of ``result`` has its run's severity (set now if it had not)."""
+        check = self.planned.get(result.check)
+        if check is None or self.now[result.check] == result.warn_only:
+            return True
+        return self._set(replace(check, warn_only=result.warn_only))
+
+    def restore(self) -> None:
+        for code, check in self.planned.items():
+            if self.now[code] != check.warn_only and not self._set(check):
+                self.ctx.report.fail(
+                    "quality check", code, "its severity could not be set back to its newest run's"
+                )
+
+    def _set(self, check: PlannedCheck) -> bool:
+        entity = self.index.entities.get(check.entity)
+        if entity is None:
+            return False
+        row = _check_row(check, self.suite, entity, self.ctx.definition.uuid)
+        body = QualityImport(quality_suite=self.suite, quality_checks=[row])
+        answer = self.ctx.attempt(
+            "quality check",
+            check.code,
+            partial(self.ctx.client.api.quality_suites.import_objects, body),
+        )
+        if answer is None or answer.errors or answer.row_discarded:
+            return False
+        self.ctx.report.count("qualityChecksRecoloured")
+        self.now[check.code] = check.warn_only
+        return True
 
 
 def _checks(
@@ -373,9 +423,11 @@ def _results(
     conflicts: set[str],
     ledger: _Ledger,
     seen: dict[str, dict[str, set[str]]],
+    colours: _Colours,
 ) -> None:
     """One result per check and run: a run enters the ledger once all its results are in;
-    until then the results already accepted are listed one by one, and never sent again."""
+    until then the results already accepted are listed one by one, and never sent again. Each
+    is posted while its check has its run's severity (``_Colours``)."""
     job_of = {check.code: check.job for check in quality.checks}
     complete: dict[tuple[str, str], bool] = {}
     accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -406,6 +458,9 @@ def _results(
             # no check yet (its dataset is not catalogued: the gap says so): this result waits
             # for it, and the results of the run's other checks are kept as published
             complete[run] = False
+            continue
+        if not colours.set_for(result):
+            complete[run] = False  # coloured by another run's severity: tried again next time
             continue
         body = QualityResult(
             quality_check=Ref(uuid=uuid),

@@ -104,6 +104,34 @@ def test_severity_warn_makes_a_failure_a_warning(emulator: Any, client: Blindata
     assert check["lastSemaphore"] == "YELLOW"
 
 
+@pytest.mark.parametrize("severities", [("error", "warn"), ("warn", "error"), ("warn", "warn")])
+def test_each_result_of_a_batch_is_coloured_by_the_severity_of_its_own_run(
+    emulator: Any, client: BlindataClient, severities: tuple[str, str]
+) -> None:
+    """Seed 003: one result per check and run, a warn-only failure a warning. Blindata colours a
+    result when it is posted, by its check's thresholds: runs synced together each take their
+    own run's severity (they all took the newest's), and the check keeps the newest's."""
+    job = definition()
+    events = []
+    runs = zip(("run-1", "run-2"), severities, strict=True)
+    for hour, (run_id, severity) in enumerate(runs, start=10):
+        for event in dq_run(
+            "fresh", run_id, [{"assertion": "freshness", "success": False, "severity": severity}]
+        ):
+            events.append(event | {"eventTime": event["eventTime"].replace("T10:", f"T{hour}:")})
+    report = snapshot(plan_for(client, events, job), client, job)
+    assert report.status == "success"
+    colour = {"error": "RED", "warn": "YELLOW"}
+    results = sorted(objects(emulator, Kind.RESULT), key=lambda r: r["startedAt"])
+    assert [r["semaphore"] for r in results] == [colour[s] for s in severities]
+    (check,) = [c for code, c in checks(emulator).items() if code.endswith(":freshness")]
+    assert check["lastSemaphore"] == colour[severities[-1]]
+    assert check["warningThreshold"] == (0.0 if severities[-1] == "warn" else 100.0)
+    again = snapshot(plan_for(client, events, job), client, job)
+    assert again.counters["qualityResultsAlreadyPublished"] == 2
+    assert "qualityChecksRecoloured" not in again.counters
+
+
 def test_a_check_code_of_another_suite_is_never_overwritten(
     emulator: Any, client: BlindataClient
 ) -> None:
