@@ -283,7 +283,11 @@ def test_the_same_pattern_may_repeat_for_other_databases_but_not_after_every_dat
 def test_the_first_matching_entries_declaring_them_say_how_names_are_read() -> None:
     definition = minimal(
         systemPolicies=[
-            {"pattern": "snowflake://myorg-acct", "database": "RAW", "nameTemplate": "SF {database}"},
+            {
+                "pattern": "snowflake://myorg-acct",
+                "database": "RAW",
+                "nameTemplate": "SF {database}",
+            },
             {"pattern": "snowflake://*", "identifierCase": "UPPER"},
             {"pattern": "*", "nameProfile": "DOTTED", "defaultSchema": "main"},
         ]

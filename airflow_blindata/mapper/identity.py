@@ -17,6 +17,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
@@ -37,6 +38,7 @@ __all__ = [
     "entity_name",
     "is_data_file",
     "lower_scheme",
+    "matches_namespace",
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
@@ -259,9 +261,7 @@ def _snowflake_account(host: str) -> str:
     (``xy12345.us-east-1`` is AWS's: ``xy12345.us-east-1.aws``; ``xy12345`` alone is in AWS's
     ``us-west-1``, as Airflow and dbt's OpenLineage integration fill it in). A host written as
     Snowflake's URL (``….snowflakecomputing.com``, ``….privatelink``) is its account."""
-    for suffix in (".snowflakecomputing.com", ".privatelink"):
-        if host.endswith(suffix):
-            host = host[: -len(suffix)]
+    host = _SNOWFLAKE_URL_END.sub("", host)
     parts = host.split(".")
     if not parts[0] or "-" in parts[0]:
         return parts[0]
@@ -367,8 +367,35 @@ def normalize_pattern(pattern: str) -> str:
             glob = _GLOB.search(authority)
             at = glob.start() if glob else len(authority)
             authority, path = authority[:at], authority[at:]
-        rest = f"{authority.lower()}{slash}{path}"
+        authority = authority.lower()
+        if scheme == "snowflake":  # ``*.snowflakecomputing.com``: the account alone
+            authority = _SNOWFLAKE_URL_END.sub("", authority)
+        rest = f"{authority}{slash}{path}"
     return f"{scheme}://{rest.rstrip('/')}"
+
+
+_SNOWFLAKE_URL_END = re.compile(r"\.(?:snowflakecomputing\.com|privatelink)(?=$|:)")
+
+
+def matches_namespace(namespace: str, pattern: str) -> bool:
+    """Whether a normalised ``namespace`` matches a normalised ``pattern`` (a shell-style glob).
+
+    A namespace at its scheme's default port is matched without it too, when the pattern names
+    no port: a producer may leave the port out, so ``hdfs://*.corp`` (or ``postgres://*.corp``)
+    is written for ``hdfs://nn.corp``, which is ``hdfs://nn.corp:8020`` once normalised. The
+    local file system is matched as ``file://localhost`` too (``file://localhost/*``)."""
+    if fnmatchcase(namespace, pattern):
+        return True
+    if namespace == "file" or namespace.startswith("file:///"):  # ``file://localhost*``
+        return fnmatchcase(f"file://localhost{namespace[len('file://') :]}", pattern)
+    scheme, sep, rest = namespace.partition("://")
+    port = DEFAULT_PORTS.get(scheme)
+    if not sep or port is None or not _GLOB.search(pattern):
+        return False
+    authority, slash, path = rest.partition("/")
+    if not authority.endswith(f":{port}") or ":" in pattern.partition("://")[2].partition("/")[0]:
+        return False
+    return fnmatchcase(f"{scheme}://{authority[: -len(str(port)) - 1]}{slash}{path}", pattern)
 
 
 def lower_scheme(text: str) -> str:

@@ -31,6 +31,7 @@ from airflow_blindata.mapper.identity import (
     NO_READING,
     NameReading,
     NamespaceParts,
+    matches_namespace,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
@@ -62,7 +63,7 @@ JOB_SYSTEM_PROPERTY = "openLineageJobSystem"
 
 def _matches(namespace: str, pattern: str) -> bool:
     """``namespace`` (normalised) against a pattern spelt as the producers spell namespaces."""
-    return matches_pattern(namespace, normalize_pattern(pattern))
+    return matches_namespace(namespace, normalize_pattern(pattern))
 
 
 def databases_ignore_case(namespace: str) -> bool:
@@ -267,7 +268,7 @@ class SystemResolver:
         patterns' schemes too, so ``elasticsearch://*`` and ``ELASTICSEARCH://*`` mean the same.
         """
         normalized = normalize_namespace(namespace)
-        return any(matches_pattern(normalized, pattern) for pattern in self._ignored)
+        return any(matches_namespace(normalized, pattern) for pattern in self._ignored)
 
     def dataset_system(
         self, namespace: str, example: str | None, database: str | None = None

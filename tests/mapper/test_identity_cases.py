@@ -14,9 +14,11 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import (
     entity_name,
+    matches_namespace,
     namespace_parts,
     namespace_problem,
     normalize_namespace,
+    normalize_pattern,
     strip_user_info,
 )
 from airflow_blindata.mapper.report import GapCode
@@ -446,6 +448,46 @@ def test_spellings_of_one_store_that_producers_differ_on_are_one_namespace(
     Airflow's and dbt's Snowflake account spellings (OpenLineage's ``fix_account_name``)."""
     assert normalize_namespace(produced) == normalised
     assert normalize_namespace(normalised) == normalised
+
+
+@pytest.mark.parametrize(
+    ("pattern", "produced"),
+    [
+        # written for the spelling before the default port was added (a review)
+        ("sftp://*.partner.com", "sftp://files.partner.com"),
+        ("ftp://*.partner.com", "ftp://ftp.partner.com"),
+        ("hdfs://*.corp.local", "hdfs://nn1.corp.local"),
+        ("hdfs://nn?", "hdfs://nn1"),
+        ("hdfs://nn/*", "hdfs://nn/warehouse"),
+        # ... and a database's port a producer may leave out
+        ("postgres://*.corp", "postgres://db.corp"),
+        ("postgres://*.corp", "postgres://db.corp:5432"),
+        # the local host, Snowflake's URL
+        ("file://localhost*", "file://localhost"),
+        ("file://localhost/*", "file://localhost/data"),
+        ("snowflake://*.snowflakecomputing.com", "snowflake://myorg-acct.snowflakecomputing.com"),
+    ],
+)
+def test_a_wildcard_pattern_matches_the_spelling_it_was_written_for(
+    pattern: str, produced: str
+) -> None:
+    """docs/configure-the-job.md: a pattern is written as producers spell namespaces. A glob
+    without a port matches a namespace at its default port (the port a producer leaves out),
+    and the spellings normalised away (the local host, Snowflake's URL) are read in it too."""
+    assert matches_namespace(normalize_namespace(produced), normalize_pattern(pattern))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "produced"),
+    [
+        ("postgres://*.corp", "postgres://db.corp:6432"),  # another port than the default
+        ("sftp://*.partner.com", "sftp://files.partner.com:2222"),
+        ("hdfs://nn?", "hdfs://nn12"),
+        ("file://localhost*", "file://host-1"),
+    ],
+)
+def test_a_wildcard_pattern_matches_no_other_store(pattern: str, produced: str) -> None:
+    assert not matches_namespace(normalize_namespace(produced), normalize_pattern(pattern))
 
 
 @pytest.mark.parametrize(
