@@ -55,7 +55,7 @@ from airflow_blindata.mapper.fold import (
 )
 from airflow_blindata.mapper.identity import completes, normalize_namespace, strip_user_info
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
-from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_prose, redact_text
@@ -320,6 +320,61 @@ def _made_by(sql: str) -> frozenset[str]:
     )
 
 
+def _without_own_tables(
+    by_dataset: dict[DatasetKey, list[Source]],
+    inputs: Sequence[DatasetKey],
+    sql: str,
+    report: Report,
+) -> dict[DatasetKey, list[Source]]:
+    """Sources of a lineage facet without the tables the job's SQL makes for itself: a temporary
+    table (``CREATE TEMP TABLE``, SQL Server's ``#t``), a CTE, a table it makes and drops again.
+    Airflow's SQL parser names them as sources of the output's columns (``tmp_big``, or
+    ``db.public.tmp_big`` in the connection's default schema) where they exist only while the
+    task runs: no entity of the catalog, no flow (``lineageSourcesMadeByTheStatement``). A
+    source the run read is kept whatever the SQL calls it."""
+    own = _own_tables(sql) if sql else frozenset()
+    if not own:
+        return by_dataset
+    kept: dict[DatasetKey, list[Source]] = {}
+    for key, sources in by_dataset.items():
+        spelt = _spelt(key.name)
+        if not any(_same(key, read) for read in inputs) and any(
+            spelt == name or spelt.endswith(f".{name}") for name in own
+        ):
+            report.count("lineageSourcesMadeByTheStatement")
+            continue
+        kept[key] = sources
+    return kept
+
+
+_TEMPORARY_BY_SQL = re.compile(
+    r"""(?ix)
+    \bcreate\s+(?:or\s+replace\s+)?(?:(?:global|local)\s+)?(?:temp|temporary|volatile)\s+table\s+
+        (?:if\s+not\s+exists\s+)?([^\s(;]+)
+    | \bdeclare\s+global\s+temporary\s+table\s+([^\s(;]+)  # Db2's
+    | \binto\s+(\#[^\s(;]+)                                 # SQL Server's SELECT ... INTO #temp
+    | \bcreate\s+table\s+(\#[^\s(;]+)
+    | (?:\bwith\s+(?:recursive\s+)?|,\s*)([A-Za-z_][\w$]*)\s*(?:\([^()]*\)\s*)?as\s*\(
+    """
+)
+"""A temporary table or a common table expression a statement makes."""
+_DROPPED_BY_SQL = re.compile(
+    r"(?ix)\bdrop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?([^\s(;,]+)"
+)
+
+
+@lru_cache(maxsize=256)
+def _own_tables(sql: str) -> frozenset[str]:
+    """The tables ``sql`` makes for itself, as it spells them (``_spelt``): its temporary tables
+    and CTEs, and the tables it makes and drops again."""
+    temporary = {
+        _spelt(next(group for group in match.groups() if group))
+        for match in _TEMPORARY_BY_SQL.finditer(sql)
+    }
+    dropped = {_spelt(match.group(1)) for match in _DROPPED_BY_SQL.finditer(sql)}
+    return frozenset(temporary | (dropped & _made_by(sql)))
+
+
 def _unnamed_inputs(
     inputs: Sequence[DatasetKey], named: Mapping[DatasetKey, list[Source]]
 ) -> list[DatasetKey]:
@@ -474,6 +529,10 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
         ]
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
+        if evidence != "io" and sql is not None:
+            by_dataset = _without_own_tables(by_dataset, inputs, sql.query, report)
+            if not by_dataset:  # fed only by tables of its own: the run's inputs feed it
+                evidence, by_dataset = "io", _by_dataset(Source(key) for key in inputs)
         if evidence != "io":
             by_dataset = _as_read(by_dataset, inputs, sql.query if sql else "")
         uncorrelated |= evidence == "io" and several

@@ -1578,6 +1578,113 @@ def test_one_column_lineage_facet_on_every_output_of_a_statement_proves_no_pairi
     assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
 
 
+TEMPORARY_SOURCES = {
+    # real Airflow (MySQL provider, a probe): the temporary table as the parser reads it
+    "mysql temporary": (
+        "mysql://db:3306",
+        "shop.orders",
+        "dwh.big",
+        "tmp_big",
+        "CREATE TEMPORARY TABLE tmp_big AS SELECT id, amount FROM shop.orders;\n"
+        "INSERT INTO dwh.big (id, amount) SELECT t.id, t.amount FROM tmp_big t;\n"
+        "DROP TEMPORARY TABLE tmp_big",
+    ),
+    # ... and PostgreSQL's, which the provider names in the connection's default schema
+    "postgres temp": (
+        "postgres://db:5432",
+        "pgshop.shop.orders",
+        "pgshop.dwh.big",
+        "pgshop.public.tmp_big",
+        "CREATE TEMP TABLE tmp_big AS SELECT id, amount FROM shop.orders; "
+        "INSERT INTO dwh.big SELECT id, amount FROM tmp_big",
+    ),
+    "sql server #temp": (
+        "mssql://db:1433",
+        "dwh.dbo.orders",
+        "dwh.dbo.big",
+        "dwh.dbo.#stage",
+        "SELECT id, amount INTO #stage FROM dbo.orders; INSERT INTO dbo.big SELECT * FROM #stage",
+    ),
+    "a staging table made and dropped": (
+        "postgres://db:5432",
+        "dwh.s.orders",
+        "dwh.s.big",
+        "dwh.s.stage",
+        "CREATE TABLE s.stage AS SELECT id, amount FROM s.orders; "
+        "INSERT INTO s.big SELECT id, amount FROM s.stage; DROP TABLE IF EXISTS s.stage",
+    ),
+    "a CTE": (
+        "postgres://db:5432",
+        "dwh.s.orders",
+        "dwh.s.big",
+        "dwh.s.recent",
+        "INSERT INTO s.big WITH recent AS (SELECT id, amount FROM s.orders) SELECT * FROM recent",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "read", "written", "source", "sql"),
+    list(TEMPORARY_SOURCES.values()),
+    ids=list(TEMPORARY_SOURCES),
+)
+def test_a_table_the_statement_makes_for_itself_is_no_entity_and_no_flow(
+    namespace: str, read: str, written: str, source: str, sql: str
+) -> None:
+    """Seed 001: flows join the datasets a job reads to those it writes. A source of the column
+    lineage that the run did not read and that the job's own SQL makes for itself (a temporary
+    table, a CTE, a table it drops again) exists only while the task runs: found with real
+    Airflow (a probe), it was an entity (``tmp_big``, no schema; ``public.tmp_big`` on
+    PostgreSQL) with a flow into the output. The run's input feeds the output instead."""
+    events = builders.run_cycle(
+        "dag.load",
+        job_facets=builders.sql_facet(sql),
+        inputs=[builders.dataset(read, namespace)],
+        outputs=[
+            builders.dataset(
+                written,
+                namespace,
+                facets=builders.column_lineage_facet(
+                    {
+                        "id": [builders.input_field(source, "id", namespace)],
+                        "amount": [builders.input_field(source, "amount", namespace)],
+                    }
+                ),
+            )
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy("*"))))
+    made = source.rsplit(".", 1)[-1]
+    assert not [e.key.name for e in plan.entities if e.key.name.endswith(made)]
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert len(table) == 1
+    ((source_entity, target_entity),) = table
+    assert source_entity.endswith("orders") and target_entity.endswith("big")
+    assert plan.report.counters["lineageSourcesMadeByTheStatement"] == 1
+
+
+def test_a_table_the_statement_makes_and_keeps_is_a_source_as_named() -> None:
+    """A table the SQL makes but neither drops nor makes temporary outlives the task: it is a
+    table of the catalog, named as the facet names it (docs: "stays as named")."""
+    sql = "CREATE TABLE s.stage AS SELECT id FROM s.orders; INSERT INTO s.big SELECT * FROM s.stage"
+    events = builders.run_cycle(
+        "dag.load",
+        job_facets=builders.sql_facet(sql),
+        inputs=[builders.dataset("dwh.s.orders")],
+        outputs=[
+            builders.dataset(
+                "dwh.s.big",
+                facets=builders.column_lineage_facet(
+                    {"id": [builders.input_field("dwh.s.stage", "id")]}
+                ),
+            )
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy("*"))))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert ("stage", "big") in table
+
+
 def test_one_statements_lineage_on_two_outputs_is_each_outputs() -> None:
     """``INSERT INTO a SELECT id FROM src; INSERT INTO b SELECT id FROM src``: the facets are the
     same because the statements are, and each is its output's own (found by a review)."""
