@@ -625,6 +625,7 @@ _SECRET_KEYWORDS = frozenset(
         "AZURE_SAS_TOKEN",
         "MASTER_KEY",
         "SAS_TOKEN",
+        "SECRET_STRING",  # Snowflake's CREATE SECRET … TYPE = GENERIC_STRING
     }
 )
 # Functions and procedures that take a secret as a positional argument (0-based): pgcrypto's
@@ -656,6 +657,11 @@ _SECRET_ARGUMENTS: dict[str, frozenset[int]] = {
     "PGP_PUB_DECRYPT": frozenset({2}),
     "PGP_PUB_DECRYPT_BYTEA": frozenset({2}),
     "SP_ADDLINKEDSRVLOGIN": frozenset({4}),
+    # ClickHouse's table functions ``postgresql|mysql|remote(host, db, table, user, password)``
+    **dict.fromkeys(("POSTGRESQL", "MYSQL", "REMOTE", "REMOTESECURE"), frozenset({4})),
+    # Trino's HMACs (the key), BigQuery's ``KEYS.ADD_KEY_FROM_RAW_BYTES(keyset, type, key)``
+    **dict.fromkeys(("HMAC_MD5", "HMAC_SHA1", "HMAC_SHA256", "HMAC_SHA512"), frozenset({1})),
+    "ADD_KEY_FROM_RAW_BYTES": frozenset({2}),
     "SP_PASSWORD": frozenset({0, 1}),
 }
 _PROCEDURE_CALLS = frozenset({"EXEC", "EXECUTE", "CALL"})
@@ -696,7 +702,8 @@ _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
-    *("crypt", "hmac", "sp_add"),  # ``_SECRET_ARGUMENTS``
+    *("crypt", "hmac", "sp_add", "postgresql", "mysql", "remote", "add_key"),  # by position
+    *("mariadb", "sshpass", "sqlcmd", "osql", "bcp "),  # a command's ``-p`` in a literal
 )
 _PROSE_SQL_WORDS = tuple(word for word in _SQL_SECRET_WORDS if word != "://")
 """What makes ``redact_prose`` read a text as SQL: a URL's password is ``redact_text``'s, which
@@ -920,13 +927,26 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     # the last code was a template that ends with a secret's name (``'… PASSWORD ' || 'pw'``),
     # joined to what follows by ``||``, ``+``, a comma or a call
     template = False
+    value_next = False  # after a key and a comma, or a template and its join: a secret value
+    keyed_as = 0  # ``('smtp_password' AS name, '…' AS value)``: 1 after the key's AS, 2 its alias
     call_pending = False  # a word where a secret value is expected: a call if ``(`` follows
     secret_at = -1  # the nesting of a call that makes a secret value (``PASSWORD concat(…)``)
+    first = ""  # the statement's first word
+    # ``EXECUTE 'ALTER ROLE r PASSWORD $1' USING '…'``, ``sp_executesql N'… PASSWORD = @p', …,
+    # @p = N'…'``: a template whose placeholder a secret fills, and the placeholders' names
+    using = placeholder_filled = False
+    placeholders: set[str] = set()
+    # ``DECLARE @password varchar(50) = '…'``, BigQuery's ``DECLARE api_key STRING DEFAULT '…'``,
+    # PL/SQL's ``v_password VARCHAR2(30) := '…'`` in a DECLARE block: the variable being declared
+    declaring = declare_block = False
+    declared = ""
     filled_at = -1  # the nesting of a call whose template fills a secret (``PASSWORD %L``)
     in_lists: set[int] = set()  # the nestings of ``IN (…)`` lists: values, not keys and values
     # ``UPDATE t SET value = '…' WHERE name = 'smtp_password'``: the key after the value, so the
-    # SET's literals are kept apart in ``parts`` (index, literal) until the WHERE is read
-    updating = setting = False
+    # SET's literals are kept apart in ``parts`` (index, literal) until a literal of the
+    # statement names a secret (``named_secret``), which hides them and those after it (MERGE's
+    # ``WHEN MATCHED AND k = 'api_key' THEN UPDATE SET``, ``ON CONFLICT DO UPDATE SET``)
+    updating = setting = named_secret = False
     set_literals: list[tuple[int, str]] = []
     inserting = False  # the statement is an INSERT: its SELECT of constants is a row
     statement = 0  # where the statement being read starts in ``sql``
@@ -961,10 +981,18 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         done = token.end + 1
         previous, kind = kind, token.token_type
         if kind in strings:
+            named = _names_a_secret(token.text)
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
+                or (w1 == "TO" and first == "SET" and _names_a_secret(w2))  # ``SET k TO '…'``
                 or assigned
                 or keyed
+                or value_next
+                or (setting and named_secret and not named)
+                or _names_a_secret(declared)
+                or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
+                or (using and placeholder_filled)
+                or (w2 in ("@", ":") and w1 in placeholders)
                 or nesting == filled_at
                 or (
                     0 <= row_at <= nesting  # the value of a column, or a call that makes it
@@ -972,17 +1000,13 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     and _names_a_secret(columns[position])
                 )
                 or any(call.at_secret(nesting) for call in calls)
-                or template
                 or 0 <= secret_at <= nesting
             )
+            declared = ""
             raw = sql[start:done]
             if secret:
                 set_password = assigned = False
                 parts += (sql[copied:start], _emptied(raw))
-                copied = done
-            elif setting:
-                parts += (sql[copied:start], _redact_literal(raw))
-                set_literals.append((len(parts) - 1, raw))
                 copied = done
             else:
                 shown = (
@@ -997,20 +1021,31 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     )
                     else _redact_literal(raw)
                 )
-                if shown != raw:
+                if setting and not named:  # kept apart: a key read later may hide it
+                    parts += (sql[copied:start], shown)
+                    set_literals.append((len(parts) - 1, raw))
+                    copied = done
+                elif shown != raw:
                     parts += (sql[copied:start], shown)
                     copied = done
             # ``WITH ('password' = '…')``, ``OPTIONS ('password' '…')``: the key is a literal,
             # as in a list of keys and values (``VALUES ('smtp_password', '…')``,
             # ``set_config('app.api_key', '…')``)
-            keyed = not secret and _names_a_secret(token.text)
+            keyed = not secret and named
             template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
-            if updating and not setting and keyed and set_literals:
-                for at, literal in set_literals:  # the WHERE names the setting: a secret
+            value_next, keyed_as = False, 0
+            if named:
+                named_secret = True
+                for at, literal in set_literals:  # ``WHERE name = 'smtp_password'``: a secret
                     parts[at] = _emptied(literal)
                 set_literals = []
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
                 filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
+            if not secret and "%" not in token.text:
+                for placeholder in _FILLED_PLACEHOLDER.finditer(token.text):
+                    placeholder_filled = True
+                    if placeholder.group("name"):
+                        placeholders.add(placeholder.group("name").upper())
             w1, w2, w3, w4 = "", w1, w2, w3
             continue
         word = token.text.upper()
@@ -1028,6 +1063,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 secret_at, call_pending = nesting, False
             if w1 == "IN":
                 in_lists.add(nesting)
+                if _names_a_secret(w2):  # ``token IN ('…', '…')``
+                    secret_at = nesting
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
             elif into and nesting == 1 and w1 in _BEFORE_OTHER_PARENTHESES:
@@ -1069,13 +1106,23 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             calls.append(_Call(_SECRET_ARGUMENTS[word], nesting))
         elif word in _PROCEDURE_CALLS and (previous is None or previous is semicolon):
             calling = True  # a statement that calls a procedure, whose name may be qualified
+        if (
+            word in _STATEMENT_STARTS
+            and nesting == 0
+            and w1 not in _CONTINUING
+            and previous is not opening
+        ):  # a statement of its own, as T-SQL runs them without ``;``: nothing of the last
+            updating = setting = named_secret = False
+            set_literals = []
         if kind is semicolon:
             statement = done
             set_password = assigned = identified = calling = into = values = False
-            updating = setting = inserting = False
+            updating = setting = inserting = named_secret = using = placeholder_filled = False
+            placeholders = set()
             calls.clear()
             nesting, secret_at = 0, -1
             columns, listing_at, row_at, set_literals = [], -1, -1, []
+            first, declared, declaring = "", "", declare_block
         elif word in ("INSERT", "INTO") and nesting == 0:
             into = True  # the next parentheses list the columns (MERGE's ``INSERT (a, b)`` too)
             inserting = inserting or word == "INSERT"
@@ -1085,14 +1132,29 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             into = False  # ``INSERT INTO t (a, b) SELECT 'x', 'y'``: a row of the columns
             row_at, position = (0, 0) if columns else (-1, 0)
         elif word in _ENDS_A_ROW and nesting == 0:
-            inserting = into = setting = False  # and an UPDATE's SET
+            into = setting = False  # and an UPDATE's SET; ``UNION ALL SELECT`` is a new row
             row_at = -1 if row_at == 0 else row_at
+        elif word == "USING" and placeholder_filled:
+            using = True  # ``EXECUTE '… PASSWORD $1' USING '…'``
         elif word in ("USING", "ON") and nesting == 0:
             into = False
-        elif word == "UPDATE" and nesting == 0 and (previous is None or previous is semicolon):
+        elif word == "UPDATE" and nesting == 0:
+            if w1 not in _CONTINUING:  # an UPDATE of its own, not MERGE's or ON CONFLICT's
+                set_literals, named_secret = [], False
             updating = True
+            setting = w1 == "KEY"  # MySQL's ``ON DUPLICATE KEY UPDATE v = …`` has no SET
         elif word == "SET" and nesting == 0:
-            into, setting = False, updating
+            # MySQL's ``INSERT INTO t SET k = …``; Snowflake's ``SET (a, b) = ('u', '…')``
+            # lists its variables as an INSERT its columns
+            into, setting = not first or first == "SET", updating or inserting
+        elif kind is equals and nesting == 0 and first == "SET" and columns:
+            values = True
+        elif word == "DECLARE":
+            declaring = declare_block = True
+        elif word == "BEGIN":
+            declaring = declare_block = False
+        elif kind is comma and nesting == 0 and first == "DECLARE":
+            declaring = True
         elif word == "PASSWORD" and w1 == "SET":
             set_password = True
         elif word == "IDENTIFIED":
@@ -1100,21 +1162,30 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif set_password and kind is equals:
             assigned = True
         if kind not in passed:
-            is_word = word[:1].isalpha() or word[:1] == "_"
-            # a word where a secret value is expected: a call making it, if ``(`` follows
-            call_pending = is_word and (
-                keyed or template or _after_secret_keyword(w1, w2, w3, w4, identified)
+            is_name = word[:1].isalpha() or word[:1] == "_"
+            if declaring and is_name and word != "DECLARE":
+                declared, declaring = word, False
+            first = first or word
+            # a call where a secret value stands (``PASSWORD = concat(…)``, a key's value
+            # ``CAST(… AS text)``, a template's ``|| quote_literal(…)``), if ``(`` follows
+            call_pending = (kind in kinds.names or word in _CALLED_KEYWORDS) and (
+                value_next
+                or (
+                    previous in kinds.assignments
+                    and _after_secret_keyword(w1, w2, w3, w4, identified)
+                )
             )
-            w1, w2, w3, w4 = word, w1, w2, w3
             # a key's value is the next in a list of keys and values (not in ``IN (…)``), or in
-            # an INSERT's SELECT of constants
-            keyed = (
-                keyed
-                and kind is comma
+            # an INSERT's SELECT of constants; a template's, after ``||``, ``+`` or a comma
+            value_next = (
+                kind is comma
+                and (keyed or keyed_as == 2)
                 and (nesting > 0 or row_at == 0 or inserting)
                 and nesting not in in_lists
-            )
-            template = template and (kind in kinds.joins or is_word)
+            ) or (template and kind in kinds.joins)
+            keyed_as = 1 if keyed and word == "AS" and nesting > 0 else 2 if keyed_as == 1 else 0
+            keyed = template = False
+            w1, w2, w3, w4 = word, w1, w2, w3
     if done > len(sql):
         return None
     if command_text:
@@ -1139,6 +1210,30 @@ _ENDS_A_ROW = frozenset(
     {"FROM", "WHERE", "UNION", "EXCEPT", "INTERSECT", "GROUP", "ORDER", "LIMIT"}
 )
 """What ends an INSERT's SELECT list (and its column list's reading), and an UPDATE's SET."""
+_STATEMENT_STARTS = frozenset(
+    {"SELECT", "INSERT", "DELETE", "MERGE", "CREATE", "ALTER", "DROP", "TRUNCATE", "DECLARE"}
+    | {"EXEC", "EXECUTE", "PRINT", "BEGIN", "COMMIT", "ROLLBACK", "GO"}
+)
+"""Words that start a statement at nesting 0 (but after ``_CONTINUING``): T-SQL's batches
+separate statements without ``;``."""
+_CONTINUING = frozenset(
+    {"THEN", "DO", "KEY", "UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT", "AS"}
+)
+"""Words after which a statement's keyword goes on with it (MERGE's ``THEN UPDATE``,
+``ON CONFLICT DO UPDATE``, MySQL's ``ON DUPLICATE KEY UPDATE``, ``UNION ALL SELECT``,
+``CREATE TABLE t AS SELECT``)."""
+_CALLED_KEYWORDS = frozenset({"FORMAT", "LEFT", "RIGHT", "REPLACE"})
+"""Functions sqlglot tokenizes as keywords: calls all the same (the others are names)."""
+
+
+_COMPARISONS = frozenset({"<>", "!=", "LIKE", "ILIKE", "BETWEEN"})
+"""Comparisons of a column with a literal besides ``=`` (which ``_after_secret_keyword`` reads
+past): ``WHERE token <> '…'`` compares a secret too."""
+_FILLED_PLACEHOLDER = re.compile(
+    rf"(?i)(?:{_SECRET_WORDS}|identified\s+by)\s*[=:]?\s*'?(?:\$[0-9]+|\?|[@:](?P<name>[A-Za-z_]\w*))"
+)
+"""A statement's template whose placeholder a secret fills: ``'ALTER ROLE r PASSWORD $1'``
+(``EXECUTE … USING '…'``), ``'… PASSWORD = ?'``, T-SQL's ``'… PASSWORD = @p'`` (``@p = N'…'``)."""
 
 
 _FILLS_A_SECRET = re.compile(
@@ -1181,6 +1276,8 @@ class _TokenKinds:
     closing: Any  # ``)``
     comma: Any
     joins: frozenset[Any]  # what joins a template to its value: ``||``, ``+``, a comma
+    assignments: frozenset[Any]  # ``=``, ``:=``, ``=>``
+    names: frozenset[Any]  # a name, which a call's is
 
 
 @lru_cache(maxsize=1)
@@ -1201,6 +1298,8 @@ def _token_kinds() -> _TokenKinds:
         closing=TokenType.R_PAREN,
         comma=TokenType.COMMA,
         joins=frozenset((TokenType.DPIPE, TokenType.PLUS, TokenType.COMMA)),
+        assignments=frozenset((TokenType.EQ, TokenType.COLON_EQ, TokenType.FARROW)),
+        names=frozenset((TokenType.VAR,)),
     )
 
 
@@ -1274,12 +1373,21 @@ def _redact_literal(raw: str) -> str:
     text = raw[len(opening) : len(raw) - len(closing)]
     if closing in ("'", '"') and (closing * 2 in text or "\\" + closing in text):
         plain = text.replace(closing * 2, closing).replace("\\" + closing, closing)
-        hidden = redact_text(plain)
+        hidden = _redact_statement_text(plain)
         return (
             raw if hidden == plain else f"{opening}{hidden.replace(closing, closing * 2)}{closing}"
         )
-    shown = redact_text(text)
+    shown = _redact_statement_text(text)
     return raw if shown == text else f"{opening}{shown}{closing}"
+
+
+def _redact_statement_text(text: str) -> str:
+    """A literal's text as free text, and Oracle's bare ``IDENTIFIED BY pw`` of a statement it
+    holds (``EXECUTE IMMEDIATE 'ALTER USER u IDENTIFIED BY pw'``)."""
+    shown = redact_text(text)
+    if "identified" in shown.lower():
+        shown = _IDENTIFIED_BY_WORD.sub(_identified_by, shown)
+    return shown
 
 
 def _redact_between(text: str) -> str:
