@@ -332,18 +332,16 @@ def _without_own_tables(
     ``db.public.tmp_big`` in the connection's default schema) where they exist only while the
     task runs: no entity of the catalog, no flow (``lineageSourcesMadeByTheStatement``). A
     source the run read is kept whatever the SQL calls it."""
-    own = _own_tables(sql) if sql else frozenset()
+    unread = [key for key in by_dataset if not any(_same(key, read) for read in inputs)]
+    own = _own_tables(sql) if unread and sql else frozenset()
     if not own:
         return by_dataset
-    kept: dict[DatasetKey, list[Source]] = {}
-    for key, sources in by_dataset.items():
+    kept = dict(by_dataset)
+    for key in unread:
         spelt = _spelt(key.name)
-        if not any(_same(key, read) for read in inputs) and any(
-            spelt == name or spelt.endswith(f".{name}") for name in own
-        ):
+        if any(spelt == name or spelt.endswith(f".{name}") for name in own):
             report.count("lineageSourcesMadeByTheStatement")
-            continue
-        kept[key] = sources
+            del kept[key]
     return kept
 
 
