@@ -506,11 +506,17 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     declared = facet_of(job_facets, LineageJobFacet)
     only_output = len(outputs) == 1  # of the outputs the events list
     outputs.extend(_declared_targets(declared, outputs))
+    scope = job_scope(key.namespace, key.name)
+    sql = job_sql(job)
+    if sql is not None:  # where its statement's bare names are (``DatasetEntities.job_tables``)
+        named = [item.key for run in runs for item in run.inputs]
+        named += [item.key for run in runs for item in run.outputs]
+        tables = {end for end in map(collector.end, named) if end is not None}
+        if tables:
+            collector.plan.dataset_entities.job_tables[scope] = tables
     if not outputs:
         return
     owner = f"{key.namespace}/{key.name}"
-    scope = job_scope(key.namespace, key.name)
-    sql = job_sql(job)
     analysed = bool(sql and sql.query.strip())
     report = collector.plan.report
     include_indirect = definition.include_indirect

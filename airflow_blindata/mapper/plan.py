@@ -452,6 +452,10 @@ class DatasetEntities:
         self.gone: set[DatasetKey] = set()
         """The datasets that have no entity because they were dropped or renamed (their
         ``lifecycleStateChange``): a flow that ends on one ends nowhere, and is no gap."""
+        self.job_tables: dict[str, set[EntityKey]] = {}
+        """Job scope → the entities of the datasets its described runs read and write: where
+        its statement's unqualified names resolve when no flow names them (a run that names
+        no output: ``sync.statements``' default schema)."""
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DatasetEntities)

@@ -51,9 +51,13 @@ def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
     statement names without a schema (Airflow's SQL operators ask the connection for its current
     schema, so ``FROM orders`` is ``public.orders`` in the event, whatever the job writes). When
     the statement names none of its tables so, the schema of the tables it writes; when its
-    tables say two schemas, none (Blindata's own default then applies).
+    tables say two schemas, none (Blindata's own default then applies). The tables of a job are
+    those of its flows and those its runs read and write (a run may name no output: Airflow's
+    MySQL provider sends ``INSERT INTO dwh.orders … FROM orders`` with both as inputs).
     """
     ends: dict[str, set[EntityKey]] = defaultdict(set)
+    for scope, tables in plan.dataset_entities.job_tables.items():
+        ends[scope].update(tables)  # a run that names no output has no flow
     written: dict[str, str] = {}
     for flow in plan.flows:
         if flow.kind == "orchestration":

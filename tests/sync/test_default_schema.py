@@ -72,3 +72,25 @@ def test_a_statement_is_analysed_where_its_producer_resolved_its_names(
 ) -> None:
     plan = _job(query, dialect, namespace, reads, writes)
     assert _default_schemas(plan) == {"ol:airflow|etl.load": schema}
+
+
+def test_a_statement_whose_run_names_no_output_is_analysed_where_it_read_its_bare_names() -> None:
+    """Found with real Airflow (MySQL provider against MariaDB, a probe): ``INSERT INTO
+    dwh.orders … SELECT … FROM orders`` on a connection to ``shop`` is sent with both tables as
+    inputs and no output, so no flow; the statement went to Blindata's analysis with no default
+    schema, which could not resolve ``orders``: no lineage at all. The run's own tables say
+    where ``orders`` is."""
+    event = run_event(
+        "etl.copy",
+        inputs=[dataset(name, "mysql://db:3306") for name in ("dwh.orders", "shop.orders")],
+        outputs=[],
+        job_facets={
+            "sql": {
+                "query": "INSERT INTO dwh.orders (id) SELECT o.id FROM orders AS o",
+                "dialect": "mysql",
+            }
+        },
+    )
+    plan = build([event], definition(policy("mysql://*", nameProfile="mysql")))
+    assert not [flow for flow in plan.flows if flow.kind != "orchestration"]
+    assert _default_schemas(plan) == {"ol:airflow|etl.copy": "shop"}
