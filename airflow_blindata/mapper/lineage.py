@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from airflow_blindata.definition import JobDefinition
@@ -134,6 +134,14 @@ def _transformation(
         + (f": {redact_prose(text)}" if text else "")
     )
     return kind == "DIRECT" and subtype not in INDIRECT_SUBTYPES, label
+
+
+@lru_cache(maxsize=1024)
+def _is_indirect(label: str) -> bool:
+    """Whether a transformation's label (``_transformation``) is of an INDIRECT one (a DIRECT
+    one of an indirect subtype too); a legacy description or a bare type is no such."""
+    kind, _, subtype = label.partition(":")[0].partition(" (masking)")[0].partition("/")
+    return kind == "INDIRECT" or (kind == "DIRECT" and subtype in INDIRECT_SUBTYPES)
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:
@@ -692,12 +700,15 @@ def _output_flows(
                 continue
             description = descriptions.get(item.transformations)
             if description is None:  # the fields of an output share a few transformations
-                labels = "; ".join(item.transformations)
-                description = column_text + (
-                    f" Transformations: {labels}." if item.transformations else ""
-                )
+                labels = "; ".join(t for t in item.transformations if not _is_indirect(t))
+                description = column_text + (f" Transformations: {labels}." if labels else "")
                 descriptions[item.transformations] = description
             columns.append((source_field, target_field, description))
+            if include_indirect and len(item.transformations) > 1:
+                # ``sum(a) … GROUP BY a``: its GROUP_BY is described beside the indirect inputs
+                rest = tuple(label for label in item.transformations if _is_indirect(label))
+                if rest:
+                    indirect.append(replace(item, direct=False, transformations=rest))
         flow_evidence: FlowEvidence = "io" if dataset in unnamed else evidence
         notes = []
         if analysed:

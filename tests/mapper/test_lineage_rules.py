@@ -329,6 +329,37 @@ def test_only_direct_transformations_make_column_flows_the_others_are_described(
         assert not_described not in table.description
 
 
+@pytest.mark.parametrize("facet", ["columnLineage", "lineage"])
+@pytest.mark.parametrize("include_indirect", [False, True])
+def test_the_indirect_part_of_a_direct_input_is_described_only_with_include_indirect(
+    facet: str, include_indirect: bool
+) -> None:
+    """Seed 001: "Filters and joins are in the description when includeIndirect is true." A
+    field input with DIRECT/IDENTITY and INDIRECT/GROUP_BY (``sum(a) … GROUP BY a``) is a
+    column flow, described by its DIRECT transformation; its GROUP_BY was in that description
+    whatever ``includeIndirect`` said, and never on the table flow beside the other indirect
+    inputs (a probe)."""
+    output = ds("db.s.out", schema={"fields": [{"name": "y"}]})
+    output["facets"].update(field_lineage(facet, [IDENTITY, GROUP_BY]))
+    plan = build(
+        [
+            run(
+                "load",
+                "r1",
+                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
+                outputs=[output],
+            )
+        ],
+        definition(includeIndirect=include_indirect),
+    )
+    (table,) = [f for f in plan.flows if f.kind == "table"]
+    (column,) = [f for f in plan.flows if f.kind == "column"]
+    assert "DIRECT/IDENTITY" in column.description
+    assert "GROUP_BY" not in column.description
+    described = "Indirect: db.s.a.x into y (INDIRECT/GROUP_BY)" in table.description
+    assert described is include_indirect
+
+
 # -- "Description: the evidence (declared, observed, analyzed), the producer, and the descriptions
 # of the transformations" ------------------------------------------------------------------------
 
