@@ -529,6 +529,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     report = collector.plan.report
     include_indirect = definition.include_indirect
     uncorrelated = False
+    fed: list[DatasetKey] = []  # the datasets some output's flows come from
     if analysed and _one_column_lineage_for_all(outputs):
         # Airflow's SQL operators send the column lineage of all the statements of a task as
         # one facet, the same on every output: which input feeds which output it cannot say
@@ -556,6 +557,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             # which one it feeds is not known: no flow, as before.
             for dataset in unnamed:
                 by_dataset[dataset] = [Source(dataset)]
+        fed.extend(by_dataset)
         for dataset in [key for key in by_dataset if _same(key, output)]:
             _keep_own_columns(by_dataset, dataset)  # read and written: its column flows only
         who = _Owner(scope, owner, owner, producer)
@@ -573,6 +575,11 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
             analysed=analysed,
             unnamed=unnamed,
         )
+    if not only_output and not uncorrelated:
+        # an input no output's lineage names (a lookup table): which output it feeds is not
+        # proven, no flow is planned, and the gap says so
+        read = {key for _, _, inputs, _ in outputs for key in inputs}
+        uncorrelated = any(not any(_same(key, other) for other in fed) for key in read)
     if uncorrelated:
         report.gap(GapCode.UNCORRELATED_IO, owner)
 

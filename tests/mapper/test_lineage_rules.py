@@ -1716,6 +1716,29 @@ def test_a_table_the_statement_makes_and_keeps_is_a_source_as_named() -> None:
     assert ("stage", "big") in table
 
 
+def test_an_input_no_output_of_several_names_is_reported_uncorrelated() -> None:
+    """Seed 001: "A table flow is always published", and where none can be "the gap is
+    reported". A job that reads a lookup table no output's column lineage names, with several
+    outputs, gives it no flow (which output it feeds is not proven): it said nothing of it."""
+    outputs = [
+        builders.dataset(
+            f"db.s.out_{name}",
+            facets=builders.schema_facet("id")
+            | builders.column_lineage_facet({"id": [builders.input_field(f"db.s.{name}", "id")]}),
+        )
+        for name in ("a", "b")
+    ]
+    events = builders.run_cycle(
+        "dag.split",
+        inputs=[builders.dataset(f"db.s.{name}") for name in ("a", "b", "lookup")],
+        outputs=outputs,
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy())))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert table == {("a", "out_a"), ("b", "out_b")}
+    assert plan.report.gap_count(GapCode.UNCORRELATED_IO) == 1
+
+
 def test_one_statements_lineage_on_two_outputs_is_each_outputs() -> None:
     """``INSERT INTO a SELECT id FROM src; INSERT INTO b SELECT id FROM src``: the facets are the
     same because the statements are, and each is its output's own (found by a review)."""
