@@ -722,7 +722,7 @@ def _output_flows(
             notes.append("The SQL of the job is analysed by Blindata for column flows.")
         if undeclared:
             notes.append(_undeclared_note(undeclared))
-        notes.extend(_indirect_note(s) for s in indirect)
+        notes.extend(_indirect_notes(indirect))
         collector.add(
             scope=who.scope,
             owner_label=who.name_suffix,
@@ -797,11 +797,29 @@ def _undeclared_note(sources: Sequence[Source]) -> str:
     return redact_text(f"Field inputs with no transformation declared (not column flows): {pairs}.")
 
 
-def _indirect_note(source: Source) -> str:
-    where = f"{source.dataset.name}.{source.field}" if source.field else source.dataset.name
-    into = f" into {source.target_field}" if source.target_field else " (whole dataset)"
-    kinds = ", ".join(source.transformations) or "INDIRECT"
-    return f"Indirect: {where}{into} ({kinds})."
+def _indirect_notes(sources: Sequence[Source]) -> list[str]:
+    """One note per indirect input and kind of transformation, naming the fields it goes into:
+    Spark's per-field lineage repeats a join's key for every column of the output (300 columns,
+    four keys: 1,200 notes, 70,000 characters of one description)."""
+    into: dict[tuple[str, tuple[str, ...]], list[str | None]] = {}
+    for source in sources:
+        where = f"{source.dataset.name}.{source.field}" if source.field else source.dataset.name
+        into.setdefault((where, source.transformations), []).append(source.target_field)
+    notes = []
+    for (where, transformations), targets in into.items():
+        named = list(dict.fromkeys(target for target in targets if target))
+        fields = " (whole dataset)" if None in targets else ""
+        if named:
+            more = len(named) - _NAMED_TARGETS
+            shown = ", ".join(named[:_NAMED_TARGETS]) + (f" and {more} more" if more > 0 else "")
+            fields += f"{',' if fields else ''} into {shown}"
+        kinds = ", ".join(transformations) or "INDIRECT"
+        notes.append(f"Indirect: {where}{fields} ({kinds}).")
+    return notes
+
+
+_NAMED_TARGETS = 10
+"""The fields an indirect input's note names; the others are counted."""
 
 
 def _job_to_job_flows(job: JobFold, collector: FlowCollector, include_indirect: bool) -> None:

@@ -1716,6 +1716,37 @@ def test_a_table_the_statement_makes_and_keeps_is_a_source_as_named() -> None:
     assert ("stage", "big") in table
 
 
+def test_an_indirect_input_of_every_column_is_described_once() -> None:
+    """Seed 001: indirect inputs are described on the table flow with includeIndirect. Spark's
+    per-field lineage names a join's key as an INDIRECT input of every output column: one note
+    per column made a description of 70,000 characters on 300 columns (a probe). One note per
+    input and kind, naming ten fields and counting the rest."""
+    columns = [f"c{i}" for i in range(30)]
+    join = {"type": "INDIRECT", "subtype": "JOIN"}
+    lineage = builders.column_lineage_facet(
+        {
+            column: [
+                builders.input_field("db.s.orders", column),
+                builders.input_field("db.s.orders", "customer_id", transformations=[join]),
+            ]
+            for column in columns
+        }
+    )
+    events = builders.run_cycle(
+        "dag.wide",
+        inputs=[
+            builders.dataset("db.s.orders", facets=builders.schema_facet("customer_id", *columns))
+        ],
+        outputs=[builders.dataset("db.s.wide", facets=builders.schema_facet(*columns) | lineage)],
+    )
+    job = JobDefinition.from_dict(builders.definition_data(policy(), includeIndirect=True))
+    (table,) = [f for f in build(events, job).flows if f.kind == "table"]
+    assert table.description.count("Indirect:") == 1
+    (note,) = [part for part in table.description.split(". ") if part.startswith("Indirect:")]
+    assert note.startswith("Indirect: db.s.orders.customer_id into c0, c1, ")
+    assert note.endswith(" and 20 more (INDIRECT/JOIN).")
+
+
 def test_an_input_no_output_of_several_names_is_reported_uncorrelated() -> None:
     """Seed 001: "A table flow is always published", and where none can be "the gap is
     reported". A job that reads a lookup table no output's column lineage names, with several
