@@ -57,6 +57,7 @@ from airflow_blindata.mapper.identity import completes, normalize_namespace, str
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
+from airflow_blindata.mapper.sql import names_in_sql
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_prose, redact_text
 
@@ -267,7 +268,9 @@ def _as_read(
     information_schema). Seed 002: blank segments are "filled from the connection's own
     catalog and preferred schema". Only where one input of the namespace completes the name,
     the facet does not name that input as well (``orders`` is then another table), and the
-    job's SQL (``sql``) makes no table or CTE of that name (a temporary table ``orders``)."""
+    job's SQL (``sql``) makes no temporary table or CTE of that name (a temporary table
+    ``orders``; a table it makes and keeps, ``CREATE TABLE stage``, is the input ``shop.stage``
+    the run names)."""
     if not inputs or all(any(_same(key, read) for read in inputs) for key in by_dataset):
         return by_dataset
     rekeyed: dict[DatasetKey, list[Source]] = {}
@@ -276,7 +279,7 @@ def _as_read(
         if (
             read is not None
             and not any(_same(read, named) for named in by_dataset)
-            and _spelt(key.name) not in _made_by(sql)
+            and _spelt(key.name) not in _own_tables(sql).temporary
         ):
             key = read
             sources = [
@@ -314,24 +317,15 @@ _MADE_BY_SQL = re.compile(
     | (?:\bwith\s+(?:recursive\s+)?|,\s*)([A-Za-z_][\w$]*)\s*(?:\([^()]*\)\s*)?as\s*\(
     """
 )
-"""A table or a common table expression a statement makes: what a lineage facet may name that is
-no table the run read."""
-
-
-@lru_cache(maxsize=256)
-def _made_by(sql: str) -> frozenset[str]:
-    """The tables and CTEs ``sql`` makes, as it spells them (``_spelt``): a temporary table
-    ``orders`` is a source named ``orders``; ``archive.orders``, the run's output, is not."""
-    return frozenset(
-        _spelt(next(group for group in match.groups() if group))
-        for match in _MADE_BY_SQL.finditer(sql)
-    )
+"""A table or a common table expression a statement makes (``_own_tables`` keeps those it drops
+again)."""
 
 
 def _without_own_tables(
     by_dataset: dict[DatasetKey, list[Source]],
     inputs: Sequence[DatasetKey],
     sql: str,
+    dialect: str | None,
     report: Report,
 ) -> dict[DatasetKey, list[Source]]:
     """Sources of a lineage facet without the tables the job's SQL makes for itself: a temporary
@@ -339,15 +333,22 @@ def _without_own_tables(
     Airflow's SQL parser names them as sources of the output's columns (``tmp_big``, or
     ``db.public.tmp_big`` in the connection's default schema) where they exist only while the
     task runs: no entity of the catalog, no flow (``lineageSourcesMadeByTheStatement``). A
-    source the run read is kept whatever the SQL calls it."""
+    source the run read is kept whatever the SQL calls it, and so is one the SQL names with its
+    schema where a CTE or a temporary table has its name: ``WITH orders AS (SELECT … FROM
+    staging.orders)``, whose ``staging.orders`` the parser leaves out of the inputs."""
     unread = [key for key in by_dataset if not any(_same(key, read) for read in inputs)]
-    own = _own_tables(sql) if unread and sql else frozenset()
-    if not own:
+    made = _own_tables(sql) if unread and sql else _NONE_MADE
+    if not (made.temporary or made.dropped):
         return by_dataset
+    qualified = names_in_sql(sql, dialect).qualified if made.temporary else frozenset()
     kept = dict(by_dataset)
     for key in unread:
         spelt = _spelt(key.name)
-        if any(spelt == name or spelt.endswith(f".{name}") for name in own):
+        segments = spelt.split(".")
+        named = len(segments) > 1 and (segments[-2], segments[-1]) in qualified
+        if _ends_with_one(spelt, made.dropped) or (
+            not named and _ends_with_one(spelt, made.temporary)
+        ):
             report.count("lineageSourcesMadeByTheStatement")
             del kept[key]
     return kept
@@ -369,16 +370,39 @@ _DROPPED_BY_SQL = re.compile(
 )
 
 
+def _ends_with_one(spelt: str, names: frozenset[str]) -> bool:
+    """Whether a name ends with one of ``names``, segment by segment."""
+    return any(spelt == name or spelt.endswith(f".{name}") for name in names)
+
+
+@dataclass(frozen=True, slots=True)
+class _OwnTables:
+    """The tables a statement makes for itself, as it spells them (``_spelt``)."""
+
+    temporary: frozenset[str]  # its temporary tables and CTEs
+    dropped: frozenset[str]  # the tables it makes and then drops
+
+
+_NONE_MADE = _OwnTables(frozenset(), frozenset())
+
+
 @lru_cache(maxsize=256)
-def _own_tables(sql: str) -> frozenset[str]:
-    """The tables ``sql`` makes for itself, as it spells them (``_spelt``): its temporary tables
-    and CTEs, and the tables it makes and drops again."""
-    temporary = {
+def _own_tables(sql: str) -> _OwnTables:
+    """The tables ``sql`` makes for itself. A table is made and dropped when a ``DROP`` comes
+    after its ``CREATE`` (``DROP TABLE IF EXISTS stage; CREATE TABLE stage …`` keeps it)."""
+    temporary = frozenset(
         _spelt(next(group for group in match.groups() if group))
         for match in _TEMPORARY_BY_SQL.finditer(sql)
-    }
-    dropped = {_spelt(match.group(1)) for match in _DROPPED_BY_SQL.finditer(sql)}
-    return frozenset(temporary | (dropped & _made_by(sql)))
+    )
+    made: dict[str, int] = {}
+    for match in _MADE_BY_SQL.finditer(sql):
+        made.setdefault(_spelt(next(group for group in match.groups() if group)), match.start())
+    dropped = frozenset(
+        name
+        for match in _DROPPED_BY_SQL.finditer(sql)
+        if (name := _spelt(match.group(1))) in made and made[name] < match.start()
+    )
+    return _OwnTables(temporary, dropped)
 
 
 def _unnamed_inputs(
@@ -543,7 +567,7 @@ def _job_flows(job: JobFold, collector: FlowCollector, definition: JobDefinition
     for output, facets, inputs, several in outputs:
         evidence, by_dataset, on_dataset = _output_evidence(declared, output, facets, inputs)
         if evidence != "io" and sql is not None:
-            by_dataset = _without_own_tables(by_dataset, inputs, sql.query, report)
+            by_dataset = _without_own_tables(by_dataset, inputs, sql.query, sql.dialect, report)
             if not by_dataset:  # fed only by tables of its own: the run's inputs feed it
                 evidence, by_dataset = "io", _by_dataset(Source(key) for key in inputs)
         if evidence != "io":

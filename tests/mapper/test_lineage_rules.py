@@ -1694,6 +1694,68 @@ def test_a_table_the_statement_makes_for_itself_is_no_entity_and_no_flow(
     assert plan.report.counters["lineageSourcesMadeByTheStatement"] == 1
 
 
+@pytest.mark.parametrize("drop_first", [True, False])
+def test_a_staging_table_the_task_rebuilds_and_keeps_is_the_table_its_run_names(
+    drop_first: bool,
+) -> None:
+    """Airflow's MySQL provider (a review): ``DROP TABLE IF EXISTS stage; CREATE TABLE stage AS
+    … FROM orders; INSERT INTO big … FROM stage`` names ``shop.stage`` as input and output and
+    the column lineage's ``stage`` bare: that is ``shop.stage`` (the DROP comes before the
+    CREATE: the table is kept), not a table ``stage`` of no schema, nor one made for itself."""
+    namespace = "mysql://db:3306"
+    sql = "CREATE TABLE stage AS SELECT id FROM orders; INSERT INTO big SELECT id FROM stage"
+    events = builders.run_cycle(
+        "dag.rebuild",
+        job_facets=builders.sql_facet(("DROP TABLE IF EXISTS stage; " if drop_first else "") + sql),
+        inputs=[builders.dataset(name, namespace) for name in ("shop.orders", "shop.stage")],
+        outputs=[
+            builders.dataset(
+                "shop.stage",
+                namespace,
+                facets=builders.column_lineage_facet(
+                    {"id": [builders.input_field("orders", "id", namespace)]}
+                ),
+            ),
+            builders.dataset(
+                "shop.big",
+                namespace,
+                facets=builders.column_lineage_facet(
+                    {"id": [builders.input_field("stage", "id", namespace)]}
+                ),
+            ),
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy("*"))))
+    table = {(f.source.entity.name, f.target.entity.name) for f in plan.flows if f.kind == "table"}
+    assert table == {("shop.orders", "shop.stage"), ("shop.stage", "shop.big")}
+    assert "stage" not in {e.key.name for e in plan.entities}
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "snowflake"])
+def test_a_cte_named_after_the_table_it_reads_leaves_that_table_a_source(dialect: str) -> None:
+    """``INSERT INTO dwh.orders WITH orders AS (SELECT … FROM staging.orders …) SELECT … FROM
+    orders``: openlineage-sql lists no input (the CTE shadows the table) and the column lineage
+    names ``pgshop.staging.orders``, which the statement names with its schema: the table, not
+    the CTE (a review found the flow lost)."""
+    sql = (
+        "INSERT INTO dwh.orders WITH orders AS (SELECT id, amount FROM staging.orders "
+        "WHERE amount > 0) SELECT id, amount FROM orders"
+    )
+    lineage = {c: [builders.input_field("pgshop.staging.orders", c)] for c in ("id", "amount")}
+    events = builders.run_cycle(
+        "dag.load_orders",
+        job_facets=builders.sql_facet(sql, dialect),
+        inputs=[],
+        outputs=[
+            builders.dataset("pgshop.dwh.orders", facets=builders.column_lineage_facet(lineage))
+        ],
+    )
+    plan = build(events, JobDefinition.from_dict(builders.definition_data(policy("*"))))
+    sources = {(f.source.entity.schema_, f.source.entity.name) for f in plan.flows}
+    assert ("staging", "orders") in sources
+    assert plan.report.counters.get("lineageSourcesMadeByTheStatement", 0) == 0
+
+
 def test_a_table_the_statement_makes_and_keeps_is_a_source_as_named() -> None:
     """A table the SQL makes but neither drops nor makes temporary outlives the task: it is a
     table of the catalog, named as the facet names it (docs: "stays as named")."""
