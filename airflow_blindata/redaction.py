@@ -981,7 +981,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         done = token.end + 1
         previous, kind = kind, token.token_type
         if kind in strings:
-            named = _names_a_secret(token.text)
+            named = _names_a_secret(token.text.strip("%"))  # ``LIKE '%password%'`` too
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
                 or (w1 == "TO" and first == "SET" and _names_a_secret(w2))  # ``SET k TO '…'``

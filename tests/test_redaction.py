@@ -537,6 +537,10 @@ SECRETS_BY_STATEMENT_SHAPE = {
         "postgres",
         f"INSERT INTO cfg (k, password) SELECT 'x', 'y' UNION ALL SELECT 'z', '{PLANTED}'",
     ),
+    "an UPDATE of settings a LIKE names": (
+        "postgres",
+        f"UPDATE cfg SET value = '{PLANTED}' WHERE key LIKE '%password%'",
+    ),
     "an UPDATE after a CTE": (
         "postgres",
         f"WITH s AS (SELECT 1) UPDATE cfg SET value = '{PLANTED}' WHERE name = 'api_key'",

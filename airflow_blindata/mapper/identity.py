@@ -374,7 +374,9 @@ def normalize_pattern(pattern: str) -> str:
     return f"{scheme}://{rest.rstrip('/')}"
 
 
-_SNOWFLAKE_URL_END = re.compile(r"\.(?:snowflakecomputing\.com|privatelink)(?=$|:)")
+_SNOWFLAKE_URL_END = re.compile(r"(?:\.privatelink)?(?:\.snowflakecomputing\.com)?(?=$|:)")
+"""What Snowflake's URL adds to an account: ``.snowflakecomputing.com``, with ``.privatelink``
+before it for a private endpoint, or ``.privatelink`` alone (a host's or a pattern's end)."""
 
 
 def matches_namespace(namespace: str, pattern: str) -> bool:

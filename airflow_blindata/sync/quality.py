@@ -294,8 +294,10 @@ class _Colours:
     def set_for(self, result: PlannedResult) -> bool:
         """Whether the check of ``result`` has its run's severity (set now if it had not)."""
         check = self.planned.get(result.check)
-        if check is None or self.now[result.check] == result.warn_only:
-            return True
+        if check is None or not result.failures or self.now[result.check] == result.warn_only:
+            return True  # a pass is GREEN under any threshold
+        if self.index.entities.get(check.entity) is None:
+            return True  # no row to set it with (the check is from an earlier snapshot)
         return self._set(replace(check, warn_only=result.warn_only))
 
     def restore(self) -> None:

@@ -435,6 +435,16 @@ def test_object_store_and_other_namespaces(produced: str, normalised: str) -> No
         ),
         ("snowflake://myorg-acct.snowflakecomputing.com:443", "snowflake://myorg-acct"),
         ("snowflake://myorg-acct.privatelink", "snowflake://myorg-acct"),
+        # a private endpoint's full host (a review: its .privatelink stayed)
+        (
+            "snowflake://xy12345.eu-central-1.privatelink.snowflakecomputing.com",
+            "snowflake://xy12345.eu-central-1.aws",
+        ),
+        ("snowflake://xy12345.eu-central-1.privatelink", "snowflake://xy12345.eu-central-1.aws"),
+        (
+            "snowflake://xy12345.east-us-2.azure.privatelink.snowflakecomputing.com",
+            "snowflake://xy12345.east-us-2.azure",
+        ),
         ("snowflake://myorg-my_acct", "snowflake://myorg-my_acct"),
     ],
 )
@@ -466,6 +476,10 @@ def test_spellings_of_one_store_that_producers_differ_on_are_one_namespace(
         ("file://localhost*", "file://localhost"),
         ("file://localhost/*", "file://localhost/data"),
         ("snowflake://*.snowflakecomputing.com", "snowflake://myorg-acct.snowflakecomputing.com"),
+        (
+            "snowflake://*.privatelink.snowflakecomputing.com",
+            "snowflake://myorg-acct.privatelink.snowflakecomputing.com",
+        ),
     ],
 )
 def test_a_wildcard_pattern_matches_the_spelling_it_was_written_for(

@@ -132,6 +132,25 @@ def test_each_result_of_a_batch_is_coloured_by_the_severity_of_its_own_run(
     assert "qualityChecksRecoloured" not in again.counters
 
 
+def test_a_passing_result_of_another_severity_needs_no_recolouring(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A pass is GREEN under any threshold: only failures of an older run's severity set the
+    check to it (a review counted two imports per passing run)."""
+    job = definition()
+    events = []
+    for hour, (run_id, severity, success) in enumerate(
+        [("run-1", "warn", True), ("run-2", "error", False)], start=10
+    ):
+        assertion = {"assertion": "freshness", "success": success, "severity": severity}
+        for event in dq_run("fresh", run_id, [assertion]):
+            events.append(event | {"eventTime": event["eventTime"].replace("T10:", f"T{hour}:")})
+    report = snapshot(plan_for(client, events, job), client, job)
+    results = sorted(objects(emulator, Kind.RESULT), key=lambda r: r["startedAt"])
+    assert [r["semaphore"] for r in results] == ["GREEN", "RED"]
+    assert "qualityChecksRecoloured" not in report.counters
+
+
 def test_a_check_code_of_another_suite_is_never_overwritten(
     emulator: Any, client: BlindataClient
 ) -> None:
