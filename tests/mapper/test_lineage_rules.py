@@ -286,6 +286,23 @@ def field_lineage(facet: str, transformations: list[dict[str, str]] | None) -> d
     return {"lineage": {"fields": {"y": {"inputs": [{**source, "type": "DATASET"}]}}}}
 
 
+def _one_field_input(
+    facet: str, transformations: list[dict[str, str]] | None, include_indirect: bool
+) -> CatalogPlan:
+    """The plan of a job writing ``db.s.out.y`` from ``db.s.a.x`` by ``transformations``."""
+    output = ds("db.s.out", schema={"fields": [{"name": "y"}]})
+    output["facets"].update(field_lineage(facet, transformations))
+    events = [
+        run(
+            "load",
+            "r1",
+            inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
+            outputs=[output],
+        )
+    ]
+    return build(events, definition(includeIndirect=include_indirect))
+
+
 @pytest.mark.parametrize("facet", ["columnLineage", "lineage"])
 @pytest.mark.parametrize(
     ("transformations", "include_indirect", "is_flow", "described", "not_described"),
@@ -307,19 +324,7 @@ def test_only_direct_transformations_make_column_flows_the_others_are_described(
     described: str | None,
     not_described: str | None,
 ) -> None:
-    output = ds("db.s.out", schema={"fields": [{"name": "y"}]})
-    output["facets"].update(field_lineage(facet, transformations))
-    plan = build(
-        [
-            run(
-                "load",
-                "r1",
-                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
-                outputs=[output],
-            )
-        ],
-        definition(includeIndirect=include_indirect),
-    )
+    plan = _one_field_input(facet, transformations, include_indirect)
     (table,) = [f for f in plan.flows if f.kind == "table"]  # the table flow always
     columns = {(f.source.field, f.target.field) for f in plan.flows if f.kind == "column"}
     assert columns == ({("x", "y")} if is_flow else set())
@@ -339,19 +344,7 @@ def test_the_indirect_part_of_a_direct_input_is_described_only_with_include_indi
     column flow, described by its DIRECT transformation; its GROUP_BY was in that description
     whatever ``includeIndirect`` said, and never on the table flow beside the other indirect
     inputs (a probe)."""
-    output = ds("db.s.out", schema={"fields": [{"name": "y"}]})
-    output["facets"].update(field_lineage(facet, [IDENTITY, GROUP_BY]))
-    plan = build(
-        [
-            run(
-                "load",
-                "r1",
-                inputs=[ds("db.s.a", schema={"fields": [{"name": "x"}]})],
-                outputs=[output],
-            )
-        ],
-        definition(includeIndirect=include_indirect),
-    )
+    plan = _one_field_input(facet, [IDENTITY, GROUP_BY], include_indirect)
     (table,) = [f for f in plan.flows if f.kind == "table"]
     (column,) = [f for f in plan.flows if f.kind == "column"]
     assert "DIRECT/IDENTITY" in column.description
