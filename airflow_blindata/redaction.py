@@ -948,6 +948,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     # ``WHEN MATCHED AND k = 'api_key' THEN UPDATE SET``, ``ON CONFLICT DO UPDATE SET``)
     updating = setting = named_secret = False
     set_literals: list[tuple[int, str]] = []
+    cases = 0  # CASE … END open at nesting 0: their WHEN is no MERGE's
+    between_secret = False  # the first bound of a BETWEEN was a secret: so is the second
     inserting = False  # the statement is an INSERT: its SELECT of constants is a row
     statement = 0  # where the statement being read starts in ``sql``
     # ``INSERT INTO t (service, password) VALUES ('api', '…')``: the columns listed, and where
@@ -991,6 +993,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or (setting and named_secret and not named)
                 or _names_a_secret(declared)
                 or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
+                or (w1 == "AND" and between_secret)  # ``BETWEEN '…' AND '…'``
                 or (using and placeholder_filled)
                 or (w2 in ("@", ":") and w1 in placeholders)
                 or nesting == filled_at
@@ -1003,6 +1006,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or 0 <= secret_at <= nesting
             )
             declared = ""
+            between_secret = secret and w1 == "BETWEEN"
+            secret = secret and token.text != ""  # an empty literal hides nothing
             raw = sql[start:done]
             if secret:
                 set_password = assigned = False
@@ -1034,9 +1039,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             keyed = not secret and named
             template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
             value_next, keyed_as = False, 0
-            if named:
+            if named and (w1 in _LISTING or _KEY_COLUMN.search(w2 if w1 == "LIKE" else w1)):
+                # a key (``WHERE name = 'smtp_password'``, ``VALUES ('api_key', …)``), not a
+                # value compared with another column (``auth_method = 'password'``)
                 named_secret = True
-                for at, literal in set_literals:  # ``WHERE name = 'smtp_password'``: a secret
+                for at, literal in set_literals:
                     parts[at] = _emptied(literal)
                 set_literals = []
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
@@ -1063,7 +1070,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 secret_at, call_pending = nesting, False
             if w1 == "IN":
                 in_lists.add(nesting)
-                if _names_a_secret(w2):  # ``token IN ('…', '…')``
+                if _names_a_secret(w3 if w2 == "NOT" else w2):  # ``token [NOT] IN ('…')``
                     secret_at = nesting
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
@@ -1118,6 +1125,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             statement = done
             set_password = assigned = identified = calling = into = values = False
             updating = setting = inserting = named_secret = using = placeholder_filled = False
+            cases = 0
             placeholders = set()
             calls.clear()
             nesting, secret_at = 0, -1
@@ -1131,6 +1139,12 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif word == "SELECT" and nesting == 0 and inserting and not values:
             into = False  # ``INSERT INTO t (a, b) SELECT 'x', 'y'``: a row of the columns
             row_at, position = (0, 0) if columns else (-1, 0)
+        elif word == "CASE" and nesting == 0:
+            cases += 1
+        elif word == "END" and nesting == 0 and cases:
+            cases -= 1
+        elif word == "WHEN" and nesting == 0 and not cases:
+            setting = False  # MERGE's next ``WHEN [NOT] MATCHED``
         elif word in _ENDS_A_ROW and nesting == 0:
             into = setting = False  # and an UPDATE's SET; ``UNION ALL SELECT`` is a new row
             row_at = -1 if row_at == 0 else row_at
@@ -1223,6 +1237,15 @@ _CONTINUING = frozenset(
 ``ON CONFLICT DO UPDATE``, MySQL's ``ON DUPLICATE KEY UPDATE``, ``UNION ALL SELECT``,
 ``CREATE TABLE t AS SELECT``)."""
 _CALLED_KEYWORDS = frozenset({"FORMAT", "LEFT", "RIGHT", "REPLACE"})
+_LISTING = frozenset({"", "(", ",", "SELECT", "VALUES"})
+"""The last code before a literal that is listed, not compared: a row's key (``""``: right
+after another literal)."""
+_KEY_COLUMN = re.compile(
+    r"(?i)(?:^|[_.])(?:name|key|k|setting|param|parameter|property|prop|option|variable|var|"
+    r"config|attribute|attr|field|item|code)s?\Z"
+)
+"""A column that holds the names of settings: a literal compared with it that names a secret is
+the key of the values its statement sets (``WHERE name = 'smtp_password'``)."""
 """Functions sqlglot tokenizes as keywords: calls all the same (the others are names)."""
 
 

@@ -594,6 +594,11 @@ SECRETS_BY_STATEMENT_SHAPE = {
         f"SELECT * FROM users WHERE token <> '{PLANTED}' AND api_key LIKE '{PLANTED}%' "
         f"AND password BETWEEN '{PLANTED}' AND 'z'",
     ),
+    "both bounds of a BETWEEN, a NOT IN": (
+        "postgres",
+        f"SELECT * FROM t WHERE api_token BETWEEN '{PLANTED}' AND '{PLANTED}' "
+        f"AND session_token NOT IN ('{PLANTED}')",
+    ),
     "a list a secret column is in": (
         "postgres",
         f"SELECT * FROM users WHERE token IN ('{PLANTED}', '{PLANTED}') AND kind IN ('a')",
@@ -666,6 +671,13 @@ ORDINARY_SQL = [
     "SELECT secret OVER (PARTITION BY a ORDER BY 'x') FROM t",
     "UPDATE t SET a = 'x'\nSELECT * FROM u WHERE kind = 'password'",
     "PRINT 'token: '\nSELECT name FROM t WHERE status = 'active'",
+    # a value compared with another column than a setting's name, a phrase, an empty literal
+    "MERGE INTO analytics.users t USING staging.users s ON t.id = s.id WHEN MATCHED AND "
+    "s.auth_method = 'password' THEN UPDATE SET t.status = 'active', t.tier = 'gold' "
+    "WHEN NOT MATCHED THEN INSERT (id, status) VALUES (s.id, 'new')",
+    "UPDATE tickets SET category = 'account' WHERE lower(subject) LIKE '%forgot password%'",
+    "UPDATE tickets SET queue = 'it-support', priority = 'high' WHERE subject LIKE '%password%'",
+    "SELECT * FROM users WHERE reset_token <> '' AND password = ''",
 ]
 
 

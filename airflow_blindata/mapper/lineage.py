@@ -340,7 +340,7 @@ def _without_own_tables(
     made = _own_tables(sql) if unread and sql else _NONE_MADE
     if not (made.temporary or made.dropped):
         return by_dataset
-    qualified = names_in_sql(sql, dialect).qualified if made.temporary else frozenset()
+    qualified = _qualified_names(sql, dialect) if made.temporary else frozenset()
     kept = dict(by_dataset)
     for key in unread:
         spelt = _spelt(key.name)
@@ -368,6 +368,12 @@ _TEMPORARY_BY_SQL = re.compile(
 _DROPPED_BY_SQL = re.compile(
     r"(?ix)\bdrop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?([^\s(;,]+)"
 )
+
+
+@lru_cache(maxsize=64)
+def _qualified_names(sql: str, dialect: str | None) -> frozenset[tuple[str, str]]:
+    """The (schema, name) pairs ``sql`` writes: read once per statement, not per output."""
+    return names_in_sql(sql, dialect).qualified
 
 
 def _ends_with_one(spelt: str, names: frozenset[str]) -> bool:
