@@ -67,10 +67,17 @@ def _date_time_string(value: Any) -> Any:
         raise PydanticCustomError(
             "date_time_type", "must be an ISO-8601 date-time string, not {kind}", {"kind": kind}
         )
+    if _NUMBER.fullmatch(value):  # ``"1700000000"``: a number as text, read as a Unix time
+        raise PydanticCustomError(
+            "date_time_type", "must be an ISO-8601 date-time string, not a number", {}
+        )
     if value.endswith("]"):
         suffixed = _ZONE_SUFFIX.fullmatch(value)
         return suffixed.group("time") if suffixed else value
     return value
+
+
+_NUMBER = re.compile(r"\s*[+-]?[0-9]+(?:\.[0-9]*)?\s*")
 
 
 Timestamp = Annotated[datetime, BeforeValidator(_date_time_string), AfterValidator(_aware)]

@@ -42,6 +42,7 @@ from airflow_blindata.mapper.identity import (
     dataset_uri,
     entity_name,
     normalize_namespace,
+    shown_namespace,
     strip_user_info,
 )
 from airflow_blindata.mapper.plan import (
@@ -100,12 +101,13 @@ class _Draft:
             self.documentation = placement.documentation
             self.documentation_hash = placement.documentation_hash
 
-    def add(self, name: str, value: str | None) -> None:
+    def add(self, name: str, value: str | None, *, redacted: bool = False) -> None:
         """Add a property value, without the credentials a URL or a ``password=`` setting in
         it carries (a producer's own facet may name its connection): every property reaches
-        the catalog through here."""
+        the catalog through here. ``redacted``: a value made of redacted parts already (a
+        dataset's URI, whose name read as free text would lose an ``@`` and what precedes it)."""
         if value is not None and str(value).strip():
-            text = redact_text(str(value))
+            text = str(value) if redacted else redact_text(str(value))
             values = self.properties.setdefault(name, [])
             if text not in values:
                 values.append(text)
@@ -316,7 +318,9 @@ def _dataset_properties(
 ) -> None:
     """The properties of a dataset; ``dataset_type`` is its facet, which the caller read;
     ``renamed`` its latest ``RENAME`` (``DatasetFold.renamed``)."""
-    draft.add("openLineageDataset", dataset_uri(dataset.namespace, dataset.name))
+    # the namespace normalised (no user info, no query), the name as an entity's is redacted
+    uri = dataset_uri(dataset.namespace, redact_name(dataset.name))
+    draft.add("openLineageDataset", uri, redacted=True)
     previous = renamed.previous_identifier if renamed else None
     if previous is not None:
         draft.set("openLineageRenamedFrom", [dataset_uri(previous.namespace, previous.name)])
@@ -717,7 +721,9 @@ def map_datasets(
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
-        draft.sources.append(f"dataset {redact_text(where)}")  # the name is free text
+        # the namespace as spelt, without credentials; the name as an entity's is redacted
+        shown = f"{shown_namespace(dataset_key.namespace)}/{redact_name(dataset_key.name)}"
+        draft.sources.append(f"dataset {shown}")
         dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
         if dataset_type and system.entity_creation:
             # The table type of an entity the job creates; a crawled entity keeps its own.

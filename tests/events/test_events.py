@@ -641,6 +641,18 @@ UNREADABLE: list[tuple[str, Any, str]] = [
         run_event(eventTime="yesterday"),
         "eventTime: Input should be a valid datetime",
     ),
+    # a number written as a string is a number all the same: pydantic read it as a Unix time
+    # (``"1700000000"`` in 2023, ``"2026"`` in 1970), unreported (a probe of the docs)
+    (
+        "event-time-digits",
+        run_event(eventTime="1700000000"),
+        "eventTime: must be an ISO-8601 date-time string, not a number",
+    ),
+    (
+        "event-time-year",
+        run_event(eventTime="2026"),
+        "eventTime: must be an ISO-8601 date-time string, not a number",
+    ),
     (
         "run-without-job",
         {k: v for k, v in run_event().items() if k != "job"},

@@ -791,6 +791,36 @@ def test_an_azure_container_before_the_at_sign_is_no_credential_and_stays_catalo
     assert found.source == f"dataset {namespace}/sales/orders"
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name", "shown"),
+    [
+        ("s3://bucket", "exports@2026/x", "s3://bucket/exports@2026/x"),
+        ("hdfs://nn:8020", "/data/a@b/t", "hdfs://nn:8020/data/a@b/t"),
+        (
+            "https://api.example.com",
+            "v1/rates?code=EUR",
+            "https://api.example.com/v1/rates?code=EUR",
+        ),
+        # a secret of the name is hidden as the entity's name hides it
+        ("s3://bucket", "exports/x?sig=s3cret", "s3://bucket/exports/x?sig=***"),
+    ],
+)
+def test_the_dataset_an_entity_stands_for_is_named_as_sent_but_its_secrets(
+    namespace: str, name: str, shown: str
+) -> None:
+    """docs/mapping-reference.md: ``openLineageDataset`` is the normalised namespace and the
+    name. Read as free text, an ``@`` in a key ended a "user info" (``s3://***@2026/x``, which
+    two buckets shared) and an API's ``?code=EUR`` was hidden (a probe of the docs)."""
+    plan = build(
+        [run_event(outputs=[dataset(name, namespace)])],
+        builders.definition(policy("*")),
+    )
+    (found,) = [e for e in plan.entities if e.key.system != "OpenLineage"]
+    assert ("openLineageDataset", shown) in found.properties
+    assert "s3cret" not in (found.source or "")
+    assert "***@" not in (found.source or "")
+
+
 def test_the_properties_of_the_producers_facets_go_on_the_job_entity_without_secrets() -> None:
     event = run_event(job_facets={"jobType": {"processingType": "BATCH", "integration": "DBT"}})
     event["run"]["facets"] = {
