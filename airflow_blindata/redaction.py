@@ -682,8 +682,13 @@ def _is_secret_name(name: str) -> bool:
 
 def _names_a_secret(word: str) -> bool:
     """Whether a keyword, a name or an option's literal key says that the literal after it is
-    a secret."""
-    return word in _SECRET_KEYWORDS or _is_secret_name(word)
+    a secret (in SQL also a setting named ``…_pass``: WordPress' ``smtp_pass``)."""
+    return (
+        word in _SECRET_KEYWORDS or _is_secret_name(word) or _PASS_SUFFIX.search(word) is not None
+    )
+
+
+_PASS_SUFFIX = re.compile(r"(?i)[_.-]pass\Z")
 
 
 # One of them anywhere, or ``IDENTIFIED``: where a statement that does not tokenize stops being
@@ -983,14 +988,17 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         done = token.end + 1
         previous, kind = kind, token.token_type
         if kind in strings:
-            named = _names_a_secret(token.text.strip("%"))  # ``LIKE '%password%'`` too
+            # ``LIKE '%password%'``, a JSON path's ``'{api_key}'`` too
+            named = _names_a_secret(token.text.strip(_AROUND_A_KEY))
+            # a key column set (MySQL's ``INSERT … SET name = 'smtp_password'``): no value
+            key_set = setting and _KEY_COLUMN.search(w1) is not None
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
                 or (w1 == "TO" and first == "SET" and _names_a_secret(w2))  # ``SET k TO '…'``
                 or assigned
                 or keyed
                 or value_next
-                or (setting and named_secret and not named)
+                or (setting and named_secret and not key_set)
                 or _names_a_secret(declared)
                 or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
                 or (w1 == "AND" and between_secret)  # ``BETWEEN '…' AND '…'``
@@ -1026,7 +1034,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     )
                     else _redact_literal(raw)
                 )
-                if setting and not named:  # kept apart: a key read later may hide it
+                if setting and not key_set:  # kept apart: a key read later may hide it
                     parts += (sql[copied:start], shown)
                     set_literals.append((len(parts) - 1, raw))
                     copied = done
@@ -1039,9 +1047,14 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             keyed = not secret and named
             template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
             value_next, keyed_as = False, 0
-            if named and (w1 in _LISTING or _KEY_COLUMN.search(w2 if w1 == "LIKE" else w1)):
-                # a key (``WHERE name = 'smtp_password'``, ``VALUES ('api_key', …)``), not a
-                # value compared with another column (``auth_method = 'password'``)
+            if named and (
+                _names_a_setting(token.text)
+                or w1 in _LISTING
+                or _KEY_COLUMN.search(w2 if w1 in ("LIKE", "ILIKE") else w1)
+            ):
+                # a key (``WHERE path = 'system/smtp/password'``, ``VALUES ('api_key', …)``,
+                # ``WHERE name = 'password'``), not a word compared with another column
+                # (``auth_method = 'password'``) nor a phrase (``LIKE '%forgot password%'``)
                 named_secret = True
                 for at, literal in set_literals:
                     parts[at] = _emptied(literal)
@@ -1241,11 +1254,33 @@ _LISTING = frozenset({"", "(", ",", "SELECT", "VALUES"})
 """The last code before a literal that is listed, not compared: a row's key (``""``: right
 after another literal)."""
 _KEY_COLUMN = re.compile(
-    r"(?i)(?:^|[_.])(?:name|key|k|setting|param|parameter|property|prop|option|variable|var|"
-    r"config|attribute|attr|field|item|code)s?\Z"
+    r"(?i)(?:^k|name|key|setting|param|parameter|property|prop|option|variable|config|"
+    r"attribute|attr|field|item|code|path|id|label|identifier)s?\Z"
 )
-"""A column that holds the names of settings: a literal compared with it that names a secret is
-the key of the values its statement sets (``WHERE name = 'smtp_password'``)."""
+"""A column that holds the names of settings: the bare word ``'password'`` compared with it is
+the key of the values its statement sets (``WHERE name = 'password'``, ``configkey``)."""
+_AROUND_A_KEY = "%{}[]\"' "
+"""What may surround a key's name in a literal: a LIKE's ``%``, a JSON path's braces."""
+_BARE_SECRET_WORDS = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "secret", "token", "signature", "sig"}
+    | {"credential", "credentials"}
+)
+
+
+def _names_a_setting(text: str) -> bool:
+    """Whether a literal is the name of a secret setting, whatever it is compared with: a name
+    that ends with a secret word after a prefix (``smtp_password``, ``system/smtp/password``,
+    ``api_token``), no phrase (``%forgot password%``) nor the word alone (``'password'``, as an
+    ``auth_method`` is)."""
+    name = text.strip("%").strip()
+    return (
+        bool(name)
+        and not any(c.isspace() for c in name)
+        and name.casefold() not in _BARE_SECRET_WORDS
+        and _names_a_secret(name)
+    )
+
+
 """Functions sqlglot tokenizes as keywords: calls all the same (the others are names)."""
 
 

@@ -541,6 +541,40 @@ SECRETS_BY_STATEMENT_SHAPE = {
         "postgres",
         f"UPDATE cfg SET value = '{PLANTED}' WHERE key LIKE '%password%'",
     ),
+    # a setting's key compared through any column, a function, on the left, in a list, by
+    # CASE (a review of the rule that first asked for a key column)
+    "Magento's config path": (
+        "mysql",
+        f"UPDATE core_config_data SET value = '{PLANTED}' WHERE path = 'system/smtp/password'",
+    ),
+    "Nextcloud's configkey": (
+        "mysql",
+        f"UPDATE oc_appconfig SET configvalue = '{PLANTED}' WHERE configkey = 'revaSharedSecret'",
+    ),
+    "a key through lower()": (
+        "postgres",
+        f"UPDATE settings SET value = '{PLANTED}' WHERE lower(name) = 'smtp_password'",
+    ),
+    "a key on the left": (
+        "postgres",
+        f"UPDATE settings SET value = '{PLANTED}' WHERE 'smtp_password' = name",
+    ),
+    "a key in a list of one": (
+        "postgres",
+        f"UPDATE settings SET value = '{PLANTED}' WHERE name IN ('api_key')",
+    ),
+    "a key by CASE": (
+        "postgres",
+        f"UPDATE settings SET value = CASE name WHEN 'api_key' THEN '{PLANTED}' END",
+    ),
+    "WordPress' _pass": (
+        "mysql",
+        f"UPDATE wp_options SET option_value = '{PLANTED}' WHERE option_name = 'mailserver_pass'",
+    ),
+    "a JSON path's key": (
+        "postgres",
+        f"UPDATE cfg SET doc = jsonb_set(doc, '{{api_key}}', '\"{PLANTED}\"')",
+    ),
     "an UPDATE after a CTE": (
         "postgres",
         f"WITH s AS (SELECT 1) UPDATE cfg SET value = '{PLANTED}' WHERE name = 'api_key'",

@@ -42,7 +42,6 @@ from airflow_blindata.mapper.identity import (
     dataset_uri,
     entity_name,
     normalize_namespace,
-    shown_namespace,
     strip_user_info,
 )
 from airflow_blindata.mapper.plan import (
@@ -309,6 +308,16 @@ def entity_key(system: str, found: EntityName) -> EntityKey | None:
     return EntityKey(system=system, schema_=schema, name=redact_name(found.name))
 
 
+def shown_dataset(key: DatasetKey) -> str:
+    """A dataset as an entity's ``openLineageDataset`` and its source show it: the namespace
+    normalised (no user info, no query) and the name without its secrets, read as a name and
+    then as free text (``raw/password=…/x``), an HTTP API's keys hidden as in a URL shown.
+    Not the whole URI read as free text: an ``@`` in a key ended a "user info" there
+    (``s3://bucket`` + ``exports@2026/x`` was ``s3://***@2026/x``, one text for two buckets)."""
+    uri = dataset_uri(key.namespace, redact_text(redact_name(key.name)))
+    return redact_query(uri, api_keys=True)
+
+
 def _dataset_properties(
     draft: _Draft,
     dataset: DatasetKey,
@@ -318,9 +327,7 @@ def _dataset_properties(
 ) -> None:
     """The properties of a dataset; ``dataset_type`` is its facet, which the caller read;
     ``renamed`` its latest ``RENAME`` (``DatasetFold.renamed``)."""
-    # the namespace normalised (no user info, no query), the name as an entity's is redacted
-    uri = dataset_uri(dataset.namespace, redact_name(dataset.name))
-    draft.add("openLineageDataset", uri, redacted=True)
+    draft.add("openLineageDataset", shown_dataset(dataset), redacted=True)
     previous = renamed.previous_identifier if renamed else None
     if previous is not None:
         draft.set("openLineageRenamedFrom", [dataset_uri(previous.namespace, previous.name)])
@@ -721,9 +728,7 @@ def map_datasets(
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
-        # the namespace as spelt, without credentials; the name as an entity's is redacted
-        shown = f"{shown_namespace(dataset_key.namespace)}/{redact_name(dataset_key.name)}"
-        draft.sources.append(f"dataset {shown}")
+        draft.sources.append(f"dataset {shown_dataset(dataset_key)}")
         dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
         if dataset_type and system.entity_creation:
             # The table type of an entity the job creates; a crawled entity keeps its own.

@@ -799,18 +799,26 @@ def test_an_azure_container_before_the_at_sign_is_no_credential_and_stays_catalo
         (
             "https://api.example.com",
             "v1/rates?code=EUR",
-            "https://api.example.com/v1/rates?code=EUR",
+            "https://api.example.com/v1/rates?code=***",
         ),
-        # a secret of the name is hidden as the entity's name hides it
+        # a secret of the name is hidden as the entity's name hides it, and as free text
+        # does; an HTTP API's key as in a URL shown (a review)
         ("s3://bucket", "exports/x?sig=s3cret", "s3://bucket/exports/x?sig=***"),
+        ("s3://bucket", "raw/password=s3cret/x", "s3://bucket/raw/password=***"),
+        (
+            "https://api.example.com",
+            "v1/orders?key=s3cret",
+            "https://api.example.com/v1/orders?key=***",
+        ),
     ],
 )
 def test_the_dataset_an_entity_stands_for_is_named_as_sent_but_its_secrets(
     namespace: str, name: str, shown: str
 ) -> None:
     """docs/mapping-reference.md: ``openLineageDataset`` is the normalised namespace and the
-    name. Read as free text, an ``@`` in a key ended a "user info" (``s3://***@2026/x``, which
-    two buckets shared) and an API's ``?code=EUR`` was hidden (a probe of the docs)."""
+    name. Read as free text whole, an ``@`` in a key ended a "user info" (``s3://***@2026/x``,
+    which two buckets shared; a probe of the docs); an HTTP API's ``?code=`` is hidden as in any
+    URL shown (the entity's name keeps it)."""
     plan = build(
         [run_event(outputs=[dataset(name, namespace)])],
         builders.definition(policy("*")),
