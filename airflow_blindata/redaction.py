@@ -682,13 +682,8 @@ def _is_secret_name(name: str) -> bool:
 
 def _names_a_secret(word: str) -> bool:
     """Whether a keyword, a name or an option's literal key says that the literal after it is
-    a secret (in SQL also a setting named ``…_pass``: WordPress' ``smtp_pass``)."""
-    return (
-        word in _SECRET_KEYWORDS or _is_secret_name(word) or _PASS_SUFFIX.search(word) is not None
-    )
-
-
-_PASS_SUFFIX = re.compile(r"(?i)[_.-]pass\Z")
+    a secret."""
+    return word in _SECRET_KEYWORDS or _is_secret_name(word)
 
 
 # One of them anywhere, or ``IDENTIFIED``: where a statement that does not tokenize stops being
@@ -954,6 +949,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     updating = setting = named_secret = False
     set_literals: list[tuple[int, str]] = []
     cases = 0  # CASE … END open at nesting 0: their WHEN is no MERGE's
+    maybe_key = False  # a literal naming a secret, compared with what follows it
+    row_keyed = False  # a row of VALUES (or an INSERT's SELECT) had a setting's key
+    carried = False  # a secret value due, carried through a procedure's ``@name =``
     between_secret = False  # the first bound of a BETWEEN was a secret: so is the second
     inserting = False  # the statement is an INSERT: its SELECT of constants is a row
     statement = 0  # where the statement being read starts in ``sql``
@@ -988,10 +986,18 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         done = token.end + 1
         previous, kind = kind, token.token_type
         if kind in strings:
+            text = token.text
             # ``LIKE '%password%'``, a JSON path's ``'{api_key}'`` too
-            named = _names_a_secret(token.text.strip(_AROUND_A_KEY))
-            # a key column set (MySQL's ``INSERT … SET name = 'smtp_password'``): no value
-            key_set = setting and _KEY_COLUMN.search(w1) is not None
+            named = _names_a_secret(text.strip("%{}"))
+            # compared with (or listed in a row under) a column that names settings
+            at_key = _is_key_column(_compared_column(w1, w2, w3)) or (
+                0 <= row_at <= nesting
+                and position < len(columns)
+                and _is_key_column(columns[position])
+            )
+            # the key of a setting (``name = 'smtp_password'``), not the value of one
+            is_key = at_key and (named or _PASS_SUFFIX.search(text.strip("%")) is not None)
+            key_set = setting and is_key  # MySQL's ``INSERT … SET name = 'smtp_password'``
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
                 or (w1 == "TO" and first == "SET" and _names_a_secret(w2))  # ``SET k TO '…'``
@@ -999,6 +1005,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or keyed
                 or value_next
                 or (setting and named_secret and not key_set)
+                or (row_keyed and 0 <= row_at <= nesting and not is_key)
                 or _names_a_secret(declared)
                 or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
                 or (w1 == "AND" and between_secret)  # ``BETWEEN '…' AND '…'``
@@ -1034,7 +1041,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     )
                     else _redact_literal(raw)
                 )
-                if setting and not key_set:  # kept apart: a key read later may hide it
+                if (setting and not key_set) or (row_at >= 0 and not is_key):
+                    # kept apart: a key read later may hide it (``SET value = '…' WHERE name =
+                    # 'smtp_password'``, Keycloak's ``(realm_id, value, name)`` rows)
                     parts += (sql[copied:start], shown)
                     set_literals.append((len(parts) - 1, raw))
                     copied = done
@@ -1047,18 +1056,16 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             keyed = not secret and named
             template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
             value_next, keyed_as = False, 0
-            if named and (
-                _names_a_setting(token.text)
-                or w1 in _LISTING
-                or _KEY_COLUMN.search(w2 if w1 in ("LIKE", "ILIKE") else w1)
-            ):
-                # a key (``WHERE path = 'system/smtp/password'``, ``VALUES ('api_key', …)``,
-                # ``WHERE name = 'password'``), not a word compared with another column
-                # (``auth_method = 'password'``) nor a phrase (``LIKE '%forgot password%'``)
+            row_keyed = row_keyed or (is_key and row_at >= 0)  # the rest of the row: values
+            if is_key or (named and w1 in _LISTING and row_at < 0):
+                # a setting's key (``WHERE path = 'system/smtp/password'``, ``configkey =
+                # 'smtp_password'``, ``VALUES ('api_key', …)``), not a value compared with
+                # another column (``grant_type = 'client_credentials'``) nor a phrase
                 named_secret = True
                 for at, literal in set_literals:
                     parts[at] = _emptied(literal)
                 set_literals = []
+            maybe_key = named and not is_key  # ``WHERE 'smtp_password' = name``: by what follows
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
                 filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
             if not secret and "%" not in token.text:
@@ -1093,6 +1100,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 into, columns, listing_at = False, [], nesting
             elif values and nesting == 1:
                 row_at, position = nesting, 0
+                if not setting:
+                    set_literals = []  # a row's own literals: another row's key hides none
+                row_keyed = False
         elif kind is closing:
             if calls and calls[-1].nesting == nesting:
                 calls.pop()
@@ -1152,6 +1162,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif word == "SELECT" and nesting == 0 and inserting and not values:
             into = False  # ``INSERT INTO t (a, b) SELECT 'x', 'y'``: a row of the columns
             row_at, position = (0, 0) if columns else (-1, 0)
+            row_keyed = False
         elif word == "CASE" and nesting == 0:
             cases += 1
         elif word == "END" and nesting == 0 and cases:
@@ -1190,6 +1201,12 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             assigned = True
         if kind not in passed:
             is_name = word[:1].isalpha() or word[:1] == "_"
+            if maybe_key and previous is equals and is_name and _is_key_column(word):
+                named_secret = True  # ``WHERE 'smtp_password' = name``
+                for at, literal in set_literals:
+                    parts[at] = _emptied(literal)
+                set_literals = []
+            maybe_key = False
             if declaring and is_name and word != "DECLARE":
                 declared, declaring = word, False
             first = first or word
@@ -1210,6 +1227,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 and (nesting > 0 or row_at == 0 or inserting)
                 and nesting not in in_lists
             ) or (template and kind in kinds.joins)
+            # ``EXEC p @name = N'smtp_password', @value = N'…'``: through the next parameter
+            carried = (calling and keyed and kind is comma) or (
+                carried and (word == "@" or (w1 == "@" and is_name))
+            )
+            value_next = value_next or carried
             keyed_as = 1 if keyed and word == "AS" and nesting > 0 else 2 if keyed_as == 1 else 0
             keyed = template = False
             w1, w2, w3, w4 = word, w1, w2, w3
@@ -1250,38 +1272,36 @@ _CONTINUING = frozenset(
 ``ON CONFLICT DO UPDATE``, MySQL's ``ON DUPLICATE KEY UPDATE``, ``UNION ALL SELECT``,
 ``CREATE TABLE t AS SELECT``)."""
 _CALLED_KEYWORDS = frozenset({"FORMAT", "LEFT", "RIGHT", "REPLACE"})
+"""Functions sqlglot tokenizes as keywords: calls all the same (the others are names)."""
 _LISTING = frozenset({"", "(", ",", "SELECT", "VALUES"})
 """The last code before a literal that is listed, not compared: a row's key (``""``: right
 after another literal)."""
 _KEY_COLUMN = re.compile(
-    r"(?i)(?:^k|name|key|setting|param|parameter|property|prop|option|variable|config|"
-    r"attribute|attr|field|item|code|path|id|label|identifier)s?\Z"
+    r"(?i)(?:^(?:k|id|ident|identifier)|(?:name|key|path|setting|param|parameter|property|"
+    r"prop|option|variable|(?:^|_)var|config|attribute|attr|field|secret))(?:_?id)?s?\Z"
 )
-"""A column that holds the names of settings: the bare word ``'password'`` compared with it is
-the key of the values its statement sets (``WHERE name = 'password'``, ``configkey``)."""
-_AROUND_A_KEY = "%{}[]\"' "
-"""What may surround a key's name in a literal: a LIKE's ``%``, a JSON path's braces."""
-_BARE_SECRET_WORDS = frozenset(
-    {"password", "passwd", "pwd", "passphrase", "secret", "token", "signature", "sig"}
-    | {"credential", "credentials"}
-)
+"""A column that holds the names of settings (``name``, ``configkey``, ``option_name``,
+Magento's ``path``, ``setting_id``, ``env_var``, ``k``): a literal compared with it that names
+a secret is the key of the values its statement sets (``WHERE name = 'smtp_password'``);
+``provider_id``, ``grant_type``, ``auth_method`` hold values (``'password'``,
+``'refresh_token'``)."""
+_PASS_SUFFIX = re.compile(r"(?i)[_.-]pass\Z")
+"""A setting's key that ends with ``_pass`` (WordPress' ``mailserver_pass``): a key only where
+it is compared with a key column (``qc_pass = 'Y'``, ``'season_pass'`` are no secrets)."""
 
 
-def _names_a_setting(text: str) -> bool:
-    """Whether a literal is the name of a secret setting, whatever it is compared with: a name
-    that ends with a secret word after a prefix (``smtp_password``, ``system/smtp/password``,
-    ``api_token``), no phrase (``%forgot password%``) nor the word alone (``'password'``, as an
-    ``auth_method`` is)."""
-    name = text.strip("%").strip()
-    return (
-        bool(name)
-        and not any(c.isspace() for c in name)
-        and name.casefold() not in _BARE_SECRET_WORDS
-        and _names_a_secret(name)
-    )
+def _is_key_column(name: str) -> bool:
+    return bool(name) and _KEY_COLUMN.search(name) is not None
 
 
-"""Functions sqlglot tokenizes as keywords: calls all the same (the others are names)."""
+def _compared_column(w1: str, w2: str, w3: str) -> str:
+    """The column a literal is compared with, from the words of code before it: ``name =``
+    (``=`` is passed over), ``name LIKE``, ``name IN (``, ``lower(name) =``, ``CASE name WHEN``."""
+    if w1 in ("LIKE", "ILIKE", "IN", ")"):
+        return w2
+    if w1 == "WHEN" and w3 == "CASE":
+        return w2
+    return w1
 
 
 _COMPARISONS = frozenset({"<>", "!=", "LIKE", "ILIKE", "BETWEEN"})

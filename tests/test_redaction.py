@@ -575,6 +575,24 @@ SECRETS_BY_STATEMENT_SHAPE = {
         "postgres",
         f"UPDATE cfg SET doc = jsonb_set(doc, '{{api_key}}', '\"{PLANTED}\"')",
     ),
+    "a key column set, the secret in another": (
+        "postgres",
+        f"UPDATE api_credentials SET key = '{PLANTED}' WHERE name = 'stripe_secret'",
+    ),
+    "Keycloak's value before its name": (
+        "postgres",
+        "INSERT INTO public.realm_smtp_config (realm_id, value, name) "
+        f"VALUES ('master', '{PLANTED}', 'password')",
+    ),
+    "WordPress' option row": (
+        "mysql",
+        "INSERT INTO wp_options (option_name, option_value, autoload) "
+        f"VALUES ('mailserver_pass', '{PLANTED}', 'yes')",
+    ),
+    "a procedure's named parameters": (
+        "tsql",
+        f"EXEC dbo.usp_set_setting @name = N'smtp_password', @value = N'{PLANTED}'",
+    ),
     "an UPDATE after a CTE": (
         "postgres",
         f"WITH s AS (SELECT 1) UPDATE cfg SET value = '{PLANTED}' WHERE name = 'api_key'",
@@ -712,6 +730,15 @@ ORDINARY_SQL = [
     "UPDATE tickets SET category = 'account' WHERE lower(subject) LIKE '%forgot password%'",
     "UPDATE tickets SET queue = 'it-support', priority = 'high' WHERE subject LIKE '%password%'",
     "SELECT * FROM users WHERE reset_token <> '' AND password = ''",
+    # values of auth dimensions that end like a secret's name, compared with no setting's
+    # name; a qc_pass flag, a season pass (a review of the rule that took them for keys)
+    "UPDATE dim_oauth_client SET client_class = 'machine' WHERE grant_type = 'client_credentials'",
+    "UPDATE stg_sessions SET status = 'expired' WHERE token_type = 'refresh_token'",
+    "UPDATE dim_auth_method SET description = 'Programmatic access' WHERE auth_method = 'api_key'",
+    "UPDATE analytics.dim_users SET signup_method = 'email' WHERE provider_id = 'password'",
+    "SELECT sample_id FROM qc_results WHERE qc_pass = 'Y'",
+    "SELECT CASE ticket_type WHEN 'day_pass' THEN 'Daily' ELSE 'Other' END FROM t",
+    "SELECT replace(name, '[password]', '[redacted]') FROM t",
 ]
 
 

@@ -310,12 +310,11 @@ def entity_key(system: str, found: EntityName) -> EntityKey | None:
 
 def shown_dataset(key: DatasetKey) -> str:
     """A dataset as an entity's ``openLineageDataset`` and its source show it: the namespace
-    normalised (no user info, no query) and the name without its secrets, read as a name and
-    then as free text (``raw/password=…/x``), an HTTP API's keys hidden as in a URL shown.
+    normalised (no user info, no query) and the name as its entity's is redacted (a partition
+    ``token=eth`` is kept: two folders stay two), an HTTP API's keys hidden as in a URL shown.
     Not the whole URI read as free text: an ``@`` in a key ended a "user info" there
     (``s3://bucket`` + ``exports@2026/x`` was ``s3://***@2026/x``, one text for two buckets)."""
-    uri = dataset_uri(key.namespace, redact_text(redact_name(key.name)))
-    return redact_query(uri, api_keys=True)
+    return redact_query(dataset_uri(key.namespace, redact_name(key.name)), api_keys=True)
 
 
 def _dataset_properties(
