@@ -96,6 +96,12 @@ def test_the_commands_find_a_connection_kept_in_the_metadata_database(
     done = run([CLI, "check"], airflow_env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == f"Connected to Blindata at {emulator.base_url} as {USER} on {TENANT}\n"
+    # Airflow's own command (docs/connection.md), on every supported version: on 3.1 the hook
+    # asked the Task SDK, which outside a task reads no connection of the metadata database
+    # (a probe on Airflow 3.1.1: "isn't defined")
+    testing = airflow_env | {"AIRFLOW__CORE__TEST_CONNECTION": "Enabled"}
+    done = run([AIRFLOW, "connections", "test", "blindata_default"], testing)
+    assert "Connection success!" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
     # the event store named by a connection of the metadata database too (airflow-conn://)
     events = Path(airflow_env["AIRFLOW_HOME"]) / "events-by-connection.db"

@@ -418,13 +418,22 @@ class BlindataHook(BaseHook):
         return self.settings.client()
 
     def test_connection(self) -> tuple[bool, str]:
-        """Prove that the URL, the credentials and the tenant work, with one real call."""
+        """Prove that the URL, the credentials and the tenant work, with one real call.
+
+        ``airflow connections test`` of Airflow 3.1 runs outside a task without telling the
+        Task SDK it is a server: ``get_connection`` then reads no connection of the metadata
+        database. One not found so is read as the ``airflow`` command reads it."""
         try:
             settings = self.settings
         except BlindataError as exc:
             return False, f"The connection {self.blindata_conn_id} is not usable: {exc}"
         except Exception as exc:  # e.g. the connection does not exist
-            return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
+            try:
+                settings = settings_from_airflow(self.blindata_conn_id)
+            except BlindataError as unusable:
+                return False, f"The connection {self.blindata_conn_id} is not usable: {unusable}"
+            except Exception:
+                return False, f"Cannot read the connection {self.blindata_conn_id}: {exc}"
         return check_settings(settings)
 
     def check_api(self, *, openapi: str | None = None, probe: bool = False) -> ApiCheck:
