@@ -11,7 +11,9 @@ It produces every kind of lineage the provider maps:
 SQLite tables have no lineage extractor in the OpenLineage provider, so the tasks declare their
 datasets as OpenLineage ``Dataset`` inlets and outlets, in the namespace ``sqlite://demo-warehouse``
 (the job definition next to the sync DAG creates a System for it). The database is the connection
-``demo_sqlite`` (``AIRFLOW_CONN_DEMO_SQLITE='{"conn_type": "sqlite", "host": "/path/demo.db"}'``).
+``demo_sqlite`` (``AIRFLOW_CONN_DEMO_SQLITE='{"conn_type": "sqlite", "host": "/path/demo.db"}'``),
+read by ``apache-airflow-providers-sqlite``: the ``dev`` extra (``./dev demo``) installs it;
+a deployment running this DAG installs it itself (``Unknown hook type "sqlite"`` otherwise).
 """
 
 from __future__ import annotations
