@@ -951,6 +951,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     cases = 0  # CASE … END open at nesting 0: their WHEN is no MERGE's
     maybe_key = False  # a literal naming a secret, compared with what follows it
     row_keyed = False  # a row of VALUES (or an INSERT's SELECT) had a setting's key
+    # the literals of the row being read, kept apart: a key listed after them hides them
+    row_literals: list[tuple[int, str]] = []
+    in_columns: dict[int, str] = {}  # the column an ``IN (…)`` list is compared with
+    case_subject = ""  # ``CASE name WHEN 'api_key' …``: what its WHENs are compared with
+    param_key = False  # the last literal was a procedure's ``@name = N'smtp_password'``
     carried = False  # a secret value due, carried through a procedure's ``@name =``
     between_secret = False  # the first bound of a BETWEEN was a secret: so is the second
     inserting = False  # the statement is an INSERT: its SELECT of constants is a row
@@ -989,14 +994,25 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             text = token.text
             # ``LIKE '%password%'``, a JSON path's ``'{api_key}'`` too
             named = _names_a_secret(text.strip("%{}"))
-            # compared with (or listed in a row under) a column that names settings
-            at_key = _is_key_column(_compared_column(w1, w2, w3)) or (
-                0 <= row_at <= nesting
+            # ``…_pass`` names a secret only under a setting's own column (WordPress'
+            # ``option_name``), not a ``name`` of anything (``'season_pass'``)
+            passed_key = _PASS_SUFFIX.search(text.strip("%")) is not None
+            keyish = named or passed_key
+            # listed in a row under a column that names settings (Keycloak's ``(…, value,
+            # name)``), or compared with one (``WHERE name = 'smtp_password'``): a setting's key
+            listed_key = (
+                keyish
+                and row_at == nesting
                 and position < len(columns)
-                and _is_key_column(columns[position])
+                and _is_key_column(columns[position], generic=named)
             )
-            # the key of a setting (``name = 'smtp_password'``), not the value of one
-            is_key = at_key and (named or _PASS_SUFFIX.search(text.strip("%")) is not None)
+            if w1 in _LISTING and nesting in in_columns:
+                compared = in_columns[nesting]  # ``name IN ('a', 'smtp_password')``
+            elif w1 == "WHEN" and case_subject:
+                compared = case_subject  # ``CASE name WHEN 'smtp_host' … WHEN 'api_key'``
+            else:
+                compared = _compared_column(w1, w2, w3)
+            is_key = listed_key or (keyish and _is_key_column(compared, generic=named))
             key_set = setting and is_key  # MySQL's ``INSERT … SET name = 'smtp_password'``
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
@@ -1005,7 +1021,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or keyed
                 or value_next
                 or (setting and named_secret and not key_set)
-                or (row_keyed and 0 <= row_at <= nesting and not is_key)
+                or (row_keyed and row_at == nesting and not is_key)
                 or _names_a_secret(declared)
                 or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
                 or (w1 == "AND" and between_secret)  # ``BETWEEN '…' AND '…'``
@@ -1041,11 +1057,17 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     )
                     else _redact_literal(raw)
                 )
-                if (setting and not key_set) or (row_at >= 0 and not is_key):
+                if setting and not key_set:
                     # kept apart: a key read later may hide it (``SET value = '…' WHERE name =
-                    # 'smtp_password'``, Keycloak's ``(realm_id, value, name)`` rows)
+                    # 'smtp_password'``)
                     parts += (sql[copied:start], shown)
                     set_literals.append((len(parts) - 1, raw))
+                    copied = done
+                elif row_at == nesting and not is_key:
+                    # a row's value, which a key listed after it in the row hides (Keycloak's
+                    # ``(realm_id, value, name)``)
+                    parts += (sql[copied:start], shown)
+                    row_literals.append((len(parts) - 1, raw))
                     copied = done
                 elif shown != raw:
                     parts += (sql[copied:start], shown)
@@ -1056,15 +1078,24 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             keyed = not secret and named
             template = not secret and _ENDS_NAMING_A_SECRET.search(token.text) is not None
             value_next, keyed_as = False, 0
-            row_keyed = row_keyed or (is_key and row_at >= 0)  # the rest of the row: values
-            if is_key or (named and w1 in _LISTING and row_at < 0):
+            if listed_key:  # the row's other values are the setting's
+                row_keyed = True
+                for at, literal in row_literals:
+                    parts[at] = _emptied(literal)
+                row_literals = []
+            if is_key or (
+                named and nesting > 0 and w1 in ("SELECT", ",") and nesting not in in_lists
+            ):
                 # a setting's key (``WHERE path = 'system/smtp/password'``, ``configkey =
-                # 'smtp_password'``, ``VALUES ('api_key', …)``), not a value compared with
-                # another column (``grant_type = 'client_credentials'``) nor a phrase
+                # 'smtp_password'``, a MERGE's ``USING (SELECT N'api_key' AS k)``), not a value
+                # compared with another column (``grant_type = 'client_credentials'``,
+                # ``event_name = 'UPDATE_PASSWORD'``)
                 named_secret = True
                 for at, literal in set_literals:
                     parts[at] = _emptied(literal)
                 set_literals = []
+            # a procedure's ``@name = N'smtp_password'``: the next parameter's value is its
+            param_key = calling and w2 in ("@", ":") and keyish and _is_key_column(w1)
             maybe_key = named and not is_key  # ``WHERE 'smtp_password' = name``: by what follows
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
                 filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
@@ -1090,7 +1121,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 secret_at, call_pending = nesting, False
             if w1 == "IN":
                 in_lists.add(nesting)
-                if _names_a_secret(w3 if w2 == "NOT" else w2):  # ``token [NOT] IN ('…')``
+                in_columns[nesting] = w3 if w2 == "NOT" else w2
+                if _names_a_secret(in_columns[nesting]):  # ``token [NOT] IN ('…')``
                     secret_at = nesting
             if w1 in _SECRET_ARGUMENTS:
                 calls.append(_Call(_SECRET_ARGUMENTS[w1], nesting))
@@ -1100,9 +1132,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 into, columns, listing_at = False, [], nesting
             elif values and nesting == 1:
                 row_at, position = nesting, 0
-                if not setting:
-                    set_literals = []  # a row's own literals: another row's key hides none
-                row_keyed = False
+                row_keyed, row_literals = False, []
         elif kind is closing:
             if calls and calls[-1].nesting == nesting:
                 calls.pop()
@@ -1115,7 +1145,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 column = ""
             if nesting in (listing_at, row_at):
                 listing_at = row_at = -1
+                row_keyed, row_literals = False, []
             in_lists.discard(nesting)
+            in_columns.pop(nesting, None)
             nesting -= 1
         elif kind is comma:
             if calls and calls[-1].nesting == nesting:
@@ -1162,16 +1194,18 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
         elif word == "SELECT" and nesting == 0 and inserting and not values:
             into = False  # ``INSERT INTO t (a, b) SELECT 'x', 'y'``: a row of the columns
             row_at, position = (0, 0) if columns else (-1, 0)
-            row_keyed = False
+            row_keyed, row_literals = False, []
         elif word == "CASE" and nesting == 0:
             cases += 1
         elif word == "END" and nesting == 0 and cases:
             cases -= 1
+            case_subject = ""
         elif word == "WHEN" and nesting == 0 and not cases:
             setting = False  # MERGE's next ``WHEN [NOT] MATCHED``
         elif word in _ENDS_A_ROW and nesting == 0:
             into = setting = False  # and an UPDATE's SET; ``UNION ALL SELECT`` is a new row
             row_at = -1 if row_at == 0 else row_at
+            row_keyed, row_literals = False, []
         elif word == "USING" and placeholder_filled:
             using = True  # ``EXECUTE '… PASSWORD $1' USING '…'``
         elif word in ("USING", "ON") and nesting == 0:
@@ -1228,9 +1262,12 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 and nesting not in in_lists
             ) or (template and kind in kinds.joins)
             # ``EXEC p @name = N'smtp_password', @value = N'…'``: through the next parameter
-            carried = (calling and keyed and kind is comma) or (
+            carried = (param_key and kind is comma) or (
                 carried and (word == "@" or (w1 == "@" and is_name))
             )
+            param_key = False
+            if w1 == "CASE" and is_name and word != "WHEN":
+                case_subject = word  # the w1 below is still the word before this one
             value_next = value_next or carried
             keyed_as = 1 if keyed and word == "AS" and nesting > 0 else 2 if keyed_as == 1 else 0
             keyed = template = False
@@ -1277,21 +1314,31 @@ _LISTING = frozenset({"", "(", ",", "SELECT", "VALUES"})
 """The last code before a literal that is listed, not compared: a row's key (``""``: right
 after another literal)."""
 _KEY_COLUMN = re.compile(
-    r"(?i)(?:^(?:k|id|ident|identifier)|(?:name|key|path|setting|param|parameter|property|"
-    r"prop|option|variable|(?:^|_)var|config|attribute|attr|field|secret))(?:_?id)?s?\Z"
+    r"(?i)(?:k|id|ident|identifier|name|key|path|setting|param|parameter|property|prop|option|"
+    r"variable|var|config|attribute|attr|field|"
+    r"[a-z0-9_]*key|(?:[a-z0-9]+_)?(?:option|setting|param|parameter|property|attribute|attr|"
+    r"variable|config|conf|secret|credential|env|key|app|sys)_?(?:name|id|path|var))s?_?"
 )
-"""A column that holds the names of settings (``name``, ``configkey``, ``option_name``,
-Magento's ``path``, ``setting_id``, ``env_var``, ``k``): a literal compared with it that names
-a secret is the key of the values its statement sets (``WHERE name = 'smtp_password'``);
-``provider_id``, ``grant_type``, ``auth_method`` hold values (``'password'``,
-``'refresh_token'``)."""
+"""A column that holds the names of settings: ``name``, ``key``, Magento's ``path``, ``k``,
+``id``, a name ending with ``key`` (``configkey``, ``config_key``, Activiti's ``KEY_``), or a
+setting's word and ``name``/``id``/``path``/``var`` (``option_name``, ``setting_id``,
+``env_var``). A literal compared with it that names a secret is the key of the values its
+statement sets (``WHERE name = 'smtp_password'``); ``event_name``, ``page_path``,
+``provider_id``, ``grant_type`` hold values (``'UPDATE_PASSWORD'``, ``'password'``)."""
 _PASS_SUFFIX = re.compile(r"(?i)[_.-]pass\Z")
 """A setting's key that ends with ``_pass`` (WordPress' ``mailserver_pass``): a key only where
 it is compared with a key column (``qc_pass = 'Y'``, ``'season_pass'`` are no secrets)."""
 
 
-def _is_key_column(name: str) -> bool:
-    return bool(name) and _KEY_COLUMN.search(name) is not None
+def _is_key_column(name: str, *, generic: bool = True) -> bool:
+    """Whether ``name`` holds settings' names; without ``generic``, not a bare ``name``,
+    ``id``, ``path`` or ``k``, which name anything."""
+    if not name or _KEY_COLUMN.fullmatch(name) is None:
+        return False
+    return generic or name.strip("_").lower() not in _GENERIC_KEY_COLUMNS
+
+
+_GENERIC_KEY_COLUMNS = frozenset({"name", "names", "id", "ids", "path", "k", "ident"})
 
 
 def _compared_column(w1: str, w2: str, w3: str) -> str:

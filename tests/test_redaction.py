@@ -593,6 +593,21 @@ SECRETS_BY_STATEMENT_SHAPE = {
         "tsql",
         f"EXEC dbo.usp_set_setting @name = N'smtp_password', @value = N'{PLANTED}'",
     ),
+    "a CASE's later WHEN": (
+        "postgres",
+        "UPDATE settings SET value = CASE name WHEN 'smtp_host' THEN 'smtp.example.com' "
+        f"WHEN 'smtp_password' THEN '{PLANTED}' END",
+    ),
+    "an IN list's later key": (
+        "mysql",
+        f"UPDATE wp_options SET option_value = '{PLANTED}' "
+        "WHERE option_name IN ('mailserver_login', 'mailserver_pass')",
+    ),
+    "Activiti's KEY_": (
+        "postgres",
+        f"UPDATE act_id_info SET value_ = '{PLANTED}' "
+        "WHERE user_id_ = 'bob' AND key_ = 'smtp_password'",
+    ),
     "an UPDATE after a CTE": (
         "postgres",
         f"WITH s AS (SELECT 1) UPDATE cfg SET value = '{PLANTED}' WHERE name = 'api_key'",
@@ -739,6 +754,22 @@ ORDINARY_SQL = [
     "SELECT sample_id FROM qc_results WHERE qc_pass = 'Y'",
     "SELECT CASE ticket_type WHEN 'day_pass' THEN 'Daily' ELSE 'Other' END FROM t",
     "SELECT replace(name, '[password]', '[redacted]') FROM t",
+    # an INSERT's SELECT with a filter, event names, a product called *_pass, procedure
+    # arguments that name secrets as values (the last review)
+    "INSERT INTO mart.daily_auth_events (day, event_type, n) SELECT date_trunc('day', "
+    "to_timestamp(event_time / 1000)), type, count(*) FROM keycloak.event_entity "
+    "WHERE type IN ('LOGIN', 'UPDATE_PASSWORD') GROUP BY 1, 2",
+    "INSERT INTO mart.requests (request_id, flow, loaded_by) SELECT r.id, 'web', 'airflow' "
+    "FROM stg.http_requests r WHERE r.path = '/oauth/token'",
+    "INSERT INTO meta.pii_columns (c, kind) SELECT c.column_name, CASE WHEN c.column_name IN "
+    "('password', 'api_key', 'token') THEN 'secret' WHEN c.column_name = 'email' THEN 'pii' "
+    "ELSE 'none' END FROM information_schema.columns c",
+    "UPDATE mart.fact_auth_events SET category = 'credential' WHERE event_name = 'UPDATE_PASSWORD'",
+    "UPDATE mart.page_views SET section = 'account' WHERE page_path = '/reset-password'",
+    "UPDATE products SET category = 'travel' WHERE product_name = 'season_pass'",
+    "INSERT INTO dim_product (product_id, name, price, currency) "
+    "VALUES (1, 'season_pass', 99, 'EUR')",
+    "EXEC sp_rename 'dbo.users.old_password', 'legacy_password', 'COLUMN'",
 ]
 
 

@@ -42,6 +42,7 @@ from airflow_blindata.mapper.identity import (
     dataset_uri,
     entity_name,
     normalize_namespace,
+    shown_namespace,
     strip_user_info,
 )
 from airflow_blindata.mapper.plan import (
@@ -315,6 +316,12 @@ def shown_dataset(key: DatasetKey) -> str:
     Not the whole URI read as free text: an ``@`` in a key ended a "user info" there
     (``s3://bucket`` + ``exports@2026/x`` was ``s3://***@2026/x``, one text for two buckets)."""
     return redact_query(dataset_uri(key.namespace, redact_name(key.name)), api_keys=True)
+
+
+def shown_source(key: DatasetKey) -> str:
+    """A dataset as an entity's source names it: the namespace as the producer spelt it
+    (without credentials), then the name as ``shown_dataset`` shows it."""
+    return redact_query(f"{shown_namespace(key.namespace)}/{redact_name(key.name)}", api_keys=True)
 
 
 def _dataset_properties(
@@ -727,7 +734,7 @@ def map_datasets(
         draft = drafts.get(key)
         if draft is None:
             draft = drafts[key] = _Draft(key=key, may_create=system.entity_creation)
-        draft.sources.append(f"dataset {shown_dataset(dataset_key)}")
+        draft.sources.append(f"dataset {shown_source(dataset_key)}")
         dataset_type = facet_of(facets, DatasetTypeDatasetFacet)
         if dataset_type and system.entity_creation:
             # The table type of an entity the job creates; a crawled entity keeps its own.

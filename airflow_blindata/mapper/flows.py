@@ -23,9 +23,11 @@ from airflow_blindata.mapper.catalog import (
     dataset_name,
     entity_key,
     locate_dataset,
+    shown_dataset,
+    shown_source,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
-from airflow_blindata.mapper.identity import cased_identifier, dataset_uri
+from airflow_blindata.mapper.identity import cased_identifier
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -169,12 +171,11 @@ class FlowCollector:
         if entity not in self._entities:
             # A dataset named only inside a lineage facet: described bare, created if allowed,
             # with the dataset it is, as every dataset's entity (the catalog's property)
-            dataset = redact_text(dataset_uri(key.namespace, key.name))
-            self._entities[entity] = PlannedEntity(
+            self._entities[entity] = PlannedEntity(  # as the catalog pass shows a dataset
                 key=entity,
                 may_create=system.entity_creation,
-                source=f"dataset {redact_text(str(key))}",  # the name is free text
-                properties=(("openLineageDataset", dataset),),
+                source=f"dataset {shown_source(key)}",
+                properties=(("openLineageDataset", shown_dataset(key)),),
             )
             self.plan.entities.append(self._entities[entity])
         return entity

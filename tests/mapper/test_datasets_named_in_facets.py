@@ -130,3 +130,19 @@ def test_a_dataset_named_only_in_a_lineage_facet_is_described_as_the_dataset_it_
     plan = build(_job_with(facets), DEFINITION)
     (bare,) = [e for e in plan.entities if e.key.name == "tmp_o"]
     assert bare.properties == (("openLineageDataset", f"{PG}/analytics.public.tmp_o"),)
+
+
+@pytest.mark.parametrize("name", ["exports@2026/orders", "raw/token=eth/transfers"])
+def test_a_dataset_named_only_in_a_lineage_facet_is_shown_as_the_catalog_shows_it(
+    name: str,
+) -> None:
+    """The entity of a dataset only a columnLineage facet names had its ``openLineageDataset``
+    read as free text whole (``s3://***@2026/orders``, ``…/token=***``) where the catalog pass
+    shows the same dataset as sent: the property changed with the run that described it (a
+    review)."""
+    lake = "s3://lake"
+    facets = column_lineage_facet({"total": [input_field(name, "amount", lake)]})
+    plan = build(_job_with(facets), definition(policy("*")))
+    (bare,) = [e for e in plan.entities if e.key.system == "lake"]
+    assert bare.properties == (("openLineageDataset", f"{lake}/{name}"),)
+    assert bare.source == f"dataset {lake}/{name}"
