@@ -110,10 +110,14 @@ def _recount(counters: dict[str, int], counter: str, count: int) -> None:
 def _quality_of(quality: QualityPlan | None, scopes: Set[str]) -> QualityPlan | None:
     if quality is None:
         return None
+    results = [result for result in quality.results if result.job in scopes]
+    # a check two jobs assert is described by its newest run, maybe of a job with nothing
+    # new: it is kept for the results of the others, which are coloured by it (``_Colours``)
+    resulted = {result.check for result in results}
     return QualityPlan(
         suite_code=quality.suite_code,
         jobs=[job for job in quality.jobs if job in scopes],
-        checks=[check for check in quality.checks if check.job in scopes],
-        results=[result for result in quality.results if result.job in scopes],
+        checks=[c for c in quality.checks if c.job in scopes or c.code in resulted],
+        results=results,
         records=[record for record in quality.records if record.job in scopes],
     )

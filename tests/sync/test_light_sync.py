@@ -355,3 +355,39 @@ def test_a_light_sync_overtaken_by_a_snapshot_writes_nothing_older_over_it(
         if field["physicalEntity"]["uuid"] == entity["uuid"]
     }
     assert (fields["id"], fields["w"]) == ("bigint", "text")  # ``v`` goes with the cleanup
+
+
+def test_a_late_run_of_a_shared_check_is_coloured_by_its_own_severity_in_a_light_sync(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    """Seed 003: a warn-only failure is YELLOW, a failure RED, by each run's severity. Two jobs
+    assert one check (same dataset, assertion and column); the warn job's newer run is synced,
+    then the error job's older failing run arrives late. The light sync kept that result but
+    not its check (described by the other job's newer run): it was posted under the warn
+    threshold, YELLOW, and stayed so (a probe)."""
+
+    def checked(job: str, run: int, minute: int, severity: str) -> list[dict[str, Any]]:
+        tested = assertions_facet(
+            assertion("not_null", success=False, column="id", severity=severity)
+        )
+        return [
+            run_event(
+                job,
+                event_type=kind,
+                run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
+                time=f"2026-01-02T10:{minute:02d}:{second:02d}Z",
+                inputs=[dataset("shop.public.orders", PG, input_facets=tested)],
+                outputs=[{"namespace": PG, "name": f"shop.public.{job}_out"}],
+            )
+            for kind, second in (("START", 0), ("COMPLETE", 30))
+        ]
+
+    store.append_many(checked("etl_b", 1, 0, "error") + checked("etl_a", 2, 5, "warn"))
+    synced(client, store, emulator)
+    store.append_many(checked("etl_b", 3, 3, "error"))
+    light = synced(client, store, emulator, light=True)
+    assert light.status == "success", light.message
+    results = sorted(objects(emulator, Kind.RESULT), key=lambda r: r["startedAt"])
+    assert [r["semaphore"] for r in results] == ["RED", "RED", "YELLOW"]
+    (check,) = [c for c in objects(emulator, Kind.CHECK) if not c["code"].startswith("ol-")]
+    assert check["warningThreshold"] == 0.0  # the newest run's: warn
