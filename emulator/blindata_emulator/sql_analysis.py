@@ -140,9 +140,13 @@ def _table_ref(table: exp.Table, default_schema: str | None) -> TableRef:
     )
 
 
-def _same_table(table: exp.Table, target: exp.Table) -> bool:
+def _same_table(table: exp.Table, target: exp.Table, default_schema: str | None = None) -> bool:
+    """Whether ``table`` is the statement's target: a name without a schema is in the default
+    schema (``INSERT INTO dwh.orders … FROM orders`` on ``shop`` reads ``shop.orders``)."""
+    schema = table.db or default_schema or ""
+    target_schema = target.db or default_schema or ""
     return table.name.lower() == target.name.lower() and (
-        not table.db or not target.db or table.db.lower() == target.db.lower()
+        not schema or not target_schema or schema.lower() == target_schema.lower()
     )
 
 
@@ -150,7 +154,7 @@ def _tables_read(query: exp.Expr, target: exp.Table, default_schema: str | None)
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     refs: list[TableRef] = []
     for table in query.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier) or _same_table(table, target):
+        if not isinstance(table.this, exp.Identifier) or _same_table(table, target, default_schema):
             continue
         if not table.db and table.name.lower() in ctes:
             continue
@@ -198,7 +202,7 @@ def _trace(
                 column = _unquoted(leaf.name.split(".")[-1])
                 if column == "*":
                     found.notes.append(f"{target}: SELECT * kept at table level")
-                elif not _same_table(leaf.expression, target_table):
+                elif not _same_table(leaf.expression, target_table, default_schema):
                     pair = ColumnPair(_table_ref(leaf.expression, default_schema), column, target)
                     if pair not in found.pairs:
                         found.pairs.append(pair)

@@ -147,3 +147,12 @@ def test_a_script_with_two_writing_statements_needs_analyze_script() -> None:
 )
 def test_openlineage_dialect_names_map_to_sqlglot(name: str | None, expected: str | None) -> None:
     assert sqlglot_dialect(name) == expected
+
+
+def test_a_bare_table_of_the_targets_name_in_another_schema_is_a_source() -> None:
+    """``INSERT INTO dwh.orders … FROM orders`` analysed with the default schema ``shop`` reads
+    ``shop.orders``: it was taken for the target itself, and gave no flow (a probe)."""
+    result = analyze_sql(
+        "INSERT INTO dwh.orders (id) SELECT o.id FROM orders AS o", "mysql", "shop"
+    )
+    assert [(t.schema, t.name) for t in result.tables_in] == [("shop", "orders")]
