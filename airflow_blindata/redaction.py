@@ -1012,7 +1012,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 compared = case_subject  # ``CASE name WHEN 'smtp_host' … WHEN 'api_key'``
             else:
                 compared = _compared_column(w1, w2, w3)
-            is_key = listed_key or (keyish and _is_key_column(compared, generic=named))
+            is_key = listed_key or (
+                keyish
+                and _is_key_column(compared, generic=named)
+                and (_reads_as_a_key(text) or not _is_generic_column(compared))
+            )
             key_set = setting and is_key  # MySQL's ``INSERT … SET name = 'smtp_password'``
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
@@ -1084,7 +1088,11 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                     parts[at] = _emptied(literal)
                 row_literals = []
             if is_key or (
-                named and nesting > 0 and w1 in ("SELECT", ",") and nesting not in in_lists
+                named
+                and first == "MERGE"  # ``MERGE … USING (SELECT N'api_key' AS k)``
+                and nesting > 0
+                and w1 in ("SELECT", ",")
+                and nesting not in in_lists
             ):
                 # a setting's key (``WHERE path = 'system/smtp/password'``, ``configkey =
                 # 'smtp_password'``, a MERGE's ``USING (SELECT N'api_key' AS k)``), not a value
@@ -1316,8 +1324,8 @@ after another literal)."""
 _KEY_COLUMN = re.compile(
     r"(?i)(?:k|id|ident|identifier|name|key|path|setting|param|parameter|property|prop|option|"
     r"variable|var|config|attribute|attr|field|"
-    r"[a-z0-9_]*key|(?:[a-z0-9]+_)?(?:option|setting|param|parameter|property|attribute|attr|"
-    r"variable|config|conf|secret|credential|env|key|app|sys)_?(?:name|id|path|var))s?_?"
+    r"(?:[a-z0-9]+_)?(?:option|setting|param|parameter|property|prop|attribute|attr|variable|"
+    r"config|conf|env|key|constance|bandana)_?(?:name|id|path|var|key))s?_?"
 )
 """A column that holds the names of settings: ``name``, ``key``, Magento's ``path``, ``k``,
 ``id``, a name ending with ``key`` (``configkey``, ``config_key``, Activiti's ``KEY_``), or a
@@ -1338,7 +1346,22 @@ def _is_key_column(name: str, *, generic: bool = True) -> bool:
     return generic or name.strip("_").lower() not in _GENERIC_KEY_COLUMNS
 
 
+def _reads_as_a_key(text: str) -> bool:
+    """Whether a literal reads as a setting's key: no phrase (``'Hardware token'``), no URL
+    path (``'/reset-password'``), and a compound name joined by ``_ . / -`` or the secret word
+    alone (``smtp_password``, ``system/smtp/password``, ``password``), not a display name
+    (``'ForgotPassword'``)."""
+    name = text.strip("%")
+    if not name or name.startswith("/") or any(c.isspace() for c in name):
+        return False
+    return any(c in name for c in "_./-") or _SECRET_NAME_END.fullmatch(name) is not None
+
+
 _GENERIC_KEY_COLUMNS = frozenset({"name", "names", "id", "ids", "path", "k", "ident"})
+
+
+def _is_generic_column(name: str) -> bool:
+    return name.strip("_").lower() in _GENERIC_KEY_COLUMNS
 
 
 def _compared_column(w1: str, w2: str, w3: str) -> str:

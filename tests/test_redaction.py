@@ -770,6 +770,17 @@ ORDINARY_SQL = [
     "INSERT INTO dim_product (product_id, name, price, currency) "
     "VALUES (1, 'season_pass', 99, 'EUR')",
     "EXEC sp_rename 'dbo.users.old_password', 'legacy_password', 'COLUMN'",
+    # a dimension's key, a phrase, a URL path, a display name, a JSON path (the final review)
+    "UPDATE analytics.dim_event SET event_category = 'account' WHERE event_key = 'UPDATE_PASSWORD'",
+    "UPDATE i18n_strings SET text = 'Forgot your password?' "
+    "WHERE message_key = 'login.forgot_password'",
+    "UPDATE dim_product SET category = 'security' WHERE name = 'Hardware token'",
+    "UPDATE mart.page_views SET section = 'account' WHERE path LIKE '/reset-password%'",
+    "UPDATE mart.dim_screen SET flow = 'auth' WHERE name IN ('LoginScreen', 'ForgotPassword')",
+    "UPDATE stg.events SET source = 'mobile' "
+    "WHERE JSON_EXTRACT_SCALAR(payload, '$.device_token') IS NOT NULL",
+    "UPDATE stg.events SET source = 'api' WHERE coalesce(grant_type, 'password') = 'password'",
+    "UPDATE mart.fact_logins SET channel = 'sso' WHERE app_id = 'okta_token'",
 ]
 
 
