@@ -102,6 +102,11 @@ def read_line(line: str | bytes) -> Any:
     else:
         text = line
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (ValueError, RecursionError):
         return text.rstrip("\r\n")
+    if isinstance(value, str | int | float) or value is None:
+        # JSON but no event: its text, which the reading reports as "not a JSON object: got a
+        # string" (the value alone, a string, would be read as JSON text again: "not JSON")
+        return text.rstrip("\r\n")
+    return value

@@ -71,6 +71,34 @@ def test_a_plan_of_json_lines_behind_a_byte_order_mark_reads_the_first_event(
     assert plan.report.counters["runEvents"] == 2
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('"RunEvent"', "not a JSON object: got a string"),
+        ("5", "not a JSON object: got a number"),
+        ("null", "not a JSON object: got null"),
+        ("{not json", "not JSON: "),
+    ],
+)
+def test_a_line_that_is_no_event_is_unreadable_for_the_documented_reason(
+    tmp_path: Path, line: str, reason: str
+) -> None:
+    """docs/facet-support.md, UNREADABLE_EVENT: "not a JSON object: got a string (a string, a
+    number, …)" when the JSON is valid but no object; ``plan`` read a JSON string line's value
+    as JSON text again ("not JSON: Expecting value", a probe of the docs)."""
+    from airflow_blindata.definition import JobDefinition
+    from airflow_blindata.mapper.report import GapCode
+    from airflow_blindata.plans.files import plan_files
+
+    path = tmp_path / "events.jsonl"
+    path.write_text(f"{json.dumps(EVENT)}\n{line}\n")
+    definition = JobDefinition.from_yaml(write_definition(tmp_path).read_text())
+    plan = plan_files([path], definition)
+    (example,) = plan.report.gaps[GapCode.UNREADABLE_EVENT].examples
+    assert reason in example, example
+    assert plan.report.counters["runEvents"] == 1
+
+
 def write_definition(tmp_path: Path) -> Path:
     path = tmp_path / "definition.yaml"
     path.write_text(

@@ -96,9 +96,12 @@ def _object(raw: Any) -> Any:
     """The decoded JSON of a raw event (text is decoded once here, not once per reading)."""
     if isinstance(raw, str | bytes | bytearray):
         try:
-            return decode_json(raw)
+            value = decode_json(raw)
         except (ValueError, RecursionError):
             return raw  # parse_event says why
+        # JSON but no object (``"RunEvent"``, ``5``): its text, which parse_event reports as
+        # "not a JSON object: got a string" (the string alone would be read as JSON text again)
+        return value if isinstance(value, dict) else raw
     return raw
 
 
