@@ -956,6 +956,9 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
     in_columns: dict[int, str] = {}  # the column an ``IN (…)`` list is compared with
     case_subject = ""  # ``CASE name WHEN 'api_key' …``: what its WHENs are compared with
     param_key = False  # the last literal was a procedure's ``@name = N'smtp_password'``
+    # a procedure called with a setting's key by name (SSMS's ``create_environment_variable
+    # @variable_name = N'DbPassword', @sensitive = True, …, @value = N'…'``): its ``@…value``
+    params_keyed = False
     carried = False  # a secret value due, carried through a procedure's ``@name =``
     between_secret = False  # the first bound of a BETWEEN was a secret: so is the second
     inserting = False  # the statement is an INSERT: its SELECT of constants is a row
@@ -1029,6 +1032,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 or _names_a_secret(declared)
                 or (w1 in _COMPARISONS and _names_a_secret(w2))  # ``token <> '…'``
                 or (w1 == "AND" and between_secret)  # ``BETWEEN '…' AND '…'``
+                or (params_keyed and w2 in ("@", ":") and w1.endswith("VALUE"))
                 or (using and placeholder_filled)
                 or (w2 in ("@", ":") and w1 in placeholders)
                 or nesting == filled_at
@@ -1104,6 +1108,7 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
                 set_literals = []
             # a procedure's ``@name = N'smtp_password'``: the next parameter's value is its
             param_key = calling and w2 in ("@", ":") and keyish and _is_key_column(w1)
+            params_keyed = params_keyed or param_key
             maybe_key = named and not is_key  # ``WHERE 'smtp_password' = name``: by what follows
             if not secret and nesting > 0 and _FILLS_A_SECRET.search(token.text):
                 filled_at = nesting  # ``format('… PASSWORD %L', …)``: its arguments fill it
@@ -1182,12 +1187,13 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             and w1 not in _CONTINUING
             and previous is not opening
         ):  # a statement of its own, as T-SQL runs them without ``;``: nothing of the last
-            updating = setting = named_secret = False
+            updating = setting = named_secret = params_keyed = False
             set_literals = []
         if kind is semicolon:
             statement = done
             set_password = assigned = identified = calling = into = values = False
             updating = setting = inserting = named_secret = using = placeholder_filled = False
+            params_keyed = False
             cases = 0
             placeholders = set()
             calls.clear()

@@ -589,6 +589,12 @@ SECRETS_BY_STATEMENT_SHAPE = {
         "INSERT INTO wp_options (option_name, option_value, autoload) "
         f"VALUES ('mailserver_pass', '{PLANTED}', 'yes')",
     ),
+    "SSMS's environment variable": (
+        "tsql",
+        "EXEC [SSISDB].[catalog].[create_environment_variable] @variable_name=N'DbPassword', "
+        "@sensitive=True, @description=N'', @environment_name=N'Dev', @folder_name=N'ETL', "
+        f"@value=N'{PLANTED}', @data_type=N'String'",
+    ),
     "a procedure's named parameters": (
         "tsql",
         f"EXEC dbo.usp_set_setting @name = N'smtp_password', @value = N'{PLANTED}'",
