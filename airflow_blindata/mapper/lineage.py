@@ -57,7 +57,7 @@ from airflow_blindata.mapper.identity import completes, normalize_namespace, str
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
-from airflow_blindata.mapper.sql import names_in_sql
+from airflow_blindata.mapper.sql import names_in_sql, tables_dropped
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_prose, redact_text
 
@@ -279,7 +279,7 @@ def _as_read(
         if (
             read is not None
             and not any(_same(read, named) for named in by_dataset)
-            and _spelt(key.name) not in _own_tables(sql).temporary
+            and _spelt(key.name) not in _temporary_tables(sql)
         ):
             key = read
             sources = [
@@ -317,8 +317,8 @@ _MADE_BY_SQL = re.compile(
     | (?:\bwith\s+(?:recursive\s+)?|,\s*)([A-Za-z_][\w$]*)\s*(?:\([^()]*\)\s*)?as\s*\(
     """
 )
-"""A table or a common table expression a statement makes (``_own_tables`` keeps those it drops
-again)."""
+"""A table or a common table expression a statement makes (``_made_and_dropped`` keeps those it
+drops again)."""
 
 
 def _without_own_tables(
@@ -337,18 +337,18 @@ def _without_own_tables(
     schema where a CTE or a temporary table has its name: ``WITH orders AS (SELECT … FROM
     staging.orders)``, whose ``staging.orders`` the parser leaves out of the inputs."""
     unread = [key for key in by_dataset if not any(_same(key, read) for read in inputs)]
-    made = _own_tables(sql) if unread and sql else _NONE_MADE
-    if not (made.temporary or made.dropped):
+    if not (unread and sql):
         return by_dataset
-    qualified = _qualified_names(sql, dialect) if made.temporary else frozenset()
+    temporary, dropped = _temporary_tables(sql), _made_and_dropped(sql, dialect)
+    if not (temporary or dropped):
+        return by_dataset
+    qualified = _qualified_names(sql, dialect) if temporary else frozenset()
     kept = dict(by_dataset)
     for key in unread:
         spelt = _spelt(key.name)
         segments = spelt.split(".")
         named = len(segments) > 1 and (segments[-2], segments[-1]) in qualified
-        if _ends_with_one(spelt, made.dropped) or (
-            not named and _ends_with_one(spelt, made.temporary)
-        ):
+        if _ends_with_one(spelt, dropped) or (not named and _ends_with_one(spelt, temporary)):
             report.count("lineageSourcesMadeByTheStatement")
             del kept[key]
     return kept
@@ -365,9 +365,6 @@ _TEMPORARY_BY_SQL = re.compile(
     """
 )
 """A temporary table or a common table expression a statement makes."""
-_DROPPED_BY_SQL = re.compile(
-    r"(?ix)\bdrop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?([^\s(;,]+)"
-)
 
 
 @lru_cache(maxsize=64)
@@ -381,34 +378,25 @@ def _ends_with_one(spelt: str, names: frozenset[str]) -> bool:
     return any(spelt == name or spelt.endswith(f".{name}") for name in names)
 
 
-@dataclass(frozen=True, slots=True)
-class _OwnTables:
-    """The tables a statement makes for itself, as it spells them (``_spelt``)."""
-
-    temporary: frozenset[str]  # its temporary tables and CTEs
-    dropped: frozenset[str]  # the tables it makes and then drops
-
-
-_NONE_MADE = _OwnTables(frozenset(), frozenset())
-
-
 @lru_cache(maxsize=256)
-def _own_tables(sql: str) -> _OwnTables:
-    """The tables ``sql`` makes for itself. A table is made and dropped when a ``DROP`` comes
-    after its ``CREATE`` (``DROP TABLE IF EXISTS stage; CREATE TABLE stage …`` keeps it)."""
-    temporary = frozenset(
+def _temporary_tables(sql: str) -> frozenset[str]:
+    """The temporary tables and CTEs ``sql`` makes, as it spells them (``_spelt``)."""
+    return frozenset(
         _spelt(next(group for group in match.groups() if group))
         for match in _TEMPORARY_BY_SQL.finditer(sql)
     )
-    made: dict[str, int] = {}
-    for match in _MADE_BY_SQL.finditer(sql):
-        made.setdefault(_spelt(next(group for group in match.groups() if group)), match.start())
-    dropped = frozenset(
-        name
-        for match in _DROPPED_BY_SQL.finditer(sql)
-        if (name := _spelt(match.group(1))) in made and made[name] < match.start()
-    )
-    return _OwnTables(temporary, dropped)
+
+
+@lru_cache(maxsize=256)
+def _made_and_dropped(sql: str, dialect: str | None) -> frozenset[str]:
+    """The tables ``sql`` makes and leaves dropped (``mapper.sql.tables_dropped``: a DROP no
+    later statement names again, so ``DROP TABLE IF EXISTS stage; CREATE TABLE stage …``
+    keeps ``stage``), as it spells them."""
+    dropped = {".".join(parts) for parts in tables_dropped(sql, dialect)}
+    if not dropped:
+        return frozenset()
+    made = {_spelt(next(g for g in match.groups() if g)) for match in _MADE_BY_SQL.finditer(sql)}
+    return frozenset(made & dropped)
 
 
 def _unnamed_inputs(
