@@ -12,6 +12,7 @@ unterminated string) falls back to the raw text with whitespace collapsed.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,11 +29,13 @@ __all__ = [
     "OPENLINEAGE_DIALECTS",
     "SqlHashes",
     "SqlNames",
+    "as_written_into",
     "names_in_sql",
     "normalize_sql",
     "sql_hash",
     "sqlglot_dialect",
     "tables_dropped",
+    "with_final_names",
 ]
 
 OPENLINEAGE_DIALECTS: dict[str, str | None] = {
@@ -247,6 +250,83 @@ def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]
         for name in names
         if not any(len(t) > len(name) and _same_table(name, t) for t in named.get(last, ()))
     )
+
+
+def as_written_into(sql: str, dialect: str | None, target: tuple[str, ...]) -> str | None:
+    """``sql`` as the statement that writes its result into ``target`` (the parts of its name),
+    when ``sql`` is one query that writes nothing (``SELECT``, ``WITH … SELECT``, a ``UNION``):
+    dbt's ``sql`` facet is a model's compiled ``SELECT``, which dbt runs as the ``CREATE TABLE …
+    AS`` of the model's table. A lone ``SELECT`` has no target, so its analysis would derive no
+    column flow. ``CREATE VIEW`` in T-SQL, which has no ``CREATE TABLE … AS``. ``None`` for any
+    other text, or one that does not parse."""
+    if not target or not _is_lone_query(sql, dialect):
+        return None
+    from sqlglot import exp
+
+    read = sqlglot_dialect(dialect)
+    folds = Dialect.get_or_raise(read).normalize_identifier
+    parts = []
+    for part in target:  # quoted where the dialect would fold its case (``Orders`` in PostgreSQL)
+        identifier = exp.to_identifier(part)
+        if folds(identifier.copy()).name != part:
+            identifier.set("quoted", True)
+        parts.append(identifier.sql(dialect=read))
+    name = ".".join(parts)
+    kind = "VIEW" if read == "tsql" else "TABLE"
+    return f"CREATE {kind} {name} AS\n{sql.strip().rstrip(';').rstrip()}"
+
+
+DBT_TEMPORARY_SUFFIX = "__dbt_tmp"
+"""The suffix of the relation dbt builds a model in before it renames it to the model's name
+(dbt's ``make_temp_relation``; PostgreSQL, Redshift and others: ``create view x__dbt_tmp as
+…``, then ``alter table x__dbt_tmp rename to x``)."""
+
+
+def with_final_names(sql: str, dialect: str | None = None) -> str:
+    """``sql`` with the relation it makes under dbt's temporary name (``x__dbt_tmp``) named as
+    the model it becomes (``x``): dbt-ol sends each statement of a model as a job of its own, and
+    the analysis of the one that fills ``x__dbt_tmp`` derived no column flow, as no catalog holds
+    a relation renamed away the moment it is made. Any other text is returned as it is."""
+    if DBT_TEMPORARY_SUFFIX not in sql:
+        return sql
+    made = _made_relation(sql, dialect)
+    if made is None or not made.endswith(DBT_TEMPORARY_SUFFIX):
+        return sql
+    final = made[: -len(DBT_TEMPORARY_SUFFIX)]
+    return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", final, sql) if final else sql
+
+
+@lru_cache(maxsize=256)
+def _made_relation(sql: str, dialect: str | None) -> str | None:
+    """The name (its last part) of the table or view ``sql``, one ``CREATE … AS``, makes."""
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel
+
+    try:
+        statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
+    except (SqlglotError, ValueError, RecursionError):
+        return None
+    found = [statement for statement in statements if statement is not None]
+    if len(found) != 1 or not isinstance(found[0], exp.Create) or found[0].expression is None:
+        return None
+    table = found[0].find(exp.Table)
+    return table.name if table is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _is_lone_query(sql: str, dialect: str | None) -> bool:
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel
+
+    try:
+        statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
+    except (SqlglotError, ValueError, RecursionError):
+        return False
+    found = [statement for statement in statements if statement is not None]
+    if len(found) != 1 or not isinstance(found[0], exp.Query):
+        return False
+    # T-SQL's ``SELECT … INTO t`` writes; so does a data-modifying CTE (``WITH d AS (DELETE …)``)
+    return found[0].find(exp.Into, exp.Insert, exp.Update, exp.Delete, exp.Merge) is None
 
 
 def _same_table(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -11,7 +11,7 @@ from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref
 from airflow_blindata.mapper.documentation import as_stored
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.mapper.sql import names_in_sql
+from airflow_blindata.mapper.sql import as_written_into, names_in_sql, with_final_names
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import SQL_HASH_PROPERTY, values_of
 
@@ -82,6 +82,36 @@ def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
     return schemas
 
 
+def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
+    """Job scope → the one table its flows write, where it writes one only and in a System it
+    also reads from: the table a lone ``SELECT`` of its SQL fills (``as_written_into``). A
+    ``SELECT`` whose result lands in another store (a transfer to a file) is no write in SQL."""
+    written: dict[str, set[EntityKey]] = defaultdict(set)
+    read: dict[str, set[str]] = defaultdict(set)
+    for flow in plan.flows:
+        if flow.kind == "orchestration":
+            continue
+        written[flow.scope].add(flow.target.entity)
+        read[flow.scope].add(flow.source.entity.system)
+    return {
+        scope: next(iter(targets))
+        for scope, targets in written.items()
+        if len(targets) == 1 and next(iter(targets)).system in read[scope]
+    }
+
+
+def _text_to_analyse(routine: PlannedRoutine, target: EntityKey | None) -> str:
+    """The statement Blindata analyses: the routine's SQL, a lone query as the write of the
+    job's table, or the relation dbt makes under a temporary name named as its model
+    (``with_final_names``). The routine keeps the SQL as its producer sent it."""
+    if target is not None:
+        parts = (target.schema_, target.name) if target.schema_ else (target.name,)
+        written = as_written_into(routine.definition, routine.dialect, parts)
+        if written is not None:
+            return written
+    return with_final_names(routine.definition, routine.dialect)
+
+
 def sync_statements(
     ctx: SyncContext, plan: CatalogPlan, bucket_uuid: str, routines: list[RoutineState]
 ) -> None:
@@ -94,6 +124,7 @@ def sync_statements(
         return
     by_routine = {s.routine.uuid: s for s in listed if s.routine and s.routine.uuid}
     schemas = _default_schemas(plan)
+    targets = _written_tables(plan)
     ctx.progress.start("statements", len(routines))
     for state in routines:
         statement = by_routine.get(state.now.uuid or "")
@@ -101,7 +132,7 @@ def sync_statements(
             query_bucket=Ref(uuid=bucket_uuid),
             routine=Ref(uuid=state.now.uuid or ""),
             name=state.planned.name,
-            query_text=state.planned.definition,
+            query_text=_text_to_analyse(state.planned, targets.get(state.planned.job)),
             default_schema=schemas.get(state.planned.job),
             dialect=state.planned.dialect,
         )

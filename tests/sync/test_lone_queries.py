@@ -1,0 +1,164 @@
+"""A job whose SQL is one query that writes nothing (dbt's compiled model) is analysed as the
+write of its one table. Seed 001: "Column flows come only from analyzed SQL or declared field
+lineage"; dbt-ol sends a model's compiled ``SELECT`` as its ``sql`` facet and no
+``columnLineage``, and a ``SELECT`` alone has no target: its analysis derived no column flow,
+and every dbt model lost its column lineage (found by a probe of other producers' events)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from blindata_emulator import Kind
+
+from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.mapper.build import build
+from airflow_blindata.sync import snapshot
+from airflow_blindata.sync.statements import _text_to_analyse, _written_tables
+from tests.builders import dataset, definition, policy, run_event, schema_facet
+from tests.sync.helpers import definition as sync_definition
+from tests.sync.helpers import objects, plan_for
+
+PG = "postgres://warehouse:5432"
+
+
+def model(query: str, *, outputs: list[Any] | None = None, dialect: str = "postgres") -> Any:
+    """A dbt model's run as dbt-ol sends it: the compiled ``SELECT``, no column lineage."""
+    return run_event(
+        "jaffle.model.jaffle.stg_orders",
+        namespace="dbt",
+        inputs=[dataset("dwh.raw.orders", PG, facets=schema_facet("id", "amount"))],
+        outputs=outputs
+        if outputs is not None
+        else [dataset("dwh.mart.stg_orders", PG, facets=schema_facet("id", "total"))],
+        job_facets={"sql": {"query": query, "dialect": dialect}},
+    )
+
+
+def analysed(event: Any) -> str:
+    job = definition(
+        policy("postgres://*", nameTemplate="{host}"),
+        policy("s3://*"),
+        policy("mssql://*", nameTemplate="{host}", nameProfile="mssql"),
+    )
+    plan = build([event], job)
+    (routine,) = plan.routines
+    return _text_to_analyse(routine, _written_tables(plan).get(routine.job))
+
+
+@pytest.mark.parametrize(
+    ("query", "outputs", "expected"),
+    [
+        # dbt's model: the table it makes of its SELECT
+        (
+            "select id, amount as total from raw.orders",
+            None,
+            "CREATE TABLE mart.stg_orders AS\nselect id, amount as total from raw.orders",
+        ),
+        (
+            "with o as (select * from raw.orders) select id, amount as total from o;",
+            None,
+            "CREATE TABLE mart.stg_orders AS\n"
+            "with o as (select * from raw.orders) select id, amount as total from o",
+        ),
+        # a statement that writes is analysed as written
+        (
+            "insert into mart.stg_orders select id, amount from raw.orders",
+            None,
+            "insert into mart.stg_orders select id, amount from raw.orders",
+        ),
+        # a SELECT whose result lands in another store (a transfer to a file): no SQL write
+        (
+            "select id, amount from raw.orders",
+            [dataset("exports/orders.csv", "s3://bucket")],
+            "select id, amount from raw.orders",
+        ),
+        # two tables written: which one the SELECT fills is not known
+        (
+            "select id, amount from raw.orders",
+            [dataset("dwh.mart.a", PG), dataset("dwh.mart.b", PG)],
+            "select id, amount from raw.orders",
+        ),
+        # two statements: a script, analysed as written
+        (
+            "select 1; select id from raw.orders",
+            None,
+            "select 1; select id from raw.orders",
+        ),
+    ],
+)
+def test_a_lone_query_is_analysed_as_the_write_of_the_jobs_one_table(
+    query: str, outputs: list[Any] | None, expected: str
+) -> None:
+    assert analysed(model(query, outputs=outputs)) == expected
+
+
+def test_a_lone_query_names_its_table_as_the_dialect_reads_it() -> None:
+    """Quoted where the dialect would fold the name's case; T-SQL has no ``CREATE TABLE … AS``."""
+    event = model(
+        "select id from raw.orders",
+        outputs=[dataset("dwh.Mart.stg orders", PG)],
+    )
+    assert analysed(event).startswith('CREATE TABLE "Mart"."stg orders" AS\n')
+    tsql = model(
+        "select id from raw.orders",
+        outputs=[dataset("dwh.mart.stg_orders", "mssql://db:1433")],
+        dialect="tsql",
+    )
+    tsql["inputs"] = [dataset("dwh.raw.orders", "mssql://db:1433")]
+    assert analysed(tsql).startswith("CREATE VIEW mart.stg_orders AS\n")
+
+
+@pytest.mark.integration
+def test_a_dbt_models_select_gives_its_column_flows(emulator: Any, client: BlindataClient) -> None:
+    """Seed 001: column flows "from analyzed SQL" — the model's SELECT, analysed as the write of
+    its table, gives a column flow per traced column."""
+    event = model("select id, amount as total from raw.orders")
+    job = sync_definition()
+    snapshot(plan_for(client, [event], job), client, job)
+    report = snapshot(plan_for(client, [event], job), client, job)  # analysed by now
+    assert report.counters["statementsAnalyzed"] == 1, report.render()
+    (statement,) = objects(emulator, Kind.STATEMENT)
+    assert statement["queryText"].startswith("CREATE TABLE mart.stg_orders AS\n")
+    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
+    pairs = {
+        (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
+        for flow in objects(emulator, Kind.FLOW)
+        if (flow.get("queryStatement") or {}).get("uuid") == statement["uuid"]
+        and flow.get("fromPhysicalField")
+    }
+    assert pairs == {("id", "id"), ("amount", "total")}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # dbt-ol 1.5x sends each statement of a model as a job of its own (``model.x.sql.2``)
+        (
+            'create view "db"."public"."stg_orders__dbt_tmp" as (select id from raw.orders)',
+            'create view "db"."public"."stg_orders" as (select id from raw.orders)',
+        ),
+        (
+            "create temporary table stg_orders__dbt_tmp as select id from raw.orders",
+            "create temporary table stg_orders as select id from raw.orders",
+        ),
+        # the statement that reads the temporary relation, and any other text, as written
+        (
+            "insert into stg_orders (id) select id from stg_orders__dbt_tmp",
+            "insert into stg_orders (id) select id from stg_orders__dbt_tmp",
+        ),
+        (
+            "create table stg_orders__dbt_tmpx as select 1 as id",
+            "create table stg_orders__dbt_tmpx as select 1 as id",
+        ),
+    ],
+)
+def test_the_relation_dbt_makes_under_a_temporary_name_is_analysed_as_its_model(
+    query: str, expected: str
+) -> None:
+    event = run_event(
+        "jaffle.model.jaffle.stg_orders.sql.2",
+        namespace="dbt",
+        job_facets={"sql": {"query": query}},
+    )
+    assert analysed(event) == expected
