@@ -20,6 +20,7 @@ from airflow_blindata.events import (
     AirflowRunFacet,
     BaseFacet,
     DatasetTypeDatasetFacet,
+    DatasourceDatasetFacet,
     DocumentationDatasetFacet,
     DocumentationJobFacet,
     EventType,
@@ -41,6 +42,7 @@ from airflow_blindata.mapper.identity import (
     cased_identifier,
     dataset_uri,
     entity_name,
+    filled_database,
     normalize_namespace,
     shown_namespace,
     strip_user_info,
@@ -279,7 +281,9 @@ def _dataset_name(
     hierarchy = facet_of(facets, HierarchyDatasetFacet) if facets else None
     symlinks = facet_of(facets, SymlinksDatasetFacet) if facets else None
     dataset_type = facet_of(facets, DatasetTypeDatasetFacet) if facets else None
-    return entity_name(
+    source = facet_of(facets, DatasourceDatasetFacet) if facets else None
+    reading = resolver.reading(key.namespace)
+    found = entity_name(
         key.namespace,
         # redacted before it is split: a URL read as an object key loses its ``//`` (the
         # end of an empty folder), and with it what shows its password (``https:/etl:pw@…``)
@@ -290,8 +294,18 @@ def _dataset_name(
         else (),
         # seed 000: "files … are dropped from the end": a dataset its facets call a file is one
         file=dataset_type is not None and dataset_type.dataset_type.strip().upper() == "FILE",
-        reading=resolver.reading(key.namespace),
+        reading=reading,
         reading_of=resolver.reading,
+    )
+    if found.database is not None:
+        return found
+    return filled_database(
+        found,
+        key.namespace,
+        key.name,
+        reading,
+        source_uri=source.uri if source is not None else None,
+        databases=resolver.databases_of(key.namespace),
     )
 
 

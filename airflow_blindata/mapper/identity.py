@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import lru_cache
+from urllib.parse import unquote
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
@@ -36,6 +37,7 @@ __all__ = [
     "cased_name",
     "dataset_uri",
     "entity_name",
+    "filled_database",
     "is_data_file",
     "lower_scheme",
     "matches_namespace",
@@ -910,6 +912,59 @@ def entity_name(
             continue
         return EntityName(linked.schema, linked.name, "symlink", linked.database, link_namespace)
     return _as_it_is(name, reading.case)
+
+
+def filled_database(
+    found: EntityName,
+    namespace: str,
+    name: str,
+    reading: NameReading = NO_READING,
+    *,
+    source_uri: str | None = None,
+    databases: Sequence[str] = (),
+) -> EntityName:
+    """``found`` with the database a name of three levels (``database.schema.table``) left out,
+    where something else says it. Seed 002: blank segments "are filled from the connection's own
+    catalog", so that one table is one identity whatever its producer writes.
+
+    * The ``dataSource`` facet's URI names the database on the dataset's own server (Great
+      Expectations sends ``public.orders`` with ``postgresql+psycopg2://host/prod``).
+    * A name of two parts whose first is a database the definition's Systems of the namespace
+      are stamped with (``databases``) is ``database.table`` in the default schema (seed 000:
+      "With no schema part, public."): Spark names a JDBC table read without a schema (``dbtable
+      orders`` of ``jdbc:postgresql://host/prod``) ``prod.orders``. Any other first part is a
+      schema, as SQL names a table (``schema.table``)."""
+    three = (
+        reading.levels == NAME_PROFILES["postgres"]
+        if reading.levels is not None
+        else _scheme(namespace) in ("postgres", "redshift")
+    )
+    if found.database is not None or found.rule != "profile" or not three:
+        return found
+    database = _database_of_source(namespace, source_uri) if source_uri else None
+    if database:
+        return replace(found, database=cased_identifier(database, reading.case))
+    default = reading.default_schema or (None if reading.levels is not None else "public")
+    first = found.schema
+    if default is None or first is None or len(_segments(without_statement_end(name))) != 2:
+        return found
+    folded = first.casefold()
+    ignore_case = normalize_namespace(namespace).startswith("mssql://")
+    if any(d == first or (ignore_case and d.casefold() == folded) for d in databases):
+        return EntityName(default, found.name, found.rule, first)
+    return found
+
+
+def _database_of_source(namespace: str, uri: str) -> str | None:
+    """The first segment of a data source URI's path, when the URI is of ``namespace``'s
+    server (``postgresql://u:pw@host/prod`` of ``postgres://host:5432``: ``prod``)."""
+    if "://" not in uri:
+        return None
+    server = normalize_namespace(namespace)
+    source = normalize_namespace(uri)
+    if not source.startswith(server + "/"):
+        return None
+    return unquote(source[len(server) + 1 :].split("/", 1)[0]).strip() or None
 
 
 def _as_it_is(name: str, case: str | None) -> EntityName:

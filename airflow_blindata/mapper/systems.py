@@ -148,9 +148,24 @@ class KnownSystem:
 
 _NO_DATABASE = (
     "the name gives no database, and the Systems of this namespace are chosen by their "
-    "database (openLineageDatabase): send the database in the name (a JDBC URL's database, "
-    "databaseName=…), or stamp the System that holds such names with the namespace alone"
+    "database (openLineageDatabase), and neither a database those Systems are stamped with nor "
+    "the dataSource facet's URI names one: send the database in the name (a JDBC URL's "
+    "database, databaseName=…) or in the dataSource URI, or stamp the System that holds such "
+    "names with the namespace alone"
 )
+
+
+def _missing_systems(mappings: Iterable[NamespaceMapping]) -> str:
+    """Why a namespace that ``namespaceMappings`` entries match found no System there."""
+    named = ", ".join(
+        f"'{m.system.name}'" if m.system.name is not None else f"uuid {m.system.uuid}"
+        for m in mappings
+    )
+    return (
+        f"its namespaceMappings entry names the System {named}, which does not exist in the "
+        "tenant (a mapping applies only when its System exists): fix the name or the uuid, or "
+        "create the System"
+    )
 
 
 def _created_by_openlineage(system: KnownSystem) -> bool:
@@ -180,6 +195,7 @@ class SystemResolver:
     namespaces whose databases are named without case (``databases_ignore_case``)."""
     _by_database: bool = field(init=False, default=False)
     """Whether any selector, template or stamp names a database (else it is never looked at)."""
+    _databases: dict[str, tuple[str, ...]] = field(init=False, default_factory=dict)
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _problems_without_database: dict[str, str] = field(init=False, default_factory=dict)
     """Namespace → why a name that gives no database found no System there (``_NO_DATABASE``)."""
@@ -218,6 +234,27 @@ class SystemResolver:
         found = self._readings.get(normalized)
         if found is None:
             found = self._readings[normalized] = name_reading_for(self.definition, normalized)
+        return found
+
+    def databases_of(self, namespace: str) -> tuple[str, ...]:
+        """The databases of ``namespace`` the definition knows by name: those the Systems stamped
+        with it hold, and those its ``namespaceMappings`` entries name one by one."""
+        normalized = normalize_namespace(namespace)
+        found = self._databases.get(normalized)
+        if found is None:
+            stamped = [
+                value
+                for system in self._by_stamp.get(normalized, ())
+                for value in system.values(DATABASE_PROPERTY)
+            ]
+            mapped = [
+                m.database
+                for m in self.definition.namespace_mappings
+                if m.database
+                and not any(c in m.database for c in "*?[")
+                and _matches(normalized, m.pattern)
+            ]
+            found = self._databases[normalized] = tuple(stamped + mapped)
         return found
 
     @property
@@ -365,7 +402,8 @@ class SystemResolver:
         if self.ignores(namespace):
             return None
         policy = system_policy_for(self.definition, namespace, database)
-        for mapping in namespace_mappings_for(self.definition, namespace, database):
+        mappings = namespace_mappings_for(self.definition, namespace, database)
+        for mapping in mappings:
             found = self._find(mapping.system)
             if found is not None:
                 return self._landed(
@@ -381,7 +419,9 @@ class SystemResolver:
             self._problems[namespace] = problem
             return None
         if policy is None or policy.creation != "IF_MISSING":
-            if database is None and any(
+            if mappings:  # seed 000: a mapping applies only if its System exists; say which
+                self._problems.setdefault(namespace, _missing_systems(mappings))
+            elif database is None and any(
                 system.values(DATABASE_PROPERTY) for system in self._by_stamp.get(namespace, ())
             ):
                 # the namespace's Systems are chosen by database, and the name gives none (a

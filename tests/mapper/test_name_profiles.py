@@ -546,3 +546,76 @@ def test_the_database_of_a_hierarchy_facet_selects_too() -> None:
     )
     plan = build([event], job)
     assert _placed(plan) == {("custom db2", "s", "t")}
+
+
+# -- seed 002: blank segments "are filled from the connection's own catalog" --------------------
+
+PER_DATABASE = [
+    KnownSystem("pg prod", "u1", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "prod"))),
+    KnownSystem("pg dev", "u2", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "dev"))),
+]
+MSSQL_PER_DATABASE = [
+    KnownSystem("sql dwh", "u3", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "DWH"))),
+    KnownSystem("sql staging", "u4", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "staging"))),
+]
+MSSQL_PROFILE = {"pattern": "mssql://*", "nameProfile": "mssql", "defaultSchema": "dbo"}
+
+
+@pytest.mark.parametrize(
+    ("dataset_", "policies", "landed"),
+    [
+        # Spark names a JDBC table read without a schema ``database.table`` (``dbtable orders``
+        # of ``jdbc:postgresql://pg/prod``): the database is a stamped one, the schema public
+        (dataset("prod.orders", PG), [], ("pg prod", "public", "orders")),
+        (dataset("dev.orders", PG), [], ("pg dev", "public", "orders")),
+        # any other first part is a schema, as SQL names a table
+        (
+            dataset(
+                "sales.orders", PG, facets=builders.data_source_facet("pg", "postgres://pg/dev")
+            ),
+            [],
+            ("pg dev", "sales", "orders"),
+        ),
+        # Great Expectations: ``schema.table``, the database in its data source's URI
+        (
+            dataset(
+                "public.orders",
+                "postgresql+psycopg2://pg",
+                facets=builders.data_source_facet("ge", "postgresql+psycopg2://u:pw@pg/prod"),
+            ),
+            [],
+            ("pg prod", "public", "orders"),
+        ),
+        # SQL Server's databases are named without case; the declared default schema
+        (dataset("STAGING.Customers", MSSQL), [MSSQL_PROFILE], ("sql staging", "dbo", "Customers")),
+        (dataset("dwh.dbo.Customers", MSSQL), [MSSQL_PROFILE], ("sql dwh", "dbo", "Customers")),
+    ],
+)
+def test_a_blank_database_is_filled_from_the_connections_own_catalog(
+    dataset_: dict[str, Any], policies: list[dict[str, Any]], landed: tuple[str, str, str]
+) -> None:
+    event = run_event("spark.load", outputs=[dataset_])
+    plan = build(
+        [event],
+        builders.definition(systemPolicies=policies),
+        PER_DATABASE + MSSQL_PER_DATABASE,
+    )
+    assert _placed(plan) == {landed}, plan.report.gaps
+
+
+@pytest.mark.parametrize(
+    "dataset_",
+    [
+        # not a stamped database: a schema, and the name gives no database
+        dataset("sales.orders", PG),
+        # a data source of another server says nothing of this one's databases
+        dataset(
+            "public.orders", PG, facets=builders.data_source_facet("x", "postgres://other/prod")
+        ),
+    ],
+)
+def test_a_database_nothing_names_stays_blank(dataset_: dict[str, Any]) -> None:
+    plan = build([run_event("spark.load", outputs=[dataset_])], builders.definition(), PER_DATABASE)
+    assert _placed(plan) == set()
+    (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
+    assert "the name gives no database" in example

@@ -63,6 +63,16 @@ def test_the_first_mapping_whose_system_exists_applies() -> None:
     assert system.entity_creation is False  # a mapped or crawled System: only enrich
 
 
+def test_a_mapping_whose_system_does_not_exist_says_so_in_the_gap() -> None:
+    """Seed 000: a mapping applies only if its System exists. The gap gave the generic advice
+    "add a namespaceMappings entry" to a definition that has one naming a System not there."""
+    mappings = [{"pattern": "postgres://*", "system": {"name": "pg prod"}}]
+    r = resolver(namespaceMappings=mappings)
+    assert r.dataset_system("postgres://db:5432", "postgres://db:5432/a.public.t") is None
+    (example,) = r.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
+    assert "namespaceMappings entry names the System 'pg prod', which does not exist" in example
+
+
 def test_a_system_stamped_with_the_namespace_is_used_first_by_name_when_several() -> None:
     r = resolver([CRAWLED_PG, ALSO_PG])
     system = r.dataset_system("postgres://pg.example.com", "x")
