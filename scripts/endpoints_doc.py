@@ -80,6 +80,14 @@ Idempotent operations are retried after any failure (connection, 5xx, 429); the 
 POSTs) only when the request surely did not reach the server (connection refused), or on 429 and
 503, which mean it was not processed.
 
+The **contract** column is the path's evidence, not its filters': on `physical_entities.list`
+only `systemUuid` and `search` are verified, and `schema`, `name`, `tableType`,
+`additionalPropertyName`/`additionalPropertyValue` are inferred, as is `physicalEntityUuid` on
+`physical_fields.list` (the contract's own marks). The client checks every listed object against
+what it asked for (its System, its entity, its owner), so a Blindata that ignores an inferred
+filter costs reads (a cleanup then reads the tenant's entities page by page), never a wrong
+object; `check --api` sees paths, not filters.
+
 | operation | method | path | contract | used by | filters | retried after a lost answer |
 |---|---|---|---|---|---|---|
 """

@@ -33,7 +33,9 @@ class Endpoint:
     ``idempotent`` says whether a request that may have reached the server can be sent again:
     reads, PUT, DELETE and natural-key upserts can; creating POSTs cannot (a retry after a lost
     response would try to create twice), so they are retried only when the request surely did
-    not arrive (connection refused) or was refused unprocessed (429).
+    not arrive (connection refused) or was refused unprocessed (429, and 503, which HTTP defines
+    as a server unable to handle the request; a gateway's 502 or 504 may follow an effect, and
+    then the caller looks the object up before creating it again: ``create_or_find``).
     """
 
     name: str

@@ -112,14 +112,18 @@ class _Quality:
         """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
 
     def entity(self, key: DatasetKey) -> EntityKey | None:
+        return self.place(key)[1]
+
+    def place(self, key: DatasetKey) -> tuple[bool, EntityKey | None]:
+        """Whether the dataset has a System, and its entity there."""
         resolver = self.resolver
         system, found, _ = locate_dataset(self.fold, key, resolver, None)
         if system is None:
-            return None
+            return False, None
         known = self.plan.dataset_entities.found
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
-            return known[key, system.name]
-        return entity_key(system.name, found or dataset_name(self.fold, key, resolver))
+            return True, known[key, system.name]
+        return True, entity_key(system.name, found or dataset_name(self.fold, key, resolver))
 
     def spelt(self, entity: EntityKey, column: str) -> str:
         """A column as its entity's field is spelt: a producer's ``Customer_ID`` is the schema's
@@ -161,7 +165,7 @@ class _Quality:
             asserted = list(facet.assertions) if facet is not None else []
             if expectations is not None:
                 asserted += [each.as_assertion() for each in expectations.assertions]
-            entity = self.entity(item.key)
+            mapped, entity = self.place(item.key)
             case = self.case(item.key)
             name = cased_name(item.key.name, case)
             where = f"{normalize_namespace(item.key.namespace)}/{name}"
@@ -174,8 +178,9 @@ class _Quality:
                             cased_identifier(assertion.column, case) if assertion.column else None
                         )
                         self.dropped.add(_assertion_code(where, label, column))
-                else:
-                    self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
+                else:  # no entity where it may not be created, or no System at all
+                    gap = GapCode.TARGET_NOT_CATALOGUED if mapped else GapCode.UNMAPPED_NAMESPACE
+                    self.plan.report.gap(gap, f"assertions on {where}")
                 continue
             if asserted and not scope:
                 scope = job_scope(job.key.namespace, job.key.name)

@@ -270,13 +270,15 @@ def _report(record: dict[str, Any]) -> RunReport | None:
 
 def summary(report: RunReport) -> dict[str, int]:
     """Objects created and refreshed (the ``…Created`` and ``…Refreshed`` counters), removed by a
-    cleanup (or, in a dry run, to remove), failed (refused by Blindata, or not written or removed
-    when it could not be reached: an outage is no refusal), and gaps, each summed."""
+    cleanup (``would remove`` in a dry run or a refused one, which removed nothing, as the report
+    says it), failed (refused by Blindata, or not written or removed when it could not be
+    reached: an outage is no refusal), and gaps, each summed."""
     counters = report.counters
+    removed = "would remove" if report.dry_run or report.status == "refused" else "removed"
     return {
         "created": sum(v for k, v in counters.items() if k.endswith("Created")),
         "refreshed": sum(v for k, v in counters.items() if k.endswith("Refreshed")),
-        "removed": sum(group.count for group in report.removed.values()),
+        removed: sum(group.count for group in report.removed.values()),
         "failed": sum(group.count for group in report.failures.values()),
         "gaps": sum(gap.count for gap in report.gaps.values()),
     }

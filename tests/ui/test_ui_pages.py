@@ -590,3 +590,28 @@ def test_a_dag_run_s_report_links_each_task_to_its_log(
 
     log = "/dags/blindata_sync/runs/manual__2026-12-01T00%3A00%3A00%2B00%3A00/tasks/snap"
     assert f'<a href="{log}" target="_top">task log</a>' in page
+
+
+@pytest.mark.parametrize(
+    ("dry_run", "status", "label"),
+    [
+        (False, "success", "removed"),
+        (True, "success", "would remove"),
+        (False, "refused", "would remove"),
+    ],
+)
+def test_a_cleanup_that_removed_nothing_is_summed_up_as_what_it_would_remove(
+    dry_run: bool, status: str, label: str
+) -> None:
+    """The report says "would remove" for a dry run or a refused cleanup; the page said
+    "removed" (a probe of what the admin sees, against the emulator's state)."""
+    from airflow_blindata.sync.report import RunReport
+    from airflow_blindata.ui.views import summary
+
+    report = RunReport(kind="cleanup", definition_uuid="d", dry_run=dry_run)
+    report.note_removed("flow", "a -> b")
+    report.note_removed("entity", "pg:public.a")
+    report.finish(status)  # type: ignore[arg-type]
+    counted = summary(report)
+    assert counted[label] == 2
+    assert ({"removed", "would remove"} - {label}).isdisjoint(counted)
