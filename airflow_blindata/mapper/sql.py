@@ -17,11 +17,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 import sqlglot
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
-from sqlglot.tokens import Tokenizer, TokenType
+from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from airflow_blindata import __version__
 
@@ -36,6 +37,7 @@ __all__ = [
     "sqlglot_dialect",
     "tables_dropped",
     "with_final_names",
+    "with_placeholders",
 ]
 
 OPENLINEAGE_DIALECTS: dict[str, str | None] = {
@@ -102,6 +104,7 @@ token per word)."""
 
 
 _L_PAREN = TokenType.L_PAREN
+_R_PAREN = TokenType.R_PAREN
 
 _tokenizers = threading.local()
 
@@ -274,6 +277,52 @@ def as_written_into(sql: str, dialect: str | None, target: tuple[str, ...]) -> s
     name = ".".join(parts)
     kind = "VIEW" if read == "tsql" else "TABLE"
     return f"CREATE {kind} {name} AS\n{sql.strip().rstrip(';').rstrip()}"
+
+
+def with_placeholders(sql: str, dialect: str | None = None) -> str:
+    """``sql`` with the parameters of Python's database drivers (DB-API's ``%s`` and
+    ``%(name)s``: psycopg2, PyMySQL) written as a prepared statement's ``?``, which SQL parsers
+    read: dbt seeds a table with ``insert into … values (%s,%s),…``, whose analysis failed on
+    every seed (``QLP_ANALYSIS_ERROR``). A ``%`` in a literal or a modulo (``a % s``) stays."""
+    if "%" not in sql:
+        return sql
+    try:
+        tokens = _tokenizer(sqlglot_dialect(dialect)).tokenize(sql)
+    except (SqlglotError, ValueError, RecursionError):
+        return sql
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.token_type == TokenType.MOD:
+            # ``%s``, or ``%(name)s``: each token right after the one before
+            run = tokens[i : i + 2]
+            if not _is_s(run):
+                run = tokens[i : i + 5]
+                if len(run) < 5 or run[1].token_type != _L_PAREN or run[3].token_type != _R_PAREN:
+                    run = []
+            if run and _is_s(run) and _adjacent(run):
+                spans.append((token.start, run[-1].end))
+                i += len(run)
+                continue
+        i += 1
+    if not spans:
+        return sql
+    parts: list[str] = []
+    at = 0
+    for start, end in spans:
+        parts += [sql[at:start], "?"]
+        at = end + 1
+    parts.append(sql[at:])
+    return "".join(parts)
+
+
+def _is_s(run: list[Token]) -> bool:
+    return len(run) > 1 and run[-1].text == "s" and run[-1].token_type == TokenType.VAR
+
+
+def _adjacent(run: list[Token]) -> bool:
+    return all(b.start == a.end + 1 for a, b in pairwise(run))
 
 
 DBT_TEMPORARY_SUFFIX = "__dbt_tmp"

@@ -11,7 +11,12 @@ from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref
 from airflow_blindata.mapper.documentation import as_stored
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.mapper.sql import as_written_into, names_in_sql, with_final_names
+from airflow_blindata.mapper.sql import (
+    as_written_into,
+    names_in_sql,
+    with_final_names,
+    with_placeholders,
+)
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import SQL_HASH_PROPERTY, values_of
 
@@ -102,14 +107,14 @@ def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
 
 def _text_to_analyse(routine: PlannedRoutine, target: EntityKey | None) -> str:
     """The statement Blindata analyses: the routine's SQL, a lone query as the write of the
-    job's table, or the relation dbt makes under a temporary name named as its model
-    (``with_final_names``). The routine keeps the SQL as its producer sent it."""
+    job's table, the relation dbt makes under a temporary name named as its model
+    (``with_final_names``), a driver's parameters as ``?`` (``with_placeholders``). The routine
+    keeps the SQL as its producer sent it."""
+    text = routine.definition
     if target is not None:
         parts = (target.schema_, target.name) if target.schema_ else (target.name,)
-        written = as_written_into(routine.definition, routine.dialect, parts)
-        if written is not None:
-            return written
-    return with_final_names(routine.definition, routine.dialect)
+        text = as_written_into(text, routine.dialect, parts) or text
+    return with_placeholders(with_final_names(text, routine.dialect), routine.dialect)
 
 
 def sync_statements(

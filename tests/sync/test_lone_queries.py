@@ -162,3 +162,28 @@ def test_the_relation_dbt_makes_under_a_temporary_name_is_analysed_as_its_model(
         job_facets={"sql": {"query": query}},
     )
     assert analysed(event) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # dbt seeds a table through psycopg2: DB-API's parameters, which no SQL parser reads
+        (
+            "insert into raw.customers (id, name) values (%s,%s),(%s,%s)",
+            "insert into raw.customers (id, name) values (?,?),(?,?)",
+        ),
+        ("update t set a = %(a)s where id = %(id)s", "update t set a = ? where id = ?"),
+        # a % in a literal, or a modulo, is no parameter
+        (
+            "insert into t select a % b from s where c like '%s%'",
+            "insert into t select a % b from s where c like '%s%'",
+        ),
+    ],
+)
+def test_a_drivers_parameters_are_analysed_as_a_prepared_statements(
+    query: str, expected: str
+) -> None:
+    """Found on the shared dbt fixtures: every seed's analysis failed (``QLP_ANALYSIS_ERROR``,
+    "Required keyword: 'this' missing for Mod")."""
+    event = run_event("jaffle.seed.raw_customers.sql.3", job_facets={"sql": {"query": query}})
+    assert analysed(event) == expected
