@@ -135,6 +135,15 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
 _CONTAINER_BEFORE_AT = frozenset(f"{scheme}://" for scheme in ("wasb", "wasbs", "abfs", "abfss"))
 
 
+_WEBHOOK = re.compile(
+    r"(?i)^(?P<lead>https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|(?:[a-z0-9-]+\.)?discord(?:app)?\.com/api/webhooks/"
+    r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/))[^\s?#\"'<>]+"
+)
+"""A chat webhook's URL, whose path is its secret (Slack's ``/services/T…/B…/…``, Discord's
+``/api/webhooks/…``, Teams' ``/webhookb2/…``): anyone who has it may post."""
+
+
 def redact_url(url: str, *, api_keys: bool = True) -> str:
     """``url`` with its password replaced by ``***``: the only form that may reach a log (an
     HTTP URL's API key too, but for ``api_keys=False``: a name, whose ``?code=`` is no secret).
@@ -144,6 +153,8 @@ def redact_url(url: str, *, api_keys: bool = True) -> str:
     (``abfss://container@account``); ``?password=pw`` (and the other secret query parameters)
     becomes ``?password=***``.
     """
+    if api_keys and "hook" in url.lower():
+        url = _WEBHOOK.sub(rf"\g<lead>{REDACTED}", url)
     parts = _userinfo(url)
     if parts is None:
         return redact_query(url, api_keys=api_keys)
@@ -259,6 +270,13 @@ _AUTHORIZATION = re.compile(
     [^\s,;'"&)}}\\]+
     """
 )
+# A JSON Web Token (three base64url parts, its header's and claims' JSON starting ``eyJ``) and an
+# AWS access key id (``AKIA…``, a temporary one ``ASIA…``) anywhere: a secret, or the half of one
+# that says whose, which comes with no name before it (a description that quotes a request).
+_BARE_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16})(?![A-Za-z0-9_-])"
+)
 # ``Bearer <token>`` anywhere: a token of at least 8 characters with a digit or one of ``._~+/``
 # (a JWT, an opaque key), not an English word (``bearer tokens are…``).
 _BEARER = re.compile(
@@ -367,6 +385,9 @@ def _may_hold_a_secret(text: str) -> bool:
         or " -P" in text
         or "-----BEGIN" in text
         or "bearer" in text.lower()
+        or "eyJ" in text
+        or "AKIA" in text
+        or "ASIA" in text
     )
 
 
@@ -383,6 +404,8 @@ def _redact_text(text: str, *, name: bool = False) -> str:
         return text
     if "-----BEGIN" in text:
         text = _PRIVATE_KEY_BLOCK.sub(rf"\g<begin>{REDACTED}\g<end>", text)
+    if "eyJ" in text or "AKIA" in text or "ASIA" in text:
+        text = _BARE_TOKEN.sub(REDACTED, text)
     if "://" in text:
         parts: list[str] = []
         done = 0

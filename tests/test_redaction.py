@@ -847,6 +847,12 @@ TEXT_SECRETS |= {  # an HTTP API's key in a URL (a probe of secrets through real
     "Google's ?key=": f"curl -s https://maps.example.com/geo/json?address=x&key={SECRET}",
     "Azure Functions' ?code=": f"https://fn.azurewebsites.net/api/orders?code={SECRET}&n=1",
 }
+TEXT_SECRETS |= {  # secrets that come with no name before them (a probe of secrets across channels)
+    "a bare JSON Web Token": f"called with eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx{SECRET}.c2lnbmF0dXJl",
+    "a Slack webhook": f"alerts go to https://hooks.slack.com/services/T0AB/B0CD/{SECRET}",
+    "a Discord webhook": f"https://discord.com/api/webhooks/1234/{SECRET}?wait=true",
+    "a Teams webhook": f"https://acme.webhook.office.com/webhookb2/{SECRET}@tenant/IncomingWebhook",
+}
 
 
 @pytest.mark.parametrize(
@@ -860,7 +866,19 @@ def test_a_secret_value_in_free_text_is_hidden(text: str) -> None:
     assert redact_text(shown) == shown
 
 
+@pytest.mark.parametrize(
+    "key", ["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A"], ids=["long-term", "temporary"]
+)
+def test_a_bare_aws_access_key_id_is_hidden(key: str) -> None:
+    """It says whose secret key goes with it; upper case and digits only, so the secret of the
+    other tests cannot be planted in it."""
+    assert redact_text(f"uploaded by {key} today") == "uploaded by *** today"
+
+
 ORDINARY_TEXT = [
+    # words that start as a token does, and a webhook's documentation page
+    "ASIAN markets, AKIA in lower case: akia1234567890123456, eyJ alone",
+    "see https://api.slack.com/messaging/webhooks for the hooks",
     # a warehouse's dimension keys, and HTTP and Hive URLs' ordinary parameters (a review)
     "join on client_key: the customer's surrogate id; app_key: the mobile app",
     "s3://lake/events/app_key=android/dt=2026-01-01/part-0.parquet",

@@ -184,7 +184,8 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey
     groups: dict[tuple[str, str], list[Source]] = {}
     datasets: dict[tuple[str, str], DatasetKey] = {}
     for target_field, entry in sorted(facet.fields.items()):
-        legacy_text = (entry.transformation_description or "").strip()
+        # free text of the producer, as a transformation's own description is (a secret hidden)
+        legacy_text = redact_prose((entry.transformation_description or "").strip())
         for item in entry.input_fields:
             name = (item.namespace, item.name)
             group = groups.get(name)

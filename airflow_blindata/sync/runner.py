@@ -20,6 +20,7 @@ from datetime import timedelta
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import (
@@ -30,6 +31,7 @@ from airflow_blindata.mapper.systems import (
     KnownSystem,
 )
 from airflow_blindata.plans.store import Touched, plan_from_store
+from airflow_blindata.redaction import redact_text
 from airflow_blindata.store import EventStore, StoreError, SyncLedger, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
@@ -332,7 +334,11 @@ def _light_locked(
             part, client, definition, progress=progress, batch_size=batch_size, light=True
         )
         report.timings = {"mapping": mapping, **report.timings}
-        report.jobs = sorted(f"{namespace}/{name}" for namespace, name in touched.named)
+        # named as the catalog names them: a report is logged and pushed to XCom, never with a
+        # namespace's password or a ``?token=`` of a job's name
+        report.jobs = sorted(
+            f"{shown_namespace(namespace)}/{redact_text(name)}" for namespace, name in touched.named
+        )
     except BlindataError as exc:
         report = _failed("light", definition, f"Blindata cannot be used: {exc}")
     except StoreError as exc:

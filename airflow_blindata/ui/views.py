@@ -179,8 +179,17 @@ def _clean_counts(
 
 
 def _clean_jobs(jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Jobs (namespace, name) with their namespaces as the catalog names them, once each."""
-    return sorted({(shown_namespace(namespace), name) for namespace, name in jobs})
+    """Jobs (namespace, name) as the catalog names them (its namespace without credentials, a
+    ``?token=`` in its name hidden: a job's name is free text), once each."""
+    return sorted({(shown_namespace(namespace), redact_text(name)) for namespace, name in jobs})
+
+
+def _stored_names(store: SqlEventStore, name: str) -> list[str]:
+    """The names as sent of the job named ``name`` as the page shows it (a ``?token=`` hidden):
+    those of the week's jobs that show as it, and ``name`` itself (typed as sent)."""
+    shown = redact_text(name)
+    recent = {sent for _, sent in overview.recent_jobs(store) if redact_text(sent) == shown}
+    return sorted(recent | {name})
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +229,12 @@ def _glance(
             else None
         )
     if last_event is not None and last_event.job_namespace is not None:
-        # a job namespace as the catalog names it: never with the password a producer put in it
-        last_event = replace(last_event, job_namespace=shown_namespace(last_event.job_namespace))
+        # a job as the catalog names it: never with the password a producer put in it
+        last_event = replace(
+            last_event,
+            job_namespace=shown_namespace(last_event.job_namespace),
+            job_name=redact_text(last_event.job_name) if last_event.job_name else None,
+        )
     return Glance(now=datetime.now(UTC), last_event=last_event, last_sync=_last_sync(store, access))
 
 
@@ -588,12 +601,14 @@ def lands_page(
         stored = sorted(
             (
                 event
-                for spelling in overview.job_namespaces(store, name)
+                for sent in _stored_names(store, name)
+                for spelling in overview.job_namespaces(store, sent)
                 if shown_namespace(spelling) == namespace
-                for event in store.events(job=(spelling, name))
+                for event in store.events(job=(spelling, sent))
             ),
             key=lambda event: event.id,
         )
+        name = redact_text(name)  # shown as the catalog names it
         cutoff = last.started_at if last is not None else None
         parents = [
             event

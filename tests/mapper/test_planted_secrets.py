@@ -102,6 +102,18 @@ def _lineage_run(*inputs: dict[str, Any], facets: dict[str, Any] | None = None) 
     )
 
 
+def _legacy_lineage_run(**entry: Any) -> dict[str, Any]:
+    """A ``columnLineage`` field with spec 1-0-0's field-level ``transformationDescription``."""
+    run = _lineage_run(builders.input_field("db.s.orders", "a", transformations=[]))
+    fields = run["outputs"][0]["facets"]["columnLineage"]["fields"]
+    fields["a"].update(entry)
+    if "transformationType" not in entry:  # 1-2-0's transformations, the description beside
+        fields["a"]["inputFields"][0]["transformations"] = [
+            {"type": "DIRECT", "subtype": "IDENTITY"}
+        ]
+    return run
+
+
 MASKED = {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
 TAGS = builders.facet(
     "TagsDatasetFacet", tags=[{"key": "password", "value": f"my secret {SECRET}", "field": "a"}]
@@ -123,6 +135,18 @@ CARRIERS: dict[str, tuple[dict[str, Any], str]] = {
     "a dataset named only in column lineage, with a signature": (
         _lineage_run(builders.input_field(f"db.s.orders?sig={SECRET}", "a", transformations=[])),
         "db.s.orders?sig=***",
+    ),
+    # a probe of secrets across channels: the field-level description reached the catalog
+    "a field's deprecated transformationDescription": (
+        _legacy_lineage_run(
+            transformationType="IDENTITY",
+            transformationDescription=f"copied with password={SECRET}",
+        ),
+        "DIRECT/IDENTITY: copied with password=***",
+    ),
+    "a field's transformationDescription beside its transformations": (
+        _legacy_lineage_run(transformationDescription=f"copied, Bearer {SECRET}"),
+        "copied, Bearer ***",
     ),
     "a field's tag whose key names a secret, its value with spaces": (
         _lineage_run(builders.input_field("db.s.orders", "a"), facets={"tags": TAGS}),

@@ -391,3 +391,24 @@ def test_a_late_run_of_a_shared_check_is_coloured_by_its_own_severity_in_a_light
     assert [r["semaphore"] for r in results] == ["RED", "RED", "YELLOW"]
     (check,) = [c for c in objects(emulator, Kind.CHECK) if not c["code"].startswith("ol-")]
     assert check["warningThreshold"] == 0.0  # the newest run's: warn
+
+
+def test_a_light_syncs_report_names_its_jobs_without_their_secrets(
+    client: BlindataClient, emulator: Any, store_url: str
+) -> None:
+    """A report is logged and pushed to XCom: its jobs named as the catalog names them, a job
+    namespace's password and a ``?token=`` of a job's name hidden (a probe of secrets across
+    channels found the light sync's report naming them as sent)."""
+    secret = "PW-LIGHT-1"
+    events = [
+        {**event, "job": {**event["job"], "namespace": f"airflow://etl:{secret}@af:8080"}}
+        for event in runs(f"orders?token={secret}", 1, output="orders")
+    ]
+    with open_store(store_url) as store:
+        store.append_many(runs("items", 1))  # a first snapshot, then the light sync
+        synced(client, store, emulator)
+        store.append_many(events)
+        light = synced(client, store, emulator, light=True)
+    assert light.status == "success", light.message
+    assert light.jobs == ["airflow://af:8080/orders?token=***"]
+    assert secret not in light.render() and secret not in str(light.to_xcom())
