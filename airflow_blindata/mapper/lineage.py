@@ -1094,14 +1094,15 @@ def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey])
     # and outlets gave the run its datasets, or whose hook's queries carry them (child jobs,
     # ``<task>.query.N``): then no lineage is missing.
     has_datasets = bool(run.inputs or run.outputs) or job.key in parents
+    lost = _unconverted_assets(facet_of(run.run_facets, AirflowRunFacet), run)
     if not has_datasets and facet_of(run.run_facets, UnknownOperatorAttributeRunFacet):
-        collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, owner)
-    elif has_datasets:
-        lost = _unconverted_assets(facet_of(run.run_facets, AirflowRunFacet), run)
-        if lost:
-            collector.plan.report.gap(
-                GapCode.PRODUCER_PARTIAL_LINEAGE, f"{owner}: {', '.join(lost)} not sent"
-            )
+        # the Assets it declared, where it did: the fix is the provider that knows their scheme
+        example = f"{owner}: {', '.join(lost)} not sent" if lost else owner
+        collector.plan.report.gap(GapCode.PRODUCER_NO_LINEAGE, example)
+    elif has_datasets and lost:
+        collector.plan.report.gap(
+            GapCode.PRODUCER_PARTIAL_LINEAGE, f"{owner}: {', '.join(lost)} not sent"
+        )
     # an extraction error facet that counts no failed task and lists no error says the
     # producer handled everything (openlineage-python sends one so)
     extraction = facet_of(run.run_facets, ExtractionErrorRunFacet)
@@ -1111,24 +1112,36 @@ def _producer_gaps(job: JobFold, collector: FlowCollector, parents: Set[JobKey])
 
 
 def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[str]:
-    """The Assets a task declares as inlets (outlets) when its run names no input (output):
-    declared, but not in the run (the provider sends an Asset only where a provider that knows
-    its scheme is installed, ``s3://`` without the Amazon provider is dropped; and not at all
-    when the operator's own extraction named datasets), which the task's other datasets kept
-    ``PRODUCER_NO_LINEAGE`` silent on. The ``airflow`` facet lists them as Python text."""
+    """The Assets a task declares as inlets (outlets) that its run does not name: declared, but
+    not sent (the provider sends an Asset only where a provider that knows its scheme is
+    installed, ``s3://`` without the Amazon provider is dropped; and not at all when the
+    operator's own extraction named datasets), which the task's other datasets kept
+    ``PRODUCER_NO_LINEAGE`` silent on. The ``airflow`` facet lists them as Python text.
+
+    An Asset is sent when a dataset of its side has a name that ends with the last segment of
+    the Asset's path (``postgres://db/analytics/public/orders`` is ``analytics.public.orders``,
+    ``s3://bucket/raw/orders`` is ``raw/orders``): each provider converts its URIs its own way,
+    and a loss is reported only where no dataset can be the Asset."""
     if airflow is None:
         return []
     lost: list[str] = []
     for side, datasets in (("inlets", run.inputs), ("outlets", run.outputs)):
-        if not datasets:
-            # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
-            uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
+        # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
+        uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
+        names = [item.key.name.rstrip("/") for item in datasets]
+        for uri in uris:
+            if names and any(name.endswith(_last_segment(uri)) for name in names):
+                continue
             # shown as a dataset's namespace is: user info, query and fragment are no part of
             # it (seed 002; ``?code=…`` and ``?key=…`` are an HTTP endpoint's keys)
-            lost.extend(
-                f"{side[:-1]} {redact_text(_without_query(strip_user_info(uri)))}" for uri in uris
-            )
+            lost.append(f"{side[:-1]} {redact_text(_without_query(strip_user_info(uri)))}")
     return lost
+
+
+def _last_segment(uri: str) -> str:
+    """The last segment of an Asset URI's path (its authority when it has no path)."""
+    rest = _without_query(uri).split("://", 1)[-1].rstrip("/")
+    return rest.rsplit("/", 1)[-1]
 
 
 def _without_query(uri: str) -> str:

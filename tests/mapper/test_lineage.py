@@ -1029,6 +1029,37 @@ def test_assets_the_provider_sent_are_no_gap() -> None:
     assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
 
 
+def test_an_asset_not_sent_beside_one_sent_on_its_side_is_reported() -> None:
+    """Found with real Airflow 3.3 (a probe of Assets): inlets ``s3://…`` and a postgres table,
+    outlets a postgres table and ``s3://…``, without the Amazon provider: the run names one of
+    each side, and the two S3 Assets were lost without a word."""
+    airflow = {
+        "airflow": {
+            "task": {
+                "inlets": "[{'uri': 's3://raw/mixed/input'}, "
+                "{'uri': 'postgres://db:5432/dwh/public/a'}]",
+                "outlets": "[{'uri': 'postgres://db:5432/dwh/public/b'}, "
+                "{'uri': 's3://curated/mixed/out'}]",
+            }
+        }
+    }
+    sent = event(run_facets=airflow, inputs=[ds("dwh.public.a")], outputs=[ds("dwh.public.b")])
+    plan = build([sent], definition())
+    (example,) = plan.report.gaps[GapCode.PRODUCER_PARTIAL_LINEAGE].examples
+    assert example.endswith(": inlet s3://raw/mixed/input, outlet s3://curated/mixed/out not sent")
+
+
+def test_a_task_of_no_extraction_names_the_assets_it_declared() -> None:
+    """Its Assets were all dropped (no provider knows their scheme): ``PRODUCER_NO_LINEAGE``
+    names them, where the fix is that provider, not the operator."""
+    airflow = {"airflow": {"task": {"outlets": "[{'uri': 's3://curated/mapped/out'}]"}}}
+    unknown = {"unknownSourceAttribute": {"unknownItems": [{"name": "PythonOperator"}]}}
+    facets = {**airflow, **unknown}
+    plan = build([event(run_facets=facets)], definition())
+    (example,) = plan.report.gaps[GapCode.PRODUCER_NO_LINEAGE].examples
+    assert example.endswith(": outlet s3://curated/mapped/out not sent")
+
+
 def test_a_name_only_asset_that_drives_scheduling_is_no_gap() -> None:
     """Airflow 3's ``Asset("daily_orders_ready")``: a name to schedule by, never a dataset."""
     airflow = {"airflow": {"task": {"outlets": "[{'uri': 'daily_orders_ready', 'extra': {}}]"}}}
