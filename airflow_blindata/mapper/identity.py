@@ -782,6 +782,11 @@ def _profile(
     (``reading.levels``), else the seed's profile of its scheme; Glue's namespace is an ARN.
     ``namespace`` gives an object key its prefix, ``file`` says the dataset is a file."""
     case = reading.case
+    # a declared defaultSchema is re-cased as a schema the name gives is: ``Customers`` and
+    # ``DWH.dbo.Customers`` are one table under ``identifierCase: UPPER`` (a review); the seed's
+    # own ``public`` and ``default`` stay as the seed writes them
+    if reading.default_schema and reading.case not in (None, "PRESERVE"):
+        reading = replace(reading, default_schema=_declared_default(reading))
     if reading.levels == OBJECT_KEY_LEVELS:
         return object_key_entity(namespace, name, file=file)
     if reading.levels == NAME_PROFILES["bigquery"]:
@@ -944,7 +949,7 @@ def filled_database(
     database = _database_of_source(namespace, source_uri) if source_uri else None
     if database:
         return replace(found, database=cased_identifier(database, reading.case))
-    default = reading.default_schema or (None if reading.levels is not None else "public")
+    default = _declared_default(reading) or (None if reading.levels is not None else "public")
     first = found.schema
     if default is None or first is None or len(_segments(without_statement_end(name))) != 2:
         return found
@@ -955,16 +960,27 @@ def filled_database(
     return found
 
 
+def _declared_default(reading: NameReading) -> str | None:
+    """The declared ``defaultSchema``, re-cased as the namespace's names are."""
+    declared = reading.default_schema
+    return cased_identifier(declared, reading.case) if declared else declared
+
+
 def _database_of_source(namespace: str, uri: str) -> str | None:
     """The first segment of a data source URI's path, when the URI is of ``namespace``'s
     server (``postgresql://u:pw@host/prod`` of ``postgres://host:5432``: ``prod``)."""
-    if "://" not in uri:
+    text = uri.strip()
+    if text[:5].lower() == "jdbc:":  # a JDBC URL: ``jdbc:postgresql://host/prod``
+        text = text[5:]
+    if "://" not in text:
         return None
     server = normalize_namespace(namespace)
-    source = normalize_namespace(uri)
+    source = normalize_namespace(text)
     if not source.startswith(server + "/"):
         return None
-    return unquote(source[len(server) + 1 :].split("/", 1)[0]).strip() or None
+    # a JDBC URL's parameters after ``;`` are no part of it; an encoded ``/`` names no database
+    database = unquote(source[len(server) + 1 :].split("/", 1)[0].split(";", 1)[0]).strip()
+    return database if database and "/" not in database else None
 
 
 def _as_it_is(name: str, case: str | None) -> EntityName:

@@ -178,9 +178,10 @@ class _Quality:
                             cased_identifier(assertion.column, case) if assertion.column else None
                         )
                         self.dropped.add(_assertion_code(where, label, column))
-                else:  # no entity where it may not be created, or no System at all
-                    gap = GapCode.TARGET_NOT_CATALOGUED if mapped else GapCode.UNMAPPED_NAMESPACE
-                    self.plan.report.gap(gap, f"assertions on {where}")
+                elif mapped:  # no entity where it may not be created
+                    self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
+                elif not self.resolver.ignores(item.key.namespace):  # ignored: on purpose
+                    self.plan.report.gap(GapCode.UNMAPPED_NAMESPACE, f"assertions on {where}")
                 continue
             if asserted and not scope:
                 scope = job_scope(job.key.namespace, job.key.name)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import Any
 
 import sqlglot
 from sqlglot.dialects.dialect import Dialect
@@ -328,7 +329,9 @@ def _adjacent(run: list[Token]) -> bool:
 DBT_TEMPORARY_SUFFIX = "__dbt_tmp"
 """The suffix of the relation dbt builds a model in before it renames it to the model's name
 (dbt's ``make_temp_relation``; PostgreSQL, Redshift and others: ``create view x__dbt_tmp as
-…``, then ``alter table x__dbt_tmp rename to x``)."""
+…``, then ``alter table x__dbt_tmp rename to x``); dbt-postgres adds the time of the run to an
+incremental model's (``x__dbt_tmp101512345678``)."""
+_DBT_TEMPORARY = re.compile(rf"{DBT_TEMPORARY_SUFFIX}[0-9]{{0,20}}\Z")
 
 
 def with_final_names(sql: str, dialect: str | None = None) -> str:
@@ -339,10 +342,11 @@ def with_final_names(sql: str, dialect: str | None = None) -> str:
     if DBT_TEMPORARY_SUFFIX not in sql:
         return sql
     made = _made_relation(sql, dialect)
-    if made is None or not made.endswith(DBT_TEMPORARY_SUFFIX):
+    temporary = _DBT_TEMPORARY.search(made) if made is not None else None
+    if made is None or temporary is None or temporary.start() == 0:
         return sql
-    final = made[: -len(DBT_TEMPORARY_SUFFIX)]
-    return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", final, sql) if final else sql
+    final = made[: temporary.start()]
+    return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", final, sql)
 
 
 @lru_cache(maxsize=256)
@@ -355,11 +359,19 @@ def _made_relation(sql: str, dialect: str | None) -> str | None:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
         return None
-    found = [statement for statement in statements if statement is not None]
+    found = _statements(statements)
     if len(found) != 1 or not isinstance(found[0], exp.Create) or found[0].expression is None:
         return None
     table = found[0].find(exp.Table)
     return table.name if table is not None else None
+
+
+def _statements(parsed: list[Any]) -> list[Any]:
+    """The statements sqlglot parsed, without the empty ones: ``None``, and the ``;`` that ends
+    a text with a comment after it (``select …;\n-- end of model``)."""
+    from sqlglot import exp
+
+    return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
 
 
 @lru_cache(maxsize=1024)
@@ -371,7 +383,7 @@ def _is_lone_query(sql: str, dialect: str | None) -> bool:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
         return False
-    found = [statement for statement in statements if statement is not None]
+    found = _statements(statements)
     if len(found) != 1 or not isinstance(found[0], exp.Query):
         return False
     # T-SQL's ``SELECT … INTO t`` writes; so does a data-modifying CTE (``WITH d AS (DELETE …)``)

@@ -196,6 +196,8 @@ class SystemResolver:
     _by_database: bool = field(init=False, default=False)
     """Whether any selector, template or stamp names a database (else it is never looked at)."""
     _databases: dict[str, tuple[str, ...]] = field(init=False, default_factory=dict)
+    _problems_in: dict[tuple[str, str | None], str] = field(init=False, default_factory=dict)
+    """(namespace, database) → why it found no System there: its mappings' Systems are missing."""
     _problems: dict[str, str] = field(init=False, default_factory=dict)
     _problems_without_database: dict[str, str] = field(init=False, default_factory=dict)
     """Namespace → why a name that gives no database found no System there (``_NO_DATABASE``)."""
@@ -237,24 +239,17 @@ class SystemResolver:
         return found
 
     def databases_of(self, namespace: str) -> tuple[str, ...]:
-        """The databases of ``namespace`` the definition knows by name: those the Systems stamped
-        with it hold, and those its ``namespaceMappings`` entries name one by one."""
+        """The databases of ``namespace`` its Systems are stamped with: the databases a crawler
+        (one System per database) found there. Not a ``namespaceMappings`` entry's database,
+        which says where a database goes, not that no schema is named so (a review)."""
         normalized = normalize_namespace(namespace)
         found = self._databases.get(normalized)
         if found is None:
-            stamped = [
+            found = self._databases[normalized] = tuple(
                 value
                 for system in self._by_stamp.get(normalized, ())
                 for value in system.values(DATABASE_PROPERTY)
-            ]
-            mapped = [
-                m.database
-                for m in self.definition.namespace_mappings
-                if m.database
-                and not any(c in m.database for c in "*?[")
-                and _matches(normalized, m.pattern)
-            ]
-            found = self._databases[normalized] = tuple(stamped + mapped)
+            )
         return found
 
     @property
@@ -332,8 +327,14 @@ class SystemResolver:
             if self.ignores(normalized):
                 self.report.gap(GapCode.IGNORED_NAMESPACE, example)
             else:
-                problem = self._problems.get(normalized) or (
-                    self._problems_without_database.get(normalized) if database is None else None
+                problem = (
+                    self._problems.get(normalized)
+                    or self._problems_in.get((normalized, database if self._by_database else None))
+                    or (
+                        self._problems_without_database.get(normalized)
+                        if database is None
+                        else None
+                    )
                 )
                 self.report.gap(
                     GapCode.UNMAPPED_NAMESPACE, f"{example}: {problem}" if problem else example
@@ -420,7 +421,7 @@ class SystemResolver:
             return None
         if policy is None or policy.creation != "IF_MISSING":
             if mappings:  # seed 000: a mapping applies only if its System exists; say which
-                self._problems.setdefault(namespace, _missing_systems(mappings))
+                self._problems_in.setdefault((namespace, database), _missing_systems(mappings))
             elif database is None and any(
                 system.values(DATABASE_PROPERTY) for system in self._by_stamp.get(namespace, ())
             ):

@@ -9,7 +9,7 @@ from functools import partial
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
 from airflow_blindata.mapper.documentation import as_stored
-from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, PlannedRoutine
+from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.sql import (
     as_written_into,
@@ -88,13 +88,16 @@ def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
 
 
 def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
-    """Job scope → the one table its flows write, where it writes one only and in a System it
-    also reads from: the table a lone ``SELECT`` of its SQL fills (``as_written_into``). A
-    ``SELECT`` whose result lands in another store (a transfer to a file) is no write in SQL."""
+    """Job scope → the one table a dbt job's flows write, in a System it also reads from: the
+    table dbt makes of the model's ``SELECT`` its ``sql`` facet holds (``as_written_into``).
+    dbt only: another producer's lone ``SELECT`` is a statement it ran as it is (seed 001's
+    column flows come "only from analyzed SQL"), and one whose result lands in another store (a
+    transfer to a file) is no write in SQL."""
+    dbt = _dbt_jobs(plan)
     written: dict[str, set[EntityKey]] = defaultdict(set)
     read: dict[str, set[str]] = defaultdict(set)
     for flow in plan.flows:
-        if flow.kind == "orchestration":
+        if flow.kind == "orchestration" or flow.scope not in dbt:
             continue
         written[flow.scope].add(flow.target.entity)
         read[flow.scope].add(flow.source.entity.system)
@@ -103,6 +106,22 @@ def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
         for scope, targets in written.items()
         if len(targets) == 1 and next(iter(targets)).system in read[scope]
     }
+
+
+def _dbt_jobs(plan: CatalogPlan) -> set[str]:
+    """The scopes of the jobs dbt ran, by their job entities: the ``jobType`` facet's
+    integration ``DBT``, or a producer of OpenLineage's dbt integration (dbt-ol, Cosmos)."""
+    found: set[str] = set()
+    for entity in plan.entities:
+        if entity.table_type != OPENLINEAGE_JOB:
+            continue
+        values = dict(entity.properties)
+        integration = values.get("openLineageIntegration", "").strip().upper()
+        if integration == "DBT" or "/integration/dbt" in values.get("openLineageProducer", ""):
+            scope = values.get("openLineageJobScope")
+            if scope:
+                found.add(scope)
+    return found
 
 
 def _text_to_analyse(routine: PlannedRoutine, target: EntityKey | None) -> str:

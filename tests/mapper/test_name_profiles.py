@@ -603,6 +603,51 @@ def test_a_blank_database_is_filled_from_the_connections_own_catalog(
     assert _placed(plan) == {landed}, plan.report.gaps
 
 
+def test_a_declared_default_schema_is_re_cased_as_the_names_are() -> None:
+    """Under ``identifierCase: UPPER``, ``DWH.dbo.Customers`` is ``DBO.CUSTOMERS``: the name
+    without its schema (``Customers``, and Spark's ``DWH.Customers``) lands there too, not on a
+    second entity in ``dbo`` (a review)."""
+    upper = {**MSSQL_PROFILE, "identifierCase": "UPPER"}
+    events = [
+        run_event(
+            "spark.load",
+            outputs=[
+                dataset("DWH.dbo.Customers", MSSQL),
+                dataset("DWH.Customers", MSSQL),
+                dataset("dwh.dbo.customers", MSSQL),
+            ],
+        )
+    ]
+    plan = build(events, builders.definition(systemPolicies=[upper]), MSSQL_PER_DATABASE)
+    assert _placed(plan) == {("sql dwh", "DBO", "CUSTOMERS")}
+
+
+def test_a_mapped_database_is_no_evidence_that_a_first_part_is_a_database() -> None:
+    """A ``namespaceMappings`` entry says where a database goes, not that no schema bears its
+    name: ``analytics.orders`` stays the schema ``analytics`` (a review)."""
+    mappings = [
+        {"pattern": PG, "database": "analytics", "system": {"name": "pg analytics"}},
+        {"pattern": PG, "system": {"name": "pg"}},
+    ]
+    known = [KnownSystem("pg analytics", "u1"), KnownSystem("pg", "u2")]
+    events = [run_event("spark.load", outputs=[dataset("analytics.orders", PG)])]
+    plan = build(events, builders.definition(namespaceMappings=mappings), known)
+    assert _placed(plan) == {("pg", "analytics", "orders")}
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "postgresql://pg:5432/prod;ssl=true",  # a JDBC URL's parameters
+        "jdbc:postgresql://pg/prod?sslmode=require",
+    ],
+)
+def test_a_data_sources_database_is_read_as_a_jdbc_url_gives_it(uri: str) -> None:
+    ge = dataset("public.orders", PG, facets=builders.data_source_facet("ge", uri))
+    plan = build([run_event("ge.check", outputs=[ge])], builders.definition(), PER_DATABASE)
+    assert _placed(plan) == {("pg prod", "public", "orders")}
+
+
 @pytest.mark.parametrize(
     "dataset_",
     [

@@ -339,6 +339,26 @@ def test_the_description_of_the_result_carries_the_run_id_expected_actual_and_co
     )
 
 
+def test_an_assertion_on_an_ignored_namespace_asks_for_no_mapping() -> None:
+    """The admin ignored the namespace on purpose: ``IGNORED_NAMESPACE`` says so, and no second
+    gap asks to map it (a review)."""
+    events = run(
+        inputs=[
+            {
+                "namespace": "mysql://x:3306",
+                "name": "a.b",
+                "inputFacets": {
+                    "dataQualityAssertions": {"assertions": [{"assertion": "a", "success": True}]}
+                },
+            }
+        ]
+    )
+    plan = build(events, definition(ignoredNamespaces=["mysql://*"]))
+    assert quality(plan).checks == []
+    assert GapCode.IGNORED_NAMESPACE in plan.report.gaps
+    assert GapCode.UNMAPPED_NAMESPACE not in plan.report.gaps
+
+
 def test_an_assertion_on_a_dataset_of_no_system_makes_no_check_and_says_why() -> None:
     """Its namespace maps to no System: ``UNMAPPED_NAMESPACE``, not ``TARGET_NOT_CATALOGUED``,
     whose fix (allow entityCreation) changes nothing (a probe of the messages an admin sees)."""

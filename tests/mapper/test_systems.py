@@ -73,6 +73,17 @@ def test_a_mapping_whose_system_does_not_exist_says_so_in_the_gap() -> None:
     assert "namespaceMappings entry names the System 'pg prod', which does not exist" in example
 
 
+def test_a_missing_mapping_system_is_named_for_its_database_only() -> None:
+    """Mappings are chosen per database: another database of the namespace, which no mapping
+    covers, is not told about the mapping's System (a review)."""
+    mappings = [{"pattern": "postgres://*", "database": "aaa", "system": {"name": "pg prod"}}]
+    r = resolver(namespaceMappings=mappings)
+    assert r.dataset_system("postgres://db:5432", "aaa-example", "aaa") is None
+    assert r.dataset_system("postgres://db:5432", "zzz-example", "zzz") is None
+    aaa, zzz = sorted(r.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples)
+    assert "'pg prod'" in aaa and zzz == "zzz-example"
+
+
 def test_a_system_stamped_with_the_namespace_is_used_first_by_name_when_several() -> None:
     r = resolver([CRAWLED_PG, ALSO_PG])
     system = r.dataset_system("postgres://pg.example.com", "x")

@@ -15,15 +15,29 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.build import build
 from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.statements import _text_to_analyse, _written_tables
-from tests.builders import dataset, definition, policy, run_event, schema_facet
+from tests.builders import (
+    dataset,
+    definition,
+    job_type_facet,
+    policy,
+    run_event,
+    schema_facet,
+)
 from tests.sync.helpers import definition as sync_definition
 from tests.sync.helpers import objects, plan_for
 
 PG = "postgres://warehouse:5432"
 
 
-def model(query: str, *, outputs: list[Any] | None = None, dialect: str = "postgres") -> Any:
-    """A dbt model's run as dbt-ol sends it: the compiled ``SELECT``, no column lineage."""
+def model(
+    query: str,
+    *,
+    outputs: list[Any] | None = None,
+    dialect: str = "postgres",
+    integration: str = "DBT",
+) -> Any:
+    """A dbt model's run as dbt-ol sends it: the compiled ``SELECT``, no column lineage, its
+    ``jobType`` facet's integration ``DBT``."""
     return run_event(
         "jaffle.model.jaffle.stg_orders",
         namespace="dbt",
@@ -31,7 +45,10 @@ def model(query: str, *, outputs: list[Any] | None = None, dialect: str = "postg
         outputs=outputs
         if outputs is not None
         else [dataset("dwh.mart.stg_orders", PG, facets=schema_facet("id", "total"))],
-        job_facets={"sql": {"query": query, "dialect": dialect}},
+        job_facets={
+            "sql": {"query": query, "dialect": dialect},
+            **job_type_facet("MODEL", integration),
+        },
     )
 
 
@@ -93,6 +110,26 @@ def test_a_lone_query_is_analysed_as_the_write_of_the_jobs_one_table(
     assert analysed(model(query, outputs=outputs)) == expected
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "select id, amount as total from raw.orders;\n-- end of model",
+        "select id, amount as total from raw.orders; /* done */",
+    ],
+)
+def test_a_lone_query_ended_by_a_semicolon_and_a_comment_is_one_query(query: str) -> None:
+    """sqlglot reads the ``;`` before a comment as a statement of its own (a review)."""
+    assert analysed(model(query)).startswith("CREATE TABLE mart.stg_orders AS\n")
+
+
+def test_another_producers_lone_query_is_analysed_as_it_ran() -> None:
+    """Seed 001: column flows "only from analyzed SQL": a Python task that runs a ``SELECT``
+    and writes its result itself did not run ``CREATE TABLE … AS`` (a review: the analysis
+    asked to catalogue fields the table never has)."""
+    query = "select id, amount as total from raw.orders"
+    assert analysed(model(query, integration="AIRFLOW")) == query
+
+
 def test_a_lone_query_names_its_table_as_the_dialect_reads_it() -> None:
     """Quoted where the dialect would fold the name's case; T-SQL has no ``CREATE TABLE … AS``."""
     event = model(
@@ -141,6 +178,11 @@ def test_a_dbt_models_select_gives_its_column_flows(emulator: Any, client: Blind
         (
             "create temporary table stg_orders__dbt_tmp as select id from raw.orders",
             "create temporary table stg_orders as select id from raw.orders",
+        ),
+        # dbt-postgres adds the run's time to an incremental model's temporary table
+        (
+            'create temporary table "stg_orders__dbt_tmp101512345678" as (select id from raw.o)',
+            'create temporary table "stg_orders" as (select id from raw.o)',
         ),
         # the statement that reads the temporary relation, and any other text, as written
         (
