@@ -873,12 +873,27 @@ def test_a_bare_aws_access_key_id_is_hidden(key: str) -> None:
     """It says whose secret key goes with it; upper case and digits only, so the secret of the
     other tests cannot be planted in it."""
     assert redact_text(f"uploaded by {key} today") == "uploaded by *** today"
+    assert redact_text(f'{{"aws": "{key}"}}') == '{"aws": "***"}'
+    assert redact_text(f"uploaded by {key}.") == "uploaded by ***."
+
+
+def test_a_name_shaped_as_a_key_id_stays_one_name() -> None:
+    """Two tables (two jobs) whose names' last segments are shaped as AWS key ids were one
+    entity (one scope) once hidden (a review): a dotted name's segment is identity."""
+    from airflow_blindata.mapper.scopes import job_scope
+    from airflow_blindata.redaction import redact_name
+
+    names = ["DWH.SALES.ASIAPACIFICSALES2024", "DWH.SALES.ASIAPACIFICSALES2025"]
+    assert [redact_name(name) for name in names] == names
+    assert job_scope("airflow", "dag.ASIAPACIFICSALES2024") == "ol:airflow|dag.ASIAPACIFICSALES2024"
 
 
 ORDINARY_TEXT = [
     # words that start as a token does, and a webhook's documentation page
     "ASIAN markets, AKIA in lower case: akia1234567890123456, eyJ alone",
     "see https://api.slack.com/messaging/webhooks for the hooks",
+    # an upper-case name's segment shaped as a key id is identity (a review)
+    "DWH.SALES.ASIAPACIFICSALES2024 and dag.AKIAPACIFICSALES2025",
     # a warehouse's dimension keys, and HTTP and Hive URLs' ordinary parameters (a review)
     "join on client_key: the customer's surrogate id; app_key: the mobile app",
     "s3://lake/events/app_key=android/dt=2026-01-01/part-0.parquet",

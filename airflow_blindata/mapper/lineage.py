@@ -1118,8 +1118,8 @@ def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[s
     operator's own extraction named datasets), which the task's other datasets kept
     ``PRODUCER_NO_LINEAGE`` silent on. The ``airflow`` facet lists them as Python text.
 
-    An Asset is sent when a dataset of its side has a name that ends with the last segment of
-    the Asset's path (``postgres://db/analytics/public/orders`` is ``analytics.public.orders``,
+    An Asset is sent when a dataset of its side may be it (``_may_be``:
+    ``postgres://db/analytics/public/orders`` is ``analytics.public.orders``,
     ``s3://bucket/raw/orders`` is ``raw/orders``): each provider converts its URIs its own way,
     and a loss is reported only where no dataset can be the Asset."""
     if airflow is None:
@@ -1128,9 +1128,8 @@ def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[s
     for side, datasets in (("inlets", run.inputs), ("outlets", run.outputs)):
         # a name-only Asset (``Asset("daily_orders_ready")``) drives scheduling: no dataset
         uris = [uri for uri in _asset_uris(airflow.task.get(side)) if "://" in uri]
-        names = [item.key.name.rstrip("/") for item in datasets]
         for uri in uris:
-            if names and any(name.endswith(_last_segment(uri)) for name in names):
+            if any(_may_be(uri, item.key) for item in datasets):
                 continue
             # shown as a dataset's namespace is: user info, query and fragment are no part of
             # it (seed 002; ``?code=…`` and ``?key=…`` are an HTTP endpoint's keys)
@@ -1138,10 +1137,21 @@ def _unconverted_assets(airflow: AirflowRunFacet | None, run: RunFold) -> list[s
     return lost
 
 
-def _last_segment(uri: str) -> str:
-    """The last segment of an Asset URI's path (its authority when it has no path)."""
+def _may_be(uri: str, dataset: DatasetKey) -> bool:
+    """Whether ``dataset`` may be the Asset ``uri`` as its provider converted it: its name ends
+    with the last segment of the Asset's path, at a ``.`` or ``/`` and without case (SQL
+    extraction re-cases names: Snowflake's ``DB.PUBLIC.ORDERS``); a bucket's Asset
+    (``s3://curated``) is the dataset named ``/`` (or nothing) on its namespace."""
     rest = _without_query(uri).split("://", 1)[-1].rstrip("/")
-    return rest.rsplit("/", 1)[-1]
+    name = dataset.name.strip().rstrip("/").casefold()
+    if "/" not in rest:  # no path: the bucket (or database) itself
+        return not name and _same_store(uri, dataset.namespace)
+    last = rest.rsplit("/", 1)[-1].casefold()
+    return name == last or name.endswith(("." + last, "/" + last))
+
+
+def _same_store(uri: str, namespace: str) -> bool:
+    return normalize_namespace(_without_query(uri).rstrip("/")) == normalize_namespace(namespace)
 
 
 def _without_query(uri: str) -> str:

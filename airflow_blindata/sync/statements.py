@@ -110,18 +110,28 @@ def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
 
 def _dbt_jobs(plan: CatalogPlan) -> set[str]:
     """The scopes of the jobs dbt ran, by their job entities: the ``jobType`` facet's
-    integration ``DBT``, or a producer of OpenLineage's dbt integration (dbt-ol, Cosmos)."""
+    integration ``DBT``, a producer of OpenLineage's dbt integration (dbt-ol), dbt's own run
+    facets (``dbt_version``, ``dbt_run``), or an Airflow operator of dbt's (Cosmos'
+    ``DbtRunLocalOperator``, dbt Cloud's: Airflow's provider sends them as integration
+    ``AIRFLOW``)."""
     found: set[str] = set()
     for entity in plan.entities:
         if entity.table_type != OPENLINEAGE_JOB:
             continue
         values = dict(entity.properties)
-        integration = values.get("openLineageIntegration", "").strip().upper()
-        if integration == "DBT" or "/integration/dbt" in values.get("openLineageProducer", ""):
-            scope = values.get("openLineageJobScope")
-            if scope:
-                found.add(scope)
+        scope = values.get("openLineageJobScope")
+        if scope and _ran_by_dbt(values):
+            found.add(scope)
     return found
+
+
+def _ran_by_dbt(values: dict[str, str]) -> bool:
+    return (
+        values.get("openLineageIntegration", "").strip().upper() == "DBT"
+        or "/integration/dbt" in values.get("openLineageProducer", "")
+        or values.get("openLineageAirflowOperator", "").startswith("Dbt")
+        or any(name.startswith(("dbt_version.", "dbt_run.")) for name in values)
+    )
 
 
 def _text_to_analyse(routine: PlannedRoutine, target: EntityKey | None) -> str:

@@ -1049,6 +1049,33 @@ def test_an_asset_not_sent_beside_one_sent_on_its_side_is_reported() -> None:
     assert example.endswith(": inlet s3://raw/mixed/input, outlet s3://curated/mixed/out not sent")
 
 
+@pytest.mark.parametrize(
+    ("asset", "sent"),
+    [
+        # the Amazon and Google converters name a bucket's Asset "/" on the bucket
+        ("s3://curated", ds("/", "s3://curated")),
+        ("gs://lake/", ds("/", "gs://lake")),
+        # SQL extraction re-cases a name (Snowflake's upper case), a review found it "lost"
+        ("snowflake://acct/db/public/orders", ds("DB.PUBLIC.ORDERS", "snowflake://acct")),
+        ("postgres://db:5432/dwh/public/Orders", ds("dwh.public.orders")),
+    ],
+)
+def test_an_asset_its_provider_sent_in_its_own_spelling_is_no_gap(
+    asset: str, sent: dict[str, Any]
+) -> None:
+    airflow = {"airflow": {"task": {"outlets": f"[{{'uri': '{asset}'}}]"}}}
+    plan = build([event(run_facets=airflow, outputs=[sent])], definition())
+    assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
+
+
+def test_an_asset_is_matched_at_a_segment_not_inside_one() -> None:
+    """``s3://b/raw/ders`` is no ``dwh.public.orders``, though the name ends with ``ders``."""
+    airflow = {"airflow": {"task": {"outlets": "[{'uri': 's3://b/raw/ders'}]"}}}
+    plan = build([event(run_facets=airflow, outputs=[ds("dwh.public.orders")])], definition())
+    (example,) = plan.report.gaps[GapCode.PRODUCER_PARTIAL_LINEAGE].examples
+    assert example.endswith(": outlet s3://b/raw/ders not sent")
+
+
 def test_a_task_of_no_extraction_names_the_assets_it_declared() -> None:
     """Its Assets were all dropped (no provider knows their scheme): ``PRODUCER_NO_LINEAGE``
     names them, where the fix is that provider, not the operator."""

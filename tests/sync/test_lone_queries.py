@@ -122,6 +122,24 @@ def test_a_lone_query_ended_by_a_semicolon_and_a_comment_is_one_query(query: str
     assert analysed(model(query)).startswith("CREATE TABLE mart.stg_orders AS\n")
 
 
+@pytest.mark.parametrize(
+    "dbt",
+    [
+        # Cosmos runs dbt in an Airflow task: Airflow's provider sends integration AIRFLOW
+        {"airflow": {"task": {"operator_class": "DbtRunLocalOperator"}}},
+        # dbt's own run facet, carried through
+        {"dbt_version": {"version": "1.8.2"}},
+    ],
+    ids=["cosmos-operator", "dbt-run-facet"],
+)
+def test_a_dbt_model_run_by_airflow_is_a_dbt_job(dbt: dict[str, Any]) -> None:
+    """A review: Cosmos' models lost the write, their jobType's integration being AIRFLOW."""
+    query = "select id, amount as total from raw.orders"
+    event = model(query, integration="AIRFLOW")
+    event["run"]["facets"] = {**event["run"].get("facets", {}), **dbt}
+    assert analysed(event).startswith("CREATE TABLE mart.stg_orders AS\n")
+
+
 def test_another_producers_lone_query_is_analysed_as_it_ran() -> None:
     """Seed 001: column flows "only from analyzed SQL": a Python task that runs a ``SELECT``
     and writes its result itself did not run ``CREATE TABLE … AS`` (a review: the analysis
