@@ -271,3 +271,33 @@ def test_a_ledger_the_import_discards_is_reported_as_a_failure(emulator: Any) ->
     assert report.counters["qualityResultsPublished"] == 1
     assert report.failed("quality ledger") == 1, report.render()
     assert report.status != "success"
+
+
+def test_two_jobs_runs_of_one_check_started_in_the_same_second_keep_both_results(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: "One result is written per check and run". The contract keys a result by
+    ``(check, startedAt)``: two DAGs on one schedule asserting the same thing, their runs
+    stamped in whole seconds, kept one result, the other overwritten while the report counted
+    both published (a probe of quality)."""
+    job = definition()
+    asserted = {(PG, "dwh.sales.orders"): [{"assertion": "not_null", "column": "id"}]}
+    passed = [{**asserted[PG, "dwh.sales.orders"][0], "success": True}]
+    failed = [{**asserted[PG, "dwh.sales.orders"][0], "success": False}]
+    events = [
+        *run(
+            "dag_a.check",
+            "0190b1c2-0000-7000-8000-00000000000a",
+            {(PG, "dwh.sales.orders"): passed},
+        ),
+        *run(
+            "dag_b.check",
+            "0190b1c2-0000-7000-8000-00000000000b",
+            {(PG, "dwh.sales.orders"): failed},
+        ),
+    ]
+    report = snapshot(plan_for(client, events, job), client, job)
+    assert report.counters["qualityResultsPublished"] == 2, report.render()
+    results = objects(emulator, Kind.RESULT)
+    assert len(results) == 2
+    assert sorted(r["metric"] for r in results) == [0, 1]
