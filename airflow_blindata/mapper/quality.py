@@ -115,6 +115,15 @@ class _Quality:
     def entity(self, key: DatasetKey) -> EntityKey | None:
         return self.place(key)[1]
 
+    def _why_uncatalogued(self, key: DatasetKey, mapped: bool) -> str:
+        """Why a dataset's assertions make no check, where the gap's own hint (crawl it, or
+        allow ``entityCreation``) would not help: its namespace has no System."""
+        if mapped:
+            return ""
+        if self.resolver.ignores(key.namespace):
+            return ": its namespace is ignored (ignoredNamespaces)"
+        return ": its namespace maps to no System (see UNMAPPED_NAMESPACE)"
+
     def place(self, key: DatasetKey) -> tuple[bool, EntityKey | None]:
         """Whether the dataset has a System, and its entity there."""
         resolver = self.resolver
@@ -179,10 +188,11 @@ class _Quality:
                             cased_identifier(assertion.column, case) if assertion.column else None
                         )
                         self.dropped.add(_assertion_code(where, label, column))
-                elif mapped:  # no entity where it may not be created
-                    self.plan.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"assertions on {where}")
-                elif not self.resolver.ignores(item.key.namespace):  # ignored: on purpose
-                    self.plan.report.gap(GapCode.UNMAPPED_NAMESPACE, f"assertions on {where}")
+                else:  # seed 003: "the run reports TARGET_NOT_CATALOGUED"; the example says why
+                    self.plan.report.gap(
+                        GapCode.TARGET_NOT_CATALOGUED,
+                        f"assertions on {where}{self._why_uncatalogued(item.key, mapped)}",
+                    )
                 continue
             if asserted and not scope:
                 scope = job_scope(job.key.namespace, job.key.name)

@@ -339,9 +339,19 @@ def test_the_description_of_the_result_carries_the_run_id_expected_actual_and_co
     )
 
 
-def test_an_assertion_on_an_ignored_namespace_asks_for_no_mapping() -> None:
-    """The admin ignored the namespace on purpose: ``IGNORED_NAMESPACE`` says so, and no second
-    gap asks to map it (a review)."""
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        ({}, "its namespace maps to no System (see UNMAPPED_NAMESPACE)"),
+        ({"ignoredNamespaces": ["mysql://*"]}, "its namespace is ignored (ignoredNamespaces)"),
+    ],
+)
+def test_an_assertion_on_a_dataset_that_is_not_catalogued_makes_no_check(
+    options: dict[str, Any], why: str
+) -> None:
+    """Seed 003: "An assertion on a dataset that is not catalogued makes no check, and the run
+    reports TARGET_NOT_CATALOGUED". Its hint (crawl it, or allow entityCreation) does not help
+    a dataset of no System: the example says why (a probe of the messages an admin sees)."""
     events = run(
         inputs=[
             {
@@ -353,32 +363,10 @@ def test_an_assertion_on_an_ignored_namespace_asks_for_no_mapping() -> None:
             }
         ]
     )
-    plan = build(events, definition(ignoredNamespaces=["mysql://*"]))
+    plan = build(events, definition(**options))
     assert quality(plan).checks == []
-    assert GapCode.IGNORED_NAMESPACE in plan.report.gaps
-    assert GapCode.UNMAPPED_NAMESPACE not in plan.report.gaps
-
-
-def test_an_assertion_on_a_dataset_of_no_system_makes_no_check_and_says_why() -> None:
-    """Its namespace maps to no System: ``UNMAPPED_NAMESPACE``, not ``TARGET_NOT_CATALOGUED``,
-    whose fix (allow entityCreation) changes nothing (a probe of the messages an admin sees)."""
-    events = run(
-        inputs=[
-            {
-                "namespace": "mysql://x:3306",
-                "name": "a.b",
-                "inputFacets": {
-                    "dataQualityAssertions": {"assertions": [{"assertion": "a", "success": True}]}
-                },
-            }
-        ]
-    )
-    plan = build(events, definition())
-    assert quality(plan).checks == []
-    assert (
-        "assertions on mysql://x:3306/a.b" in plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
-    )
-    assert GapCode.TARGET_NOT_CATALOGUED not in plan.report.gaps
+    (example,) = plan.report.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
+    assert example == f"assertions on mysql://x:3306/a.b: {why}"
 
 
 @pytest.mark.parametrize(
