@@ -273,14 +273,13 @@ _AUTHORIZATION = re.compile(
 # A JSON Web Token (three base64url parts, its header's and claims' JSON starting ``eyJ``) and an
 # AWS access key id (``AKIA…``, a temporary one ``ASIA…``) anywhere: a secret, or the half of one
 # that says whose, which comes with no name before it (a description that quotes a request).
-# Standing as a word of prose (after a blank, a quote, ``=``, ``:``, a bracket; an AWS key id
-# with a digit in it): a dotted or slashed name's segment is identity, not a token
-# (``DWH.SALES.ASIAPACIFICSALES2024``, a review).
+# A JWT anywhere (no name looks like one). An AWS key id not as a dotted or slashed name's
+# segment, which is identity (``DWH.SALES.ASIAPACIFICSALES2024``, ``AKIA…/part-0.parquet``: a
+# review); after a ``>``, a ``|``, a ``*`` of markup it is prose.
 _BARE_TOKEN = re.compile(
-    r"(?:^|(?<=[\s\"'`=:(\[{<,]))"
-    r"(?:eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
-    r"|(?:AKIA|ASIA)(?=[A-Z]*[0-9])[0-9A-Z]{16})"
-    r"(?![A-Za-z0-9_-])(?!\.[A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"(?![A-Za-z0-9_-])"
+    r"|(?<![A-Za-z0-9_./-])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9_/-])(?!\.[A-Za-z0-9_])"
 )
 # ``Bearer <token>`` anywhere: a token of at least 8 characters with a digit or one of ``._~+/``
 # (a JWT, an opaque key), not an English word (``bearer tokens are…``).

@@ -875,6 +875,14 @@ def test_a_bare_aws_access_key_id_is_hidden(key: str) -> None:
     assert redact_text(f"uploaded by {key} today") == "uploaded by *** today"
     assert redact_text(f'{{"aws": "{key}"}}') == '{"aws": "***"}'
     assert redact_text(f"uploaded by {key}.") == "uploaded by ***."
+    # in markup and tables too (a review found them shown after a narrower rule)
+    assert redact_text(f"<b>{key}</b> |prod|{key}| **{key}**") == "<b>***</b> |prod|***| *******"
+
+
+def test_a_jwt_in_markup_is_hidden() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.c2ln"
+    shown = redact_text(f"<code>{jwt}</code> |prod|{jwt}| /{jwt}")
+    assert shown == "<code>***</code> |prod|***| /***"
 
 
 def test_a_name_shaped_as_a_key_id_stays_one_name() -> None:
@@ -883,7 +891,11 @@ def test_a_name_shaped_as_a_key_id_stays_one_name() -> None:
     from airflow_blindata.mapper.scopes import job_scope
     from airflow_blindata.redaction import redact_name
 
-    names = ["DWH.SALES.ASIAPACIFICSALES2024", "DWH.SALES.ASIAPACIFICSALES2025"]
+    names = [
+        "DWH.SALES.ASIAPACIFICSALES2024",
+        "DWH.SALES.ASIAPACIFICSALES2025",
+        "exports/AKIAPACIFICSALES2025/part-0.parquet",
+    ]
     assert [redact_name(name) for name in names] == names
     assert job_scope("airflow", "dag.ASIAPACIFICSALES2024") == "ol:airflow|dag.ASIAPACIFICSALES2024"
 

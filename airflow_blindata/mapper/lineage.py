@@ -1144,8 +1144,9 @@ def _may_be(uri: str, dataset: DatasetKey) -> bool:
     (``s3://curated``) is the dataset named ``/`` (or nothing) on its namespace."""
     rest = _without_query(uri).split("://", 1)[-1].rstrip("/")
     name = dataset.name.strip().rstrip("/").casefold()
-    if "/" not in rest:  # no path: the bucket (or database) itself
-        return not name and _same_store(uri, dataset.namespace)
+    if "/" not in rest:  # no path: the bucket itself, or a local path (``file://exports``)
+        bucket = not name and _same_store(uri, dataset.namespace)
+        return bucket or name.strip("/") == rest.casefold()
     last = rest.rsplit("/", 1)[-1].casefold()
     return name == last or name.endswith(("." + last, "/" + last))
 

@@ -425,11 +425,14 @@ class _Quality:
             return  # several assertions on one check in one run: any failure fails it
         if held is not None and held.failures and not held.warn_only and warn_only:
             return  # ... and a failure that is no warning makes it RED
+        started = result_start(run.start_time or run.first_event_time, run.run_id)
+        finished = run.end_time or run.last_event_time
         self.results[key] = PlannedResult(
             check=code,
             run_id=run.run_id,
-            started_at=result_start(run.start_time or run.first_event_time, run.run_id),
-            finished_at=run.end_time or run.last_event_time,
+            started_at=started,
+            # never before its start: a run of under a second moved into its second
+            finished_at=max(finished, started) if finished is not None else None,
             failures=1 if failed else 0,
             warn_only=warn_only,
             notes=notes,
@@ -447,6 +450,30 @@ def result_start(started: datetime, run_id: str) -> datetime:
     if started.microsecond:
         return started
     return started + timedelta(milliseconds=1 + zlib.crc32(run_id.encode()) % 999)
+
+
+def _apart(results: list[PlannedResult]) -> list[PlannedResult]:
+    """``results`` with no two runs of one check at one ``startedAt``: the later run id moved on
+    by a millisecond until it is alone (two whole-second starts that ``result_start`` moved
+    alike, one in a thousand; ms-stamped runs of one millisecond). Within a plan only: runs
+    synced apart by light syncs keep ``result_start``'s."""
+    taken: set[tuple[str, datetime]] = set()
+    apart: list[PlannedResult] = []
+    for result in sorted(results, key=lambda r: (r.check, r.started_at, r.run_id)):
+        started = result.started_at
+        while (result.check, started) in taken:
+            started += timedelta(milliseconds=1)
+        taken.add((result.check, started))
+        if started != result.started_at:
+            finished = result.finished_at
+            result = replace(
+                result,
+                started_at=started,
+                finished_at=max(finished, started) if finished is not None else None,
+            )
+        apart.append(result)
+    order = {(r.check, r.run_id): i for i, r in enumerate(results)}
+    return sorted(apart, key=lambda r: order[r.check, r.run_id])
 
 
 _TEST_OUTCOMES: dict[str, str] = {
@@ -675,7 +702,7 @@ def map_quality(
         suite_code=definition.quality_suite_code,
         jobs=sorted({job_scope(job.key.namespace, job.key.name) for job in fold.jobs}),
         checks=[quality.checks[code] for code in sorted(quality.checks)],
-        results=[quality.results[key] for key in sorted(quality.results)],
+        results=_apart([quality.results[key] for key in sorted(quality.results)]),
         records=sorted(
             quality.records.values(),
             key=lambda r: (str(r.entity), r.metric, r.field or "", r.timestamp),

@@ -1058,6 +1058,8 @@ def test_an_asset_not_sent_beside_one_sent_on_its_side_is_reported() -> None:
         # SQL extraction re-cases a name (Snowflake's upper case), a review found it "lost"
         ("snowflake://acct/db/public/orders", ds("DB.PUBLIC.ORDERS", "snowflake://acct")),
         ("postgres://db:5432/dwh/public/Orders", ds("dwh.public.orders")),
+        # Common IO names a local path without a host "/exports" on "file" (a review)
+        ("file://exports/", ds("/exports", "file")),
     ],
 )
 def test_an_asset_its_provider_sent_in_its_own_spelling_is_no_gap(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -1066,3 +1067,36 @@ def test_the_timestamp_of_a_record_is_the_capture_date_however_the_producer_writ
     item = {"namespace": PG, "name": "a.s.src", "inputFacets": {"inputStatistics": stats}}
     (record,) = quality(build(run(inputs=[item]), definition())).records
     assert record.timestamp.isoformat() == expected
+
+
+def _asserted_by(job: str, run_id: str, *, end: str, success: bool) -> list[dict[str, Any]]:
+    return run_cycle(
+        job,
+        start_time=at(0),
+        end_time=end,
+        run_id=run_id,
+        inputs=[assertions({"assertion": "not_null", "column": "id", "success": success})],
+        producer="p",
+    )
+
+
+def test_runs_of_one_check_started_in_one_second_are_posted_apart_and_never_end_first() -> None:
+    """The contract keys a result by ``(check, startedAt)``. Whole-second starts are moved into
+    their second by the run id; two that moved alike (one in a thousand, a review found a pair)
+    are moved apart within the plan, and no result finishes before it starts (a run of under a
+    second, a review found ``finishedAt`` before ``startedAt``)."""
+    # these two run ids move alike (crc32 % 999 == 63)
+    a, b = "0190b1c2-0000-7000-8000-000000000000", "0190b1c2-0000-7000-8000-000000000009"
+    from airflow_blindata.mapper.quality import result_start
+
+    when = datetime(2026, 11, 29, 10, tzinfo=UTC)
+    assert result_start(when, a) == result_start(when, b) != when
+    events = [
+        *_asserted_by("dag_a.check", a, end=at(0), success=True),
+        *_asserted_by("dag_b.check", b, end=at(0), success=False),
+    ]
+    plan = build(events, definition())
+    results = quality(plan).results
+    assert len({(r.check, r.started_at) for r in results}) == len(results) == 2
+    for result in results:
+        assert result.finished_at is not None and result.finished_at >= result.started_at
