@@ -353,7 +353,11 @@ class SystemResolver:
         if any(self._find(mapping.system) is not None for mapping in mappings):
             return True
         policy = system_policy_for(self.definition, normalized, database)
-        return self._stamped(normalized, database, policy) is not None
+        stamped = self._stamped(normalized, database, policy)
+        # the stamp of a System this definition created is its policy's, not a person's: a
+        # table named by a TABLE symlink landed on the symlink's System at the first snapshot
+        # and moved to its location's (created meanwhile) at the next (a probe of real events)
+        return stamped is not None and not self._owned(stamped)
 
     def _spelling(self, namespace: str, database: str | None) -> str | None:
         """The spelling of ``database`` that picks its System: as sent, but where databases are

@@ -21,6 +21,7 @@ from airflow_blindata.mapper.identity import (
     normalize_pattern,
     strip_user_info,
 )
+from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
@@ -647,6 +648,31 @@ def test_a_spark_catalog_table_lands_where_the_other_producers_name_it(
         assert {("orders", "orders_clean"), ("orders_clean", "report")} <= pairs
     else:
         assert ("uc", "sales", "orders_clean") in tables  # the storage account's, as before
+
+
+def test_a_catalog_table_stays_on_its_system_at_the_next_snapshot() -> None:
+    """Seed 000: results are the same however many times the same events arrive. The first
+    snapshot created the storage account's System (stamped with its namespace, owned by the
+    definition) for another dataset; at the next, that stamp was taken for a person's choice
+    and the catalog table moved there, a second entity (a probe of OpenLineage's own events)."""
+    job = builders.definition(policy("*", creation="IF_MISSING"))
+    landing = dataset("landing/orders", UNITY)
+    spark = run_event(
+        "spark.clean",
+        inputs=[landing],
+        outputs=[_spark_table("__unitystorage/catalogs/aa/tables/2", "main.sales.orders_clean")],
+    )
+    first = build([spark], job)
+    created = [
+        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
+    ]
+    second = build([spark], job, created)
+
+    def tables(plan: CatalogPlan) -> set[tuple[str, str | None, str]]:
+        return {(e.key.system, e.key.schema_, e.key.name) for e in plan.entities}
+
+    assert tables(second) == tables(first)
+    assert any(name == "orders_clean" and system != UNITY for system, _, name in tables(first))
 
 
 def test_a_location_a_person_mapped_keeps_its_catalog_tables() -> None:
