@@ -13,9 +13,7 @@ nothing and refreshes everything. The report keeps ``watermark``, Blindata's own
 snapshot started, read from the ``Date`` header of its first answer: an object the snapshot
 refreshed has a later last update, so cleanup compares Blindata's dates with Blindata's clock,
 never with the Airflow worker's. One entity read back after its upload proves that the two agree
-(``_checked_watermark``); when they do not, the snapshot keeps no watermark. Without a ``Date``,
-the last update of the first entity uploaded is that time, where an upload is seen to refresh
-an entity it did not create (``_watermark_from_last_updates``).
+(``_checked_watermark``); when they do not, the snapshot keeps no watermark.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from airflow_blindata.blindata.client import http_date
 from airflow_blindata.blindata.models import format_timestamp
 from airflow_blindata.blindata.paths import ENDPOINTS
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, EntityKey
+from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan
 from airflow_blindata.sync.context import (
     DEFAULT_BATCH_SIZE,
     PER_OBJECT_LOOKUP_LIMIT,
@@ -87,10 +85,8 @@ def _checked_watermark(
     upload refreshes the last update of an object it did not change is inferred, and a Blindata
     that dates changes only shows it on such an entity (one just created is dated now anyway).
     """
-    if not index.uploaded:
+    if watermark is None or not index.uploaded:
         return watermark
-    if watermark is None:
-        return _watermark_from_last_updates(ctx, index)
     key = next(
         (k for k in index.uploaded if index.entities[k] not in index.created), index.uploaded[0]
     )
@@ -117,47 +113,6 @@ def _checked_watermark(
     )
     ctx.report.count("watermarkDropped")
     return None
-
-
-def _watermark_from_last_updates(ctx: SyncContext, index: CatalogIndex) -> datetime | None:
-    """Blindata's time at the upload's start, from its own dates, when it sends no ``Date``
-    (a server in front of it that drops it, one that sends none): the last update of the first
-    entity uploaded, less the margin. Every object this snapshot refreshed was refreshed at or
-    after it, in Blindata's clock, never the worker's.
-
-    Only where an upload is seen to refresh the last update of an entity it did not create (one
-    that existed, read back later than it was before): a Blindata that dates changes only
-    leaves a described entity's old date, which the cleanup would take for stale (then no
-    watermark, ``watermarkDropped``). A snapshot that uploaded no entity that existed before
-    created everything it describes: nothing it describes is older."""
-    first = index.uploaded[0]
-    existed = next((key for key in index.uploaded if key in index.modified_before), None)
-    read = [first] if existed is None or existed == first else [first, existed]
-    dates: dict[EntityKey, datetime] = {}
-    for key in read:
-        system = index.systems.get(key.system)
-        if system is None:
-            return None
-        try:
-            found = existing_entities(ctx, system.uuid, [key]).get(entity_ref(key))
-        except BlindataError as exc:
-            log.warning("Blindata's time not read from its dates: %s: %s", key, exc)
-            return None
-        if found is None or found.modification_date is None:
-            return None
-        dates[key] = found.modification_date
-    if existed is not None and dates[existed] <= index.modified_before[existed]:
-        log.warning(
-            "Blindata sends no Date, and %s kept its last update (%s) through this snapshot's "
-            "upload: it dates changes only, so nothing tells refreshed from stale; no "
-            "watermark, cleanup will remove nothing",
-            existed,
-            format_timestamp(dates[existed]),
-        )
-        ctx.report.count("watermarkDropped")
-        return None
-    ctx.report.count("watermarkFromLastUpdates")
-    return dates[first] - WATERMARK_MARGIN
 
 
 DATES_AHEAD_TOLERANCE = timedelta(minutes=2)
@@ -219,7 +174,7 @@ def snapshot(
     try:
         report.watermark = server_time(client)
         if report.watermark is None and not light:
-            report.count("serverTimeMissing")  # its dates may tell (below), else cleanup refuses
+            report.count("serverTimeMissing")  # said now: every cleanup will refuse
         phase = "systems"
         with report.timed(phase):
             systems = sync_systems(ctx, plan)

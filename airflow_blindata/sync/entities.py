@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
@@ -68,8 +67,6 @@ class CatalogIndex:
     uploaded: list[EntityKey] = field(default_factory=list)
     """The entities this snapshot uploaded and Blindata took, in upload order: each has a last
     update from this snapshot."""
-    modified_before: dict[EntityKey, datetime] = field(default_factory=dict)
-    """The last update of each entity that existed, as read before this snapshot's upload."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
@@ -93,14 +90,17 @@ def sync_entities(
     created: dict[str, list[PlannedEntity]] = defaultdict(list)
     ctx.report.count("entitiesDescribed", 0)  # counted as the rows are made
     ctx.progress.start("entities", len(plan.entities))
-    sent: list[EntityKey] = []  # in the order the rows go out
-    rows = _rows(ctx, index, by_system, created, sent)
+    rows = _rows(ctx, index, by_system, created)
     tally = ctx.upload(ctx.client.api.physical_entities, rows, kind=KIND)
     ctx.progress.end()
     ctx.report.count("entitiesCreated", tally.created)
     ctx.report.count("entitiesRefreshed", tally.updated)
     _read_back(ctx, index, created, tally.failed)
-    index.uploaded = [key for key in sent if key in index.entities and str(key) not in tally.failed]
+    index.uploaded = [
+        planned.key
+        for planned in plan.entities
+        if planned.key in index.entities and str(planned.key) not in tally.failed
+    ]
     return index
 
 
@@ -109,10 +109,8 @@ def _rows(
     index: CatalogIndex,
     by_system: dict[str, list[PlannedEntity]],
     created: dict[str, list[PlannedEntity]],
-    sent: list[EntityKey],
 ) -> Iterator[tuple[str, PhysicalEntity]]:
-    """The upload rows, System by System, made as the upload consumes them (their keys added
-    to ``sent`` in that order)."""
+    """The upload rows, System by System, made as the upload consumes them."""
     for name, planned_list in sorted(by_system.items()):
         system = index.systems.get(name)
         if system is None:
@@ -134,7 +132,6 @@ def _rows(
             if planned.key not in index.entities:
                 created[name].append(planned)
             ctx.report.count("entitiesDescribed")
-            sent.append(planned.key)
             yield str(planned.key), row
 
 
@@ -154,8 +151,6 @@ def _plan_row(
         return entity_row(ctx.owner, planned, None, system.uuid, planned.documentation_hash)
     owned = ctx.owner in values_of(stored.additional_properties, OWNER_PROPERTY)
     index.add_entity(planned.key, stored.uuid or "", system.uuid, owned=owned)
-    if stored.modification_date is not None:
-        index.modified_before[planned.key] = stored.modification_date
     documentation_hash = prepare_documentation(
         ctx, planned, stored, replace_user_edits=system.replace_user_documentation
     )

@@ -44,10 +44,9 @@ REASONS = {
     "snapshot_failed": "the last snapshot did not complete; cleanup runs only after one that did "
     "(see that snapshot's report; force does not lift this)",
     "no_server_time": "the last snapshot could not read Blindata's time (its answers had no "
-    "Date header and its upload left an entity's last update as it was, or an object it had just "
-    "refreshed was last updated before that time): removal compares Blindata's dates with "
-    "Blindata's clock, never the worker's. Let the Date header through any proxy in front of "
-    "Blindata, then snapshot again (force does not lift this)",
+    "Date header, or an object it had just refreshed was last updated before that time): removal "
+    "compares Blindata's dates with Blindata's clock, never the worker's. Let the Date header "
+    "through any proxy in front of Blindata, then snapshot again (force does not lift this)",
     "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
     "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
     "allow it",
