@@ -245,9 +245,12 @@ class SystemResolver:
         normalized = normalize_namespace(namespace)
         found = self._databases.get(normalized)
         if found is None:
+            # not those of Systems OpenLineage created: a definition's policy stamps the
+            # databases its names gave, so the reading would change at its next snapshot
             found = self._databases[normalized] = tuple(
                 value
                 for system in self._by_stamp.get(normalized, ())
+                if not _created_by_openlineage(system)
                 for value in system.values(DATABASE_PROPERTY)
             )
         return found
@@ -354,10 +357,11 @@ class SystemResolver:
             return True
         policy = system_policy_for(self.definition, normalized, database)
         stamped = self._stamped(normalized, database, policy)
-        # the stamp of a System this definition created is its policy's, not a person's: a
-        # table named by a TABLE symlink landed on the symlink's System at the first snapshot
-        # and moved to its location's (created meanwhile) at the next (a probe of real events)
-        return stamped is not None and not self._owned(stamped)
+        # the stamp of a System a definition created (this one or another) is its policy's,
+        # not a person's: a table named by a TABLE symlink landed on the symlink's System at
+        # the first snapshot and moved to its location's (created meanwhile) at the next (a
+        # probe of real events; a review for another definition's)
+        return stamped is not None and not _created_by_openlineage(stamped)
 
     def _spelling(self, namespace: str, database: str | None) -> str | None:
         """The spelling of ``database`` that picks its System: as sent, but where databases are

@@ -675,6 +675,28 @@ def test_a_catalog_table_stays_on_its_system_at_the_next_snapshot() -> None:
     assert any(name == "orders_clean" and system != UNITY for system, _, name in tables(first))
 
 
+def test_a_catalog_table_stays_when_another_definition_creates_its_locations_system() -> None:
+    """Another definition's policy created the storage account's System: its stamp is no
+    person's choice either (a review)."""
+    job = builders.definition(policy("*", creation="IF_MISSING"))
+    spark = run_event(
+        "spark.clean",
+        outputs=[_spark_table("__unitystorage/catalogs/aa/tables/2", "main.sales.orders_clean")],
+    )
+    first = build([spark], job)
+    theirs = KnownSystem(
+        "uc@acct",
+        "u-theirs",
+        ((NAMESPACE_PROPERTY, UNITY), ("openLineageOwner", "another-definition-uuid")),
+    )
+    created = [
+        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
+    ]
+    second = build([spark], job, [*created, theirs])
+    placed = {(e.key.system, e.key.schema_, e.key.name) for e in second.entities}
+    assert placed == {(e.key.system, e.key.schema_, e.key.name) for e in first.entities}
+
+
 def test_a_location_a_person_mapped_keeps_its_catalog_tables() -> None:
     """A namespaceMappings entry (or a stamp) is a person's choice: the storage account mapped
     to the System "Lake" keeps Spark's tables there, though a catch-all policy would create a

@@ -622,6 +622,34 @@ def test_a_declared_default_schema_is_re_cased_as_the_names_are() -> None:
     assert _placed(plan) == {("sql dwh", "DBO", "CUSTOMERS")}
 
 
+def test_a_two_part_name_reads_the_same_at_the_next_snapshot() -> None:
+    """Seed 000: results are the same however many times the events arrive. The definition's
+    own Systems per database are stamped with the databases its names gave: read as a
+    crawler's, ``prod.orders`` was the schema ``prod`` at the first snapshot and the database
+    ``prod`` at the next, a second entity (a review)."""
+    job = builders.definition(
+        systemPolicies=[
+            {
+                "pattern": "postgres://*",
+                "creation": "IF_MISSING",
+                "nameTemplate": "{host} {database}",
+            }
+        ]
+    )
+    events = [
+        run_event(
+            "spark.load",
+            inputs=[dataset("prod.public.customers", PG)],
+            outputs=[dataset("prod.orders", PG)],
+        )
+    ]
+    first = build(events, job)
+    created = [
+        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
+    ]
+    assert _placed(build(events, job, created)) == _placed(first)
+
+
 def test_a_mapped_database_is_no_evidence_that_a_first_part_is_a_database() -> None:
     """A ``namespaceMappings`` entry says where a database goes, not that no schema bears its
     name: ``analytics.orders`` stays the schema ``analytics`` (a review)."""

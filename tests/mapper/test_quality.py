@@ -1100,3 +1100,23 @@ def test_runs_of_one_check_started_in_one_second_are_posted_apart_and_never_end_
     assert len({(r.check, r.started_at) for r in results}) == len(results) == 2
     for result in results:
         assert result.finished_at is not None and result.finished_at >= result.started_at
+
+
+def test_runs_of_one_check_in_one_millisecond_leave_it_both() -> None:
+    """Blindata keeps a start to the millisecond: runs stamped ``.123456`` and ``.123789`` were
+    posted at one ``startedAt`` (a review). Both leave the shared moment, by their run ids: one
+    may have been published there alone by a light sync, and none is posted over it."""
+    first = _asserted_by("dag_a.check", "run-a", end=at(5), success=True)
+    second = _asserted_by("dag_b.check", "run-b", end=at(5), success=False)
+    for event in first:
+        event["eventTime"] = event["eventTime"].replace(":00.000Z", ":00.123456Z")
+    for event in second:
+        event["eventTime"] = event["eventTime"].replace(":00.000Z", ":00.123789Z")
+    results = quality(build([*first, *second], definition())).results
+    shared = datetime(2026, 11, 29, 10, 0, 0, 123000, tzinfo=UTC)
+    starts = [
+        r.started_at.replace(microsecond=r.started_at.microsecond // 1000 * 1000) for r in results
+    ]
+    assert len(set(starts)) == 2 and shared not in starts
+    alone = quality(build(second, definition())).results
+    assert alone[0].started_at == datetime(2026, 11, 29, 10, 0, 0, 123789, tzinfo=UTC)  # alone
