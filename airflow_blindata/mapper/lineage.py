@@ -137,6 +137,10 @@ def _transformation(
     return kind == "DIRECT" and subtype not in INDIRECT_SUBTYPES, label
 
 
+_redacted_prose = lru_cache(maxsize=1024)(redact_prose)
+"""``redact_prose`` memoised: a facet's fields repeat the same few descriptions."""
+
+
 @lru_cache(maxsize=1024)
 def _is_indirect(label: str) -> bool:
     """Whether a transformation's label (``_transformation``) is of an INDIRECT one (a DIRECT
@@ -185,7 +189,9 @@ def _column_lineage_sources(facet: ColumnLineageDatasetFacet) -> dict[DatasetKey
     datasets: dict[tuple[str, str], DatasetKey] = {}
     for target_field, entry in sorted(facet.fields.items()):
         # free text of the producer, as a transformation's own description is (a secret hidden)
-        legacy_text = redact_prose((entry.transformation_description or "").strip())
+        legacy_text = (entry.transformation_description or "").strip()
+        if legacy_text:
+            legacy_text = _redacted_prose(legacy_text)
         for item in entry.input_fields:
             name = (item.namespace, item.name)
             group = groups.get(name)
