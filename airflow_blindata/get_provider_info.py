@@ -192,10 +192,11 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "receiver_api_key": {
                         "description": "API key(s) producers send as Authorization: Bearer "
-                        "<key>; several separated by commas (rotation), each at least 16 "
-                        "characters. Or a JSON object that scopes each key to job-namespace "
-                        'globs: {"<key>": ["spark-*"], "<other key>": "*"}; an event outside '
-                        "its key's scope is refused (403). Empty: the keys of the connection "
+                        "<key>; several separated by commas (rotation) or a JSON list, each "
+                        "at least 16 characters. Or a JSON object that scopes each key to "
+                        'job-namespace globs: {"<key>": ["spark-*"], "<other key>": "*"}; an '
+                        "event outside its key's scope is refused (403). Empty: the keys of the "
+                        "connection "
                         "receiver_conn_id. No key anywhere: the receiver refuses every request "
                         "(503).\n",
                         "version_added": "0.1.0",

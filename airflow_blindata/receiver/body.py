@@ -252,8 +252,16 @@ def _decoded(index: int, text: bytes, line: int | None = None) -> Item:
     except RecursionError:
         return Item(index, None, "not readable JSON: nested too deeply", line)
     except ValueError as error:  # JSONDecodeError, and UnicodeDecodeError for bad bytes
-        return Item(index, None, f"not JSON: {error}", line)
+        return Item(index, None, _not_readable(error), line)
     return _item(index, value, line)
+
+
+def _not_readable(error: ValueError) -> str:
+    """Why JSON text could not be read, in a producer's words: an integer longer than Python
+    reads (4,300 digits) is valid JSON, and its error's hint names a Python function."""
+    if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+        return f"not JSON: {error}"
+    return "not readable JSON: a number of more than 4,300 digits"
 
 
 def _json_lines(body: bytes, max_events: int) -> Body:
@@ -301,7 +309,12 @@ def split_events(body: bytes, content_type: str | None, *, max_events: int) -> B
             raise BodyError(_STATUS_BAD_REQUEST, f"the body is not JSON: {error}") from None
         message = "the body is not readable JSON: nested too deeply"
         raise BodyError(_STATUS_BAD_REQUEST, message) from None
-    except ValueError as error:  # JSONDecodeError
+    except ValueError as error:  # JSONDecodeError; or an integer of too many digits
+        if not isinstance(error, json.JSONDecodeError):
+            batch = _array_items(body, max_events)  # one bad event must not sink its batch
+            if batch is not None:
+                return batch
+            raise BodyError(_STATUS_BAD_REQUEST, f"the body is {_not_readable(error)}") from None
         hint = ""
         if body.lstrip()[:1] == b"{" and b"\n{" in body:
             hint = " (several JSON objects? send them as Content-Type: application/x-ndjson)"

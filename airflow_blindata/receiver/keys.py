@@ -194,7 +194,7 @@ def _scoped_entries(listed: Any, source: str) -> list[Entry]:
         for item in listed:
             if isinstance(item, str):
                 plain.extend(split_keys(item))
-            elif isinstance(item, Mapping) and "key" in item:
+            elif isinstance(item, Mapping) and "key" in item and not _misspelt(item):
                 pairs.append((item.get("key"), item.get(CONN_EXTRA_NAMESPACES, "*")))
             else:
                 pairs.append((None, None))
@@ -209,7 +209,7 @@ def _scoped_entries(listed: Any, source: str) -> list[Entry]:
     if unreadable:
         log.warning(
             "Blindata receiver: ignored %d API key(s) in %s whose namespaces are not a glob "
-            "or a list of globs",
+            "or a list of globs, or that name a scope otherwise (namespace, scope)",
             unreadable,
             source,
         )
@@ -236,15 +236,32 @@ def _extra_keys(extra: Any, source: str = "the connection extra") -> list[Entry]
 
 def _password_scope(extra: Any) -> KeyScope | None:
     """The scope the extra's ``namespaces`` gives the connection's password; ``ANY_NAMESPACE``
-    without one, None when it cannot be read (the password's keys are then left out)."""
+    without one, None when it cannot be read (the password's keys are then left out), also
+    when a field is named as a misspelt scope (``namespace``, ``scope``): read as no scope,
+    the key would write every namespace."""
     if isinstance(extra, str):
         try:
             extra = json.loads(extra) if extra.strip() else {}
         except ValueError:
             return ANY_NAMESPACE
+    if isinstance(extra, dict) and _misspelt(extra):
+        return None
     if not isinstance(extra, dict) or CONN_EXTRA_NAMESPACES not in extra:
         return ANY_NAMESPACE
     return _scope(extra[CONN_EXTRA_NAMESPACES])
+
+
+_SCOPE_WORDS = ("namespace", "scope", "job_ns", "jobnamespace")
+
+
+def _misspelt(fields: Mapping[str, Any]) -> bool:
+    """Whether ``fields`` name a scope otherwise than ``namespaces`` (``namespace``,
+    ``Namespaces``, ``scopes``): a scope misread must never let a key write more."""
+    return any(
+        name != CONN_EXTRA_NAMESPACES
+        and any(word in str(name).lower().replace("-", "_") for word in _SCOPE_WORDS)
+        for name in fields
+    )
 
 
 def _connection_keys(conn_id: str) -> list[Entry] | None:
@@ -267,7 +284,8 @@ def _connection_keys(conn_id: str) -> list[Entry] | None:
     if scope is None and password:
         log.warning(
             "Blindata receiver: ignored the password of %s: the extra's %s is not a glob or a "
-            "list of globs",
+            "list of globs, or another field names a scope (namespace, scope: a misspelling "
+            "would leave the key unscoped)",
             source,
             CONN_EXTRA_NAMESPACES,
         )
@@ -281,13 +299,15 @@ def _option_keys(configured: str, option: str) -> list[Entry] | KeySet:
     """The keys of the option: plain keys separated by commas or whitespace, or a JSON object
     of key → namespaces; a ``KeySet`` that refuses everything when that JSON cannot be read
     (its message never quotes the value, a secret)."""
-    if not configured.lstrip().startswith("{"):
+    start = configured.lstrip()[:1]
+    if start not in ("{", "["):
         return list(split_keys(configured))
     try:
         listed = json.loads(configured)
     except ValueError as error:
+        shape = "object of API key to job namespaces" if start == "{" else "list of keys"
         problem = (
-            f"{option} starts with '{{' but is not a JSON object of API key to job namespaces "
+            f"{option} starts with '{start}' but is not a JSON {shape} "
             f"(line {getattr(error, 'lineno', '?')}, column {getattr(error, 'colno', '?')})"
         )
         return KeySet((), option, problem)

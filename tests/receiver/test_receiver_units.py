@@ -166,6 +166,48 @@ def test_a_scope_that_cannot_be_read_leaves_its_key_out_never_unscoped(
     assert "ignored 1 API key(s)" in caplog.text and SPARK_KEY not in caplog.text
 
 
+def test_the_option_takes_a_json_list_of_keys_as_the_connection_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The connection's ``api_keys`` is a JSON list; pasted into the option, its keys were read
+    with their brackets and quotes (a probe with real clients)."""
+    monkeypatch.setenv(KEY_ENV, json.dumps([SPARK_KEY, {"key": DBT_KEY, "namespaces": "dbt"}]))
+
+    keys = configured_keys()
+
+    assert _namespaces(keys, SPARK_KEY) is None and _namespaces(keys, DBT_KEY) == ("dbt",)
+    assert not keys.matches(f'["{SPARK_KEY}"')
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"namespace": ["spark-*"]},  # the password's scope, misspelt
+        {"api_keys": [{"key": SPARK_KEY, "namespace": ["spark-*"]}]},
+        {"api_keys": [{"key": SPARK_KEY, "Namespaces": ["spark-*"]}]},
+        {"scope": "spark-*"},
+    ],
+)
+def test_a_misspelt_scope_leaves_its_key_out_never_unscoped(
+    extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A scope misread must never let a key write more: ``namespace`` (singular) made the key
+    write every job namespace (a probe with real clients)."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    conn = {
+        "conn_type": "generic",
+        "password": SPARK_KEY if "api_keys" not in extra else "",
+        "extra": extra,
+    }
+    monkeypatch.setenv(CONN_ENV, json.dumps(conn))
+
+    with caplog.at_level(logging.WARNING):
+        keys = configured_keys()
+
+    assert not keys.matches(SPARK_KEY)
+    assert "ignored" in caplog.text and SPARK_KEY not in caplog.text
+
+
 def test_an_option_that_is_not_json_refuses_everything_without_quoting_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -431,6 +473,21 @@ def test_a_batch_behind_a_byte_order_mark_loses_only_its_element_that_is_not_utf
         (2, {"b": 2}),
     ]
     assert [item.index for item in split.items if item.problem] == [1]
+
+
+def test_a_batch_with_a_number_python_does_not_read_loses_that_event_only() -> None:
+    """An integer of more than 4,300 digits is valid JSON that Python refuses: the whole batch
+    was refused, with a hint naming a Python function (a probe with real clients)."""
+    body = b'[{"a": 1}, {"n": ' + b"9" * 5000 + b'}, {"b": 2}]'
+
+    split = split_events(body, "application/json", max_events=10)
+
+    assert [(item.index, item.data) for item in split.items if item.problem is None] == [
+        (0, {"a": 1}),
+        (2, {"b": 2}),
+    ]
+    (bad,) = [item for item in split.items if item.problem]
+    assert bad.problem == "not readable JSON: a number of more than 4,300 digits"
 
 
 def test_an_array_too_deep_to_read_whole_is_read_element_by_element() -> None:
