@@ -253,7 +253,7 @@ def place_dataset(
     ``databricks://host`` ``main.sales.orders``) is the catalog's table: it lands on the System
     of the symlink's namespace when the definition gives that one a System, where the other
     producers of the table (SQL operators, dbt) name it; else on its own namespace's, as
-    before. A location that a mapping or a person's stamp (not one on a System this definition
+    before. A location that a mapping or a person's stamp (not one on a System a definition
     created) gives its System keeps it: a person chose
     it. ``example`` records the gap of a namespace that resolves to none (``None``: not);
     ``found`` may be ``None`` where the name cannot change the System (``locate_dataset``)."""

@@ -452,45 +452,6 @@ def result_start(started: datetime, run_id: str) -> datetime:
     return started + timedelta(milliseconds=1 + zlib.crc32(run_id.encode()) % 999)
 
 
-def _apart(results: list[PlannedResult]) -> list[PlannedResult]:
-    """``results`` with no two runs of one check at one ``startedAt`` as Blindata keys it (to
-    the millisecond): two whole-second starts that ``result_start`` moved alike (one in a
-    thousand), or ms-stamped runs of one millisecond. Each run of such a pair leaves the shared
-    moment, by an amount its run id gives: one of them may have been published there alone,
-    by a light sync, and no other run may be posted over it."""
-    by_slot: dict[tuple[str, datetime], int] = {}
-    for result in results:
-        slot = (result.check, _to_ms(result.started_at))
-        by_slot[slot] = by_slot.get(slot, 0) + 1
-    taken = set(by_slot)  # no run moves onto another's moment, shared or not
-    apart: list[PlannedResult] = []
-    for result in sorted(results, key=lambda r: (r.check, r.started_at, r.run_id)):
-        slot = (result.check, _to_ms(result.started_at))
-        if by_slot[slot] == 1:
-            apart.append(result)
-            continue
-        started = _to_ms(result.started_at) + timedelta(
-            milliseconds=1 + zlib.crc32(f"{result.run_id}/apart".encode()) % 997
-        )
-        while (result.check, started) in taken:
-            started += timedelta(milliseconds=1)
-        taken.add((result.check, started))
-        apart.append(replace(result, started_at=started, finished_at=_not_before(result, started)))
-    order = {(r.check, r.run_id): i for i, r in enumerate(results)}
-    return sorted(apart, key=lambda r: order[r.check, r.run_id])
-
-
-def _to_ms(moment: datetime) -> datetime:
-    """``moment`` as Blindata keeps it: to the millisecond."""
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-
-
-def _not_before(result: PlannedResult, started: datetime) -> datetime | None:
-    """A result's finish, never before its start."""
-    finished = result.finished_at
-    return max(finished, started) if finished is not None else None
-
-
 _TEST_OUTCOMES: dict[str, str] = {
     "pass": "pass",
     "passed": "pass",
@@ -717,7 +678,7 @@ def map_quality(
         suite_code=definition.quality_suite_code,
         jobs=sorted({job_scope(job.key.namespace, job.key.name) for job in fold.jobs}),
         checks=[quality.checks[code] for code in sorted(quality.checks)],
-        results=_apart([quality.results[key] for key in sorted(quality.results)]),
+        results=[quality.results[key] for key in sorted(quality.results)],
         records=sorted(
             quality.records.values(),
             key=lambda r: (str(r.entity), r.metric, r.field or "", r.timestamp),

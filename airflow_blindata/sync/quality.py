@@ -183,7 +183,11 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     # conflict, as a check's is: reported, never sent, and not a failure of this snapshot
     rows = [
         row
-        for row in ledger.rows(suite_ref, seen, _described(quality))
+        # a light plan keeps another job's check for its results' colour, not that job's runs:
+        # its ledger, read as described with no run, was written empty (a review)
+        for row in ledger.rows(
+            suite_ref, seen, set(quality.jobs) if ctx.light else _described(quality)
+        )
         if row.code in held or not _of_another_suite(ctx, suite, row.code)
     ]
     if rows:

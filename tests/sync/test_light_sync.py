@@ -393,6 +393,38 @@ def test_a_late_run_of_a_shared_check_is_coloured_by_its_own_severity_in_a_light
     assert check["warningThreshold"] == 0.0  # the newest run's: warn
 
 
+def test_a_light_sync_keeps_the_ledger_of_a_job_whose_check_it_keeps(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    """Seed 003: a retried run never publishes its results again. A light sync kept a check two
+    jobs assert for the results of the job with something new, read the other job as described,
+    and wrote its ledger with none of its runs: the next snapshot posted its results again (a
+    review)."""
+
+    def checked(job: str, run: int, minute: int) -> list[dict[str, Any]]:
+        tested = assertions_facet(assertion("not_null", success=True, column="id"))
+        return [
+            run_event(
+                job,
+                event_type=kind,
+                run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
+                time=f"2026-01-02T10:{minute:02d}:{second:02d}.5Z",
+                inputs=[dataset("shop.public.orders", PG, input_facets=tested)],
+                outputs=[{"namespace": PG, "name": f"shop.public.{job}_out"}],
+            )
+            for kind, second in (("START", 0), ("COMPLETE", 30))
+        ]
+
+    store.append_many(checked("etl_b", 1, 0) + checked("etl_a", 2, 5))
+    synced(client, store, emulator)
+    store.append_many(checked("etl_b", 3, 3))  # late: etl_a's run still describes the check
+    light = synced(client, store, emulator, light=True)
+    again = synced(client, store, emulator)
+    assert light.counters["qualityResultsPublished"] == 1, light.render()
+    assert again.counters.get("qualityResultsPublished", 0) == 0, again.render()
+    assert len(objects(emulator, Kind.RESULT)) == 3
+
+
 def test_a_light_syncs_report_names_its_jobs_without_their_secrets(
     client: BlindataClient, emulator: Any, store_url: str
 ) -> None:
