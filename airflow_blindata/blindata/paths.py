@@ -24,6 +24,9 @@ __all__ = ["ENDPOINTS", "Endpoint", "Evidence"]
 class Evidence(StrEnum):
     VERIFIED = "verified"
     INFERRED = "inferred"
+    BEYOND = "not in the contract"
+    """Called where a Blindata serves it, and done without where it does not (a bucket's
+    update: ``sync.routines._grow``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,7 @@ class Endpoint:
         return self.template.format(**{key: quote(value, safe="") for key, value in ids.items()})
 
 
-VER, INF = Evidence.VERIFIED, Evidence.INFERRED
+VER, INF, BEYOND = Evidence.VERIFIED, Evidence.INFERRED, Evidence.BEYOND
 _PAGE = ("page", "size", "sort")
 
 
@@ -150,8 +153,8 @@ _TABLE: tuple[Endpoint, ...] = (
     # SQL lineage
     _e("query_buckets.list", "GET", "/api/v1/queryparser/buckets", INF, ("name",)),
     _e("query_buckets.create", "POST", "/api/v1/queryparser/buckets", INF, idempotent=False),
-    _e("query_buckets.get", "GET", "/api/v1/queryparser/buckets/{uuid}", INF),
-    _e("query_buckets.update", "PUT", "/api/v1/queryparser/buckets/{uuid}", INF),
+    _e("query_buckets.get", "GET", "/api/v1/queryparser/buckets/{uuid}", BEYOND),
+    _e("query_buckets.update", "PUT", "/api/v1/queryparser/buckets/{uuid}", BEYOND),
     _e(
         "statements.list",
         "GET",

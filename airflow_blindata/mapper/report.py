@@ -42,6 +42,7 @@ class GapCode(StrEnum):
     QLP_PENDING = "QLP_PENDING"
     QLP_ANALYSIS_ERROR = "QLP_ANALYSIS_ERROR"
     QLP_PARTIALLY_ANALYZED = "QLP_PARTIALLY_ANALYZED"
+    QLP_BUCKET_INCOMPLETE = "QLP_BUCKET_INCOMPLETE"
     UNRESOLVED_ORCHESTRATION_TARGET = "UNRESOLVED_ORCHESTRATION_TARGET"
     DANGLING_FLOW = "DANGLING_FLOW"
     JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
@@ -69,8 +70,12 @@ GAP_HINTS: dict[GapCode, str] = {
     GapCode.QLP_PENDING: "Wait one run.",
     GapCode.QLP_ANALYSIS_ERROR: "See SQL lineage.",
     GapCode.QLP_PARTIALLY_ANALYZED: "Part of the SQL names tables or columns Blindata does not "
-    "hold: catalogue them (crawl, or let their producer send a schema facet). The SQL is analysed "
-    "again when the tables it names change in the catalog.",
+    "hold: catalogue them (crawl, or let their producer send a schema facet), or, when they are "
+    "catalogued, add their System to the query bucket (QLP_BUCKET_INCOMPLETE). The SQL is "
+    "analysed again when the tables it names change in the catalog.",
+    GapCode.QLP_BUCKET_INCOMPLETE: "Blindata did not add these Systems to the query bucket (its "
+    "API names no bucket update): the SQL is analysed without their tables. Add them to the "
+    "bucket in Blindata; the statements are analysed again when the tables they name change.",
     GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "Make sure that job's events reach a definition "
     "with processLayer on.",
     GapCode.DANGLING_FLOW: "Fix the dataset gaps above; where there is none, the entity was "

@@ -34,6 +34,7 @@ from airflow_blindata.blindata.models import (
     SystemRoutine,
 )
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, PlannedRoutine, Property
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.properties import (
@@ -218,17 +219,17 @@ def _read_back(
     return found
 
 
-def _dataset_systems(plan: CatalogPlan, index: CatalogIndex) -> list[str]:
-    """The Systems the job's tables are on: where the analysis must find them."""
+def _dataset_systems(plan: CatalogPlan, index: CatalogIndex) -> dict[str, str]:
+    """The Systems the job's tables are on, uuid → name: where the analysis must find them."""
     names = {
         entity.key.system
         for entity in plan.entities
         if entity.table_type != OPENLINEAGE_JOB and entity.key in index.entities
     }
-    return sorted(index.systems[name].uuid for name in names if name in index.systems)
+    return dict(sorted((index.systems[name].uuid, name) for name in names if name in index.systems))
 
 
-def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
+def _bucket(ctx: SyncContext, systems: dict[str, str]) -> QueryBucket | None:
     """The definition's query bucket, created when missing, with every dataset System in it."""
     api = ctx.client.api.query_buckets
     name = ctx.definition.query_bucket_name
@@ -263,16 +264,17 @@ def _bucket(ctx: SyncContext, systems: list[str]) -> QueryBucket | None:
     held = {ref.uuid for ref in bucket.systems}
     missing = [ref for ref in refs if ref.uuid not in held]
     if missing:
-        _grow(ctx, bucket, missing)
+        _grow(ctx, bucket, missing, systems)
     return bucket
 
 
-def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref]) -> None:
+def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref], names: dict[str, str]) -> None:
     """Add ``missing`` Systems to the bucket with a PUT of the whole bucket.
 
     The contract lists and creates buckets, and names no update: a Blindata that does not serve
-    one (404, 405) keeps the bucket's Systems, which is counted (``bucketSystemsNotAdded``), not
-    a failure: the statements are analysed all the same, against the Systems the bucket has.
+    one (404, 405) keeps the bucket's Systems, counted (``bucketSystemsNotAdded``) and reported
+    (``QLP_BUCKET_INCOMPLETE``, naming them), not a failure: the statements are analysed all the
+    same, against the Systems the bucket has, and a person can add the others by hand.
     """
     grown = bucket.model_copy(update={"systems": [*(bucket.systems or ()), *missing]})
     try:
@@ -283,6 +285,10 @@ def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref]) -> None:
             return
         log.warning("Blindata does not update query buckets (%s): %s", exc.status, exc)
         ctx.report.count("bucketSystemsNotAdded", len(missing))
+        for ref in missing:
+            ctx.report.gap(
+                GapCode.QLP_BUCKET_INCOMPLETE, f"{bucket.name}: {names.get(ref.uuid, ref.uuid)}"
+            )
     except BlindataError as exc:
         ctx.report.fail("query bucket", bucket.name, str(exc))
     else:
