@@ -227,6 +227,14 @@ def _extra_keys(extra: Any, source: str = "the connection extra") -> list[Entry]
     if not isinstance(extra, dict):
         return []
     listed = extra.get(CONN_EXTRA_KEYS)
+    if isinstance(listed, str) and listed.lstrip().startswith(("[", "{")):
+        try:  # a JSON list (or object) given as a string, as the option takes it
+            listed = json.loads(listed)
+        except ValueError:
+            log.warning(
+                "Blindata receiver: %s's %s is not JSON: no key read", source, CONN_EXTRA_KEYS
+            )
+            return []
     if isinstance(listed, str):
         return list(split_keys(listed))
     if isinstance(listed, list | dict):
@@ -251,17 +259,28 @@ def _password_scope(extra: Any) -> KeyScope | None:
     return _scope(extra[CONN_EXTRA_NAMESPACES])
 
 
-_SCOPE_WORDS = ("namespace", "scope", "job_ns", "jobnamespace")
+_SCOPE_SPELLINGS = frozenset(
+    {"namespace", "namespaces", "scope", "scopes", "job_namespace", "job_namespaces"}
+)
+"""How a key's scope may be misspelt: ``namespaces`` in another case, singular, as
+``scope``, with a ``job_`` before it (hyphens and case aside)."""
 
 
 def _misspelt(fields: Mapping[str, Any]) -> bool:
     """Whether ``fields`` name a scope otherwise than ``namespaces`` (``namespace``,
-    ``Namespaces``, ``scopes``): a scope misread must never let a key write more."""
-    return any(
-        name != CONN_EXTRA_NAMESPACES
-        and any(word in str(name).lower().replace("-", "_") for word in _SCOPE_WORDS)
-        for name in fields
-    )
+    ``Namespaces``, ``scopes``): a scope misread must never let a key write more. The field is
+    named in the warning (never its value)."""
+    for name in fields:
+        text = str(name)
+        if text != CONN_EXTRA_NAMESPACES and text.lower().replace("-", "_") in _SCOPE_SPELLINGS:
+            log.warning(
+                "Blindata receiver: a key's scope is given as %r: the field is %r, so that key "
+                "is left out",
+                text,
+                CONN_EXTRA_NAMESPACES,
+            )
+            return True
+    return False
 
 
 def _connection_keys(conn_id: str) -> list[Entry] | None:
@@ -321,7 +340,7 @@ def configured_keys() -> KeySet:
     keys = _option_keys(configured, option)
     if isinstance(keys, KeySet):
         return keys
-    if keys or configured.lstrip().startswith("{"):  # scopes given: the connection is not read
+    if keys or configured.lstrip()[:1] in ("{", "["):  # JSON given: no lower source is read
         return key_set(keys, source=option)
     conn_id = receiver_conn_id()
     found = _connection_keys(conn_id)

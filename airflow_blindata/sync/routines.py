@@ -260,6 +260,8 @@ def _bucket(ctx: SyncContext, systems: dict[str, str]) -> QueryBucket | None:
             # A PUT of the bucket with only the job's Systems would drop the ones a person added.
             log.warning("Blindata lists query bucket %r without its Systems: none added", name)
             ctx.report.count("bucketSystemsNotAdded", len(refs))
+            for system in systems.values():  # which of them it holds is not known
+                ctx.report.gap(GapCode.QLP_BUCKET_INCOMPLETE, f"{name}: {system} (not shown)")
             return bucket
     held = {ref.uuid for ref in bucket.systems}
     missing = [ref for ref in refs if ref.uuid not in held]

@@ -180,6 +180,50 @@ def test_the_option_takes_a_json_list_of_keys_as_the_connection_does(
 
 
 @pytest.mark.parametrize(
+    "option",
+    [
+        json.dumps([{"key": SPARK_KEY, "namespace": "spark-*"}]),  # misspelt: left out
+        json.dumps([{"key": SPARK_KEY, "namespaces": 5}]),  # unreadable: left out
+        "[]",
+    ],
+)
+def test_a_json_list_option_with_no_readable_key_never_opens_the_connections(
+    option: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lower source is not consulted once the option holds JSON: a stale key left in the
+    connection opened the door, for every namespace (a review)."""
+    monkeypatch.setenv(KEY_ENV, option)
+    monkeypatch.setenv(CONN_ENV, json.dumps({"conn_type": "generic", "password": OTHER_KEY}))
+
+    keys = configured_keys()
+
+    assert not keys.matches(OTHER_KEY) and not keys.matches(SPARK_KEY)
+
+
+def test_a_connections_api_keys_given_as_a_json_text_are_read_as_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    extra = {"api_keys": json.dumps([SPARK_KEY, DBT_KEY])}
+    monkeypatch.setenv(CONN_ENV, json.dumps({"conn_type": "generic", "extra": extra}))
+
+    keys = configured_keys()
+
+    assert keys.matches(SPARK_KEY) and keys.matches(DBT_KEY)
+
+
+def test_an_ordinary_extra_field_leaves_no_key_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a scope's own misspellings leave a key out: an OAuth ``scope_note`` or a
+    ``description`` is no scope (a review)."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    extra = {"namespaces": ["spark-*"], "scope_note": "spark only", "description": "x"}
+    conn = {"conn_type": "generic", "password": SPARK_KEY, "extra": extra}
+    monkeypatch.setenv(CONN_ENV, json.dumps(conn))
+
+    assert _namespaces(configured_keys(), SPARK_KEY) == ("spark-*",)
+
+
+@pytest.mark.parametrize(
     "extra",
     [
         {"namespace": ["spark-*"]},  # the password's scope, misspelt
