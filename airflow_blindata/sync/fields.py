@@ -84,6 +84,11 @@ def _rows(
                 ctx.report.fail(KIND, f"{planned.entity}.{planned.name}", str(exc))
             continue
         index.read_entities.update(uuids)
+        # every stored field is known now, not only those the events name: a column flow may
+        # end on a crawled field a partial schema facet leaves out (it was taken for absent,
+        # FIELD_NOT_CATALOGUED, a probe of warehouses)
+        for pair, found_field in stored.items():
+            index.fields.setdefault(pair, found_field.uuid)
         for entity_uuid, planned in described:
             found = stored.get((entity_uuid, planned.name))
             if found is not None:

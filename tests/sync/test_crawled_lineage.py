@@ -155,3 +155,26 @@ def test_field_not_catalogued_is_checked_on_systems_created_by_openlineage(
     if case.crawled:
         assert report.gaps[GapCode.FIELD_NOT_CATALOGUED].examples == ["warehouse:s.summary.ghost"]
         assert report.counters.get("entitiesNotCatalogued", 0) == 0
+
+
+def test_a_crawled_field_a_partial_schema_facet_leaves_out_still_ends_a_column_flow(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Another run described ``s.orders`` with a schema facet of ``id`` alone (an Airflow task
+    writing one partition, say): its other crawled field ``total`` was taken for absent, and
+    the column flow from it dropped as ``FIELD_NOT_CATALOGUED`` (a probe of warehouses)."""
+    crawl(client, "warehouse", CRAWLED_TABLES, properties=((NAMESPACE_PROPERTY, NAMESPACE),))
+    partial = run_event(
+        "load_orders",
+        namespace="etl",
+        run_id="019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a22",
+        outputs=[
+            dataset("db.s.orders", NAMESPACE, facets={"schema": {"fields": [{"name": "id"}]}})
+        ],
+    )
+    job = definition(systemPolicies=[])
+    report = snapshot(plan_for(client, [partial, lineage_event()], job), client, job)
+
+    assert report.status == "success", report.render()
+    assert ("orders.total", "summary.amount") in column_flows(emulator)
+    assert report.gaps[GapCode.FIELD_NOT_CATALOGUED].examples == ["warehouse:s.summary.ghost"]
