@@ -31,6 +31,7 @@ from airflow_blindata.mapper.identity import (
     NO_READING,
     NameReading,
     NamespaceParts,
+    cased_identifier,
     matches_namespace,
     namespace_parts,
     namespace_problem,
@@ -393,8 +394,14 @@ class SystemResolver:
         known) holds those only: a named database gets its own, as on a fresh tenant."""
         stamped = self._by_stamp.get(namespace, ())
         if database is not None:
+            # a stamp is read as the namespace's names are: under identifierCase UPPER, a
+            # person's ``analytics`` is Snowflake's ``ANALYTICS`` (a probe of warehouses)
+            case = self.reading(namespace).case
             for system in stamped:
-                if database in system.values(DATABASE_PROPERTY):
+                values = system.values(DATABASE_PROPERTY)
+                if database in values or any(
+                    cased_identifier(value, case) == database for value in values
+                ):
                     return system
         per_database = database is not None and policy is not None and policy.per_database
         return next(

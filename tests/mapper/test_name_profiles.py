@@ -692,3 +692,20 @@ def test_a_database_nothing_names_stays_blank(dataset_: dict[str, Any]) -> None:
     assert _placed(plan) == set()
     (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
     assert "the name gives no database" in example
+
+
+def test_a_database_stamp_is_read_as_the_namespaces_names_are() -> None:
+    """Under ``identifierCase: UPPER`` (the docs' Snowflake block), a person's stamp
+    ``openLineageDatabase: analytics`` is Snowflake's ``ANALYTICS``: the datasets were
+    UNMAPPED_NAMESPACE beside a System stamped with their namespace (a probe of warehouses)."""
+    sf = "snowflake://myorg-myaccount"
+    known = [
+        KnownSystem(
+            "SF analytics", "u1", ((NAMESPACE_PROPERTY, sf), (DATABASE_PROPERTY, "analytics"))
+        )
+    ]
+    upper = {"pattern": "snowflake://*", "nameProfile": "snowflake", "identifierCase": "UPPER"}
+    events = [run_event("sf.load", outputs=[dataset("ANALYTICS.SALES.ORDERS", sf)])]
+    plan = build(events, builders.definition(systemPolicies=[upper]), known)
+    assert _placed(plan) == {("SF analytics", "SALES", "ORDERS")}
+    assert GapCode.UNMAPPED_NAMESPACE not in plan.report.gaps
