@@ -248,11 +248,15 @@ class SystemResolver:
         if found is None:
             # not those of Systems OpenLineage created: a definition's policy stamps the
             # databases its names gave, so the reading would change at its next snapshot
+            case = self.reading(normalized).case  # read as the namespace's names are
             found = self._databases[normalized] = tuple(
-                value
-                for system in self._by_stamp.get(normalized, ())
-                if not _created_by_openlineage(system)
-                for value in system.values(DATABASE_PROPERTY)
+                dict.fromkeys(
+                    spelling
+                    for system in self._by_stamp.get(normalized, ())
+                    if not _created_by_openlineage(system)
+                    for value in system.values(DATABASE_PROPERTY)
+                    for spelling in (value, cased_identifier(value, case))
+                )
             )
         return found
 
@@ -394,13 +398,17 @@ class SystemResolver:
         known) holds those only: a named database gets its own, as on a fresh tenant."""
         stamped = self._by_stamp.get(namespace, ())
         if database is not None:
-            # a stamp is read as the namespace's names are: under identifierCase UPPER, a
-            # person's ``analytics`` is Snowflake's ``ANALYTICS`` (a probe of warehouses)
+            for system in stamped:
+                if database in system.values(DATABASE_PROPERTY):
+                    return system
+            # then a stamp read as the namespace's names are: under identifierCase UPPER, a
+            # person's ``analytics`` is Snowflake's ``ANALYTICS`` (a probe of warehouses); an
+            # exact stamp wins (a quoted ``"analytics"`` is its own database, a review)
             case = self.reading(namespace).case
             for system in stamped:
-                values = system.values(DATABASE_PROPERTY)
-                if database in values or any(
-                    cased_identifier(value, case) == database for value in values
+                if any(
+                    cased_identifier(value, case) == database
+                    for value in system.values(DATABASE_PROPERTY)
                 ):
                     return system
         per_database = database is not None and policy is not None and policy.per_database

@@ -259,11 +259,10 @@ def _password_scope(extra: Any) -> KeyScope | None:
     return _scope(extra[CONN_EXTRA_NAMESPACES])
 
 
-_SCOPE_SPELLINGS = frozenset(
-    {"namespace", "namespaces", "scope", "scopes", "job_namespace", "job_namespaces"}
-)
-"""How a key's scope may be misspelt: ``namespaces`` in another case, singular, as
-``scope``, with a ``job_`` before it (hyphens and case aside)."""
+_SCOPE_WORDS = frozenset({"scope", "scopes", "jobns"})
+"""How a key's scope may be misspelt besides a word ending ``namespace(s)`` (``Namespaces``,
+``namespace``, ``jobNamespaces``, ``allowed_namespaces``), blanks, ``_``, ``-`` and case
+aside."""
 
 
 def _misspelt(fields: Mapping[str, Any]) -> bool:
@@ -272,7 +271,9 @@ def _misspelt(fields: Mapping[str, Any]) -> bool:
     named in the warning (never its value)."""
     for name in fields:
         text = str(name)
-        if text != CONN_EXTRA_NAMESPACES and text.lower().replace("-", "_") in _SCOPE_SPELLINGS:
+        bare = re.sub(r"[\s_-]", "", text.lower())
+        misspelt = bare.endswith(("namespace", "namespaces")) or bare in _SCOPE_WORDS
+        if text != CONN_EXTRA_NAMESPACES and misspelt:
             log.warning(
                 "Blindata receiver: a key's scope is given as %r: the field is %r, so that key "
                 "is left out",

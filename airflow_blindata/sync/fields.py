@@ -88,7 +88,10 @@ def _rows(
         # end on a crawled field a partial schema facet leaves out (it was taken for absent,
         # FIELD_NOT_CATALOGUED, a probe of warehouses)
         for pair, found_field in stored.items():
-            index.fields.setdefault(pair, found_field.uuid)
+            # not a field this definition wrote that its events no longer describe: it goes
+            # with the cleanup, and no flow of the job is published onto it (a review)
+            if ctx.owner not in found_field.owners:
+                index.fields.setdefault(pair, found_field.uuid)
         for entity_uuid, planned in described:
             found = stored.get((entity_uuid, planned.name))
             if found is not None:

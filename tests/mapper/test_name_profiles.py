@@ -709,3 +709,47 @@ def test_a_database_stamp_is_read_as_the_namespaces_names_are() -> None:
     plan = build(events, builders.definition(systemPolicies=[upper]), known)
     assert _placed(plan) == {("SF analytics", "SALES", "ORDERS")}
     assert GapCode.UNMAPPED_NAMESPACE not in plan.report.gaps
+
+
+def test_an_exact_database_stamp_wins_over_one_read_in_the_namespaces_case() -> None:
+    """A quoted ``"analytics"`` is a database of its own beside ``ANALYTICS``: each lands on
+    the System stamped with it exactly, whatever their names' order (a review)."""
+    sf = "snowflake://myorg-myaccount"
+    known = [
+        KnownSystem("A quoted", "u1", ((NAMESPACE_PROPERTY, sf), (DATABASE_PROPERTY, "analytics"))),
+        KnownSystem("B upper", "u2", ((NAMESPACE_PROPERTY, sf), (DATABASE_PROPERTY, "ANALYTICS"))),
+    ]
+    upper = {"pattern": "snowflake://*", "nameProfile": "snowflake", "identifierCase": "UPPER"}
+    events = [
+        run_event(
+            "sf.load",
+            outputs=[
+                dataset("ANALYTICS.SALES.ORDERS", sf),
+                dataset('"analytics".SALES.ORDERS', sf),
+            ],
+        )
+    ]
+    plan = build(events, builders.definition(systemPolicies=[upper]), known)
+    assert _placed(plan) == {("B upper", "SALES", "ORDERS"), ("A quoted", "SALES", "ORDERS")}
+    assert GapCode.DATABASES_MERGED not in plan.report.gaps
+
+
+def test_a_two_part_names_database_is_read_against_stamps_in_the_namespaces_case() -> None:
+    """``identifierCase: LOWER``: a System stamped ``Prod`` holds ``prod.public.src`` and
+    Spark's ``prod.orders`` alike (a review: the two-part name was unmapped)."""
+    known = [KnownSystem("pg Prod", "u1", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "Prod")))]
+    lower = {
+        "pattern": "postgres://*",
+        "nameProfile": "postgres",
+        "identifierCase": "LOWER",
+        "defaultSchema": "public",
+    }
+    events = [
+        run_event(
+            "spark.load",
+            inputs=[dataset("prod.public.src", PG)],
+            outputs=[dataset("prod.orders", PG)],
+        )
+    ]
+    plan = build(events, builders.definition(systemPolicies=[lower]), known)
+    assert _placed(plan) == {("pg Prod", "public", "src"), ("pg Prod", "public", "orders")}

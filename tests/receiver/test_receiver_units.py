@@ -230,6 +230,12 @@ def test_an_ordinary_extra_field_leaves_no_key_out(monkeypatch: pytest.MonkeyPat
         {"api_keys": [{"key": SPARK_KEY, "namespace": ["spark-*"]}]},
         {"api_keys": [{"key": SPARK_KEY, "Namespaces": ["spark-*"]}]},
         {"scope": "spark-*"},
+        # a review: camel case, a job_ prefix, a blank, a word before it
+        {"jobNamespaces": ["spark-*"]},
+        {"job_ns": "spark-*"},
+        {"namespaces ": ["spark-*"]},
+        {"allowed_namespaces": ["spark-*"]},
+        {"api_keys": [{"key": SPARK_KEY, "jobNamespaces": ["spark-*"]}]},
     ],
 )
 def test_a_misspelt_scope_leaves_its_key_out_never_unscoped(
@@ -244,9 +250,15 @@ def test_a_misspelt_scope_leaves_its_key_out_never_unscoped(
         "extra": extra,
     }
     monkeypatch.setenv(CONN_ENV, json.dumps(conn))
+    configured_keys()  # the first reading of a connection imports Airflow, which sets up logging
+    logger = logging.getLogger("airflow_blindata.receiver.keys")
+    logger.addHandler(caplog.handler)  # Airflow's set-up replaced the root's handlers
 
-    with caplog.at_level(logging.WARNING):
-        keys = configured_keys()
+    try:
+        with caplog.at_level(logging.WARNING):
+            keys = configured_keys()
+    finally:
+        logger.removeHandler(caplog.handler)
 
     assert not keys.matches(SPARK_KEY)
     assert "ignored" in caplog.text and SPARK_KEY not in caplog.text

@@ -178,3 +178,50 @@ def test_a_crawled_field_a_partial_schema_facet_leaves_out_still_ends_a_column_f
     assert report.status == "success", report.render()
     assert ("orders.total", "summary.amount") in column_flows(emulator)
     assert report.gaps[GapCode.FIELD_NOT_CATALOGUED].examples == ["warehouse:s.summary.ghost"]
+
+
+def test_a_field_the_job_wrote_and_no_longer_describes_ends_none_of_its_flows(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """A field the job created (stamped with its owner) that the next run's schema facet leaves
+    out goes with the cleanup: the job's own column flow onto it is not published, as on a
+    System OpenLineage created (a review: it was published, and the field kept for ever)."""
+
+    def made(run_id: str, fields: list[str]) -> dict[str, Any]:
+        lineage = {
+            "fields": {
+                "b": {
+                    "inputFields": [
+                        {
+                            "namespace": NAMESPACE,
+                            "name": "db.s.orders",
+                            "field": "total",
+                            "transformations": DIRECT,
+                        }
+                    ]
+                }
+            }
+        }
+        schema = {"fields": [{"name": name, "type": "int"} for name in fields]}
+        return run_event(
+            "make_newt",
+            namespace="etl",
+            run_id=run_id,
+            inputs=[dataset("db.s.orders", NAMESPACE)],
+            outputs=[
+                dataset("db.s.newt", NAMESPACE, facets={"schema": schema, "columnLineage": lineage})
+            ],
+        )
+
+    crawl(client, "warehouse", CRAWLED_TABLES, properties=((NAMESPACE_PROPERTY, NAMESPACE),))
+    job = definition(systemPolicies=[{"pattern": NAMESPACE, "entityCreation": True}])
+    snapshot(
+        plan_for(client, [made("019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a31", ["a", "b"])], job),
+        client,
+        job,
+    )
+    assert ("orders.total", "newt.b") in column_flows(emulator)
+    second = snapshot(
+        plan_for(client, [made("019a1f3c-7b2e-7c41-9d0a-5e2f8b6c4a32", ["a"])], job), client, job
+    )
+    assert second.gaps[GapCode.FIELD_NOT_CATALOGUED].examples == ["warehouse:s.newt.b"]
