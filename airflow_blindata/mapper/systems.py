@@ -404,9 +404,11 @@ class SystemResolver:
             # then a stamp read as the namespace's names are: under identifierCase UPPER, a
             # person's ``analytics`` is Snowflake's ``ANALYTICS`` (a probe of warehouses); an
             # exact stamp wins (a quoted ``"analytics"`` is its own database, a review)
+            # (a person's stamp only: one a definition wrote was taken from a name already in
+            # the namespace's case, and a quoted ``"analytics"`` keeps its own System, a review)
             case = self.reading(namespace).case
             for system in stamped:
-                if any(
+                if not _created_by_openlineage(system) and any(
                     cased_identifier(value, case) == database
                     for value in system.values(DATABASE_PROPERTY)
                 ):

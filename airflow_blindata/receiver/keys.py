@@ -194,7 +194,7 @@ def _scoped_entries(listed: Any, source: str) -> list[Entry]:
         for item in listed:
             if isinstance(item, str):
                 plain.extend(split_keys(item))
-            elif isinstance(item, Mapping) and "key" in item and not _misspelt(item):
+            elif isinstance(item, Mapping) and "key" in item and not _misspelt_scope(item):
                 pairs.append((item.get("key"), item.get(CONN_EXTRA_NAMESPACES, "*")))
             else:
                 pairs.append((None, None))
@@ -252,17 +252,23 @@ def _password_scope(extra: Any) -> KeyScope | None:
             extra = json.loads(extra) if extra.strip() else {}
         except ValueError:
             return ANY_NAMESPACE
-    if isinstance(extra, dict) and _misspelt(extra):
+    if isinstance(extra, dict) and CONN_EXTRA_NAMESPACES not in extra and _misspelt(extra):
         return None
     if not isinstance(extra, dict) or CONN_EXTRA_NAMESPACES not in extra:
         return ANY_NAMESPACE
     return _scope(extra[CONN_EXTRA_NAMESPACES])
 
 
-_SCOPE_WORDS = frozenset({"scope", "scopes", "jobns"})
-"""How a key's scope may be misspelt besides a word ending ``namespace(s)`` (``Namespaces``,
-``namespace``, ``jobNamespaces``, ``allowed_namespaces``), blanks, ``_``, ``-`` and case
-aside."""
+_SCOPE_WORDS = frozenset({"scope", "scopes", "jobns", "ns", "jobscope"})
+"""How a key's scope may be misspelt besides a name holding ``namespace`` (``Namespaces``,
+``namespace``, ``jobNamespaces``, ``namespaces_allowed``), blanks, ``_``, ``-`` and case aside.
+Only where ``namespaces`` itself is absent: beside it, the scope is read."""
+
+
+def _misspelt_scope(item: Mapping[str, Any]) -> bool:
+    """Whether an ``api_keys`` item names its scope otherwise than ``namespaces`` (and not so):
+    with a ``namespaces`` field its scope is read, whatever else it holds."""
+    return CONN_EXTRA_NAMESPACES not in item and _misspelt(item)
 
 
 def _misspelt(fields: Mapping[str, Any]) -> bool:
@@ -272,7 +278,7 @@ def _misspelt(fields: Mapping[str, Any]) -> bool:
     for name in fields:
         text = str(name)
         bare = re.sub(r"[\s_-]", "", text.lower())
-        misspelt = bare.endswith(("namespace", "namespaces")) or bare in _SCOPE_WORDS
+        misspelt = "namespace" in bare or bare in _SCOPE_WORDS
         if text != CONN_EXTRA_NAMESPACES and misspelt:
             log.warning(
                 "Blindata receiver: a key's scope is given as %r: the field is %r, so that key "
@@ -300,7 +306,7 @@ def _connection_keys(conn_id: str) -> list[Entry] | None:
     source = f"the Airflow connection {conn_id!r}"
     keys: list[Entry] = []
     password = split_keys(conn.password or "")
-    scope = _password_scope(conn.extra)
+    scope = _password_scope(conn.extra) if password else ANY_NAMESPACE
     if scope is None and password:
         log.warning(
             "Blindata receiver: ignored the password of %s: the extra's %s is not a glob or a "

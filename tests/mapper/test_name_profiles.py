@@ -753,3 +753,36 @@ def test_a_two_part_names_database_is_read_against_stamps_in_the_namespaces_case
     ]
     plan = build(events, builders.definition(systemPolicies=[lower]), known)
     assert _placed(plan) == {("pg Prod", "public", "src"), ("pg Prod", "public", "orders")}
+
+
+def test_a_quoted_database_keeps_its_system_whatever_order_its_runs_came_in() -> None:
+    """A definition's own stamp was taken from a name already in the namespace's case: it is
+    matched exactly. ``"analytics"`` first made "SF analytics"; ``ANALYTICS`` then landed on it
+    too, one entity for two databases, where a fresh tenant gives two Systems (a review)."""
+    sf = "snowflake://myorg-myaccount"
+    policy_ = {
+        "pattern": "snowflake://*",
+        "nameProfile": "snowflake",
+        "identifierCase": "UPPER",
+        "creation": "IF_MISSING",
+        "nameTemplate": "SF {database}",
+    }
+    job = builders.definition(systemPolicies=[policy_])
+    quoted = run_event("sf.a", outputs=[dataset('"analytics".SALES.ORDERS', sf)])
+    upper = run_event(
+        "sf.b", run_id=builders.new_run_id(), outputs=[dataset("ANALYTICS.SALES.ORDERS", sf)]
+    )
+    first = build([quoted], job)
+    created = [
+        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
+    ]
+    later = build([quoted, upper], job, created)
+    fresh = build([quoted, upper], job)
+    assert (
+        _placed(later)
+        == _placed(fresh)
+        == {
+            ("SF analytics", "SALES", "ORDERS"),
+            ("SF ANALYTICS", "SALES", "ORDERS"),
+        }
+    )

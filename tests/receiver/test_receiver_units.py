@@ -213,14 +213,22 @@ def test_a_connections_api_keys_given_as_a_json_text_are_read_as_json(
 
 
 def test_an_ordinary_extra_field_leaves_no_key_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only a scope's own misspellings leave a key out: an OAuth ``scope_note`` or a
-    ``description`` is no scope (a review)."""
+    """Beside ``namespaces`` the scope is read, whatever else the extra holds: an OAuth
+    ``scope_note``, a shared connection's ``k8s_namespace`` (reviews)."""
     monkeypatch.delenv(KEY_ENV, raising=False)
-    extra = {"namespaces": ["spark-*"], "scope_note": "spark only", "description": "x"}
+    extra = {
+        "namespaces": ["spark-*"],
+        "scope_note": "spark only",
+        "k8s_namespace": "airflow",
+        "description": "x",
+        "api_keys": [{"key": DBT_KEY, "namespaces": ["dbt"], "k8s_namespace": "airflow"}],
+    }
     conn = {"conn_type": "generic", "password": SPARK_KEY, "extra": extra}
     monkeypatch.setenv(CONN_ENV, json.dumps(conn))
 
-    assert _namespaces(configured_keys(), SPARK_KEY) == ("spark-*",)
+    keys = configured_keys()
+    assert _namespaces(keys, SPARK_KEY) == ("spark-*",)
+    assert _namespaces(keys, DBT_KEY) == ("dbt",)
 
 
 @pytest.mark.parametrize(
@@ -235,6 +243,8 @@ def test_an_ordinary_extra_field_leaves_no_key_out(monkeypatch: pytest.MonkeyPat
         {"job_ns": "spark-*"},
         {"namespaces ": ["spark-*"]},
         {"allowed_namespaces": ["spark-*"]},
+        {"namespaces_allowed": ["spark-*"]},
+        {"ns": "spark-*"},
         {"api_keys": [{"key": SPARK_KEY, "jobNamespaces": ["spark-*"]}]},
     ],
 )
