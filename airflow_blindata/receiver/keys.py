@@ -281,9 +281,11 @@ def _misspelt(fields: Mapping[str, Any]) -> bool:
         misspelt = "namespace" in bare or bare in _SCOPE_WORDS
         if text != CONN_EXTRA_NAMESPACES and misspelt:
             log.warning(
-                "Blindata receiver: a key's scope is given as %r: the field is %r, so that key "
-                "is left out",
+                "Blindata receiver: the field %r may be a misspelt scope (the field is %r): "
+                'its key is left out rather than read as unscoped; add %r ("*": any '
+                "namespace) or rename the field",
                 text,
+                CONN_EXTRA_NAMESPACES,
                 CONN_EXTRA_NAMESPACES,
             )
             return True
