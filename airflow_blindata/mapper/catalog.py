@@ -282,7 +282,6 @@ def _dataset_name(
     hierarchy = facet_of(facets, HierarchyDatasetFacet) if facets else None
     symlinks = facet_of(facets, SymlinksDatasetFacet) if facets else None
     dataset_type = facet_of(facets, DatasetTypeDatasetFacet) if facets else None
-    source = facet_of(facets, DatasourceDatasetFacet) if facets else None
     reading = resolver.reading(key.namespace)
     found = entity_name(
         key.namespace,
@@ -298,8 +297,9 @@ def _dataset_name(
         reading=reading,
         reading_of=resolver.reading,
     )
-    if found.database is not None:
+    if found.database is not None or found.rule != "profile":
         return found
+    source = facet_of(facets, DatasourceDatasetFacet) if facets else None
     return filled_database(
         found,
         key.namespace,
