@@ -1094,3 +1094,42 @@ def test_a_name_only_asset_that_drives_scheduling_is_no_gap() -> None:
     airflow = {"airflow": {"task": {"outlets": "[{'uri': 'daily_orders_ready', 'extra': {}}]"}}}
     plan = build([event(run_facets=airflow, inputs=[ds("public.a")])], definition())
     assert plan.report.gap_count(GapCode.PRODUCER_PARTIAL_LINEAGE) == 0
+
+
+def test_a_parent_named_with_a_rotated_token_is_the_job_the_catalog_names_so() -> None:
+    """Two names that differ only in a hidden value are the same name in Blindata: a child's
+    parent facet naming its parent with another token left the flow unresolved beside the
+    parent's job entity (a probe of schedulers)."""
+    parent = "hook.post_https://hooks.slack.com/services/T0/B0/OLDTOKEN"
+    child = run_event(
+        "hook.child",
+        run_id="0190b1c2-0000-7000-8000-00000000c001",
+        run_facets=builders.parent_facet(
+            parent.replace("OLDTOKEN", "NEWTOKEN"), "0190b1c2-0000-7000-8000-00000000c000"
+        ),
+    )
+    events = [run_event(parent, run_id="0190b1c2-0000-7000-8000-00000000c000"), child]
+    plan = build(events, definition(processLayer=True))
+    assert GapCode.UNRESOLVED_ORCHESTRATION_TARGET not in plan.report.gaps
+    (flow,) = [f for f in plan.flows if f.kind == "orchestration"]
+    assert flow.source.entity.name == "hook.post_https://hooks.slack.com/services/***"
+    assert "OLDTOKEN" not in flow.name and "NEWTOKEN" not in flow.name
+
+
+def test_an_orchestration_flow_name_cut_to_fit_keeps_its_orchestration_mark() -> None:
+    """Seed 001: an orchestration flow's "name ends with @orchestration"; a Spark action's long
+    name was cut with it (a probe of schedulers)."""
+    app = "longapp"
+    action = f"{app}.execute_insert_into_hadoop_fs_relation_command.{'x' * 330}"
+    events = [
+        run_event(app, namespace="spark", run_id="0190b1c2-0000-7000-8000-00000000d000"),
+        run_event(
+            action,
+            namespace="spark",
+            run_id="0190b1c2-0000-7000-8000-00000000d001",
+            run_facets=builders.parent_facet(app, "0190b1c2-0000-7000-8000-00000000d000", "spark"),
+        ),
+    ]
+    plan = build(events, definition(processLayer=True))
+    (flow,) = [f for f in plan.flows if f.kind == "orchestration"]
+    assert len(flow.name) <= 255 and flow.name.endswith(" @orchestration")
