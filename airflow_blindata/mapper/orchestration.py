@@ -21,11 +21,13 @@ end that has no entity is reported as ``UNRESOLVED_ORCHESTRATION_TARGET`` and th
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
     AirflowJobFacet,
     AirflowRunFacet,
+    AirflowTask,
     JobDependenciesRunFacet,
     facet_of,
 )
@@ -103,10 +105,34 @@ def _task_graph(job: JobFold, collector: FlowCollector) -> None:
     if graph is None:
         return
     for task_id, task in sorted(graph.tasks.items()):
+        if task.emits_ol_events is False:
+            continue  # its upstream tasks are linked to its downstream ones instead
         source = JobKey(job.key.namespace, f"{job.key.name}.{task_id}")
-        for downstream in sorted(task.downstream_task_ids):
+        for downstream in _emitting(graph.tasks, task.downstream_task_ids):
             target = JobKey(job.key.namespace, f"{job.key.name}.{downstream}")
             _add(collector, job, source, target, "Airflow task graph (downstream task)")
+
+
+def _emitting(tasks: Mapping[str, AirflowTask], downstream: Iterable[str]) -> list[str]:
+    """The tasks of ``downstream`` that emit events, a task that emits none passed through to
+    its own downstream tasks: an ``EmptyOperator``, an operator OpenLineage is disabled for
+    (``emits_ol_events: false`` in the DAG's facet) never becomes a job entity, so a link to it
+    stayed unresolved at every sync and ``a >> gate >> b`` joined nothing (a probe of
+    schedulers)."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    stack = list(downstream)
+    while stack:
+        task_id = stack.pop()
+        if task_id in seen:
+            continue
+        seen.add(task_id)
+        task = tasks.get(task_id)
+        if task is not None and task.emits_ol_events is False:
+            stack.extend(task.downstream_task_ids)
+        else:
+            found.add(task_id)
+    return sorted(found)
 
 
 def _task_graph_of_run(
@@ -120,6 +146,9 @@ def _task_graph_of_run(
     if not isinstance(dag_id, str) or not downstream:
         return
     owner = fold.job(JobKey(job.key.namespace, dag_id)) or job
+    graph = facet_of(owner.facets, AirflowJobFacet) if owner is not job else None
+    if graph is not None:
+        downstream = _emitting(graph.tasks, downstream)
     for task_id in downstream:
         target = JobKey(job.key.namespace, f"{dag_id}.{task_id}")
         _add(collector, owner, job.key, target, "Airflow task graph (downstream task)")

@@ -575,6 +575,21 @@ def test_the_airflow_task_graph_gives_task_to_task_flows() -> None:
     }
 
 
+def test_a_task_that_emits_no_events_is_passed_through_not_unresolved() -> None:
+    """``a >> gate >> b`` with ``gate`` an EmptyOperator: the DAG's facet says it emits no
+    events (``emits_ol_events: false``), so it never becomes a job entity. Its link stayed
+    UNRESOLVED_ORCHESTRATION_TARGET at every sync and ``a`` and ``b`` were not joined (a probe
+    of schedulers): ``a`` links to ``b`` through it."""
+    dag = dag_event({"a": ["gate"], "gate": ["b"], "b": []})
+    dag["job"]["facets"]["airflow"]["tasks"]["gate"]["emits_ol_events"] = False
+    tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in ("a", "b")] + [
+        _task_run("a", "['gate']")
+    ]
+    plan = build([dag, *tasks], definition())
+    assert pairs(plan, "orchestration") == {("pv_weekly_signal.a", "pv_weekly_signal.b")}
+    assert GapCode.UNRESOLVED_ORCHESTRATION_TARGET not in plan.report.gaps
+
+
 def _task_run(task: str, downstream: Any, event_type: str = "COMPLETE") -> dict[str, Any]:
     """A task's run as the Airflow provider sends it: its ``airflow`` run facet names the DAG
     and the task's ``downstream_task_ids`` (the text of a Python list)."""
