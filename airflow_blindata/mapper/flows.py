@@ -416,12 +416,21 @@ class FlowCollector:
                 alike = {name for name in names if names.count(name) > 1}
                 for flow, name in zip(group, names, strict=True):
                     if name in alike:  # spelt alike on their Systems too: a dot in a quoted name
-                        name = with_digest(name, _ends_text(flow), MAX_FLOW_NAME)
+                        name = _told_apart(name, _ends_text(flow))
                     renamed = replace(flow, name=name)
                     held = flows.get((flow.scope, name))
                     if held is None or _rank(renamed) < _rank(held):
                         flows[(flow.scope, name)] = renamed
         return [flows[key] for key in sorted(flows)]
+
+
+def _told_apart(name: str, ends: str) -> str:
+    """``name`` with a hash of the flow's ends: before an orchestration flow's ``@orchestration``,
+    which ends its name whatever is cut (seed 001)."""
+    mark = " @orchestration"
+    if name.endswith(mark):
+        return with_digest(name[: -len(mark)], ends, MAX_FLOW_NAME - len(mark)) + mark
+    return with_digest(name, ends, MAX_FLOW_NAME)
 
 
 def _ends_text(flow: PlannedFlow) -> str:

@@ -21,7 +21,7 @@ end that has no entity is reported as ``UNRESOLVED_ORCHESTRATION_TARGET`` and th
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
@@ -100,39 +100,71 @@ def _upstream_pairs(fold: Fold) -> set[tuple[JobKey, JobKey]]:
     return pairs
 
 
-def _task_graph(job: JobFold, collector: FlowCollector) -> None:
+_THROUGH = "Airflow task graph (downstream task, through tasks that emit no events)"
+
+
+def _task_graph(job: JobFold, collector: FlowCollector, fold: Fold) -> None:
     graph = facet_of(job.facets, AirflowJobFacet)
     if graph is None:
         return
+    passed = _passed_over(job, graph.tasks, fold)
     for task_id, task in sorted(graph.tasks.items()):
-        if task.emits_ol_events is False:
+        if task_id in passed:
             continue  # its upstream tasks are linked to its downstream ones instead
         source = JobKey(job.key.namespace, f"{job.key.name}.{task_id}")
-        for downstream in _emitting(graph.tasks, task.downstream_task_ids):
+        linked, cut = _emitting(graph.tasks, task.downstream_task_ids, passed)
+        if cut:
+            collector.plan.report.count("orchestrationThroughSkipped")
+        for downstream, through in linked:
             target = JobKey(job.key.namespace, f"{job.key.name}.{downstream}")
-            _add(collector, job, source, target, "Airflow task graph (downstream task)")
+            why = _THROUGH if through else "Airflow task graph (downstream task)"
+            _add(collector, job, source, target, why)
 
 
-def _emitting(tasks: Mapping[str, AirflowTask], downstream: Iterable[str]) -> list[str]:
-    """The tasks of ``downstream`` that emit events, a task that emits none passed through to
-    its own downstream tasks: an ``EmptyOperator``, an operator OpenLineage is disabled for
-    (``emits_ol_events: false`` in the DAG's facet) never becomes a job entity, so a link to it
-    stayed unresolved at every sync and ``a >> gate >> b`` joined nothing (a probe of
-    schedulers)."""
+def _passed_over(dag: JobFold, tasks: Mapping[str, AirflowTask], fold: Fold) -> set[str]:
+    """The tasks the DAG's facet says emit no events (``emits_ol_events: false``: an
+    ``EmptyOperator``, an operator OpenLineage is disabled for) and that have no job in the
+    fold: no job entity is made of them, so a link to one stayed unresolved at every sync and
+    ``a >> gate >> b`` joined nothing (a probe of schedulers). A task that ran and emitted all
+    the same (the DAG changed) keeps its links (a review)."""
+    return {
+        task_id
+        for task_id, task in tasks.items()
+        if task.emits_ol_events is False
+        and fold.job(JobKey(dag.key.namespace, f"{dag.key.name}.{task_id}")) is None
+    }
+
+
+_MAX_THROUGH = 50
+"""Tasks a task is linked to through tasks that emit no events, at most: a barrier between
+wide stages (``[x0 … x199] >> barrier >> [y0 … y199]``) would give every pair (40,000 flows,
+a review); past this the links through it are not made (``orchestrationThroughSkipped``)."""
+
+
+def _emitting(
+    tasks: Mapping[str, AirflowTask], downstream: Iterable[str], passed: Set[str]
+) -> tuple[list[tuple[str, bool]], bool]:
+    """The tasks of ``downstream`` a task is linked to, and whether through a passed task (each
+    one ``passed`` over is followed to its own downstream tasks); and whether the links through
+    them were left out, too many (``_MAX_THROUGH``)."""
+    direct = sorted({task_id for task_id in downstream if task_id not in passed})
     found: set[str] = set()
     seen: set[str] = set()
-    stack = list(downstream)
+    stack = [task_id for task_id in downstream if task_id in passed]
     while stack:
         task_id = stack.pop()
         if task_id in seen:
             continue
         seen.add(task_id)
-        task = tasks.get(task_id)
-        if task is not None and task.emits_ol_events is False:
-            stack.extend(task.downstream_task_ids)
-        else:
+        if task_id in passed:
+            stack.extend(tasks[task_id].downstream_task_ids if task_id in tasks else ())
+        elif task_id not in direct:
             found.add(task_id)
-    return sorted(found)
+    if len(found) > _MAX_THROUGH:
+        return [(task_id, False) for task_id in direct], True
+    return [(task_id, False) for task_id in direct] + [
+        (task_id, True) for task_id in sorted(found)
+    ], False
 
 
 def _task_graph_of_run(
@@ -147,11 +179,13 @@ def _task_graph_of_run(
         return
     owner = fold.job(JobKey(job.key.namespace, dag_id)) or job
     graph = facet_of(owner.facets, AirflowJobFacet) if owner is not job else None
+    linked = [(task_id, False) for task_id in downstream]
     if graph is not None:
-        downstream = _emitting(graph.tasks, downstream)
-    for task_id in downstream:
+        linked, _ = _emitting(graph.tasks, downstream, _passed_over(owner, graph.tasks, fold))
+    for task_id, through in linked:
         target = JobKey(job.key.namespace, f"{dag_id}.{task_id}")
-        _add(collector, owner, job.key, target, "Airflow task graph (downstream task)")
+        why = _THROUGH if through else "Airflow task graph (downstream task)"
+        _add(collector, owner, job.key, target, why)
 
 
 def _task_ids(value: object) -> list[str]:
@@ -180,7 +214,7 @@ def map_orchestration(
     for job in fold.jobs:
         run = job.latest_completed  # both kinds of observed flows come from it
         _observed(job, run, collector, upstream_of)
-        _task_graph(job, collector)
+        _task_graph(job, collector, fold)
         _task_graph_of_run(job, run or job.latest, fold, collector)  # the DAG's description
     flows = collector.flows()
     plan.flows.extend(flows)

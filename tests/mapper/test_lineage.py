@@ -588,6 +588,38 @@ def test_a_task_that_emits_no_events_is_passed_through_not_unresolved() -> None:
     plan = build([dag, *tasks], definition())
     assert pairs(plan, "orchestration") == {("pv_weekly_signal.a", "pv_weekly_signal.b")}
     assert GapCode.UNRESOLVED_ORCHESTRATION_TARGET not in plan.report.gaps
+    (flow,) = flows(plan, "orchestration")
+    assert "through tasks that emit no events" in (flow.description or "")
+
+
+def test_a_task_marked_silent_that_emitted_all_the_same_keeps_its_links() -> None:
+    """The DAG changed (or its facet is old): ``gate`` is marked ``emits_ol_events: false`` but
+    has runs of its own. It is a job entity: ``a → gate → b``, not ``a → b`` (a review)."""
+    dag = dag_event({"a": ["gate"], "gate": ["b"], "b": []})
+    dag["job"]["facets"]["airflow"]["tasks"]["gate"]["emits_ol_events"] = False
+    tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in ("a", "gate", "b")]
+    plan = build([dag, *tasks], definition())
+    assert pairs(plan, "orchestration") == {
+        ("pv_weekly_signal.a", "pv_weekly_signal.gate"),
+        ("pv_weekly_signal.gate", "pv_weekly_signal.b"),
+    }
+
+
+def test_a_barrier_between_wide_stages_makes_no_pair_of_every_task() -> None:
+    """``[x0 … x59] >> barrier >> [y0 … y59]``, the barrier an EmptyOperator: linking through it
+    would give 3,600 flows; past 50 tasks the links through it are counted, not made (a
+    review)."""
+    width = 60
+    graph = {f"x{i}": ["barrier"] for i in range(width)}
+    graph["barrier"] = [f"y{i}" for i in range(width)]
+    graph.update({f"y{i}": [] for i in range(width)})
+    dag = dag_event(graph)
+    dag["job"]["facets"]["airflow"]["tasks"]["barrier"]["emits_ol_events"] = False
+    tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in graph if t != "barrier"]
+    plan = build([dag, *tasks], definition())
+    assert pairs(plan, "orchestration") == set()
+    assert plan.report.counters["orchestrationThroughSkipped"] == width
+    assert GapCode.UNRESOLVED_ORCHESTRATION_TARGET not in plan.report.gaps
 
 
 def _task_run(task: str, downstream: Any, event_type: str = "COMPLETE") -> dict[str, Any]:
@@ -1148,3 +1180,16 @@ def test_an_orchestration_flow_name_cut_to_fit_keeps_its_orchestration_mark() ->
     plan = build(events, definition(processLayer=True))
     (flow,) = [f for f in plan.flows if f.kind == "orchestration"]
     assert len(flow.name) <= 255 and flow.name.endswith(" @orchestration")
+
+
+def test_orchestration_flows_told_apart_by_a_hash_keep_their_mark() -> None:
+    """Two orchestration flows spelt alike (``n.a/b`` and ``n/a.b``) are told apart by a hash of
+    their ends: it went after ``@orchestration``, and a long name lost the mark (a review)."""
+    from airflow_blindata.mapper.flows import _told_apart
+
+    long = "OpenLineage:" + "n" * 300 + " -> OpenLineage:n.child @orchestration"
+    short = "OpenLineage:n.a.b -> OpenLineage:n.child @orchestration"
+    for name in (long, short):
+        told = _told_apart(name, "ends")
+        assert len(told) <= 255 and told.endswith(" @orchestration") and told != name
+    assert _told_apart("a -> b @ns/job", "ends").startswith("a -> b @ns/job #")
