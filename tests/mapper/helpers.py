@@ -23,6 +23,7 @@ from airflow_blindata.mapper.fold import JobKey
 from airflow_blindata.mapper.fold.reading import read_events
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedFlow
 from airflow_blindata.mapper.report import Report
+from airflow_blindata.mapper.systems import KnownSystem
 from tests import builders
 from tests.builders import PG, facet, policy, run_event
 from tests.helpers import SECRET, SQL_SECRETS
@@ -81,6 +82,12 @@ def event(
     parsed = parse_event(raw)
     assert parsed.event is not None and parsed.malformed_facets == (), parsed
     return parsed.event
+
+
+def created_as_known(plan: CatalogPlan) -> list[KnownSystem]:
+    """The Systems ``plan`` creates, as the next plan knows them from Blindata (with their
+    stamps): to check that a second snapshot places everything where the first did."""
+    return [KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(plan.systems) if s.create]
 
 
 def doc(text: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
 from tests.builders import dataset, policy, run_event
+from tests.mapper.helpers import created_as_known
 
 # -- relational namespaces: {scheme}://{host}[:{port}] -------------------------------------------
 
@@ -663,9 +664,7 @@ def test_a_catalog_table_stays_on_its_system_at_the_next_snapshot() -> None:
         outputs=[_spark_table("__unitystorage/catalogs/aa/tables/2", "main.sales.orders_clean")],
     )
     first = build([spark], job)
-    created = [
-        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
-    ]
+    created = created_as_known(first)
     second = build([spark], job, created)
 
     def tables(plan: CatalogPlan) -> set[tuple[str, str | None, str]]:
@@ -689,9 +688,7 @@ def test_a_catalog_table_stays_when_another_definition_creates_its_locations_sys
         "u-theirs",
         ((NAMESPACE_PROPERTY, UNITY), ("openLineageOwner", "another-definition-uuid")),
     )
-    created = [
-        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
-    ]
+    created = created_as_known(first)
     second = build([spark], job, [*created, theirs])
     placed = {(e.key.system, e.key.schema_, e.key.name) for e in second.entities}
     assert placed == {(e.key.system, e.key.schema_, e.key.name) for e in first.entities}

@@ -29,6 +29,7 @@ from tests.builders import (
     run_event,
     schema_facet,
 )
+from tests.mapper.helpers import created_as_known
 
 THREE = ("database", "schema", "table")
 TWO = ("database", "table")
@@ -644,9 +645,7 @@ def test_a_two_part_name_reads_the_same_at_the_next_snapshot() -> None:
         )
     ]
     first = build(events, job)
-    created = [
-        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
-    ]
+    created = created_as_known(first)
     assert _placed(build(events, job, created)) == _placed(first)
 
 
@@ -773,9 +772,7 @@ def test_a_quoted_database_keeps_its_system_whatever_order_its_runs_came_in() ->
         "sf.b", run_id=builders.new_run_id(), outputs=[dataset("ANALYTICS.SALES.ORDERS", sf)]
     )
     first = build([quoted], job)
-    created = [
-        KnownSystem(s.name, f"u-{i}", s.stamp) for i, s in enumerate(first.systems) if s.create
-    ]
+    created = created_as_known(first)
     later = build([quoted, upper], job, created)
     fresh = build([quoted, upper], job)
     assert (

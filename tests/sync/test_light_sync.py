@@ -357,6 +357,26 @@ def test_a_light_sync_overtaken_by_a_snapshot_writes_nothing_older_over_it(
     assert (fields["id"], fields["w"]) == ("bigint", "text")  # ``v`` goes with the cleanup
 
 
+def shared_check(
+    job: str, run: int, minute: int, *, severity: str | None = None
+) -> list[dict[str, Any]]:
+    """A run of ``job`` asserting ``not_null`` on ``shop.public.orders.id``, the check two jobs
+    share: failed under ``severity``, else passed."""
+    more = {"severity": severity} if severity is not None else {}
+    tested = assertions_facet(assertion("not_null", success=severity is None, column="id", **more))
+    return [
+        run_event(
+            job,
+            event_type=kind,
+            run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
+            time=f"2026-01-02T10:{minute:02d}:{second:02d}Z",
+            inputs=[dataset("shop.public.orders", PG, input_facets=tested)],
+            outputs=[{"namespace": PG, "name": f"shop.public.{job}_out"}],
+        )
+        for kind, second in (("START", 0), ("COMPLETE", 30))
+    ]
+
+
 def test_a_late_run_of_a_shared_check_is_coloured_by_its_own_severity_in_a_light_sync(
     client: BlindataClient, emulator: Any, store: EventStore
 ) -> None:
@@ -366,25 +386,11 @@ def test_a_late_run_of_a_shared_check_is_coloured_by_its_own_severity_in_a_light
     not its check (described by the other job's newer run): it was posted under the warn
     threshold, YELLOW, and stayed so (a probe)."""
 
-    def checked(job: str, run: int, minute: int, severity: str) -> list[dict[str, Any]]:
-        tested = assertions_facet(
-            assertion("not_null", success=False, column="id", severity=severity)
-        )
-        return [
-            run_event(
-                job,
-                event_type=kind,
-                run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
-                time=f"2026-01-02T10:{minute:02d}:{second:02d}Z",
-                inputs=[dataset("shop.public.orders", PG, input_facets=tested)],
-                outputs=[{"namespace": PG, "name": f"shop.public.{job}_out"}],
-            )
-            for kind, second in (("START", 0), ("COMPLETE", 30))
-        ]
-
-    store.append_many(checked("etl_b", 1, 0, "error") + checked("etl_a", 2, 5, "warn"))
+    store.append_many(
+        shared_check("etl_b", 1, 0, severity="error") + shared_check("etl_a", 2, 5, severity="warn")
+    )
     synced(client, store, emulator)
-    store.append_many(checked("etl_b", 3, 3, "error"))
+    store.append_many(shared_check("etl_b", 3, 3, severity="error"))
     light = synced(client, store, emulator, light=True)
     assert light.status == "success", light.message
     results = sorted(objects(emulator, Kind.RESULT), key=lambda r: r["startedAt"])
@@ -401,23 +407,9 @@ def test_a_light_sync_keeps_the_ledger_of_a_job_whose_check_it_keeps(
     and wrote its ledger with none of its runs: the next snapshot posted its results again (a
     review)."""
 
-    def checked(job: str, run: int, minute: int) -> list[dict[str, Any]]:
-        tested = assertions_facet(assertion("not_null", success=True, column="id"))
-        return [
-            run_event(
-                job,
-                event_type=kind,
-                run_id=f"00000000-0000-4000-8000-{job.encode().hex()[:4]}{run:08d}",
-                time=f"2026-01-02T10:{minute:02d}:{second:02d}.5Z",
-                inputs=[dataset("shop.public.orders", PG, input_facets=tested)],
-                outputs=[{"namespace": PG, "name": f"shop.public.{job}_out"}],
-            )
-            for kind, second in (("START", 0), ("COMPLETE", 30))
-        ]
-
-    store.append_many(checked("etl_b", 1, 0) + checked("etl_a", 2, 5))
+    store.append_many(shared_check("etl_b", 1, 0) + shared_check("etl_a", 2, 5))
     synced(client, store, emulator)
-    store.append_many(checked("etl_b", 3, 3))  # late: etl_a's run still describes the check
+    store.append_many(shared_check("etl_b", 3, 3))  # late: etl_a's run still describes it
     light = synced(client, store, emulator, light=True)
     again = synced(client, store, emulator)
     assert light.counters["qualityResultsPublished"] == 1, light.render()
