@@ -108,11 +108,12 @@ def _task_graph(job: JobFold, collector: FlowCollector, fold: Fold) -> None:
     if graph is None:
         return
     passed = _passed_over(job, graph.tasks, fold)
+    barriers = _barriers(graph.tasks, passed)
     for task_id, task in sorted(graph.tasks.items()):
         if task_id in passed:
             continue  # its upstream tasks are linked to its downstream ones instead
         source = JobKey(job.key.namespace, f"{job.key.name}.{task_id}")
-        linked, cut = _emitting(graph.tasks, task.downstream_task_ids, passed)
+        linked, cut = _emitting(graph.tasks, task.downstream_task_ids, passed, barriers)
         if cut:
             collector.plan.report.count("orchestrationThroughSkipped")
         for downstream, through in linked:
@@ -141,30 +142,51 @@ wide stages (``[x0 … x199] >> barrier >> [y0 … y199]``) would give every pai
 a review); past this the links through it are not made (``orchestrationThroughSkipped``)."""
 
 
+def _barriers(tasks: Mapping[str, AirflowTask], passed: Set[str]) -> set[str]:
+    """The passed tasks whose links through would be more than ``_MAX_THROUGH``: their
+    upstream tasks times the tasks they lead to (``[x0 … x199] >> barrier >> [y0 … y49]``
+    would give 10,000 flows, a review)."""
+    upstream: dict[str, int] = {}
+    for task in tasks.values():
+        for task_id in set(task.downstream_task_ids):
+            upstream[task_id] = upstream.get(task_id, 0) + 1
+    found: set[str] = set()
+    for task_id in passed:
+        reached, _ = _emitting(tasks, tasks[task_id].downstream_task_ids, passed, frozenset())
+        if upstream.get(task_id, 0) * len(reached) > _MAX_THROUGH:
+            found.add(task_id)
+    return found
+
+
 def _emitting(
-    tasks: Mapping[str, AirflowTask], downstream: Iterable[str], passed: Set[str]
+    tasks: Mapping[str, AirflowTask],
+    downstream: Iterable[str],
+    passed: Set[str],
+    barriers: Set[str],
 ) -> tuple[list[tuple[str, bool]], bool]:
     """The tasks of ``downstream`` a task is linked to, and whether through a passed task (each
-    one ``passed`` over is followed to its own downstream tasks); and whether the links through
-    them were left out, too many (``_MAX_THROUGH``)."""
+    one ``passed`` over is followed to its own downstream tasks, but a barrier's); and whether
+    links through them were left out, too many (``_MAX_THROUGH``, ``_barriers``)."""
     direct = sorted({task_id for task_id in downstream if task_id not in passed})
     found: set[str] = set()
     seen: set[str] = set()
+    cut = False
     stack = [task_id for task_id in downstream if task_id in passed]
     while stack:
         task_id = stack.pop()
         if task_id in seen:
             continue
         seen.add(task_id)
-        if task_id in passed:
+        if task_id in barriers:
+            cut = True
+        elif task_id in passed:
             stack.extend(tasks[task_id].downstream_task_ids if task_id in tasks else ())
         elif task_id not in direct:
             found.add(task_id)
     if len(found) > _MAX_THROUGH:
         return [(task_id, False) for task_id in direct], True
-    return [(task_id, False) for task_id in direct] + [
-        (task_id, True) for task_id in sorted(found)
-    ], False
+    linked = [(task_id, False) for task_id in direct] + [(t, True) for t in sorted(found)]
+    return linked, cut
 
 
 def _task_graph_of_run(
@@ -181,7 +203,10 @@ def _task_graph_of_run(
     graph = facet_of(owner.facets, AirflowJobFacet) if owner is not job else None
     linked = [(task_id, False) for task_id in downstream]
     if graph is not None:
-        linked, _ = _emitting(graph.tasks, downstream, _passed_over(owner, graph.tasks, fold))
+        passed = _passed_over(owner, graph.tasks, fold)
+        linked, cut = _emitting(graph.tasks, downstream, passed, _barriers(graph.tasks, passed))
+        if cut:
+            collector.plan.report.count("orchestrationThroughSkipped")
     for task_id, through in linked:
         target = JobKey(job.key.namespace, f"{dag_id}.{task_id}")
         why = _THROUGH if through else "Airflow task graph (downstream task)"

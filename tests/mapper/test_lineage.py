@@ -605,14 +605,14 @@ def test_a_task_marked_silent_that_emitted_all_the_same_keeps_its_links() -> Non
     }
 
 
-def test_a_barrier_between_wide_stages_makes_no_pair_of_every_task() -> None:
+@pytest.mark.parametrize(("width", "after"), [(60, 60), (60, 5)], ids=["wide", "fan-in"])
+def test_a_barrier_between_wide_stages_makes_no_pair_of_every_task(width: int, after: int) -> None:
     """``[x0 … x59] >> barrier >> [y0 … y59]``, the barrier an EmptyOperator: linking through it
-    would give 3,600 flows; past 50 tasks the links through it are counted, not made (a
-    review)."""
-    width = 60
+    would give 3,600 flows (300 with five after it); past 50 links through one task they are
+    counted, not made (reviews)."""
     graph = {f"x{i}": ["barrier"] for i in range(width)}
-    graph["barrier"] = [f"y{i}" for i in range(width)]
-    graph.update({f"y{i}": [] for i in range(width)})
+    graph["barrier"] = [f"y{i}" for i in range(after)]
+    graph.update({f"y{i}": [] for i in range(after)})
     dag = dag_event(graph)
     dag["job"]["facets"]["airflow"]["tasks"]["barrier"]["emits_ol_events"] = False
     tasks = [event(f"pv_weekly_signal.{t}", run_id=f"r-{t}") for t in graph if t != "barrier"]
