@@ -980,7 +980,14 @@ def _database_of_source(namespace: str, uri: str) -> str | None:
         return None
     # a JDBC URL's parameters after ``;`` are no part of it; an encoded ``/`` names no database
     database = unquote(source[len(server) + 1 :].split("/", 1)[0].split(";", 1)[0]).strip()
-    return database if database and "/" not in database else None
+    # a name no database has (an encoded ``/``, a control character, ``..``, bytes not UTF-8)
+    unreadable = (
+        "/" in database
+        or "\ufffd" in database
+        or database in (".", "..")
+        or any(ord(char) < 32 for char in database)
+    )
+    return database if database and not unreadable else None
 
 
 def _as_it_is(name: str, case: str | None) -> EntityName:

@@ -136,6 +136,10 @@ def _passed_over(dag: JobFold, tasks: Mapping[str, AirflowTask], fold: Fold) -> 
     }
 
 
+_MAX_PASSED = 200
+"""Tasks that emit no events in one DAG, at most, for links through them: past this none is
+passed over (their links are counted in ``orchestrationThroughSkipped``)."""
+
 _MAX_THROUGH = 50
 """Tasks a task is linked to through tasks that emit no events, at most: a barrier between
 wide stages (``[x0 … x199] >> barrier >> [y0 … y199]``) would give every pair (40,000 flows,
@@ -146,16 +150,40 @@ def _barriers(tasks: Mapping[str, AirflowTask], passed: Set[str]) -> set[str]:
     """The passed tasks whose links through would be more than ``_MAX_THROUGH``: their
     upstream tasks times the tasks they lead to (``[x0 … x199] >> barrier >> [y0 … y49]``
     would give 10,000 flows, a review)."""
+    if len(passed) > _MAX_PASSED:
+        return set(passed)  # walking from each would cost their square (a probe: 5,000, 15 s)
     upstream: dict[str, int] = {}
     for task in tasks.values():
         for task_id in set(task.downstream_task_ids):
             upstream[task_id] = upstream.get(task_id, 0) + 1
     found: set[str] = set()
     for task_id in passed:
-        reached, _ = _emitting(tasks, tasks[task_id].downstream_task_ids, passed, frozenset())
-        if upstream.get(task_id, 0) * len(reached) > _MAX_THROUGH:
+        ups = upstream.get(task_id, 0)
+        if ups and _reaches_more(tasks, task_id, passed, _MAX_THROUGH // ups):
             found.add(task_id)
     return found
+
+
+def _reaches_more(
+    tasks: Mapping[str, AirflowTask], start: str, passed: Set[str], limit: int
+) -> bool:
+    """Whether ``start`` leads to more than ``limit`` tasks that are not passed over; stops as
+    soon as it does (a chain of thousands of silent tasks was walked from each, a probe)."""
+    reached: set[str] = set()
+    seen = {start}
+    stack = list(tasks[start].downstream_task_ids) if start in tasks else []
+    while stack:
+        task_id = stack.pop()
+        if task_id in seen:
+            continue
+        seen.add(task_id)
+        if task_id in passed:
+            stack.extend(tasks[task_id].downstream_task_ids if task_id in tasks else ())
+        else:
+            reached.add(task_id)
+            if len(reached) > limit:
+                return True
+    return False
 
 
 def _emitting(
@@ -190,7 +218,11 @@ def _emitting(
 
 
 def _task_graph_of_run(
-    job: JobFold, run: RunFold | None, fold: Fold, collector: FlowCollector
+    job: JobFold,
+    run: RunFold | None,
+    fold: Fold,
+    collector: FlowCollector,
+    silent: dict[JobKey, tuple[set[str], set[str]]],
 ) -> None:
     airflow = facet_of(run.run_facets, AirflowRunFacet) if run else None
     if airflow is None:
@@ -203,8 +235,11 @@ def _task_graph_of_run(
     graph = facet_of(owner.facets, AirflowJobFacet) if owner is not job else None
     linked = [(task_id, False) for task_id in downstream]
     if graph is not None:
-        passed = _passed_over(owner, graph.tasks, fold)
-        linked, cut = _emitting(graph.tasks, downstream, passed, _barriers(graph.tasks, passed))
+        known = silent.get(owner.key)
+        if known is None:  # once per DAG, not once per task run (a probe)
+            passed = _passed_over(owner, graph.tasks, fold)
+            known = silent[owner.key] = (passed, _barriers(graph.tasks, passed))
+        linked, cut = _emitting(graph.tasks, downstream, *known)
         if cut:
             collector.plan.report.count("orchestrationThroughSkipped")
     for task_id, through in linked:
@@ -235,12 +270,13 @@ def map_orchestration(
     if not definition.process_layer:
         return
     collector = FlowCollector(fold, definition, resolver, plan)
+    silent: dict[JobKey, tuple[set[str], set[str]]] = {}  # a DAG's passed tasks and barriers
     upstream_of = _upstream_pairs(fold)
     for job in fold.jobs:
         run = job.latest_completed  # both kinds of observed flows come from it
         _observed(job, run, collector, upstream_of)
         _task_graph(job, collector, fold)
-        _task_graph_of_run(job, run or job.latest, fold, collector)  # the DAG's description
+        _task_graph_of_run(job, run or job.latest, fold, collector, silent)  # the DAG's description
     flows = collector.flows()
     plan.flows.extend(flows)
     plan.report.count("orchestrationFlows", len(flows))

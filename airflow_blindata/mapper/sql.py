@@ -346,7 +346,8 @@ def with_final_names(sql: str, dialect: str | None = None) -> str:
     if made is None or temporary is None or temporary.start() == 0:
         return sql
     final = made[: temporary.start()]
-    return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", final, sql)
+    # the name is the replacement as written, never a template (a ``\`` in it raised, a probe)
+    return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", lambda _: final, sql)
 
 
 @lru_cache(maxsize=256)
@@ -355,6 +356,8 @@ def _made_relation(sql: str, dialect: str | None) -> str | None:
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
 
+    if _too_deep(sql):
+        return None
     try:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
@@ -374,11 +377,30 @@ def _statements(parsed: list[Any]) -> list[Any]:
     return [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
 
 
+_MAX_DEPTH = 64
+"""Parentheses nested deeper than this: a text not parsed a second time for its shape (some of
+sqlglot's dialects parse deep nesting in quadratic time: 1,000 levels took 17 s, a probe)."""
+
+
+def _too_deep(sql: str) -> bool:
+    depth = 0
+    for char in sql:
+        if char == "(":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif char == ")" and depth:
+            depth -= 1
+    return False
+
+
 @lru_cache(maxsize=1024)
 def _is_lone_query(sql: str, dialect: str | None) -> bool:
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
 
+    if _too_deep(sql):
+        return False
     try:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):

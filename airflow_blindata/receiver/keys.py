@@ -230,7 +230,7 @@ def _extra_keys(extra: Any, source: str = "the connection extra") -> list[Entry]
     if isinstance(listed, str) and listed.lstrip().startswith(("[", "{")):
         try:  # a JSON list (or object) given as a string, as the option takes it
             listed = json.loads(listed)
-        except ValueError:
+        except (ValueError, RecursionError):
             log.warning(
                 "Blindata receiver: %s's %s is not JSON: no key read", source, CONN_EXTRA_KEYS
             )
@@ -332,7 +332,7 @@ def _option_keys(configured: str, option: str) -> list[Entry] | KeySet:
         return list(split_keys(configured))
     try:
         listed = json.loads(configured)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         shape = "object of API key to job namespaces" if start == "{" else "list of keys"
         problem = (
             f"{option} starts with '{start}' but is not a JSON {shape} "

@@ -783,3 +783,12 @@ def test_a_quoted_database_keeps_its_system_whatever_order_its_runs_came_in() ->
             ("SF ANALYTICS", "SALES", "ORDERS"),
         }
     )
+
+
+@pytest.mark.parametrize("path", ["%00", "%2e%2e", "%C3", "pr%2Fod"])
+def test_a_data_source_path_no_database_has_fills_nothing(path: str) -> None:
+    """A control character, ``..``, bytes not UTF-8 or an encoded ``/`` name no database (a
+    probe of the new code): the name keeps no database."""
+    from airflow_blindata.mapper.identity import _database_of_source
+
+    assert _database_of_source(PG, f"postgresql://pg/{path}") is None
