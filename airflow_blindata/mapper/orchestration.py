@@ -21,7 +21,7 @@ end that has no entity is reported as ``UNRESOLVED_ORCHESTRATION_TARGET`` and th
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Set
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
@@ -169,21 +169,31 @@ def _reaches_more(
 ) -> bool:
     """Whether ``start`` leads to more than ``limit`` tasks that are not passed over; stops as
     soon as it does (a chain of thousands of silent tasks was walked from each, a probe)."""
-    reached: set[str] = set()
-    seen = {start}
-    stack = list(tasks[start].downstream_task_ids) if start in tasks else []
+    downstream = tasks[start].downstream_task_ids if start in tasks else ()
+    return any(count > limit for count, _ in enumerate(_through(tasks, downstream, passed), 1))
+
+
+def _through(
+    tasks: Mapping[str, AirflowTask],
+    downstream: Iterable[str],
+    passed: Set[str],
+    barriers: Set[str] = frozenset(),
+) -> Iterator[str | None]:
+    """The tasks ``downstream`` leads to, each once, a ``passed`` task followed to its own
+    downstream tasks (but a barrier, for which ``None`` is yielded)."""
+    seen: set[str] = set()
+    stack = list(downstream)
     while stack:
         task_id = stack.pop()
         if task_id in seen:
             continue
         seen.add(task_id)
-        if task_id in passed:
+        if task_id in barriers:
+            yield None
+        elif task_id in passed:
             stack.extend(tasks[task_id].downstream_task_ids if task_id in tasks else ())
         else:
-            reached.add(task_id)
-            if len(reached) > limit:
-                return True
-    return False
+            yield task_id
 
 
 def _emitting(
@@ -197,18 +207,11 @@ def _emitting(
     links through them were left out, too many (``_MAX_THROUGH``, ``_barriers``)."""
     direct = sorted({task_id for task_id in downstream if task_id not in passed})
     found: set[str] = set()
-    seen: set[str] = set()
     cut = False
-    stack = [task_id for task_id in downstream if task_id in passed]
-    while stack:
-        task_id = stack.pop()
-        if task_id in seen:
-            continue
-        seen.add(task_id)
-        if task_id in barriers:
+    silent = [task_id for task_id in downstream if task_id in passed]
+    for task_id in _through(tasks, silent, passed, barriers):
+        if task_id is None:
             cut = True
-        elif task_id in passed:
-            stack.extend(tasks[task_id].downstream_task_ids if task_id in tasks else ())
         elif task_id not in direct:
             found.add(task_id)
     if len(found) > _MAX_THROUGH:

@@ -350,10 +350,21 @@ def with_final_names(sql: str, dialect: str | None = None) -> str:
     return re.sub(rf"(?<![\w$]){re.escape(made)}(?![\w$])", lambda _: final, sql)
 
 
-@lru_cache(maxsize=256)
 def _made_relation(sql: str, dialect: str | None) -> str | None:
     """The name (its last part) of the table or view ``sql``, one ``CREATE … AS``, makes."""
     from sqlglot import exp
+
+    statement = _lone_statement(sql, dialect)
+    if not isinstance(statement, exp.Create) or statement.expression is None:
+        return None
+    table = statement.find(exp.Table)
+    return table.name if table is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _lone_statement(sql: str, dialect: str | None) -> Any:
+    """The one statement ``sql`` holds, parsed; ``None`` for several, none, a text that does
+    not parse, or one nested too deep to parse again (``_too_deep``)."""
     from sqlglot.errors import ErrorLevel
 
     if _too_deep(sql):
@@ -363,10 +374,7 @@ def _made_relation(sql: str, dialect: str | None) -> str | None:
     except (SqlglotError, ValueError, RecursionError):
         return None
     found = _statements(statements)
-    if len(found) != 1 or not isinstance(found[0], exp.Create) or found[0].expression is None:
-        return None
-    table = found[0].find(exp.Table)
-    return table.name if table is not None else None
+    return found[0] if len(found) == 1 else None
 
 
 def _statements(parsed: list[Any]) -> list[Any]:
@@ -394,22 +402,14 @@ def _too_deep(sql: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=1024)
 def _is_lone_query(sql: str, dialect: str | None) -> bool:
     from sqlglot import exp
-    from sqlglot.errors import ErrorLevel
 
-    if _too_deep(sql):
-        return False
-    try:
-        statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
-    except (SqlglotError, ValueError, RecursionError):
-        return False
-    found = _statements(statements)
-    if len(found) != 1 or not isinstance(found[0], exp.Query):
+    statement = _lone_statement(sql, dialect)
+    if not isinstance(statement, exp.Query):
         return False
     # T-SQL's ``SELECT … INTO t`` writes; so does a data-modifying CTE (``WITH d AS (DELETE …)``)
-    return found[0].find(exp.Into, exp.Insert, exp.Update, exp.Delete, exp.Merge) is None
+    return statement.find(exp.Into, exp.Insert, exp.Update, exp.Delete, exp.Merge) is None
 
 
 def _same_table(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
