@@ -235,7 +235,10 @@ class Exchange:
 
 
 def _retryable_status(status: int, endpoint: Endpoint) -> bool:
-    # 429 and 503 mean "not processed, come back later"; other 5xx may follow a partial effect.
+    # 429 and 503 mean "not processed, come back later"; other 5xx may follow a partial effect,
+    # and so may a gateway's 503: a create of an object with no natural key is not sent again.
+    if status == 503 and not endpoint.refuses_duplicates:
+        return endpoint.idempotent
     return status in (429, 503) or (status >= 500 and endpoint.idempotent)
 
 

@@ -36,9 +36,15 @@ class Endpoint:
     ``idempotent`` says whether a request that may have reached the server can be sent again:
     reads, PUT, DELETE and natural-key upserts can; creating POSTs cannot (a retry after a lost
     response would try to create twice), so they are retried only when the request surely did
-    not arrive (connection refused) or was refused unprocessed (429, and 503, which HTTP defines
-    as a server unable to handle the request; a gateway's 502 or 504 may follow an effect, and
-    then the caller looks the object up before creating it again: ``create_or_find``).
+    not arrive (connection refused) or was refused unprocessed (429; and 503, which HTTP defines
+    as a server unable to handle the request, for a create Blindata refuses twice:
+    ``refuses_duplicates``). A gateway's 502, 503 or 504 may follow an effect, and then the
+    caller looks the object up before creating it again (``create_or_find``).
+
+    ``refuses_duplicates``: a create whose object has a natural key (a System's name, a check's
+    code), so that the server answers a second one with 409 and the caller finds the first; a
+    statement or a monitor has none, and a create sent twice makes two (a gateway answered 503
+    after Blindata created the statement: a probe of a conforming server).
     """
 
     name: str
@@ -47,6 +53,7 @@ class Endpoint:
     evidence: Evidence
     filters: tuple[str, ...] = ()
     idempotent: bool = True
+    refuses_duplicates: bool = True
 
     def path(self, **ids: str) -> str:
         """The request path with ``ids`` substituted (each percent-encoded, ``*`` kept literal)."""
@@ -65,10 +72,11 @@ def _e(
     filters: tuple[str, ...] = (),
     *,
     idempotent: bool = True,
+    refuses_duplicates: bool = True,
 ) -> Endpoint:
     if method == "GET" and filters:
         filters = (*filters, *_PAGE)
-    return Endpoint(name, method, template, evidence, filters, idempotent)
+    return Endpoint(name, method, template, evidence, filters, idempotent, refuses_duplicates)
 
 
 _TABLE: tuple[Endpoint, ...] = (
@@ -162,7 +170,14 @@ _TABLE: tuple[Endpoint, ...] = (
         INF,
         ("bucketUuid", "routineUuid"),
     ),
-    _e("statements.create", "POST", "/api/v1/queryparser/statements", INF, idempotent=False),
+    _e(
+        "statements.create",
+        "POST",
+        "/api/v1/queryparser/statements",
+        INF,
+        idempotent=False,
+        refuses_duplicates=False,
+    ),
     _e("statements.update", "PUT", "/api/v1/queryparser/statements/{uuid}", INF),
     _e("statements.delete", "DELETE", "/api/v1/queryparser/statements/{uuid}", INF),
     _e("statements.analyze", "POST", "/api/v1/queryparser/statements/{uuid}/analyze", INF),
@@ -194,7 +209,14 @@ _TABLE: tuple[Endpoint, ...] = (
         INF,
         ("physicalEntityUuid", "name"),
     ),
-    _e("profiling_monitors.create", "POST", "/api/v1/profiling/monitors", INF, idempotent=False),
+    _e(
+        "profiling_monitors.create",
+        "POST",
+        "/api/v1/profiling/monitors",
+        INF,
+        idempotent=False,
+        refuses_duplicates=False,
+    ),
     _e("profiling_records.upload", "POST", "/api/v1/profiling/records/*/upload", INF),
     _e(
         "profiling_records.list",

@@ -52,7 +52,7 @@ class FaultDecision:
     status: int = DEFAULT_FAIL_STATUS
     retry_after: int = DEFAULT_RETRY_AFTER
     processed: bool = False
-    """For drops: whether the request is handled (its writes land) before the cut."""
+    """For drops and failures: whether the request is handled (its writes land) first."""
     latency_seconds: float = 0.0
 
 
@@ -162,9 +162,20 @@ class Faults:
         status: int = DEFAULT_FAIL_STATUS,
         path: str | None = None,
         method: str | None = None,
+        processed: bool = False,
     ) -> None:
-        """The next `n` matching requests get `status` with a Spring error body."""
-        self._add(FaultKind.FAIL, n, status=_status(status), path=path, method=method)
+        """The next `n` matching requests get `status` with a Spring error body.
+
+        With `processed=True` the request is handled first, its writes landing: a gateway that
+        answers 502 or 503 after its upstream did the work (its answer lost on the way)."""
+        self._add(
+            FaultKind.FAIL,
+            n,
+            status=_status(status),
+            processed=processed,
+            path=path,
+            method=method,
+        )
 
     def rate_limit_next(
         self,
@@ -303,7 +314,7 @@ class Faults:
 
         Counters: fail_next, rate_limit_next, drop_next, html_error_next, truncate_next, with
         `status` (for fail_next: default 503; for html_error_next: default 502), `retry_after`
-        (rate_limit_next) and `processed` (drop_next). Rates: error_rate, error_status,
+        (rate_limit_next) and `processed` (fail_next, drop_next). Rates: error_rate, error_status,
         latency_ms, seed. `path` and `method` apply to everything in the call.
         """
         unknown = sorted(set(spec) - _SPEC_KEYS)
@@ -312,7 +323,8 @@ class Faults:
         where = {"path": spec.get("path"), "method": spec.get("method")}
         if "fail_next" in spec:
             status = spec.get("status", DEFAULT_FAIL_STATUS)
-            self.fail_next(spec["fail_next"], status=status, **where)
+            processed = bool(spec.get("processed", False))
+            self.fail_next(spec["fail_next"], status=status, processed=processed, **where)
         if "rate_limit_next" in spec:
             retry_after = spec.get("retry_after", DEFAULT_RETRY_AFTER)
             self.rate_limit_next(spec["rate_limit_next"], retry_after=retry_after, **where)

@@ -1,8 +1,8 @@
 """The ASGI layer in front of the API: injected faults, added latency, and the request log.
 
 It sits outside routing and authentication, so a faulted request never reaches a handler (except
-a truncated response, or a drop asked for `processed=True`, which are handled first and then
-spoiled). How each fault looks to an httpx client:
+a truncated response, or a drop or failure asked for `processed=True`, which are handled first
+and then spoiled). How each fault looks to an httpx client:
 
 - fail / error rate: a normal response with the status and the Spring error body;
 - rate limit: 429, header `Retry-After: <seconds>`, Spring error body;
@@ -254,6 +254,8 @@ class FaultMiddleware:
         if kind is None:
             return await self._pass(scope, receive, send)
         if kind in (FaultKind.FAIL, FaultKind.RATE_LIMIT):
+            if decision.processed:  # the work done, the answer lost: a gateway's 502 or 503
+                await _capture(self.app, scope, receive)
             message = (
                 "rate limit exceeded: retry later"
                 if kind == FaultKind.RATE_LIMIT
