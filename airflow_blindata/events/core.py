@@ -41,6 +41,7 @@ __all__ = [
     "Run",
     "RunEvent",
     "name_parent",
+    "raw_map_index",
     "raw_parent_run_id",
 ]
 
@@ -154,6 +155,18 @@ def raw_parent_run_id(facets: Any) -> str | None:
     return _run_id_of(root) or run_id
 
 
+def raw_map_index(facets: Any) -> int | None:
+    """Which instance of its Airflow task a run is, from its raw ``airflow`` run facet: its task
+    instance's ``map_index`` (-1: a task not mapped); ``None`` without that facet (not a run of
+    an Airflow task). Read without validating, as ``raw_parent_run_id`` is."""
+    airflow = facets.get("airflow") if _is_mapping(facets) else None
+    if not _is_mapping(airflow):
+        return None
+    instance = airflow.get("taskInstance")
+    index = instance.get("map_index") if _is_mapping(instance) else None
+    return index if type(index) is int else -1
+
+
 def _run_id_of(holder: Any) -> str | None:
     """``holder.run.runId`` when it is a non-empty string."""
     run = holder.get("run") if _is_mapping(holder) else None
@@ -183,17 +196,25 @@ class Run(_Wire):
     whatever the wire says under this name is dropped, and it is not written):
     the run of an Airflow DAG whose task this run is (every instance of a mapped task,
     ``.expand()``, names the same, and so do the statements each instance's SQL hooks report)."""
+    map_index: Annotated[int | None, BeforeValidator(_not_from_the_wire)] = Field(
+        default=None, exclude=True
+    )
+    """Which instance of its Airflow task the run is (``raw_map_index`` of the facets as given,
+    set by the reading with ``parent_run_id``): an instance that failed in the latest DAG run is
+    still described by its latest completed run (``fold.core._group``)."""
 
 
 def name_parent(event: Any, data: Any) -> None:
     """Give a RunEvent read from ``data`` (its decoded JSON) the parent its raw ``parent`` run
-    facet names (``Run.parent_run_id``), over anything the wire said under that name. Set after
+    facet names (``Run.parent_run_id``) and the map index of its raw ``airflow`` facet
+    (``Run.map_index``), over anything the wire said under those names. Set after
     validation rather than by a validator: every event has a run, and a Python validator per
     run was a tenth of reading a long history."""
     if isinstance(event, RunEvent):
         run = data.get("run") if _is_mapping(data) else None
-        parent = raw_parent_run_id(run.get("facets")) if _is_mapping(run) else None
-        event.run.__dict__["parent_run_id"] = parent  # no validation, no fields_set: ours
+        facets = run.get("facets") if _is_mapping(run) else None
+        event.run.__dict__["parent_run_id"] = raw_parent_run_id(facets)  # ours: no validation
+        event.run.__dict__["map_index"] = raw_map_index(facets)
 
 
 def _none_is_blank(value: Any) -> Any:

@@ -26,7 +26,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from pydantic import BaseModel
 
 from .base import BaseFacet, FacetIssues, FacetLocation
-from .core import ENVELOPE_ONLY, RunEvent, raw_parent_run_id
+from .core import ENVELOPE_ONLY, RunEvent, raw_map_index, raw_parent_run_id
 from .parse import ParsedEvent, decode_json, suspect_text
 from .registry import FACETS, SCHEMAS, facet_from_json, filed_keys, read_facets, schema_name
 
@@ -96,6 +96,16 @@ class _Parent(Struct):
 
 _PARENT_DECODER = msgspec.json.Decoder(_Parent)
 """Decodes ``run`` and skips the rest of the facet (a JSON object)."""
+
+
+class _Airflow(Struct):
+    """The ``airflow`` run facet, of which only ``taskInstance`` is read
+    (``core.raw_map_index``)."""
+
+    taskInstance: Any = None  # noqa: N815 (the wire's name)
+
+
+_AIRFLOW_DECODER = msgspec.json.Decoder(_Airflow)
 
 Container = tuple[str, str, str]
 """A facet container of an event: its kind (``run``, ``job``, a side ``inputs`` or ``outputs``
@@ -185,6 +195,16 @@ def read_envelope(text: str | bytes) -> Envelope | None:
                 parent = decode_json(text)
         except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
             return None
+    map_index = None
+    if isinstance(run_facets, dict) and "airflow" in run_facets:
+        # Which instance of its task the run is (``Run.map_index``), read the same way.
+        text = bytes(run_facets["airflow"])
+        if text.lstrip()[:1] == b"{":
+            try:
+                instance = _AIRFLOW_DECODER.decode(text).taskInstance
+            except (msgspec.MsgspecError, ValueError, RecursionError):
+                return None
+            map_index = raw_map_index({"airflow": {"taskInstance": instance}})
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
@@ -200,6 +220,7 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     # decoded event (a tenth of reading an envelope): only the parent facet was decoded here.
     parent_run = None if parent is None else raw_parent_run_id({"parent": parent})
     event.run.__dict__["parent_run_id"] = parent_run  # as name_parent sets it: ours, unvalidated
+    event.run.__dict__["map_index"] = map_index
     return Envelope(event, tuple(_keys(raw)), raw)
 
 

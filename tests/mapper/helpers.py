@@ -243,15 +243,28 @@ def parents(draw: st.DrawFn, parent: str | None) -> dict[str, Any]:
     return parent_facet(parent)
 
 
+def task_instance(index: int | None) -> dict[str, Any]:
+    """The ``airflow`` facet of the events of a run that is instance ``index`` of an Airflow
+    task (``None``: not a task; -1: a task not mapped, whose facet names no index), as Airflow's
+    provider sends it with every event of a task run."""
+    if index is None:
+        return {}
+    if index == -1:
+        return {"airflow": {"taskInstance": {"try_number": 1}}}
+    return {"airflow": {"taskInstance": {"map_index": index, "try_number": 1}}}
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Runs of one job, each of a few events whose facets overlap, differ, are deleted, or are
     malformed, in every container (run, job, dataset, input and output facets); runs often name
-    a parent run they share with others (``parents``: the instances of a mapped task)."""
+    a parent run they share with others (``parents``: the instances of a mapped task), and an
+    Airflow map index (``task_instance``: the instances of a mapped task in several DAG runs)."""
     events = []
     for number in range(draw(st.integers(1, 6))):
         run = f"r{number}"
         parent = draw(st.sampled_from([None, "p1", "p1", "p2"]))
+        index = draw(st.sampled_from([None, None, -1, 0, 1]))
         cycle = ["START", *(["RUNNING"] * draw(st.integers(0, 1))), "COMPLETE"]
         for step, event_type in enumerate(cycle):
             if draw(st.integers(0, 5)) == 0:
@@ -261,7 +274,11 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
                 event_type,
                 second,
                 run,
-                run_facets=draw(st.sampled_from(RUN_FACETS)) | draw(parents(parent)),
+                run_facets=draw(st.sampled_from(RUN_FACETS))
+                # Airflow's provider sends a task run's parent with its every event; another
+                # producer now and then not, or malformed (``parents``)
+                | (parent_facet(parent) if index is not None and parent else draw(parents(parent)))
+                | task_instance(index),
                 job_facets=draw(st.sampled_from(JOB_FACETS)),
                 inputs=draw(datasets("inputFacets")),
                 outputs=draw(datasets("outputFacets")),

@@ -25,6 +25,7 @@ from airflow_blindata.mapper.fold.core import (
     fold,
     fold_jobs,
     runs_kept_whole,
+    whole_run_ids,
 )
 from airflow_blindata.mapper.fold.reading import read_events, read_job_events
 from airflow_blindata.mapper.quality import quality_retainer
@@ -41,6 +42,7 @@ from tests.mapper.helpers import (
     histories,
     parents,
     raw_event,
+    task_instance,
 )
 
 DEFINITION = definition()
@@ -86,6 +88,21 @@ def test_runs_left_unfolded_are_runs_the_retainer_would_drop(
     ordered = _Order().sort([e for e in read if isinstance(e, RunEvent | JobEvent)], _itself)
     every = _fold_job(job.key, ordered)
     assert job == replace(every, runs=_kept_runs(every.runs, retain))
+
+
+@given(events=histories(), skim=st.booleans())
+def test_what_the_retainer_drops_never_changes_the_runs_the_lineage_comes_from(
+    events: list[dict[str, Any]], skim: bool
+) -> None:
+    """A kept fold (its other runs reduced to what the retainer keeps) has the latest completed
+    group of every run's fold: the unfinished instances that call for a stand-in are kept too,
+    or the next snapshot, from the kept fold, would drop the stand-in's flows."""
+    read = read_job_events(events, Report()) if skim else read_events(events, Report())
+    kept = fold_jobs(read, quality_retainer(DEFINITION))
+    every = fold_jobs(read)
+    assert [item.job.latest_completed_group for item in kept] == [
+        item.job.latest_completed_group for item in every
+    ]
 
 
 def out(facets: dict[str, Any] | None = None, io: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -241,17 +258,22 @@ def test_a_skimmed_event_with_a_bad_string_in_a_superseded_facet_is_unreadable()
 
 
 @st.composite
-def run_cycles(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Events of a few runs of two jobs, any type (OTHER and no type too), times often tied."""
+def run_cycles(draw: st.DrawFn, map_indexes: bool = False) -> list[dict[str, Any]]:
+    """Events of a few runs of two jobs, any type (OTHER and no type too), times often tied;
+    with ``map_indexes``, runs of Airflow task instances (``r1``, ``r4``: instance 0, ``r2``,
+    ``r5``: 1)."""
     types = st.sampled_from(["START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER", None])
+    names = ["r1", "r2", "r3", "r4", "r5"] if map_indexes else ["r1", "r2", "r3"]
+    index = {"r1": 0, "r2": 1, "r4": 0, "r5": 1} if map_indexes else {}
     events = []
     for _ in range(draw(st.integers(1, 12))):
-        event = raw_event(
-            "START", draw(st.integers(0, 5)), draw(st.sampled_from(["r1", "r2", "r3"]))
-        )
+        run = draw(st.sampled_from(names))
+        event = raw_event("START", draw(st.integers(0, 5)), run)
         event["eventType"] = draw(types)
         event["job"]["name"] = draw(st.sampled_from(["one", "two"]))
-        event["run"]["facets"] = draw(parents(draw(st.sampled_from([None, "p1", "p2"]))))
+        event["run"]["facets"] = draw(parents(draw(st.sampled_from([None, "p1", "p2"])))) | (
+            task_instance(index.get(run))
+        )
         events.append(event)
     return events
 
@@ -269,6 +291,19 @@ def test_the_runs_kept_whole_are_the_latest_and_latest_completed_group_of_the_fo
         if run is not None
     }
     assert runs_kept_whole(e for e in read if isinstance(e, RunEvent)) == expected
+
+
+@given(events=run_cycles(map_indexes=True))
+def test_the_runs_kept_whole_hold_the_runs_the_fold_keeps_whole_for_airflow_task_instances(
+    events: list[dict[str, Any]],
+) -> None:
+    """Of Airflow task instances too: the latest completed group with its stand-ins for the
+    instances that did not complete (``whole_run_ids``); the ranking may keep more whole."""
+    read = read_events(events, Report())
+    expected = {
+        (folded.job.key, run_id) for folded in fold_jobs(read) for run_id in whole_run_ids(folded)
+    }
+    assert runs_kept_whole(e for e in read if isinstance(e, RunEvent)) >= expected
 
 
 @pytest.mark.parametrize("as_text", [False, True])

@@ -177,3 +177,118 @@ def test_a_group_across_slices_of_a_long_history_plans_as_read_at_once(
             assert planned.report.counters["jobsExtended"] == 1
             assert_read_at_once(planned, build(events, definition()))
         assert pairs(planned) == copies(range(2))
+
+
+def airflow_instances(day: int, states: dict[int, str]) -> list[dict[str, Any]]:
+    """Instances of ``etl.copy`` in the DAG run of ``day`` as Airflow 3's provider sends them (the
+    ``airflow`` run facet naming each one's map index), each START then its end in ``states``
+    (``COMPLETE``, ``FAIL``, or ``""``: still running)."""
+    events = mapped(day, range(max(states) + 1))
+    kept: list[dict[str, Any]] = []
+    for event in events:
+        index = int(event["outputs"][0]["name"].rsplit("_", 1)[1])
+        if index not in states:
+            continue
+        event["run"]["facets"] = {
+            **parent_facet("etl", dag_run_id(day)),
+            "airflow": {"taskInstance": {"map_index": index, "try_number": 1}},
+        }
+        if event["eventType"] == "COMPLETE":
+            if not states[index]:
+                continue
+            event["eventType"] = states[index]
+        kept.append(event)
+    return kept
+
+
+@pytest.mark.parametrize(
+    "arrivals",
+    [
+        pytest.param(
+            [
+                {0: "COMPLETE", 1: "COMPLETE", 2: "COMPLETE"},
+                {0: "COMPLETE", 1: "COMPLETE", 2: "FAIL"},
+            ],
+            id="one-instance-failed-in-the-next-dag-run",
+        ),
+        pytest.param(
+            [
+                {0: "COMPLETE", 1: "COMPLETE", 2: "COMPLETE"},
+                {2: "FAIL"},
+                {0: "COMPLETE", 1: "COMPLETE"},
+            ],
+            id="it-failed-before-any-other-instance-completed",
+        ),
+        pytest.param(
+            [{0: "COMPLETE", 1: "COMPLETE", 2: "COMPLETE"}, {0: "COMPLETE", 1: "", 2: ""}],
+            id="two-instances-still-running",
+        ),
+    ],
+)
+def test_an_instance_that_failed_keeps_its_lineage_from_snapshot_to_snapshot(
+    store_url: str, arrivals: list[dict[int, str]]
+) -> None:
+    """A failed instance of a mapped task is described by the run it completed in an earlier
+    DAG run (docs/mapping-reference.md), through kept folds extended snapshot after snapshot,
+    as when every event is read at once: its flows are never dropped, so never removed."""
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for day, states in enumerate(arrivals):
+            arrived = airflow_instances(min(day, 1), states)
+            for event in arrived:  # a later arrival of the same DAG run comes later in time
+                event["eventTime"] = (
+                    datetime.fromisoformat(event["eventTime"]) + timedelta(minutes=day)
+                ).isoformat()
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+            assert pairs(planned) == copies(range(3))
+        again = plan_from_store(store, definition())  # nothing new: the kept fold
+        assert again.report.counters["jobsUnchanged"] == 1
+        assert pairs(again) == copies(range(3))
+
+
+def instance_run(dag_run: int, index: int, state: str, second: int, output: str) -> list[Any]:
+    """One instance of ``etl.copy`` in DAG run ``dag_run``: START at ``second``, its end
+    (``state``) a second later, reading ``in_<index>`` and writing ``output``."""
+    facets = {
+        **parent_facet("etl", dag_run_id(dag_run)),
+        "airflow": {"taskInstance": {"map_index": index, "try_number": 1}},
+    }
+    return [
+        run_event(
+            "etl.copy",
+            event_type=kind,
+            run_id=task_run_id(dag_run, index),
+            time=(BASE + timedelta(seconds=second + step)).isoformat(),
+            run_facets=facets,
+            inputs=[dataset(f"public.in_{index}")],
+            outputs=[dataset(f"public.{output}")],
+        )
+        for step, kind in enumerate(("START", state))
+    ]
+
+
+def test_a_stand_in_the_kept_fold_let_go_has_the_job_read_again(store_url: str) -> None:
+    """Two DAG runs at once: the other DAG run's instance 2 ends after this one's, then this
+    DAG run's instance 0 completes last, so the kept fold keeps this DAG run's instances whole
+    and lets the other's go. A newer DAG run whose instance 2 fails calls for the latest
+    instance 2 completed before it, the other DAG run's: the kept fold no longer has it, so the
+    job is read again (``FoldedJob.dropped_indexes``), the plan the same as read at once."""
+    first = [
+        *instance_run(1, 2, "COMPLETE", 0, "out_2"),
+        *instance_run(9, 2, "COMPLETE", 10, "other_2"),  # the other DAG run's, ended later
+        *instance_run(1, 0, "COMPLETE", 20, "out_0"),  # this DAG run's instance 0, the latest
+    ]
+    then = [
+        *instance_run(2, 0, "COMPLETE", 30, "out_0"),
+        *instance_run(2, 2, "FAIL", 40, "out_2"),
+    ]
+    with open_store(store_url) as store:
+        store.append_many(json.dumps(event) for event in first)
+        assert pairs(plan_from_store(store, definition())) == {("in_2", "out_2"), ("in_0", "out_0")}
+        store.append_many(json.dumps(event) for event in then)
+        planned = plan_from_store(store, definition())
+        assert_read_at_once(planned, build(first + then, definition()))
+        assert pairs(planned) == {("in_0", "out_0"), ("in_2", "other_2")}

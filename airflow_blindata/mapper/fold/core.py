@@ -201,6 +201,9 @@ class RunFold:
     facet, valid or not): of the events naming one, the latest in time, then in rank, then the
     greatest id (``_parent_key``), so that it is known without folding the run (``runs_kept_whole``)
     and whatever the order of events tied on the fold's order."""
+    map_index: int | None = None
+    """Which instance of its Airflow task the run is (``Run.map_index``: -1 not mapped, ``None``
+    not an Airflow task), the greatest its events name (they name one)."""
 
     @property
     def completed(self) -> bool:
@@ -259,9 +262,11 @@ class JobFold:
     @property
     def latest_completed_group(self) -> list[RunFold]:
         """The latest completed run with the other completed runs of its parent run, oldest first:
-        the instances of a mapped task (``.expand()``) in one DAG run, each a run of the job. A
-        run that names no parent is a group of one. Empty without a completed run. Data flows
-        come from the group (``lineage``); a snapshot keeps it whole (``_whole_runs``)."""
+        the instances of a mapped task (``.expand()``) in one DAG run, each a run of the job,
+        and for an instance that ran there without completing its latest completed run before
+        (``_group``). A run that names no parent is a group of one. Empty without
+        a completed run. Data flows come from the group (``lineage``); a snapshot keeps it whole
+        (``_whole_runs``)."""
         return _group(self.runs)
 
 
@@ -449,6 +454,7 @@ def _fold_run(
     start_time: datetime | None = None
     kinds: set[EventType] = set()
     parent: _ParentKey | None = None
+    map_index = earlier.map_index if earlier else None
     snapshot: RunEvent | None = None  # the latest event that names a dataset
     if earlier is not None:
         inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
@@ -477,6 +483,9 @@ def _fold_run(
         named = _parent_key(event)
         if named is not None and (parent is None or parent < named):
             parent = named
+        index = event.run.map_index
+        if index is not None and (map_index is None or map_index < index):
+            map_index = index
     return RunFold(
         job=job,
         run_id=run_id,
@@ -507,6 +516,7 @@ def _fold_run(
         ),
         # ``events`` on top of ``earlier`` are all later than its own: one naming a parent wins
         parent_run_id=parent[2] if parent else earlier.parent_run_id if earlier else None,
+        map_index=map_index,
     )
 
 
@@ -683,8 +693,8 @@ def _fold_job(
     """Merge one job's events, already in order.
 
     With ``whole`` (the runs kept whole, ``runs_kept_whole``), a run outside it whose events
-    carry no facet a retainer could keep is not folded: with fifty runs a job, folding runs only
-    to drop them was a fifth of a snapshot's time."""
+    carry no facet a retainer could keep (nor a map index: ``_pending``) is not folded: with
+    fifty runs a job, folding runs only to drop them was a fifth of a snapshot's time."""
     facets: dict[str, BaseFacet] = {}
     runs: dict[str, list[RunEvent]] = {}
     designs: list[JobEvent] = []
@@ -709,7 +719,10 @@ def _fold_job(
     folded = [
         _fold_run(key, run_id, run_events)
         for run_id, run_events in runs.items()
-        if whole is None or (key, run_id) in whole or any(map(_has_run_facets, run_events))
+        if whole is None
+        or (key, run_id) in whole
+        or any(map(_has_run_facets, run_events))
+        or any(event.run.map_index is not None for event in run_events)  # ``_pending``
     ]
     folded.sort(key=run_rank)
     return JobFold(
@@ -734,20 +747,94 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
 
 
 def _group(runs: list[RunFold]) -> list[RunFold]:
-    """``JobFold.latest_completed_group`` of runs in the fold's order: of an Airflow task, the
-    latest completed try of each of its instances (a task cleared and run again in its DAG run
-    is a new run of the same parent, whose earlier try is no longer what it does)."""
+    """``JobFold.latest_completed_group`` of runs in the fold's order. Of an Airflow task, the
+    latest completed try of each of its instances in the DAG run of the latest completed run (a
+    task cleared and run again in its DAG run is a new run of the same parent, whose earlier try
+    is no longer what it does); and of each instance that ran in that DAG run without completing
+    (it failed, or goes on), its latest completed run of an earlier DAG run, its stand-in, as a
+    task's failed run does not replace the run it completed before (one failed instance of a
+    mapped task dropped its flows, and the cleanup removed them)."""
+    group, parent = _latest_group(runs)
+    unfinished = _unfinished(runs, parent, group)
+    if not unfinished:
+        return group
+    wanted = {run.map_index for run in unfinished}
+    stand_ins: dict[int | None, RunFold] = {}
+    for run in runs:  # in the fold's order: the latest wins
+        if run.completed and run.map_index in wanted and run.parent_run_id != parent:
+            stand_ins[run.map_index] = run
+    if not stand_ins:
+        return group
+    chosen = {id(run) for run in (*group, *stand_ins.values())}
+    return [run for run in runs if id(run) in chosen]
+
+
+def _latest_group(runs: list[RunFold]) -> tuple[list[RunFold], str | None]:
+    """The latest completed run with the latest completed try of each other instance of its
+    parent run (``_instance``), in the fold's order, and that parent run."""
     latest = next((run for run in reversed(runs) if run.completed), None)
     if latest is None:
-        return []
+        return [], None
     parent = latest.parent_run_id
     if parent is None:
-        return [latest]
+        return [latest], None
     group = [run for run in runs if run.completed and run.parent_run_id == parent]
-    if len(group) == 1:
-        return group
-    newest = {_instance(run): run for run in group}  # in the fold's order: the latest wins
-    return [run for run in group if newest[_instance(run)] is run]
+    if len(group) > 1:
+        newest = {_instance(run): run for run in group}  # in the fold's order: the latest wins
+        group = [run for run in group if newest[_instance(run)] is run]
+    return group, parent
+
+
+def _unfinished(runs: list[RunFold], parent: str | None, group: list[RunFold]) -> list[RunFold]:
+    """The runs of Airflow task instances of ``parent`` (the latest completed group's parent
+    run) that did not complete, of instances with no completed run in ``group``."""
+    if parent is None:
+        return []
+    done = {run.map_index for run in group}
+    return [
+        run
+        for run in runs
+        if run.parent_run_id == parent
+        and not run.completed
+        and run.map_index is not None
+        and run.map_index not in done
+    ]
+
+
+def _pending(runs: list[RunFold]) -> set[str]:
+    """The ids of the runs of Airflow task instances that did not complete: when another
+    instance of their DAG run completes, they call for their stand-ins
+    (``_group``), and so a kept fold keeps their outline (``_outline``)."""
+    return {
+        run.run_id
+        for run in runs
+        if not run.completed and run.map_index is not None and run.parent_run_id is not None
+    }
+
+
+def _outline(run: RunFold) -> RunFold:
+    """A run without its facets and datasets: its state, times, parent and map index, all that
+    ``_group`` reads of a run that did not complete."""
+    return replace(
+        run,
+        run_facets={},
+        job_facets={},
+        inputs=[],
+        outputs=[],
+        snapshot_inputs=None,
+        snapshot_outputs=None,
+    )
+
+
+def _dropped_indexes(runs: list[RunFold]) -> frozenset[int]:
+    """The map indexes of the completed runs of task instances a kept fold does not keep whole
+    (``_whole_runs``): one of them may be the stand-in a later group calls for."""
+    whole = _whole_runs(runs)
+    return frozenset(
+        run.map_index
+        for run in runs
+        if run.completed and run.map_index is not None and run.run_id not in whole
+    )
 
 
 def _instance(run: RunFold) -> object:
@@ -764,9 +851,16 @@ def _instance(run: RunFold) -> object:
 
 def _whole_runs(runs: list[RunFold]) -> set[str]:
     """The ids of the runs ``_kept_runs`` keeps whole: the latest, the latest completed and the
-    other completed runs of its parent run (``JobFold.latest_completed_group``)."""
+    other completed runs of its parent run (``JobFold.latest_completed_group``, and the earlier
+    tries it leaves out: a reading ranks runs without the facets that tell tries apart), and
+    the stand-ins it holds (``_group``; of the runs that call for them, a kept
+    fold keeps the outline: ``_kept_runs``)."""
     whole = {runs[-1].run_id} if runs else set()
-    whole.update(run.run_id for run in _group(runs))
+    group = _group(runs)
+    whole.update(run.run_id for run in group)
+    parent = group[-1].parent_run_id if group else None
+    if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
+        whole.update(run.run_id for run in runs if run.completed and run.parent_run_id == parent)
     return whole
 
 
@@ -797,12 +891,16 @@ def _kept_runs(
     runs: list[RunFold], retain: RunRetainer, hold: AbstractSet[str] = frozenset()
 ) -> list[RunFold]:
     """The latest run and the latest completed one whole, and those of ``hold`` (runs that go on
-    in events still to come: ``fold.slices``); of the others what ``retain`` keeps. (A job's
-    runs have distinct ids.)"""
+    in events still to come: ``fold.slices``); of the others what ``retain`` keeps, and of a run
+    that may call for a stand-in later its outline (``_pending``). (A job's runs have distinct
+    ids.)"""
     whole = _whole_runs(runs) | hold
+    pending = _pending(runs)
     kept: list[RunFold] = []
     for run in runs:
         part = run if run.run_id in whole else retain(run)
+        if part is None and run.run_id in pending:
+            part = _outline(run)
         if part is not None:
             kept.append(part)
     return kept
@@ -855,7 +953,8 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
 
 _Summary = list[Any]
 """A run ranked without folding it: its first and last event times, its last terminal and last
-progress events (time, rank) and the parent it names (``_parent_key``)."""
+progress events (time, rank), the parent it names (``_parent_key``) and its map index
+(``RunFold.map_index``)."""
 
 
 def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], dict[str, _Summary]]:
@@ -868,7 +967,7 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
         if run is None:
-            run = runs[key][event.run.run_id] = [moment, moment, None, None, None]
+            run = runs[key][event.run.run_id] = [moment, moment, None, None, None, None]
         run[0], run[1] = min(run[0], moment), max(run[1], moment)
         slot = 2 if event.event_type in _TERMINAL else 3 if event.event_type in _PROGRESS else 0
         if slot and (run[slot] is None or run[slot] <= (moment, rank)):
@@ -877,6 +976,9 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
             named = _parent_key(event)
             if run[4] is None or run[4] < named:
                 run[4] = named
+        index = event.run.map_index
+        if index is not None and (run[5] is None or run[5] < index):
+            run[5] = index
     return runs
 
 
@@ -910,8 +1012,26 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
         parent = _summed_parent(latest)
         if parent is None:
             kept.add((job, latest_id))
-        else:
-            kept.update((job, run_id) for run_id, run in completed if _summed_parent(run) == parent)
+            continue
+        siblings = [(run_id, run) for run_id, run in completed if _summed_parent(run) == parent]
+        kept.update((job, run_id) for run_id, _ in siblings)
+        done = {run[5] for _, run in siblings}
+        unfinished = {  # as ``_group`` finds them
+            run_id: run[5]
+            for run_id, run in ranked
+            if _summed_parent(run) == parent
+            and not _summed_completed(run)
+            and run[5] is not None
+            and run[5] not in done
+        }
+        if unfinished:
+            wanted = set(unfinished.values())
+            stand_ins = {
+                run[5]: run_id
+                for run_id, run in completed
+                if run[5] in wanted and _summed_parent(run) != parent
+            }
+            kept.update((job, run_id) for run_id in stand_ins.values())
     return kept
 
 
@@ -956,6 +1076,10 @@ class FoldedJob:
     """``run_digest`` of the parent run of every completed run folded, kept or not: a new group of
     completed runs (``JobFold.latest_completed_group``) with an older run of its own that the
     fold did not keep whole cannot be made by adding events (``extend_folded``)."""
+    dropped_indexes: frozenset[int] = frozenset()
+    """The map indexes of completed task instances the fold did not keep whole (``_whole_runs``):
+    a new group whose unfinished instances call for a stand-in of one of them cannot be made by
+    adding events (``extend_folded``)."""
 
 
 def run_digest(run_id: str) -> int:
@@ -1020,6 +1144,7 @@ def extend_folded(
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=run_rank)
+    parents = kept.parents | _completed_parents(every)
     if not _whole_again(kept, whole, every):
         return None
     if hold_open:  # of the runs folded whole: those kept or held whole, and the new ones
@@ -1048,8 +1173,10 @@ def extend_folded(
         else:
             mine.absorb(merge)
     held = frozenset(hold) & {run.run_id for run in job.runs}
-    parents = kept.parents | _completed_parents(every)
-    return FoldedJob(job, datasets, kept.runs_seen | seen, held, parents)
+    dropped = kept.dropped_indexes
+    if retain is not None:
+        dropped |= _dropped_indexes(every)
+    return FoldedJob(job, datasets, kept.runs_seen | seen, held, parents, dropped)
 
 
 def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold]) -> bool:
@@ -1061,8 +1188,9 @@ def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold])
     folded = {run.run_id for run in kept.job.runs}
     if any(run_id in folded and run_id not in whole for run_id in _whole_runs(every)):
         return False
-    group = _group(every)
-    parent = group[-1].parent_run_id if group else None
+    group, parent = _latest_group(every)
+    if any(run.map_index in kept.dropped_indexes for run in _unfinished(every, parent, group)):
+        return False  # the stand-in it calls for may be a run the fold let go
     if parent is None or run_digest(parent) not in kept.parents:
         return True
     before = _group(kept.job.runs)
@@ -1107,10 +1235,19 @@ def fold_jobs(
                 for run in summaries.get(names, {}).values()
                 if _summed_completed(run) and (parent := _summed_parent(run)) is not None
             )
+        dropped: frozenset[int] = frozenset()
         if retain is not None:
+            dropped = _dropped_indexes(job.runs)
+            if summaries is not None:  # the runs left unfolded too (their events skimmed)
+                whole_now = _whole_runs(job.runs)
+                dropped |= {
+                    run[5]
+                    for run_id, run in summaries.get(names, {}).items()
+                    if _summed_completed(run) and run[5] is not None and run_id not in whole_now
+                }
             job.runs = _kept_runs(job.runs, retain, held)
         seen = frozenset(map(run_digest, run_ids))
-        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents))
+        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents, dropped))
     return folded
 
 

@@ -49,8 +49,9 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 14
-"""The version of the text; change it with any change to the fold or to this format (14: a
+FORMAT = 15
+"""The version of the text; change it with any change to the fold or to this format (15: a run
+keeps its Airflow map index, ``RunFold.map_index``; 14: a
 run, input or output facet sent as ``_deleted`` is malformed, no longer a facet of the fold, and
 runs are ranked by their end (``core.run_rank``);
 13: a fold's job keys no longer hold the credentials of their namespace)."""
@@ -108,6 +109,7 @@ def dump_folded(
         "runs": runs,
         "held": sorted(folded.held),
         "parents": sorted(folded.parents),
+        "dropped": sorted(folded.dropped_indexes),
         "report": report,
         "until": until,
     }
@@ -279,6 +281,7 @@ class _Run(Struct, Generic[F]):
     parent_run_id: str | None
     snapshot_inputs: list[DatasetKey] | None = None
     snapshot_outputs: list[DatasetKey] | None = None
+    map_index: int | None = None
 
 
 class _Job(Struct, Generic[F]):
@@ -318,6 +321,7 @@ class _Kept(Struct, Generic[F]):
     runs: list[int]
     held: list[str]
     parents: list[int]
+    dropped: list[int]
     report: Any
     until: int | None
 
@@ -380,6 +384,7 @@ class _Reader:
             snapshot_inputs=run.snapshot_inputs,
             snapshot_outputs=run.snapshot_outputs,
             parent_run_id=run.parent_run_id,
+            map_index=run.map_index,
         )
 
     def job(self, job: _Job[Any]) -> JobFold:
@@ -407,7 +412,12 @@ class _Reader:
             for item in kept.datasets
         }
         folded = FoldedJob(
-            job, datasets, frozenset(kept.runs), frozenset(kept.held), frozenset(kept.parents)
+            job,
+            datasets,
+            frozenset(kept.runs),
+            frozenset(kept.held),
+            frozenset(kept.parents),
+            frozenset(kept.dropped),
         )
         return KeptFold(folded, Report.model_validate(kept.report), kept.until)
 
