@@ -76,8 +76,9 @@ GAP_HINTS: dict[GapCode, str] = {
     GapCode.QLP_BUCKET_INCOMPLETE: "Blindata did not add these Systems to the query bucket (its "
     "API names no bucket update): the SQL is analysed without their tables. Add them to the "
     "bucket in Blindata; the statements are analysed again when the tables they name change.",
-    GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "Make sure that job's events reach a definition "
-    "with processLayer on.",
+    GapCode.UNRESOLVED_ORCHESTRATION_TARGET: "A task that has not run yet (a branch not taken, "
+    "a skipped or new task) resolves once it runs; otherwise make sure that job's events reach "
+    "a definition with processLayer on.",
     GapCode.DANGLING_FLOW: "Fix the dataset gaps above; where there is none, the entity was "
     "refused by Blindata this run (see the failures) and is sent again next run.",
     GapCode.JOB_SYSTEM_NOT_FOUND: "Fix the uuid or the name, or set creation to IF_MISSING.",
