@@ -722,7 +722,7 @@ def _fold_job(
         if whole is None
         or (key, run_id) in whole
         or any(map(_has_run_facets, run_events))
-        or any(event.run.map_index is not None for event in run_events)  # ``_pending``
+        or _may_be_pending(run_events)
     ]
     folded.sort(key=run_rank)
     return JobFold(
@@ -736,6 +736,16 @@ def _fold_job(
         last_event_time=ordered[-1].event_time,
         design_producer=design_producer,
     )
+
+
+def _may_be_pending(events: list[RunEvent]) -> bool:
+    """Whether a run of these events may be one whose outline a kept fold keeps (``_pending``):
+    of an Airflow task instance (a map index), and not plainly completed (no terminal event, or
+    one that is not COMPLETE). Read without folding the run: most are older runs, dropped."""
+    if all(event.run.map_index is None for event in events):
+        return False
+    ends = [event.event_type for event in events if event.event_type in _TERMINAL]
+    return not ends or any(end is not EventType.COMPLETE for end in ends)
 
 
 def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
