@@ -274,6 +274,18 @@ def _two_databases(**options: Any) -> CatalogPlan:
     return build(events, builders.definition(**options), known)
 
 
+def _spark_reads_prod(table: str) -> list[dict[str, Any]]:
+    """A Spark run that reads ``prod.public.<table>`` (three parts) and writes ``prod.orders``
+    (a JDBC table named without its schema: database.table)."""
+    return [
+        run_event(
+            "spark.load",
+            inputs=[dataset(f"prod.public.{table}", PG)],
+            outputs=[dataset("prod.orders", PG)],
+        )
+    ]
+
+
 def _placed(plan: CatalogPlan) -> set[tuple[str, str | None, str]]:
     return {
         (e.key.system, e.key.schema_, e.key.name)
@@ -637,13 +649,7 @@ def test_a_two_part_name_reads_the_same_at_the_next_snapshot() -> None:
             }
         ]
     )
-    events = [
-        run_event(
-            "spark.load",
-            inputs=[dataset("prod.public.customers", PG)],
-            outputs=[dataset("prod.orders", PG)],
-        )
-    ]
+    events = _spark_reads_prod("customers")
     first = build(events, job)
     created = created_as_known(first)
     assert _placed(build(events, job, created)) == _placed(first)
@@ -743,13 +749,7 @@ def test_a_two_part_names_database_is_read_against_stamps_in_the_namespaces_case
         "identifierCase": "LOWER",
         "defaultSchema": "public",
     }
-    events = [
-        run_event(
-            "spark.load",
-            inputs=[dataset("prod.public.src", PG)],
-            outputs=[dataset("prod.orders", PG)],
-        )
-    ]
+    events = _spark_reads_prod("src")
     plan = build(events, builders.definition(systemPolicies=[lower]), known)
     assert _placed(plan) == {("pg Prod", "public", "src"), ("pg Prod", "public", "orders")}
 
