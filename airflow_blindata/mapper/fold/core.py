@@ -836,10 +836,9 @@ def _outline(run: RunFold) -> RunFold:
     )
 
 
-def _dropped_indexes(runs: list[RunFold]) -> frozenset[int]:
+def _dropped_indexes(runs: list[RunFold], whole: AbstractSet[str]) -> frozenset[int]:
     """The map indexes of the completed runs of task instances a kept fold does not keep whole
-    (``_whole_runs``): one of them may be the stand-in a later group calls for."""
-    whole = _whole_runs(runs)
+    (``whole``: ``_whole_runs``): one of them may be the stand-in a later group calls for."""
     return frozenset(
         run.map_index
         for run in runs
@@ -1154,7 +1153,6 @@ def extend_folded(
         return None  # the latest completed run no longer is: the one before it was dropped
     every += [run for run in new.runs if run.run_id not in whole]
     every.sort(key=run_rank)
-    parents = kept.parents | _completed_parents(every)
     if not _whole_again(kept, whole, every):
         return None
     if hold_open:  # of the runs folded whole: those kept or held whole, and the new ones
@@ -1183,9 +1181,10 @@ def extend_folded(
         else:
             mine.absorb(merge)
     held = frozenset(hold) & {run.run_id for run in job.runs}
+    parents = kept.parents | _completed_parents(every)
     dropped = kept.dropped_indexes
     if retain is not None:
-        dropped |= _dropped_indexes(every)
+        dropped |= _dropped_indexes(every, _whole_runs(every))
     return FoldedJob(job, datasets, kept.runs_seen | seen, held, parents, dropped)
 
 
@@ -1247,14 +1246,15 @@ def fold_jobs(
             )
         dropped: frozenset[int] = frozenset()
         if retain is not None:
-            dropped = _dropped_indexes(job.runs)
-            if summaries is not None:  # the runs left unfolded too (their events skimmed)
-                whole_now = _whole_runs(job.runs)
-                dropped |= {
+            whole_now = _whole_runs(job.runs)
+            if summaries is None:  # every run folded
+                dropped = _dropped_indexes(job.runs, whole_now)
+            else:  # of every run, those left unfolded too (their events skimmed)
+                dropped = frozenset(
                     run[5]
                     for run_id, run in summaries.get(names, {}).items()
                     if _summed_completed(run) and run[5] is not None and run_id not in whole_now
-                }
+                )
             job.runs = _kept_runs(job.runs, retain, held)
         seen = frozenset(map(run_digest, run_ids))
         folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents, dropped))
