@@ -92,7 +92,7 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
         for routine in routines:
             found = stored.get(routine_key(routine.catalog, routine.schema_, routine.name))
             before[_label(routine)] = found
-            context = _context(routine, found, contexts[_label(routine)], changed)
+            context = _context(routine, found, contexts[_label(routine)], changed, ctx.light)
             rows.append((_label(routine), _row(ctx.owner, routine, system.uuid, found, context)))
     tally = ctx.upload(ctx.client.api.routines, rows, kind=KIND)
     ctx.progress.end()
@@ -158,14 +158,23 @@ def analysis_contexts(plan: CatalogPlan, index: CatalogIndex) -> dict[str, str]:
 
 
 def _context(
-    routine: PlannedRoutine, stored: SystemRoutine | None, context: str, changed: set[str]
+    routine: PlannedRoutine,
+    stored: SystemRoutine | None,
+    context: str,
+    changed: set[str],
+    light: bool,
 ) -> str:
-    """The context to write on the routine: the new one, unless the snapshot's bound is spent."""
+    """The context to write on the routine: the new one, unless the snapshot's bound is spent,
+    or the sync is light. A light sync's plan holds part of the catalog (``mapper.light``): the
+    tables the SQL names that other jobs describe are not in it, and its digest would move the
+    full snapshot's one way and back each time, submitting an unchanged statement again."""
     if stored is None:
         return context  # a new routine: its statement is analysed now anyway
     kept = values_of(stored.additional_properties, ANALYSIS_CONTEXT_PROPERTY)
     if context in kept:
         return context
+    if light and kept:
+        return kept[0]
     if len(changed) >= REANALYSIS_LIMIT:
         return kept[0] if kept else context
     changed.add(_label(routine))

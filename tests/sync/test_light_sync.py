@@ -436,3 +436,37 @@ def test_a_light_syncs_report_names_its_jobs_without_their_secrets(
     assert light.status == "success", light.message
     assert light.jobs == ["airflow://af:8080/orders?token=***"]
     assert secret not in light.render() and secret not in str(light.to_xcom())
+
+
+def test_a_light_sync_never_moves_the_analysis_context_a_full_snapshot_set(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    """Seed 001: "The routine is analyzed only when its SQL changed." A statement partly
+    analysed (it names a table Blindata does not hold) is submitted again when the tables its
+    SQL names change; a light sync sees part of the catalog, without another job's table named
+    like one of the statement's (``archive.orders``), so the two kinds of sync disagreed on
+    them and each one submitted the unchanged statement again."""
+    sql = {"sql": {"query": "INSERT INTO orders SELECT * FROM raw_orders JOIN nowhere USING (id)"}}
+
+    def partly_known(run: int) -> list[dict[str, Any]]:
+        return [event | {"job": event["job"] | {"facets": sql}} for event in runs("orders", run)]
+
+    elsewhere = run_event(
+        "export",
+        run_id="00000000-0000-4000-8000-0000000000e1",
+        time="2026-01-01T11:00:00Z",
+        inputs=[dataset("shop.public.orders", PG)],
+        outputs=[dataset("shop.archive.orders", PG)],
+    )
+    store.append_many([*partly_known(1), elsewhere])
+    synced(client, store, emulator)
+    settled = synced(client, store, emulator)
+    assert settled.counters["statementsPartiallyAnalyzed"] == 1
+    assert "statementsReanalysed" not in settled.counters
+    for run in (2, 3):
+        store.append_many(partly_known(run))
+        light = synced(client, store, emulator, light=True)
+        full = synced(client, store, emulator)
+        assert (light.status, full.status) == ("success", "success")
+        assert "statementsReanalysed" not in light.counters, light.counters
+        assert "statementsReanalysed" not in full.counters, full.counters
