@@ -91,6 +91,8 @@ class SyncLedger(StoreRole, Protocol):
 
     def release_sync_lock(self, definition_uuid: str, holder: str) -> None: ...
 
+    def store_id(self) -> str | None: ...
+
 
 class JobReader(StoreRole, Protocol):
     """Reading stored events by cursor and job, and the jobs with their digests (the mapping)."""
@@ -273,6 +275,12 @@ class EventStore(EventAppender, SyncLedger, JobReader, FoldKeeper, ABC):
 
     def release_sync_lock(self, definition_uuid: str, holder: str) -> None:
         """Give the lock back, if ``holder`` still has it (this default: nothing to give)."""
+        return None
+
+    def store_id(self) -> str | None:
+        """This store's own id, made once: the syncs stamp it on the job entities they write,
+        so that a cleanup tells a job another store's sync wrote under the same definition
+        uuid from one it no longer describes. This default (a store without one): ``None``."""
         return None
 
     @abstractmethod

@@ -9,6 +9,7 @@ value read (compare and swap), so two processes never both hold it, on SQLite or
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,6 +33,10 @@ def sync_record(row: Any, report: dict[str, Any]) -> SyncRecord:
         status=row.status,
         report=report,
     )
+
+
+STORE_ID = "store_id"
+"""The key of the store's id in ``store_meta``."""
 
 
 def _lock_name(definition_uuid: str) -> str:
@@ -107,6 +112,24 @@ class SqlSyncHistory(SqlCore):
                     return "another sync (it took the lock meanwhile)"
             except IntegrityError:  # another process inserted it first
                 return "another sync (it took the lock meanwhile)"
+
+    def store_id(self) -> str:
+        """A random id, made by the first caller and kept in ``store_meta``."""
+        self._ensure_schema()
+        meta = self._tables.meta
+        query = select(meta.c.value).where(meta.c.key == STORE_ID)
+        with self._guard("reading the store's id"):
+            with self._engine.connect() as conn:
+                found = conn.execute(query).scalar()
+            if found:
+                return str(found)
+            try:
+                with self._writing() as conn:
+                    conn.execute(insert(meta).values(key=STORE_ID, value=str(uuid.uuid4())))
+            except IntegrityError:  # another process made it first
+                pass
+            with self._engine.connect() as conn:
+                return str(conn.execute(query).scalar())
 
     def release_sync_lock(self, definition_uuid: str, holder: str) -> None:
         self._ensure_schema()

@@ -152,6 +152,7 @@ def snapshot(
     batch_size: int = DEFAULT_BATCH_SIZE,
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT,
     light: bool = False,
+    store_id: str | None = None,
 ) -> RunReport:
     """Apply ``plan``; never raises for Blindata's answers (they are in the report).
 
@@ -167,6 +168,7 @@ def snapshot(
         batch_size=batch_size,
         lookup_limit=lookup_limit,
         light=light,
+        store_id=store_id,
     )
     watch = WriteWatch()
     observer, client.observer = client.observer, watch

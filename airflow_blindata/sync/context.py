@@ -168,6 +168,9 @@ class SyncContext:
     light: bool = False
     """A light sync: it publishes some jobs only, so it judges nothing by what the plan leaves
     out (the quality phase disables no check of a job it does not describe)."""
+    store_id: str | None = None
+    """The event store's id (``EventStore.store_id``): stamped on the job entities written, read
+    by a cleanup to tell another store's jobs from its own."""
     analysed_statements: dict[str, set[str]] = field(default_factory=dict)
     """Job scope → the uuids of its statements Blindata has ANALYZED: the column flows their
     analysis derived supersede the producer's column flows into the same fields (seed 001

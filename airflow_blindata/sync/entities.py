@@ -39,6 +39,7 @@ from airflow_blindata.sync.properties import (
     DOCUMENTATION_HASH_PROPERTY,
     DOCUMENTED_BY_PROPERTY,
     OWNER_PROPERTY,
+    STORE_PROPERTY,
     values_of,
 )
 from airflow_blindata.sync.systems import ResolvedSystem
@@ -148,13 +149,15 @@ def _plan_row(
         ctx.report.count("entitiesNotCatalogued")
         return None
     if stored is None:
-        return entity_row(ctx.owner, planned, None, system.uuid, planned.documentation_hash)
+        return entity_row(
+            ctx.owner, planned, None, system.uuid, planned.documentation_hash, ctx.store_id
+        )
     owned = ctx.owner in values_of(stored.additional_properties, OWNER_PROPERTY)
     index.add_entity(planned.key, stored.uuid or "", system.uuid, owned=owned)
     documentation_hash = prepare_documentation(
         ctx, planned, stored, replace_user_edits=system.replace_user_documentation
     )
-    row = entity_row(ctx.owner, planned, stored, system.uuid, documentation_hash)
+    row = entity_row(ctx.owner, planned, stored, system.uuid, documentation_hash, ctx.store_id)
     if owned and _description_edited(planned, stored, system.replace_user_documentation):
         ctx.report.count("descriptionsKeptUserEdited")
         row.description = None
@@ -189,8 +192,10 @@ def entity_row(
     stored: PhysicalEntity | None,
     system_uuid: str,
     documentation_hash: str | None,
+    store_id: str | None = None,
 ) -> PhysicalEntity:
-    """What to upload: everything on an entity this job owns, only additions on another's."""
+    """What to upload: everything on an entity this job owns, only additions on another's; an
+    owned job entity says which event store's sync wrote it (``STORE_PROPERTY``)."""
     owned = stored is None or owner in values_of(stored.additional_properties, OWNER_PROPERTY)
     description = (planned.description or "").strip() or None
     if not owned and stored is not None and (stored.description or "").strip():
@@ -201,6 +206,8 @@ def entity_row(
     properties: list[Property] = list(planned.properties)
     if owned:
         properties.append((OWNER_PROPERTY, owner))
+        if store_id and planned.table_type == OPENLINEAGE_JOB:
+            properties.append((STORE_PROPERTY, store_id))
         if description:
             properties.append((DESCRIPTION_HASH_PROPERTY, text_hash(description)))
     elif stored is not None and values_of(stored.additional_properties, OWNER_PROPERTY):

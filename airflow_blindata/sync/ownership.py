@@ -53,6 +53,7 @@ from airflow_blindata.sync.properties import (
     DOCUMENTED_BY_PROPERTY,
     JOB_SCOPE_PROPERTY,
     OWNER_PROPERTY,
+    STORE_PROPERTY,
     values_of,
 )
 from airflow_blindata.sync.quality import MONITOR_NAME
@@ -99,6 +100,9 @@ class Removal:
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
     held_scopes: set[str] = field(default_factory=set)
     job_systems: list[str] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
+    """The stale job entities the sync of another event store wrote last (``STORE_PROPERTY``),
+    as ``namespace/name``: the definition's uuid is shared by two deployments (``removal``)."""
     moved: int = 0
     """Of ``count``, the objects a job moved when its namespace lost its credentials (issue 42):
     each has its clean counterpart refreshed by the last snapshot (``_moved``)."""
@@ -164,6 +168,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for scope in _job_scopes(entity, base)
     }
     stale_entities = [e for e in entities if _stale(e.modification_date, watermark)]
+    removal.foreign = _foreign(stale_entities, ctx.store_id)
     systems = [
         s
         for s in api.systems.list(page_size=LIST_PAGE_SIZE)
@@ -319,6 +324,21 @@ def _moved(
 def _uuid(ref: Any) -> str | None:
     uuid = getattr(ref, "uuid", None)
     return uuid.lower() if isinstance(uuid, str) else None
+
+
+def _foreign(entities: Iterable[PhysicalEntity], store_id: str | None) -> list[str]:
+    """The job entities of ``entities`` whose last writer was the sync of another event store
+    than ``store_id``, as their job is named (one written before the stamp existed counts as
+    this store's)."""
+    if store_id is None:
+        return []
+    return sorted(
+        f"{entity.schema_ or ''}/{entity.name}"
+        for entity in entities
+        if entity.table_type == OPENLINEAGE_JOB
+        and (stamps := values_of(entity.additional_properties, STORE_PROPERTY))
+        and store_id not in stamps
+    )
 
 
 def _job_scopes(entity: PhysicalEntity, base: str) -> tuple[str, ...]:

@@ -50,6 +50,11 @@ REASONS = {
     "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
     "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
     "allow it",
+    "another_store": "jobs this snapshot did not describe were written by the sync of another "
+    "event store under this definition's uuid: two Airflow deployments seem to share the "
+    "definition uuid, and each cleanup would remove the other's lineage. Give each deployment "
+    "its own uuid (docs/configure-the-job.md#uuid); if this event store replaced that one, run "
+    "the cleanup once with force",
 }
 """Why a cleanup did nothing, by code (``RunReport.reason``)."""
 SKIPPING_REASONS = frozenset({"disabled", "no_snapshot", "empty_snapshot"})
@@ -73,10 +78,12 @@ def cleanup(
     dry_run: bool = False,
     force: bool = False,
     progress: Progress | ProgressCallback | None = None,
+    store_id: str | None = None,
 ) -> RunReport:
     """Remove (or, with ``dry_run``, list) what the last snapshot in ``history`` left behind.
 
-    ``history`` is the definition's sync history, newest first (``store.sync_history``).
+    ``history`` is the definition's sync history, newest first (``store.sync_history``);
+    ``store_id`` the id of the event store it was read from (``EventStore.store_id``).
     """
     report = RunReport(kind="cleanup", definition_uuid=definition.uuid, dry_run=dry_run)
     ledger = carried_ledger(history)
@@ -90,6 +97,7 @@ def cleanup(
         definition,
         report,
         as_progress(progress),
+        store_id=store_id,
     )
     try:
         with report.timed("read"):
@@ -108,6 +116,13 @@ def cleanup(
     unchanged = Ledger(
         scopes=sorted(set(ledger.scopes) | set(last.scopes)), job_systems=removal.job_systems
     )
+    if removal.foreign and not force:
+        _list(report, removal)
+        report.ledger = unchanged
+        shown = ", ".join(removal.foreign[:5]) + (" …" if len(removal.foreign) > 5 else "")
+        return _refuse(
+            report, "another_store", f"{len(removal.foreign)} job entities, such as {shown}"
+        )
     if share > limit and not force:
         _list(report, removal)
         report.ledger = unchanged

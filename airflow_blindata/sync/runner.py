@@ -221,7 +221,14 @@ def _snapshot_locked(
         cursor = store.last_id()
         plan = plan_from_store(store, definition, known, until=cursor)
         mapping = round(time.monotonic() - mapping_started, 3)
-        report = snapshot(plan, client, definition, progress=progress, batch_size=batch_size)
+        report = snapshot(
+            plan,
+            client,
+            definition,
+            progress=progress,
+            batch_size=batch_size,
+            store_id=store.store_id(),
+        )
         report.timings = {"mapping": mapping, **report.timings}
         report.definition = definition.model_dump(mode="json", by_alias=True)
         report.known_systems = used_systems(known, plan)
@@ -331,7 +338,13 @@ def _light_locked(
         del plan
         mapping = round(time.monotonic() - mapping_started, 3)
         report = snapshot(
-            part, client, definition, progress=progress, batch_size=batch_size, light=True
+            part,
+            client,
+            definition,
+            progress=progress,
+            batch_size=batch_size,
+            light=True,
+            store_id=store.store_id(),
         )
         report.timings = {"mapping": mapping, **report.timings}
         # named as the catalog names them: a report is logged and pushed to XCom, never with a
@@ -370,11 +383,18 @@ def run_cleanup(
         with sync_lock(store, definition, "cleanup", wait=lock_wait):
             try:
                 records = cleanup_history(store, definition.uuid)
+                store_id = store.store_id()
             except StoreError as exc:
                 report = _failed("cleanup", definition, f"the sync history cannot be read: {exc}")
             else:
                 report = cleanup(
-                    definition, client, records, dry_run=dry_run, force=force, progress=progress
+                    definition,
+                    client,
+                    records,
+                    dry_run=dry_run,
+                    force=force,
+                    progress=progress,
+                    store_id=store_id,
                 )
     except SyncLockedError as exc:
         report = _failed("cleanup", definition, str(exc))
