@@ -217,13 +217,23 @@ class SystemResolver:
         self._by_name = {}
         self._by_uuid = {}
         self._by_stamp = {}
+        exact: set[tuple[str, str]] = set()
         for system in ordered:
             self._by_name.setdefault(system.name, system)
             self._by_uuid[system.uuid] = system
             for value in system.values(NAMESPACE_PROPERTY):
-                stamped = self._by_stamp.setdefault(normalize_namespace(value), [])
+                normalized = normalize_namespace(value)
+                stamped = self._by_stamp.setdefault(normalized, [])
                 if system not in stamped:
                     stamped.append(system)
+                if value == normalized:
+                    exact.add((normalized, system.uuid))
+        # Of several Systems stamped with one namespace, one stamped as the namespace reads now
+        # first: an upgrade that reads two spellings of a server as one (a Redshift endpoint
+        # and its cluster name) keeps the System a fresh tenant would get, not the first by
+        # name (a probe of upgrades: a table moved to the other System, its steward's copy left)
+        for normalized, stamped in self._by_stamp.items():
+            stamped.sort(key=lambda system: (normalized, system.uuid) not in exact)
         definition = self.definition
         self._by_database = (
             any(m.database is not None for m in definition.namespace_mappings)
