@@ -145,7 +145,7 @@ def _plan_row(
 ) -> PhysicalEntity | None:
     """The upload row for one entity, or None when it may not be created."""
     if stored is None and not _may_create(planned, system):
-        ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"{planned.key} ({planned.source})")
+        ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, _not_catalogued(planned))
         ctx.report.count("entitiesNotCatalogued")
         return None
     if stored is None:
@@ -165,6 +165,19 @@ def _plan_row(
             p for p in row.additional_properties or () if p.name != DESCRIPTION_HASH_PROPERTY
         ] or None
     return row
+
+
+def _not_catalogued(planned: PlannedEntity) -> str:
+    """The gap's example: the entity, and where it comes from. A name with dots and no schema
+    (``shop.customers`` of a two-level MySQL name read without ``nameProfile: mysql``) reads
+    like schema ``shop`` and table ``customers``, which a crawler may well hold: said so."""
+    key = planned.key
+    if key.schema_ or "." not in key.name:
+        return f"{key} ({planned.source})"
+    return (
+        f"{key} ({planned.source}; looked up with no schema, the whole name {key.name!r} as the "
+        "table's: a nameProfile that reads its first part as the schema may find it)"
+    )
 
 
 def _may_create(planned: PlannedEntity, system: ResolvedSystem) -> bool:

@@ -540,3 +540,30 @@ def test_a_field_description_the_job_wrote_is_rewritten_when_the_producer_change
         assert "fieldDescriptionsKeptUserEdited" not in report.counters
     daily = entity(emulator, "daily")
     assert fields_of(emulator, daily["uuid"])["total"]["description"] == "v2"
+
+
+def test_a_name_looked_up_with_no_schema_says_so_where_a_crawler_holds_it_as_schema_and_table(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """``TARGET_NOT_CATALOGUED MySQL Prod:shop.customers`` read as schema ``shop``, table
+    ``customers``, which the crawler holds: the example says the whole name was looked up as
+    the table's, with no schema, and what reads it otherwise (a probe of upgrades)."""
+    crawl(
+        client,
+        "MySQL Prod",
+        {("shop", "customers"): {"id": "int"}},
+        properties=(("openLineageNamespace", "mysql://db:3306"),),
+    )
+    event = run_event(
+        "load",
+        inputs=[builders.dataset("shop.orders", "mysql://db:3306")],
+        outputs=[builders.dataset("shop.customers", "mysql://db:3306")],
+    )
+    job = builders.definition()
+    report = snapshot(plan_for(client, [event], job), client, job)
+    examples = report.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
+    assert any(
+        example.startswith("MySQL Prod:shop.customers (")
+        and "looked up with no schema, the whole name 'shop.customers'" in example
+        for example in examples
+    ), examples
