@@ -25,6 +25,7 @@ from airflow_blindata.mapper.quality import map_quality, quality_retainer
 from airflow_blindata.mapper.report import Report
 from airflow_blindata.mapper.retirement import retire_removed_tasks
 from airflow_blindata.mapper.sql import SqlHashes
+from airflow_blindata.mapper.sql_outputs import with_outputs_from_sql
 from airflow_blindata.mapper.systems import KnownSystem, SystemResolver
 
 __all__ = ["PASSES", "Pass", "build", "build_groups", "plan_of_fold"]
@@ -77,6 +78,7 @@ def plan_of_fold(
     folded, retired = retire_removed_tasks(folded)
     for job, why in sorted(retired.items(), key=lambda item: str(item[0])):
         report.retire(str(job), why)
+    folded = with_outputs_from_sql(folded, report)
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
     plan._sql_hashes = SqlHashes(sql_hashes)

@@ -37,6 +37,7 @@ __all__ = [
     "sql_hash",
     "sqlglot_dialect",
     "tables_dropped",
+    "tables_written",
     "with_final_names",
     "with_placeholders",
 ]
@@ -254,6 +255,64 @@ def _tables_dropped(sql: str, dialect: str | None) -> frozenset[tuple[str, ...]]
         for name in names
         if not any(len(t) > len(name) and _same_table(name, t) for t in named.get(last, ()))
     )
+
+
+NamePart = tuple[str, bool]
+"""A part of a table's name as a statement writes it, and whether it is quoted."""
+
+
+def tables_written(sql: str, dialect: str | None = None) -> tuple[tuple[NamePart, ...], ...]:
+    """The tables whose rows ``sql`` writes from tables it reads, in the order it writes them:
+    the target of an ``INSERT``, ``MERGE``, ``UPDATE``, ``SELECT … INTO`` and of a ``CREATE
+    TABLE | VIEW … AS``; not a temporary table, nor one the text makes and leaves dropped
+    (``tables_dropped``). For a run whose producer named no output (Airflow's MySQL provider
+    drops it when it looks the tables up in information_schema). Each as the parts of its name
+    (catalog, schema, table: those written). Nothing for a text that does not parse."""
+    if not sql.strip():
+        return ()
+    return _tables_written(sql, dialect)
+
+
+@lru_cache(maxsize=256)
+def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...], ...]:
+    from sqlglot import exp
+    from sqlglot.errors import ErrorLevel
+
+    try:
+        statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
+    except (SqlglotError, ValueError, RecursionError):
+        return ()
+    dropped = tables_dropped(sql, dialect)
+    written: list[tuple[NamePart, ...]] = []
+    for statement in statements:
+        target: Any = None
+        if isinstance(statement, exp.Insert | exp.Merge | exp.Update):
+            target = statement.this
+        elif isinstance(statement, exp.Create):
+            kind = str(statement.args.get("kind") or "").upper()
+            temporary = statement.find(exp.TemporaryProperty) is not None
+            if kind in ("TABLE", "VIEW") and statement.expression is not None and not temporary:
+                target = statement.this
+        elif isinstance(statement, exp.Select) and isinstance(statement.args.get("into"), exp.Into):
+            into = statement.args["into"]
+            if not into.args.get("temporary"):
+                target = into.this
+        if isinstance(target, exp.Schema):  # ``INSERT INTO t (a, b)``
+            target = target.this
+        if not isinstance(target, exp.Table) or not target.name:
+            continue
+        if not any(table is not target for table in statement.find_all(exp.Table)):
+            continue  # ``INSERT … VALUES``, ``UPDATE t SET …``: rows from nothing it reads
+        parts = tuple(
+            (part.name, bool(part.args.get("quoted")))
+            for part in target.parts
+            if isinstance(part, exp.Identifier) and part.name
+        )
+        folded = tuple(text.casefold() for text, _ in parts)
+        if parts[-1][0].startswith("#") or folded in dropped or parts in written:
+            continue  # SQL Server's ``#t`` is temporary
+        written.append(parts)
+    return tuple(written)
 
 
 def as_written_into(sql: str, dialect: str | None, target: tuple[str, ...]) -> str | None:

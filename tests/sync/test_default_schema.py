@@ -77,9 +77,9 @@ def test_a_statement_is_analysed_where_its_producer_resolved_its_names(
 def test_a_statement_whose_run_names_no_output_is_analysed_where_it_read_its_bare_names() -> None:
     """Found with real Airflow (MySQL provider against MariaDB, a probe): ``INSERT INTO
     dwh.orders … SELECT … FROM orders`` on a connection to ``shop`` is sent with both tables as
-    inputs and no output, so no flow; the statement went to Blindata's analysis with no default
-    schema, which could not resolve ``orders``: no lineage at all. The run's own tables say
-    where ``orders`` is."""
+    inputs and no output; the statement went to Blindata's analysis with no default schema,
+    which could not resolve ``orders``: no lineage at all. The run's own tables say where
+    ``orders`` is, and the table its SQL writes is its output (``mapper.sql_outputs``)."""
     event = run_event(
         "etl.copy",
         inputs=[dataset(name, "mysql://db:3306") for name in ("dwh.orders", "shop.orders")],
@@ -92,5 +92,7 @@ def test_a_statement_whose_run_names_no_output_is_analysed_where_it_read_its_bar
         },
     )
     plan = build([event], definition(policy("mysql://*", nameProfile="mysql")))
-    assert not [flow for flow in plan.flows if flow.kind != "orchestration"]
+    assert [flow.name for flow in plan.flows if flow.kind != "orchestration"] == [
+        "shop.orders -> dwh.orders @airflow/etl.copy"
+    ]
     assert _default_schemas(plan) == {"ol:airflow|etl.copy": "shop"}

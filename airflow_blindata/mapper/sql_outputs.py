@@ -1,0 +1,146 @@
+"""The tables a run's SQL writes, where its producer named no output.
+
+Airflow's MySQL provider, when it looks a task's tables up in information_schema, sends the
+tables a statement reads and drops the one it writes (``INSERT INTO crm.summary … FROM
+sales.orders``: inputs ``sales.orders``, no output). Nothing then carries the write: no table
+flow (seed 001: "A table flow is always published"), and Blindata's analysis of the statement
+finds the target only once a crawler has catalogued it. ``with_outputs_from_sql`` gives such a
+run, of the runs a job's lineage comes from, the tables its SQL writes (``sql.tables_written``)
+as outputs, named as the run's inputs are (the namespace, and the parts the statement leaves
+out), and reports the producer's limit (``PRODUCER_PARTIAL_LINEAGE``). Pure; the passes then
+read the fold as if the producer had named them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+
+from airflow_blindata.events import SQLJobFacet, facet_of
+from airflow_blindata.mapper.catalog import PLATFORM_DIALECTS
+from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, OutputFold, RunFold
+from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.report import GapCode, Report
+from airflow_blindata.mapper.sql import NamePart, names_in_sql, sqlglot_dialect, tables_written
+from airflow_blindata.redaction import redact_text
+
+__all__ = ["with_outputs_from_sql"]
+
+
+def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
+    """``fold`` with the outputs its runs' SQL writes where a run of a job's latest description
+    read tables and named no output; the same fold when there are none."""
+    known = {
+        (normalize_namespace(d.key.namespace), d.key.name.casefold()): d for d in fold.datasets
+    }
+    added: dict[DatasetKey, DatasetFold] = {}
+    jobs: list[JobFold] = []
+    for job in fold.jobs:
+        described = {id(run) for run in job.latest_completed_group}
+        if job.latest is not None:
+            described.add(id(job.latest))
+        runs: list[RunFold] = []
+        for run in job.runs:
+            outputs = _outputs(run, known) if id(run) in described else []
+            if not outputs:
+                runs.append(run)
+                continue
+            runs.append(replace(run, outputs=outputs))
+            for output in outputs:
+                found = known.get(
+                    (normalize_namespace(output.key.namespace), output.key.name.casefold())
+                )
+                if found is None and output.key not in added:
+                    added[output.key] = DatasetFold(
+                        key=output.key,
+                        facets={},
+                        first_event_time=run.first_event_time,
+                        last_event_time=run.last_event_time,
+                    )
+            written = ", ".join(redact_text(output.key.name) for output in outputs)
+            report.gap(
+                GapCode.PRODUCER_PARTIAL_LINEAGE,
+                f"{job.key.namespace}/{job.key.name}: no output sent for the table its SQL "
+                f"writes: {written} (read from the SQL)",
+            )
+            report.count("outputsReadFromSql", len(outputs))
+        if any(new is not old for new, old in zip(runs, job.runs, strict=True)):
+            keys = [output.key for run in runs for output in run.outputs]
+            written_keys = list(dict.fromkeys([*job.written, *keys]))
+            job = replace(job, runs=runs, written=written_keys)
+        jobs.append(job)
+    if not added and all(new is old for new, old in zip(jobs, fold.jobs, strict=True)):
+        return fold
+    datasets = sorted([*fold.datasets, *added.values()], key=lambda d: d.key)
+    return Fold(jobs=jobs, datasets=datasets)
+
+
+def _outputs(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> list[OutputFold]:
+    """The tables the run's SQL writes, as outputs, when it read tables and named no output."""
+    if run.outputs or not run.inputs or run.snapshot_outputs:
+        return []
+    sql = facet_of(run.job_facets, SQLJobFacet)
+    if sql is None or not sql.query.strip():
+        return []
+    namespaces = {normalize_namespace(item.key.namespace) for item in run.inputs}
+    if len(namespaces) != 1:
+        return []  # read from several stores: where the statement writes is not known
+    (namespace,) = namespaces
+    dialect = sql.dialect or PLATFORM_DIALECTS.get(namespace.split("://")[0])
+    if dialect is None:
+        return []  # not a SQL platform (an object store, a file): not a table of its own
+    targets = tables_written(sql.query, dialect)
+    if not targets:
+        return []
+    inputs = [item.key for item in run.inputs]
+    bare = names_in_sql(sql.query, dialect).bare
+    outputs: list[OutputFold] = []
+    for target in targets:
+        key = _dataset(target, inputs, bare, dialect, known)
+        if key is not None and all(key != output.key for output in outputs):
+            outputs.append(OutputFold(key=key, facets={}, output_facets={}))
+    return outputs
+
+
+def _dataset(
+    target: tuple[NamePart, ...],
+    inputs: list[DatasetKey],
+    bare: frozenset[str],
+    dialect: str,
+    known: dict[tuple[str, str], DatasetFold],
+) -> DatasetKey | None:
+    """The dataset ``target`` is on the inputs' namespace, its name with as many parts as
+    theirs: the parts the statement leaves out are those of the inputs it names bare (the
+    connection's default), else those all its inputs share; ``None`` where that is not one."""
+    depths = {len(key.name.split(".")) for key in inputs}
+    if len(depths) != 1:
+        return None
+    (depth,) = depths
+    missing = depth - len(target)
+    if missing < 0:
+        return None
+    parts = [_cased(text, quoted, dialect) for text, quoted in target]
+    if missing:
+        named_bare = [key for key in inputs if key.name.split(".")[-1].casefold() in bare]
+        prefixes = {tuple(key.name.split(".")[:missing]) for key in named_bare or inputs}
+        if len(prefixes) != 1:
+            return None
+        parts = [*prefixes.pop(), *parts]
+    namespace = inputs[0].namespace
+    name = ".".join(parts)
+    found = known.get((normalize_namespace(namespace), name.casefold()))
+    return found.key if found is not None else DatasetKey(namespace, name)
+
+
+def _cased(text: str, quoted: bool, dialect: str) -> str:
+    """A part of a name as the dialect stores it: unquoted, folded as it folds names."""
+    if quoted:
+        return text
+    try:
+        folds = Dialect.get_or_raise(sqlglot_dialect(dialect))
+        return str(folds.normalize_identifier(exp.to_identifier(text)).name)
+    except (SqlglotError, ValueError):
+        return text
