@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
+from airflow_blindata.mapper.dag_runs import with_dag_runs_under_way
 from airflow_blindata.mapper.fold import Fold, FoldBuilder
 from airflow_blindata.mapper.fold.reading import read_job_events
 from airflow_blindata.mapper.lineage import map_lineage
@@ -78,6 +79,7 @@ def plan_of_fold(
     folded, retired = retire_removed_tasks(folded)
     for job, why in sorted(retired.items(), key=lambda item: str(item[0])):
         report.retire(str(job), why)
+    folded = with_dag_runs_under_way(folded)
     folded = with_outputs_from_sql(folded, report)
     resolver = SystemResolver(definition, list(known_systems), report)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)

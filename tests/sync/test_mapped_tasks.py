@@ -292,3 +292,57 @@ def test_a_stand_in_the_kept_fold_let_go_has_the_job_read_again(store_url: str) 
         planned = plan_from_store(store, definition())
         assert_read_at_once(planned, build(first + then, definition()))
         assert pairs(planned) == {("in_0", "out_0"), ("in_2", "other_2")}
+
+
+def dag_event(dag_run: int, kind: str, second: int) -> dict[str, Any]:
+    """The DAG ``etl``'s own event of its run ``dag_run`` (the provider's DAG run START and end)."""
+    return run_event(
+        "etl",
+        event_type=kind,
+        run_id=dag_run_id(dag_run),
+        time=(BASE + timedelta(seconds=second)).isoformat(),
+    )
+
+
+def test_an_instance_not_run_yet_in_a_dag_run_under_way_keeps_its_lineage(
+    store_url: str,
+) -> None:
+    """A snapshot taken while a mapped task's instances wait in the queue: those that have not
+    run in the DAG run yet are described by their runs of the DAG run before, as a failed one
+    is, kept fold after kept fold, as when read at once (their flows were dropped, the cleanup
+    removed them, and the next snapshot made them again). Once the DAG run has completed, an
+    instance it did not run is no longer mapped (the list shrank): it describes nothing."""
+    earlier = [
+        dag_event(1, "START", 0),
+        *(e for i in range(3) for e in instance_run(1, i, "COMPLETE", 1 + 2 * i, f"out_{i}")),
+        dag_event(1, "COMPLETE", 9),
+    ]
+    arrivals = [
+        (earlier, copies(range(3))),
+        (
+            [dag_event(2, "START", 20), *instance_run(2, 0, "COMPLETE", 21, "out_0")],
+            copies(range(3)),
+        ),
+        (instance_run(2, 1, "COMPLETE", 23, "out_1"), copies(range(3))),
+        ([dag_event(2, "COMPLETE", 30)], copies(range(2))),  # instance 2 no longer mapped
+    ]
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for arrived, expected in arrivals:
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+            assert pairs(planned) == expected
+
+
+def test_without_the_dags_own_events_an_instance_not_run_describes_nothing() -> None:
+    """``dag.test()`` and ``emit_dag_events: false`` send no DAG run events: whether the DAG
+    run goes on is not known, and the latest DAG run's instances are the task's lineage."""
+    events = [
+        *(e for i in range(3) for e in instance_run(1, i, "COMPLETE", 1 + 2 * i, f"out_{i}")),
+        *instance_run(2, 0, "COMPLETE", 21, "out_0"),
+    ]
+    assert pairs(build(events, definition())) == copies(range(1))
+    started = [dag_event(2, "START", 20), *events]
+    assert pairs(build(started, definition())) == copies(range(3))

@@ -244,6 +244,11 @@ class JobFold:
     first_event_time: datetime
     last_event_time: datetime
     design_producer: str = ""
+    parent_under_way: bool = False
+    """Whether the DAG run of its latest completed group is its DAG's latest run, and that run
+    has not completed (``mapper.dag_runs``, from the DAG's own events): the instances of a
+    mapped task that have not run there yet are still described by their runs before. Set for
+    a plan, never kept with the fold."""
 
     @property
     def latest(self) -> RunFold | None:
@@ -264,10 +269,11 @@ class JobFold:
         """The latest completed run with the other completed runs of its parent run, oldest first:
         the instances of a mapped task (``.expand()``) in one DAG run, each a run of the job,
         and for an instance that ran there without completing its latest completed run before
-        (``_group``). A run that names no parent is a group of one. Empty without
+        (``_group``), as for one that has not run there yet while that DAG run goes on
+        (``parent_under_way``). A run that names no parent is a group of one. Empty without
         a completed run. Data flows come from the group (``lineage``); a snapshot keeps it whole
         (``_whole_runs``)."""
-        return _group(self.runs)
+        return _group(self.runs, self.parent_under_way)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -756,19 +762,23 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
     return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
-def _group(runs: list[RunFold]) -> list[RunFold]:
+def _group(runs: list[RunFold], under_way: bool = False) -> list[RunFold]:
     """``JobFold.latest_completed_group`` of runs in the fold's order. Of an Airflow task, the
     latest completed try of each of its instances in the DAG run of the latest completed run (a
     task cleared and run again in its DAG run is a new run of the same parent, whose earlier try
     is no longer what it does); and of each instance that ran in that DAG run without completing
     (it failed, or goes on), its latest completed run of an earlier DAG run, its stand-in, as a
     task's failed run does not replace the run it completed before (one failed instance of a
-    mapped task dropped its flows, and the cleanup removed them)."""
+    mapped task dropped its flows, and the cleanup removed them). With ``under_way`` (that DAG
+    run goes on: ``JobFold.parent_under_way``), the same for each instance that has not run in
+    it yet (``_absent``): a snapshot taken while a mapped task's instances wait in the queue
+    dropped their flows, and the next one made them again."""
     group, parent = _latest_group(runs)
-    unfinished = _unfinished(runs, parent, group)
-    if not unfinished:
+    wanted = {run.map_index for run in _unfinished(runs, parent, group)}
+    if under_way:
+        wanted |= _absent(runs, parent)
+    if not wanted:
         return group
-    wanted = {run.map_index for run in unfinished}
     stand_ins: dict[int | None, RunFold] = {}
     for run in runs:  # in the fold's order: the latest wins
         if run.completed and run.map_index in wanted and run.parent_run_id != parent:
@@ -811,6 +821,23 @@ def _unfinished(runs: list[RunFold], parent: str | None, group: list[RunFold]) -
     ]
 
 
+def _absent(runs: list[RunFold], parent: str | None) -> set[int]:
+    """The map indexes of a mapped task's instances that completed in an earlier DAG run and have
+    no run in ``parent`` (the latest completed group's): not run there yet, or no longer mapped."""
+    if parent is None:
+        return set()
+    present = {run.map_index for run in runs if run.parent_run_id == parent}
+    return {
+        run.map_index
+        for run in runs
+        if run.completed
+        and run.map_index is not None
+        and run.map_index >= 0
+        and run.parent_run_id not in (None, parent)
+        and run.map_index not in present
+    }
+
+
 def _pending(runs: list[RunFold]) -> set[str]:
     """The ids of the runs of Airflow task instances that did not complete: when another
     instance of their DAG run completes, they call for their stand-ins
@@ -837,13 +864,14 @@ def _outline(run: RunFold) -> RunFold:
 
 
 def _dropped_indexes(runs: list[RunFold], whole: AbstractSet[str]) -> frozenset[int]:
-    """The map indexes of the completed runs of task instances a kept fold does not keep whole
-    (``whole``: ``_whole_runs``): one of them may be the stand-in a later group calls for."""
-    return frozenset(
-        run.map_index
-        for run in runs
-        if run.completed and run.map_index is not None and run.run_id not in whole
-    )
+    """The map indexes whose latest completed run a kept fold does not keep whole (``whole``:
+    ``_whole_runs``): it may be the stand-in a later group calls for (a stand-in is always
+    the latest completed run of its index)."""
+    latest: dict[int, str] = {}
+    for run in runs:  # in the fold's order: the latest wins
+        if run.completed and run.map_index is not None:
+            latest[run.map_index] = run.run_id
+    return frozenset(index for index, run_id in latest.items() if run_id not in whole)
 
 
 def _instance(run: RunFold) -> object:
@@ -865,7 +893,7 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     the stand-ins it holds (``_group``; of the runs that call for them, a kept
     fold keeps the outline: ``_kept_runs``)."""
     whole = {runs[-1].run_id} if runs else set()
-    group = _group(runs)
+    group = _group(runs, under_way=True)  # its DAG run may go on: ``JobFold.parent_under_way``
     whole.update(run.run_id for run in group)
     parent = group[-1].parent_run_id if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
@@ -1025,16 +1053,24 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
         siblings = [(run_id, run) for run_id, run in completed if _summed_parent(run) == parent]
         kept.update((job, run_id) for run_id, _ in siblings)
         done = {run[5] for _, run in siblings}
-        unfinished = {  # as ``_group`` finds them
-            run_id: run[5]
-            for run_id, run in ranked
+        wanted = {  # as ``_group`` finds them: of instances that did not complete there
+            run[5]
+            for _, run in ranked
             if _summed_parent(run) == parent
             and not _summed_completed(run)
             and run[5] is not None
             and run[5] not in done
         }
-        if unfinished:
-            wanted = set(unfinished.values())
+        present = {run[5] for _, run in ranked if _summed_parent(run) == parent}
+        wanted |= {  # and that have not run there yet (``_absent``)
+            run[5]
+            for _, run in completed
+            if run[5] is not None
+            and run[5] >= 0
+            and _summed_parent(run) not in (None, parent)
+            and run[5] not in present
+        }
+        if wanted:
             stand_ins = {
                 run[5]: run_id
                 for run_id, run in completed
@@ -1198,7 +1234,8 @@ def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold])
     if any(run_id in folded and run_id not in whole for run_id in _whole_runs(every)):
         return False
     group, parent = _latest_group(every)
-    if any(run.map_index in kept.dropped_indexes for run in _unfinished(every, parent, group)):
+    wanted = {run.map_index for run in _unfinished(every, parent, group)} | _absent(every, parent)
+    if wanted & kept.dropped_indexes:
         return False  # the stand-in it calls for may be a run the fold let go
     if parent is None or run_digest(parent) not in kept.parents:
         return True
@@ -1250,11 +1287,11 @@ def fold_jobs(
             if summaries is None:  # every run folded
                 dropped = _dropped_indexes(job.runs, whole_now)
             else:  # of every run, those left unfolded too (their events skimmed)
-                dropped = frozenset(
-                    run[5]
-                    for run_id, run in summaries.get(names, {}).items()
-                    if _summed_completed(run) and run[5] is not None and run_id not in whole_now
-                )
+                latest: dict[int, str] = {}
+                for run_id, run in sorted(summaries.get(names, {}).items(), key=_summed_rank):
+                    if _summed_completed(run) and run[5] is not None:
+                        latest[run[5]] = run_id
+                dropped = frozenset(i for i, run_id in latest.items() if run_id not in whole_now)
             job.runs = _kept_runs(job.runs, retain, held)
         seen = frozenset(map(run_digest, run_ids))
         folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents, dropped))

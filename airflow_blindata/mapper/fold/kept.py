@@ -49,8 +49,10 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 15
-"""The version of the text; change it with any change to the fold or to this format (15: a run
+FORMAT = 16
+"""The version of the text; change it with any change to the fold or to this format (16: the
+latest completed run of each map index is kept whole, the stand-in of an instance that has not
+run in a DAG run under way, and ``FoldedJob.dropped_indexes`` counts those let go; 15: a run
 keeps its Airflow map index, ``RunFold.map_index``; 14: a
 run, input or output facet sent as ``_deleted`` is malformed, no longer a facet of the fold, and
 runs are ranked by their end (``core.run_rank``);
@@ -294,6 +296,7 @@ class _Job(Struct, Generic[F]):
     last_event_time: datetime
     written: list[DatasetKey] = []
     design_producer: str = ""
+    parent_under_way: bool = False  # set for a plan only (``mapper.dag_runs``): always false here
 
 
 class _Mention(Struct, Generic[F]):
