@@ -262,15 +262,24 @@ NamePart = tuple[str, bool]
 
 
 def tables_written(sql: str, dialect: str | None = None) -> tuple[tuple[NamePart, ...], ...]:
-    """The tables whose rows ``sql`` writes from tables it reads, in the order it writes them:
-    the target of an ``INSERT``, ``MERGE``, ``UPDATE``, ``SELECT … INTO`` and of a ``CREATE
-    TABLE | VIEW … AS``; not a temporary table, nor one the text makes and leaves dropped
+    """The tables whose rows ``sql`` writes from other tables it reads, in the order it writes
+    them: the target of an ``INSERT``, ``MERGE``, ``UPDATE``, ``SELECT … INTO`` and of a
+    ``CREATE TABLE | VIEW … AS``; not a temporary table (made so in the text, SQL Server's
+    ``#t``, PostgreSQL's ``pg_temp``), nor one the text makes and leaves dropped
     (``tables_dropped``). For a run whose producer named no output (Airflow's MySQL provider
     drops it when it looks the tables up in information_schema). Each as the parts of its name
-    (catalog, schema, table: those written). Nothing for a text that does not parse."""
+    (catalog, schema, table: those written). Nothing for a text that does not parse, nor for one
+    that changes where its names resolve or renames tables (``SET search_path``, ``USE``,
+    ``ALTER … RENAME``, a statement sqlglot does not read): which table is meant is not known."""
     if not sql.strip():
         return ()
-    return _tables_written(sql, dialect)
+    try:
+        return _tables_written(sql, dialect)
+    except Exception:
+        return ()
+
+
+_WRITES = ("Insert", "Merge", "Update")
 
 
 @lru_cache(maxsize=256)
@@ -282,16 +291,23 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...]
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
         return ()
+    if any(isinstance(s, exp.Set | exp.Use | exp.Command | exp.Alter) for s in statements):
+        return ()
     dropped = tables_dropped(sql, dialect)
+    temporary: set[tuple[str, ...]] = set()
     written: list[tuple[NamePart, ...]] = []
     for statement in statements:
         target: Any = None
-        if isinstance(statement, exp.Insert | exp.Merge | exp.Update):
+        if type(statement).__name__ in _WRITES:
             target = statement.this
         elif isinstance(statement, exp.Create):
             kind = str(statement.args.get("kind") or "").upper()
-            temporary = statement.find(exp.TemporaryProperty) is not None
-            if kind in ("TABLE", "VIEW") and statement.expression is not None and not temporary:
+            made = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
+            if statement.find(exp.TemporaryProperty) is not None:
+                if isinstance(made, exp.Table):
+                    temporary.add(_folded(made))
+                continue
+            if kind in ("TABLE", "VIEW") and statement.expression is not None:
                 target = statement.this
         elif isinstance(statement, exp.Select) and isinstance(statement.args.get("into"), exp.Into):
             into = statement.args["into"]
@@ -299,20 +315,29 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...]
                 target = into.this
         if isinstance(target, exp.Schema):  # ``INSERT INTO t (a, b)``
             target = target.this
-        if not isinstance(target, exp.Table) or not target.name:
-            continue
-        if not any(table is not target for table in statement.find_all(exp.Table)):
-            continue  # ``INSERT … VALUES``, ``UPDATE t SET …``: rows from nothing it reads
+        if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+            continue  # a table variable (T-SQL's ``@t``), a function: no table of the catalog
+        if target.this.args.get("temporary") or target.this.args.get("global_"):
+            continue  # SQL Server's ``#t`` and ``##t``
         parts = tuple(
             (part.name, bool(part.args.get("quoted")))
             for part in target.parts
             if isinstance(part, exp.Identifier) and part.name
         )
-        folded = tuple(text.casefold() for text, _ in parts)
-        if parts[-1][0].startswith("#") or folded in dropped or parts in written:
-            continue  # SQL Server's ``#t`` is temporary
+        folded = _folded(target)
+        if not parts or folded in dropped or parts in written:
+            continue
+        if folded[-1] in {made[-1] for made in temporary} or "pg_temp" in folded[:-1]:
+            continue  # a temporary table the text made before, PostgreSQL's temporary schema
+        if all(_folded(read) == folded for read in statement.find_all(exp.Table)):
+            continue  # ``INSERT … VALUES``, ``UPDATE t SET … (SELECT … FROM t)``: nothing else
         written.append(parts)
     return tuple(written)
+
+
+def _folded(table: Any) -> tuple[str, ...]:
+    """A table's name, its parts case-folded (``("sales", "orders")``)."""
+    return tuple(part.name.casefold() for part in table.parts if part.name)
 
 
 def as_written_into(sql: str, dialect: str | None, target: tuple[str, ...]) -> str | None:

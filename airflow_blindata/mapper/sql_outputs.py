@@ -15,10 +15,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import SqlglotError
-
 from airflow_blindata.events import SQLJobFacet, facet_of
 from airflow_blindata.mapper.catalog import PLATFORM_DIALECTS
 from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, OutputFold, RunFold
@@ -31,17 +27,15 @@ __all__ = ["with_outputs_from_sql"]
 
 
 def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
-    """``fold`` with the outputs its runs' SQL writes where a run of a job's latest description
-    read tables and named no output; the same fold when there are none."""
+    """``fold`` with the output its SQL writes where a completed run of a job's latest
+    description read tables and named no output; the same fold when there is none."""
     known = {
         (normalize_namespace(d.key.namespace), d.key.name.casefold()): d for d in fold.datasets
     }
     added: dict[DatasetKey, DatasetFold] = {}
     jobs: list[JobFold] = []
     for job in fold.jobs:
-        described = {id(run) for run in job.latest_completed_group}
-        if job.latest is not None:
-            described.add(id(job.latest))
+        described = {id(run) for run in job.latest_completed_group}  # what the job did
         runs: list[RunFold] = []
         for run in job.runs:
             outputs = _outputs(run, known) if id(run) in described else []
@@ -89,20 +83,15 @@ def _outputs(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> list[Ou
     if len(namespaces) != 1:
         return []  # read from several stores: where the statement writes is not known
     (namespace,) = namespaces
-    dialect = sql.dialect or PLATFORM_DIALECTS.get(namespace.split("://")[0])
+    dialect = sql.dialect or PLATFORM_DIALECTS.get(namespace.split("://", 1)[0])
     if dialect is None:
         return []  # not a SQL platform (an object store, a file): not a table of its own
     targets = tables_written(sql.query, dialect)
-    if not targets:
-        return []
-    inputs = [item.key for item in run.inputs]
+    if len(targets) != 1:
+        return []  # several: which input feeds which is the statements', not the run's to say
     bare = names_in_sql(sql.query, dialect).bare
-    outputs: list[OutputFold] = []
-    for target in targets:
-        key = _dataset(target, inputs, bare, dialect, known)
-        if key is not None and all(key != output.key for output in outputs):
-            outputs.append(OutputFold(key=key, facets={}, output_facets={}))
-    return outputs
+    key = _dataset(targets[0], [item.key for item in run.inputs], bare, dialect, known)
+    return [] if key is None else [OutputFold(key=key, facets={}, output_facets={})]
 
 
 def _dataset(
@@ -135,12 +124,21 @@ def _dataset(
     return found.key if found is not None else DatasetKey(namespace, name)
 
 
+_FOLDED_LOWER = frozenset(
+    {"postgres", "redshift", "trino", "presto", "hive", "spark", "databricks"}
+)
+_FOLDED_UPPER = frozenset({"snowflake", "oracle", "db2"})
+"""The dialects whose catalogs hold an unquoted name folded (PostgreSQL's ``mart.daily``,
+Snowflake's ``MART.DAILY``); the others keep it as written (MySQL, SQL Server, BigQuery)."""
+
+
 def _cased(text: str, quoted: bool, dialect: str) -> str:
-    """A part of a name as the dialect stores it: unquoted, folded as it folds names."""
+    """A part of a name as the platform's catalog holds it: unquoted, folded where it folds."""
+    read = (sqlglot_dialect(dialect) or dialect).lower()
     if quoted:
         return text
-    try:
-        folds = Dialect.get_or_raise(sqlglot_dialect(dialect))
-        return str(folds.normalize_identifier(exp.to_identifier(text)).name)
-    except (SqlglotError, ValueError):
-        return text
+    if read in _FOLDED_LOWER:
+        return text.lower()
+    if read in _FOLDED_UPPER:
+        return text.upper()
+    return text

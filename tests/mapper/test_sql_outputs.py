@@ -19,6 +19,8 @@ from tests.builders import policy, run_event, sql_facet
 MYSQL = "mysql://db:3306"
 PG = "postgres://pg:5432"
 SNOWFLAKE = "snowflake://org-account"
+MSSQL = "mssql://sql:1433"
+BIGQUERY = "bigquery"
 
 
 def plan_of(
@@ -34,7 +36,11 @@ def plan_of(
         *more.get("others", []),
     ]
     definition = builders.definition(
-        policy("mysql://*", nameProfile="mysql"), policy("postgres://*"), policy("snowflake://*")
+        policy("mysql://*", nameProfile="mysql"),
+        policy("postgres://*"),
+        policy("snowflake://*"),
+        policy("mssql://*"),
+        policy("bigquery"),
     )
     return build(events, definition)
 
@@ -81,6 +87,18 @@ def pairs(plan: CatalogPlan) -> set[tuple[str, str]]:
             'CREATE VIEW mart."Daily" AS SELECT * FROM orders',
             [(PG, "shop.public.orders")],
             {("public.orders", "mart.Daily")},
+        ),
+        (
+            "a name is kept as written where the platform keeps names so (SQL Server)",
+            "INSERT INTO dbo.DailySales SELECT * FROM dbo.Orders",
+            [(MSSQL, "sales.dbo.Orders")],
+            {("sales.dbo.Orders", "sales.dbo.DailySales")},
+        ),
+        (
+            "a name is kept as written where the platform keeps names so (BigQuery)",
+            "INSERT INTO mart.DailySales SELECT * FROM `proj.sales.orders`",
+            [(BIGQUERY, "proj.sales.orders")],
+            {("proj.sales.orders", "proj.mart.DailySales")},
         ),
         (
             "a MERGE writes its target",
@@ -149,6 +167,55 @@ def test_a_run_that_names_no_output_gets_the_table_its_sql_writes(
             [],
         ),
         (
+            "a table variable is no table",
+            "INSERT INTO @tv SELECT * FROM dbo.Orders",
+            [(MSSQL, "sales.dbo.Orders")],
+            [],
+        ),
+        (
+            "SQL Server's temporary tables are no output",
+            "INSERT INTO #stage SELECT * FROM dbo.Orders; SELECT * INTO ##g FROM dbo.Orders",
+            [(MSSQL, "sales.dbo.Orders")],
+            [],
+        ),
+        (
+            "a temporary table the text made before is no output",
+            "CREATE TEMP TABLE t AS SELECT 1 AS id; INSERT INTO t SELECT * FROM public.orders",
+            [(PG, "shop.public.orders")],
+            [],
+        ),
+        (
+            "PostgreSQL's temporary schema is no output",
+            "INSERT INTO pg_temp.t SELECT * FROM public.orders",
+            [(PG, "shop.public.orders")],
+            [],
+        ),
+        (
+            "a text that moves where names resolve says nothing of its target",
+            "SET search_path TO mart; INSERT INTO daily SELECT * FROM public.orders",
+            [(PG, "shop.public.orders")],
+            [],
+        ),
+        (
+            "a text that renames tables says nothing of its target",
+            "CREATE TABLE crm.t_new AS SELECT * FROM sales.orders; "
+            "RENAME TABLE crm.t TO crm.t_old, crm.t_new TO crm.t",
+            [(MYSQL, "sales.orders")],
+            [],
+        ),
+        (
+            "a table updated from itself alone has no new source",
+            "UPDATE sales.orders SET total = (SELECT SUM(a) FROM sales.orders o2)",
+            [(MYSQL, "sales.orders")],
+            [],
+        ),
+        (
+            "a text that writes two tables does not say which input feeds which",
+            "INSERT INTO crm.a SELECT * FROM sales.x; INSERT INTO crm.b SELECT * FROM sales.y",
+            [(MYSQL, "sales.x"), (MYSQL, "sales.y")],
+            [],
+        ),
+        (
             "a run that names its output is read as sent",
             "INSERT INTO crm.summary SELECT * FROM sales.orders",
             [(MYSQL, "sales.orders")],
@@ -180,3 +247,20 @@ def test_a_table_another_job_names_is_that_dataset_whatever_its_case() -> None:
     )
     assert pairs(plan) == {("sales.orders", "crm.Summary")}
     assert [e.key.name for e in plan.entities if e.key.name.lower() == "summary"] == ["Summary"]
+
+
+@pytest.mark.parametrize("state", ["FAIL", "START"])
+def test_a_run_that_did_not_complete_gets_no_output_from_its_sql(state: str) -> None:
+    """A failed run may never have made its table, and a run under way may yet name its output
+    (Spark's COMPLETE names the path it wrote): only a completed run's SQL is read."""
+    events = [
+        run_event(
+            "etl.load",
+            event_type=state,
+            job_facets=sql_facet("INSERT INTO mart.weekly SELECT * FROM public.orders"),
+            inputs=[builders.dataset("shop.public.orders", PG)],
+        )
+    ]
+    plan = build(events, builders.definition(policy("postgres://*")))
+    assert "outputsReadFromSql" not in plan.report.counters
+    assert not [e for e in plan.entities if e.key.name == "weekly"]
