@@ -228,12 +228,18 @@ class SystemResolver:
                     stamped.append(system)
                 if value == normalized:
                     exact.add((normalized, system.uuid))
-        # Of several Systems stamped with one namespace, one stamped as the namespace reads now
-        # first: an upgrade that reads two spellings of a server as one (a Redshift endpoint
-        # and its cluster name) keeps the System a fresh tenant would get, not the first by
-        # name (a probe of upgrades: a table moved to the other System, its steward's copy left)
+        # Of several Systems stamped with one namespace, one that a definition created under
+        # another spelling of it last: an upgrade that reads two spellings of a server as one (a
+        # Redshift endpoint and its cluster name) keeps the System a fresh tenant would get, not
+        # the first by name (a probe of upgrades: a table moved to the other System, its
+        # steward's copy left). A System a person stamped keeps its place by name, whatever
+        # spelling it carries (seed 000: "the one first by name is used"; a review).
         for normalized, stamped in self._by_stamp.items():
-            stamped.sort(key=lambda system: (normalized, system.uuid) not in exact)
+            stamped.sort(
+                key=lambda system: (
+                    _created_by_openlineage(system) and (normalized, system.uuid) not in exact
+                )
+            )
         definition = self.definition
         self._by_database = (
             any(m.database is not None for m in definition.namespace_mappings)

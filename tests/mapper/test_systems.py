@@ -90,18 +90,25 @@ def test_a_system_stamped_with_the_namespace_is_used_first_by_name_when_several(
     assert system is not None and (system.name, system.origin) == ("Another PG", "stamped")
 
 
-def test_of_several_stamps_of_one_namespace_the_one_written_as_it_reads_now_wins() -> None:
+def test_of_several_stamps_of_one_namespace_a_definitions_other_spelling_comes_last() -> None:
     """An upgrade that reads two spellings of a server as one (dbt's Redshift endpoint and
     Airflow's cluster name) must not pick by name the System an earlier release made for the
-    other spelling: the one stamped as the namespace now reads is what a fresh tenant gets."""
+    other spelling: the one stamped as the namespace now reads is what a fresh tenant gets. A
+    System a person stamped keeps its place by name whatever spelling it carries (a review)."""
     endpoint = "redshift://my-dwh.abc123.eu-west-1.redshift.amazonaws.com:5439"
     cluster = "redshift://my-dwh.eu-west-1:5439"
-    by_endpoint = KnownSystem("a-endpoint", "u-1", ((NAMESPACE_PROPERTY, endpoint),))
-    by_cluster = KnownSystem("b-cluster", "u-2", ((NAMESPACE_PROPERTY, cluster),))
-    for known in ([by_endpoint, by_cluster], [by_cluster, by_endpoint]):
+    owner = (OWNER_PROPERTY, "6b1f2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+    by_endpoint = KnownSystem("a-endpoint", "u-1", ((NAMESPACE_PROPERTY, endpoint), owner))
+    by_cluster = KnownSystem("b-cluster", "u-2", ((NAMESPACE_PROPERTY, cluster), owner))
+    crawled = KnownSystem("Analytics (crawled)", "u-3", ((NAMESPACE_PROPERTY, endpoint),))
+    for known, expected in (
+        ([by_endpoint, by_cluster], "b-cluster"),
+        ([by_cluster, by_endpoint], "b-cluster"),
+        ([by_cluster, crawled, by_endpoint], "Analytics (crawled)"),
+    ):
         for namespace in (endpoint, cluster):
             system = resolver(known).dataset_system(namespace, "dev.public.sales")
-            assert system is not None and system.name == "b-cluster"
+            assert system is not None and system.name == expected
 
 
 def test_creation_if_missing_creates_a_stamped_system_named_by_the_template() -> None:
