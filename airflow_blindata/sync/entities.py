@@ -167,12 +167,24 @@ def _plan_row(
     return row
 
 
+_TWO_LEVEL_SCHEMES = (
+    "mysql://",
+    "mariadb://",
+    "hive://",
+    "clickhouse://",
+    "teradata://",
+    "cassandra://",
+)
+"""Platforms whose dataset names are ``database.table`` (``identity.name_reading_for``)."""
+
+
 def _not_catalogued(planned: PlannedEntity) -> str:
-    """The gap's example: the entity, and where it comes from. A name with dots and no schema
-    (``shop.customers`` of a two-level MySQL name read without ``nameProfile: mysql``) reads
-    like schema ``shop`` and table ``customers``, which a crawler may well hold: said so."""
+    """The gap's example: the entity, and where it comes from. A two-level name with no schema
+    (``shop.customers`` of a MySQL name read without ``nameProfile: mysql``) reads like schema
+    ``shop`` and table ``customers``, which a crawler may well hold: said so."""
     key = planned.key
-    if key.schema_ or "." not in key.name:
+    namespace = planned.source.removeprefix("dataset ").lower()
+    if key.schema_ or key.name.count(".") != 1 or not namespace.startswith(_TWO_LEVEL_SCHEMES):
         return f"{key} ({planned.source})"
     return (
         f"{key} ({planned.source}; looked up with no schema, the whole name {key.name!r} as the "

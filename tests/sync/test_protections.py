@@ -16,8 +16,10 @@ from airflow_blindata.blindata.models import (
     PhysicalField,
     System,
 )
+from airflow_blindata.mapper.plan import EntityKey, PlannedEntity
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import cleanup, snapshot
+from airflow_blindata.sync.entities import _not_catalogued
 from tests import builders
 from tests.builders import column_lineage_facet, field, input_field, run_event, schema_facet
 from tests.sync.helpers import (
@@ -567,3 +569,19 @@ def test_a_name_looked_up_with_no_schema_says_so_where_a_crawler_holds_it_as_sch
         and "looked up with no schema, the whole name 'shop.customers'" in example
         for example in examples
     ), examples
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "hinted"),
+    [
+        ("dataset mysql://db:3306/shop.customers", "shop.customers", True),
+        ("dataset s3://bucket/orders.csv", "orders.csv", False),  # a file, not schema.table
+        ("dataset mssql://h:1433/sales.dbo.Orders", "sales.dbo.Orders", False),  # three parts
+    ],
+)
+def test_only_a_two_level_name_looked_up_with_no_schema_gets_the_hint(
+    source: str, name: str, hinted: bool
+) -> None:
+    key = EntityKey(system="S", name=name)
+    planned = PlannedEntity(key=key, may_create=False, source=source)
+    assert ("looked up with no schema" in _not_catalogued(planned)) is hinted
