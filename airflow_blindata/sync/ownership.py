@@ -212,6 +212,12 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         ctx.report.count("routinesHeldBack", len(stale_routines))
     else:
         removal.routines = stale_routines
+    known = set(removal.foreign)
+    removal.foreign += sorted(
+        name
+        for name in _foreign_routines(stale_routines, ctx.store_id)
+        if name not in known  # its job entity named it already
+    )
     statements = _statements(ctx, routines)
     removal.statements = {
         r.uuid or "": [s.name or s.uuid or "" for s in statements.get(r.uuid or "", [])]
@@ -337,6 +343,19 @@ def _foreign(entities: Iterable[PhysicalEntity], store_id: str | None) -> list[s
         for entity in entities
         if entity.table_type == OPENLINEAGE_JOB
         and (stamps := values_of(entity.additional_properties, STORE_PROPERTY))
+        and store_id not in stamps
+    )
+
+
+def _foreign_routines(routines: Iterable[SystemRoutine], store_id: str | None) -> list[str]:
+    """``_foreign`` of routines (a definition with ``processLayer: false`` has no job entity:
+    its routines are what another store's sync wrote of it), named as their job is."""
+    if store_id is None:
+        return []
+    return sorted(
+        f"{routine.catalog or ''}/{routine.name}"
+        for routine in routines
+        if (stamps := values_of(routine.additional_properties, STORE_PROPERTY))
         and store_id not in stamps
     )
 

@@ -45,7 +45,7 @@ ANALYSIS_CONTEXT_PROPERTY = "openLineageAnalysisContext"
 """A digest of the catalogued tables (and their columns) that a routine's SQL names, as they were
 when its statement was last submitted: a change is when a partial analysis is worth repeating."""
 STORE_PROPERTY = "openLineageStore"
-"""On a job entity a definition owns: the id of the event store whose sync wrote it last
+"""On a job entity or routine a definition owns: the id of the event store whose sync wrote it last
 (``store_id``). Two deployments that share a definition uuid each own the other's objects by
 the stamp alone; this one tells a cleanup that a job it no longer describes is another store's."""
 

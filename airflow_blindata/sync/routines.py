@@ -43,6 +43,7 @@ from airflow_blindata.sync.properties import (
     OWNER_PROPERTY,
     SQL_DIALECT_PROPERTY,
     SQL_HASH_PROPERTY,
+    STORE_PROPERTY,
     values_of,
 )
 from airflow_blindata.sync.statements import RoutineState, sync_statements
@@ -93,7 +94,8 @@ def sync_routines(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> N
             found = stored.get(routine_key(routine.catalog, routine.schema_, routine.name))
             before[_label(routine)] = found
             context = _context(routine, found, contexts[_label(routine)], changed, ctx.light)
-            rows.append((_label(routine), _row(ctx.owner, routine, system.uuid, found, context)))
+            row = _row(ctx.owner, routine, system.uuid, found, context, ctx.store_id)
+            rows.append((_label(routine), row))
     tally = ctx.upload(ctx.client.api.routines, rows, kind=KIND)
     ctx.progress.end()
     ctx.report.count("routinesDescribed", len(rows))
@@ -187,6 +189,7 @@ def _row(
     system_uuid: str,
     stored: SystemRoutine | None,
     context: str,
+    store_id: str | None = None,
 ) -> SystemRoutine:
     properties: list[Property] = [
         (SQL_HASH_PROPERTY, routine.sql_hash),
@@ -197,6 +200,8 @@ def _row(
         properties.append((SQL_DIALECT_PROPERTY, routine.dialect))
     if stored is None or owner in values_of(stored.additional_properties, OWNER_PROPERTY):
         properties.append((OWNER_PROPERTY, owner))
+        if store_id:  # which event store's sync wrote it last (``STORE_PROPERTY``)
+            properties.append((STORE_PROPERTY, store_id))
     return SystemRoutine(
         system=Ref(uuid=system_uuid),
         catalog=routine.catalog,

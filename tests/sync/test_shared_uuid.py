@@ -20,7 +20,7 @@ from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.store import EventStore, open_store
 from airflow_blindata.sync import snapshot
 from airflow_blindata.sync.runner import run_cleanup, run_snapshot
-from tests.builders import dataset, run_event
+from tests.builders import dataset, run_event, sql_facet
 
 from .helpers import definition, next_second, objects, plan_for
 
@@ -40,6 +40,7 @@ def job_run(job: str, table: str) -> list[dict[str, Any]]:
             time=f"2026-01-02T10:00:{second:02d}Z",
             inputs=[dataset("shop.public.orders", PG)],
             outputs=[dataset(f"shop.public.{table}", PG)],
+            job_facets=sql_facet(f"INSERT INTO {table} SELECT * FROM orders"),
         )
         for namespace in ("airflow-a" if job.startswith("a_") else "airflow-b",)
         for kind, second in (("START", 0), ("COMPLETE", 30))
@@ -94,6 +95,26 @@ def test_a_cleanup_never_removes_the_jobs_another_deployment_syncs_under_the_sam
     forced = run_cleanup(JOB, client, a, force=True)  # this store replaced the other one
     assert forced.status == "success", forced.message
     assert job_names(emulator) == {"airflow-a/a_load"}
+
+
+def test_without_job_entities_the_routines_tell_another_stores_jobs(
+    client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
+) -> None:
+    """``processLayer: false`` makes no job entity: a job's routine is what another store's
+    sync wrote of it (a review: the other deployment's routines and their analysis went)."""
+    job = definition(cleanup={"maxRemovalShare": 1.0}, processLayer=False)
+    a, b = stores
+    a.append_many(job_run("a_load", "a_out"))
+    b.append_many(job_run("b_load", "b_out"))
+    for store in (a, b, a):
+        next_second(emulator)
+        assert run_snapshot(job, client, store, apply_retention=False).status == "success"
+    routines = {r["name"] for r in objects(emulator, Kind.ROUTINE)}
+    assert routines == {"a_load", "b_load"}
+    refused = run_cleanup(job, client, a)
+    assert (refused.status, refused.reason) == ("refused", "another_store")
+    assert "b_load" in (refused.message or "")
+    assert {r["name"] for r in objects(emulator, Kind.ROUTINE)} == routines
 
 
 def test_a_job_this_store_stopped_describing_is_removed_as_before(
