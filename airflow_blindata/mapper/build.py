@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.bucket import report_ambiguous_tables
 from airflow_blindata.mapper.catalog import map_datasets, map_jobs
 from airflow_blindata.mapper.dag_runs import with_dag_runs_under_way
 from airflow_blindata.mapper.fold import Fold, FoldBuilder
@@ -87,6 +88,7 @@ def plan_of_fold(
     for step in PASSES:
         step(folded, definition, resolver, plan)
     resolver.report_merged_stores()
+    report_ambiguous_tables(plan)
     plan.systems = _without_systems_of_gone_tables(resolver.systems, plan)
     report.count("systems", len(plan.systems))
     report.count("entities", len(plan.entities))

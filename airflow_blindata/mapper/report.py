@@ -43,6 +43,7 @@ class GapCode(StrEnum):
     QLP_ANALYSIS_ERROR = "QLP_ANALYSIS_ERROR"
     QLP_PARTIALLY_ANALYZED = "QLP_PARTIALLY_ANALYZED"
     QLP_BUCKET_INCOMPLETE = "QLP_BUCKET_INCOMPLETE"
+    QLP_AMBIGUOUS_TABLE = "QLP_AMBIGUOUS_TABLE"
     UNRESOLVED_ORCHESTRATION_TARGET = "UNRESOLVED_ORCHESTRATION_TARGET"
     DANGLING_FLOW = "DANGLING_FLOW"
     JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
@@ -61,6 +62,10 @@ class GapCode(StrEnum):
 
 
 GAP_HINTS: dict[GapCode, str] = {
+    GapCode.QLP_AMBIGUOUS_TABLE: "The statement names a table that several Systems of the "
+    "definition hold (the example names them): every statement is analysed in the one query "
+    "bucket that holds every dataset System, so Blindata may resolve the name on another "
+    "System than the one the job ran on: check the flows the statement's analysis made.",
     GapCode.UNMAPPED_NAMESPACE: "Stamp the System with openLineageNamespace, add a "
     "namespaceMappings entry, or allow creation. See Namespace to System.",
     GapCode.IGNORED_NAMESPACE: "Expected for OpenSearch and Elasticsearch.",
