@@ -2,13 +2,14 @@
 
 A mapped task's instances (``.expand()``) each run as a run of one job; its lineage is that of
 the DAG run of its latest completed instance (``JobFold.latest_completed_group``). While that
-DAG run goes on, instances still waiting in the queue have sent nothing: they are described by
-their runs of an earlier DAG run, as a failed instance is, until they run. Once it has completed,
-an instance it did not run is no longer mapped (the list shrank) and describes nothing. Only the
-DAG's own events tell the two apart (the provider sends a DAG run's START and its end as the
-DAG's job): ``with_dag_runs_under_way`` marks the jobs whose group's DAG run is its DAG's latest
-run and has not completed. Without the DAG's events (``emit_dag_events: false``, ``dag.test()``)
-nothing is marked. Pure.
+DAG run goes on, instances still waiting in the queue have sent nothing: those that ran in the
+DAG's run before it are described by their runs there, as a failed instance is, until they run.
+Once it has ended (COMPLETE, FAIL or ABORT), an instance it did not run is no longer mapped (the
+list shrank) and describes nothing. Only the DAG's own events tell the two apart (the provider
+sends a DAG run's START and its end as the DAG's job): ``with_dag_runs_under_way`` gives such a
+job the DAG's run before the one going on (``JobFold.dag_run_before``). Without the DAG's events
+(``emit_dag_events: false``, ``dag.test()``), or for a DAG run another DAG triggered (its
+instances are grouped by the triggering run), nothing is set. Pure.
 """
 
 from __future__ import annotations
@@ -20,25 +21,37 @@ from airflow_blindata.mapper.fold import Fold, JobFold
 
 __all__ = ["with_dag_runs_under_way"]
 
+_ENDED = frozenset({EventType.COMPLETE, EventType.FAIL, EventType.ABORT})
+
 
 def with_dag_runs_under_way(fold: Fold) -> Fold:
-    """``fold`` with ``JobFold.parent_under_way`` set where it applies; the same fold else."""
+    """``fold`` with ``JobFold.dag_run_before`` set where it applies; the same fold else."""
     jobs: list[JobFold] = []
     for job in fold.jobs:
-        jobs.append(replace(job, parent_under_way=True) if _under_way(job, fold) else job)
+        before = _run_before(job, fold)
+        jobs.append(job if before is None else replace(job, dag_run_before=before))
     if all(new is old for new, old in zip(jobs, fold.jobs, strict=True)):
         return fold
     return Fold(jobs=jobs, datasets=fold.datasets)
 
 
-def _under_way(job: JobFold, fold: Fold) -> bool:
-    """Whether the job is a mapped task whose latest completed group's DAG run is the latest
-    run of its DAG, and that run has not completed."""
+def _run_before(job: JobFold, fold: Fold) -> str | None:
+    """For a mapped task whose latest completed group's DAG run has not ended, the run of its
+    DAG that started last before that one (DAG runs may overlap); ``None`` otherwise."""
     group = job.latest_completed_group
     if not group or not any(run.map_index is not None and run.map_index >= 0 for run in group):
-        return False
+        return None
     latest = group[-1]
+    parent = latest.parent
+    if parent is None or parent.run.run_id != latest.parent_run_id:
+        return None  # no DAG run, or one another DAG triggered: grouped by the triggering run
     dag = fold.job(latest.parent_job) if latest.parent_job is not None else None
-    if dag is None or dag.latest is None:
-        return False
-    return dag.latest.run_id == latest.parent_run_id and dag.latest.state is not EventType.COMPLETE
+    if dag is None:
+        return None
+    going = next((run for run in dag.runs if run.run_id == parent.run.run_id), None)
+    if going is None or going.state in _ENDED:
+        return None
+    started = [run for run in dag.runs if run.first_event_time < going.first_event_time]
+    if not started:
+        return None
+    return max(started, key=lambda run: (run.first_event_time, run.run_id)).run_id

@@ -344,5 +344,42 @@ def test_without_the_dags_own_events_an_instance_not_run_describes_nothing() -> 
         *instance_run(2, 0, "COMPLETE", 21, "out_0"),
     ]
     assert pairs(build(events, definition())) == copies(range(1))
-    started = [dag_event(2, "START", 20), *events]
-    assert pairs(build(started, definition())) == copies(range(3))
+    dag_runs = [dag_event(1, "START", 0), dag_event(1, "COMPLETE", 9), dag_event(2, "START", 20)]
+    assert pairs(build([*dag_runs, *events], definition())) == copies(range(3))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "dag_runs", "expected"),
+    [
+        (
+            "a map that shrank in the DAG run before does not come back in the next one",
+            [
+                *(e for i in range(3) for e in instance_run(1, i, "COMPLETE", 1 + i, f"out_{i}")),
+                dag_event(1, "COMPLETE", 9),
+                dag_event(2, "START", 10),
+                *instance_run(2, 0, "COMPLETE", 11, "out_0"),
+                dag_event(2, "COMPLETE", 19),
+                dag_event(3, "START", 20),
+                *instance_run(3, 0, "COMPLETE", 21, "out_0"),
+            ],
+            copies(range(1)),
+        ),
+        (
+            "a DAG run that failed has ended: an instance it did not run describes nothing",
+            [
+                *(e for i in range(3) for e in instance_run(1, i, "COMPLETE", 1 + i, f"out_{i}")),
+                dag_event(1, "COMPLETE", 9),
+                dag_event(2, "START", 10),
+                *instance_run(2, 0, "COMPLETE", 11, "out_0"),
+                dag_event(2, "FAIL", 19),
+            ],
+            copies(range(1)),
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_instances_of_a_dag_run_under_way_follow_the_dags_run_before(
+    sentence: str, dag_runs: list[dict[str, Any]], expected: set[tuple[str, str]]
+) -> None:
+    starts = [dag_event(1, "START", 0)]
+    assert pairs(build([*starts, *dag_runs], definition())) == expected

@@ -244,11 +244,11 @@ class JobFold:
     first_event_time: datetime
     last_event_time: datetime
     design_producer: str = ""
-    parent_under_way: bool = False
-    """Whether the DAG run of its latest completed group is its DAG's latest run, and that run
-    has not completed (``mapper.dag_runs``, from the DAG's own events): the instances of a
-    mapped task that have not run there yet are still described by their runs before. Set for
-    a plan, never kept with the fold."""
+    dag_run_before: str | None = None
+    """When the DAG run of its latest completed group goes on (no terminal event of the DAG's
+    own), the run of its DAG before it (``mapper.dag_runs``): the instances of a mapped task that
+    ran there and have not run yet in the one going on are still described by their runs before.
+    Set for a plan, never kept with the fold."""
 
     @property
     def latest(self) -> RunFold | None:
@@ -270,10 +270,10 @@ class JobFold:
         the instances of a mapped task (``.expand()``) in one DAG run, each a run of the job,
         and for an instance that ran there without completing its latest completed run before
         (``_group``), as for one that has not run there yet while that DAG run goes on
-        (``parent_under_way``). A run that names no parent is a group of one. Empty without
+        (``dag_run_before``). A run that names no parent is a group of one. Empty without
         a completed run. Data flows come from the group (``lineage``); a snapshot keeps it whole
         (``_whole_runs``)."""
-        return _group(self.runs, self.parent_under_way)
+        return _group(self.runs, self.dag_run_before)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -762,21 +762,31 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
     return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
-def _group(runs: list[RunFold], under_way: bool = False) -> list[RunFold]:
+EVERY_DAG_RUN = "\x00every"
+"""``_group``'s ``before`` for the runs a kept fold keeps whole: the stand-ins of every instance
+that has not run in the group's DAG run, whichever DAG run it ran in before."""
+
+
+def _group(runs: list[RunFold], before: str | None = None) -> list[RunFold]:
     """``JobFold.latest_completed_group`` of runs in the fold's order. Of an Airflow task, the
     latest completed try of each of its instances in the DAG run of the latest completed run (a
     task cleared and run again in its DAG run is a new run of the same parent, whose earlier try
     is no longer what it does); and of each instance that ran in that DAG run without completing
     (it failed, or goes on), its latest completed run of an earlier DAG run, its stand-in, as a
     task's failed run does not replace the run it completed before (one failed instance of a
-    mapped task dropped its flows, and the cleanup removed them). With ``under_way`` (that DAG
-    run goes on: ``JobFold.parent_under_way``), the same for each instance that has not run in
-    it yet (``_absent``): a snapshot taken while a mapped task's instances wait in the queue
-    dropped their flows, and the next one made them again."""
+    mapped task dropped its flows, and the cleanup removed them). With ``before`` (that DAG run
+    goes on, and ``before`` is its DAG's run before it: ``JobFold.dag_run_before``), the same for
+    each instance that ran in ``before`` and has not run in it yet (``_absent``): a snapshot taken
+    while a mapped task's instances wait in the queue dropped their flows, and the next one made
+    them again. Not an instance of an older DAG run only: a map that shrank in ``before`` let it
+    go (a review)."""
     group, parent = _latest_group(runs)
     wanted = {run.map_index for run in _unfinished(runs, parent, group)}
-    if under_way:
-        wanted |= _absent(runs, parent)
+    if before is not None:
+        absent = _absent(runs, parent)
+        if before != EVERY_DAG_RUN:
+            absent &= _ran_in(runs, before)
+        wanted |= absent
     if not wanted:
         return group
     stand_ins: dict[int | None, RunFold] = {}
@@ -838,6 +848,20 @@ def _absent(runs: list[RunFold], parent: str | None) -> set[int]:
     }
 
 
+def _ran_in(runs: list[RunFold], dag_run: str) -> set[int | None]:
+    """The map indexes whose latest completed run is of ``dag_run``, or that ran there without
+    completing: read from what a kept fold always holds (the latest completed run of every
+    index whole, of a run that did not complete its outline), so the same whichever way the
+    job was read."""
+    latest: dict[int | None, RunFold] = {}
+    for run in runs:  # in the fold's order: the latest wins
+        if run.completed:
+            latest[run.map_index] = run
+    ran = {index for index, run in latest.items() if run.parent_run_id == dag_run}
+    ran.update(run.map_index for run in runs if not run.completed and run.parent_run_id == dag_run)
+    return ran
+
+
 def _pending(runs: list[RunFold]) -> set[str]:
     """The ids of the runs of Airflow task instances that did not complete: when another
     instance of their DAG run completes, they call for their stand-ins
@@ -893,7 +917,7 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     the stand-ins it holds (``_group``; of the runs that call for them, a kept
     fold keeps the outline: ``_kept_runs``)."""
     whole = {runs[-1].run_id} if runs else set()
-    group = _group(runs, under_way=True)  # its DAG run may go on: ``JobFold.parent_under_way``
+    group = _group(runs, EVERY_DAG_RUN)  # its DAG run may go on: ``JobFold.dag_run_before``
     whole.update(run.run_id for run in group)
     parent = group[-1].parent_run_id if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
@@ -1235,6 +1259,9 @@ def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold])
         return False
     group, parent = _latest_group(every)
     wanted = {run.map_index for run in _unfinished(every, parent, group)} | _absent(every, parent)
+    if parent is not None:  # a let-go index has no run left to be found absent by (a review)
+        present = {run.map_index for run in every if run.parent_run_id == parent}
+        wanted |= {index for index in kept.dropped_indexes if index >= 0 and index not in present}
     if wanted & kept.dropped_indexes:
         return False  # the stand-in it calls for may be a run the fold let go
     if parent is None or run_digest(parent) not in kept.parents:

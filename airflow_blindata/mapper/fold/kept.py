@@ -296,7 +296,7 @@ class _Job(Struct, Generic[F]):
     last_event_time: datetime
     written: list[DatasetKey] = []
     design_producer: str = ""
-    parent_under_way: bool = False  # set for a plan only (``mapper.dag_runs``): always false here
+    dag_run_before: str | None = None  # set for a plan only (``mapper.dag_runs``): none here
 
 
 class _Mention(Struct, Generic[F]):
