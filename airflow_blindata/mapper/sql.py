@@ -261,7 +261,17 @@ NamePart = tuple[str, bool]
 """A part of a table's name as a statement writes it, and whether it is quoted."""
 
 
-def tables_written(sql: str, dialect: str | None = None) -> tuple[tuple[NamePart, ...], ...]:
+@dataclass(frozen=True, slots=True)
+class WrittenTable:
+    """A table a statement writes (``tables_written``): the parts of its name, and its columns
+    when the statement names them all (``CREATE TABLE … AS SELECT a, b AS c``, ``INSERT INTO t
+    (a, b) …``), else ``None`` (``SELECT *``, an expression with no name)."""
+
+    parts: tuple[NamePart, ...]
+    columns: tuple[str, ...] | None = None
+
+
+def tables_written(sql: str, dialect: str | None = None) -> tuple[WrittenTable, ...]:
     """The tables whose rows ``sql`` writes from other tables it reads, in the order it writes
     them: the target of an ``INSERT``, ``MERGE``, ``UPDATE``, ``SELECT … INTO`` and of a
     ``CREATE TABLE | VIEW … AS``; not a temporary table (made so in the text, SQL Server's
@@ -283,7 +293,7 @@ _WRITES = ("Insert", "Merge", "Update")
 
 
 @lru_cache(maxsize=256)
-def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...], ...]:
+def _tables_written(sql: str, dialect: str | None) -> tuple[WrittenTable, ...]:
     from sqlglot import exp
     from sqlglot.errors import ErrorLevel
 
@@ -295,7 +305,7 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...]
         return ()
     dropped = tables_dropped(sql, dialect)
     temporary: set[tuple[str, ...]] = set()
-    written: list[tuple[NamePart, ...]] = []
+    written: list[WrittenTable] = []
     for statement in statements:
         target: Any = None
         if type(statement).__name__ in _WRITES:
@@ -313,6 +323,7 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...]
             into = statement.args["into"]
             if not into.args.get("temporary"):
                 target = into.this
+        columns = _columns_written(statement, target)
         if isinstance(target, exp.Schema):  # ``INSERT INTO t (a, b)``
             target = target.this
         if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
@@ -325,14 +336,32 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[tuple[NamePart, ...]
             if isinstance(part, exp.Identifier) and part.name
         )
         folded = _folded(target)
-        if not parts or folded in dropped or parts in written:
+        if not parts or folded in dropped or any(parts == w.parts for w in written):
             continue
         if folded[-1] in {made[-1] for made in temporary} or "pg_temp" in folded[:-1]:
             continue  # a temporary table the text made before, PostgreSQL's temporary schema
         if all(_folded(read) == folded for read in statement.find_all(exp.Table)):
             continue  # ``INSERT … VALUES``, ``UPDATE t SET … (SELECT … FROM t)``: nothing else
-        written.append(parts)
+        written.append(WrittenTable(parts, columns))
     return tuple(written)
+
+
+def _columns_written(statement: Any, target: Any) -> tuple[str, ...] | None:
+    """The columns a write names: its column list, else the names of a ``CREATE … AS`` query's
+    selections when each is a column or has an alias; ``None`` when they are not all named."""
+    from sqlglot import exp
+
+    if isinstance(target, exp.Schema):
+        names = [column.name for column in target.expressions if isinstance(column, exp.Identifier)]
+        return tuple(names) if names and len(names) == len(target.expressions) else None
+    query = statement.expression if isinstance(statement, exp.Create) else None
+    if not isinstance(query, exp.Query):
+        return None
+    selections = query.selects
+    if not selections or not all(isinstance(s, exp.Column | exp.Alias) for s in selections):
+        return None
+    names = [selection.alias_or_name for selection in selections]
+    return tuple(names) if all(names) and "*" not in names else None
 
 
 def _folded(table: Any) -> tuple[str, ...]:

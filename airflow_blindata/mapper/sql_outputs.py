@@ -7,15 +7,22 @@ flow (seed 001: "A table flow is always published"), and Blindata's analysis of 
 finds the target only once a crawler has catalogued it. ``with_outputs_from_sql`` gives such a
 run, of the runs a job's lineage comes from, the tables its SQL writes (``sql.tables_written``)
 as outputs, named as the run's inputs are (the namespace, and the parts the statement leaves
-out), and reports the producer's limit (``PRODUCER_PARTIAL_LINEAGE``). Pure; the passes then
-read the fold as if the producer had named them.
+out), with the columns the statement makes it with when it names them all, and reports the
+producer's limit (``PRODUCER_PARTIAL_LINEAGE``). Pure; the passes then read the fold as if the
+producer had named them.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from airflow_blindata.events import SQLJobFacet, facet_of
+from airflow_blindata.events import (
+    BaseFacet,
+    SchemaDatasetFacet,
+    SchemaField,
+    SQLJobFacet,
+    facet_of,
+)
 from airflow_blindata.mapper.catalog import PLATFORM_DIALECTS
 from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, OutputFold, RunFold
 from airflow_blindata.mapper.identity import normalize_namespace
@@ -50,7 +57,7 @@ def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
                 if found is None and output.key not in added:
                     added[output.key] = DatasetFold(
                         key=output.key,
-                        facets={},
+                        facets=dict(output.facets),
                         first_event_time=run.first_event_time,
                         last_event_time=run.last_event_time,
                     )
@@ -89,9 +96,18 @@ def _outputs(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> list[Ou
     targets = tables_written(sql.query, dialect)
     if len(targets) != 1:
         return []  # several: which input feeds which is the statements', not the run's to say
+    (target,) = targets
     bare = names_in_sql(sql.query, dialect).bare
-    key = _dataset(targets[0], [item.key for item in run.inputs], bare, dialect, known)
-    return [] if key is None else [OutputFold(key=key, facets={}, output_facets={})]
+    key = _dataset(target.parts, [item.key for item in run.inputs], bare, dialect, known)
+    if key is None:
+        return []
+    facets: dict[str, BaseFacet] = {}
+    if target.columns and (normalize_namespace(key.namespace), key.name.casefold()) not in known:
+        # a table no event describes: its columns as the statement makes them, so that the
+        # analysis's column flows have fields to land on
+        fields = [SchemaField(name=_cased(name, False, dialect)) for name in target.columns]
+        facets[SchemaDatasetFacet.KEY] = SchemaDatasetFacet(fields=fields)
+    return [OutputFold(key=key, facets=facets, output_facets={})]
 
 
 def _dataset(

@@ -264,3 +264,29 @@ def test_a_run_that_did_not_complete_gets_no_output_from_its_sql(state: str) -> 
     plan = build(events, builders.definition(policy("postgres://*")))
     assert "outputsReadFromSql" not in plan.report.counters
     assert not [e for e in plan.entities if e.key.name == "weekly"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "fields"),
+    [
+        (
+            "CREATE TABLE crm.summary AS SELECT o.id, SUM(o.amount) AS total FROM sales.orders o "
+            "GROUP BY o.id",
+            ["id", "total"],
+        ),
+        (
+            "INSERT INTO crm.summary (id, total) SELECT id, amount FROM sales.orders",
+            ["id", "total"],
+        ),
+        ("INSERT INTO crm.summary SELECT id, amount FROM sales.orders", []),  # by position
+        ("CREATE TABLE crm.summary AS SELECT * FROM sales.orders", []),
+        ("CREATE TABLE crm.summary AS SELECT id, 1 FROM sales.orders", []),  # a column unnamed
+    ],
+)
+def test_the_columns_a_statement_names_are_the_tables_fields(sql: str, fields: list[str]) -> None:
+    """The table no event describes gets the columns the statement makes it with, when it
+    names them all, so that the analysis's column flows have fields to land on (a MariaDB probe:
+    "fields not in the catalog: crm.customers_summary.customer_id, …")."""
+    plan = plan_of(sql, [(MYSQL, "sales.orders")])
+    planned = [f.name for f in plan.fields if f.entity.name == "summary"]
+    assert planned == fields
