@@ -762,12 +762,9 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
     return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
-EVERY_DAG_RUN = "\x00every"
-"""``_group``'s ``before`` for the runs a kept fold keeps whole: the stand-ins of every instance
-that has not run in the group's DAG run, whichever DAG run it ran in before."""
-
-
-def _group(runs: list[RunFold], before: str | None = None) -> list[RunFold]:
+def _group(
+    runs: list[RunFold], before: str | None = None, *, every_absent: bool = False
+) -> list[RunFold]:
     """``JobFold.latest_completed_group`` of runs in the fold's order. Of an Airflow task, the
     latest completed try of each of its instances in the DAG run of the latest completed run (a
     task cleared and run again in its DAG run is a new run of the same parent, whose earlier try
@@ -779,14 +776,15 @@ def _group(runs: list[RunFold], before: str | None = None) -> list[RunFold]:
     each instance that ran in ``before`` and has not run in it yet (``_absent``): a snapshot taken
     while a mapped task's instances wait in the queue dropped their flows, and the next one made
     them again. Not an instance of an older DAG run only: a map that shrank in ``before`` let it
-    go (a review)."""
+    go (a review). With ``every_absent``, for each instance that has not run in it, whichever
+    DAG run it ran in before: the runs a kept fold keeps whole (``_whole_runs``), whatever
+    ``before`` a plan will find."""
     group, parent = _latest_group(runs)
     wanted = {run.map_index for run in _unfinished(runs, parent, group)}
-    if before is not None:
-        absent = _absent(runs, parent)
-        if before != EVERY_DAG_RUN:
-            absent &= _ran_in(runs, before)
-        wanted |= absent
+    if every_absent:
+        wanted |= _absent(runs, parent)
+    elif before is not None:
+        wanted |= _absent(runs, parent) & _ran_in(runs, before)
     if not wanted:
         return group
     stand_ins: dict[int | None, RunFold] = {}
@@ -917,7 +915,7 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     the stand-ins it holds (``_group``; of the runs that call for them, a kept
     fold keeps the outline: ``_kept_runs``)."""
     whole = {runs[-1].run_id} if runs else set()
-    group = _group(runs, EVERY_DAG_RUN)  # its DAG run may go on: ``JobFold.dag_run_before``
+    group = _group(runs, every_absent=True)  # its DAG run may go on: ``dag_run_before``
     whole.update(run.run_id for run in group)
     parent = group[-1].parent_run_id if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
