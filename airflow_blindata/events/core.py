@@ -41,6 +41,7 @@ __all__ = [
     "Run",
     "RunEvent",
     "name_parent",
+    "raw_dag_run",
     "raw_map_index",
     "raw_parent_run_id",
 ]
@@ -167,6 +168,17 @@ def raw_map_index(facets: Any) -> int | None:
     return index if type(index) is int else -1
 
 
+def raw_dag_run(facets: Any) -> str | None:
+    """The Airflow DAG run a run of a task belongs to, from its raw ``airflow`` run facet: its
+    ``dagRun.run_id`` (``manual__2026-…``), the same across the clears of that DAG run, where the
+    parent facet names a new OpenLineage run each time a task is cleared. Read without
+    validating, as ``raw_parent_run_id`` is."""
+    airflow = facets.get("airflow") if _is_mapping(facets) else None
+    dag_run = airflow.get("dagRun") if _is_mapping(airflow) else None
+    run_id = dag_run.get("run_id") if _is_mapping(dag_run) else None
+    return run_id if isinstance(run_id, str) and run_id else None
+
+
 def _run_id_of(holder: Any) -> str | None:
     """``holder.run.runId`` when it is a non-empty string."""
     run = holder.get("run") if _is_mapping(holder) else None
@@ -202,6 +214,12 @@ class Run(_Wire):
     """Which instance of its Airflow task the run is (``raw_map_index`` of the facets as given,
     set by the reading with ``parent_run_id``): an instance that failed in the latest DAG run is
     still described by its latest completed run (``fold.core._group``)."""
+    dag_run: Annotated[str | None, BeforeValidator(_not_from_the_wire)] = Field(
+        default=None, exclude=True
+    )
+    """The Airflow DAG run of a task's run across its clears (``raw_dag_run`` of the facets as
+    given, set by the reading with ``parent_run_id``): the instances of a mapped task one of which
+    was cleared and run again are still one DAG run's (``fold.core._dag_run``)."""
 
 
 def name_parent(event: Any, data: Any) -> None:
@@ -215,6 +233,7 @@ def name_parent(event: Any, data: Any) -> None:
         facets = run.get("facets") if _is_mapping(run) else None
         event.run.__dict__["parent_run_id"] = raw_parent_run_id(facets)  # ours: no validation
         event.run.__dict__["map_index"] = raw_map_index(facets)
+        event.run.__dict__["dag_run"] = raw_dag_run(facets)
 
 
 def _none_is_blank(value: Any) -> Any:

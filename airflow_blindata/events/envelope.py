@@ -26,7 +26,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from pydantic import BaseModel
 
 from .base import BaseFacet, FacetIssues, FacetLocation
-from .core import ENVELOPE_ONLY, RunEvent, raw_map_index, raw_parent_run_id
+from .core import ENVELOPE_ONLY, RunEvent, raw_dag_run, raw_map_index, raw_parent_run_id
 from .parse import ParsedEvent, decode_json, suspect_text
 from .registry import FACETS, SCHEMAS, facet_from_json, filed_keys, read_facets, schema_name
 
@@ -99,10 +99,11 @@ _PARENT_DECODER = msgspec.json.Decoder(_Parent)
 
 
 class _Airflow(Struct):
-    """The ``airflow`` run facet, of which only ``taskInstance`` is read
-    (``core.raw_map_index``)."""
+    """The ``airflow`` run facet, of which only ``taskInstance`` and ``dagRun`` are read
+    (``core.raw_map_index``, ``core.raw_dag_run``)."""
 
     taskInstance: Any = None  # noqa: N815 (the wire's name)
+    dagRun: Any = None  # noqa: N815
 
 
 _AIRFLOW_DECODER = msgspec.json.Decoder(_Airflow)
@@ -195,16 +196,18 @@ def read_envelope(text: str | bytes) -> Envelope | None:
                 parent = decode_json(text)
         except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
             return None
-    map_index = None
+    map_index = dag_run = None
     if isinstance(run_facets, dict) and "airflow" in run_facets:
-        # Which instance of its task the run is (``Run.map_index``), read the same way.
+        # Which instance of its task the run is (``Run.map_index``), and of which Airflow DAG
+        # run (``Run.dag_run``), read the same way.
         text = bytes(run_facets["airflow"])
         if text.lstrip()[:1] == b"{":
             try:
-                instance = _AIRFLOW_DECODER.decode(text).taskInstance
+                airflow = _AIRFLOW_DECODER.decode(text)
             except (msgspec.MsgspecError, ValueError, RecursionError):
                 return None
-            map_index = raw_map_index({"airflow": {"taskInstance": instance}})
+            map_index = raw_map_index({"airflow": {"taskInstance": airflow.taskInstance}})
+            dag_run = raw_dag_run({"airflow": {"dagRun": airflow.dagRun}})
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
@@ -221,6 +224,7 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     parent_run = None if parent is None else raw_parent_run_id({"parent": parent})
     event.run.__dict__["parent_run_id"] = parent_run  # as name_parent sets it: ours, unvalidated
     event.run.__dict__["map_index"] = map_index
+    event.run.__dict__["dag_run"] = dag_run
     return Envelope(event, tuple(_keys(raw)), raw)
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from airflow_blindata.events import EventType
-from airflow_blindata.mapper.fold import Fold, JobFold
+from airflow_blindata.events import AirflowDagRunFacet, EventType, facet_of
+from airflow_blindata.mapper.fold import Fold, JobFold, RunFold
 
 __all__ = ["with_dag_runs_under_way"]
 
@@ -51,7 +51,24 @@ def _run_before(job: JobFold, fold: Fold) -> str | None:
     going = next((run for run in dag.runs if run.run_id == parent.run.run_id), None)
     if going is None or going.state in _ENDED:
         return None
-    started = [run for run in dag.runs if run.first_event_time < going.first_event_time]
+    this = _airflow_run(going)
+    started = [  # not a clear of the same Airflow DAG run: a new OpenLineage run each time
+        run
+        for run in dag.runs
+        if run.first_event_time < going.first_event_time
+        and (this is None or _airflow_run(run) != this)
+    ]
     if not started:
         return None
-    return max(started, key=lambda run: (run.first_event_time, run.run_id)).run_id
+    before = max(started, key=lambda run: (run.first_event_time, run.run_id))
+    if latest.dag_run is None:
+        return before.run_id
+    airflow_run = _airflow_run(before)  # the task's runs are grouped by it (``_dag_run``)
+    return None if airflow_run is None else "airflow:" + airflow_run
+
+
+def _airflow_run(dag_run: RunFold) -> str | None:
+    """The Airflow run id of a run of a DAG (its ``airflowDagRun`` facet's ``dagRun.run_id``)."""
+    facet = facet_of(dag_run.run_facets, AirflowDagRunFacet)
+    run_id = facet.dag_run.get("run_id") if facet is not None else None
+    return run_id if isinstance(run_id, str) and run_id else None

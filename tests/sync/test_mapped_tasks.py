@@ -383,3 +383,74 @@ def test_instances_of_a_dag_run_under_way_follow_the_dags_run_before(
 ) -> None:
     starts = [dag_event(1, "START", 0)]
     assert pairs(build([*starts, *dag_runs], definition())) == expected
+
+
+def ol_dag_run(dag_run: int, clear: int) -> str:
+    """The OpenLineage run of a DAG run after ``clear`` clears: a new one each time."""
+    return f"0190b1c2-0000-7000-8{clear:03d}-{dag_run:012d}"
+
+
+def cleared(dag_run: int, clear: int, index: int, second: int) -> list[dict[str, Any]]:
+    """Instance ``index`` of ``etl.copy`` in Airflow's ``run<dag_run>`` after ``clear`` clears,
+    as the provider sends it: its parent the clear's OpenLineage run, its ``airflow`` facet the
+    Airflow DAG run (the same across clears)."""
+    facets = {
+        **parent_facet("etl", ol_dag_run(dag_run, clear)),
+        "airflow": {
+            "taskInstance": {"map_index": index, "try_number": 1 + clear},
+            "dagRun": {"run_id": f"run{dag_run}", "clear_number": clear},
+        },
+    }
+    return [
+        run_event(
+            "etl.copy",
+            event_type=kind,
+            run_id=f"0190b1c2-0000-7000-9{clear:03d}-{dag_run * 100 + index:012d}",
+            time=(BASE + timedelta(seconds=second + step)).isoformat(),
+            run_facets=facets,
+            inputs=[dataset(f"public.in_{index}")],
+            outputs=[dataset(f"public.out_{index}")],
+        )
+        for step, kind in enumerate(("START", "COMPLETE"))
+    ]
+
+
+def cleared_dag_event(dag_run: int, clear: int, kind: str, second: int) -> dict[str, Any]:
+    return run_event(
+        "etl",
+        event_type=kind,
+        run_id=ol_dag_run(dag_run, clear),
+        time=(BASE + timedelta(seconds=second)).isoformat(),
+        run_facets={
+            "airflowDagRun": {"dagRun": {"run_id": f"run{dag_run}", "clear_number": clear}}
+        },
+    )
+
+
+def test_one_instance_cleared_and_run_again_leaves_the_others_their_lineage(
+    store_url: str,
+) -> None:
+    """Found through a real scheduler: clearing one instance of a mapped task gives its DAG run a
+    new OpenLineage run (the provider counts the clears), and the instance run again made a
+    group of one: the others' flows were removed. A task's instances are grouped by their
+    Airflow DAG run across its clears. The next DAG run, under way, then still finds the
+    instances of the one before in it, cleared or not."""
+    first = [
+        cleared_dag_event(1, 0, "START", 0),
+        *(e for i in range(3) for e in cleared(1, 0, i, 1 + 2 * i)),
+        cleared_dag_event(1, 0, "COMPLETE", 9),
+    ]
+    again = [
+        cleared_dag_event(1, 1, "START", 20),
+        *cleared(1, 1, 1, 21),
+        cleared_dag_event(1, 1, "COMPLETE", 25),
+    ]
+    next_run = [cleared_dag_event(2, 0, "START", 40), *cleared(2, 0, 0, 41)]
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for arrived in (first, again, next_run):
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+            assert pairs(planned) == copies(range(3))

@@ -204,6 +204,9 @@ class RunFold:
     map_index: int | None = None
     """Which instance of its Airflow task the run is (``Run.map_index``: -1 not mapped, ``None``
     not an Airflow task), the greatest its events name (they name one)."""
+    dag_run: str | None = None
+    """The Airflow DAG run it belongs to across that DAG run's clears (``Run.dag_run``), the
+    greatest its events name; ``_dag_run`` groups the instances of a task by it."""
 
     @property
     def completed(self) -> bool:
@@ -461,6 +464,7 @@ def _fold_run(
     kinds: set[EventType] = set()
     parent: _ParentKey | None = None
     map_index = earlier.map_index if earlier else None
+    dag_run = earlier.dag_run if earlier else None
     snapshot: RunEvent | None = None  # the latest event that names a dataset
     if earlier is not None:
         inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
@@ -492,6 +496,9 @@ def _fold_run(
         index = event.run.map_index
         if index is not None and (map_index is None or map_index < index):
             map_index = index
+        named_run = event.run.dag_run
+        if named_run is not None and (dag_run is None or dag_run < named_run):
+            dag_run = named_run
     return RunFold(
         job=job,
         run_id=run_id,
@@ -523,6 +530,7 @@ def _fold_run(
         # ``events`` on top of ``earlier`` are all later than its own: one naming a parent wins
         parent_run_id=parent[2] if parent else earlier.parent_run_id if earlier else None,
         map_index=map_index,
+        dag_run=dag_run,
     )
 
 
@@ -762,6 +770,16 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
     return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
+def _dag_run(run: RunFold) -> str | None:
+    """The DAG run a run's instances are grouped by: of an Airflow task, its Airflow DAG run
+    (``RunFold.dag_run``), the same across that DAG run's clears, where the parent facet names
+    a new OpenLineage run each time (a probe through a real scheduler: one instance cleared and
+    run again made a group of one, and the others' flows were removed); else its parent run."""
+    if run.dag_run is not None and run.parent_run_id is not None:
+        return "airflow:" + run.dag_run
+    return run.parent_run_id
+
+
 def _group(
     runs: list[RunFold], before: str | None = None, *, every_absent: bool = False
 ) -> list[RunFold]:
@@ -789,7 +807,7 @@ def _group(
         return group
     stand_ins: dict[int | None, RunFold] = {}
     for run in runs:  # in the fold's order: the latest wins
-        if run.completed and run.map_index in wanted and run.parent_run_id != parent:
+        if run.completed and run.map_index in wanted and _dag_run(run) != parent:
             stand_ins[run.map_index] = run
     if not stand_ins:
         return group
@@ -803,10 +821,10 @@ def _latest_group(runs: list[RunFold]) -> tuple[list[RunFold], str | None]:
     latest = next((run for run in reversed(runs) if run.completed), None)
     if latest is None:
         return [], None
-    parent = latest.parent_run_id
+    parent = _dag_run(latest)
     if parent is None:
         return [latest], None
-    group = [run for run in runs if run.completed and run.parent_run_id == parent]
+    group = [run for run in runs if run.completed and _dag_run(run) == parent]
     if len(group) > 1:
         newest = {_instance(run): run for run in group}  # in the fold's order: the latest wins
         group = [run for run in group if newest[_instance(run)] is run]
@@ -822,7 +840,7 @@ def _unfinished(runs: list[RunFold], parent: str | None, group: list[RunFold]) -
     return [
         run
         for run in runs
-        if run.parent_run_id == parent
+        if _dag_run(run) == parent
         and not run.completed
         and run.map_index is not None
         and run.map_index not in done
@@ -834,14 +852,14 @@ def _absent(runs: list[RunFold], parent: str | None) -> set[int]:
     no run in ``parent`` (the latest completed group's): not run there yet, or no longer mapped."""
     if parent is None:
         return set()
-    present = {run.map_index for run in runs if run.parent_run_id == parent}
+    present = {run.map_index for run in runs if _dag_run(run) == parent}
     return {
         run.map_index
         for run in runs
         if run.completed
         and run.map_index is not None
         and run.map_index >= 0
-        and run.parent_run_id not in (None, parent)
+        and _dag_run(run) not in (None, parent)
         and run.map_index not in present
     }
 
@@ -855,8 +873,8 @@ def _ran_in(runs: list[RunFold], dag_run: str) -> set[int | None]:
     for run in runs:  # in the fold's order: the latest wins
         if run.completed:
             latest[run.map_index] = run
-    ran = {index for index, run in latest.items() if run.parent_run_id == dag_run}
-    ran.update(run.map_index for run in runs if not run.completed and run.parent_run_id == dag_run)
+    ran = {index for index, run in latest.items() if _dag_run(run) == dag_run}
+    ran.update(run.map_index for run in runs if not run.completed and _dag_run(run) == dag_run)
     return ran
 
 
@@ -867,7 +885,7 @@ def _pending(runs: list[RunFold]) -> set[str]:
     return {
         run.run_id
         for run in runs
-        if not run.completed and run.map_index is not None and run.parent_run_id is not None
+        if not run.completed and run.map_index is not None and _dag_run(run) is not None
     }
 
 
@@ -903,9 +921,12 @@ def _instance(run: RunFold) -> object:
     airflow = facet_of(run.run_facets, AirflowRunFacet)
     if airflow is None:
         return run.run_id
-    parent = facet_of(run.run_facets, ParentRunFacet)
     index = airflow.task_instance.get("map_index")
-    return (parent.run.run_id if parent else None, index if isinstance(index, int) else -1)
+    index = index if isinstance(index, int) else -1
+    if run.dag_run is not None and run.parent_run_id is not None:
+        return (_dag_run(run), index)  # a clear of the DAG run runs the same instance again
+    parent = facet_of(run.run_facets, ParentRunFacet)
+    return (parent.run.run_id if parent else None, index)
 
 
 def _whole_runs(runs: list[RunFold]) -> set[str]:
@@ -917,9 +938,9 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     whole = {runs[-1].run_id} if runs else set()
     group = _group(runs, every_absent=True)  # its DAG run may go on: ``dag_run_before``
     whole.update(run.run_id for run in group)
-    parent = group[-1].parent_run_id if group else None
+    parent = _dag_run(group[-1]) if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
-        whole.update(run.run_id for run in runs if run.completed and run.parent_run_id == parent)
+        whole.update(run.run_id for run in runs if run.completed and _dag_run(run) == parent)
     return whole
 
 
@@ -932,7 +953,7 @@ def whole_run_ids(folded: FoldedJob) -> set[str]:
 def _completed_parents(runs: Iterable[RunFold]) -> frozenset[int]:
     """``run_digest`` of the parent run named by each completed run (``FoldedJob.parents``)."""
     return frozenset(
-        run_digest(run.parent_run_id) for run in runs if run.completed and run.parent_run_id
+        run_digest(key) for run in runs if run.completed and (key := _dag_run(run)) is not None
     )
 
 
@@ -1012,8 +1033,8 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
 
 _Summary = list[Any]
 """A run ranked without folding it: its first and last event times, its last terminal and last
-progress events (time, rank), the parent it names (``_parent_key``) and its map index
-(``RunFold.map_index``)."""
+progress events (time, rank), the parent it names (``_parent_key``), its map index
+(``RunFold.map_index``) and its Airflow DAG run (``RunFold.dag_run``)."""
 
 
 def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], dict[str, _Summary]]:
@@ -1026,7 +1047,7 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
         if run is None:
-            run = runs[key][event.run.run_id] = [moment, moment, None, None, None, None]
+            run = runs[key][event.run.run_id] = [moment, moment, None, None, None, None, None]
         run[0], run[1] = min(run[0], moment), max(run[1], moment)
         slot = 2 if event.event_type in _TERMINAL else 3 if event.event_type in _PROGRESS else 0
         if slot and (run[slot] is None or run[slot] <= (moment, rank)):
@@ -1038,6 +1059,9 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
         index = event.run.map_index
         if index is not None and (run[5] is None or run[5] < index):
             run[5] = index
+        named_run = event.run.dag_run
+        if named_run is not None and (run[6] is None or run[6] < named_run):
+            run[6] = named_run
     return runs
 
 
@@ -1055,7 +1079,10 @@ def _summed_completed(summary: _Summary) -> bool:
 
 
 def _summed_parent(summary: _Summary) -> str | None:
-    return summary[4][2] if summary[4] is not None else None
+    """``_dag_run`` of a run summed up."""
+    if summary[4] is None:
+        return None
+    return "airflow:" + summary[6] if summary[6] is not None else str(summary[4][2])
 
 
 def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple[JobKey, str]]:
@@ -1258,14 +1285,14 @@ def _whole_again(kept: FoldedJob, whole: AbstractSet[str], every: list[RunFold])
     group, parent = _latest_group(every)
     wanted = {run.map_index for run in _unfinished(every, parent, group)} | _absent(every, parent)
     if parent is not None:  # a let-go index has no run left to be found absent by (a review)
-        present = {run.map_index for run in every if run.parent_run_id == parent}
+        present = {run.map_index for run in every if _dag_run(run) == parent}
         wanted |= {index for index in kept.dropped_indexes if index >= 0 and index not in present}
     if wanted & kept.dropped_indexes:
         return False  # the stand-in it calls for may be a run the fold let go
     if parent is None or run_digest(parent) not in kept.parents:
         return True
     before = _group(kept.job.runs)
-    return bool(before) and before[-1].parent_run_id == parent
+    return bool(before) and _dag_run(before[-1]) == parent
 
 
 def fold_jobs(

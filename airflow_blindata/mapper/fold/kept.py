@@ -49,8 +49,10 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 16
-"""The version of the text; change it with any change to the fold or to this format (16: the
+FORMAT = 17
+"""The version of the text; change it with any change to the fold or to this format (17: a run
+keeps its Airflow DAG run, ``RunFold.dag_run``, by which a task's instances are grouped across
+the clears of that DAG run; 16: the
 latest completed run of each map index is kept whole, the stand-in of an instance that has not
 run in a DAG run under way, and ``FoldedJob.dropped_indexes`` counts those let go; 15: a run
 keeps its Airflow map index, ``RunFold.map_index``; 14: a
@@ -284,6 +286,7 @@ class _Run(Struct, Generic[F]):
     snapshot_inputs: list[DatasetKey] | None = None
     snapshot_outputs: list[DatasetKey] | None = None
     map_index: int | None = None
+    dag_run: str | None = None
 
 
 class _Job(Struct, Generic[F]):
@@ -388,6 +391,7 @@ class _Reader:
             snapshot_outputs=run.snapshot_outputs,
             parent_run_id=run.parent_run_id,
             map_index=run.map_index,
+            dag_run=run.dag_run,
         )
 
     def job(self, job: _Job[Any]) -> JobFold:
