@@ -51,20 +51,25 @@ def _run_before(job: JobFold, fold: Fold) -> str | None:
     going = next((run for run in dag.runs if run.run_id == parent.run.run_id), None)
     if going is None or going.state in _ENDED:
         return None
-    this = _airflow_run(going)
+    # Which Airflow DAG run an OpenLineage one is: the task's own runs under it say (the fold
+    # keeps no facet of a DAG's older runs), else its ``airflowDagRun`` facet (a review)
+    named = {run.parent_run_id: run.dag_run for run in job.runs if run.dag_run is not None}
+
+    def airflow_run(dag_run: RunFold) -> str | None:
+        return named.get(dag_run.run_id) or _airflow_run(dag_run)
+
+    this = latest.dag_run or airflow_run(going)
     started = [  # not a clear of the same Airflow DAG run: a new OpenLineage run each time
         run
         for run in dag.runs
         if run.first_event_time < going.first_event_time
-        and (this is None or _airflow_run(run) != this)
+        and (this is None or airflow_run(run) != this)
     ]
     if not started:
         return None
     before = max(started, key=lambda run: (run.first_event_time, run.run_id))
-    if latest.dag_run is None:
-        return before.run_id
-    airflow_run = _airflow_run(before)  # the task's runs are grouped by it (``_dag_run``)
-    return None if airflow_run is None else "airflow:" + airflow_run
+    key = airflow_run(before) if latest.dag_run is not None else None
+    return before.run_id if key is None else "airflow:" + key  # as ``_dag_run`` keys runs
 
 
 def _airflow_run(dag_run: RunFold) -> str | None:

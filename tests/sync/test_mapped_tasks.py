@@ -454,3 +454,39 @@ def test_one_instance_cleared_and_run_again_leaves_the_others_their_lineage(
             planned = plan_from_store(store, definition())
             assert_read_at_once(planned, build(history, definition()))
             assert pairs(planned) == copies(range(3))
+
+
+def bare_dag_event(dag_run: int, clear: int, kind: str, second: int) -> dict[str, Any]:
+    """``cleared_dag_event`` without the ``airflowDagRun`` facet (the task events still say)."""
+    event = cleared_dag_event(dag_run, clear, kind, second)
+    event["run"]["facets"] = {}
+    return event
+
+
+@pytest.mark.parametrize(
+    ("sentence", "arrivals"),
+    [
+        (
+            "the DAG's own events need not name the Airflow DAG run",
+            [
+                [
+                    bare_dag_event(1, 0, "START", 0),
+                    *(e for i in range(3) for e in cleared(1, 0, i, 1 + 2 * i)),
+                    bare_dag_event(1, 0, "COMPLETE", 9),
+                ],
+                [bare_dag_event(2, 0, "START", 40), *cleared(2, 0, 0, 41)],
+            ],
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_instances_not_run_yet_keep_their_lineage_whatever_the_dag_events_say(
+    sentence: str, arrivals: list[list[dict[str, Any]]]
+) -> None:
+    """A review: without ``airflowDagRun`` on the DAG's events, the Airflow DAG run before the
+    one going on was not known, and the instances not run yet in it lost their flows; the task's
+    own runs under it name it."""
+    history: list[dict[str, Any]] = []
+    for arrived in arrivals:
+        history += arrived
+        assert pairs(build(history, definition())) == copies(range(3))
