@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from airflow_blindata.events import AirflowDagRunFacet, EventType, facet_of
-from airflow_blindata.mapper.fold import Fold, JobFold, RunFold
+from airflow_blindata.mapper.fold import Fold, JobFold, RunFold, dag_run_key
 
 __all__ = ["with_dag_runs_under_way"]
 
@@ -69,7 +69,7 @@ def _run_before(job: JobFold, fold: Fold) -> str | None:
         return None
     before = max(started, key=lambda run: (run.first_event_time, run.run_id))
     key = airflow_run(before) if latest.dag_run is not None else None
-    return before.run_id if key is None else "airflow:" + key  # as ``_dag_run`` keys runs
+    return before.run_id if key is None else dag_run_key(key)  # as the fold keys the runs
 
 
 def _airflow_run(dag_run: RunFold) -> str | None:

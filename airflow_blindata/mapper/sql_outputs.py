@@ -36,38 +36,31 @@ __all__ = ["with_outputs_from_sql"]
 def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
     """``fold`` with the output its SQL writes where a completed run of a job's latest
     description read tables and named no output; the same fold when there is none."""
-    known = {
-        (normalize_namespace(d.key.namespace), d.key.name.casefold()): d for d in fold.datasets
-    }
+    known = {_case_free(dataset.key): dataset for dataset in fold.datasets}
     added: dict[DatasetKey, DatasetFold] = {}
     jobs: list[JobFold] = []
     for job in fold.jobs:
         described = {id(run) for run in job.latest_completed_group}  # what the job did
         runs: list[RunFold] = []
         for run in job.runs:
-            outputs = _outputs(run, known) if id(run) in described else []
-            if not outputs:
+            output = _output(run, known) if id(run) in described else None
+            if output is None:
                 runs.append(run)
                 continue
-            runs.append(replace(run, outputs=outputs))
-            for output in outputs:
-                found = known.get(
-                    (normalize_namespace(output.key.namespace), output.key.name.casefold())
+            runs.append(replace(run, outputs=[output]))
+            if _case_free(output.key) not in known and output.key not in added:
+                added[output.key] = DatasetFold(
+                    key=output.key,
+                    facets=dict(output.facets),
+                    first_event_time=run.first_event_time,
+                    last_event_time=run.last_event_time,
                 )
-                if found is None and output.key not in added:
-                    added[output.key] = DatasetFold(
-                        key=output.key,
-                        facets=dict(output.facets),
-                        first_event_time=run.first_event_time,
-                        last_event_time=run.last_event_time,
-                    )
-            written = ", ".join(redact_text(output.key.name) for output in outputs)
             report.gap(
                 GapCode.PRODUCER_PARTIAL_LINEAGE,
                 f"{job.key.namespace}/{job.key.name}: no output sent for the table its SQL "
-                f"writes: {written} (read from the SQL)",
+                f"writes: {redact_text(output.key.name)} (read from the SQL)",
             )
-            report.count("outputsReadFromSql", len(outputs))
+            report.count("outputsReadFromSql")
         if any(new is not old for new, old in zip(runs, job.runs, strict=True)):
             keys = [output.key for run in runs for output in run.outputs]
             written_keys = list(dict.fromkeys([*job.written, *keys]))
@@ -79,35 +72,40 @@ def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
     return Fold(jobs=jobs, datasets=datasets)
 
 
-def _outputs(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> list[OutputFold]:
-    """The tables the run's SQL writes, as outputs, when it read tables and named no output."""
+def _case_free(key: DatasetKey) -> tuple[str, str]:
+    """A dataset's key without case: a table the statement spells otherwise is that dataset."""
+    return normalize_namespace(key.namespace), key.name.casefold()
+
+
+def _output(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> OutputFold | None:
+    """The table the run's SQL writes, as its output, when it read tables and named no output."""
     if run.outputs or not run.inputs or run.snapshot_outputs:
-        return []
+        return None
     sql = facet_of(run.job_facets, SQLJobFacet)
     if sql is None or not sql.query.strip():
-        return []
+        return None
     namespaces = {normalize_namespace(item.key.namespace) for item in run.inputs}
     if len(namespaces) != 1:
-        return []  # read from several stores: where the statement writes is not known
+        return None  # read from several stores: where the statement writes is not known
     (namespace,) = namespaces
     dialect = sql.dialect or PLATFORM_DIALECTS.get(namespace.split("://", 1)[0])
     if dialect is None:
-        return []  # not a SQL platform (an object store, a file): not a table of its own
+        return None  # not a SQL platform (an object store, a file): not a table of its own
     targets = tables_written(sql.query, dialect)
     if len(targets) != 1:
-        return []  # several: which input feeds which is the statements', not the run's to say
+        return None  # several: which input feeds which is the statements', not the run's to say
     (target,) = targets
     bare = names_in_sql(sql.query, dialect).bare
     key = _dataset(target.parts, [item.key for item in run.inputs], bare, dialect, known)
     if key is None:
-        return []
+        return None
     facets: dict[str, BaseFacet] = {}
-    if target.columns and (normalize_namespace(key.namespace), key.name.casefold()) not in known:
+    if target.columns and _case_free(key) not in known:
         # a table no event describes: its columns as the statement makes them, so that the
         # analysis's column flows have fields to land on
         fields = [SchemaField(name=_cased(name, False, dialect)) for name in target.columns]
         facets[SchemaDatasetFacet.KEY] = SchemaDatasetFacet(fields=fields)
-    return [OutputFold(key=key, facets=facets, output_facets={})]
+    return OutputFold(key=key, facets=facets, output_facets={})
 
 
 def _dataset(
@@ -134,10 +132,9 @@ def _dataset(
         if len(prefixes) != 1:
             return None
         parts = [*prefixes.pop(), *parts]
-    namespace = inputs[0].namespace
-    name = ".".join(parts)
-    found = known.get((normalize_namespace(namespace), name.casefold()))
-    return found.key if found is not None else DatasetKey(namespace, name)
+    key = DatasetKey(inputs[0].namespace, ".".join(parts))
+    found = known.get(_case_free(key))
+    return found.key if found is not None else key
 
 
 _FOLDED_LOWER = frozenset(

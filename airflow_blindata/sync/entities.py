@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntity, Ref
+from airflow_blindata.definition import NAME_PROFILES
 from airflow_blindata.mapper.documentation import as_stored, is_stamped
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import (
@@ -167,24 +168,14 @@ def _plan_row(
     return row
 
 
-_TWO_LEVEL_SCHEMES = (
-    "mysql://",
-    "mariadb://",
-    "hive://",
-    "clickhouse://",
-    "teradata://",
-    "cassandra://",
-)
-"""Platforms whose dataset names are ``database.table`` (``identity.name_reading_for``)."""
-
-
 def _not_catalogued(planned: PlannedEntity) -> str:
     """The gap's example: the entity, and where it comes from. A two-level name with no schema
     (``shop.customers`` of a MySQL name read without ``nameProfile: mysql``) reads like schema
     ``shop`` and table ``customers``, which a crawler may well hold: said so."""
     key = planned.key
-    namespace = planned.source.removeprefix("dataset ").lower()
-    if key.schema_ or key.name.count(".") != 1 or not namespace.startswith(_TWO_LEVEL_SCHEMES):
+    scheme = planned.source.removeprefix("dataset ").split("://", 1)[0].lower()
+    two_levels = len(NAME_PROFILES.get(scheme, ())) == 2  # ``database.table`` (MySQL, Hive, …)
+    if key.schema_ or key.name.count(".") != 1 or not two_levels:
         return f"{key} ({planned.source})"
     return (
         f"{key} ({planned.source}; looked up with no schema, the whole name {key.name!r} as the "

@@ -168,7 +168,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         for scope in _job_scopes(entity, base)
     }
     stale_entities = [e for e in entities if _stale(e.modification_date, watermark)]
-    removal.foreign = _foreign(stale_entities, ctx.store_id)
     systems = [
         s
         for s in api.systems.list(page_size=LIST_PAGE_SIZE)
@@ -212,11 +211,17 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         ctx.report.count("routinesHeldBack", len(stale_routines))
     else:
         removal.routines = stale_routines
-    known = set(removal.foreign)
-    removal.foreign += sorted(
-        name
-        for name in _foreign_routines(stale_routines, ctx.store_id)
-        if name not in known  # its job entity named it already
+    # a job's routine says so too: a definition with ``processLayer: false`` has no job entity
+    removal.foreign = _foreign(
+        [
+            *(
+                (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
+                for entity in stale_entities
+                if entity.table_type == OPENLINEAGE_JOB
+            ),
+            *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in stale_routines),
+        ],
+        ctx.store_id,
     )
     statements = _statements(ctx, routines)
     removal.statements = {
@@ -332,31 +337,20 @@ def _uuid(ref: Any) -> str | None:
     return uuid.lower() if isinstance(uuid, str) else None
 
 
-def _foreign(entities: Iterable[PhysicalEntity], store_id: str | None) -> list[str]:
-    """The job entities of ``entities`` whose last writer was the sync of another event store
-    than ``store_id``, as their job is named (one written before the stamp existed counts as
-    this store's)."""
+def _foreign(
+    jobs: Iterable[tuple[str, list[AdditionalProperty] | None]], store_id: str | None
+) -> list[str]:
+    """Of stale owned job entities and routines, each as its job's name and its properties, the
+    jobs whose last writer was the sync of another event store than ``store_id`` (one written
+    before the stamp existed counts as this store's)."""
     if store_id is None:
         return []
     return sorted(
-        f"{entity.schema_ or ''}/{entity.name}"
-        for entity in entities
-        if entity.table_type == OPENLINEAGE_JOB
-        and (stamps := values_of(entity.additional_properties, STORE_PROPERTY))
-        and store_id not in stamps
-    )
-
-
-def _foreign_routines(routines: Iterable[SystemRoutine], store_id: str | None) -> list[str]:
-    """``_foreign`` of routines (a definition with ``processLayer: false`` has no job entity:
-    its routines are what another store's sync wrote of it), named as their job is."""
-    if store_id is None:
-        return []
-    return sorted(
-        f"{routine.catalog or ''}/{routine.name}"
-        for routine in routines
-        if (stamps := values_of(routine.additional_properties, STORE_PROPERTY))
-        and store_id not in stamps
+        {
+            name
+            for name, properties in jobs
+            if (stamps := values_of(properties, STORE_PROPERTY)) and store_id not in stamps
+        }
     )
 
 

@@ -770,13 +770,19 @@ def run_rank(run: RunFold) -> tuple[datetime, datetime, str]:
     return (run.end_time or run.last_event_time, run.first_event_time, run.run_id)
 
 
+def dag_run_key(airflow_run: str) -> str:
+    """How ``_dag_run`` keys the runs of an Airflow DAG run (``RunFold.dag_run``), apart from the
+    OpenLineage run ids it keys other runs by."""
+    return "airflow:" + airflow_run
+
+
 def _dag_run(run: RunFold) -> str | None:
     """The DAG run a run's instances are grouped by: of an Airflow task, its Airflow DAG run
     (``RunFold.dag_run``), the same across that DAG run's clears, where the parent facet names
     a new OpenLineage run each time (a probe through a real scheduler: one instance cleared and
     run again made a group of one, and the others' flows were removed); else its parent run."""
     if run.dag_run is not None and run.parent_run_id is not None:
-        return "airflow:" + run.dag_run
+        return dag_run_key(run.dag_run)
     return run.parent_run_id
 
 
@@ -869,11 +875,8 @@ def _ran_in(runs: list[RunFold], dag_run: str) -> set[int | None]:
     completing: read from what a kept fold always holds (the latest completed run of every
     index whole, of a run that did not complete its outline), so the same whichever way the
     job was read."""
-    latest: dict[int | None, RunFold] = {}
-    for run in runs:  # in the fold's order: the latest wins
-        if run.completed:
-            latest[run.map_index] = run
-    ran = {index for index, run in latest.items() if _dag_run(run) == dag_run}
+    latest = _latest_completed_by_index(runs)
+    ran: set[int | None] = {index for index, run in latest.items() if _dag_run(run) == dag_run}
     ran.update(run.map_index for run in runs if not run.completed and _dag_run(run) == dag_run)
     return ran
 
@@ -907,11 +910,21 @@ def _dropped_indexes(runs: list[RunFold], whole: AbstractSet[str]) -> frozenset[
     """The map indexes whose latest completed run a kept fold does not keep whole (``whole``:
     ``_whole_runs``): it may be the stand-in a later group calls for (a stand-in is always
     the latest completed run of its index)."""
-    latest: dict[int, str] = {}
-    for run in runs:  # in the fold's order: the latest wins
-        if run.completed and run.map_index is not None:
-            latest[run.map_index] = run.run_id
-    return frozenset(index for index, run_id in latest.items() if run_id not in whole)
+    return frozenset(
+        index
+        for index, run in _latest_completed_by_index(runs).items()
+        if index is not None and run.run_id not in whole
+    )
+
+
+def _latest_completed_by_index(runs: list[RunFold]) -> dict[int | None, RunFold]:
+    """Each map index's latest completed run (the stand-in it would be), ``runs`` in the fold's
+    order."""
+    latest: dict[int | None, RunFold] = {}
+    for run in runs:  # the latest wins
+        if run.completed:
+            latest[run.map_index] = run
+    return latest
 
 
 def _instance(run: RunFold) -> object:
@@ -1082,7 +1095,7 @@ def _summed_parent(summary: _Summary) -> str | None:
     """``_dag_run`` of a run summed up."""
     if summary[4] is None:
         return None
-    return "airflow:" + summary[6] if summary[6] is not None else str(summary[4][2])
+    return dag_run_key(summary[6]) if summary[6] is not None else str(summary[4][2])
 
 
 def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple[JobKey, str]]:
