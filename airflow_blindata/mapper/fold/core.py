@@ -803,6 +803,8 @@ def _group(
     go (a review). With ``every_absent``, for each instance that has not run in it, whichever
     DAG run it ran in before: the runs a kept fold keeps whole (``_whole_runs``), whatever
     ``before`` a plan will find."""
+    if len(runs) == 1:  # most jobs of a plan (dbt's models run once): nothing else to group
+        return runs[:] if runs[0].completed else []
     group, parent = _latest_group(runs)
     wanted = {run.map_index for run in _unfinished(runs, parent, group)}
     if every_absent:
