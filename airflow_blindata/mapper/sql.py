@@ -301,6 +301,7 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[WrittenTable, ...]:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
         return ()
+    statements = [_replace_as_insert(statement, dialect) for statement in statements]
     if any(isinstance(s, exp.Set | exp.Use | exp.Command | exp.Alter) for s in statements):
         return ()
     dropped = tables_dropped(sql, dialect)
@@ -344,6 +345,24 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[WrittenTable, ...]:
             continue  # ``INSERT … VALUES``, ``UPDATE t SET … (SELECT … FROM t)``: nothing else
         written.append(WrittenTable(parts, columns))
     return tuple(written)
+
+
+def _replace_as_insert(statement: Any, dialect: str | None) -> Any:
+    """MySQL's ``REPLACE INTO t …`` (an ``INSERT`` that deletes the rows it collides with), which
+    sqlglot reads as a statement it does not know, read as the ``INSERT`` of the same shape: a
+    MySQL task writing its table so had no output (the probe of stop 55). Any other statement as
+    it is."""
+    from sqlglot import exp
+
+    if not isinstance(statement, exp.Command) or str(statement.this).upper() != "REPLACE":
+        return statement
+    rest = statement.expression.name.lstrip() if statement.expression is not None else ""
+    if rest[:4].upper() == "INTO" and rest[4:5].isspace():
+        rest = rest[5:]  # ``INTO`` is optional
+    try:
+        return sqlglot.parse_one(f"INSERT INTO {rest}", read=sqlglot_dialect(dialect))
+    except (SqlglotError, ValueError, RecursionError):
+        return statement
 
 
 def _columns_written(statement: Any, target: Any) -> tuple[str, ...] | None:

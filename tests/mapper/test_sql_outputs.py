@@ -107,6 +107,19 @@ def pairs(plan: CatalogPlan) -> set[tuple[str, str]]:
             [(MYSQL, "sales.leads")],
             {("sales.leads", "crm.customers")},
         ),
+        (
+            "MySQL's REPLACE INTO writes its target as an INSERT does",
+            "REPLACE INTO crm.summary (id, total) SELECT id, SUM(amount) FROM sales.orders "
+            "GROUP BY id",
+            [(MYSQL, "sales.orders")],
+            {("sales.orders", "crm.summary")},
+        ),
+        (
+            "MySQL's REPLACE without INTO writes its target too",
+            "replace crm.summary select * from sales.orders",
+            [(MYSQL, "sales.orders")],
+            {("sales.orders", "crm.summary")},
+        ),
     ],
     ids=lambda value: value if isinstance(value, str) and " " in value else "_",
 )
