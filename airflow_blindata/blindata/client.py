@@ -14,6 +14,7 @@ The resource methods (``client.api.systems.list(...)``) are in ``resources.py``.
 
 from __future__ import annotations
 
+import logging
 import ssl
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -33,7 +34,13 @@ from airflow_blindata.blindata.exchange import (
 )
 from airflow_blindata.blindata.models import Page, WireModel
 from airflow_blindata.blindata.paths import Endpoint
-from airflow_blindata.blindata.responses import DEFAULT_PAGE_SIZE, as_is, decode, walk_pages
+from airflow_blindata.blindata.responses import (
+    DEFAULT_PAGE_SIZE,
+    LIST_ORDER,
+    as_is,
+    decode,
+    walk_pages,
+)
 from airflow_blindata.blindata.retries import RetryPolicy, within_deadline
 from airflow_blindata.blindata.uploads import (
     DEFAULT_UPLOAD_BATCH_SIZE,
@@ -52,6 +59,8 @@ __all__ = [
     "UploadReport",
     "http_date",
 ]
+
+log = logging.getLogger(__name__)
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
@@ -100,6 +109,9 @@ class BlindataClient:
         """Told the outcome of every operation: its endpoint, and its error after the retries
         (``None`` on success), before the error is raised; what it raises replaces the error.
         The sync watches writes with it (``sync.context.WriteWatch``)."""
+        self.list_order: str | None = LIST_ORDER
+        """The ``sort`` every listing asks (``responses.walk_pages``); ``None`` once the server
+        refused it."""
         self._uploader = Uploader(self)
         from airflow_blindata.blindata.resources import Resources
 
@@ -215,9 +227,24 @@ class BlindataClient:
         def fetch(query: Mapping[str, Any]) -> Page[ModelT]:
             return self.call(endpoint, Page[model], params=query)  # type: ignore[valid-type]
 
-        path = self.api_paths.resolve(endpoint).path()
+        operation = f"{endpoint.method} {self.api_paths.resolve(endpoint).path()}"
+
+        def refused() -> None:
+            log.warning(
+                "%s refused the order sort=%s: every list is walked in the server's own order "
+                "(an object a page misses is found by a second walk, when the count says so)",
+                operation,
+                self.list_order,
+            )
+            self.list_order = None
+
         yield from walk_pages(
-            fetch, f"{endpoint.method} {path}", params=params, page_size=page_size
+            fetch,
+            operation,
+            params=params,
+            page_size=page_size,
+            order=self.list_order,
+            refused=refused,
         )
 
     def upload(

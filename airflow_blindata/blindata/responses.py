@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from airflow_blindata.blindata.errors import BlindataContractError
+from airflow_blindata.blindata.errors import BlindataContractError, BlindataValidationError
 from airflow_blindata.blindata.exchange import snippet
 from airflow_blindata.blindata.models import Page
 
@@ -103,10 +103,12 @@ def walk_pages(
     *,
     params: Mapping[str, Any] | None = None,
     page_size: int = DEFAULT_PAGE_SIZE,
+    order: str | None = LIST_ORDER,
+    refused: Callable[[], None] | None = None,
 ) -> Iterator[ModelT]:
     """Every item of a list, fetching one Spring page (``fetch(query)``) after the other.
 
-    The pages are asked in one order (``LIST_ORDER``, unless ``params`` names a ``sort``):
+    The pages are asked in one order (``order``, unless ``params`` names a ``sort``):
     a server reading its database without one (Spring passes no ``ORDER BY`` then) may serve
     each page from a differently ordered scan, and a walk of the pages would skip some
     objects and repeat others; a cleanup that missed a flow ending on a table would remove
@@ -123,13 +125,27 @@ def walk_pages(
     giving the objects it had missed: a sync that missed an object it looked for created it
     again (a second SQL statement, a crawler's field retyped), or took the flows of a job still
     described for gone. A server whose count stays above what it lists (one that counts what it
-    does not show) is believed after that second walk."""
-    asked = {"sort": LIST_ORDER, **(params or {})}
+    does not show) is believed after that second walk.
+
+    A server that refuses the order (a 400 to the first page: the contract verifies the syntax
+    of ``sort``, not that ``uuid`` is a property it sorts by) is walked in its own order, and
+    ``refused()`` told (the client asks no order of it again): every listing failed there, and
+    a snapshot wrote nothing below the Systems."""
+    asked = {"sort": order, **(params or {})} if order else dict(params or {})
+    ordered_by_us = bool(order) and "sort" not in (params or {})
     given: set[str] = set()
     for walk in range(2):
         number, repeats, walked, named = 0, 0, set[str](), True
         while True:
-            page = fetch({**asked, "page": number, "size": page_size})
+            try:
+                page = fetch({**asked, "page": number, "size": page_size})
+            except BlindataValidationError:
+                if number or walk or not ordered_by_us or "sort" not in asked:
+                    raise
+                asked.pop("sort")
+                page = fetch({**asked, "page": number, "size": page_size})
+                if refused is not None:
+                    refused()
             fresh = 0
             for item in page.content:
                 uuid = getattr(item, "uuid", None)

@@ -20,6 +20,7 @@ from airflow_blindata.blindata import (
     BlindataConfigError,
     BlindataContractError,
     BlindataDeadlineError,
+    BlindataValidationError,
     Evidence,
     RetryPolicy,
 )
@@ -201,6 +202,36 @@ def test_a_listing_short_of_its_count_is_read_once_more_each_object_given_once(s
     expected = items if short == "once" else items[:4]
     assert names == [item["name"] for item in expected]
     assert len(walks) == 2
+
+
+def test_a_server_that_refuses_the_uuid_order_is_walked_in_its_own_order(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The contract verifies ``sort=prop,ASC|DESC``, not that ``uuid`` is a property a server
+    sorts by: a Spring server answers 400 to a property its entity does not have, and every
+    listing failed (a probe: a snapshot wrote the Systems and nothing else). The list is
+    walked without ``sort``, with a warning; a filter the server refuses is still an error."""
+    items = [{"uuid": f"u{n}", "name": f"s{n}"} for n in range(5)]
+    asked: list[str | None] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.params.get("sort"))
+        if "sort" in request.url.params or request.url.params.get("name") == "bad":
+            return httpx.Response(400, json={"status": 400, "message": "No property 'uuid'"})
+        number = int(request.url.params["page"])
+        content = items[number * 2 : number * 2 + 2]
+        return httpx.Response(200, json={"content": content, "last": number * 2 + 2 >= 5})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        names = [system.name for system in client.api.systems.list(page_size=2)]
+        assert names == [item["name"] for item in items]
+        assert asked == ["uuid,ASC", None, None, None]
+        assert "refused the order sort=uuid,ASC" in caplog.text
+        asked.clear()
+        assert len(list(client.api.systems.list(page_size=2))) == 5
+        assert asked == [None, None, None]  # not asked again
+        with pytest.raises(BlindataValidationError):
+            list(client.api.systems.list(name="bad"))
 
 
 def test_a_server_that_counts_pages_from_one_is_still_read_whole() -> None:
