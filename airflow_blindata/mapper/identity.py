@@ -455,7 +455,7 @@ def _split_host_port(authority: str) -> tuple[str, str]:
     authority = authority.strip()
     if authority.startswith("[") and "]" in authority:  # IPv6 literal
         host, _, rest = authority.partition("]")
-        return host + "]", rest.removeprefix(":")
+        return _ipv6(host[1:]), rest.removeprefix(":")
     host, sep, port = authority.rpartition(":")
     port = port.strip()
     if sep and (port.isdigit() or not port):  # ``db:`` has a blank port
@@ -463,6 +463,16 @@ def _split_host_port(authority: str) -> tuple[str, str]:
     if sep and port == "-1":  # Java's "no port" (``URI.getPort()``): Spark's Kafka namespaces
         return host.strip(), ""
     return authority.strip(), ""
+
+
+def _ipv6(address: str) -> str:
+    """An IPv6 literal in brackets, in its compressed form (RFC 5952): Java prints
+    ``fd00:0:0:0:0:0:0:1`` where Python and people write ``fd00::1``, one server (a probe of
+    naming). A zone or anything that is no address is kept as written."""
+    try:
+        return f"[{ipaddress.IPv6Address(address.strip()).compressed}]"
+    except ValueError:
+        return f"[{address}]"
 
 
 def _authority(namespace: str) -> tuple[str, str]:
@@ -741,6 +751,23 @@ def _namespace_path(namespace: str) -> str:
     ``s3://sales/raw``, ``data`` of ``file:///data``; ``""`` for most namespaces."""
     _, sep, rest = normalize_namespace(namespace).partition("://")
     return rest.partition("/")[2].strip("/") if sep else ""
+
+
+def object_store_root(namespace: str) -> str | None:
+    """The bucket (or namenode, or local file system) of an object store's namespace that
+    carries a path, normalised: ``s3://sales`` of ``s3://sales/raw``, ``file`` of
+    ``file:///data``; ``None`` for any other namespace. A producer configured with a base
+    location sends it as the namespace, and its datasets land with the bucket's
+    (``object_key_entity`` keeps the path as the key prefix): on the System a crawler of the
+    bucket was stamped or mapped with, too."""
+    normalized = normalize_namespace(namespace)
+    scheme, sep, rest = normalized.partition("://")
+    if not sep or scheme not in OBJECT_STORE_SCHEMES:
+        return None
+    authority, slash, path = rest.partition("/")
+    if not slash or not path.strip("/"):
+        return None
+    return normalize_namespace(f"{scheme}://{authority}")
 
 
 def object_key_entity(namespace: str, name: str, *, file: bool = False) -> EntityName:

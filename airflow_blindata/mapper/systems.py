@@ -37,6 +37,7 @@ from airflow_blindata.mapper.identity import (
     namespace_problem,
     normalize_namespace,
     normalize_pattern,
+    object_store_root,
 )
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
@@ -373,16 +374,35 @@ class SystemResolver:
         if self.ignores(normalized):
             return False
         database = self._spelling(normalized, database)
-        mappings = namespace_mappings_for(self.definition, normalized, database)
-        if any(self._find(mapping.system) is not None for mapping in mappings):
-            return True
         policy = system_policy_for(self.definition, normalized, database)
-        stamped = self._stamped(normalized, database, policy)
+        chosen = self._chosen(normalized, database, policy)
         # the stamp of a System a definition created (this one or another) is its policy's,
         # not a person's: a table named by a TABLE symlink landed on the symlink's System at
         # the first snapshot and moved to its location's (created meanwhile) at the next (a
         # probe of real events; a review for another definition's)
-        return stamped is not None and not _created_by_openlineage(stamped)
+        return chosen is not None and (
+            chosen[1] == "mapped" or not _created_by_openlineage(chosen[0])
+        )
+
+    def _chosen(
+        self, namespace: str, database: str | None, policy: SystemPolicy | None
+    ) -> tuple[KnownSystem, SystemOrigin] | None:
+        """The System a ``namespaceMappings`` entry (of a System that exists) or a stamp gives
+        ``namespace``, and how; for an object store's namespace with a path, else those of its
+        bucket (``object_store_root``): ``s3://lake/curated`` + ``totals`` is the key
+        ``curated/totals`` of the bucket ``lake``, and missed the System its crawler was stamped
+        with (a probe of naming)."""
+        for candidate in (namespace, object_store_root(namespace)):
+            if candidate is None:
+                continue
+            for mapping in namespace_mappings_for(self.definition, candidate, database):
+                found = self._find(mapping.system)
+                if found is not None:
+                    return found, "mapped"
+            stamped = self._stamped(candidate, database, policy)
+            if stamped is not None:
+                return stamped, "stamped"
+        return None
 
     def _spelling(self, namespace: str, database: str | None) -> str | None:
         """The spelling of ``database`` that picks its System: as sent, but where databases are
@@ -430,7 +450,7 @@ class SystemResolver:
                 ):
                     return system
         per_database = database is not None and policy is not None and policy.per_database
-        return next(
+        found = next(
             (
                 system
                 for system in stamped
@@ -439,23 +459,25 @@ class SystemResolver:
             ),
             None,
         )
+        if found is None and database is None:
+            # A name that gives no database (``sales.orders``, Azure Synapse's names) on a server
+            # of which one System is stamped, by a person, with its database: seed 002 fills a
+            # blank segment "from the connection's own catalog", and the tenant knows one. With
+            # several, which one is meant is not known (``UNMAPPED_NAMESPACE`` says so).
+            theirs = [system for system in stamped if not _created_by_openlineage(system)]
+            if len(theirs) == 1:
+                return theirs[0]
+        return found
 
     def _resolve(self, namespace: str, database: str | None = None) -> PlannedSystem | None:
         if self.ignores(namespace):
             return None
         policy = system_policy_for(self.definition, namespace, database)
         mappings = namespace_mappings_for(self.definition, namespace, database)
-        for mapping in mappings:
-            found = self._find(mapping.system)
-            if found is not None:
-                return self._landed(
-                    self._existing(found, "mapped", namespace, policy), namespace, policy
-                )
-        stamped = self._stamped(namespace, database, policy)
-        if stamped is not None:
-            return self._landed(
-                self._existing(stamped, "stamped", namespace, policy), namespace, policy
-            )
+        chosen = self._chosen(namespace, database, policy)
+        if chosen is not None:
+            found, origin = chosen
+            return self._landed(self._existing(found, origin, namespace, policy), namespace, policy)
         problem = namespace_problem(namespace)
         if problem is not None:
             self._problems[namespace] = problem

@@ -18,7 +18,12 @@ from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.identity import NameReading, entity_name
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
-from airflow_blindata.mapper.systems import DATABASE_PROPERTY, NAMESPACE_PROPERTY, KnownSystem
+from airflow_blindata.mapper.systems import (
+    DATABASE_PROPERTY,
+    NAMESPACE_PROPERTY,
+    OWNER_PROPERTY,
+    KnownSystem,
+)
 from tests import builders
 from tests.builders import (
     column_lineage_facet,
@@ -440,6 +445,7 @@ def test_a_name_without_a_database_where_systems_are_chosen_by_database_says_so(
     already; it says the name gives no database."""
     known = [
         KnownSystem("DWH crawled", "u1", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "dwh"))),
+        KnownSystem("CRM crawled", "u2", ((NAMESPACE_PROPERTY, MSSQL), (DATABASE_PROPERTY, "crm"))),
     ]
     events = [run_event("spark.load", outputs=[dataset("dbo.Orders", MSSQL)])]
     definition = builders.definition(
@@ -448,6 +454,41 @@ def test_a_name_without_a_database_where_systems_are_chosen_by_database_says_so(
     plan = build(events, definition, known)
     (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
     assert "the name gives no database" in example
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "profile"),
+    [
+        pytest.param(
+            MSSQL, "dbo.Orders", "mssql", id="SQL Server, a JDBC URL without its database"
+        ),
+        pytest.param(MSSQL, "dbo.Orders", "synapse", id="Azure Synapse names schema.table"),
+        pytest.param(PG, "sales.orders", "postgres", id="PostgreSQL, a name of schema.table"),
+    ],
+)
+def test_a_name_without_a_database_lands_on_the_one_system_stamped_with_a_database(
+    namespace: str, name: str, profile: str
+) -> None:
+    """Where a person stamped one System of the server with its database (one per database, as
+    the docs say to), a name that gives no database lands there: it was ``UNMAPPED_NAMESPACE``
+    (a probe of naming), and the tenant knows one database of that server. A System a definition
+    created does not count (its stamp is its policy's)."""
+    known = [
+        KnownSystem("Crawled", "u1", ((NAMESPACE_PROPERTY, namespace), (DATABASE_PROPERTY, "dwh"))),
+        KnownSystem(
+            "Made by OpenLineage",
+            "u2",
+            ((NAMESPACE_PROPERTY, namespace), (DATABASE_PROPERTY, "crm"), (OWNER_PROPERTY, "x")),
+        ),
+    ]
+    events = [run_event("spark.load", outputs=[dataset(name, namespace)])]
+    definition = builders.definition(
+        systemPolicies=[{"pattern": namespace.split("://")[0] + "://*", "nameProfile": profile}]
+    )
+    plan = build(events, definition, known)
+    schema, table = name.split(".")
+    assert _placed(plan) == {("Crawled", schema, table)}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
 
 
 def test_postgres_databases_in_two_cases_stay_two() -> None:

@@ -39,6 +39,8 @@ from airflow_blindata.mapper.identity import (
     object_key_entity,
 )
 from airflow_blindata.mapper.plan import CatalogPlan
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests.builders import dataset, dataset_type_facet, definition, policy, run_event
 
 Where = tuple[str | None, str]
@@ -262,6 +264,45 @@ def test_a_namespace_with_a_path_lands_with_the_datasets_of_its_bucket() -> None
         ("sales", "raw", "orders"),
         ("sales", "raw", "curated"),
     }
+
+
+@pytest.mark.parametrize(
+    ("namespace", "bucket", "how"),
+    [
+        pytest.param("s3://lake/curated", "s3://lake", "stamp", id="an S3 bucket stamped"),
+        pytest.param("s3a://lake/curated/", "s3://lake", "mapping", id="an S3 bucket mapped"),
+        pytest.param(
+            "abfss://raw@lake.dfs.core.windows.net/curated",
+            "abfss://raw@lake.dfs.core.windows.net",
+            "stamp",
+            id="an Azure container stamped",
+        ),
+        pytest.param(
+            "hdfs://namenode:8020/curated", "hdfs://namenode", "mapping", id="HDFS mapped"
+        ),
+    ],
+)
+def test_a_namespace_with_a_path_lands_on_the_system_its_bucket_was_given(
+    namespace: str, bucket: str, how: str
+) -> None:
+    """``s3://lake/curated`` + ``totals`` is the key ``curated/totals`` of the bucket ``lake``:
+    it lands on the System a crawler of the bucket was stamped or mapped with. It missed it
+    (``UNMAPPED_NAMESPACE``, a probe of naming): stamps and mappings were read for the whole
+    namespace only. One of the whole namespace still comes first."""
+    known = [
+        KnownSystem("Lake (crawled)", "u1", ((NAMESPACE_PROPERTY, bucket),) * (how == "stamp"))
+    ]
+    mappings = [{"pattern": bucket, "system": {"name": "Lake (crawled)"}}] * (how == "mapping")
+    # the folder profile, which only s3:// has by default, without creating Systems
+    profile = {"pattern": namespace.split("://")[0] + "://*", "nameProfile": "OBJECT_KEY"}
+    job = definition(profile, namespaceMappings=mappings)
+    events = [run_event("load", outputs=[dataset("totals", namespace)])]
+    plan = build(events, job, known)
+    assert entities(plan) == {("Lake (crawled)", "curated", "totals")}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+    known.append(KnownSystem("Curated", "u2", ((NAMESPACE_PROPERTY, namespace),)))
+    plan = build(events, job, known)
+    assert entities(plan) == {("Curated", "curated", "totals")} or how == "mapping"
 
 
 # -- "The same folder rules for gs://, abfss://, wasbs://, hdfs:// and file://" ----------------
