@@ -148,6 +148,8 @@ class KnownSystem:
         return [value for name, value in self.properties if name == property_name]
 
 
+_SEED_PROFILES = frozenset({"postgres", "redshift", "awsathena"})
+"""The schemes whose names seed 000 reads by its own profile, declared or not."""
 _NO_DATABASE = (
     "the name gives no database, and the Systems of this namespace are chosen by their "
     "database (openLineageDatabase), and neither a database those Systems are stamped with nor "
@@ -490,7 +492,9 @@ class SystemResolver:
             ):
                 # the namespace's Systems are chosen by database, and the name gives none (a
                 # JDBC URL without its database): stamping another System would not help
-                self._problems_without_database[namespace] = _NO_DATABASE
+                self._problems_without_database[namespace] = _NO_DATABASE + self._no_profile(
+                    namespace
+                )
             return None
         parts = namespace_parts(namespace)
         name = policy.system_name(**parts.template_values(database)) or namespace
@@ -521,6 +525,19 @@ class SystemResolver:
             )
         )
         return self._landed(created, namespace, policy, by_its_name=True)
+
+    def _no_profile(self, namespace: str) -> str:
+        """What to add to ``_NO_DATABASE`` where the name may give its database but is read
+        whole: no ``nameProfile`` is declared for a platform that has one (BigQuery's
+        ``my-proj.raw.orders`` was said to give none, a probe of producers)."""
+        scheme = namespace.split("://", 1)[0] if "://" in namespace else namespace
+        if (
+            self.reading(namespace).levels is not None
+            or scheme in _SEED_PROFILES
+            or len(NAME_PROFILES.get(scheme, ())) < 3
+        ):
+            return ""
+        return f"; or, if the names do hold it, declare nameProfile: {scheme} to read it"
 
     def _landed(
         self,

@@ -169,17 +169,21 @@ def _plan_row(
 
 
 def _not_catalogued(planned: PlannedEntity) -> str:
-    """The gap's example: the entity, and where it comes from. A two-level name with no schema
-    (``shop.customers`` of a MySQL name read without ``nameProfile: mysql``) reads like schema
-    ``shop`` and table ``customers``, which a crawler may well hold: said so."""
+    """The gap's example: the entity, and where it comes from. A name of a platform of the
+    naming specification read whole, with no schema (``shop.customers`` of a MySQL name, or
+    Snowflake's ``ANALYTICS.RAW.ORDERS``, read without ``nameProfile``) reads like a table a
+    crawler may well hold: the gap says which ``nameProfile`` reads it (it said to crawl a store
+    that was crawled, a probe of producers)."""
     key = planned.key
-    scheme = planned.source.removeprefix("dataset ").split("://", 1)[0].lower()
-    two_levels = len(NAME_PROFILES.get(scheme, ())) == 2  # ``database.table`` (MySQL, Hive, …)
-    if key.schema_ or key.name.count(".") != 1 or not two_levels:
+    source = planned.source.removeprefix("dataset ")
+    scheme = (source.split("://", 1)[0] if "://" in source else source.split("/", 1)[0]).lower()
+    levels = NAME_PROFILES.get(scheme, ())
+    if key.schema_ or len(levels) < 2 or key.name.count(".") != len(levels) - 1:
         return f"{key} ({planned.source})"
     return (
         f"{key} ({planned.source}; looked up with no schema, the whole name {key.name!r} as the "
-        "table's: a nameProfile that reads its first part as the schema may find it)"
+        f"table's: nameProfile: {scheme} on the namespace's systemPolicies entry reads it as "
+        f"{', '.join(levels)})"
     )
 
 

@@ -833,3 +833,27 @@ def test_a_data_source_path_no_database_has_fills_nothing(path: str) -> None:
     from airflow_blindata.mapper.identity import _database_of_source
 
     assert _database_of_source(PG, f"postgresql://pg/{path}") is None
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "hinted"),
+    [
+        pytest.param("bigquery", "my-proj.raw.orders", True, id="BigQuery read whole"),
+        pytest.param(PG, "sales.orders", False, id="PostgreSQL has the seed's profile"),
+    ],
+)
+def test_a_name_read_whole_where_systems_go_by_database_names_the_profile(
+    namespace: str, name: str, hinted: bool
+) -> None:
+    """BigQuery's ``my-proj.raw.orders`` read without ``nameProfile: bigquery`` gives no
+    database, and the gap said to send the database in the name, which it holds (a probe of
+    producers): it names the profile too."""
+    known = [
+        KnownSystem("A", "u1", ((NAMESPACE_PROPERTY, namespace), (DATABASE_PROPERTY, "a"))),
+        KnownSystem("B", "u2", ((NAMESPACE_PROPERTY, namespace), (DATABASE_PROPERTY, "b"))),
+    ]
+    events = [run_event("load", outputs=[dataset(name, namespace)])]
+    plan = build(events, builders.definition(), known)
+    (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
+    assert "the name gives no database" in example
+    assert ("declare nameProfile: bigquery" in example) is hinted

@@ -576,12 +576,21 @@ def test_a_name_looked_up_with_no_schema_says_so_where_a_crawler_holds_it_as_sch
     [
         ("dataset mysql://db:3306/shop.customers", "shop.customers", True),
         ("dataset s3://bucket/orders.csv", "orders.csv", False),  # a file, not schema.table
-        ("dataset mssql://h:1433/sales.dbo.Orders", "sales.dbo.Orders", False),  # three parts
+        ("dataset mssql://h:1433/sales.dbo.Orders", "sales.dbo.Orders", True),
+        ("dataset snowflake://acct/ANALYTICS.RAW.ORDERS", "ANALYTICS.RAW.ORDERS", True),
+        ("dataset bigquery/my-proj.raw.orders", "my-proj.raw.orders", True),
+        ("dataset mssql://h:1433/dbo.Orders", "dbo.Orders", False),  # not its three levels
+        ("dataset kafka://b:9092/orders.v2", "orders.v2", False),  # no platform profile
     ],
 )
-def test_only_a_two_level_name_looked_up_with_no_schema_gets_the_hint(
+def test_a_name_of_a_naming_spec_platform_read_whole_gets_the_profile_hint(
     source: str, name: str, hinted: bool
 ) -> None:
+    """The hint said to crawl a store that was crawled (a probe of producers: Snowflake's
+    ``ANALYTICS.RAW.ORDERS`` without ``nameProfile: snowflake``): it names the profile."""
     key = EntityKey(system="S", name=name)
     planned = PlannedEntity(key=key, may_create=False, source=source)
-    assert ("looked up with no schema" in _not_catalogued(planned)) is hinted
+    example = _not_catalogued(planned)
+    assert ("looked up with no schema" in example) is hinted
+    scheme = source.removeprefix("dataset ").split("/")[0].removesuffix(":")
+    assert (f"nameProfile: {scheme} " in example) is hinted
