@@ -202,12 +202,17 @@ def _bring_in_line(
         or (wanted.default_schema is not None and statement.default_schema != wanted.default_schema)
     )
     if stale or state.sql_changed:
+        # the routine and the bucket sent whatever the list gave: the contract states no more
+        # of a PUT than that it stores the statement, and one that replaces it whole would cut
+        # off what a list left out (a review of the client against the contract)
         update = statement.model_copy(
             update={
                 "query_text": wanted.query_text,
                 "dialect": wanted.dialect,
                 "default_schema": wanted.default_schema or statement.default_schema,
                 "name": wanted.name,
+                "routine": statement.routine or wanted.routine,
+                "query_bucket": statement.query_bucket or wanted.query_bucket,
             }
         )
         if ctx.attempt(KIND, state.label, lambda: api.update(update)) is None:

@@ -8,15 +8,17 @@ become visible only in a later run".
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import routines as sync_routines_module
 from airflow_blindata.sync import snapshot
-from tests.sync.helpers import definition, objects, plan_for
+from tests.sync.helpers import client_of, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
@@ -135,3 +137,57 @@ def test_a_statement_stored_with_other_line_ends_or_blanks_at_its_ends_is_not_se
     client.api.statements.update(stored.model_copy(update={"query_text": trimmed}))
     again = sync(client, [job])
     assert again.counters.get("statementsUpdated", 0) == 0
+
+
+class ListsStatementSummaries(httpx.HTTPTransport):
+    """A Blindata whose list of a bucket's statements leaves out the bucket they were asked by
+    (the contract offers no GET of one statement, nor says what its list holds), and that keeps
+    each PUT body it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts: list[dict[str, Any]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "PUT" and "/queryparser/statements/" in path:
+            self.puts.append(json.loads(request.content))
+        response = super().handle_request(request)
+        if request.method != "GET" or not path.endswith("/queryparser/statements"):
+            return response
+        page = json.loads(response.read())
+        for item in page.get("content", []):
+            item.pop("queryBucket", None)
+        return httpx.Response(response.status_code, json=page)
+
+
+def test_a_statement_updated_from_a_list_without_its_bucket_keeps_its_bucket(
+    emulator: Any,
+) -> None:
+    """The SQL of a job changed: its statement was PUT as the list gave it, with the new text,
+    and a server whose list leaves out the bucket would have had it cut off by a PUT that
+    replaces the statement (a review of the client against the contract). The routine and the
+    bucket are sent whatever the list gives."""
+    transport = ListsStatementSummaries()
+    client = client_of(emulator, transport)
+    first = sql_job(
+        "etl.copy",
+        "INSERT INTO sales.copy (a, b) SELECT a, b FROM sales.raw",
+        "raw",
+        "copy",
+        schema=True,
+    )
+    sync(client, [first])
+    changed = sql_job(
+        "etl.copy",
+        "INSERT INTO sales.copy (a, b) SELECT b, a FROM sales.raw",
+        "raw",
+        "copy",
+        schema=True,
+    )
+    report = sync(client, [changed])
+    assert report.counters["statementsUpdated"] == 1
+    (put,) = transport.puts
+    assert put["routine"]["uuid"] and put["queryBucket"]["uuid"]
+    (stored,) = [s for s in objects(emulator, Kind.STATEMENT) if s["name"] == "etl.copy"]
+    assert stored["queryBucket"] == put["queryBucket"] and "SELECT b, a" in stored["queryText"]
