@@ -127,8 +127,9 @@ def walk_pages(
     described for gone. A server whose count stays above what it lists (one that counts what it
     does not show) is believed after that second walk.
 
-    A server that refuses the order (a 400 to the first page: the contract verifies the syntax
-    of ``sort``, not that ``uuid`` is a property it sorts by) is walked in its own order, and
+    A server that refuses the order (a 400 to the first page whose message names the sort, a
+    property or ``uuid``: the contract verifies the syntax of ``sort``, not that ``uuid`` is a
+    property every server sorts by) is walked in its own order, and
     ``refused()`` told (the client asks no order of it again): every listing failed there, and
     a snapshot wrote nothing below the Systems."""
     asked = {"sort": order, **(params or {})} if order else dict(params or {})
@@ -139,8 +140,8 @@ def walk_pages(
         while True:
             try:
                 page = fetch({**asked, "page": number, "size": page_size})
-            except BlindataValidationError:
-                if number or walk or not ordered_by_us or "sort" not in asked:
+            except BlindataValidationError as exc:
+                if number or walk or not ordered_by_us or not _refuses_order(exc):
                     raise
                 asked.pop("sort")
                 page = fetch({**asked, "page": number, "size": page_size})
@@ -175,3 +176,15 @@ def walk_pages(
         total = page.total_elements
         if not named or total is None or len(walked) >= total:
             return
+
+
+_ORDER_WORDS = ("sort", "order", "propert", "uuid")
+
+
+def _refuses_order(error: BlindataValidationError) -> bool:
+    """Whether a 400 says the order asked is what it refuses: Spring's ``No property 'uuid'
+    found for type …``, a sort parameter named invalid. Another 400 (a filter refused, a fault)
+    is the error it is, not tried again without the order."""
+    body = error.body
+    said = " ".join(str(part) for part in (body.message, body.error) if part) if body else ""
+    return any(word in said.lower() for word in _ORDER_WORDS)

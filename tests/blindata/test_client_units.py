@@ -431,3 +431,19 @@ def test_the_proxy_a_message_names_is_the_one_httpx_goes_through(
         sent_through = client._transport_for_url(httpx.URL(url)) is not client._transport
     assert sent_through is through_proxy
     assert (environment_proxy(url) is not None) is through_proxy
+
+
+def test_a_400_that_names_no_order_is_not_asked_again_without_it() -> None:
+    """A 400 for another reason (a filter refused, a fault) is the error it is: not tried again
+    without the order, and the next list still asks it."""
+    asked: list[str | None] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.params.get("sort"))
+        return httpx.Response(400, json={"status": 400, "message": "name is too long"})
+
+    with fake_client(httpx.MockTransport(server)) as client:
+        with pytest.raises(BlindataValidationError):
+            list(client.api.systems.list(name="x"))
+        assert asked == ["uuid,ASC"]
+        assert client.list_order == "uuid,ASC"
