@@ -497,8 +497,8 @@ def _described_by(job: JobFold) -> Sequence[RunFold]:
     completed runs of its parent run (``JobFold.latest_completed_group``: the instances of a
     mapped task, each giving its own lineage), else its latest run.
 
-    A STREAMING (or SERVICE) job is described by its latest run whatever its state, when it names
-    datasets:
+    A STREAMING (or SERVICE) job is described by its latest run that names datasets, whatever its
+    state, when it is later than the latest completed one:
     seed 004, "for streaming jobs, terminal events occur only on restarts and should not be
     relied upon; events are periodic snapshots" — a job redeployed after a COMPLETE streams its
     new lineage in RUNNING events that never end in COMPLETE."""
@@ -506,12 +506,14 @@ def _described_by(job: JobFold) -> Sequence[RunFold]:
     latest = job.latest
     if latest is None:
         return group
-    if (
-        _streaming(job)
-        and (latest.inputs or latest.outputs)
-        and not (group and group[-1] is latest)
-    ):
-        return [latest]
+    if _streaming(job):
+        # the latest run that names datasets and is later than the latest completed one: a
+        # restarted job's first events may name none yet (``fold.latest_naming_datasets``)
+        for run in reversed(job.runs):
+            if group and run is group[-1]:
+                break
+            if run.inputs or run.outputs:
+                return [run]
     return group or [latest]
 
 

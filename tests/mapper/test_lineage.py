@@ -11,9 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_blindata.definition import JobDefinition
-from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.build import build, plan_of_fold
+from airflow_blindata.mapper.fold import FoldBuilder
+from airflow_blindata.mapper.fold.reading import read_events
 from airflow_blindata.mapper.plan import CatalogPlan
-from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.quality import quality_retainer
+from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import MAX_SCOPE_LENGTH, job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests import builders
@@ -1096,6 +1099,53 @@ def test_for_streaming_jobs_terminal_events_should_not_be_relied_upon(
             )
     plan = build(events, builders.definition(policy("kafka://*")))
     assert pairs(plan) == expected
+
+
+@pytest.mark.parametrize(
+    "restart",
+    [
+        pytest.param(["START"], id="restarted, no dataset named yet"),
+        pytest.param(["START", "FAIL"], id="a crash loop naming none"),
+        pytest.param(["START", "RUNNING"], id="running, its datasets not extracted"),
+    ],
+)
+@pytest.mark.parametrize("retain", [False, True], ids=["every run", "a snapshot's fold"])
+def test_a_streaming_job_restarted_keeps_its_lineage_until_its_new_run_names_datasets(
+    restart: list[str], retain: bool
+) -> None:
+    """Seed 004: for streaming jobs "terminal events occur only on restarts and should not be
+    relied upon; events are periodic snapshots". A Flink job ended ABORT and restarted: its new
+    run's first events name no dataset yet, and no run completed, so nothing described the job
+    and the cleanup removed its flows until its next RUNNING (a probe of producers). The latest
+    run that named datasets describes it, and a snapshot's fold keeps that run whole."""
+    job_facets = builders.job_type_facet("JOB", "FLINK", "STREAMING")
+    events = []
+    runs = [("0190b1c2-0000-7000-8000-0000000000f1", ["START", "RUNNING", "ABORT"], True)]
+    runs.append(("0190b1c2-0000-7000-8000-0000000000f2", restart, False))
+    minute = 0
+    for run_id, states, named in runs:
+        for state in states:
+            minute += 1
+            events.append(
+                run_event(
+                    "clicks_sessionizer",
+                    namespace="flink-jobs",
+                    event_type=state,
+                    run_id=run_id,
+                    time=builders.at(0, minute=minute),
+                    job_facets=job_facets,
+                    inputs=[ds("clicks", KAFKA)] if named else [],
+                    outputs=[ds("sessions", KAFKA)] if named else [],
+                )
+            )
+    definition = builders.definition(policy("kafka://*"))
+    if retain:
+        builder = FoldBuilder(retain=quality_retainer(definition))
+        builder.add(read_events(events, Report()))
+        plan = plan_of_fold(builder.result(), Report(), definition)
+    else:
+        plan = build(events, definition)
+    assert pairs(plan) == {("clicks", "sessions")}
 
 
 def test_an_asset_the_provider_did_not_send_is_reported_beside_the_datasets_it_did() -> None:

@@ -951,12 +951,26 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     the stand-ins it holds (``_group``; of the runs that call for them, a kept
     fold keeps the outline: ``_kept_runs``)."""
     whole = {runs[-1].run_id} if runs else set()
+    named = latest_naming_datasets(runs)
+    if named is not None:
+        whole.add(named.run_id)
     group = _group(runs, every_absent=True)  # its DAG run may go on: ``dag_run_before``
     whole.update(run.run_id for run in group)
     parent = _dag_run(group[-1]) if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
         whole.update(run.run_id for run in runs if run.completed and _dag_run(run) == parent)
     return whole
+
+
+def latest_naming_datasets(runs: list[RunFold]) -> RunFold | None:
+    """The latest run that names a dataset, whatever its state: what a streaming job's lineage
+    stands on while its run restarted names none yet (seed 004: its terminal events "should not
+    be relied upon"; a Flink job restarted was described by no run, and the cleanup removed its
+    flows until its next RUNNING). Kept whole (``_whole_runs``)."""
+    for run in reversed(runs):
+        if run.inputs or run.outputs:
+            return run
+    return None
 
 
 def whole_run_ids(folded: FoldedJob) -> set[str]:
@@ -1049,7 +1063,8 @@ def runs_kept_whole(events: Iterable[RunEvent | JobEvent]) -> set[tuple[JobKey, 
 _Summary = list[Any]
 """A run ranked without folding it: its first and last event times, its last terminal and last
 progress events (time, rank), the parent it names (``_parent_key``), its map index
-(``RunFold.map_index``) and its Airflow DAG run (``RunFold.dag_run``)."""
+(``RunFold.map_index``), its Airflow DAG run (``RunFold.dag_run``) and whether it names a
+dataset (``latest_naming_datasets``)."""
 
 
 def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], dict[str, _Summary]]:
@@ -1062,7 +1077,18 @@ def _summaries(events: Iterable[RunEvent | JobEvent]) -> dict[tuple[str, str], d
         moment, rank = event.event_time, _RANK[event.event_type]
         run = runs.setdefault(key, {}).get(event.run.run_id)
         if run is None:
-            run = runs[key][event.run.run_id] = [moment, moment, None, None, None, None, None]
+            run = runs[key][event.run.run_id] = [
+                moment,
+                moment,
+                None,
+                None,
+                None,
+                None,
+                None,
+                False,
+            ]
+        if event.inputs or event.outputs:
+            run[7] = True
         run[0], run[1] = min(run[0], moment), max(run[1], moment)
         slot = 2 if event.event_type in _TERMINAL else 3 if event.event_type in _PROGRESS else 0
         if slot and (run[slot] is None or run[slot] <= (moment, rank)):
@@ -1106,6 +1132,9 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
         job = JobKey(*names)
         ranked = sorted(by_id.items(), key=_summed_rank)
         kept.add((job, ranked[-1][0]))
+        named = next((run_id for run_id, run in reversed(ranked) if run[7]), None)
+        if named is not None:  # as ``_whole_runs`` keeps it
+            kept.add((job, named))
         completed = [(run_id, run) for run_id, run in ranked if _summed_completed(run)]
         if not completed:
             continue

@@ -49,8 +49,9 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 17
-"""The version of the text; change it with any change to the fold or to this format (17: a run
+FORMAT = 18
+"""The version of the text; change it with any change to the fold or to this format (18: the
+latest run that names datasets is kept whole, what a restarted streaming job stands on; 17: a run
 keeps its Airflow DAG run, ``RunFold.dag_run``, by which a task's instances are grouped across
 the clears of that DAG run; 16: the
 latest completed run of each map index is kept whole, the stand-in of an instance that has not
