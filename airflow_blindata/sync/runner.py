@@ -31,7 +31,7 @@ from airflow_blindata.mapper.systems import (
     KnownSystem,
 )
 from airflow_blindata.plans.store import Touched, plan_from_store
-from airflow_blindata.redaction import redact_text
+from airflow_blindata.redaction import redact_text, redact_url
 from airflow_blindata.store import EventStore, StoreError, SyncLedger, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
@@ -130,9 +130,10 @@ def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport
 
 
 def _stamp(report: RunReport, client: BlindataClient, origin: RunOrigin | None) -> None:
-    """Who ran the report's run, and against which Blindata (the URL without credentials)."""
+    """Who ran the report's run, and against which Blindata (the URL without credentials: a
+    ``?token=`` in it reached reports and XComs, a probe of secrets)."""
     report.origin = origin
-    report.blindata_url = client.base_url
+    report.blindata_url = redact_url(client.base_url)
 
 
 @contextmanager

@@ -47,7 +47,9 @@ def blindata_url(conn_id: str | None = None) -> str | None:
         # Airflow session when they click. Blindata is served over HTTP(S) only.
         log.warning("The Blindata connection's URL is not http(s): the page shows no links")
         return None
-    return without_credentials(url).rstrip("/")
+    # the site: an href shows its query to whoever views the page (a ``?token=``), and a link
+    # built on a query would not find the page anyway
+    return without_credentials(url).split("#", 1)[0].split("?", 1)[0].rstrip("/")
 
 
 def search_link(base: str | None, name: str) -> str | None:

@@ -387,6 +387,8 @@ def test_credentials_in_the_url_are_never_shown(
             '{"conn_type": "blindata", "host": "https://u:pw@corp.example.com/bd", "port": 443}',
             "https://corp.example.com:443/bd",
         ),
+        # an href shows its query to whoever views the page: the site alone (a probe of secrets)
+        ("blindata://https://corp.example.com/bd?token=SEKRET", "https://corp.example.com/bd"),
     ],
 )
 def test_the_pages_links_go_where_the_hook_sends_requests(

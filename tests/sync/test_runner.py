@@ -6,11 +6,12 @@ known SQL again", and design 3.3: the same stored events give the same plan, rea
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from airflow_blindata.blindata import BlindataClient
+from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.events import registry
 from airflow_blindata.mapper.build import build
 from airflow_blindata.plans import store as mapping
@@ -19,7 +20,14 @@ from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.runner import run_snapshot
 from tests.builders import run_event
-from tests.sync.helpers import assert_read_at_once, without_cache_counter
+from tests.sync.helpers import (
+    API_KEY,
+    FAST_RETRY,
+    TENANT,
+    USER,
+    assert_read_at_once,
+    without_cache_counter,
+)
 
 from .helpers import dbt_events, definition
 
@@ -170,3 +178,19 @@ def test_what_a_plan_validated_does_not_stay_in_memory_after_it(
     plan_from_store(store, definition(), known)  # kept folds loaded, their facets validated
     assert len(held) == 2 and all(held)
     assert registry._read_once.cache_info().currsize == 0
+
+
+def test_a_blindata_url_s_token_never_reaches_the_report(emulator: Any, store: EventStore) -> None:
+    """A ``?token=`` in the Blindata URL reached the report's ``blindata_url``: the sync history,
+    ``snapshot --json``, ``report --json`` and the operators' XCom (a probe of secrets). The
+    report names the Blindata it ran against with the token hidden."""
+    client = BlindataClient(
+        f"{emulator.base_url}/?token=SEKRET1",
+        credentials=ApiKeyCredentials(USER, API_KEY),
+        tenant=TENANT,
+        retry=FAST_RETRY,
+    )
+    store.append_many(dbt_events())
+    report = run_snapshot(definition(), client, store)  # whether the server takes it or not
+    assert report.blindata_url is not None and "token=***" in report.blindata_url
+    assert "SEKRET1" not in json.dumps(report.to_xcom()) + json.dumps(report.to_record())
