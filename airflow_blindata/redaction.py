@@ -679,8 +679,17 @@ _SECRET_ARGUMENTS: dict[str, frozenset[int]] = {
     "PGP_PUB_DECRYPT": frozenset({2}),
     "PGP_PUB_DECRYPT_BYTEA": frozenset({2}),
     "SP_ADDLINKEDSRVLOGIN": frozenset({4}),
-    # ClickHouse's table functions ``postgresql|mysql|remote(host, db, table, user, password)``
-    **dict.fromkeys(("POSTGRESQL", "MYSQL", "REMOTE", "REMOTESECURE"), frozenset({4})),
+    # ClickHouse's table functions ``postgresql|mysql(host, db, table, user, password)``, and
+    # ``remote(host, db, table, user, password)`` or ``remote(host, db.table, user, password)``
+    # (the user of the first shown as ``***`` too: no lineage in it); its object stores' keys:
+    # ``s3(path, key_id, secret, …)`` (also the S3 engine's), ``s3Cluster(cluster, path, key_id,
+    # secret, …)``, ``gcs(path, hmac_key, hmac_secret, …)``, ``azureBlobStorage(url, container,
+    # path, account, account_key, …)`` (a probe of secrets)
+    **dict.fromkeys(("POSTGRESQL", "MYSQL"), frozenset({4})),
+    **dict.fromkeys(("REMOTE", "REMOTESECURE"), frozenset({3, 4})),
+    **dict.fromkeys(("S3", "GCS", "COSN", "OSS"), frozenset({2})),
+    "S3CLUSTER": frozenset({3}),
+    "AZUREBLOBSTORAGE": frozenset({4}),
     # Trino's HMACs (the key), BigQuery's ``KEYS.ADD_KEY_FROM_RAW_BYTES(keyset, type, key)``
     **dict.fromkeys(("HMAC_MD5", "HMAC_SHA1", "HMAC_SHA256", "HMAC_SHA512"), frozenset({1})),
     "ADD_KEY_FROM_RAW_BYTES": frozenset({2}),
@@ -726,6 +735,7 @@ _SQL_SECRET_WORDS = (
     *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
     *("crypt", "hmac", "sp_add", "postgresql", "mysql", "remote", "add_key"),  # by position
     *("mariadb", "sshpass", "sqlcmd", "osql", "bcp "),  # a command's ``-p`` in a literal
+    *("eyj", "conn"),  # a JSON web token in a literal; SQL*Plus' ``CONNECT user/password@db``
 )
 _PROSE_SQL_WORDS = tuple(word for word in _SQL_SECRET_WORDS if word != "://")
 """What makes ``redact_prose`` read a text as SQL: a URL's password is ``redact_text``'s, which
@@ -874,6 +884,8 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
         return sql
     if "set" in lowered:
         sql = _set_bare_values(sql)
+    if "conn" in lowered:
+        sql = _SQLPLUS_CONNECT.sub(rf"\g<lead>{REDACTED}@", sql)
     shown: str | None = None
     for reading in (dialect,) if dialect else _READINGS:
         redacted = _redact_tokens(sql if shown is None else shown, reading)
@@ -890,13 +902,23 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
 # hidden; a quoted one is the tokens' (``SET PASSWORD = '…'``).
 _SET_BARE_VALUE = re.compile(
     r"""(?ix)
-    (?P<lead> (?: \A | ; ) \s* SET \s+ `? (?P<name> [A-Za-z0-9_.-]+ ) `? \s* = \s* )
+    (?P<lead> (?: \A | ; ) (?: \s | --[^\n]*+ | /\* (?: [^*] | \*(?!/) )*+ \*/ )*+
+      SET \s+ `? (?P<name> [A-Za-z0-9_.:-]+ ) `? \s* = \s* )
     (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= [ \t]* (?: ; | -- | \n | \Z ) )
     """
 )
-"""Only where ``SET`` starts a statement (the text's start, or after a ``;``): a line of an
+"""Only where ``SET`` starts a statement (the text's start, or after a ``;``, comments before it
+read as blanks: ``-- access\nSET spark.datasource.password=…`` was shown whole, a probe of
+secrets; Hive's names hold a ``:``, ``hivevar:db_pwd``): a line of an
 ``UPDATE … SET token = s.token`` is no setting, and a ``^`` of each line would be read again
 from every blank line before it (a time growing with the square of the text's length)."""
+
+
+_SQLPLUS_CONNECT = re.compile(
+    r"(?im)(?P<lead>^[ \t]*CONN(?:ECT)?[ \t]+[^\s/@;'\"]+/)(?!\*\*\*@)[^\s@;'\"]+@"
+)
+"""SQL*Plus' ``CONNECT user/password@db`` (``CONN`` too) at a line's start: no literal holds the
+password, so no token names it (a probe of secrets). ``CONNECT BY`` is no ``user/``."""
 
 
 def _set_bare_values(sql: str) -> str:
@@ -1045,7 +1067,8 @@ def _redact_tokens(sql: str, dialect: str, depth: int = 0) -> str | None:
             key_set = setting and is_key  # MySQL's ``INSERT … SET name = 'smtp_password'``
             secret = (
                 _after_secret_keyword(w1, w2, w3, w4, identified)
-                or (w1 == "TO" and first == "SET" and _names_a_secret(w2))  # ``SET k TO '…'``
+                # ``SET k TO '…'``, ``ALTER SYSTEM|DATABASE d|ROLE r SET k TO '…'``
+                or (w1 == "TO" and first in ("SET", "ALTER") and _names_a_secret(w2))
                 or assigned
                 or keyed
                 or value_next

@@ -1195,9 +1195,87 @@ def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
 
 
 @pytest.mark.parametrize(
+    ("sql", "dialect", "shown"),
+    [
+        pytest.param(
+            "SET hivevar:db_pwd=s3cret;\nINSERT INTO t SELECT * FROM s",
+            None,
+            "SET hivevar:db_pwd=***;\nINSERT INTO t SELECT * FROM s",
+            id="Hive's hivevar: name",
+        ),
+        pytest.param(
+            "SET hiveconf:javax.jdo.option.ConnectionPassword=s3cret;\nSELECT 1",
+            "hive",
+            "SET hiveconf:javax.jdo.option.ConnectionPassword=***;\nSELECT 1",
+            id="Hive's hiveconf: name",
+        ),
+        pytest.param(
+            "-- access\n/* the lake */ SET spark.datasource.password=s3cret;\nSELECT 1",
+            "spark",
+            "-- access\n/* the lake */ SET spark.datasource.password=***;\nSELECT 1",
+            id="a SET after comments",
+        ),
+        pytest.param(
+            "SELECT * FROM s3('https://b.s3.amazonaws.com/x.csv', 'AKIA1', 's3cret', 'CSV')",
+            "clickhouse",
+            "SELECT * FROM s3('https://b.s3.amazonaws.com/x.csv', 'AKIA1', '***', 'CSV')",
+            id="ClickHouse's s3()",
+        ),
+        pytest.param(
+            "CREATE TABLE t (a Int8) ENGINE = S3('https://b/x.csv', 'AKIA1', 's3cret', 'CSV')",
+            "clickhouse",
+            "CREATE TABLE t (a Int8) ENGINE = S3('https://b/x.csv', 'AKIA1', '***', 'CSV')",
+            id="ClickHouse's S3 engine",
+        ),
+        pytest.param(
+            "INSERT INTO t SELECT * FROM remote('h:9000', dwh.src, 'etl', 's3cret')",
+            "clickhouse",
+            "INSERT INTO t SELECT * FROM remote('h:9000', dwh.src, 'etl', '***')",
+            id="ClickHouse's remote(host, db.table, user, password)",
+        ),
+        pytest.param(
+            "INSERT INTO t SELECT id, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' FROM s",
+            None,
+            "INSERT INTO t SELECT id, '***' FROM s",
+            id="a JSON web token in a literal",
+        ),
+        pytest.param(
+            "ALTER SYSTEM SET pgaudit.password TO 's3cret';\nSELECT 1",
+            "postgres",
+            "ALTER SYSTEM SET pgaudit.password TO '***';\nSELECT 1",
+            id="ALTER SYSTEM SET k TO",
+        ),
+        pytest.param(
+            "CONNECT etl/s3cret@orcl\nINSERT INTO t SELECT * FROM s",
+            "oracle",
+            "CONNECT etl/***@orcl\nINSERT INTO t SELECT * FROM s",
+            id="SQL*Plus CONNECT user/password@db",
+        ),
+        pytest.param(
+            "SELECT id FROM emp START WITH mgr IS NULL CONNECT BY PRIOR id = mgr",
+            "oracle",
+            "SELECT id FROM emp START WITH mgr IS NULL CONNECT BY PRIOR id = mgr",
+            id="Oracle's CONNECT BY is no login",
+        ),
+    ],
+)
+def test_the_secrets_a_probe_found_in_sql_are_hidden(
+    sql: str, dialect: str | None, shown: str
+) -> None:
+    """Forms a probe of secrets found shown whole in routines and statements: mapping-reference
+    says "a secret written into the statement is catalogued, and hashed, as ``***``"."""
+    assert redact_sql(sql, dialect) == shown
+
+
+@pytest.mark.parametrize(
     "sql",
-    ["SET password" + "\n" * SIZE + "x", "SET a.password = " + " " * SIZE + "x;" * 10],
-    ids=["blank lines after a SET", "blanks in a SET"],
+    [
+        "SET password" + "\n" * SIZE + "x",
+        "SET a.password = " + " " * SIZE + "x;" * 10,
+        "; -- " * (SIZE // 5) + "password",
+        "-- ; " * (SIZE // 5) + "\nSET a.password=x",
+    ],
+    ids=["blank lines after a SET", "blanks in a SET", "comments after ;", "a comment of ;"],
 )
 def test_a_set_of_a_secret_name_is_read_in_linear_time(sql: str) -> None:
     """The SET pattern started at every line: a text of blank lines was read again from each."""
