@@ -35,6 +35,7 @@ __all__ = [
     "ORACLE_CREDENTIALS",
     "REDACTED",
     "names_a_secret",
+    "redact_dataset_name",
     "redact_event_text",
     "redact_name",
     "redact_prose",
@@ -466,6 +467,28 @@ def redact_name(name: str) -> str:
 
 
 _name_redacted_short = lru_cache(maxsize=8192)(partial(_redact_text, name=True))
+
+
+def redact_dataset_name(namespace: str, name: str) -> str:
+    """A dataset's name as its entity, its flows and its ``openLineageDataset`` show it:
+    ``redact_name``, and where its namespace is an HTTP(S) site, what a URL shown hides (an
+    API's ``?key=``, as the dataset's property showed it while its entity's name kept it) and
+    a chat webhook's path, which is its secret: ``https://hooks.slack.com`` + ``/services/T…/
+    B…/<secret>`` kept it in the entity's name, its property and its flows (a probe of
+    secrets)."""
+    shown = redact_name(name)
+    lead = namespace.lstrip()[:8].lower()
+    if not lead.startswith(("http://", "https://")):
+        return shown
+    shown = _redact_query(shown, True) if "?" in shown else shown  # an HTTP API's query
+    site = namespace.strip().rstrip("/")
+    joined = f"{site}{'' if shown.startswith('/') else '/'}{shown}"
+    found = _WEBHOOK.match(joined)
+    if found is None:
+        return shown
+    start = found.end("lead") - (len(joined) - len(shown))
+    return f"{shown[: max(start, 0)]}{REDACTED}{shown[found.end() - (len(joined) - len(shown)) :]}"
+
 
 _SECRET_PARAMETER_IN_NAME = re.compile(
     rf"""(?ix)

@@ -65,6 +65,7 @@ from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_cas
 from airflow_blindata.redaction import (
     REDACTED,
     names_a_secret,
+    redact_dataset_name,
     redact_name,
     redact_query,
     redact_sql,
@@ -287,7 +288,7 @@ def _dataset_name(
         key.namespace,
         # redacted before it is split: a URL read as an object key loses its ``//`` (the
         # end of an empty folder), and with it what shows its password (``https:/etl:pw@…``)
-        redact_name(key.name),
+        redact_dataset_name(key.namespace, key.name),
         hierarchy=[(level.type, level.name) for level in hierarchy.hierarchy] if hierarchy else (),
         symlinks=[(s.namespace, s.name, s.type) for s in (symlinks.identifiers or ())]
         if symlinks
@@ -330,13 +331,16 @@ def shown_dataset(key: DatasetKey) -> str:
     ``token=eth`` is kept: two folders stay two), an HTTP API's keys hidden as in a URL shown.
     Not the whole URI read as free text: an ``@`` in a key ended a "user info" there
     (``s3://bucket`` + ``exports@2026/x`` was ``s3://***@2026/x``, one text for two buckets)."""
-    return redact_query(dataset_uri(key.namespace, redact_name(key.name)), api_keys=True)
+    return redact_query(
+        dataset_uri(key.namespace, redact_dataset_name(key.namespace, key.name)), api_keys=True
+    )
 
 
 def shown_source(key: DatasetKey) -> str:
     """A dataset as an entity's source names it: the namespace as the producer spelt it
     (without credentials), then the name as ``shown_dataset`` shows it."""
-    return redact_query(f"{shown_namespace(key.namespace)}/{redact_name(key.name)}", api_keys=True)
+    name = redact_dataset_name(key.namespace, key.name)
+    return redact_query(f"{shown_namespace(key.namespace)}/{name}", api_keys=True)
 
 
 def _dataset_properties(

@@ -187,3 +187,26 @@ def test_a_secret_parameter_in_a_dataset_name_is_in_no_output(name: str) -> None
     plan = build([event], builders.definition(builders.policy("s3://*"), builders.policy()))
     assert SECRET not in _shown(plan)
     assert any(e.key.name != "etl.load" for e in plan.entities)
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [
+        pytest.param("https://hooks.slack.com", f"/services/T000/B000/{SECRET}", id="Slack"),
+        pytest.param("https://discord.com", f"/api/webhooks/123/{SECRET}", id="Discord"),
+        pytest.param("https://acme.webhook.office.com", f"/webhookb2/abc@def/{SECRET}", id="Teams"),
+        pytest.param("https://api.corp", f"/v1/ingest?key={SECRET}", id="an HTTP API's key"),
+    ],
+)
+def test_a_webhook_or_an_api_key_named_as_a_dataset_is_in_no_output(
+    namespace: str, name: str
+) -> None:
+    """A chat webhook's path is its secret, and an HTTP API's ``?key=`` one too: named as a
+    dataset, they reached its entity's name, its ``openLineageDataset`` and its flows (a probe
+    of secrets; the property alone hid the key)."""
+    event = run_event(
+        inputs=[builders.dataset("public.src")], outputs=[builders.dataset(name, namespace)]
+    )
+    plan = build([event], builders.definition(builders.policy("https://*"), builders.policy()))
+    assert SECRET not in _shown(plan)
+    assert any(e.key.system != "airflow" and "***" in e.key.name for e in plan.entities)
