@@ -171,6 +171,8 @@ def normalize_namespace(namespace: str) -> str:
     """
     text = namespace.strip()
     if "://" not in text:
+        if text.lower() in _SCHEME_NAMESPACES:  # seed 002's ``bigquery`` and ``file``, any case
+            return text.lower()
         return strip_user_info(text)  # only an Oracle thin URL has any: ``scott/tiger@db``
     scheme, rest = text.split("://", 1)
     scheme = _spelt_scheme(scheme)
@@ -199,6 +201,11 @@ def normalize_namespace(namespace: str) -> str:
         # ``bigquery``, whatever follows it
         return scheme
     return f"{scheme}://{authority}/{path}" if path else f"{scheme}://{authority}"
+
+
+_SCHEME_NAMESPACES = frozenset({"bigquery", "file"})
+"""The namespaces that are a scheme alone (seed 002): a producer's ``BigQuery`` is ``bigquery``,
+as a URI's scheme is read in any case (a probe of naming)."""
 
 
 def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:

@@ -70,6 +70,9 @@ def test_every_spelling_of_one_postgres_server_is_one_namespace(produced: str) -
         ("postgres:// [::1] ", "postgres://[::1]:5432"),
         # Java prints an IPv6 address in full (``Inet6Address``), people and Python compressed
         ("postgres://[fd00:0:0:0:0:0:0:1]:5432", "postgres://[fd00::1]:5432"),
+        # seed 002's namespaces that are a scheme alone, in any case
+        ("BigQuery", "bigquery"),
+        (" FILE ", "file"),
         ("postgres://[fd00::0001]", "postgres://[fd00::1]:5432"),
         ("postgres://[0:0:0:0:0:0:0:1]", "postgres://[::1]:5432"),
         ("postgres://[fe80::1%eth0]", "postgres://[fe80::1%eth0]:5432"),  # a zone: as written
