@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from operator import attrgetter
 from urllib.parse import quote
 
@@ -284,7 +285,8 @@ def _dataset_name(
     symlinks = facet_of(facets, SymlinksDatasetFacet) if facets else None
     dataset_type = facet_of(facets, DatasetTypeDatasetFacet) if facets else None
     reading = resolver.reading(key.namespace)
-    found = entity_name(
+    read = partial(
+        entity_name,
         key.namespace,
         # redacted before it is split: a URL read as an object key loses its ``//`` (the
         # end of an empty folder), and with it what shows its password (``https:/etl:pw@…``)
@@ -298,6 +300,19 @@ def _dataset_name(
         reading=reading,
         reading_of=resolver.reading,
     )
+    found = read()
+    if symlinks and found.rule == "profile" and _unplaced_location(key, found, resolver):
+        # Spark on S3 (EMR, Databricks on AWS) names a catalog table by its location, with the
+        # catalog's name as a TABLE symlink; seed 000 reads the S3 key first, and where the
+        # bucket has no System the table was lost (UNMAPPED_NAMESPACE) while the catalog that
+        # registers it was crawled (a probe of naming): the symlink names it then
+        linked = read(profile=False)
+        if (
+            linked.rule == "symlink"
+            and linked.namespace is not None
+            and resolver.dataset_system(linked.namespace, None, linked.database) is not None
+        ):
+            return linked
     if found.database is not None or found.rule != "profile":
         return found
     source = facet_of(facets, DatasourceDatasetFacet) if facets else None
@@ -309,6 +324,22 @@ def _dataset_name(
         source_uri=source.uri if source is not None else None,
         databases=resolver.databases_of(key.namespace),
     )
+
+
+def _unplaced_location(key: DatasetKey, found: EntityName, resolver: SystemResolver) -> bool:
+    """Whether ``key`` is an object store's location whose namespace has no System (and is not
+    one the definition ignores): the dataset would be lost."""
+    scheme = key.namespace.partition("://")[0].strip().lower()
+    if scheme not in _LOCATION_SCHEMES or resolver.ignores(key.namespace):
+        return False
+    return resolver.dataset_system(key.namespace, None, found.database) is None
+
+
+_LOCATION_SCHEMES = frozenset(
+    {"s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "wasbs", "wasb", "hdfs"}
+)
+"""The object stores whose keys seed 000's profile reads before a TABLE symlink (``s3://``, or
+any such namespace declared ``OBJECT_KEY``)."""
 
 
 def entity_key(system: str, found: EntityName) -> EntityKey | None:

@@ -921,8 +921,11 @@ def entity_name(
     file: bool = False,
     reading: NameReading = NO_READING,
     reading_of: Callable[[str], NameReading] | None = None,
+    profile: bool = True,
 ) -> EntityName:
-    """Schema and entity of a dataset, by the first rule of seed 000 that applies.
+    """Schema and entity of a dataset, by the first rule of seed 000 that applies (without the
+    scheme's profile for ``profile=False``: ``catalog`` reads a location's TABLE symlink so when
+    the location's own namespace has no System).
 
     ``hierarchy`` is the hierarchy facet as ``(type, name)`` levels, outermost first;
     ``symlinks`` the symlinks facet as ``(namespace, name, type)`` identifiers; ``file`` whether
@@ -935,7 +938,11 @@ def entity_name(
     by_hierarchy = _by_hierarchy(hierarchy, reading) if hierarchy else None
     if by_hierarchy is not None:
         return by_hierarchy
-    by_profile = _profile(_scheme(namespace), name, reading, namespace=namespace, file=file)
+    by_profile = (
+        _profile(_scheme(namespace), name, reading, namespace=namespace, file=file)
+        if profile
+        else None
+    )
     if by_profile is not None:
         return by_profile
     for link_namespace, link_name, link_type in symlinks:

@@ -983,3 +983,51 @@ def test_a_segment_airflow_wrote_as_python_none_is_blank(
     table of no schema ``None.orders``: a blank segment (seed 002), not a schema ``None``."""
     found = entity_name("postgres://db:5432", name)
     assert (found.schema, found.name) == expected
+
+
+@pytest.mark.parametrize(
+    ("location", "bucket_has_a_system", "expected"),
+    [
+        pytest.param("s3a://lake", False, ("Metastore", "sales", "orders"), id="S3, no System"),
+        pytest.param(
+            "s3a://lake", True, ("lake", "warehouse/sales.db", "orders"), id="S3 with its System"
+        ),
+        pytest.param(
+            "gs://lake", False, ("Metastore", "sales", "orders"), id="GCS declared OBJECT_KEY"
+        ),
+    ],
+)
+def test_a_location_whose_store_has_no_system_lands_on_its_table_symlink(
+    location: str, bucket_has_a_system: bool, expected: tuple[str, str, str]
+) -> None:
+    """Seed 000 reads an S3 key before a TABLE symlink. Spark on EMR or Databricks on AWS names
+    a metastore's table by its location with the table as a symlink: where the bucket has no
+    System the table was lost (``UNMAPPED_NAMESPACE``) while the metastore that registers it
+    was crawled (a probe of naming). It lands on the symlink's table then; a bucket that has a
+    System keeps the seed's order."""
+    metastore = "hive://metastore:9083"
+    known = [KnownSystem("Metastore", "u1", ((NAMESPACE_PROPERTY, metastore),))]
+    link = {"namespace": metastore, "name": "sales.orders", "type": "TABLE"}
+    symlinks = builders.facet("SymlinksDatasetFacet", identifiers=[link])
+    path = "warehouse/sales.db/orders"
+    event = run_event(
+        "spark.load",
+        inputs=[dataset("analytics.raw.orders")],
+        outputs=[dataset(path, location, facets={"symlinks": symlinks})],
+    )
+    policies: list[dict[str, Any]] = [
+        policy(nameTemplate="db"),  # the input's
+        {"pattern": "hive://*", "nameProfile": "hive"},
+        {"pattern": "gs://*", "nameProfile": "OBJECT_KEY"},
+    ]
+    if bucket_has_a_system:
+        policies.append(policy("s3://*"))
+    plan = build([event], builders.definition(*policies), known)
+    placed = {
+        (e.key.system, e.key.schema_, e.key.name)
+        for e in plan.entities
+        if e.key.system not in ("db", "OpenLineage")
+    }
+    assert placed == {expected}
+    assert [f.target.entity.name for f in plan.flows if f.kind == "table"] == [expected[2]]
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
