@@ -402,7 +402,11 @@ class SystemResolver:
                 if found is not None:
                     return found, "mapped"
             stamped = self._stamped(candidate, database, policy)
-            if stamped is not None:
+            # of the bucket, a person's stamp only: one a policy wrote depends on which
+            # namespace came first, and the path's own policy decides (a review)
+            if stamped is not None and (
+                candidate == namespace or not _created_by_openlineage(stamped)
+            ):
                 return stamped, "stamped"
         return None
 
@@ -461,14 +465,6 @@ class SystemResolver:
             ),
             None,
         )
-        if found is None and database is None:
-            # A name that gives no database (``sales.orders``, Azure Synapse's names) on a server
-            # of which one System is stamped, by a person, with its database: seed 002 fills a
-            # blank segment "from the connection's own catalog", and the tenant knows one. With
-            # several, which one is meant is not known (``UNMAPPED_NAMESPACE`` says so).
-            theirs = [system for system in stamped if not _created_by_openlineage(system)]
-            if len(theirs) == 1:
-                return theirs[0]
         return found
 
     def _resolve(self, namespace: str, database: str | None = None) -> PlannedSystem | None:
@@ -487,6 +483,14 @@ class SystemResolver:
         if policy is None or policy.creation != "IF_MISSING":
             if mappings:  # seed 000: a mapping applies only if its System exists; say which
                 self._problems_in.setdefault((namespace, database), _missing_systems(mappings))
+            elif database is None and (only := self._only_database_system(namespace)):
+                # A name that gives no database (``sales.orders``, Azure Synapse's names) on a
+                # server of which one System is stamped, by a person, with its database, and
+                # that no policy gives a System: seed 002 fills a blank segment "from the
+                # connection's own catalog", and the tenant knows one (a probe of naming).
+                return self._landed(
+                    self._existing(only, "stamped", namespace, policy), namespace, policy
+                )
             elif database is None and any(
                 system.values(DATABASE_PROPERTY) for system in self._by_stamp.get(namespace, ())
             ):
@@ -525,6 +529,16 @@ class SystemResolver:
             )
         )
         return self._landed(created, namespace, policy, by_its_name=True)
+
+    def _only_database_system(self, namespace: str) -> KnownSystem | None:
+        """The System of ``namespace`` when a person stamped exactly one with the namespace, and
+        with a database: where a name that gives no database lands when nothing else gives it
+        one (Systems a definition created are another's policy's, not the tenant's knowledge).
+        With several, which is meant is not known."""
+        theirs = [s for s in self._by_stamp.get(namespace, ()) if not _created_by_openlineage(s)]
+        if len(theirs) != 1 or not theirs[0].values(DATABASE_PROPERTY):
+            return None
+        return theirs[0]
 
     def _no_profile(self, namespace: str) -> str:
         """What to add to ``_NO_DATABASE`` where the name may give its database but is read

@@ -126,8 +126,40 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
         latest(),
         latest(events.c.run_id.in_(completed)),
         latest(having=ends_completed),
+        _latest_naming_datasets(conn, events, of_job, timed),
     ]
     return of_job, latest_runs, latest_job_events
+
+
+NAMING_RUNS_LOOKED_AT = 20
+"""How many of a job's latest runs are read for the latest that names a dataset."""
+
+
+def _latest_naming_datasets(
+    conn: Connection, events: Table, of_job: ColumnElement[bool], timed: ColumnElement[bool]
+) -> Any:
+    """The latest run that names a dataset (``mapper.fold.latest_naming_datasets``), among the
+    job's ``NAMING_RUNS_LOOKED_AT`` latest: what a restarted streaming job is described by
+    while its new run names none yet. Pruned, the job lost its flows (a review). Most jobs'
+    latest run names datasets: its events are the only ones read."""
+    recent = conn.execute(
+        select(events.c.run_id)
+        .where(timed, events.c.run_id.is_not(None))
+        .group_by(events.c.run_id)
+        .order_by(
+            func.max(events.c.event_time).desc(),
+            func.min(events.c.event_time).desc(),
+            events.c.run_id.desc(),
+        )
+        .limit(NAMING_RUNS_LOOKED_AT)
+    ).scalars()
+    for run_id in list(recent):
+        payloads = conn.execute(
+            select(events.c.payload).where(of_job, events.c.run_id == run_id)
+        ).scalars()
+        if any(_datasets(payload) for payload in payloads):
+            return run_id
+    return None
 
 
 @dataclass(frozen=True)

@@ -857,3 +857,24 @@ def test_a_name_read_whole_where_systems_go_by_database_names_the_profile(
     (example,) = plan.report.gaps[GapCode.UNMAPPED_NAMESPACE].examples
     assert "the name gives no database" in example
     assert ("declare nameProfile: bigquery" in example) is hinted
+
+
+def test_a_name_without_a_database_lands_where_a_policy_puts_it_at_every_snapshot() -> None:
+    """A policy that gives the server a System decides before the one System a person stamped
+    with a database: the name landed on the person's System at the first snapshot, on the
+    policy's (created meanwhile) at the next (a review)."""
+    known = [
+        KnownSystem("Crawled dwh", "u1", ((NAMESPACE_PROPERTY, PG), (DATABASE_PROPERTY, "dwh")))
+    ]
+    events = [
+        run_event(
+            "etl.load",
+            inputs=[dataset("sales.orders", PG)],
+            outputs=[dataset("crm.public.customers", PG)],
+        )
+    ]
+    definition = builders.definition(builders.policy("postgres://*", nameTemplate="{host}"))
+    first = build(events, definition, known)
+    second = build(events, definition, [*known, *created_as_known(first)])
+    assert _placed(first) == _placed(second)
+    assert ("pg", "sales", "orders") in _placed(second)

@@ -42,6 +42,7 @@ from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY, KnownSystem
 from tests.builders import dataset, dataset_type_facet, definition, policy, run_event
+from tests.mapper.helpers import created_as_known
 
 Where = tuple[str | None, str]
 
@@ -426,3 +427,16 @@ def test_a_partition_or_table_named_after_a_secret_word_is_not_merged_with_anoth
         ("public", "secret=2"),
         ("public", "orders?sig=***"),
     }
+
+
+def test_a_path_namespace_with_its_own_policy_keeps_it_whichever_came_first() -> None:
+    """Of the bucket, a person's stamp or mapping only: the System a policy made for the bucket
+    took the path's datasets when the bucket came first, and its own policy's when it did not
+    (a review)."""
+    job = definition(policy("s3://lake/curated*", nameTemplate="Curated zone"), policy("s3://*"))
+    bucket = [run_event("raw", outputs=[dataset("raw/x", "s3://lake")])]
+    path = [run_event("curate", outputs=[dataset("totals", "s3://lake/curated")])]
+    fresh = build([*bucket, *path], job)
+    later = build(path, job, created_as_known(build(bucket, job)))
+    assert ("Curated zone", "curated", "totals") in entities(fresh)
+    assert entities(later) == {("Curated zone", "curated", "totals")}

@@ -84,6 +84,27 @@ def test_a_run_marked_failed_after_it_completed_keeps_the_run_completed_before_i
     assert _runs(store, "marked") == {"m1", "m2"}
 
 
+def test_a_streaming_job_restarted_keeps_the_run_that_named_its_datasets(
+    store: EventStore,
+) -> None:
+    """Seed 004: a streaming job's terminal events "should not be relied upon". Restarted, its
+    new run named no dataset yet, and the mapping describes it by the run before, which named
+    them (``mapper.fold.latest_naming_datasets``): retention pruned that run, and the job lost
+    its flows (a review)."""
+    table = builders.dataset("public.sessions", "postgres://db:5432")
+    runs = {
+        "s1": (("START", "RUNNING", "FAIL"), [table]),
+        "s2": (("START", "RUNNING"), []),
+    }
+    for minute, (run, (kinds, outputs)) in enumerate(runs.items()):
+        for second, kind in enumerate(kinds):
+            time = builders.at(second, minute=minute)
+            store.append(event("stream", run=run, event_type=kind, time=time, outputs=outputs))
+    _age(store, 20, runs=list(runs))
+    store.retain(raw_events_days=14, job_described_for_days=30, now=NOW)
+    assert _runs(store, "stream") == {"s1", "s2"}
+
+
 def test_a_mapped_task_described_long_ago_keeps_every_instance_of_its_latest_dag_run(
     store: EventStore,
 ) -> None:
