@@ -908,7 +908,7 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
     if "set" in lowered:
         sql = _set_bare_values(sql)
     if "conn" in lowered:
-        sql = _SQLPLUS_CONNECT.sub(rf"\g<lead>{REDACTED}@", sql)
+        sql = _SQLPLUS_CONNECT.sub(rf"\g<lead>{REDACTED}", sql)
     shown: str | None = None
     for reading in (dialect,) if dialect else _READINGS:
         redacted = _redact_tokens(sql if shown is None else shown, reading)
@@ -925,34 +925,63 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
 # hidden; a quoted one is the tokens' (``SET PASSWORD = '…'``).
 _SET_BARE_VALUE = re.compile(
     r"""(?ix)
-    (?P<lead> (?: \A | ; ) (?: \s | --[^\n]*+ | /\* (?: [^*] | \*(?!/) )*+ \*/ )*+
-      SET \s+ `? (?P<name> [A-Za-z0-9_.:-]+ ) `? \s* = \s* )
-    (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= [ \t]* (?: ; | -- | \n | \Z ) )
+    (?: \A | ; ) \s*
+    (?: ALTER \s+ (?: SYSTEM | (?: DATABASE | ROLE | USER ) \s+ [^\s;]+ ) \s+ )?
+    SET \s+ `? (?P<name> [A-Za-z0-9_.:-]+ ) `? \s* (?: = | TO (?=\s) ) \s*
+    (?! \*\*\* ) (?P<value> [^\s;'"()]+ ) (?= [ \t]* (?: ; | \n | \Z ) )
     """
 )
-"""Only where ``SET`` starts a statement (the text's start, or after a ``;``, comments before it
-read as blanks: ``-- access\nSET spark.datasource.password=…`` was shown whole, a probe of
-secrets; Hive's names hold a ``:``, ``hivevar:db_pwd``): a line of an
-``UPDATE … SET token = s.token`` is no setting, and a ``^`` of each line would be read again
-from every blank line before it (a time growing with the square of the text's length)."""
+"""Only where ``SET`` starts a statement (the text's start, or after a ``;``; PostgreSQL's
+``ALTER SYSTEM|DATABASE d|ROLE r SET k TO v`` too), read in the text with its comments blanked
+(``_without_comments``: ``-- access\nSET spark.datasource.password=…`` was shown whole, a probe
+of secrets; a comment read by the pattern itself was read again from every ``;`` before an
+unclosed one, a time growing with the square of the text's length, a review). Hive's names hold
+a ``:`` (``hivevar:db_pwd``). A line of an ``UPDATE … SET token = s.token`` is no setting, and a
+``^`` of each line would be read again from every blank line before it."""
+
+_COMMENT_OR_QUOTED = re.compile(
+    r"""'(?:[^']|'')*'?|"(?:[^"]|"")*"?|`[^`]*`?|--[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?"""
+)
+"""A literal or a quoted name (passed over; unclosed, to the end), or a comment (unclosed, to
+the end): each read once, from its start."""
+_NOT_A_LINE_END = re.compile(r"[^\n]")
+
+
+def _without_comments(sql: str) -> str:
+    """``sql`` with each comment's characters as blanks (its line ends kept): offsets stay."""
+    if "--" not in sql and "/*" not in sql:
+        return sql
+    parts: list[str] = []
+    copied = 0
+    for found in _COMMENT_OR_QUOTED.finditer(sql):
+        text = found.group()
+        if text[:2] in ("--", "/*"):
+            parts += (sql[copied : found.start()], _NOT_A_LINE_END.sub(" ", text))
+            copied = found.end()
+    parts.append(sql[copied:])
+    return "".join(parts)
 
 
 _SQLPLUS_CONNECT = re.compile(
-    r"(?im)(?P<lead>^[ \t]*CONN(?:ECT)?[ \t]+[^\s/@;'\"]+/)(?!\*\*\*@)[^\s@;'\"]+@"
+    r"""(?im)(?P<lead>^[ \t]*CONN(?:ECT)?[ \t]+[^\s/@;'"]+/)(?!\*\*\*)(?:"[^"\n]*"|[^\s@;'"]+)"""
 )
-"""SQL*Plus' ``CONNECT user/password@db`` (``CONN`` too) at a line's start: no literal holds the
-password, so no token names it (a probe of secrets). ``CONNECT BY`` is no ``user/``."""
+"""SQL*Plus' ``CONNECT user/password[@db]`` (``CONN`` too; a quoted password too) at a line's
+start: no literal holds the password, so no token names it (a probe of secrets). ``CONNECT BY``
+and ``CONNECT / AS SYSDBA`` name no ``user/``."""
 
 
 def _set_bare_values(sql: str) -> str:
     """``sql`` with the bare value of each ``SET`` of a secret name as ``***``."""
-
-    def hidden(match: re.Match[str]) -> str:
-        if not _names_a_secret(match.group("name")):
-            return match.group()
-        return f"{match.group('lead')}{REDACTED}"
-
-    return _SET_BARE_VALUE.sub(hidden, sql)
+    parts: list[str] = []
+    copied = 0
+    for found in _SET_BARE_VALUE.finditer(_without_comments(sql)):
+        if _names_a_secret(found.group("name")):
+            parts += (sql[copied : found.start("value")], REDACTED)
+            copied = found.end("value")
+    if not parts:
+        return sql
+    parts.append(sql[copied:])
+    return "".join(parts)
 
 
 _COMMAND_DEPTH = 3

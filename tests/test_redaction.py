@@ -1257,6 +1257,34 @@ def test_a_secret_is_scrubbed_and_a_short_one_leaves_the_words_it_is_part_of(
             "SELECT id FROM emp START WITH mgr IS NULL CONNECT BY PRIOR id = mgr",
             id="Oracle's CONNECT BY is no login",
         ),
+        # close variants a review found shown
+        pytest.param("SET app.secret TO s3cret", "postgres", "SET app.secret TO ***", id="SET TO"),
+        pytest.param(
+            "ALTER DATABASE d SET app.secret TO s3cret",
+            "postgres",
+            "ALTER DATABASE d SET app.secret TO ***",
+            id="ALTER DATABASE SET TO, bare",
+        ),
+        pytest.param(
+            "ALTER ROLE r SET app.password = s3cret",
+            "postgres",
+            "ALTER ROLE r SET app.password = ***",
+            id="ALTER ROLE SET =, bare",
+        ),
+        pytest.param("CONNECT etl/s3cret", "oracle", "CONNECT etl/***", id="CONNECT, no @"),
+        pytest.param(
+            "CONNECT etl/s3cret AS SYSDBA", "oracle", "CONNECT etl/*** AS SYSDBA", id="AS SYSDBA"
+        ),
+        pytest.param(
+            'CONNECT etl/"s3 cret"@orcl', "oracle", "CONNECT etl/***@orcl", id="a quoted password"
+        ),
+        pytest.param("connect / as sysdba", "oracle", "connect / as sysdba", id="no user"),
+        pytest.param(
+            "SET hivevar:target_table=orders; SELECT 1",
+            None,
+            "SET hivevar:target_table=orders; SELECT 1",
+            id="a Hive variable that is no secret",
+        ),
     ],
 )
 def test_the_secrets_a_probe_found_in_sql_are_hidden(
@@ -1274,8 +1302,17 @@ def test_the_secrets_a_probe_found_in_sql_are_hidden(
         "SET a.password = " + " " * SIZE + "x;" * 10,
         "; -- " * (SIZE // 5) + "password",
         "-- ; " * (SIZE // 5) + "\nSET a.password=x",
+        "SELECT password FROM users" + ";/*" * (SIZE // 3),
+        "SELECT password FROM users" + ";--" * (SIZE // 3),
     ],
-    ids=["blank lines after a SET", "blanks in a SET", "comments after ;", "a comment of ;"],
+    ids=[
+        "blank lines after a SET",
+        "blanks in a SET",
+        "comments after ;",
+        "a comment of ;",
+        "unclosed comments after ;",
+        "line comments after ;",
+    ],
 )
 def test_a_set_of_a_secret_name_is_read_in_linear_time(sql: str) -> None:
     """The SET pattern started at every line: a text of blank lines was read again from each."""

@@ -182,9 +182,20 @@ _ORDER_WORDS = ("sort", "order", "propert", "uuid")
 
 
 def _refuses_order(error: BlindataValidationError) -> bool:
-    """Whether a 400 says the order asked is what it refuses: Spring's ``No property 'uuid'
-    found for type …``, a sort parameter named invalid. Another 400 (a filter refused, a fault)
-    is the error it is, not tried again without the order."""
+    """Whether a 400 may be the order refused: it says so (Spring's ``No property 'uuid' found
+    for type …``, a sort parameter named invalid), or it says nothing of why (Spring Boot hides
+    the message by default, ``server.error.include-message=never``: a body with none, or
+    only its reason, ``Bad Request``; a review). A 400 that says another reason (a filter
+    refused, a fault) is the error it is, not tried again without the order."""
     body = error.body
-    said = " ".join(str(part) for part in (body.message, body.error) if part) if body else ""
+    if body is None:
+        return True
+    message = (body.message or "").strip()
+    if (
+        not message
+        or message.lower() == (body.error or "").strip().lower()
+        or (message.lower() == "bad request")
+    ):
+        return True
+    said = " ".join(str(part) for part in (message, body.error, body.error_name) if part)
     return any(word in said.lower() for word in _ORDER_WORDS)

@@ -300,6 +300,8 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[WrittenTable, ...]:
     try:
         statements = sqlglot.parse(sql, read=sqlglot_dialect(dialect), error_level=ErrorLevel.RAISE)
     except (SqlglotError, ValueError, RecursionError):
+        if dialect is None and _REPLACE_STATEMENT.search(sql):  # MySQL's, with no dialect said
+            return _tables_written(sql, "mysql")
         return ()
     statements = [_replace_as_insert(statement, dialect) for statement in statements]
     if any(isinstance(s, exp.Set | exp.Use | exp.Command | exp.Alter) for s in statements):
@@ -345,6 +347,10 @@ def _tables_written(sql: str, dialect: str | None) -> tuple[WrittenTable, ...]:
             continue  # ``INSERT … VALUES``, ``UPDATE t SET … (SELECT … FROM t)``: nothing else
         written.append(WrittenTable(parts, columns))
     return tuple(written)
+
+
+_REPLACE_STATEMENT = re.compile(r"(?im)^\s*replace\s")
+"""A statement that starts with ``REPLACE``, which sqlglot's default dialect does not parse."""
 
 
 def _replace_as_insert(statement: Any, dialect: str | None) -> Any:

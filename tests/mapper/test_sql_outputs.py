@@ -13,6 +13,7 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.sql import WrittenTable, tables_written
 from tests import builders
 from tests.builders import policy, run_event, sql_facet
 
@@ -303,3 +304,11 @@ def test_the_columns_a_statement_names_are_the_tables_fields(sql: str, fields: l
     plan = plan_of(sql, [(MYSQL, "sales.orders")])
     planned = [f.name for f in plan.fields if f.entity.name == "summary"]
     assert planned == fields
+
+
+def test_mysql_s_replace_is_read_where_no_dialect_is_said() -> None:
+    """sqlglot's default dialect refuses ``REPLACE INTO`` (a review): a text that starts a
+    statement with it, with no dialect said, is read as MySQL's."""
+    assert tables_written("REPLACE INTO crm.summary SELECT * FROM sales.orders", None) == (
+        WrittenTable(parts=(("crm", False), ("summary", False)), columns=None),
+    )
