@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError
 
 from airflow_blindata.options import blindata_home, store_url
-from airflow_blindata.redaction import redact_url
+from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 from .base import EventStore
 from .models import StoreURLError
@@ -145,4 +146,13 @@ def open_store(url: str | None = None) -> EventStore:
     if factory is None:
         known = ", ".join(sorted([*_FACTORIES, AIRFLOW_CONN_SCHEME]))
         raise StoreURLError(f"no event store for {scheme}:// (known: {known})")
-    return factory(url)
+    try:
+        return factory(url)
+    except StoreURLError:
+        raise
+    except (ValueError, ArgumentError) as exc:
+        # SQLAlchemy's reading of the URL (a port that is no number: ``h:abc``, an unclosed
+        # ``[``): a traceback on every command before (a probe of secrets). The reason names
+        # the part it could not read, never the password (``scrub``).
+        reason = scrub(str(exc), url_secrets(url))
+        raise StoreURLError(f"the store URL {redact_url(url)} cannot be read: {reason}") from None

@@ -514,3 +514,20 @@ def test_a_jobs_events_come_in_slices_of_time_past_a_cursor(store: EventStore) -
     assert [e["eventTime"] for e in read] == [e.payload["eventTime"] for e in expected]
     assert {e["job"]["name"] for e in read} == {"long"}
     assert [len(part) for part in slices] == [2, 3, 1]  # minutes 0, 1 | 2, 3, 3 | 4
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://etl:s3cr3t-pw@db:abc/blindata",  # a port that is no number
+        "postgresql://etl:s3cr3t-pw@[::1/blindata",  # an unclosed IPv6 bracket
+        "sqlite://etl:s3cr3t-pw@h:x/events.db",
+    ],
+)
+def test_a_store_url_that_cannot_be_read_is_a_clear_error_without_its_password(url: str) -> None:
+    """SQLAlchemy's reading of such a URL raised a ValueError: every command that opens the
+    store ended in a traceback (a probe of secrets). It is a ``StoreURLError`` that names the
+    URL as shown and why, never the password."""
+    with pytest.raises(StoreURLError, match="cannot be read") as raised:
+        open_store(url).stats()
+    assert "s3cr3t-pw" not in str(raised.value)
