@@ -486,8 +486,9 @@ def redact_dataset_name(namespace: str, name: str) -> str:
     found = _WEBHOOK.match(joined)
     if found is None:
         return shown
-    start = found.end("lead") - (len(joined) - len(shown))
-    return f"{shown[: max(start, 0)]}{REDACTED}{shown[found.end() - (len(joined) - len(shown)) :]}"
+    offset = len(joined) - len(shown)  # where ``shown`` starts in ``joined``
+    start, end = max(found.end("lead") - offset, 0), found.end() - offset
+    return f"{shown[:start]}{REDACTED}{shown[end:]}"
 
 
 _SECRET_PARAMETER_IN_NAME = re.compile(

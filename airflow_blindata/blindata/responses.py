@@ -127,9 +127,10 @@ def walk_pages(
     described for gone. A server whose count stays above what it lists (one that counts what it
     does not show) is believed after that second walk.
 
-    A server that refuses the order (a 400 to the first page whose message names the sort, a
-    property or ``uuid``: the contract verifies the syntax of ``sort``, not that ``uuid`` is a
-    property every server sorts by) is walked in its own order, and
+    A server that refuses the order (a 400 to the first page that names the sort, an order, a
+    property or ``uuid``, or gives no reason: ``_refuses_order``; the contract verifies the
+    syntax of ``sort``, not that ``uuid`` is a property every server sorts by) is walked in its
+    own order, and
     ``refused()`` told (the client asks no order of it again): every listing failed there, and
     a snapshot wrote nothing below the Systems."""
     asked = {"sort": order, **(params or {})} if order else dict(params or {})

@@ -44,6 +44,7 @@ from airflow_blindata.mapper.identity import (
     dataset_uri,
     entity_name,
     filled_database,
+    is_object_store,
     normalize_namespace,
     shown_namespace,
     strip_user_info,
@@ -329,17 +330,9 @@ def _dataset_name(
 def _unplaced_location(key: DatasetKey, found: EntityName, resolver: SystemResolver) -> bool:
     """Whether ``key`` is an object store's location whose namespace has no System (and is not
     one the definition ignores): the dataset would be lost."""
-    scheme = key.namespace.partition("://")[0].strip().lower()
-    if scheme not in _LOCATION_SCHEMES or resolver.ignores(key.namespace):
+    if not is_object_store(key.namespace) or resolver.ignores(key.namespace):
         return False
     return resolver.dataset_system(key.namespace, None, found.database) is None
-
-
-_LOCATION_SCHEMES = frozenset(
-    {"s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "wasbs", "wasb", "hdfs"}
-)
-"""The object stores whose keys seed 000's profile reads before a TABLE symlink (``s3://``, or
-any such namespace declared ``OBJECT_KEY``)."""
 
 
 def entity_key(system: str, found: EntityName) -> EntityKey | None:

@@ -760,6 +760,12 @@ def _namespace_path(namespace: str) -> str:
     return rest.partition("/")[2].strip("/") if sep else ""
 
 
+def is_object_store(namespace: str) -> bool:
+    """Whether ``namespace`` is a URI of an object store or file system
+    (``OBJECT_STORE_SCHEMES``, in any of its spellings: ``s3a``, ``gcs``, ``abfs``…)."""
+    return _scheme(namespace) in OBJECT_STORE_SCHEMES
+
+
 def object_store_root(namespace: str) -> str | None:
     """The bucket (or namenode, or local file system) of an object store's namespace that
     carries a path, normalised: ``s3://sales`` of ``s3://sales/raw``, ``file`` of
@@ -767,10 +773,9 @@ def object_store_root(namespace: str) -> str | None:
     location sends it as the namespace, and its datasets land with the bucket's
     (``object_key_entity`` keeps the path as the key prefix): on the System a crawler of the
     bucket was stamped or mapped with, too."""
-    normalized = normalize_namespace(namespace)
-    scheme, sep, rest = normalized.partition("://")
-    if not sep or scheme not in OBJECT_STORE_SCHEMES:
+    if not is_object_store(namespace):
         return None
+    scheme, _, rest = normalize_namespace(namespace).partition("://")
     authority, slash, path = rest.partition("/")
     if not slash or not path.strip("/"):
         return None

@@ -456,7 +456,7 @@ class SystemResolver:
                 ):
                     return system
         per_database = database is not None and policy is not None and policy.per_database
-        found = next(
+        return next(
             (
                 system
                 for system in stamped
@@ -465,7 +465,6 @@ class SystemResolver:
             ),
             None,
         )
-        return found
 
     def _resolve(self, namespace: str, database: str | None = None) -> PlannedSystem | None:
         if self.ignores(namespace):

@@ -94,20 +94,10 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
     timed = and_(of_job, events.c.event_time.is_not(None))
 
     def latest(*where: ColumnElement[bool], having: ColumnElement[bool] | None = None) -> Any:
-        runs = (
-            select(events.c.run_id)
-            .where(timed, events.c.run_id.is_not(None), *where)
-            .group_by(events.c.run_id)
-        )
+        runs = _runs_latest_first(events, timed, *where)
         if having is not None:
             runs = runs.having(having)
-        return conn.execute(
-            runs.order_by(
-                func.max(events.c.event_time).desc(),
-                func.min(events.c.event_time).desc(),
-                events.c.run_id.desc(),
-            ).limit(1)
-        ).scalar()
+        return conn.execute(runs.limit(1)).scalar()
 
     completed = select(events.c.run_id).where(of_job, events.c.event_type == "COMPLETE")
     designs = conn.execute(
@@ -131,6 +121,23 @@ def _latest_description(conn: Connection, events: Table, namespace: str, name: s
     return of_job, latest_runs, latest_job_events
 
 
+def _runs_latest_first(
+    events: Table, timed: ColumnElement[bool], *where: ColumnElement[bool]
+) -> Any:
+    """A job's runs (``timed``: its events that have a time), latest first as the mapper ranks
+    them: by their last event's time, then their first's, then their id."""
+    return (
+        select(events.c.run_id)
+        .where(timed, events.c.run_id.is_not(None), *where)
+        .group_by(events.c.run_id)
+        .order_by(
+            func.max(events.c.event_time).desc(),
+            func.min(events.c.event_time).desc(),
+            events.c.run_id.desc(),
+        )
+    )
+
+
 NAMING_RUNS_LOOKED_AT = 20
 """How many of a job's latest runs are read for the latest that names a dataset."""
 
@@ -142,18 +149,8 @@ def _latest_naming_datasets(
     job's ``NAMING_RUNS_LOOKED_AT`` latest: what a restarted streaming job is described by
     while its new run names none yet. Pruned, the job lost its flows (a review). Most jobs'
     latest run names datasets: its events are the only ones read."""
-    recent = conn.execute(
-        select(events.c.run_id)
-        .where(timed, events.c.run_id.is_not(None))
-        .group_by(events.c.run_id)
-        .order_by(
-            func.max(events.c.event_time).desc(),
-            func.min(events.c.event_time).desc(),
-            events.c.run_id.desc(),
-        )
-        .limit(NAMING_RUNS_LOOKED_AT)
-    ).scalars()
-    for run_id in list(recent):
+    recent = conn.execute(_runs_latest_first(events, timed).limit(NAMING_RUNS_LOOKED_AT))
+    for run_id in list(recent.scalars()):
         payloads = conn.execute(
             select(events.c.payload).where(of_job, events.c.run_id == run_id)
         ).scalars()
