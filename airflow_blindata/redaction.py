@@ -279,6 +279,43 @@ _BARE_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
     r"(?![A-Za-z0-9_-])"
 )
+# A service's token that its issuer prefixes so that scanners find it (GitHub's ``ghp_``,
+# ``github_pat_``, Slack's ``xoxb-``, GitLab's ``glpat-``, Databricks' ``dapi``, Stripe's,
+# OpenAI's, Hugging Face's, npm's, SendGrid's, Google's API keys): a secret with no name before it
+# (an ``Authorization`` value in a facet under a harmless key, a token pasted in a description).
+# Each prefix with the length its issuer gives, so that a name that starts so stays a name
+# (``ghp_table``, ``sk-customer-orders``).
+_VENDOR_TOKEN = re.compile(
+    r"""(?x)
+    (?<![A-Za-z0-9_-])
+    (?: gh[pousr]_[A-Za-z0-9]{36,251}
+      | github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}
+      | xox[abposre]-[0-9A-Za-z]+-[0-9A-Za-z-]{8,}
+      | xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-f0-9]{16,}
+      | glpat-[A-Za-z0-9_-]{20,}
+      | dapi[a-f0-9]{32}(?:-[0-9]+)?
+      | [sr]k_(?:live|test)_[A-Za-z0-9]{20,}
+      | sk-(?:proj|svcacct|admin|ant-api[0-9]{2})-[A-Za-z0-9_-]{20,}
+      | sk-[A-Za-z0-9]{48}
+      | hf_[A-Za-z0-9]{34,}
+      | npm_[A-Za-z0-9]{36}
+      | SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}
+      | AIza[0-9A-Za-z_-]{35}
+    )
+    (?![A-Za-z0-9_-])
+    """
+)
+_VENDOR_PREFIX = re.compile(
+    r"gh[pousr]_|github_pat_|xox|xapp-|glpat-|dapi|k_live_|k_test_|sk-|hf_|npm_|SG\.|AIza"
+)
+"""What ``_VENDOR_TOKEN`` needs: looked for only in a text as long as the shortest token."""
+_VENDOR_TOKEN_LENGTH = 24
+
+
+def _may_hold_a_vendor_token(text: str) -> bool:
+    return len(text) >= _VENDOR_TOKEN_LENGTH and _VENDOR_PREFIX.search(text) is not None
+
+
 # ``Bearer <token>`` anywhere: a token of at least 8 characters with a digit or one of ``._~+/``
 # (a JWT, an opaque key), not an English word (``bearer tokens are…``).
 _BEARER = re.compile(
@@ -388,6 +425,7 @@ def _may_hold_a_secret(text: str) -> bool:
         or "-----BEGIN" in text
         or "bearer" in text.lower()
         or "eyJ" in text
+        or _may_hold_a_vendor_token(text)
     )
 
 
@@ -406,6 +444,8 @@ def _redact_text(text: str, *, name: bool = False) -> str:
         text = _PRIVATE_KEY_BLOCK.sub(rf"\g<begin>{REDACTED}\g<end>", text)
     if "eyJ" in text:
         text = _BARE_TOKEN.sub(REDACTED, text)
+    if _may_hold_a_vendor_token(text):
+        text = _VENDOR_TOKEN.sub(REDACTED, text)
     if "://" in text:
         parts: list[str] = []
         done = 0
@@ -904,7 +944,7 @@ def redact_sql(sql: str, dialect: str | None = None, *, may_be_prose: bool = Fal
     customer's password is rotated`` tokenizes in no dialect) it is scanned as one SQL lexer
     reads literals and comments, and its free text redacted, but shown whole."""
     lowered = sql.lower()  # a search per word: a pattern of them all read 20x slower
-    if not any(word in lowered for word in _SQL_SECRET_WORDS):
+    if not any(word in lowered for word in _SQL_SECRET_WORDS) and not _may_hold_a_vendor_token(sql):
         return sql
     if "set" in lowered:
         sql = _set_bare_values(sql)

@@ -854,6 +854,17 @@ TEXT_SECRETS |= {  # secrets that come with no name before them (a probe of secr
     "a Teams webhook": f"https://acme.webhook.office.com/webhookb2/{SECRET}@tenant/IncomingWebhook",
 }
 
+TEXT_SECRETS |= {  # tokens their issuers prefix, under a harmless key or none (a probe of secrets)
+    "a GitHub token": f'{{"X-Upstream-Auth": "ghp_{SECRET}{"a" * 27}"}}',
+    "a GitHub fine-grained token": f"git clone with github_pat_{SECRET}{'A' * 13}_{'b' * 59}",
+    "a Slack bot token": f"notify: xoxb-1234567890-0987654321-{SECRET}abcdef",
+    "a GitLab token": f"CI_JOB: glpat-{SECRET}abcdefghijk",
+    "a Stripe key": f"charge with sk_live_{SECRET}abcdefghijklmnop",
+    "an OpenAI project key": f"model call sk-proj-{SECRET}abcdefghijklmnopq",
+    "a Hugging Face token": f"hub: hf_{SECRET}{'x' * 30}",
+    "a Google API key": f"maps AIza{SECRET}{'Q' * 26}",
+}
+
 
 @pytest.mark.parametrize(
     "text", [*TEXT_SECRETS.values(), *ALREADY_HIDDEN.values()], ids=[*TEXT_SECRETS, *ALREADY_HIDDEN]
@@ -864,6 +875,17 @@ def test_a_secret_value_in_free_text_is_hidden(text: str) -> None:
     shown = redact_text(text)
     assert SECRET not in shown
     assert redact_text(shown) == shown
+
+
+def test_a_databricks_token_is_hidden_in_text_and_in_a_literal() -> None:
+    """Databricks' personal access tokens are ``dapi`` and 32 hex digits (its ``-2`` suffix
+    too): a Spark job's ``spark.databricks.token`` facet under a harmless key, and a literal of
+    SQL, showed it."""
+    token = f"dapi{'0123abcd' * 4}-2"
+    assert redact_text(f'{{"extra": "{token}"}}') == '{"extra": "***"}'
+    assert redact_sql(f"SELECT http_get(url, '{token}') FROM s", "databricks") == (
+        "SELECT http_get(url, '***') FROM s"
+    )
 
 
 def test_a_jwt_in_markup_is_hidden() -> None:
@@ -918,6 +940,10 @@ ORDINARY_TEXT = [
     "mysql -u etl -p dwh",
     "-- the password is rotated weekly",
     "fs.azure.account.key is set per account",
+    # names that start as an issuer's token does, without its length (a review)
+    "ghp_table_2024, xoxb-alerts, glpat-rotation, dapi_events, hf_daily_revenue",
+    "kafka://broker/sk-customer-orders-events-v2-archive-topic-eu",
+    "raw.sk_live_transactions_of_the_european_market",
 ]
 
 
