@@ -458,7 +458,7 @@ def _redact_text(text: str, *, name: bool = False) -> str:
     # shown as it is without running them (a namespace or a job's name in each gap of a plan;
     # outside ASCII, a case-insensitive pattern's letters match more than their lower case).
     lowered = text.lower() if text.isascii() else None
-    if "@" in text and (lowered is None or "jdbc:oracle:" in lowered):
+    if "@" in text and (lowered is None or "oracle:" in lowered):
         text = ORACLE_CREDENTIALS.sub(lambda match: f"{match.group('lead')}{REDACTED}@", text)
     if lowered is None or "authorization" in lowered:
         text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
@@ -796,7 +796,7 @@ _KEYS = ("api", "private", "access", "account", "subscription", "functions", "fu
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),
-    *("key_id", "master_key", "bearer", "://", "jdbc:oracle", "-----begin", "azure.sas"),
+    *("key_id", "master_key", "bearer", "://", "oracle:", "-----begin", "azure.sas"),
     *("crypt", "hmac", "sp_add", "postgresql", "mysql", "remote", "add_key"),  # by position
     *("mariadb", "sshpass", "sqlcmd", "osql", "bcp "),  # a command's ``-p`` in a literal
     *("eyj", "conn"),  # a JSON web token in a literal; SQL*Plus' ``CONNECT user/password@db``
@@ -811,10 +811,11 @@ _SECRET_SETTING = re.compile(
     r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
 )
 # An Oracle thin (or OCI) URL names its user and password before the ``@``, with no ``://``:
-# ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``lead`` ends after ``scott/``); the password
+# ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``jdbc:`` or not: openlineage-java drops it;
+# ``lead`` ends after ``scott/``); the password
 # runs to the last ``@`` (one with an ``@`` in it is hidden whole).
 ORACLE_CREDENTIALS = re.compile(
-    r"(?i)(?P<lead>\bjdbc:oracle:[a-z0-9]+:[^\s/@:]+/)(?P<password>\S+)@"
+    r"(?i)(?P<lead>\b(?:jdbc:)?oracle:[a-z0-9]+:[^\s/@:]+/)(?P<password>\S+)@"
 )
 # Oracle's password is no literal: ``IDENTIFIED BY s3cret`` or ``IDENTIFIED BY "s3cret"`` (and
 # its hash, ``IDENTIFIED BY VALUES '…'``, a literal that the keyword before it does not name).

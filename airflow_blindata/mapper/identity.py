@@ -41,6 +41,7 @@ __all__ = [
     "is_data_file",
     "lower_scheme",
     "matches_namespace",
+    "namespace_database",
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
@@ -173,6 +174,10 @@ def normalize_namespace(namespace: str) -> str:
     if "://" not in text:
         if text.lower() in _SCHEME_NAMESPACES:  # seed 002's ``bigquery`` and ``file``, any case
             return text.lower()
+        oracle = _oracle_address(text)
+        if oracle is not None:  # ``oracle:thin:@//db:1521/ORCL`` is ``oracle://db:1521``
+            host, port, _ = oracle
+            return normalize_namespace(f"oracle://{host}:{port}")
         return strip_user_info(text)  # only an Oracle thin URL has any: ``scott/tiger@db``
     scheme, rest = text.split("://", 1)
     scheme = _spelt_scheme(scheme)
@@ -206,6 +211,67 @@ def normalize_namespace(namespace: str) -> str:
 _SCHEME_NAMESPACES = frozenset({"bigquery", "file"})
 """The namespaces that are a scheme alone (seed 002): a producer's ``BigQuery`` is ``bigquery``,
 as a URI's scheme is read in any case (a probe of naming)."""
+
+
+_ORACLE_URL = re.compile(r"(?is)^(?:jdbc:)?oracle:(?:thin|oci8?):(?:.*@)?(?P<address>[^@]*)$")
+"""An Oracle JDBC URL without ``jdbc:``, as openlineage-java sends a JDBC dataset's namespace
+when it has no extractor for the driver (``oracle:thin:@//db:1521/ORCLPDB1``): the address
+after the last ``@`` (a ``user/password@`` before it)."""
+_ORACLE_HOST_PORT = re.compile(
+    r"^(?P<host>\[[^\]/]+\]|[^:/\s\[\]]+)(?::(?P<port>[0-9]+))?"
+    r"(?:(?P<separator>[:/])(?P<database>[^:/?;\s]+))?"
+)
+_ORACLE_DESCRIPTOR = {
+    part: re.compile(rf"(?i)\(\s*{part}\s*=\s*([^)\s]+)\s*\)")
+    for part in ("HOST", "PORT", "SERVICE_NAME", "SID")
+}
+
+
+@lru_cache(maxsize=1024)
+def _oracle_address(text: str) -> tuple[str, str, str | None] | None:
+    """The host, port and service (or SID) of an Oracle thin or OCI URL: ``//host:port/service``,
+    ``host:port/service``, ``host:port:SID`` or a descriptor ``(DESCRIPTION=(ADDRESS=(HOST=…)
+    (PORT=…))(CONNECT_DATA=(SERVICE_NAME=…)))``; ``None`` for a TNS alias alone (``@orcl``: no
+    address to read) and for any other text."""
+    found = _ORACLE_URL.match(text)
+    if found is None:
+        return None
+    address = found.group("address").strip()
+    if address.startswith("("):
+        parts = {
+            name: (match.group(1) if (match := pattern.search(address)) else None)
+            for name, pattern in _ORACLE_DESCRIPTOR.items()
+        }
+        host = parts["HOST"]
+        if not host:
+            return None
+        port = parts["PORT"] if parts["PORT"] and parts["PORT"].isdigit() else "1521"
+        return host.lower(), port, parts["SERVICE_NAME"] or parts["SID"]
+    slashes = address.startswith("//")
+    read = _ORACLE_HOST_PORT.match(address.removeprefix("//"))
+    if read is None or not (slashes or read.group("port") or read.group("database")):
+        return None  # ``@orcl``: a TNS alias, whose address is in tnsnames.ora
+    port = str(int(read.group("port"))) if read.group("port") else "1521"
+    return read.group("host").lower(), port, read.group("database")
+
+
+def namespace_database(namespace: str) -> str | None:
+    """The database a namespace names itself, where a producer puts it there rather than in
+    the dataset's name: SQL Server's JDBC property ``;databaseName=dwh`` (or ``;database=``), an
+    Oracle URL's service or SID (``oracle:thin:@//db:1521/ORCLPDB1``), as openlineage-java sends
+    a JDBC dataset without an extractor for its driver (a probe of producers)."""
+    text = namespace.strip()
+    if "://" not in text:
+        oracle = _oracle_address(text)
+        return oracle[2] if oracle is not None else None
+    scheme, rest = text.split("://", 1)
+    if _spelt_scheme(scheme) != "mssql":
+        return None
+    found = _DATABASE_NAME.search(rest.split("?", 1)[0])
+    return found.group(1).strip() or None if found else None
+
+
+_DATABASE_NAME = re.compile(r"(?i);\s*(?:databaseName|database)\s*=\s*([^;/?#]*)")
 
 
 def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:
@@ -990,7 +1056,14 @@ def filled_database(
         if reading.levels is not None
         else _scheme(namespace) in ("postgres", "redshift")
     )
-    if found.database is not None or found.rule != "profile" or not three:
+    if found.database is not None or found.rule != "profile":
+        return found
+    named = namespace_database(namespace)
+    if named and (three or reading.levels == NAME_PROFILES["oracle"]):
+        # the namespace's own database (``;databaseName=dwh``, an Oracle URL's service): the
+        # name's two parts are its schema and table
+        return replace(found, database=cased_identifier(named, reading.case))
+    if not three:
         return found
     database = _database_of_source(namespace, source_uri) if source_uri else None
     if database:

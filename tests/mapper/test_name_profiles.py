@@ -491,6 +491,59 @@ def test_a_name_without_a_database_lands_on_the_one_system_stamped_with_a_databa
     assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
 
 
+@pytest.mark.parametrize(
+    ("spark", "airflow", "profile"),
+    [
+        pytest.param(
+            ("sqlserver://sql01:1433;databaseName=dwh", "dbo.Orders"),
+            (MSSQL, "dwh.dbo.Orders"),
+            "mssql",
+            id="SQL Server's databaseName property in the namespace",
+        ),
+        pytest.param(
+            ("oracle:thin:@//ora.internal:1521/ORCLPDB1", "HR.ORDERS"),
+            ("oracle://ora.internal:1521", "ORCLPDB1.HR.ORDERS"),
+            "oracle",
+            id="an Oracle thin URL's service",
+        ),
+        pytest.param(
+            ("jdbc:oracle:thin:etl/s3cret@ora.internal:1521:ORCLPDB1", "HR.ORDERS"),
+            ("oracle://ora.internal:1521", "ORCLPDB1.HR.ORDERS"),
+            "oracle",
+            id="an Oracle thin URL's SID, after its credentials",
+        ),
+    ],
+)
+def test_a_database_the_namespace_names_is_the_names_database(
+    spark: tuple[str, str], airflow: tuple[str, str], profile: str
+) -> None:
+    """openlineage-java names a JDBC dataset with no extractor for its driver by the URL
+    (``sqlserver://h:1433;databaseName=dwh``, ``oracle:thin:@//h:1521/SERVICE``) and the table
+    as ``dbtable`` gives it: the database was dropped with the URL's properties (SQL Server)
+    or the namespace was not read at all (Oracle), and the table was ``UNMAPPED_NAMESPACE`` while
+    Airflow's hook named it on its crawled System (a probe of producers)."""
+    scheme = airflow[0].split("://")[0]
+    database = airflow[1].split(".")[0]
+    known = [
+        KnownSystem(
+            "Crawled", "u1", ((NAMESPACE_PROPERTY, airflow[0]), (DATABASE_PROPERTY, database))
+        ),
+        KnownSystem("Other", "u2", ((NAMESPACE_PROPERTY, airflow[0]), (DATABASE_PROPERTY, "crm"))),
+    ]
+    events = [
+        run_event("spark.load", outputs=[dataset(spark[1], spark[0])]),
+        run_event("airflow.load", outputs=[dataset(airflow[1], airflow[0])]),
+    ]
+    definition = builders.definition(
+        systemPolicies=[{"pattern": f"{scheme}://*", "nameProfile": profile}]
+    )
+    plan = build(events, definition, known)
+    schema, table = spark[1].split(".")
+    assert _placed(plan) == {("Crawled", schema, table)}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+    assert all("s3cret" not in str(entity) for entity in plan.entities)
+
+
 def test_postgres_databases_in_two_cases_stay_two() -> None:
     """Only SQL Server's databases are named without case: PostgreSQL's quoted ``"DWH"`` and
     ``dwh`` are two databases."""
