@@ -109,9 +109,13 @@ class PostgresEventStore(SqlEventStore):
                 f"a PostgreSQL store needs {driver}: pip install 'airflow-blindata[postgres]'"
             ) from None
         parsed = make_url(url)
-        if any("@" in part for part in (parsed.host or "", parsed.database or "", *parsed.query)):
+        if url.count("@") > 1 or any(
+            "@" in part for part in (parsed.host or "", parsed.database or "", *parsed.query)
+        ):
             # The parser ended the password at its first ``@``: the rest of it would be taken
-            # for the host or the database, and quoted by the driver's errors.
+            # for the host or the database, and quoted by the driver's errors. Counted in the
+            # text too: a query part without ``=`` (``p@ss?9@host``) is dropped by the parser,
+            # and with it the ``@`` that shows the password was cut (a probe of deployments).
             raise StoreURLError(
                 "the PostgreSQL store URL has more than one '@': percent-encode the user name's "
                 "and the password's special characters (@ as %40, / as %2F, # as %23, ? as %3F, "

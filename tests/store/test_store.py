@@ -474,6 +474,10 @@ def test_a_password_in_the_query_never_shows(url: str, shown: str) -> None:
         "postgresql://bd:p@ss#w0rd@127.0.0.1:5432/test",
         "postgresql://bd:p@ss/w0rd@127.0.0.1:5432/test",
         "postgresql://bd:p@ss?w0rd@127.0.0.1:5432/test?schema=x",
+        # a query part without "=" is dropped by the parser, with the "@" after it
+        "postgresql://bd:Tr0ub4dor@w0rd/Battery?9@127.0.0.1:5432/test",
+        "postgresql://bd:p@ssw0rd?@127.0.0.1:5432/test",
+        "postgresql://bd:ab@w0rd/ef?g=h@127.0.0.1:5432/test",
     ],
 )
 def test_a_password_with_an_unencoded_at_never_shows(url: str) -> None:
