@@ -38,7 +38,13 @@ from airflow_blindata.blindata.errors import (
 )
 from airflow_blindata.blindata.models import ErrorBody
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
-from airflow_blindata.redaction import redact_url, scrub, url_secrets, without_credentials
+from airflow_blindata.redaction import (
+    redact_text,
+    redact_url,
+    scrub,
+    url_secrets,
+    without_credentials,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -157,8 +163,11 @@ class Exchange:
 
     def scrub(self, text: str) -> str:
         """``text`` without the URL's credentials (a library's message may quote the URL) and
-        the key, password or token (a proxy's or a debug page's answer may quote the request)."""
-        return scrub(text, (*self._secrets, getattr(self._auth, "token", None)))
+        the key, password or token (a proxy's or a debug page's answer may quote the request),
+        nor any other secret free text may show (``redact_text``): a proxy's credentials, which
+        httpx takes from ``HTTP_PROXY`` and sends as ``Proxy-Authorization: Basic …``, were
+        shown when its error page quoted the request (a probe of deployments)."""
+        return redact_text(scrub(text, (*self._secrets, getattr(self._auth, "token", None))))
 
     def operation(
         self,

@@ -136,3 +136,31 @@ def test_credentials_quoted_by_the_server_are_hidden(
     # server cut its quote inside it
     assert all("must-never-show" not in text for text in texts), texts
     assert all("s3cret" not in text for text in texts), texts
+
+
+def test_a_proxys_credentials_quoted_by_its_error_page_are_hidden(
+    echo: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """httpx sends the credentials of ``HTTP_PROXY`` as ``Proxy-Authorization: Basic <base64>``:
+    a proxy whose error page quoted the request showed them in ``check``, the client's errors and
+    the retries' warnings (a probe of deployments)."""
+    import base64
+
+    caplog.set_level(logging.DEBUG)
+    echo.answer = (502, "html")  # type: ignore[attr-defined]
+    proxy_password = "PROXY-s3cret-778899"
+    basic = base64.b64encode(f"puser:{proxy_password}".encode()).decode()
+    port = echo.server_address[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://puser:{proxy_password}@127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("no_proxy", raising=False)
+    texts: list[str] = []
+    credentials = ApiKeyCredentials("etl", SECRET)
+    client = BlindataClient("http://blindata.invalid:8080", credentials=credentials, retry=POLICY)
+    with client, pytest.raises(BlindataError) as failed:
+        client.api.me()
+    texts += [str(failed.value), repr(failed.value), caplog.text]
+    last = getattr(failed.value, "last_error", None)
+    texts += [str(last), str(getattr(last, "server_message", None))]
+    assert any("Proxy-Authorization" in text for text in texts), texts  # the page was quoted
+    assert all(basic not in text and "s3cret" not in text for text in texts), texts
