@@ -348,14 +348,19 @@ def _json_object(text: str) -> bool:
 
 
 def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:
-    """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``, ``timout``):
-    ignored, a sync would run on the user's default tenant, or with the default timeout, and the
-    Test button say all was well. A key like no setting is left alone (another tool's)."""
+    """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``, ``timout``)
+    or holds the words of one (``tenant_uuid``, ``X-BD-Tenant``, ``ssl_verify``,
+    ``ca_bundle_path``): ignored, a sync would run on the user's default tenant, or with the
+    default timeout, and the Test button say all was well (a probe of deployments). A key like
+    no setting is left alone (another tool's)."""
     for key in extra:
         if key in EXTRA_KEYS:
             continue
-        normalized = key.strip().lower().replace("-", "_")
-        close = difflib.get_close_matches(normalized, EXTRA_KEYS, n=1, cutoff=0.75)
+        normalized = key.strip().lower().replace("-", "_").replace(" ", "_")
+        words = set(normalized.split("_"))
+        close = difflib.get_close_matches(normalized, EXTRA_KEYS, n=1, cutoff=0.75) or [
+            setting for setting in EXTRA_KEYS if words.issuperset(setting.split("_"))
+        ]
         if normalized in EXTRA_KEYS or close:
             meant = normalized if normalized in EXTRA_KEYS else close[0]
             raise BlindataConfigError(

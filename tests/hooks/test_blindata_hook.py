@@ -169,6 +169,12 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
         ({"extra_dejson": {"verify_sll": False}}, "did you mean 'verify_ssl'"),
         ({"extra_dejson": {"timout": 1}}, "did you mean 'timeout'"),
         ({"extra_dejson": {"auth-method": "bearer"}}, "did you mean 'auth_method'"),
+        # a key holding a setting's words: the tenant left to the user's default (a probe)
+        ({"extra_dejson": {"tenant_uuid": "t-1"}}, "did you mean 'tenant'"),
+        ({"extra_dejson": {"X-BD-Tenant": "t-1"}}, "did you mean 'tenant'"),
+        ({"extra_dejson": {"blindata_tenant": "t-1"}}, "did you mean 'tenant'"),
+        ({"extra_dejson": {"ssl_verify": False}}, "did you mean 'verify_ssl'"),
+        ({"extra_dejson": {"ca_bundle_path": "/ca.pem"}}, "did you mean 'ca_bundle'"),
         (
             {"extra": "{tenant: t1}", "extra_dejson": {}},
             "extra is not a JSON object",
