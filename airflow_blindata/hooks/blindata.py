@@ -128,7 +128,8 @@ class BlindataConnectionSettings:
         host = (conn.host or "").strip()
         if not host:
             raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")
-        url = connection_url(host, getattr(conn, "schema", None), conn.port, conn_id)
+        schema, conn_type = getattr(conn, "schema", None), getattr(conn, "conn_type", None)
+        url = connection_url(host, schema, conn.port, conn_id, conn_type)
         auth_method = str(extra.get("auth_method") or "api_key").strip().lower()
         if auth_method not in AUTH_METHODS:
             raise BlindataConfigError(
@@ -202,16 +203,22 @@ class BlindataConnectionSettings:
         return BlindataClient(self.url, **options)
 
 
-def connection_url(host: str, schema: str | None, port: int | None, conn_id: str) -> str:
+def connection_url(
+    host: str, schema: str | None, port: int | None, conn_id: str, conn_type: str | None = None
+) -> str:
     """The Blindata URL that the connection's host, schema and port describe.
 
     The port goes in the URL's authority, before any path, when the URL has none. The schema is
     where Airflow's URI form (``blindata://user:key@host:443/blindata``) puts the URL's path, so
     it is the path prefix; ``http`` or ``https`` there is the scheme of a host given without
-    one, as Airflow's http connection reads it.
+    one, as Airflow's http connection reads it, and so is a connection type of ``http`` or
+    ``https`` (the URI form ``http://user:key@host:8080``, whose scheme Airflow keeps as the
+    type: it was called over https, a probe of deployments).
     """
     prefix = (schema or "").strip().strip("/")
     scheme = "https"
+    if (conn_type or "").strip().lower() in ("http", "https"):
+        scheme = (conn_type or "").strip().lower()
     if prefix.lower() in ("http", "https"):
         scheme, prefix = prefix.lower(), ""
     if "://" not in host and _is_ipv6(host):
@@ -224,6 +231,13 @@ def connection_url(host: str, schema: str | None, port: int | None, conn_id: str
     # Credentials and an IPv6 address may hold colons: only what follows them can be a port.
     if port and ":" not in authority.rpartition("@")[2].rpartition("]")[2]:
         authority = f"{authority}:{port}"
+    if "?" in path.partition("#")[0]:
+        # every API path is added after the URL's path: a query there ended each request's path
+        # (``/blindata?x=1/api/v1/…`` asks for ``/blindata``) while its errors named the API's
+        raise BlindataConfigError(  # not quoted: a query may hold a token
+            f"{conn_id}: the Blindata URL has a query (a '?' and what follows it): give the URL "
+            "without it (the tenant and the settings go in extra)"
+        )
     if prefix and path.strip("/") != prefix:
         if path.strip("/"):
             raise BlindataConfigError(

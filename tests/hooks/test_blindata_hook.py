@@ -116,6 +116,10 @@ def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
         # An IPv6 address: Airflow keeps the URI's host without its brackets.
         ("blindata://etl:key@[fd00::1]:8443/http", "http://[fd00::1]:8443"),
         ("blindata://etl:key@[::1]:8443/blindata", "https://[::1]:8443/blindata"),
+        # Airflow's http connection written as a URI: its scheme is the connection's type, and
+        # was called over https (a probe of deployments)
+        ("http://etl:key@127.0.0.1:18100?tenant=t1", "http://127.0.0.1:18100"),
+        ("https://etl:key@corp.example.com/blindata", "https://corp.example.com/blindata"),
     ],
 )
 def test_the_uri_form_of_the_connection_keeps_the_urls_path(uri: str, url: str) -> None:
@@ -124,6 +128,18 @@ def test_the_uri_form_of_the_connection_keeps_the_urls_path(uri: str, url: str) 
     settings = BlindataConnectionSettings.from_connection(Connection(conn_id="c", uri=uri))
     assert settings.url == url
     assert settings.secret in ("k/y", "k@y", "key")
+
+
+@pytest.mark.parametrize(
+    "host", ["http://127.0.0.1:9000/blindata?x=1", "corp.example.com/?token=s3cret#/home"]
+)
+def test_a_url_with_a_query_is_refused_without_quoting_it(host: str) -> None:
+    """Each API path is added after the URL's path: a query there ended every request's path
+    (``/blindata?x=1/api/v1/users/me`` asked for ``/blindata``), and the errors named the API's
+    path (a probe of deployments)."""
+    with pytest.raises(BlindataConfigError, match="has a query") as refused:
+        BlindataConnectionSettings.from_connection(connection(host=host))
+    assert "s3cret" not in str(refused.value) and "x=1" not in str(refused.value)
 
 
 def test_a_path_given_twice_differently_is_refused() -> None:
