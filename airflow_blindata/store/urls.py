@@ -14,6 +14,7 @@ there (see docs/capture.md). Environment-variable and secrets-backend connection
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
@@ -67,11 +68,18 @@ def configured_store_url() -> str | None:
     API server and the CLI each start in a directory of their own, and would each open a file of
     their own (Airflow refuses a relative path for its own database for that reason)."""
     url = store_url()
-    if url is None:
-        return None
+    return None if url is None else _anchored(url)
+
+
+def _anchored(url: str) -> str:
+    """A SQLite URL whose path is relative read from ``$AIRFLOW_HOME``, and one that starts with
+    ``~`` from the user's home, as ``--store`` reads it: ``$AIRFLOW_HOME/~/x.db`` was another file
+    than the CLI's (a probe of deployments). Any other URL as it is."""
     scheme, separator, rest = url.partition(":///")
     if separator and scheme.lower() == "sqlite" and rest and not rest.startswith("/"):
         path, query_sep, query = rest.partition("?")
+        if path.startswith("~"):
+            return f"sqlite:///{Path(path).expanduser()}{query_sep}{query}"
         if path != ":memory:":
             home = blindata_home().parent
             return f"sqlite:///{home / path}{query_sep}{query}"
@@ -108,7 +116,9 @@ def _connection_url(conn_id: str) -> str:
     extra = conn.extra_dejson
     conn_type = (conn.conn_type or "").lower()
     if conn_type == "sqlite":
-        return f"sqlite:///{conn.host}"
+        # a relative path read from ``$AIRFLOW_HOME``, as in ``[blindata] store_url``: each
+        # process read it from its own working directory, a store of its own (a probe)
+        return _anchored(f"sqlite:///{(conn.host or '').strip()}")
     if conn_type not in {"postgres", "postgresql"}:
         raise StoreURLError(
             f"connection {conn_id!r} is of type {conn_type!r}: a store needs postgres or sqlite"

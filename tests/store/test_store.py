@@ -273,6 +273,32 @@ def test_a_relative_sqlite_store_url_in_the_configuration_is_read_from_airflow_h
     assert not (tmp_path / "stores").exists()
 
 
+def test_a_sqlite_store_url_under_the_home_is_the_same_file_wherever_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sqlite:///~/x.db`` in ``[blindata] store_url`` was ``$AIRFLOW_HOME/~/x.db``, and the same
+    URL given to ``--store`` ``$HOME/x.db``: capture wrote one file, the CLI read another (a probe
+    of deployments)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", "sqlite:///~/stores/events.db")
+    monkeypatch.chdir(tmp_path)
+    with open_store() as configured, open_store("sqlite:///~/stores/events.db") as given:
+        assert configured.url == given.url == f"sqlite:///{tmp_path / 'user/stores/events.db'}"
+
+
+def test_a_sqlite_connections_relative_path_is_read_from_airflow_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``airflow-conn://events`` with a SQLite connection whose host is ``blindata/events.db``
+    opened that path from each process's working directory: two stores (a probe)."""
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AIRFLOW_CONN_EVENTS", "sqlite://blindata%2Fevents.db")
+    monkeypatch.chdir(tmp_path)
+    with open_store("airflow-conn://events") as store:
+        assert store.url == f"sqlite:///{tmp_path / 'home/blindata/events.db'}"
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
