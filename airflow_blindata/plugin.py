@@ -20,6 +20,7 @@ Nothing here may break Airflow: a failure is logged and capture stays off.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
@@ -41,7 +42,7 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
         if legs:
             urls = [leg.get("store_url") for leg in legs]
             return [CaptureListener(listen=False, store_urls=urls)], []
-        if not listener_enabled() or openlineage_disabled():
+        if not _listener_enabled(listener_enabled) or openlineage_disabled():
             return [], []
         from airflow.providers.common.compat.sdk import HookLineageReader
 
@@ -49,6 +50,17 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
     except Exception:
         log.warning("Blindata capture could not be set up; it stays off", exc_info=True)
         return [], []
+
+
+def _listener_enabled(read: Callable[[], bool]) -> bool:
+    """``[blindata] listener_enabled``; one that is neither true nor false (``enabled``, ``True
+    # default``) is its default, true, said as an error: read as off, every task's lineage was
+    lost with a warning at the plugin's load as the only sign (a probe of deployments)."""
+    try:
+        return read()
+    except ValueError as exc:
+        log.error("%s: Blindata capture stays on, the option's default", exc)
+        return True
 
 
 _LISTENERS, _READERS = _capture_setup()

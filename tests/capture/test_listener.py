@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -120,6 +121,22 @@ def test_the_plugin_registers_the_listener_only_when_needed(
     monkeypatch.delenv("AIRFLOW__OPENLINEAGE__TRANSPORT")
     monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", "False")
     assert plugin._capture_setup() == ([], [])
+
+
+@pytest.mark.parametrize("value", ["enabled", "True # default"])
+def test_an_unreadable_listener_enabled_leaves_capture_on_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    """A typo in ``[blindata] listener_enabled`` turned capture off for every task, with a
+    warning at the plugin's load as the only sign (a probe of deployments): it is the option's
+    default, on, and the error names the option."""
+    from airflow_blindata import plugin
+
+    monkeypatch.setenv("AIRFLOW__BLINDATA__LISTENER_ENABLED", value)
+    (capture,), readers = plugin._capture_setup()
+    assert capture.listen and readers
+    (record,) = [r for r in caplog.records if "listener_enabled" in r.getMessage()]
+    assert record.levelno == logging.ERROR and "stays on" in record.getMessage()
 
 
 @pytest.mark.parametrize(
