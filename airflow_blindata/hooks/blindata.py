@@ -326,6 +326,18 @@ def _ca_bundle(value: Any, name: str) -> str:
             f"{name}: no CA bundle at {str(value)!r} on this machine (give the path of a PEM "
             "file, or of a directory of them)"
         )
+    if path.is_file():
+        # read now, so that the message names the field: a file with no certificate in it was
+        # accepted, then ``check`` said "SSLError: [X509: NO_CERTIFICATE_OR_CRL_FOUND]" and a
+        # task's hook raised a bare ``ssl.SSLError`` (a probe of deployments)
+        try:
+            ssl.create_default_context(cafile=str(path))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or type(exc).__name__
+            raise BlindataConfigError(
+                f"{name}: {str(value)!r} holds no CA certificate this machine can read "
+                f"({reason}): give a PEM file of certificates (-----BEGIN CERTIFICATE-----)"
+            ) from None
     return str(path)
 
 

@@ -142,6 +142,19 @@ def test_a_url_with_a_query_is_refused_without_quoting_it(host: str) -> None:
     assert "s3cret" not in str(refused.value) and "x=1" not in str(refused.value)
 
 
+@pytest.mark.parametrize("field", ["ca_bundle", "verify_ssl"])
+def test_a_ca_bundle_with_no_certificate_is_refused_naming_its_field(
+    tmp_path: Path, field: str
+) -> None:
+    """A file that holds no certificate was accepted: ``check`` then said "SSLError: [X509:
+    NO_CERTIFICATE_OR_CRL_FOUND]" and a task's hook raised a bare ``ssl.SSLError``, neither
+    naming the field (a probe of deployments)."""
+    not_pem = tmp_path / "hostname"
+    not_pem.write_text("worker-1\n")
+    with pytest.raises(BlindataConfigError, match=f"{field}: .* holds no CA certificate"):
+        BlindataConnectionSettings.from_connection(connection(extra_dejson={field: str(not_pem)}))
+
+
 def test_a_path_given_twice_differently_is_refused() -> None:
     fields = {"host": "https://corp.example.com/blindata", "schema": "other"}
     with pytest.raises(BlindataConfigError, match="path '/blindata' and the schema 'other'"):
