@@ -859,9 +859,12 @@ TEXT_SECRETS |= {  # tokens their issuers prefix, under a harmless key or none (
     "a GitHub fine-grained token": f"git clone with github_pat_{SECRET}{'A' * 13}_{'b' * 59}",
     "a Slack bot token": f"notify: xoxb-1234567890-0987654321-{SECRET}abcdef",
     "a GitLab token": f"CI_JOB: glpat-{SECRET}abcdefghijk",
-    "a Stripe key": f"charge with sk_live_{SECRET}abcdefghijklmnop",
-    "an OpenAI project key": f"model call sk-proj-{SECRET}abcdefghijklmnopq",
-    "a Hugging Face token": f"hub: hf_{SECRET}{'x' * 30}",
+    "an OpenAI project key": f"model call sk-proj-{SECRET}{'Ab1' * 12}",
+    "an Anthropic key": f"x-api-key: sk-ant-api03-{SECRET}{'x' * 40}",
+    "a GitLab runner token": f"glrt-{SECRET}abcdefghijk",
+    # after a URL's or a JSON string's escape (a review)
+    "a token in an encoded URL": f"repo=https%3A%2F%2Fx%3Aghp_{SECRET}{'a' * 27}%40github.com",
+    "a token after an escaped line end": f'{{"log": "auth\\nghp_{SECRET}{"a" * 27}"}}',
     "a Google API key": f"maps AIza{SECRET}{'Q' * 26}",
 }
 
@@ -944,6 +947,9 @@ ORDINARY_TEXT = [
     "ghp_table_2024, xoxb-alerts, glpat-rotation, dapi_events, hf_daily_revenue",
     "kafka://broker/sk-customer-orders-events-v2-archive-topic-eu",
     "raw.sk_live_transactions_of_the_european_market",
+    "kafka://broker/xoxo-campaign-clicks-raw, sk-admin-user-audit-events-v2 and sk-admin-reports",
+    "exports/xoxa-partner-feed-2024/part-0.csv, dbo.hf_TickDataAggregatedPerInstrumentVenue",
+    "public.sk_test_CustomerOrdersBackfill2024",
 ]
 
 

@@ -63,6 +63,7 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for one HTTP exchange."""
 TENANT_HEADER = "X-BD-Tenant"
 _SNIPPET_LENGTH = 200
+_SNIPPET_READ_PAST = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +271,10 @@ def _unchanged(text: str) -> str:
 
 
 def snippet(response: httpx.Response, scrub: Callable[[str], str] = _unchanged) -> str:
-    """The start of the answer, scrubbed before it is cut (a cut secret would not be found)."""
-    text = scrub(" ".join(response.text.split()))
+    """The start of the answer, scrubbed before it is cut (a cut secret would not be found):
+    only its start is read (a proxy's page of megabytes was scrubbed whole for 200 characters,
+    a review), far enough past the cut for a secret that starts before it to end."""
+    text = scrub(" ".join(response.text[: _SNIPPET_LENGTH + _SNIPPET_READ_PAST].split()))
     return text[:_SNIPPET_LENGTH] + ("…" if len(text) > _SNIPPET_LENGTH else "")
 
 
