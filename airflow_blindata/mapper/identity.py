@@ -22,7 +22,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
-from airflow_blindata.redaction import ORACLE_CREDENTIALS, redact_query
+from airflow_blindata.redaction import oracle_passwords, redact_query
 
 __all__ = [
     "DATA_FILE_EXTENSIONS",
@@ -47,6 +47,7 @@ __all__ = [
     "normalize_namespace",
     "normalize_pattern",
     "object_key_entity",
+    "server_of",
     "shown_namespace",
     "strip_user_info",
     "without_statement_end",
@@ -174,10 +175,6 @@ def normalize_namespace(namespace: str) -> str:
     if "://" not in text:
         if text.lower() in _SCHEME_NAMESPACES:  # seed 002's ``bigquery`` and ``file``, any case
             return text.lower()
-        oracle = _oracle_address(text)
-        if oracle is not None:  # ``oracle:thin:@//db:1521/ORCL`` is ``oracle://db:1521``
-            host, port, _ = oracle
-            return normalize_namespace(f"oracle://{host}:{port}")
         return strip_user_info(text)  # only an Oracle thin URL has any: ``scott/tiger@db``
     scheme, rest = text.split("://", 1)
     scheme = _spelt_scheme(scheme)
@@ -214,15 +211,16 @@ as a URI's scheme is read in any case (a probe of naming)."""
 
 
 _ORACLE_URL = re.compile(r"(?is)^(?:jdbc:)?oracle:(?:thin|oci8?):(?:.*@)?(?P<address>[^@]*)$")
-"""An Oracle JDBC URL without ``jdbc:``, as openlineage-java sends a JDBC dataset's namespace
+"""An Oracle JDBC URL, without ``jdbc:`` as openlineage-java sends a JDBC dataset's namespace
 when it has no extractor for the driver (``oracle:thin:@//db:1521/ORCLPDB1``): the address
 after the last ``@`` (a ``user/password@`` before it)."""
+_ORACLE_PROTOCOL = re.compile(r"(?i)^(?:tcps?|ldaps?)://")
 _ORACLE_HOST_PORT = re.compile(
-    r"^(?P<host>\[[^\]/]+\]|[^:/\s\[\]]+)(?::(?P<port>[0-9]+))?"
-    r"(?:(?P<separator>[:/])(?P<database>[^:/?;\s]+))?"
+    r"^(?P<host>\[[^\]/]+\]|[^:/\s\[\]()]+)(?::(?P<port>[0-9]*))?"
+    r"(?:(?P<separator>[:/])(?P<database>[^:/\s]+))?"
 )
 _ORACLE_DESCRIPTOR = {
-    part: re.compile(rf"(?i)\(\s*{part}\s*=\s*([^)\s]+)\s*\)")
+    part: re.compile(rf"(?i)\(\s*{part}\s*=\s*([^()\s]+)\s*\)")
     for part in ("HOST", "PORT", "SERVICE_NAME", "SID")
 }
 
@@ -230,14 +228,16 @@ _ORACLE_DESCRIPTOR = {
 @lru_cache(maxsize=1024)
 def _oracle_address(text: str) -> tuple[str, str, str | None] | None:
     """The host, port and service (or SID) of an Oracle thin or OCI URL: ``//host:port/service``,
-    ``host:port/service``, ``host:port:SID`` or a descriptor ``(DESCRIPTION=(ADDRESS=(HOST=…)
-    (PORT=…))(CONNECT_DATA=(SERVICE_NAME=…)))``; ``None`` for a TNS alias alone (``@orcl``: no
-    address to read) and for any other text."""
+    ``host:port/service``, ``host:port:SID``, with ``tcps://`` or not, or a descriptor
+    ``(DESCRIPTION=(ADDRESS=(HOST=…)(PORT=…))(CONNECT_DATA=(SERVICE_NAME=…)))``; ``None`` for a
+    TNS alias alone (``@orcl``, ``@mydb_high?TNS_ADMIN=/wallet``: its address is in
+    tnsnames.ora) and for any other text."""
     found = _ORACLE_URL.match(text)
     if found is None:
         return None
-    address = found.group("address").strip()
+    address = found.group("address").strip().split("?", 1)[0]  # ``?TNS_ADMIN=…``: no address
     if address.startswith("("):
+        # each part read where it starts (no ``(`` inside a value): linear in the text
         parts = {
             name: (match.group(1) if (match := pattern.search(address)) else None)
             for name, pattern in _ORACLE_DESCRIPTOR.items()
@@ -246,13 +246,28 @@ def _oracle_address(text: str) -> tuple[str, str, str | None] | None:
         if not host:
             return None
         port = parts["PORT"] if parts["PORT"] and parts["PORT"].isdigit() else "1521"
-        return host.lower(), port, parts["SERVICE_NAME"] or parts["SID"]
+        return host.lower(), str(int(port)), parts["SERVICE_NAME"] or parts["SID"]
+    address = _ORACLE_PROTOCOL.sub("", address)
     slashes = address.startswith("//")
     read = _ORACLE_HOST_PORT.match(address.removeprefix("//"))
-    if read is None or not (slashes or read.group("port") or read.group("database")):
+    if read is None or not (slashes or read.group("port") is not None or read.group("database")):
         return None  # ``@orcl``: a TNS alias, whose address is in tnsnames.ora
     port = str(int(read.group("port"))) if read.group("port") else "1521"
     return read.group("host").lower(), port, read.group("database")
+
+
+def server_of(namespace: str) -> tuple[str, str | None] | None:
+    """The server a namespace that is an Oracle URL names, as the naming conventions spell it
+    (``oracle://db:1521``), and its service or SID: the System of a crawler of that server
+    (stamped ``oracle://db:1521`` with the service as its database) is the URL's datasets' when
+    no entry or stamp names the URL itself (``catalog``), as Airflow's Oracle hook names them
+    (a probe of producers). The URL stays the namespace: ``namespaceMappings`` written with it
+    keep their services apart (a review). ``None`` for any other namespace."""
+    oracle = _oracle_address(namespace.strip())
+    if oracle is None:
+        return None
+    host, port, service = oracle
+    return normalize_namespace(f"oracle://{host}:{port}"), service
 
 
 def namespace_database(namespace: str) -> str | None:
@@ -261,8 +276,8 @@ def namespace_database(namespace: str) -> str | None:
     Oracle URL's service or SID (``oracle:thin:@//db:1521/ORCLPDB1``), as openlineage-java sends
     a JDBC dataset without an extractor for its driver (a probe of producers)."""
     text = namespace.strip()
-    if "://" not in text:
-        oracle = _oracle_address(text)
+    oracle = _oracle_address(text)
+    if oracle is not None or "://" not in text:
         return oracle[2] if oracle is not None else None
     scheme, rest = text.split("://", 1)
     if _spelt_scheme(scheme) != "mssql":
@@ -490,15 +505,21 @@ def strip_user_info(uri: str) -> str:
     if "://" not in uri:
         if "@" not in uri:
             return uri
-        return ORACLE_CREDENTIALS.sub(_oracle_without_credentials, uri)
+        return _oracle_without_credentials(uri)
     scheme, rest = uri.split("://", 1)
     kept = _without_user_info(scheme.lower(), rest)
     return uri if kept is rest else f"{scheme}://{kept}"
 
 
-def _oracle_without_credentials(match: re.Match[str]) -> str:
-    lead = match.group("lead")  # ``jdbc:oracle:thin:scott/``
-    return lead[: lead.rindex(":") + 1] + "@"
+def _oracle_without_credentials(uri: str) -> str:
+    """``jdbc:oracle:thin:scott/tiger@db`` as ``jdbc:oracle:thin:@db``: the user and password,
+    from the last ``:`` before the user's ``/`` to the ``@``, dropped."""
+    parts: list[str] = []
+    copied = 0
+    for user_end, at in oracle_passwords(uri):
+        parts.append(uri[copied : uri.rindex(":", 0, user_end) + 1])
+        copied = at
+    return "".join(parts) + uri[copied:] if parts else uri
 
 
 def dataset_uri(namespace: str, name: str) -> str:

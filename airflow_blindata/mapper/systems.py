@@ -14,7 +14,7 @@ The rules in full: docs/mapping-reference.md#the-rules-of-mappersystemspy
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,6 +38,7 @@ from airflow_blindata.mapper.identity import (
     normalize_namespace,
     normalize_pattern,
     object_store_root,
+    server_of,
 )
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
 from airflow_blindata.mapper.report import GapCode, Report
@@ -255,7 +256,11 @@ class SystemResolver:
         normalized = normalize_namespace(namespace)
         found = self._readings.get(normalized)
         if found is None:
-            found = self._readings[normalized] = name_reading_for(self.definition, normalized)
+            found = name_reading_for(self.definition, normalized)
+            server = server_of(normalized) if found is NO_READING else None
+            if server is not None:  # an Oracle URL's names are read as its server's
+                found = name_reading_for(self.definition, server[0])
+            self._readings[normalized] = found
         return found
 
     def databases_of(self, namespace: str) -> tuple[str, ...]:
@@ -394,14 +399,12 @@ class SystemResolver:
         bucket (``object_store_root``): ``s3://lake/curated`` + ``totals`` is the key
         ``curated/totals`` of the bucket ``lake``, and missed the System its crawler was stamped
         with (a probe of naming)."""
-        for candidate in (namespace, object_store_root(namespace)):
-            if candidate is None:
-                continue
-            for mapping in namespace_mappings_for(self.definition, candidate, database):
+        for candidate, wanted in self._candidates(namespace, database):
+            for mapping in namespace_mappings_for(self.definition, candidate, wanted):
                 found = self._find(mapping.system)
                 if found is not None:
                     return found, "mapped"
-            stamped = self._stamped(candidate, database, policy)
+            stamped = self._stamped(candidate, wanted, policy)
             # of the bucket, a person's stamp only: one a policy wrote depends on which
             # namespace came first, and the path's own policy decides (a review)
             if stamped is not None and (
@@ -409,6 +412,34 @@ class SystemResolver:
             ):
                 return stamped, "stamped"
         return None
+
+    def _candidates(self, namespace: str, database: str | None) -> Iterator[tuple[str, str | None]]:
+        """The namespace, then the one a dataset of it lands in when nothing names it: an
+        object store's bucket (``object_store_root``), an Oracle URL's server with its service
+        as the database (``server_of``), in the spelling a person's stamp gives the service
+        (Oracle's service names have no case)."""
+        yield namespace, database
+        root = object_store_root(namespace)
+        if root is not None:
+            yield root, database
+            return
+        server = server_of(namespace)
+        if server is not None:
+            root, service = server
+            wanted = database or service
+            if wanted is not None:
+                folded = wanted.casefold()
+                wanted = next(
+                    (
+                        value
+                        for system in self._by_stamp.get(root, ())
+                        if not _created_by_openlineage(system)
+                        for value in system.values(DATABASE_PROPERTY)
+                        if value.casefold() == folded
+                    ),
+                    wanted,
+                )
+            yield root, wanted
 
     def _spelling(self, namespace: str, database: str | None) -> str | None:
         """The spelling of ``database`` that picks its System: as sent, but where databases are

@@ -185,9 +185,9 @@ def test_a_wildcard_pattern_reads_its_host_without_case_as_namespaces_are(
         ("hdfs://etl:s3cret@NameNode:8020", "hdfs://namenode:8020"),
         ("ftp://etl:s3cret@ftp.example.com:21", "ftp://ftp.example.com:21"),
         # Oracle's thin URL has no "://": user/password@ before the address
-        ("jdbc:oracle:thin:etl/s3cret@db:1521/orcl", "oracle://db:1521"),
-        ("jdbc:oracle:thin:etl/s3cret@//db:1521/orcl", "oracle://db:1521"),
-        ("oracle:thin:etl/s3cret@//db:1521/orcl", "oracle://db:1521"),
+        ("jdbc:oracle:thin:etl/s3cret@db:1521/orcl", "jdbc:oracle:thin:@db:1521/orcl"),
+        ("jdbc:oracle:thin:etl/s3cret@//db:1521/orcl", "jdbc:oracle:thin:@//db:1521/orcl"),
+        ("oracle:thin:etl/s3cret@//db:1521/orcl", "oracle:thin:@//db:1521/orcl"),
         ("jdbc:oracle:oci:etl/s3@cret@db", "jdbc:oracle:oci:@db"),
     ],
 )
@@ -240,11 +240,13 @@ def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_k
 
 
 @pytest.mark.parametrize(
-    ("produced", "normalised", "database"),
+    ("produced", "server", "database"),
     [
         ("oracle:thin:@//ora.internal:1521/ORCLPDB1", "oracle://ora.internal:1521", "ORCLPDB1"),
         ("jdbc:oracle:thin:@DB:1521:ORCL", "oracle://db:1521", "ORCL"),
         ("oracle:thin:@db/sales", "oracle://db:1521", "sales"),
+        ("oracle:thin:@db:/sales", "oracle://db:1521", "sales"),
+        ("oracle:thin:@tcps://db:2484/sales", "oracle://db:2484", "sales"),
         ("oracle:thin:@//db", "oracle://db:1521", None),
         (
             "jdbc:oracle:thin:@(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=Ora1)(PORT=1522))"
@@ -253,24 +255,30 @@ def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_k
             "sales.example.com",
         ),
         ("oracle:thin:@[fd00:0:0:0:0:0:0:1]:1521/X", "oracle://[fd00::1]:1521", "X"),
-        ("jdbc:oracle:thin:@orcl", "jdbc:oracle:thin:@orcl", None),  # a TNS alias: no address
-        ("sqlserver://sql01:1433;databaseName=dwh;user=etl", "mssql://sql01:1433", "dwh"),
-        ("sqlserver://sql01;database= stage ;instanceName=S", "mssql://sql01/s", "stage"),
-        ("mssql://sql01:1433", "mssql://sql01:1433", None),
-        ("postgres://pg:5432;databaseName=dwh", "postgres://pg:5432", None),
+        # a TNS alias, its wallet too: no address to read
+        ("jdbc:oracle:thin:@orcl", None, None),
+        ("oracle:thin:@mydb_high?TNS_ADMIN=/opt/wallets/mydb", None, None),
+        ("sqlserver://sql01:1433;databaseName=dwh;user=etl", None, "dwh"),
+        ("sqlserver://sql01;database= stage ;instanceName=S", None, "stage"),
+        ("mssql://sql01:1433", None, None),
+        ("postgres://pg:5432;databaseName=dwh", None, None),
     ],
 )
-def test_an_oracle_url_is_its_server_and_names_its_database(
-    produced: str, normalised: str, database: str | None
+def test_an_oracle_url_names_its_server_and_database(
+    produced: str, server: str | None, database: str | None
 ) -> None:
     """openlineage-java sends a JDBC URL without ``jdbc:`` where it has no extractor for the
-    driver: an Oracle URL's host and port are the server (the naming conventions'
-    ``oracle://{host}:{port}``), its service or SID the database, as SQL Server's
-    ``databaseName`` property is."""
-    from airflow_blindata.mapper.identity import namespace_database
+    driver: an Oracle URL's host and port are its server (the naming conventions'
+    ``oracle://{host}:{port}``, where its datasets land when nothing names the URL itself), its
+    service or SID the database, as SQL Server's ``databaseName`` property is. The URL stays the
+    namespace: a mapping written with it keeps its service apart (a review)."""
+    from airflow_blindata.mapper.identity import namespace_database, server_of
 
-    assert normalize_namespace(produced) == normalised
+    found = server_of(produced)
+    assert (found[0] if found else None) == server
     assert namespace_database(produced) == database
+    if server is not None:
+        assert normalize_namespace(produced) != server
 
 
 SECRET_NAMESPACES = [

@@ -544,6 +544,41 @@ def test_a_database_the_namespace_names_is_the_names_database(
     assert all("s3cret" not in str(entity) for entity in plan.entities)
 
 
+def test_mappings_written_with_oracle_urls_keep_their_services_apart() -> None:
+    """The URL stays the namespace: a mapping per service written with the thin URL (two PDBs
+    of one listener) kept them apart before, and a pattern with a wildcard still matches (a
+    review: read as its server, ``SALES.ORDERS`` landed on the HR System)."""
+    known = [KnownSystem(name, f"u{i}", ()) for i, name in enumerate(("HR", "Sales", "Legacy"))]
+    entries = [
+        {"pattern": "oracle:thin:@//db:1521/HRPDB", "system": {"name": "HR"}},
+        {"pattern": "oracle:thin:@//db:1521/SALESPDB", "system": {"name": "Sales"}},
+        {"pattern": "jdbc:oracle:thin:@legacy*", "system": {"name": "Legacy"}},
+    ]
+    events = [
+        run_event("hr", outputs=[dataset("HR.EMP", "oracle:thin:@//db:1521/HRPDB")]),
+        run_event("sales", outputs=[dataset("SALES.ORDERS", "oracle:thin:@//db:1521/SALESPDB")]),
+        run_event("old", outputs=[dataset("OPS.LOG", "jdbc:oracle:thin:@legacy-db:1521:OPS")]),
+    ]
+    plan = build(events, builders.definition(namespaceMappings=entries), known)
+    assert {system for system, _, _ in _placed(plan)} == {"HR", "Sales", "Legacy"}
+    assert plan.report.gap_count(GapCode.UNMAPPED_NAMESPACE) == 0
+
+
+def test_an_oracle_urls_service_in_another_case_is_the_crawled_database() -> None:
+    """Oracle's service names have no case: ``orclpdb1`` in the URL is the crawler's
+    ``ORCLPDB1`` (a review: lost as ``UNMAPPED_NAMESPACE``)."""
+    server = "oracle://ora:1521"
+    known = [
+        KnownSystem("PDB1", "u1", ((NAMESPACE_PROPERTY, server), (DATABASE_PROPERTY, "ORCLPDB1"))),
+        KnownSystem("PDB2", "u2", ((NAMESPACE_PROPERTY, server), (DATABASE_PROPERTY, "ORCLPDB2"))),
+    ]
+    events = [run_event("load", outputs=[dataset("HR.ORDERS", "oracle:thin:@//ora/orclpdb1")])]
+    definition = builders.definition(
+        systemPolicies=[{"pattern": "oracle://*", "nameProfile": "oracle"}]
+    )
+    assert _placed(build(events, definition, known)) == {("PDB1", "HR", "ORDERS")}
+
+
 def test_postgres_databases_in_two_cases_stay_two() -> None:
     """Only SQL Server's databases are named without case: PostgreSQL's quoted ``"DWH"`` and
     ``dwh`` are two databases."""
