@@ -14,6 +14,7 @@ URL: ``postgresql://user:password@host:5432/db``, options ``schema``, ``timeout`
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -109,13 +110,11 @@ class PostgresEventStore(SqlEventStore):
                 f"a PostgreSQL store needs {driver}: pip install 'airflow-blindata[postgres]'"
             ) from None
         parsed = make_url(url)
-        if url.count("@") > 1 or any(
+        if _password_cut(url) or any(
             "@" in part for part in (parsed.host or "", parsed.database or "", *parsed.query)
         ):
             # The parser ended the password at its first ``@``: the rest of it would be taken
-            # for the host or the database, and quoted by the driver's errors. Counted in the
-            # text too: a query part without ``=`` (``p@ss?9@host``) is dropped by the parser,
-            # and with it the ``@`` that shows the password was cut (a probe of deployments).
+            # for the host or the database, and quoted by the driver's errors.
             raise StoreURLError(
                 "the PostgreSQL store URL has more than one '@': percent-encode the user name's "
                 "and the password's special characters (@ as %40, / as %2F, # as %23, ? as %3F, "
@@ -265,3 +264,17 @@ def _milliseconds(option: str, value: Any) -> int:
 def _one(value: Any) -> Any:
     """A URL option given twice comes back as a tuple: the last one wins."""
     return value[-1] if isinstance(value, tuple) else value
+
+
+_AUTHORITY_AFTER_AT = re.compile(r"@[^@]*(?:/|:[0-9])[^@]*$")
+"""An ``@`` followed by a host with a port or a path, to the end of a query's part."""
+
+
+def _password_cut(url: str) -> bool:
+    """Whether the query the parser reads holds what follows a password's ``?``: an ``@`` then
+    a host with a port or a database (``p@ss?9@db:5432/events``, ``p@ss?x=1@db/events``), which
+    a query part without ``=`` hides from the parsed URL (a probe of deployments). Another
+    ``@`` in a query's value is its own (``application_name=etl@prod``,
+    ``sslrootcert=/ca@2026.pem``: a review)."""
+    query = url.partition("?")[2]
+    return any(_AUTHORITY_AFTER_AT.search(part) for part in query.split("&") if "@" in part)

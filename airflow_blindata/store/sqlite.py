@@ -96,7 +96,13 @@ class SqliteEventStore(SqlEventStore):
     ) -> None:
         if synchronous not in SYNCHRONOUS:
             raise StoreURLError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
-        self.path = Path(path).expanduser()
+        try:
+            self.path = Path(path).expanduser()
+        except RuntimeError:  # ``~nosuchuser``, or no home to read ``~`` from (a review)
+            raise StoreURLError(
+                f"{str(path).split('/', 1)[0]!r} names no home directory on this machine: give "
+                "the SQLite file's absolute path"
+            ) from None
         self.synchronous = synchronous
         with suppress(OSError):  # reported by the first operation that needs the file
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -79,7 +79,14 @@ def _anchored(url: str) -> str:
     if separator and scheme.lower() == "sqlite" and rest and not rest.startswith("/"):
         path, query_sep, query = rest.partition("?")
         if path.startswith("~"):
-            return f"sqlite:///{Path(path).expanduser()}{query_sep}{query}"
+            try:
+                expanded = Path(path).expanduser()
+            except RuntimeError:  # ``~nosuchuser``, or no home to read ``~`` from
+                raise StoreURLError(
+                    f"{path.split('/', 1)[0]!r} names no home directory on this machine: give "
+                    "the SQLite file's absolute path"
+                ) from None
+            return f"sqlite:///{expanded}{query_sep}{query}"
         if path != ":memory:":
             home = blindata_home().parent
             return f"sqlite:///{home / path}{query_sep}{query}"

@@ -308,6 +308,7 @@ def test_a_sqlite_connections_relative_path_is_read_from_airflow_home(
         ("sqlite:///x.db?synchronous=off", "synchronous must be one of"),
         ("sqlite://", "needs a file"),
         ("airflow-conn://", "needs a connection id"),
+        ("sqlite:///~no-such-user-here/events.db", "names no home directory"),
     ],
 )
 def test_bad_urls_are_refused_clearly(url: str, message: str) -> None:
@@ -516,6 +517,16 @@ def test_a_password_with_an_unencoded_at_never_shows(url: str) -> None:
     with pytest.raises(StoreURLError, match="percent-encode") as refused:
         open_store(url)
     assert "w0rd" not in str(refused.value) and "@ss" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "query", ["application_name=blindata@airflow-prod", "sslrootcert=/etc/ssl/ca@2026.pem"]
+)
+def test_an_at_in_a_query_value_is_the_values_own(query: str) -> None:
+    """Only an ``@`` followed by a host with a port or a path shows a password cut at its
+    ``?``: one in a query's value is taken (a review)."""
+    with open_store(f"postgresql://etl:pw@127.0.0.1:1/events?{query}") as store:
+        assert store.url.startswith("postgresql://etl:***@127.0.0.1:1/events")
 
 
 def test_a_percent_encoded_query_password_is_scrubbed_as_decoded() -> None:
