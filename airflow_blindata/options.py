@@ -80,18 +80,19 @@ def airflow_base_url() -> str | None:
     return str(conf.get("api", "base_url", fallback="") or "").strip() or None
 
 
-TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "on"})
-FALSE_WORDS = frozenset({"false", "f", "0", "no", "n", "off"})
+TRUE_WORDS = frozenset({"true", "t", "1", "yes", "y", "on", "enabled"})
+FALSE_WORDS = frozenset({"false", "f", "0", "no", "n", "off", "disabled"})
 
 
 def parse_flag(value: object, name: str) -> bool:
     """A boolean from a setting's text, one spelling for every setting of the provider (an
     option, a connection's extra, an operator's rendered argument): Airflow's (true/false, t/f,
-    1/0) and yes/no, y/n, on/off, in any case. Anything else is a ``ValueError`` naming
-    ``name``: a typo never passes for false."""
+    1/0) and yes/no, y/n, on/off, enabled/disabled, in any case, an inline comment after a blank
+    left out (``False  # during the migration``: Airflow's configuration keeps it in the value).
+    Anything else is a ``ValueError`` naming ``name``: a typo never passes for false."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
+    text = str(value).split(" #", 1)[0].split("\t#", 1)[0].strip().lower()
     if text in TRUE_WORDS:
         return True
     if text in FALSE_WORDS:

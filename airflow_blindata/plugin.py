@@ -53,9 +53,9 @@ def _capture_setup() -> tuple[list[Any], list[Any]]:
 
 
 def _listener_enabled(read: Callable[[], bool]) -> bool:
-    """``[blindata] listener_enabled``; one that is neither true nor false (``enabled``, ``True
-    # default``) is its default, true, said as an error: read as off, every task's lineage was
-    lost with a warning at the plugin's load as the only sign (a probe of deployments)."""
+    """``[blindata] listener_enabled``; one that is neither true nor false (``maybe``, ``ture``)
+    is its default, true, said as an error: read as off, every task's lineage was lost with a
+    warning at the plugin's load as the only sign (a probe of deployments)."""
     try:
         return read()
     except ValueError as exc:

@@ -38,6 +38,9 @@ def test_the_default_files_live_in_airflow_home(
     [
         *(("False", False), ("0", False), ("f", False), ("no", False), ("OFF", False)),
         *(("true", True), ("t", True), ("1", True), ("yes", True), ("On", True), ("y", True)),
+        # what an admin writes meaning on or off (a review): never the other
+        *(("disabled", False), ("False # during the migration", False), ("off\t# x", False)),
+        *(("Enabled", True), ("True # default", True)),
     ],
 )
 def test_a_flag_reads_airflows_spelling_and_yes_no_as_a_connection_does(

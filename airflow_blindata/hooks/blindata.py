@@ -128,8 +128,7 @@ class BlindataConnectionSettings:
         host = (conn.host or "").strip()
         if not host:
             raise BlindataConfigError(f"{conn_id}: the Blindata URL (host) is empty")
-        schema, conn_type = getattr(conn, "schema", None), getattr(conn, "conn_type", None)
-        url = connection_url(host, schema, conn.port, conn_id, conn_type)
+        url = connection_url(host, getattr(conn, "schema", None), conn.port, conn_id)
         auth_method = str(extra.get("auth_method") or "api_key").strip().lower()
         if auth_method not in AUTH_METHODS:
             raise BlindataConfigError(
@@ -203,22 +202,18 @@ class BlindataConnectionSettings:
         return BlindataClient(self.url, **options)
 
 
-def connection_url(
-    host: str, schema: str | None, port: int | None, conn_id: str, conn_type: str | None = None
-) -> str:
+def connection_url(host: str, schema: str | None, port: int | None, conn_id: str) -> str:
     """The Blindata URL that the connection's host, schema and port describe.
 
     The port goes in the URL's authority, before any path, when the URL has none. The schema is
     where Airflow's URI form (``blindata://user:key@host:443/blindata``) puts the URL's path, so
     it is the path prefix; ``http`` or ``https`` there is the scheme of a host given without
-    one, as Airflow's http connection reads it, and so is a connection type of ``http`` or
-    ``https`` (the URI form ``http://user:key@host:8080``, whose scheme Airflow keeps as the
-    type: it was called over https, a probe of deployments).
+    one, as Airflow's http connection reads it. The connection's type is not: ``http`` is the
+    generic type the UI offers, and a host without a scheme under it went over plain HTTP with
+    the API key (a review); the URI form writes ``http://user:key@host:8080/http``.
     """
     prefix = (schema or "").strip().strip("/")
     scheme = "https"
-    if (conn_type or "").strip().lower() in ("http", "https"):
-        scheme = (conn_type or "").strip().lower()
     if prefix.lower() in ("http", "https"):
         scheme, prefix = prefix.lower(), ""
     if "://" not in host and _is_ipv6(host):
@@ -373,19 +368,28 @@ def _json_object(text: str) -> bool:
         return False
 
 
+_DECORATIONS = frozenset({"", "x", "bd", "blindata", "uuid", "id", "name", "path", "file"})
+"""Words that make a setting's key no other key (``tenant_uuid``, ``X-BD-Tenant``,
+``ca_bundle_path``); any other word makes another tool's (``azure_tenant_id``,
+``connect_timeout``: a review)."""
+
+
 def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:
-    """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``, ``timout``)
-    or holds the words of one (``tenant_uuid``, ``X-BD-Tenant``, ``ssl_verify``,
-    ``ca_bundle_path``): ignored, a sync would run on the user's default tenant, or with the
-    default timeout, and the Test button say all was well (a probe of deployments). A key like
-    no setting is left alone (another tool's)."""
+    """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``,
+    ``timout``) or holds the words of one and no other but an id's (``tenant_uuid``,
+    ``X-BD-Tenant``, ``ssl_verify``, ``ca_bundle_path``): ignored, a sync would run on the
+    user's default tenant, or with the default timeout, and the Test button say all was well
+    (a probe of deployments). A key like no setting is left alone (another tool's)."""
     for key in extra:
         if key in EXTRA_KEYS:
             continue
         normalized = key.strip().lower().replace("-", "_").replace(" ", "_")
         words = set(normalized.split("_"))
         close = difflib.get_close_matches(normalized, EXTRA_KEYS, n=1, cutoff=0.75) or [
-            setting for setting in EXTRA_KEYS if words.issuperset(setting.split("_"))
+            setting
+            for setting in EXTRA_KEYS
+            if words.issuperset(setting.split("_"))
+            and words.difference(setting.split("_")) <= _DECORATIONS
         ]
         if normalized in EXTRA_KEYS or close:
             meant = normalized if normalized in EXTRA_KEYS else close[0]

@@ -39,7 +39,7 @@ def blindata_url(conn_id: str | None = None) -> str | None:
     from airflow_blindata.hooks.blindata import connection_url
 
     try:
-        url = connection_url(host, conn.schema, conn.port, conn.conn_id or "", conn.conn_type)
+        url = connection_url(host, conn.schema, conn.port, conn.conn_id or "")
     except Exception:  # the URL's path and the schema disagree: the hook refuses it too
         return None
     if url.partition("://")[0].lower() not in ("http", "https"):

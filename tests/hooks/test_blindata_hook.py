@@ -116,10 +116,10 @@ def test_host_is_the_blindata_url_https_when_no_scheme_is_given(
         # An IPv6 address: Airflow keeps the URI's host without its brackets.
         ("blindata://etl:key@[fd00::1]:8443/http", "http://[fd00::1]:8443"),
         ("blindata://etl:key@[::1]:8443/blindata", "https://[::1]:8443/blindata"),
-        # Airflow's http connection written as a URI: its scheme is the connection's type, and
-        # was called over https (a probe of deployments)
-        ("http://etl:key@127.0.0.1:18100?tenant=t1", "http://127.0.0.1:18100"),
-        ("https://etl:key@corp.example.com/blindata", "https://corp.example.com/blindata"),
+        # Airflow's http connection written as a URI: its scheme is the connection's type, the
+        # generic one the UI offers, which never sends the key over plain HTTP (a review)
+        ("http://etl:key@blindata.internal:8080?tenant=t1", "https://blindata.internal:8080"),
+        ("http://etl:key@blindata.internal:8080/http?tenant=t1", "http://blindata.internal:8080"),
     ],
 )
 def test_the_uri_form_of_the_connection_keeps_the_urls_path(uri: str, url: str) -> None:
@@ -204,6 +204,7 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
         ({"extra_dejson": {"blindata_tenant": "t-1"}}, "did you mean 'tenant'"),
         ({"extra_dejson": {"ssl_verify": False}}, "did you mean 'verify_ssl'"),
         ({"extra_dejson": {"ca_bundle_path": "/ca.pem"}}, "did you mean 'ca_bundle'"),
+        ({"extra_dejson": {"Tenant Name": "t-1"}}, "did you mean 'tenant'"),
         (
             {"extra": "{tenant: t1}", "extra_dejson": {}},
             "extra is not a JSON object",
@@ -227,7 +228,15 @@ def test_extra_that_is_an_empty_json_object_however_written_is_taken(text: str) 
 
 
 def test_a_key_of_extra_like_no_setting_is_left_to_whoever_wrote_it() -> None:
-    extra = {"tenant": "t-1", "owner_team": "data-platform"}
+    """Another tool's keys, a setting's word among others (a review)."""
+    extra = {
+        "tenant": "t-1",
+        "owner_team": "data-platform",
+        "azure_tenant_id": "a",
+        "multi_tenant": True,
+        "connect_timeout": 3,
+        "deadline_alert_email": "x@example.com",
+    }
     settings = BlindataConnectionSettings.from_connection(connection(extra_dejson=extra))
     assert settings.tenant == "t-1"
 
