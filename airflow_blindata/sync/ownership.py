@@ -524,12 +524,32 @@ def _collect_stale_fields(
 def _person_described(
     description: str | None, properties: Iterable[AdditionalProperty] | None
 ) -> str | None:
-    """Whether a person wrote the description of an entity or a field (``properties``, its
-    additional properties): it is not the text the job stamped."""
+    """Whether a person (or a crawler) wrote on an entity or a field: a description that is not
+    the text the job stamped, or an additional property no definition writes
+    (``_added_properties``). Removing it would delete that work with it (a probe of cleanups: a
+    steward's ``retention=7y`` on a table the job created, and a crawler's ``rowCount`` on one it
+    crawled since, went with the table)."""
     text = (description or "").strip()
     if text and not is_stamped(text, values_of(properties, DESCRIPTION_HASH_PROPERTY)):
         return "a person wrote its description"
+    added = _added_properties(properties)
+    if added:
+        return f"a person or a crawler added {_many(len(added), 'property')} ({_few(added)})"
     return None
+
+
+def _added_properties(properties: Iterable[AdditionalProperty] | None) -> list[str]:
+    """The names of the additional properties no definition writes: a definition writes its own
+    as ``openLineage…`` and a producer's facet fields as ``<facet>.<field>`` (job entities)."""
+    return sorted(
+        {
+            name
+            for item in properties or ()
+            if (name := (item.name or "").strip())
+            and not name.startswith("openLineage")
+            and "." not in name
+        }
+    )
 
 
 def _entity_reason(
@@ -554,7 +574,7 @@ def _entity_reason(
         and _person_described(f.description, f.additional_properties)
     )
     if edited:  # deleting the table would delete a person's description of a column with it
-        reasons.append(f"a person described {_many(len(edited), 'field')} ({_few(edited)})")
+        reasons.append(f"a person wrote on {_many(len(edited), 'field')} ({_few(edited)})")
     describers = sorted(
         set(values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)) - {owner}
     )

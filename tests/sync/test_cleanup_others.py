@@ -23,6 +23,7 @@ from blindata_emulator import Kind
 
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.blindata.models import (
+    AdditionalProperty,
     DataFlow,
     PhysicalEntityRef,
     PhysicalField,
@@ -139,6 +140,22 @@ def described_by_a_person(client: BlindataClient, emulator: Any) -> str:
     return dst.uuid or ""
 
 
+def a_persons_property(client: BlindataClient, emulator: Any) -> str:
+    """A steward's ``retention`` on the table the job created (a probe of cleanups)."""
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    added = [*(dst.additional_properties or ()), AdditionalProperty(name="retention", value="7y")]
+    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
+    return dst.uuid or ""
+
+
+def recrawled_by_a_crawler(client: BlindataClient, emulator: Any) -> str:
+    """A crawler crawled the table the job created since, its ``rowCount`` added."""
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    added = [*(dst.additional_properties or ()), AdditionalProperty(name="rowCount", value="12")]
+    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
+    return dst.uuid or ""
+
+
 def documented_by_a_person(client: BlindataClient, emulator: Any) -> str:
     dst = uuid_of(emulator, Kind.ENTITY, "dst")
     client.api.physical_entities.put_documentation(dst, "# Daily orders\nOwned by finance.")
@@ -206,6 +223,8 @@ CASES = [
     ),
     Case("a person described the table", described_by_a_person, True, True, "description"),
     Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
+    Case("a person added a property", a_persons_property, True, True, "1 property (retention)"),
+    Case("a crawler crawled it since", recrawled_by_a_crawler, True, True, "(rowCount)"),
     Case("a person's quality check refers to it", a_persons_quality_check, True, True, "check"),
     Case(
         "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"
@@ -628,6 +647,14 @@ def column_flow_on_amount(client: BlindataClient, emulator: Any) -> str:
     return uuid_of(emulator, Kind.FLOW, "a steward's column flow")
 
 
+def a_property_on_amount(client: BlindataClient, emulator: Any) -> str:
+    (amount,) = [f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount"]
+    stored = client.api.physical_fields.get(amount)
+    added = [*(stored.additional_properties or ()), AdditionalProperty(name="pii", value="yes")]
+    client.api.physical_fields.update(stored.model_copy(update={"additional_properties": added}))
+    return str(amount)
+
+
 def amount_described_by_a_person(client: BlindataClient, emulator: Any) -> str:
     (amount,) = [f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount"]
     stored = client.api.physical_fields.get(amount)
@@ -659,6 +686,13 @@ COLUMN_CASES = [
         amount_described_by_a_person,
         set(),
         "a person wrote its description",
+    ),
+    ColumnCase(
+        "a field a person added a property to stays",
+        ["id"],
+        a_property_on_amount,
+        set(),
+        "a person or a crawler added 1 property (pii)",
     ),
     ColumnCase(
         "a field of a table another definition describes stays",
@@ -735,7 +769,7 @@ def test_a_table_whose_column_a_person_described_stays_when_the_job_no_longer_de
     assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}
     kept = report.kept.get("entity")
     assert kept is not None and any(
-        "a person described 1 field (amount)" in example for example in kept.examples
+        "a person wrote on 1 field (amount)" in example for example in kept.examples
     ), report.render()
 
 
