@@ -215,7 +215,9 @@ def entity_row(
     store_id: str | None = None,
 ) -> PhysicalEntity:
     """What to upload: everything on an entity this job owns, only additions on another's; an
-    owned job entity says which event store's sync wrote it (``STORE_PROPERTY``)."""
+    owned entity says which event store's sync wrote it (``STORE_PROPERTY``): a table too, so
+    that the cleanup of a deployment that shares the definition's uuid refuses to remove the
+    tables of the other's jobs, whose job entities both syncs refresh (a probe of cleanups)."""
     owned = stored is None or owner in values_of(stored.additional_properties, OWNER_PROPERTY)
     description = (planned.description or "").strip() or None
     if not owned and stored is not None and (stored.description or "").strip():
@@ -226,7 +228,7 @@ def entity_row(
     properties: list[Property] = list(planned.properties)
     if owned:
         properties.append((OWNER_PROPERTY, owner))
-        if store_id and planned.table_type == OPENLINEAGE_JOB:
+        if store_id:
             properties.append((STORE_PROPERTY, store_id))
         if description:
             properties.append((DESCRIPTION_HASH_PROPERTY, text_hash(description)))

@@ -217,7 +217,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             *(
                 (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
                 for entity in stale_entities
-                if entity.table_type == OPENLINEAGE_JOB
             ),
             *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in stale_routines),
         ],
@@ -340,9 +339,9 @@ def _uuid(ref: Any) -> str | None:
 def _foreign(
     jobs: Iterable[tuple[str, list[AdditionalProperty] | None]], store_id: str | None
 ) -> list[str]:
-    """Of stale owned job entities and routines, each as its job's name and its properties, the
-    jobs whose last writer was the sync of another event store than ``store_id`` (one written
-    before the stamp existed counts as this store's)."""
+    """Of stale owned entities (tables and jobs) and routines, each as its name and its
+    properties, those whose last writer was the sync of another event store than ``store_id``
+    (one written before the stamp existed counts as this store's)."""
     if store_id is None:
         return []
     return sorted(

@@ -50,11 +50,11 @@ REASONS = {
     "empty_snapshot": "the last snapshot described nothing (cleanup.refuseEmptySnapshot)",
     "share_exceeded": "the removal is larger than cleanup.maxRemovalShare; run with force to "
     "allow it",
-    "another_store": "jobs this snapshot did not describe were written by the sync of another "
-    "event store under this definition's uuid: two Airflow deployments seem to share the "
-    "definition uuid, and each cleanup would remove the other's lineage. Give each deployment "
-    "its own uuid (docs/configure-the-job.md#uuid); if this event store replaced that one, run "
-    "the cleanup once with force",
+    "another_store": "jobs or tables this snapshot did not describe were written by the "
+    "sync of another event store under this definition's uuid: two Airflow deployments seem "
+    "to share the definition uuid, and each cleanup would remove the other's lineage. Give "
+    "each deployment its own uuid (docs/configure-the-job.md#uuid); if this event store "
+    "replaced that one, run the cleanup once with force",
 }
 """Why a cleanup did nothing, by code (``RunReport.reason``)."""
 SKIPPING_REASONS = frozenset({"disabled", "no_snapshot", "empty_snapshot"})
@@ -121,7 +121,9 @@ def cleanup(
         report.ledger = unchanged
         shown = ", ".join(removal.foreign[:5]) + (" …" if len(removal.foreign) > 5 else "")
         return _refuse(
-            report, "another_store", f"{len(removal.foreign)} job entities, such as {shown}"
+            report,
+            "another_store",
+            f"{len(removal.foreign)} entities (jobs and tables), such as {shown}",
         )
     if share > limit and not force:
         _list(report, removal)

@@ -97,6 +97,28 @@ def test_a_cleanup_never_removes_the_jobs_another_deployment_syncs_under_the_sam
     assert job_names(emulator) == {"airflow-a/a_load"}
 
 
+def test_the_tables_of_a_job_both_deployments_run_are_the_other_stores_too(
+    client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
+) -> None:
+    """Prod and dev run the same DAG under one uuid: both syncs refresh the same job entity, so
+    none is stale and nothing was refused, and dev's cleanup removed the table only prod's run
+    still writes (a probe of cleanups). The tables a sync writes carry its store's id too."""
+    a, b = stores
+    prod = job_run("a_load", "a_out")
+    prod[1]["outputs"].append(dataset("shop.public.prod_extra", PG))
+    a.append_many(prod)
+    b.append_many(job_run("a_load", "a_out"))
+    sync(a, client, emulator)
+    sync(b, client, emulator)
+    tables = {entity["name"] for entity in objects(emulator, Kind.ENTITY)}
+    assert "prod_extra" in tables
+
+    refused = run_cleanup(JOB, client, b)
+    assert (refused.status, refused.reason) == ("refused", "another_store")
+    assert "prod_extra" in (refused.message or "")
+    assert {entity["name"] for entity in objects(emulator, Kind.ENTITY)} == tables
+
+
 def test_without_job_entities_the_routines_tell_another_stores_jobs(
     client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
 ) -> None:
