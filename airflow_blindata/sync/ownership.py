@@ -211,17 +211,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         ctx.report.count("routinesHeldBack", len(stale_routines))
     else:
         removal.routines = stale_routines
-    # a job's routine says so too: a definition with ``processLayer: false`` has no job entity
-    removal.foreign = _foreign(
-        [
-            *(
-                (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
-                for entity in stale_entities
-            ),
-            *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in stale_routines),
-        ],
-        ctx.store_id,
-    )
     statements = _statements(ctx, routines)
     removal.statements = {
         r.uuid or "": [s.name or s.uuid or "" for s in statements.get(r.uuid or "", [])]
@@ -274,6 +263,20 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             _collect_stale_fields(ctx, removal, fresh, outside, watermark)
 
+    # Of what it would remove (a kept table blocks nothing: a review found a table a person
+    # described, stamped by a store this one replaced, refusing every cleanup after the forced
+    # one), what another store's sync wrote; a job's routine says so too (``processLayer:
+    # false`` makes no job entity)
+    removal.foreign = _foreign(
+        [
+            *(
+                (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
+                for entity in removal.entities
+            ),
+            *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in removal.routines),
+        ],
+        ctx.store_id,
+    )
     removal.moved = _moved(removal, entities, routines, last, watermark)
     flows_total = last.counters.get("flowsDescribed", 0) + len(removal.flows)
     fields_total = last.counters.get("fieldsOwned", 0) + stale_fields + len(removal.stale_fields)
@@ -521,7 +524,10 @@ def _collect_stale_fields(
 
 
 def _person_described(
-    description: str | None, properties: Iterable[AdditionalProperty] | None
+    description: str | None,
+    properties: Iterable[AdditionalProperty] | None,
+    *,
+    job: bool = False,
 ) -> str | None:
     """Whether a person (or a crawler) wrote on an entity or a field: a description that is not
     the text the job stamped, or an additional property no definition writes
@@ -531,22 +537,25 @@ def _person_described(
     text = (description or "").strip()
     if text and not is_stamped(text, values_of(properties, DESCRIPTION_HASH_PROPERTY)):
         return "a person wrote its description"
-    added = _added_properties(properties)
+    added = _added_properties(properties, job=job)
     if added:
         return f"a person or a crawler added {_many(len(added), 'property')} ({_few(added)})"
     return None
 
 
-def _added_properties(properties: Iterable[AdditionalProperty] | None) -> list[str]:
+def _added_properties(
+    properties: Iterable[AdditionalProperty] | None, *, job: bool = False
+) -> list[str]:
     """The names of the additional properties no definition writes: a definition writes its own
-    as ``openLineage…`` and a producer's facet fields as ``<facet>.<field>`` (job entities)."""
+    as ``openLineage…``, and on a job entity (``job``) a producer's facet fields as
+    ``<facet>.<field>``; a steward's ``gdpr.retention`` on a table is theirs (a review)."""
     return sorted(
         {
             name
             for item in properties or ()
             if (name := (item.name or "").strip())
             and not name.startswith("openLineage")
-            and "." not in name
+            and not (job and "." in name)
         }
     )
 
@@ -586,7 +595,9 @@ def _person_edits(ctx: SyncContext, entity: PhysicalEntity) -> str | None:
     """Whether a person wrote on the entity: a description or a document that is not the text
     the job stamped. Removing the entity would delete that work with it, so it stays (reported),
     for a person to remove; asked last, as reading the document costs a request."""
-    described = _person_described(entity.description, entity.additional_properties)
+    described = _person_described(
+        entity.description, entity.additional_properties, job=entity.table_type == OPENLINEAGE_JOB
+    )
     if described:
         return described
     try:

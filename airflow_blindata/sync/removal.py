@@ -123,7 +123,7 @@ def cleanup(
         return _refuse(
             report,
             "another_store",
-            f"{len(removal.foreign)} entities (jobs and tables), such as {shown}",
+            f"{len(removal.foreign)} of its jobs, tables or routines, such as {shown}",
         )
     if share > limit and not force:
         _list(report, removal)

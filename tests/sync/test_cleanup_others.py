@@ -148,6 +148,17 @@ def a_persons_property(client: BlindataClient, emulator: Any) -> str:
     return dst.uuid or ""
 
 
+def a_persons_dotted_property(client: BlindataClient, emulator: Any) -> str:
+    """A dotted name is a producer's facet field on a job entity only (a review)."""
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    added = [
+        *(dst.additional_properties or ()),
+        AdditionalProperty(name="gdpr.retention", value="7y"),
+    ]
+    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
+    return dst.uuid or ""
+
+
 def recrawled_by_a_crawler(client: BlindataClient, emulator: Any) -> str:
     """A crawler crawled the table the job created since, its ``rowCount`` added."""
     dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
@@ -225,6 +236,7 @@ CASES = [
     Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
     Case("a person added a property", a_persons_property, True, True, "1 property (retention)"),
     Case("a crawler crawled it since", recrawled_by_a_crawler, True, True, "(rowCount)"),
+    Case("a person's dotted property", a_persons_dotted_property, True, True, "(gdpr.retention)"),
     Case("a person's quality check refers to it", a_persons_quality_check, True, True, "check"),
     Case(
         "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"

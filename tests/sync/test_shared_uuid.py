@@ -119,6 +119,30 @@ def test_the_tables_of_a_job_both_deployments_run_are_the_other_stores_too(
     assert {entity["name"] for entity in objects(emulator, Kind.ENTITY)} == tables
 
 
+def test_a_table_the_cleanup_keeps_blocks_no_later_cleanup(
+    client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
+) -> None:
+    """The store moved (a new database): the first cleanup refuses, the forced one keeps a table
+    a person described, stamped by the old store, and the cleanups after it went on refusing
+    for it (a review): only what a cleanup would remove is judged."""
+    old, new = stores
+    first = job_run("a_load", "a_out")
+    first[1]["outputs"].append(dataset("shop.public.extra", PG))
+    old.append_many(first + job_run("a_gone", "a_gone_out"))
+    sync(old, client, emulator)
+    extra = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "extra")
+    stored = client.api.physical_entities.get(extra["uuid"])
+    client.api.physical_entities.update(stored.model_copy(update={"description": "A steward's"}))
+    new.append_many(job_run("a_load", "a_out"))
+    sync(new, client, emulator)
+    assert run_cleanup(JOB, client, new).reason == "another_store"
+    assert run_cleanup(JOB, client, new, force=True).status == "success"
+    sync(new, client, emulator)
+    again = run_cleanup(JOB, client, new)
+    assert again.status == "success", again.message
+    assert "extra" in {entity["name"] for entity in objects(emulator, Kind.ENTITY)}
+
+
 def test_without_job_entities_the_routines_tell_another_stores_jobs(
     client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
 ) -> None:
