@@ -303,8 +303,16 @@ class SyncContext:
             return found
         return self.created(kind, key, made, find)
 
-    def delete(self, collection: Deleter, kind: str, key: str, uuid: str | None) -> bool:
-        """Delete one object; True when it is gone (404 counts: something removed it first)."""
+    def delete(
+        self,
+        collection: Deleter,
+        kind: str,
+        key: str,
+        uuid: str | None,
+        failed: list[str] | None = None,
+    ) -> bool:
+        """Delete one object; True when it is gone (404 counts: something removed it first).
+        Why it could not be is reported, or appended to ``failed`` for the caller to judge."""
         self.progress.advance()
         if not uuid:
             return False
@@ -313,6 +321,9 @@ class SyncContext:
         except BlindataNotFoundError:
             return True
         except BlindataError as exc:
-            self.report.fail(kind, key, str(exc))
+            if failed is None:
+                self.report.fail(kind, key, str(exc))
+            else:
+                failed.append(str(exc))
             return False
         return True

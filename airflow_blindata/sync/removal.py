@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
-from airflow_blindata.blindata.models import PhysicalEntity, SystemRoutine
+from airflow_blindata.blindata.models import DataFlow, PhysicalEntity, SystemRoutine
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync.context import OutageError, SyncContext, WriteWatch
 from airflow_blindata.sync.history import (
@@ -242,40 +242,77 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
         + len(removal.stale_fields)
         + len(removal.systems),
     )
-    for flow in removal.flows:
-        if ctx.delete(api.dataflows, "flow", f"{flow.scope} {flow.name}", flow.uuid):
-            ctx.report.note_removed("flow", f"{flow.scope} {flow.name}")
-        elif flow.scope:
-            outcome.failed_scopes.add(flow.scope)
-    watch.end_phase()
-    outcome.step = "routines"
-    for routine in removal.routines:
-        key = f"{routine.catalog}/{routine.name}"
-        if ctx.delete(api.routines, "routine", key, routine.uuid):
-            _note_routine(ctx.report, removal, routine)
-    watch.end_phase()
-    outcome.step = "entities"
-    for entity in removal.entities:
-        if _changed_since_read(ctx, removal, entity):
-            continue
-        if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
-            _note_entity(ctx.report, removal, entity)
-    for key, stale in removal.stale_fields:
-        if ctx.delete(api.physical_fields, "field", key, stale.uuid):
-            ctx.report.note_removed("field", key)
-    for entity in removal.marks:
-        _retire_mark(ctx, entity)
-    watch.end_phase()
-    outcome.step = "systems"
-    for system in removal.systems:
-        if not _holds_nothing(ctx, system.uuid or ""):
-            ctx.report.count("systemsKeptNotEmpty")
-            continue
-        if ctx.delete(api.systems, "system", system.name, system.uuid):
-            ctx.report.note_removed("system", system.name)
-            outcome.removed_systems.add(system.uuid or "")
-    watch.end_phase()
+    # A flow that could not be deleted is judged at the end: Blindata deletes with an entity,
+    # a field or a System every flow that ends on it, and one of those removed later took it
+    # along (a probe of reports: 4 flows reported left, 2 of them gone with their table).
+    unremoved: list[tuple[DataFlow, str]] = []
+    gone: set[str] = set()
+    try:
+        for flow in removal.flows:
+            failed: list[str] = []
+            if ctx.delete(api.dataflows, "flow", _flow_key(flow), flow.uuid, failed):
+                ctx.report.note_removed("flow", _flow_key(flow))
+            else:
+                unremoved.append((flow, failed[0] if failed else "it has no uuid"))
+        watch.end_phase()
+        outcome.step = "routines"
+        for routine in removal.routines:
+            key = f"{routine.catalog}/{routine.name}"
+            if ctx.delete(api.routines, "routine", key, routine.uuid):
+                _note_routine(ctx.report, removal, routine)
+        watch.end_phase()
+        outcome.step = "entities"
+        for entity in removal.entities:
+            if _changed_since_read(ctx, removal, entity):
+                continue
+            if ctx.delete(api.physical_entities, "entity", entity_key(entity), entity.uuid):
+                _note_entity(ctx.report, removal, entity)
+                gone.add(entity.uuid or "")
+        for key, stale in removal.stale_fields:
+            if ctx.delete(api.physical_fields, "field", key, stale.uuid):
+                ctx.report.note_removed("field", key)
+                gone.add(stale.uuid or "")
+        for entity in removal.marks:
+            _retire_mark(ctx, entity)
+        watch.end_phase()
+        outcome.step = "systems"
+        for system in removal.systems:
+            if not _holds_nothing(ctx, system.uuid or ""):
+                ctx.report.count("systemsKeptNotEmpty")
+                continue
+            if ctx.delete(api.systems, "system", system.name, system.uuid):
+                ctx.report.note_removed("system", system.name)
+                outcome.removed_systems.add(system.uuid or "")
+                gone.add(system.uuid or "")
+        watch.end_phase()
+    finally:
+        for flow, reason in unremoved:
+            if gone.intersection(_ends(flow)):
+                ctx.report.note_removed("flow", _flow_key(flow))
+                ctx.report.count("flowsRemovedWithTheirEnd")
+                continue
+            if flow.uuid:
+                ctx.report.fail("flow", _flow_key(flow), reason)
+            if flow.scope:
+                outcome.failed_scopes.add(flow.scope)
     ctx.progress.end()
+
+
+def _flow_key(flow: DataFlow) -> str:
+    return f"{flow.scope} {flow.name}"
+
+
+def _ends(flow: DataFlow) -> set[str]:
+    """The uuids of the entities, fields and Systems a flow ends on."""
+    refs = (
+        flow.from_physical_entity,
+        flow.to_physical_entity,
+        flow.from_physical_field,
+        flow.to_physical_field,
+        flow.from_system,
+        flow.to_system,
+    )
+    return {ref.uuid for ref in refs if ref is not None and ref.uuid}
 
 
 def _changed_since_read(ctx: SyncContext, removal: Removal, entity: PhysicalEntity) -> bool:
