@@ -69,6 +69,10 @@ class CatalogIndex:
     uploaded: list[EntityKey] = field(default_factory=list)
     """The entities this snapshot uploaded and Blindata took, in upload order: each has a last
     update from this snapshot."""
+    refused: set[str] = field(default_factory=set)
+    """The entities (``str(key)``) and fields (``entity.name``) this snapshot meant to write and
+    could not (a refused row, a System not available): a gap that names one says so, not
+    to send what was sent (a probe of what the admin sees)."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
@@ -103,6 +107,7 @@ def sync_entities(
         for planned in plan.entities
         if planned.key in index.entities and str(planned.key) not in tally.failed
     ]
+    index.refused.update(str(p.key) for p in plan.entities if p.key not in index.entities)
     return index
 
 

@@ -45,16 +45,20 @@ def sync_fields(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> Non
     described = len(plan.fields) - skipped
     ctx.report.count("fieldsSkipped", skipped)
     ctx.report.count("fieldsDescribed", described)
-    ctx.report.count("fieldsOwned", 0)  # what cleanup weighs a removal against: counted by row
     ctx.progress.start("fields", described)
-    tally = ctx.upload(ctx.client.api.physical_fields, _rows(ctx, index, by_system), kind=KIND)
+    owned: set[str] = set()
+    rows = _rows(ctx, index, by_system, owned)
+    tally = ctx.upload(ctx.client.api.physical_fields, rows, kind=KIND)
     ctx.progress.end()
     ctx.report.count("fieldsCreated", tally.created)
     ctx.report.count("fieldsRefreshed", tally.updated)
+    # what cleanup weighs a removal against: the rows Blindata took, not those it refused
+    ctx.report.count("fieldsOwned", len(owned - tally.failed))
+    index.refused.update(tally.failed)
 
 
 def _rows(
-    ctx: SyncContext, index: CatalogIndex, by_system: dict[str, Described]
+    ctx: SyncContext, index: CatalogIndex, by_system: dict[str, Described], owned: set[str]
 ) -> Iterator[tuple[str, PhysicalField]]:
     """The upload rows, System by System, made as the upload consumes them.
 
@@ -82,6 +86,7 @@ def _rows(
         except BlindataError as exc:
             for _, planned in described:
                 ctx.report.fail(KIND, f"{planned.entity}.{planned.name}", str(exc))
+                index.refused.add(f"{planned.entity}.{planned.name}")
             continue
         index.read_entities.update(uuids)
         # every stored field is known now, not only those the events name: a column flow may
@@ -100,7 +105,7 @@ def _rows(
                 index.unread_fields.add((entity_uuid, planned.name))
             ours = planned.entity in index.owned and (found is None or ctx.owner in found.owners)
             if ours:
-                ctx.report.count("fieldsOwned")
+                owned.add(f"{planned.entity}.{planned.name}")
             edited = ours and found is not None and _description_edited(planned, found, replace)
             if edited:
                 ctx.report.count("fieldDescriptionsKeptUserEdited")

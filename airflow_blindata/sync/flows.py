@@ -191,9 +191,17 @@ def _end(ctx: SyncContext, index: CatalogIndex, flow: PlannedFlow, end: FlowEnd)
     if end.field:
         field = index.fields.get((entity, end.field))
         if field is None:
-            ctx.report.gap(GapCode.FIELD_NOT_CATALOGUED, f"{end.entity}.{end.field}")
+            key = f"{end.entity}.{end.field}"
+            ctx.report.gap(GapCode.FIELD_NOT_CATALOGUED, key + _refused(index, key))
             return None
     return (index.entity_system[entity], entity, field)
+
+
+def _refused(index: CatalogIndex, key: str) -> str:
+    """What a gap's example adds for an entity or a field this snapshot could not write."""
+    if key in index.refused:
+        return " (refused by Blindata this run, see the failures: sent again next run)"
+    return ""
 
 
 def _ref(uuid: str | None) -> Ref | None:

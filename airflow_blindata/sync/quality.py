@@ -347,7 +347,12 @@ def _checks(
     for check in quality.checks:
         entity = index.entities.get(check.entity)
         if entity is None:
-            ctx.report.gap(GapCode.TARGET_NOT_CATALOGUED, f"check {check.code}")
+            refused = str(check.entity) in index.refused
+            note = " (its entity was refused by Blindata this run, see the failures: sent again"
+            ctx.report.gap(
+                GapCode.TARGET_NOT_CATALOGUED,
+                f"check {check.code}" + (f"{note} next run)" if refused else ""),
+            )
             continue
         if check.code not in held and _of_another_suite(ctx, suite, check.code):
             conflicts.add(check.code)

@@ -383,3 +383,55 @@ def test_a_flow_blindata_would_not_delete_but_removed_with_its_table_is_no_failu
     assert report.counters["flowsRemovedWithTheirEnd"] > 0, report.render()
     # every delete was refused: each flow removed went with its table
     assert report.removed["flow"].count == report.counters["flowsRemovedWithTheirEnd"]
+
+
+def test_a_gap_for_what_blindata_refused_this_run_says_so(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """A check whose entity, and a column flow whose field, Blindata refused this run were
+    reported ``TARGET_NOT_CATALOGUED`` ("crawl the store, or allow entityCreation", allowed
+    already) and ``FIELD_NOT_CATALOGUED`` ("send the schema facet", sent), and the refused
+    fields were counted owned (a probe of what the admin sees)."""
+    from airflow_blindata.mapper.report import GapCode
+    from tests.builders import (
+        assertion,
+        assertions_facet,
+        column_lineage_facet,
+        dataset,
+        input_field,
+        run_cycle,
+        schema_facet,
+    )
+
+    source = dataset(
+        "shop.public.src",
+        facets=schema_facet("id", "amount"),
+        input_facets=assertions_facet(assertion("not_null", column="id")),
+    )
+    target = dataset(
+        "shop.public.dst",
+        facets={
+            **schema_facet("id", "total"),
+            **column_lineage_facet({"total": [input_field("shop.public.src", "amount")]}),
+        },
+    )
+    events = run_cycle("etl.load", inputs=[source], outputs=[target])
+    job = definition()
+    plan = plan_for(client, events, job)
+    assert plan.quality.checks and any(flow.kind == "column" for flow in plan.flows)
+    emulator.emulator.faults.fail_next(10**6, status=400, path=r"/physical_fields/\*/upload$")
+
+    fields_refused = snapshot(plan, client, job)
+
+    emulator.emulator.faults.clear()
+    (example, *_) = fields_refused.gaps[GapCode.FIELD_NOT_CATALOGUED].examples
+    assert "refused by Blindata this run" in example, fields_refused.render()
+    assert fields_refused.counters["fieldsOwned"] == 0
+    emulator.emulator.reset()
+    emulator.emulator.faults.fail_next(10**6, status=400, path=r"/physical_entities/\*/upload$")
+
+    entities_refused = snapshot(plan_for(client, events, job), client, job)
+
+    emulator.emulator.faults.clear()
+    checks = entities_refused.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
+    assert checks and all("refused by Blindata this run" in e for e in checks if "check" in e)
