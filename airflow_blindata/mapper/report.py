@@ -98,7 +98,8 @@ GAP_HINTS: dict[GapCode, str] = {
     "description to 250 characters or fewer.",
     GapCode.QUALITY_CODE_CONFLICT: "The check code belongs to a check of another suite, which is "
     "never overwritten: its results are not published here. Give the job definitions that assert "
-    "the same thing one suite (the same quality.suiteCode), or remove the other check.",
+    "the same thing one suite (the same quality.suiteCode), or remove the other check (never an "
+    "ol-ledger: one, which records the runs its suite published).",
     GapCode.EMPTY_DATASET_NAME: "The dataset has no name, or a name that gives no entity name "
     "(like 'db.schema.'): fix the producer. Nothing is catalogued for it; flows to it are "
     "dropped.",

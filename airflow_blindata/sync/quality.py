@@ -410,6 +410,16 @@ def _of_another_suite(ctx: SyncContext, suite: QualitySuite, code: str) -> bool:
     owner = found.quality_suite.uuid if found and found.quality_suite else None
     if found is None or owner == suite.uuid:
         return False
+    if code.startswith(LEDGER_PREFIX):
+        # the job's ledger of published runs, which no one is to delete (a probe of what the
+        # admin sees: the gap's hint invited it): another definition's suite records this job
+        ctx.report.gap(
+            GapCode.QUALITY_CODE_CONFLICT,
+            f"{code}: the ledger of this job's published runs belongs to suite {owner}, another "
+            "definition's that consumes the same job: do not delete it; give both definitions "
+            "one quality.suiteCode",
+        )
+        return True
     ctx.report.gap(GapCode.QUALITY_CODE_CONFLICT, f"{code}: belongs to a check of suite {owner}")
     return True
 

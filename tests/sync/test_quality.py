@@ -175,6 +175,27 @@ def test_a_check_code_of_another_suite_is_never_overwritten(
     assert checks(emulator)[code]["qualitySuite"]["uuid"] == other.uuid
 
 
+def test_two_definitions_of_one_job_are_told_the_ledger_is_not_to_be_deleted(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Two definitions (two suites) consuming one job: the second met the first's checks and its
+    ledger of published runs, and the gap's hint invited removing "the other check", the ledger
+    among them (a probe of what the admin sees)."""
+    from tests.builders import definition as another
+
+    events = dq_run("c", "r", [{"assertion": "not_null", "column": "id", "success": True}])
+    first = definition()
+    assert snapshot(plan_for(client, events, first), client, first).status == "success"
+    second = another(
+        *first.model_dump(by_alias=True, mode="json")["systemPolicies"],
+        uuid="0b0b0b0b-0000-4000-8000-000000000002",
+    )
+    report = snapshot(plan_for(client, events, second), client, second)
+    examples = report.gaps[GapCode.QUALITY_CODE_CONFLICT].examples
+    (ledger,) = [example for example in examples if example.startswith("ol-ledger:")]
+    assert "do not delete it" in ledger and "one quality.suiteCode" in ledger
+
+
 def test_a_run_whose_result_met_a_conflict_is_published_once_the_code_is_free(
     emulator: Any, client: BlindataClient
 ) -> None:
