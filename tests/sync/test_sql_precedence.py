@@ -119,6 +119,21 @@ def test_a_bucket_that_cannot_grow_is_reported_not_a_failure() -> None:
     assert report.gaps["QLP_PENDING"].count == 1  # the statement is analysed all the same
 
 
+def test_a_bucket_this_user_may_not_grow_is_reported_not_a_failure(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """A tenant that refuses the bucket's update to this user (403): as a Blindata without the
+    update, the Systems are named in ``QLP_BUCKET_INCOMPLETE``; it was a failure at every run."""
+    job = definition()
+    client.api.query_buckets.create(QueryBucket(name=job.query_bucket_name, systems=[]))
+    emulator.emulator.faults.fail_next(10**6, status=403, path=r"/buckets/[^/*]+$", method="PUT")
+    report = snapshot(plan_for(client, [sql_job_event()], job), client, job)
+    emulator.emulator.faults.clear()
+    assert report.status == "success", report.render()
+    assert report.counters["bucketSystemsNotAdded"] == 1
+    assert report.gaps["QLP_BUCKET_INCOMPLETE"].count == 1
+
+
 # -- seed 001 per output and per field: an analysis that proves no column pair supersedes none --
 
 ORDERS = "dwh.sales.orders"
