@@ -367,7 +367,8 @@ class _Receiver:
         _count("store_unavailable")
         return _error(
             503,
-            "the event store is unavailable; nothing of this request was stored, retry later",
+            "the event store is unavailable; retry later (re-sending is safe: an event of this "
+            "request stored before the failure comes back as a duplicate)",
             retry,
         )
 
