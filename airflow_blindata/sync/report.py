@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from airflow_blindata.mapper.report import MAX_EXAMPLES, Report
+from airflow_blindata.mapper.report import MAX_EXAMPLES, Report, ordered_gaps
 from airflow_blindata.plans.render import gap_table
 from airflow_blindata.redaction import redact_text
-from airflow_blindata.tables import table
+from airflow_blindata.tables import MAX_CELL, table
 
 __all__ = [
     "KnownSystemRecord",
@@ -247,10 +247,13 @@ class RunReport(Report):
                 ),
             ]
         if self.gaps:
-            parts += [
-                "",
-                gap_table(self.gaps.values()),
-            ]
+            parts += ["", gap_table(self.gaps.values())]
+            # the table cuts a cell at MAX_CELL, and a hint's end is what to do (a probe of what
+            # the admin sees: "…refused by Blindata this run (see t…"): those are given whole
+            cut = [gap for gap in ordered_gaps(self.gaps.values()) if len(gap.hint) > MAX_CELL]
+            if cut:
+                parts += ["", "What to do, in full:"]
+                parts += [f"  {gap.code.value}: {gap.hint}" for gap in cut]
         if self.removed:
             # a refused cleanup lists what it would have removed, as a dry run does
             verb = "would remove" if self.dry_run or self.status == "refused" else "removed"

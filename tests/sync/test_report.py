@@ -50,6 +50,18 @@ def test_the_rendered_report_is_a_set_of_tables() -> None:
     assert "ol:ns|job99" not in text  # the scopes are for cleanup, not for the log
 
 
+def test_a_hint_the_table_cuts_is_given_whole_below_it() -> None:
+    """The task log's table cuts a cell at 100 characters, and a hint's end is what to do: "…
+    refused by Blindata this run (see t…" (a probe of what the admin sees)."""
+    from airflow_blindata.mapper.report import GAP_HINTS
+
+    report = RunReport(kind="snapshot", definition_uuid=UUID)
+    report.gap(GapCode.DANGLING_FLOW, "a -> b (no entity s.b)")
+    text = report.finish().render()
+    assert "What to do, in full:" in text
+    assert f"  DANGLING_FLOW: {GAP_HINTS[GapCode.DANGLING_FLOW]}" in text
+
+
 def test_facets_the_job_does_not_know_are_counted_by_key_in_unknown_facets() -> None:
     """Seed 000: "Facets the job does not know are counted by key in unknownFacets." — the key of
     the XCom, the sync history's record and a plan's JSON; a record stored before under
