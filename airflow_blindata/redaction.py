@@ -35,7 +35,6 @@ __all__ = [
     "REDACTED",
     "names_a_secret",
     "oracle_passwords",
-    "redact_credentials",
     "redact_dataset_name",
     "redact_event_text",
     "redact_name",
@@ -431,17 +430,7 @@ def _may_hold_a_secret(text: str) -> bool:
     )
 
 
-def redact_credentials(text: str) -> str:
-    """``text`` without the credentials a request carries and an answer may quote: a URL's
-    password and secret parameters, a private key, a token with no name before it, an
-    ``Authorization`` header's or a ``Bearer`` value; not the value after a secret word, which
-    in a server's prose is no secret (``bad credentials: unknown X-BD-User`` kept its
-    ``unknown``, a review). For what a Blindata answer or a library's error says (the
-    exchange's messages), which the literal secrets were scrubbed from already."""
-    return _redact_text(text, credentials_only=True) if _may_hold_a_secret(text) else text
-
-
-def _redact_text(text: str, *, name: bool = False, credentials_only: bool = False) -> str:
+def _redact_text(text: str, *, name: bool = False) -> str:
     """``text`` with every URL in it as ``redact_url`` shows it, the password of an Oracle thin
     URL (``jdbc:oracle:thin:scott/…@db``), the body of a PEM private key, an ``Authorization``
     header's or a ``Bearer`` token, and the value of every secret name (``password=…``,
@@ -476,8 +465,6 @@ def _redact_text(text: str, *, name: bool = False, credentials_only: bool = Fals
         text = _AUTHORIZATION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if lowered is None or "bearer" in lowered:
         text = _BEARER.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
-    if credentials_only:
-        return text
     if "-u" in text or "--user" in text:
         text = _USER_OPTION.sub(lambda match: f"{match.group('lead')}{REDACTED}", text)
     if (" -p" in text or " -P" in text) and (

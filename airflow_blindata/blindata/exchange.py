@@ -39,7 +39,7 @@ from airflow_blindata.blindata.errors import (
 from airflow_blindata.blindata.models import ErrorBody
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint
 from airflow_blindata.redaction import (
-    redact_credentials,
+    redact_text,
     redact_url,
     scrub,
     url_secrets,
@@ -165,11 +165,14 @@ class Exchange:
     def scrub(self, text: str) -> str:
         """``text`` without the URL's credentials (a library's message may quote the URL) and
         the key, password or token (a proxy's or a debug page's answer may quote the request),
-        nor any other credential a request carries (``redact_credentials``): a proxy's, which
+        nor any other secret free text may show (``redact_text``): a proxy's credentials, which
         httpx takes from ``HTTP_PROXY`` and sends as ``Proxy-Authorization: Basic …``, were
-        shown when its error page quoted the request (a probe of deployments)."""
+        shown when its error page quoted the request (a probe of deployments), and a quote cut
+        inside a secret (``"password":"Hunt…``) is no literal secret to scrub (a review: a
+        reading of credentials alone showed it). A server's prose loses the word after a secret
+        word (``bad credentials: *** X-BD-User``): a message less precise, no secret shown."""
         secrets = (*self._secrets, getattr(self._auth, "token", None))
-        return redact_credentials(scrub(text, secrets))
+        return redact_text(scrub(text, secrets))
 
     def operation(
         self,

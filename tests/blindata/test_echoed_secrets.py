@@ -164,3 +164,30 @@ def test_a_proxys_credentials_quoted_by_its_error_page_are_hidden(
     texts += [str(last), str(getattr(last, "server_message", None))]
     assert any("Proxy-Authorization" in text for text in texts), texts  # the page was quoted
     assert all(basic not in text and "s3cret" not in text for text in texts), texts
+
+
+@pytest.mark.parametrize("suffix", ["[truncated 57 bytes]", " (truncated)", "<EOL>"])
+def test_a_password_quoted_cut_short_by_a_server_never_shows_its_start(suffix: str) -> None:
+    """A server that quotes the login body cut inside the password (``"password":"Hunt[trunc…``)
+    quotes no literal secret to scrub: a reading of credentials alone showed its start (a
+    review); the secret name's value is hidden."""
+    import httpx
+
+    password = "Hunter2x9"  # a short one: its start is no cut secret scrub would find
+
+    def quoting(request: httpx.Request) -> httpx.Response:
+        body = request.content.decode()
+        cut = body[: body.index(password) + 4] if password in body else body
+        return httpx.Response(400, json={"status": 400, "message": f"parse error at {cut}{suffix}"})
+
+    credentials = LoginCredentials("steward", password)
+    with (
+        BlindataClient(
+            "http://blindata.example",
+            credentials=credentials,
+            transport=httpx.MockTransport(quoting),
+        ) as client,
+        pytest.raises(BlindataError) as failed,
+    ):
+        client.api.me()
+    assert "Hunt" not in str(failed.value), str(failed.value)
