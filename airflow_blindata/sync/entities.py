@@ -70,9 +70,10 @@ class CatalogIndex:
     """The entities this snapshot uploaded and Blindata took, in upload order: each has a last
     update from this snapshot."""
     refused: set[str] = field(default_factory=set)
-    """The entities (``str(key)``) and fields (``entity.name``) this snapshot meant to write and
-    could not (a refused row, a System not available): a gap that names one says so, not
-    to send what was sent (a probe of what the admin sees)."""
+    """The entities (``str(key)``) and fields (``entity.name``) this snapshot sent or meant to
+    send and could not write (a refused row, a System not available, a read that failed): a gap
+    that names one says so, not to send what was sent (a probe of what the admin sees). Not one
+    it may not create (a gap's own case)."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
@@ -107,7 +108,7 @@ def sync_entities(
         for planned in plan.entities
         if planned.key in index.entities and str(planned.key) not in tally.failed
     ]
-    index.refused.update(str(p.key) for p in plan.entities if p.key not in index.entities)
+    index.refused.update(tally.failed)
     return index
 
 
@@ -123,6 +124,7 @@ def _rows(
         if system is None:
             for planned in planned_list:
                 ctx.report.fail(KIND, str(planned.key), f"its System {name!r} is not available")
+                index.refused.add(str(planned.key))
             continue
         try:
             stored = existing_entities(
@@ -131,6 +133,7 @@ def _rows(
         except BlindataError as exc:
             for planned in planned_list:
                 ctx.report.fail(KIND, str(planned.key), str(exc))
+                index.refused.add(str(planned.key))
             continue
         for planned in planned_list:
             row = _plan_row(ctx, index, system, planned, stored.get(entity_ref(planned.key)))

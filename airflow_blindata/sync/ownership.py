@@ -264,15 +264,27 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             fresh = [e for e in entities if not _stale(e.modification_date, watermark)]
             fresh_fields = _collect_stale_fields(ctx, removal, fresh, outside, watermark)
 
-    # Of what it would remove (a kept table blocks nothing: a review found a table a person
-    # described, stamped by a store this one replaced, refusing every cleanup after the forced
-    # one), what another store's sync wrote; a job's routine says so too (``processLayer:
-    # false`` makes no job entity)
+    # Of what it would remove, what another store's sync wrote: the entities and routines it
+    # removes, and the stale jobs (kept or held back too) whose flows it removes; a job's routine
+    # says so too (``processLayer: false`` makes no job entity). A kept table blocks nothing: a
+    # review found a table a person described, stamped by a store this one replaced, refusing
+    # every cleanup after the forced one; a kept job whose flows went with that one neither.
+    removing_scopes = {flow.scope for flow in removal.flows if flow.scope}
     removal.foreign = _foreign(
         [
             *(
                 (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
                 for entity in removal.entities
+            ),
+            *(
+                (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
+                for entity in stale_entities
+                if entity.table_type == OPENLINEAGE_JOB
+                and removing_scopes.intersection(
+                    scope
+                    for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
+                    for scope in _job_scopes(entity, base)
+                )
             ),
             *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in removal.routines),
         ],

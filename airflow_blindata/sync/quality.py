@@ -415,9 +415,9 @@ def _of_another_suite(ctx: SyncContext, suite: QualitySuite, code: str) -> bool:
         # admin sees: the gap's hint invited it): another definition's suite records this job
         ctx.report.gap(
             GapCode.QUALITY_CODE_CONFLICT,
-            f"{code}: the ledger of this job's published runs belongs to suite {owner}, another "
-            "definition's that consumes the same job: do not delete it; give both definitions "
-            "one quality.suiteCode",
+            f"{code}: the ledger of this job's published runs belongs to suite {owner}: another "
+            "definition's that consumes the same job (give both one quality.suiteCode), or this "
+            "one's before its quality.suiteCode changed (give it back); do not delete the ledger",
         )
         return True
     ctx.report.gap(GapCode.QUALITY_CODE_CONFLICT, f"{code}: belongs to a check of suite {owner}")

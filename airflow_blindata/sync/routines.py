@@ -301,11 +301,20 @@ def _grow(ctx: SyncContext, bucket: QueryBucket, missing: list[Ref], names: dict
         if exc.status not in (403, 404, 405):
             ctx.report.fail("query bucket", bucket.name, str(exc))
             return
-        log.warning("Blindata does not update query buckets (%s): %s", exc.status, exc)
+        why = (
+            " (this user may not update it: grant the permission, or add the System by hand)"
+            if exc.status == 403
+            else ""
+        )
+        if exc.status == 403:
+            log.warning("Blindata refused this user the query bucket's update (403): %s", exc)
+        else:
+            log.warning("Blindata does not update query buckets (%s): %s", exc.status, exc)
         ctx.report.count("bucketSystemsNotAdded", len(missing))
         for ref in missing:
             ctx.report.gap(
-                GapCode.QLP_BUCKET_INCOMPLETE, f"{bucket.name}: {names.get(ref.uuid, ref.uuid)}"
+                GapCode.QLP_BUCKET_INCOMPLETE,
+                f"{bucket.name}: {names.get(ref.uuid, ref.uuid)}{why}",
             )
     except BlindataError as exc:
         ctx.report.fail("query bucket", bucket.name, str(exc))

@@ -435,3 +435,23 @@ def test_a_gap_for_what_blindata_refused_this_run_says_so(
     emulator.emulator.faults.clear()
     checks = entities_refused.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
     assert checks and all("refused by Blindata this run" in e for e in checks if "check" in e)
+
+
+def test_a_gap_for_what_may_not_be_created_says_nothing_was_refused(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """An entity never sent (its System's policy creates none) is no refusal: the note that it
+    was refused this run, and is sent again, was on its check too (a review)."""
+    from airflow_blindata.mapper.report import GapCode
+    from tests.builders import assertion, assertions_facet, dataset, run_cycle
+
+    source = dataset("shop.public.src", input_facets=assertions_facet(assertion("not_null")))
+    events = run_cycle("etl.load", inputs=[source], outputs=[dataset("shop.public.dst")])
+    job = definition(
+        systemPolicies=[
+            {"pattern": "postgres://*", "creation": "IF_MISSING", "entityCreation": False}
+        ]
+    )
+    report = snapshot(plan_for(client, events, job), client, job)
+    examples = report.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
+    assert examples and not any("refused" in example for example in examples), examples

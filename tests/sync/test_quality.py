@@ -193,7 +193,7 @@ def test_two_definitions_of_one_job_are_told_the_ledger_is_not_to_be_deleted(
     report = snapshot(plan_for(client, events, second), client, second)
     examples = report.gaps[GapCode.QUALITY_CODE_CONFLICT].examples
     (ledger,) = [example for example in examples if example.startswith("ol-ledger:")]
-    assert "do not delete it" in ledger and "one quality.suiteCode" in ledger
+    assert "do not delete the ledger" in ledger and "one quality.suiteCode" in ledger
 
 
 def test_a_run_whose_result_met_a_conflict_is_published_once_the_code_is_free(

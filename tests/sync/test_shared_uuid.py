@@ -143,6 +143,33 @@ def test_a_table_the_cleanup_keeps_blocks_no_later_cleanup(
     assert "extra" in {entity["name"] for entity in objects(emulator, Kind.ENTITY)}
 
 
+def test_a_job_of_another_store_kept_for_a_steward_still_guards_its_flows(
+    client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
+) -> None:
+    """The other store's job entity is kept (a steward described it), but its flows would go:
+    only what the cleanup removes was judged, and they went with no refusal (a review). No SQL:
+    no routine of the other store's tells it."""
+
+    def without_sql(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [event | {"job": event["job"] | {"facets": {}}} for event in events]
+
+    a, b = stores
+    a.append_many(without_sql(job_run("a_load", "a_out")))
+    b.append_many(without_sql(job_run("b_load", "a_out")))  # the table both refresh
+    sync(a, client, emulator)
+    sync(b, client, emulator)
+    b_load = next(e for e in objects(emulator, Kind.ENTITY) if e["name"] == "b_load")
+    stored = client.api.physical_entities.get(b_load["uuid"])
+    client.api.physical_entities.update(stored.model_copy(update={"description": "A steward's"}))
+    sync(a, client, emulator)
+    flows = flow_names(emulator)
+
+    refused = run_cleanup(JOB, client, a)
+
+    assert (refused.status, refused.reason) == ("refused", "another_store"), refused.message
+    assert flow_names(emulator) == flows
+
+
 def test_without_job_entities_the_routines_tell_another_stores_jobs(
     client: BlindataClient, emulator: Any, stores: tuple[EventStore, EventStore]
 ) -> None:
