@@ -174,12 +174,22 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_blindata.store import open_store
-        from airflow_blindata.sync.runner import has_new_events, run_light, run_snapshot
+        from airflow_blindata.sync.runner import (
+            NO_FULL_SNAPSHOT_YET,
+            has_new_events,
+            light_cursor,
+            run_light,
+            run_snapshot,
+        )
 
         definition = self.job_definition()
         with open_store(self.store_url) as store:
-            # the short-circuit: nothing new, skipped before any connection is made
+            # the short-circuit: nothing new, skipped before any connection is made; before a
+            # first full snapshot, said so (a probe of the sync DAG: "nothing new since the last
+            # sync" with events in the store and no sync ever run)
             if self.light and not has_new_events(store, definition):
+                if light_cursor(store, definition) is None:
+                    raise AirflowSkipException(NO_FULL_SNAPSHOT_YET)
                 raise AirflowSkipException("nothing new since the last sync")
             self._warn_of_the_store(store)
             with self.hook.get_conn() as client:
@@ -206,7 +216,8 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
             raise AirflowSkipException(report.message or "nothing to publish")
         self._log_report(report)
         if report.status == "failed":
-            raise AirflowException(f"Blindata snapshot failed: {report.message}")
+            kind = "light sync" if self.light else "snapshot"
+            raise AirflowException(f"Blindata {kind} failed: {report.message}")
         if report.status == "partial" and self.fail_on_partial:
             raise AirflowException("Blindata refused some objects; see the report above")
         return report.to_xcom()
@@ -253,6 +264,11 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
         if report.status == "skipped":
             raise AirflowSkipException(report.message or "nothing to clean up")
         if report.status == "refused":
+            if report.dry_run:
+                # a look before forcing (a probe of the sync DAG: the dry run turned the task
+                # red); the report says why a cleanup would refuse, and what it would remove
+                self.log.warning("A Blindata cleanup would be refused: %s", report.message)
+                return report.to_xcom()
             raise AirflowFailException(f"Blindata cleanup refused: {report.message}")
         return report.to_xcom()
 

@@ -256,6 +256,10 @@ def light_cursor(store: SyncLedger, definition: JobDefinition) -> int | None:
     return max(cursors) if cursors else None
 
 
+NO_FULL_SNAPSHOT_YET = "no full snapshot of this definition yet: the snapshot publishes all"
+"""Why a light sync publishes nothing before the definition's first full snapshot."""
+
+
 def has_new_events(store: EventStore, definition: JobDefinition) -> bool:
     """Whether a light sync would find anything to publish: an event past the cursor of the
     last sync (two small queries: the sync history's newest records and the store's last
@@ -312,7 +316,7 @@ def _new_since_last_sync(
     sync has nothing to publish."""
     cursor = light_cursor(store, definition)
     if cursor is None:
-        return "no full snapshot of this definition yet: the snapshot publishes all"
+        return NO_FULL_SNAPSHOT_YET
     until = store.last_id()
     jobs = store.jobs_since(cursor, until=until) if until > cursor else set()
     if not jobs:

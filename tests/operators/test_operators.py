@@ -136,6 +136,40 @@ def test_the_cleanup_operator_skips_refuses_and_dry_runs(connected: Any, store_u
 
 
 @pytest.mark.integration
+def test_a_dry_run_a_fail_safe_would_refuse_succeeds_saying_so(
+    connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dry run is a look before forcing: one over the share limit turned the task red (a
+    probe of the sync DAG); it returns its report, which says it would be refused."""
+    from airflow_blindata.sync.report import RunReport
+
+    refused = RunReport(kind="cleanup", definition_uuid=DEFINITION_UUID, dry_run=True)
+    refused.reason = "share_exceeded"
+    monkeypatch.setattr(
+        "airflow_blindata.sync.runner.run_cleanup",
+        lambda *args, **kwargs: refused.finish("refused", "too much"),
+    )
+    dry = BlindataCleanupOperator(
+        task_id="cleanup", definition=DEFINITION, store_url=store_url, dry_run=True
+    )
+    xcom = dry.execute(context={})
+    assert (xcom["status"], xcom["dry_run"]) == ("refused", True)
+
+
+@pytest.mark.integration
+def test_a_light_sync_before_a_first_snapshot_says_so(connected: Any, store_url: str) -> None:
+    """ "nothing new since the last sync" was said with events in the store and no sync ever
+    run (a probe of the sync DAG)."""
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    light = BlindataSnapshotOperator(
+        task_id="light", definition=DEFINITION, store_url=store_url, light=True
+    )
+    with pytest.raises(AirflowSkipException, match="no full snapshot of this definition yet"):
+        light.execute(context={})
+
+
+@pytest.mark.integration
 def test_a_refused_cleanup_fails_the_task_without_retry(
     connected: Any, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
