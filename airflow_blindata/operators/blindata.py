@@ -67,6 +67,19 @@ class _BlindataSyncOperator(BaseOperator):
         self.store_url = store_url
         self.progress_interval = progress_interval
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render, then have Airflow mask the store URL's password wherever it shows the value:
+        the task's rendered fields kept it in clear (a probe of the sync DAG), but for the
+        ``[blindata] store_url`` option, which Airflow masks as a sensitive setting."""
+        super().render_template_fields(context, jinja_env)
+        if isinstance(self.store_url, str) and self.store_url:
+            from airflow.sdk.log import mask_secret
+
+            from airflow_blindata.redaction import url_secrets
+
+            for secret in url_secrets(self.store_url):
+                mask_secret(secret)
+
     @cached_property
     def hook(self) -> BlindataHook:
         """Built when the task runs, never when the DAG file is parsed."""
