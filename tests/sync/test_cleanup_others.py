@@ -140,31 +140,18 @@ def described_by_a_person(client: BlindataClient, emulator: Any) -> str:
     return dst.uuid or ""
 
 
-def a_persons_property(client: BlindataClient, emulator: Any) -> str:
-    """A steward's ``retention`` on the table the job created (a probe of cleanups)."""
-    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
-    added = [*(dst.additional_properties or ()), AdditionalProperty(name="retention", value="7y")]
-    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
-    return dst.uuid or ""
+def a_property_on_dst(name: str, value: str) -> Callable[[BlindataClient, Any], str]:
+    """Someone else's additional property on the table the job created: a steward's
+    ``retention``, a crawler's ``rowCount`` (it crawled the table since), a dotted name, which is
+    a producer's facet field on a job entity only (a probe of cleanups; a review)."""
 
+    def plant(client: BlindataClient, emulator: Any) -> str:
+        dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+        added = [*(dst.additional_properties or ()), AdditionalProperty(name=name, value=value)]
+        client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
+        return dst.uuid or ""
 
-def a_persons_dotted_property(client: BlindataClient, emulator: Any) -> str:
-    """A dotted name is a producer's facet field on a job entity only (a review)."""
-    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
-    added = [
-        *(dst.additional_properties or ()),
-        AdditionalProperty(name="gdpr.retention", value="7y"),
-    ]
-    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
-    return dst.uuid or ""
-
-
-def recrawled_by_a_crawler(client: BlindataClient, emulator: Any) -> str:
-    """A crawler crawled the table the job created since, its ``rowCount`` added."""
-    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
-    added = [*(dst.additional_properties or ()), AdditionalProperty(name="rowCount", value="12")]
-    client.api.physical_entities.update(dst.model_copy(update={"additional_properties": added}))
-    return dst.uuid or ""
+    return plant
 
 
 def documented_by_a_person(client: BlindataClient, emulator: Any) -> str:
@@ -234,9 +221,21 @@ CASES = [
     ),
     Case("a person described the table", described_by_a_person, True, True, "description"),
     Case("a person documented the table", documented_by_a_person, True, True, "documentation"),
-    Case("a person added a property", a_persons_property, True, True, "1 property (retention)"),
-    Case("a crawler crawled it since", recrawled_by_a_crawler, True, True, "(rowCount)"),
-    Case("a person's dotted property", a_persons_dotted_property, True, True, "(gdpr.retention)"),
+    Case(
+        "a person added a property",
+        a_property_on_dst("retention", "7y"),
+        True,
+        True,
+        "1 property (retention)",
+    ),
+    Case("a crawler crawled it since", a_property_on_dst("rowCount", "12"), True, True, "rowCount"),
+    Case(
+        "a person's dotted property",
+        a_property_on_dst("gdpr.retention", "7y"),
+        True,
+        True,
+        "(gdpr.retention)",
+    ),
     Case("a person's quality check refers to it", a_persons_quality_check, True, True, "check"),
     Case(
         "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"
