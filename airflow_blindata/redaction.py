@@ -173,13 +173,16 @@ def without_credentials(url: str) -> str:
     return url if parts is None else parts[0] + parts[2]
 
 
-def url_secrets(url: str) -> tuple[str, ...]:
-    """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``."""
+def url_secrets(url: str, *, user_alone: bool = True) -> tuple[str, ...]:
+    """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``. Without
+    ``user_alone``, not the user info of a URL that gives no password (``https://TOKEN@host`` is
+    a token; ``postgresql://postgres@db`` a user whose password is elsewhere)."""
     secrets = [url[begin:end] for begin, end in _query_secrets(url, _is_http(url))]
     parts = _userinfo(url)
     if parts is not None:
         user, colon, password = parts[1].partition(":")
-        secrets.append(password if colon else user)
+        if colon or user_alone:
+            secrets.append(password if colon else user)
     decoded = [unquote(secret) for secret in secrets]
     return tuple(dict.fromkeys(value for value in (*secrets, *decoded) if value))
 

@@ -67,17 +67,27 @@ class _BlindataSyncOperator(BaseOperator):
         self.store_url = store_url
         self.progress_interval = progress_interval
 
-    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+    def _do_render_template_fields(
+        self,
+        parent: Any,
+        template_fields: Any,
+        context: Any,
+        jinja_env: Any,
+        seen_oids: set[int],
+    ) -> None:
         """Render, then have Airflow mask the store URL's password wherever it shows the value:
         the task's rendered fields kept it in clear (a probe of the sync DAG), but for the
-        ``[blindata] store_url`` option, which Airflow masks as a sensitive setting."""
-        super().render_template_fields(context, jinja_env)
+        ``[blindata] store_url`` option, which Airflow masks as a sensitive setting. Here, not
+        in ``render_template_fields``, which a mapped task's rendering passes by (a review).
+        Not a user given without a password (``postgresql://postgres@db``): masked, every
+        ``postgres`` of the task's logs was (a review)."""
+        super()._do_render_template_fields(parent, template_fields, context, jinja_env, seen_oids)
         if isinstance(self.store_url, str) and self.store_url:
             from airflow.sdk.log import mask_secret
 
             from airflow_blindata.redaction import url_secrets
 
-            for secret in url_secrets(self.store_url):
+            for secret in url_secrets(self.store_url, user_alone=False):
                 mask_secret(secret)
 
     @cached_property
@@ -277,13 +287,19 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
         if report.status == "skipped":
             raise AirflowSkipException(report.message or "nothing to clean up")
         if report.status == "refused":
-            if report.dry_run:
+            if report.dry_run and report.reason in _FORCE_LIFTS:
                 # a look before forcing (a probe of the sync DAG: the dry run turned the task
                 # red); the report says why a cleanup would refuse, and what it would remove
                 self.log.warning("A Blindata cleanup would be refused: %s", report.message)
                 return report.to_xcom()
             raise AirflowFailException(f"Blindata cleanup refused: {report.message}")
         return report.to_xcom()
+
+
+_FORCE_LIFTS = frozenset({"share_exceeded", "another_store"})
+"""The fail-safes ``force`` lifts: a dry run they refuse is the look before forcing, and
+succeeds; one the last snapshot refuses (``snapshot_failed``, ``no_server_time``) stays red (a
+review)."""
 
 
 def _flag(value: bool | str, name: str) -> bool:

@@ -279,11 +279,13 @@ def _read_back(
         except BlindataError as exc:
             for planned in landed:
                 ctx.report.fail(KIND, str(planned.key), f"created, but not read back: {exc}")
+                index.refused.add(str(planned.key))
             continue
         for planned in landed:
             entity = stored.get(entity_ref(planned.key))
             if entity is None or not entity.uuid:
                 ctx.report.fail(KIND, str(planned.key), "uploaded, but Blindata does not list it")
+                index.refused.add(str(planned.key))
                 continue
             index.add_entity(planned.key, entity.uuid, system.uuid, owned=True)
             index.created.add(entity.uuid)

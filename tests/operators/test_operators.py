@@ -154,6 +154,10 @@ def test_a_dry_run_a_fail_safe_would_refuse_succeeds_saying_so(
     )
     xcom = dry.execute(context={})
     assert (xcom["status"], xcom["dry_run"]) == ("refused", True)
+    # a refusal force does not lift (the last snapshot failed) stays red, dry run or not
+    refused.reason = "snapshot_failed"
+    with pytest.raises(AirflowFailException, match="too much"):
+        dry.execute(context={})
 
 
 @pytest.mark.integration
@@ -421,3 +425,22 @@ def test_the_store_urls_password_is_masked_once_the_fields_are_rendered() -> Non
     operator.render_template_fields({"params": {"store": url}})
     assert operator.store_url == url
     assert "Rendered-s3cret-9" not in str(redact(operator.store_url))
+    # a mapped task's rendering passes by ``render_template_fields`` (a review)
+    mapped = url.replace("Rendered", "Mapped")
+    unmapped = BlindataSnapshotOperator(
+        task_id="mapped", definition=DEFINITION, store_url="{{ params.store }}"
+    )
+    unmapped._do_render_template_fields(
+        unmapped,
+        unmapped.template_fields,
+        {"params": {"store": mapped}},
+        unmapped.get_template_env(),
+        set(),
+    )
+    assert "Mapped-s3cret-9" not in str(redact(mapped))
+    # a user given without a password is no secret: masked, every "postgres" of the logs was
+    alone = BlindataSnapshotOperator(
+        task_id="alone", definition=DEFINITION, store_url="postgresql://pgadmin-alone@db/events"
+    )
+    alone.render_template_fields({})
+    assert "pgadmin-alone" in str(redact("user pgadmin-alone"))

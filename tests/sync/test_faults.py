@@ -455,3 +455,33 @@ def test_a_gap_for_what_may_not_be_created_says_nothing_was_refused(
     report = snapshot(plan_for(client, events, job), client, job)
     examples = report.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
     assert examples and not any("refused" in example for example in examples), examples
+
+
+def test_an_entity_created_but_not_read_back_is_said_refused_in_its_gaps(
+    client: BlindataClient, emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Created, but its read-back failed: its check's gap gave the hint to allow entityCreation,
+    allowed already (a review)."""
+    from airflow_blindata.blindata import BlindataError
+    from airflow_blindata.mapper.report import GapCode
+    from airflow_blindata.sync import entities
+    from tests.builders import assertion, assertions_facet, dataset, run_cycle
+
+    source = dataset("shop.public.src", input_facets=assertions_facet(assertion("not_null")))
+    events = run_cycle("etl.load", inputs=[source], outputs=[dataset("shop.public.dst")])
+    job = definition()
+    plan = plan_for(client, events, job)
+    real = entities.existing_entities
+
+    def reads_before_only(*args: Any, **kwargs: Any) -> Any:
+        import sys
+
+        if sys._getframe(1).f_code.co_name == "_read_back":  # what was created, read back
+            raise BlindataError("read back refused")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(entities, "existing_entities", reads_before_only)
+    report = snapshot(plan, client, job)
+    assert "created, but not read back" in report.failures["entity"].examples[0]
+    examples = report.gaps[GapCode.TARGET_NOT_CATALOGUED].examples
+    assert examples and all("refused by Blindata this run" in e for e in examples), examples
