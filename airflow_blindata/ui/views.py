@@ -685,7 +685,9 @@ def lands_page(
         "definition_file": ui_job_definition(),
         "blindata_url": base,
         "retired": retired,
-        "parents": _parents(events),
+        # as the catalog names them: the namespace a parent facet sent may hold credentials,
+        # and its name a ``?token=`` (a probe of the page: shown raw, the rest redacted)
+        "parents": _clean_jobs(_parents(events)),
         "counts": {
             "entities": len(entities),
             "flows": len(flows),

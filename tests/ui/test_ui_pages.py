@@ -649,3 +649,36 @@ def test_a_job_name_with_a_token_is_shown_and_linked_without_it(
     assert "analytics.marts.t1" in chosen.text
     for page in (capture, syncs, chooser, chosen.text):
         assert planted not in page
+
+
+def test_the_parent_job_a_job_is_mapped_with_is_shown_without_its_credentials(
+    client: Any, auth_manager: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's parent facet names its DAG's job in a namespace that may hold a password, and a
+    name a ``?token=``: "mapped … together with the parent job …" showed them raw, the rest of
+    the page redacted (a probe of the page)."""
+    from .seed import record_snapshot, run_event, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'parents.db'}"
+    event = run_event(1)
+    event["run"]["facets"] = {
+        "parent": {
+            "run": {"runId": "01930000-0000-7000-8000-000000000001"},
+            "job": {
+                "namespace": "airflow://admin:JobNsPa55@airflow-host",
+                "name": "dag1?token=T0k55",
+            },
+        }
+    }
+    with open_store(url) as store:
+        store.append(event)
+        report = snapshot_report(9)
+        report.definition = {"uuid": DEFINITION}  # the history's definition: mapped with it
+        record_snapshot(store, report)
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    client.headers["Authorization"] = f"Bearer {token(auth_manager, 'admin')}"
+
+    page = client.get("/lands", params={"namespace": "spark-prod", "name": "etl.job_1"}).text
+
+    assert "together with the parent job" in page
+    assert "JobNsPa55" not in page and "T0k55" not in page
