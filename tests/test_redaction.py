@@ -1349,3 +1349,21 @@ def test_the_secrets_a_probe_found_in_sql_are_hidden(
 def test_a_set_of_a_secret_name_is_read_in_linear_time(sql: str) -> None:
     """The SET pattern started at every line: a text of blank lines was read again from each."""
     assert isinstance(redact_sql(sql), str)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r'{"uri": "postgres:\/\/etl:' + SECRET + r'@db:5432", "x": 1',
+        r'{"\u0070assword": "' + SECRET + r'", "x": 1',
+        r'{"password": "ab\u0022' + SECRET + r'"}',
+    ],
+    ids=["escaped slashes", "an escaped letter in the key", "an escaped quote in the value"],
+)
+def test_a_quarantined_text_written_with_json_escapes_shows_no_secret(text: str) -> None:
+    """A quarantined event is kept as sent (not JSON, so not written again): a URL's slashes
+    escaped (``\\/``, as PHP writes them) or a key's letter (``\\u0070assword``) hid the
+    secret from the patterns, and the page's Capture view showed it (a probe of the page)."""
+    from airflow_blindata.redaction import redact_event_text
+
+    assert SECRET not in redact_event_text(text)
