@@ -400,8 +400,18 @@ def job_readable(access: Access, namespace: str, name: str) -> bool:
     """May ``access`` see the job: the events of one of its DAGs, from Airflow alone?"""
     if access.admin:
         return True
+    # the job as the page names it (its namespace without credentials) or as it was sent: the
+    # sources of every stored spelling that shows so (a viewer was refused their DAG's job whose
+    # namespace held a password, and let in when they typed the password: a probe of the page)
+    shown = shown_namespace(namespace)
     with _store() as store:
-        sources = overview.job_sources(store, namespace, name)
+        sources = {
+            source
+            for sent in _stored_names(store, name)
+            for spelling in overview.job_namespaces(store, sent)
+            if shown_namespace(spelling) == shown
+            for source in overview.job_sources(store, spelling, sent)
+        }
     return access.job(sources, name)
 
 
@@ -412,8 +422,9 @@ def readable_jobs(access: Access, jobs: list[tuple[str, str]]) -> list[tuple[str
     with _store() as store:
         sources: dict[tuple[str, str], set[str]] = {}
         for a in overview.job_activity(store):
-            if a.name is not None:
-                sources.setdefault((a.namespace, a.name), set()).add(a.source)
+            if a.name is not None:  # keyed as ``jobs`` name them (``_clean_jobs``)
+                job = (shown_namespace(a.namespace), redact_text(a.name))
+                sources.setdefault(job, set()).add(a.source)
     return [job for job in jobs if access.job(sources.get(job, ()), job[1])]
 
 

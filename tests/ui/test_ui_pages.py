@@ -682,3 +682,27 @@ def test_the_parent_job_a_job_is_mapped_with_is_shown_without_its_credentials(
 
     assert "together with the parent job" in page
     assert "JobNsPa55" not in page and "T0k55" not in page
+
+
+def test_a_viewer_reads_their_dags_job_whose_namespace_holds_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A viewer of ``dag1`` was refused its job on *Where it lands* when the namespace held a
+    password (the page names it without), and let in when they typed the password, which then
+    reached the URL and the API server's log (a probe of the page). The chooser left it out."""
+    from airflow_blindata.ui import views
+    from airflow_blindata.ui.access import Access
+
+    from .seed import run_event
+
+    url = f"sqlite:///{tmp_path / 'viewer.db'}"
+    event = run_event(1, namespace="airflow://admin:JobNsPa55@airflow-host")
+    event["job"]["name"] = "dag1.task2"
+    with open_store(url) as store:
+        store.append(event, source="listener")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    viewer = Access(admin=False, dag_ids=frozenset({"dag1"}))
+
+    assert views.job_readable(viewer, "airflow://airflow-host", "dag1.task2")
+    shown = ("airflow://airflow-host", "dag1.task2")
+    assert views.readable_jobs(viewer, [shown]) == [shown]
