@@ -279,7 +279,8 @@ _AUTHORIZATION = re.compile(
 # No name looks like one. (An AWS access key id is not hidden so: it says whose key, not the
 # key, and a table or a topic may be named as one, ``ASIAPACIFICSALES2024``: a review.)
 _BARE_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"(?:(?<![A-Za-z0-9_-])|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrt\"/])|(?<=\\u[0-9A-Fa-f]{4}))"
+    r"eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
     r"(?![A-Za-z0-9_-])"
 )
 # A service's token that its issuer prefixes so that scanners find it (GitHub's ``ghp_``,
@@ -391,24 +392,33 @@ producers, namespaces and property values again and again (a tenth of planning d
 def redact_event_text(text: str) -> str:
     """A stored event's JSON text (whole or cut short) as it may be shown: without any URL's
     credentials or secret parameter (``redact_text``) and without the value of a field whose
-    name says it holds a secret (``"password": "…"``). JSON's escapes of ``/`` and of ASCII
-    letters are read first (``postgres:\\/\\/etl:pw@db``, ``"\\u0070assword"``: a quarantined
-    text is kept as sent, and the patterns did not see them there: a probe of the page)."""
+    name says it holds a secret (``"password": "…"``). JSON's escapes of printable ASCII and of
+    ``/`` are read first (``postgres:\\/\\/etl:pw@db``, ``"\\u0070assword"``, ``\\u003A``: a
+    quarantined text is kept as sent, and the patterns did not see through them: a probe of the
+    page; a review), but ``\\u0022`` and ``\\u005C``, which would end a value early or pair
+    with the next backslash; a token found before (``\\u0041ghp_…``) stays hidden."""
     if "\\" in text:
-        text = _JSON_ASCII_ESCAPE.sub(_unescaped_word_character, text)
-        text = text.replace("\\/", "/")
+        if "eyJ" in text:
+            text = _BARE_TOKEN.sub(REDACTED, text)
+        if _may_hold_a_vendor_token(text):  # before a read escape glues a letter to it
+            text = _VENDOR_TOKEN.sub(REDACTED, text)
+        text = _JSON_ESCAPE.sub(_read_escape, text)
     return _SECRET_FIELD.sub(lambda match: f'{match.group(1)}"{REDACTED}"', redact_text(text))
 
 
-_JSON_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9A-Fa-f])")
-"""A JSON escape of a printable ASCII character (``\\u0070`` is ``p``)."""
+_JSON_ESCAPE = re.compile(r"\\\\|\\u00([2-7][0-9A-Fa-f])|\\/")
+"""An escaped backslash (kept as it is: ``\\\\u0070`` is no escape of ``p``), an escape of a
+printable ASCII character, or an escaped ``/``, each read once from its start."""
 
 
-def _unescaped_word_character(match: re.Match[str]) -> str:
-    """A letter, a digit or ``_`` as itself; any other escape as written (a ``\\u0022`` read as
-    ``"`` would end a quoted value early, and show the rest of it)."""
+def _read_escape(match: re.Match[str]) -> str:
+    found = match.group(0)
+    if found == "\\/":
+        return "/"
+    if match.group(1) is None:  # an escaped backslash
+        return found
     char = chr(int(match.group(1), 16))
-    return char if char.isalnum() or char == "_" else match.group(0)
+    return found if char in '"\\' else char
 
 
 # The value runs to its closing quote, past escaped ones (``"pa\"ss"``), or to the text's end

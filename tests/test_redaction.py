@@ -1357,8 +1357,25 @@ def test_a_set_of_a_secret_name_is_read_in_linear_time(sql: str) -> None:
         r'{"uri": "postgres:\/\/etl:' + SECRET + r'@db:5432", "x": 1',
         r'{"\u0070assword": "' + SECRET + r'", "x": 1',
         r'{"password": "ab\u0022' + SECRET + r'"}',
+        # any printable escape, in any case, the one splitting "://" too (a review)
+        r'{"uri": "postgres:\u002F\u002fetl:' + SECRET + r'@db"',
+        r'{"uri": "postgres\u003A//etl:' + SECRET + r'@db"',
+        r'{"uri": "https://api.example/x?token\u003D' + SECRET + r'"',
+        r'{"x\u002Dapi\u002Dkey": "' + SECRET + r'"}',
+        r'{"d": "curl -H Authorization:\u0020Bearer\u0020' + SECRET + r'tok"}',
+        r'{"d": "see \u0041ghp_' + SECRET + "a" * 27 + r'"}',
     ],
-    ids=["escaped slashes", "an escaped letter in the key", "an escaped quote in the value"],
+    ids=[
+        "escaped slashes",
+        "an escaped letter in the key",
+        "an escaped quote in the value",
+        "escaped slashes in hex of any case",
+        "an escape splitting ://",
+        "an escaped = before a token",
+        "escaped dashes in a key",
+        "escaped blanks around Bearer",
+        "a token after an escaped letter",
+    ],
 )
 def test_a_quarantined_text_written_with_json_escapes_shows_no_secret(text: str) -> None:
     """A quarantined event is kept as sent (not JSON, so not written again): a URL's slashes
@@ -1367,3 +1384,12 @@ def test_a_quarantined_text_written_with_json_escapes_shows_no_secret(text: str)
     from airflow_blindata.redaction import redact_event_text
 
     assert SECRET not in redact_event_text(text)
+
+
+def test_an_escaped_backslash_is_no_escape_of_what_follows_it() -> None:
+    """``C:\\u0070ath`` is a backslash then ``u0070ath``: read as an escape of ``p``, a path
+    was changed and a key named ``\\u0070assword_hint`` hidden its harmless value (a review)."""
+    from airflow_blindata.redaction import redact_event_text
+
+    text = r'{"note": "C:\\u0070ath\\file", "\\u0070assword_hint": "visible-hint"}'
+    assert redact_event_text(text) == text

@@ -82,7 +82,9 @@ class _BlindataSyncOperator(BaseOperator):
         Not a user given without a password (``postgresql://postgres@db``): masked, every
         ``postgres`` of the task's logs was (a review)."""
         super()._do_render_template_fields(parent, template_fields, context, jinja_env, seen_oids)
-        if isinstance(self.store_url, str) and self.store_url:
+        # once this task's own fields are rendered: a nested templated object's rendering comes
+        # here first, the URL still a template (its ``{{ … }}`` was masked: a review)
+        if parent is self and isinstance(self.store_url, str) and self.store_url:
             from airflow.sdk.log import mask_secret
 
             from airflow_blindata.redaction import url_secrets

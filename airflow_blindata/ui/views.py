@@ -405,14 +405,15 @@ def job_readable(access: Access, namespace: str, name: str) -> bool:
     # namespace held a password, and let in when they typed the password: a probe of the page)
     shown = shown_namespace(namespace)
     with _store() as store:
-        sources = {
-            source
+        # each stored job that shows so, judged by its own name (a review: two names hidden
+        # whole, ``eyJ….…``, showed as one, and the typed one's DAG let in the other's)
+        jobs = [
+            (overview.job_sources(store, spelling, sent), sent)
             for sent in _stored_names(store, name)
             for spelling in overview.job_namespaces(store, sent)
             if shown_namespace(spelling) == shown
-            for source in overview.job_sources(store, spelling, sent)
-        }
-    return access.job(sources, name)
+        ]
+    return bool(jobs) and all(access.job(sources, sent) for sources, sent in jobs)
 
 
 def readable_jobs(access: Access, jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -420,12 +421,17 @@ def readable_jobs(access: Access, jobs: list[tuple[str, str]]) -> list[tuple[str
     if access.admin:
         return jobs
     with _store() as store:
-        sources: dict[tuple[str, str], set[str]] = {}
+        # by the stored job, its own name judged; keyed as ``jobs`` name them (``_clean_jobs``)
+        sources: dict[tuple[str, str], dict[str, set[str]]] = {}
         for a in overview.job_activity(store):
-            if a.name is not None:  # keyed as ``jobs`` name them (``_clean_jobs``)
+            if a.name is not None:
                 job = (shown_namespace(a.namespace), redact_text(a.name))
-                sources.setdefault(job, set()).add(a.source)
-    return [job for job in jobs if access.job(sources.get(job, ()), job[1])]
+                sources.setdefault(job, {}).setdefault(a.name, set()).add(a.source)
+    return [
+        job
+        for job in jobs
+        if job in sources and all(access.job(came, sent) for sent, came in sources[job].items())
+    ]
 
 
 def record_page(record_id: int) -> dict[str, Any] | None:

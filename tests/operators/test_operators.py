@@ -438,6 +438,15 @@ def test_the_store_urls_password_is_masked_once_the_fields_are_rendered() -> Non
         set(),
     )
     assert "Mapped-s3cret-9" not in str(redact(mapped))
+    # a nested templated object renders first, the URL still a template: not masked (a review)
+    template = "{{ params.unmasked_template }}"
+    nested = BlindataSnapshotOperator(
+        task_id="nested", definition=DEFINITION, store_url=f"postgresql://etl:{template}@db/x"
+    )
+    nested._do_render_template_fields(
+        object(), (), {"params": {}}, nested.get_template_env(), set()
+    )
+    assert template in str(redact(f"the template {template} is shown"))
     # a user given without a password is no secret: masked, every "postgres" of the logs was
     alone = BlindataSnapshotOperator(
         task_id="alone", definition=DEFINITION, store_url="postgresql://pgadmin-alone@db/events"

@@ -706,3 +706,26 @@ def test_a_viewer_reads_their_dags_job_whose_namespace_holds_a_password(
     assert views.job_readable(viewer, "airflow://airflow-host", "dag1.task2")
     shown = ("airflow://airflow-host", "dag1.task2")
     assert views.readable_jobs(viewer, [shown]) == [shown]
+
+
+def test_a_viewer_may_not_read_another_dags_job_whose_name_shows_as_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two job names hidden whole by redaction (shaped as JSON web tokens) show as one: the
+    viewer of one DAG typed a name of theirs and read the other's (a review). Each stored job is
+    judged by its own name."""
+    from airflow_blindata.ui import views
+    from airflow_blindata.ui.access import Access
+
+    from .seed import run_event
+
+    url = f"sqlite:///{tmp_path / 'tokens.db'}"
+    event = run_event(1, namespace="airflow")
+    event["job"]["name"] = "eyJzZWNy.eyJvdGhl.export"
+    with open_store(url) as store:
+        store.append(event, source="listener")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    viewer = Access(admin=False, dag_ids=frozenset({"eyJhbGci"}))
+
+    assert not views.job_readable(viewer, "airflow", "eyJhbGci.eyJpbnRl.load")
+    assert views.readable_jobs(viewer, [("airflow", "***")]) == []
