@@ -164,8 +164,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
         scope
         for entity in entities
         if entity.table_type == OPENLINEAGE_JOB
-        for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
-        for scope in _job_scopes(entity, base)
+        for scope in _scopes_of(entity)
     }
     stale_entities = [e for e in entities if _stale(e.modification_date, watermark)]
     systems = [
@@ -190,11 +189,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     marked = _marked(ctx, owner)
     shared = _shared_jobs(owner, entities, marked)
     for entity, _ in shared:
-        removal.held_scopes.update(
-            scope
-            for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
-            for scope in _job_scopes(entity, base)
-        )
+        removal.held_scopes.update(_scopes_of(entity))
     shared_names = dict(((entity.schema_ or "", entity.name), others) for entity, others in shared)
     stale_routines = []
     for routine in routines:
@@ -280,11 +275,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
                 (f"{entity.schema_ or ''}/{entity.name}", entity.additional_properties)
                 for entity in stale_entities
                 if entity.table_type == OPENLINEAGE_JOB
-                and removing_scopes.intersection(
-                    scope
-                    for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY)
-                    for scope in _job_scopes(entity, base)
-                )
+                and removing_scopes.intersection(_scopes_of(entity))
             ),
             *((f"{r.catalog or ''}/{r.name}", r.additional_properties) for r in removal.routines),
         ],
@@ -369,6 +360,12 @@ def _foreign(
             if (stamps := values_of(properties, STORE_PROPERTY)) and store_id not in stamps
         }
     )
+
+
+def _scopes_of(entity: PhysicalEntity) -> Iterator[str]:
+    """Every scope of a job entity: those of each ``openLineageJobScope`` it carries."""
+    for base in values_of(entity.additional_properties, JOB_SCOPE_PROPERTY):
+        yield from _job_scopes(entity, base)
 
 
 def _job_scopes(entity: PhysicalEntity, base: str) -> tuple[str, ...]:

@@ -684,6 +684,20 @@ def test_the_parent_job_a_job_is_mapped_with_is_shown_without_its_credentials(
     assert "JobNsPa55" not in page and "T0k55" not in page
 
 
+def a_listener_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namespace: str, name: str
+) -> None:
+    """A store of one event of the job, captured by the listener, as the page's store."""
+    from .seed import run_event
+
+    url = f"sqlite:///{tmp_path / 'viewer.db'}"
+    event = run_event(1, namespace=namespace)
+    event["job"]["name"] = name
+    with open_store(url) as store:
+        store.append(event, source="listener")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+
+
 def test_a_viewer_reads_their_dags_job_whose_namespace_holds_a_password(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -693,14 +707,7 @@ def test_a_viewer_reads_their_dags_job_whose_namespace_holds_a_password(
     from airflow_blindata.ui import views
     from airflow_blindata.ui.access import Access
 
-    from .seed import run_event
-
-    url = f"sqlite:///{tmp_path / 'viewer.db'}"
-    event = run_event(1, namespace="airflow://admin:JobNsPa55@airflow-host")
-    event["job"]["name"] = "dag1.task2"
-    with open_store(url) as store:
-        store.append(event, source="listener")
-    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    a_listener_job(tmp_path, monkeypatch, "airflow://admin:JobNsPa55@airflow-host", "dag1.task2")
     viewer = Access(admin=False, dag_ids=frozenset({"dag1"}))
 
     assert views.job_readable(viewer, "airflow://airflow-host", "dag1.task2")
@@ -717,14 +724,7 @@ def test_a_viewer_may_not_read_another_dags_job_whose_name_shows_as_theirs(
     from airflow_blindata.ui import views
     from airflow_blindata.ui.access import Access
 
-    from .seed import run_event
-
-    url = f"sqlite:///{tmp_path / 'tokens.db'}"
-    event = run_event(1, namespace="airflow")
-    event["job"]["name"] = "eyJzZWNy.eyJvdGhl.export"
-    with open_store(url) as store:
-        store.append(event, source="listener")
-    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    a_listener_job(tmp_path, monkeypatch, "airflow", "eyJzZWNy.eyJvdGhl.export")
     viewer = Access(admin=False, dag_ids=frozenset({"eyJhbGci"}))
 
     assert not views.job_readable(viewer, "airflow", "eyJhbGci.eyJpbnRl.load")
