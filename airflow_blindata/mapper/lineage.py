@@ -495,7 +495,8 @@ def _streaming(job: JobFold) -> bool:
 def _described_by(job: JobFold) -> Sequence[RunFold]:
     """The runs that describe the job's lineage: its latest completed run with the other
     completed runs of its parent run (``JobFold.latest_completed_group``: the instances of a
-    mapped task, each giving its own lineage), else its latest run.
+    mapped task, each giving its own lineage), else its latest run; and the latest run of each
+    instance of that DAG run that never completed (``JobFold.never_completed_instances``).
 
     A STREAMING (or SERVICE) job is described by its latest run that names datasets, whatever its
     state, when it is later than the latest completed one:
@@ -514,7 +515,12 @@ def _described_by(job: JobFold) -> Sequence[RunFold]:
                 break
             if run.inputs or run.outputs:
                 return [run]
-    return group or [latest]
+    never = job.never_completed_instances
+    if not never:
+        return group or [latest]
+    # a mapped task's instance that never completed, beside its siblings' group
+    chosen = {id(run) for run in (*group, *never)} | (set() if group else {id(latest)})
+    return [run for run in job.runs if id(run) in chosen]
 
 
 def _design_producer(job: JobFold) -> str:

@@ -490,3 +490,54 @@ def test_instances_not_run_yet_keep_their_lineage_whatever_the_dag_events_say(
     for arrived in arrivals:
         history += arrived
         assert pairs(build(history, definition())) == copies(range(3))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "arrivals", "expected"),
+    [
+        (
+            "an instance that failed without ever completing gives the lineage of its run",
+            [{0: "COMPLETE", 1: "FAIL", 2: "COMPLETE"}],
+            range(3),
+        ),
+        (
+            "so does one still running while the others completed",
+            [{0: "COMPLETE", 1: ""}],
+            range(2),
+        ),
+        (
+            "its siblings that complete after it leave it its lineage",
+            [{1: "FAIL"}, {0: "COMPLETE"}, {2: "COMPLETE"}],
+            range(3),
+        ),
+        (
+            "every instance failed: each gives its own lineage, not only the last one",
+            [{0: "FAIL", 1: "FAIL"}, {2: "FAIL"}],
+            range(3),
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_an_instance_that_never_completed_is_described_by_its_own_run(
+    store_url: str, sentence: str, arrivals: list[dict[int, str]], expected: range
+) -> None:
+    """A mapped task's instance with no completed run to stand in for it is described by its
+    latest run of the DAG run, as an unmapped task that only failed so far is (a probe of the
+    sync DAG: ``SQLExecuteQueryOperator.partial().expand()`` whose index 1 failed lost its
+    flows once index 0 completed), snapshot after snapshot through kept folds."""
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for step, states in enumerate(arrivals):
+            arrived = airflow_instances(0, states)
+            for event in arrived:  # the same DAG run, each arrival later in time
+                event["eventTime"] = (
+                    datetime.fromisoformat(event["eventTime"]) + timedelta(minutes=step)
+                ).isoformat()
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+        assert pairs(planned) == copies(expected)
+        again = plan_from_store(store, definition())  # nothing new: the kept fold
+        assert again.report.counters["jobsUnchanged"] == 1
+        assert pairs(again) == copies(expected)

@@ -278,6 +278,13 @@ class JobFold:
         (``_whole_runs``)."""
         return _group(self.runs, self.dag_run_before)
 
+    @property
+    def never_completed_instances(self) -> list[RunFold]:
+        """The runs that describe the instances of a mapped task that ran in the DAG run of the
+        latest completed group (or, none completed, of the latest run) and never completed:
+        ``never_completed_instances``."""
+        return never_completed_instances(self.runs)
+
 
 @dataclass(slots=True, kw_only=True)
 class DatasetFold:
@@ -823,6 +830,32 @@ def _group(
     return [run for run in runs if id(run) in chosen]
 
 
+def never_completed_instances(runs: list[RunFold]) -> list[RunFold]:
+    """Of the Airflow task instances that ran in the DAG run of the latest completed group (or,
+    none completed, of the latest run) and have no completed run at all, each one's latest run
+    there, in the fold's order: such an instance is described by what it ran, as an unmapped
+    task that only failed so far is (``lineage._described_by``), where it has no stand-in
+    (``_group``). A probe of the sync DAG: the instance of a mapped task that failed lost its
+    flows once a sibling completed. Without Airflow's instances (no map index), none."""
+    if len(runs) < 2:  # one run: the latest, which describes the job already
+        return []
+    group, parent = _latest_group(runs)
+    if not group:
+        parent = _dag_run(runs[-1])
+    if parent is None:
+        return []
+    completed = {run.map_index for run in runs if run.completed}
+    latest: dict[int, RunFold] = {}
+    for run in runs:  # in the fold's order: the latest wins
+        index = run.map_index
+        if index is not None and index not in completed and _dag_run(run) == parent:
+            latest[index] = run
+    if not latest:
+        return []
+    chosen = {id(run) for run in latest.values()}
+    return [run for run in runs if id(run) in chosen]
+
+
 def _latest_group(runs: list[RunFold]) -> tuple[list[RunFold], str | None]:
     """The latest completed run with the latest completed try of each other instance of its
     parent run (``_instance``), in the fold's order, and that parent run."""
@@ -959,6 +992,7 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     parent = _dag_run(group[-1]) if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
         whole.update(run.run_id for run in runs if run.completed and _dag_run(run) == parent)
+    whole.update(run.run_id for run in never_completed_instances(runs))
     return whole
 
 
@@ -1136,6 +1170,7 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
         if named is not None:  # as ``_whole_runs`` keeps it
             kept.add((job, named))
         completed = [(run_id, run) for run_id, run in ranked if _summed_completed(run)]
+        kept.update((job, run_id) for run_id in _summed_never_completed(ranked, completed))
         if not completed:
             continue
         latest_id, latest = completed[-1]
@@ -1171,6 +1206,23 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
             }
             kept.update((job, run_id) for run_id in stand_ins.values())
     return kept
+
+
+def _summed_never_completed(
+    ranked: list[tuple[str, _Summary]], completed: list[tuple[str, _Summary]]
+) -> list[str]:
+    """``never_completed_instances`` of runs summed up, by id."""
+    if len(ranked) < 2:
+        return []
+    parent = _summed_parent((completed or ranked)[-1][1])
+    if parent is None:
+        return []
+    done = {run[5] for _, run in completed}
+    latest: dict[int, str] = {}
+    for run_id, run in ranked:  # the latest wins
+        if run[5] is not None and run[5] not in done and _summed_parent(run) == parent:
+            latest[run[5]] = run_id
+    return list(latest.values())
 
 
 def _combine(earlier: JobFold, later: JobFold) -> JobFold:

@@ -49,8 +49,10 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 18
-"""The version of the text; change it with any change to the fold or to this format (18: the
+FORMAT = 19
+"""The version of the text; change it with any change to the fold or to this format (19: the
+latest run of each instance of a mapped task that never completed is kept whole, what describes
+it; 18: the
 latest run that names datasets is kept whole, what a restarted streaming job stands on; 17: a run
 keeps its Airflow DAG run, ``RunFold.dag_run``, by which a task's instances are grouped across
 the clears of that DAG run; 16: the
