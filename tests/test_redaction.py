@@ -17,7 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_blindata.redaction import _urls_in, redact_sql, redact_text, redact_url, scrub
+from airflow_blindata.redaction import (
+    _SQL_SECRET_WORDS,
+    _urls_in,
+    redact_sql,
+    redact_text,
+    redact_url,
+    scrub,
+)
 from tests.helpers import SECRET, SQL_SECRETS
 
 SIZE = 200_000
@@ -1393,3 +1400,37 @@ def test_an_escaped_backslash_is_no_escape_of_what_follows_it() -> None:
 
     text = r'{"note": "C:\\u0070ath\\file", "\\u0070assword_hint": "visible-hint"}'
     assert redact_event_text(text) == text
+
+
+_TRIGGER_PIECES = st.sampled_from(
+    sorted(
+        {
+            *(word[:cut] for word in _SQL_SECRET_WORDS for cut in (2, len(word))),
+            *("gh", "p_", "gl", "pat-", "github_pat_", "xox", "sk-", "SG.", "AIza", "dapi"),
+            *("npm_", "xapp-", "Bearer", "BEARER", "bEaReR", "-", "--", "=", ":", "@", " "),
+            *("\u017f", "\u212a", "\u0130", "a", "Z", "0"),  # long s, Kelvin, dotted I
+        }
+    )
+)
+
+
+@given(pieces=st.lists(_TRIGGER_PIECES, max_size=30))
+def test_the_fast_checks_say_what_a_search_per_word_says(pieces: list[str]) -> None:
+    """The early exits of ``redact_sql`` and ``redact_text`` (one pattern of the words by their
+    first letter; literal vendor prefixes before GitHub's and GitLab's pattern; a text lowered
+    only when it holds a ``b``) decide as the plain searches they replace."""
+    from airflow_blindata import redaction
+
+    text = "".join(pieces)
+    lowered = text.lower()
+    assert (redaction._SQL_SECRET_WORD.search(lowered) is not None) == any(
+        word in lowered for word in redaction._SQL_SECRET_WORDS
+    )
+    assert (redaction._PROSE_SQL_WORD.search(lowered) is not None) == any(
+        word in lowered for word in redaction._PROSE_SQL_WORDS
+    )
+    every_prefix = re.compile(r"gh[pousr]_|github_pat_|xox|xapp-|gl[a-z]+-|dapi|sk-|npm_|SG\.|AIza")
+    assert redaction._may_hold_a_vendor_token(text) == (
+        len(text) >= redaction._VENDOR_TOKEN_LENGTH and every_prefix.search(text) is not None
+    )
+    assert ("bearer" in lowered) == (("b" in text or "B" in text) and "bearer" in lowered)
