@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
+from operator import eq
 from typing import Any, TypeVar
 
 from airflow_blindata.events import (
@@ -370,20 +372,28 @@ class _Order:
             key = self._content[id(event)] = hashlib.sha256(text.encode()).hexdigest()
         return key
 
-    def sort(self, items: Iterable[T], event_of: Callable[[T], Event]) -> list[T]:
+    def keyed(self, items: Iterable[T], event_of: Callable[[T], Event]) -> list[tuple[_SortKey, T]]:
+        """The items in their events' order, each with its event's sort key (made once: the
+        fold's mentions are ordered by it too)."""
         keyed = sorted(((_sort_key(event_of(item)), item) for item in items), key=_first)
-        result: list[T] = []
+        keys = [key for key, _ in keyed]
+        if not any(map(eq, keys, islice(keys, 1, None))):  # mostly: no tie to break
+            return keyed
+        result: list[tuple[_SortKey, T]] = []
         start = 0
         while start < len(keyed):
             end = start + 1
             while end < len(keyed) and keyed[end][0] == keyed[start][0]:
                 end += 1
-            group = [item for _, item in keyed[start:end]]
+            group = keyed[start:end]
             if len(group) > 1:  # stable: one event's own items keep their order
-                group.sort(key=lambda item: self.content(event_of(item)))
+                group.sort(key=lambda pair: self.content(event_of(pair[1])))
             result.extend(group)
             start = end
         return result
+
+    def sort(self, items: Iterable[T], event_of: Callable[[T], Event]) -> list[T]:
+        return [item for _, item in self.keyed(items, event_of)]
 
 
 _SortKey = tuple[datetime, int, str, str, str]
@@ -412,45 +422,58 @@ def _itself(event: Event) -> Event:
 
 
 def _merge(into: dict[str, BaseFacet], facets: Mapping[str, BaseFacet], deletable: bool) -> None:
+    if not deletable:  # the latest wins, as a loop setting each would leave them
+        into.update(facets)
+        return
     for key, facet in facets.items():
-        if deletable and facet.deleted:
+        if facet.deleted:
             into.pop(key, None)
         else:
             into[key] = facet
 
 
 def _sorted(facets: dict[str, BaseFacet]) -> dict[str, BaseFacet]:
-    return dict(sorted(facets.items()))
+    """``facets`` by key; every caller hands a dict of its own, given back when it has one key
+    or none (most io facet maps are empty)."""
+    return facets if len(facets) < 2 else dict(sorted(facets.items()))
 
 
-_Slots = dict[DatasetKey, tuple[dict[str, BaseFacet], dict[str, BaseFacet]]]
+_Slots = dict[tuple[str, str], tuple[dict[str, BaseFacet], dict[str, BaseFacet]]]
+"""A run's (or a design's) datasets of one side by (namespace, name), which sort as their
+``DatasetKey`` does: a key made per dataset, not per event."""
 
 
 def _add_inputs(into: _Slots, datasets: Iterable[InputDataset]) -> None:
     for dataset in datasets:
-        facets, io_facets = into.setdefault(DatasetKey(dataset.namespace, dataset.name), ({}, {}))
-        _merge(facets, dataset.facets, deletable=True)
-        _merge(io_facets, dataset.input_facets, deletable=False)
+        names = (dataset.namespace, dataset.name)
+        slot = into.get(names)
+        if slot is None:
+            slot = into[names] = ({}, {})
+        _merge(slot[0], dataset.facets, deletable=True)
+        slot[1].update(dataset.input_facets)  # io facets are not deleted: ``_merge``
 
 
 def _add_outputs(into: _Slots, datasets: Iterable[OutputDataset]) -> None:
     for dataset in datasets:
-        facets, io_facets = into.setdefault(DatasetKey(dataset.namespace, dataset.name), ({}, {}))
-        _merge(facets, dataset.facets, deletable=True)
-        _merge(io_facets, dataset.output_facets, deletable=False)
+        names = (dataset.namespace, dataset.name)
+        slot = into.get(names)
+        if slot is None:
+            slot = into[names] = ({}, {})
+        _merge(slot[0], dataset.facets, deletable=True)
+        slot[1].update(dataset.output_facets)
 
 
 def _inputs(slots: _Slots) -> list[InputFold]:
     return [
-        InputFold(key=key, facets=_sorted(facets), input_facets=_sorted(io))
-        for key, (facets, io) in sorted(slots.items())
+        InputFold(key=DatasetKey(*names), facets=_sorted(facets), input_facets=_sorted(io))
+        for names, (facets, io) in sorted(slots.items())
     ]
 
 
 def _outputs(slots: _Slots) -> list[OutputFold]:
     return [
-        OutputFold(key=key, facets=_sorted(facets), output_facets=_sorted(io))
-        for key, (facets, io) in sorted(slots.items())
+        OutputFold(key=DatasetKey(*names), facets=_sorted(facets), output_facets=_sorted(io))
+        for names, (facets, io) in sorted(slots.items())
     ]
 
 
@@ -474,8 +497,8 @@ def _fold_run(
     dag_run = earlier.dag_run if earlier else None
     snapshot: RunEvent | None = None  # the latest event that names a dataset
     if earlier is not None:
-        inputs = {i.key: (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
-        outputs = {o.key: (dict(o.facets), dict(o.output_facets)) for o in earlier.outputs}
+        inputs = {_names(i.key): (dict(i.facets), dict(i.input_facets)) for i in earlier.inputs}
+        outputs = {_names(o.key): (dict(o.facets), dict(o.output_facets)) for o in earlier.outputs}
         if earlier.end_time is not None:
             terminal, end_time = earlier.state, earlier.end_time
         else:
@@ -483,27 +506,31 @@ def _fold_run(
         start_time = earlier.start_time
         kinds.update(earlier.event_types)
     for event in events:
-        _merge(run_facets, event.run.facets, deletable=False)
+        run = event.run
+        run_facets.update(run.facets)  # run facets are not deleted: ``_merge``
         _merge(job_facets, event.job.facets, deletable=True)
-        _add_inputs(inputs, event.inputs)
-        _add_outputs(outputs, event.outputs)
-        if event.inputs or event.outputs:
+        if event.inputs:
+            _add_inputs(inputs, event.inputs)
             snapshot = event
-        if event.event_type in _TERMINAL:
-            terminal, end_time = event.event_type, event.event_time
-        elif event.event_type in _PROGRESS:
-            progress = event.event_type
-            if start_time is None and event.event_type is EventType.START:
+        if event.outputs:
+            _add_outputs(outputs, event.outputs)
+            snapshot = event
+        kind = event.event_type
+        if kind in _TERMINAL:
+            terminal, end_time = kind, event.event_time
+        elif kind in _PROGRESS:
+            progress = kind
+            if start_time is None and kind is EventType.START:
                 start_time = event.event_time
-        if event.event_type is not None:
-            kinds.add(event.event_type)
+        if kind is not None:
+            kinds.add(kind)
         named = _parent_key(event)
         if named is not None and (parent is None or parent < named):
             parent = named
-        index = event.run.map_index
+        index = run.map_index
         if index is not None and (map_index is None or map_index < index):
             map_index = index
-        named_run = event.run.dag_run
+        named_run = run.dag_run
         if named_run is not None and (dag_run is None or dag_run < named_run):
             dag_run = named_run
     return RunFold(
@@ -545,8 +572,12 @@ def _snapshot(
     datasets: Iterable[InputDataset | OutputDataset], every: _Slots
 ) -> list[DatasetKey] | None:
     """The keys of one event's datasets of a side; ``None`` when they are all the run's."""
-    keys = {DatasetKey(item.namespace, item.name) for item in datasets}
-    return None if keys == every.keys() else sorted(keys)
+    keys = {(item.namespace, item.name) for item in datasets}
+    return None if keys == every.keys() else [DatasetKey(*names) for names in sorted(keys)]
+
+
+def _names(key: DatasetKey) -> tuple[str, str]:
+    return key.namespace, key.name
 
 
 _ParentKey = tuple[datetime, int, str]
@@ -1031,13 +1062,16 @@ def _has_run_facets(event: RunEvent) -> bool:
 
 
 def _kept_runs(
-    runs: list[RunFold], retain: RunRetainer, hold: AbstractSet[str] = frozenset()
+    runs: list[RunFold],
+    retain: RunRetainer,
+    hold: AbstractSet[str] = frozenset(),
+    whole: AbstractSet[str] | None = None,
 ) -> list[RunFold]:
     """The latest run and the latest completed one whole, and those of ``hold`` (runs that go on
     in events still to come: ``fold.slices``); of the others what ``retain`` keeps, and of a run
     that may call for a stand-in later its outline (``_pending``). (A job's runs have distinct
-    ids.)"""
-    whole = _whole_runs(runs) | hold
+    ids.) ``whole``: ``_whole_runs(runs)`` when the caller has it already."""
+    whole = (_whole_runs(runs) if whole is None else whole) | hold
     pending = _pending(runs)
     kept: list[RunFold] = []
     for run in runs:
@@ -1305,7 +1339,8 @@ def extend_folded(
     runs too (a fold kept for the next snapshot).
     """
     old = kept.job
-    ordered = _Order().sort([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
+    keyed = _Order().keyed([e for e in events if isinstance(e, RunEvent | JobEvent)], _itself)
+    ordered = [event for _, event in keyed]
     if not ordered:
         return kept
     if any(job_of(e) != (old.key.namespace, old.key.name) for e in ordered):
@@ -1355,7 +1390,7 @@ def extend_folded(
         key: DatasetMentions(dict(merge.mentions), merge.first, merge.last)
         for key, merge in kept.datasets.items()
     }
-    for key, merge in _mentions(ordered).items():
+    for key, merge in _mentions(keyed).items():
         mine = datasets.get(key)
         if mine is None:
             datasets[key] = merge
@@ -1409,7 +1444,8 @@ def fold_jobs(
     folded: list[FoldedJob] = []
     for names, job_events in by_job.items():
         key = JobKey(*names)
-        ordered = order.sort(job_events, _itself)
+        keyed = order.keyed(job_events, _itself)
+        ordered = [event for _, event in keyed]
         run_ids = {event.run.run_id for event in ordered if isinstance(event, RunEvent)}
         # A job's only run is its latest, kept whole: the same as folding every run, with no
         # ranking (most jobs of a first snapshot have one run). Digests per run, not per event.
@@ -1430,28 +1466,31 @@ def fold_jobs(
                 if _summed_completed(run) and (parent := _summed_parent(run)) is not None
             )
         dropped: frozenset[int] = frozenset()
-        if retain is not None:
+        # With ``retain``, a job's only run is its latest, kept whole: nothing dropped, and its
+        # runs as folded. Else of every run, those left unfolded too (their events skimmed).
+        if summaries is not None and retain is not None:
             whole_now = _whole_runs(job.runs)
-            if summaries is None:  # every run folded
-                dropped = _dropped_indexes(job.runs, whole_now)
-            else:  # of every run, those left unfolded too (their events skimmed)
-                latest: dict[int, str] = {}
-                for run_id, run in sorted(summaries.get(names, {}).items(), key=_summed_rank):
-                    if _summed_completed(run) and run[5] is not None:
-                        latest[run[5]] = run_id
-                dropped = frozenset(i for i, run_id in latest.items() if run_id not in whole_now)
-            job.runs = _kept_runs(job.runs, retain, held)
+            latest: dict[int, str] = {}
+            for run_id, run in sorted(summaries.get(names, {}).items(), key=_summed_rank):
+                if _summed_completed(run) and run[5] is not None:
+                    latest[run[5]] = run_id
+            dropped = frozenset(i for i, run_id in latest.items() if run_id not in whole_now)
+            job.runs = _kept_runs(job.runs, retain, held, whole_now)
         seen = frozenset(map(run_digest, run_ids))
-        folded.append(FoldedJob(job, _mentions(ordered), seen, frozenset(held), parents, dropped))
+        folded.append(FoldedJob(job, _mentions(keyed), seen, frozenset(held), parents, dropped))
     return folded
 
 
-def _mentions(ordered: list[RunEvent | JobEvent]) -> dict[DatasetKey, DatasetMentions]:
-    """What one job's events, in order, say of their datasets."""
+def _mentions(
+    keyed: list[tuple[_SortKey, RunEvent | JobEvent]],
+) -> dict[DatasetKey, DatasetMentions]:
+    """What one job's events, in order with their sort keys, say of their datasets."""
     mentioned: dict[tuple[str, str], DatasetMentions] = {}
-    for event in ordered:
+    for key, event in keyed:
+        if not event.inputs and not event.outputs:
+            continue
         # Events of two jobs never tie on the sort key (it holds the job): no content.
-        position = (_sort_key(event), "")
+        position = (key, "")
         for read in event.inputs:
             _mention(mentioned, (read.namespace, read.name), position, read.facets)
         for output in event.outputs:
@@ -1496,9 +1535,9 @@ class FoldBuilder:
             self.add_folded(folded)
         designs = [event for event in events if isinstance(event, DatasetEvent)]
         order = _Order()
-        for design in order.sort(designs, _itself):
+        for sort_key, design in order.keyed(designs, _itself):
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
-            position = (_sort_key(design), order.content(design))
+            position = (sort_key, order.content(design))
             key = DatasetKey(design.dataset.namespace, design.dataset.name)
             _mention(self._datasets, key, position, _as_design(design.dataset.facets))
 
