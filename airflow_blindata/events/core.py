@@ -149,11 +149,19 @@ def raw_parent_run_id(facets: Any) -> str | None:
     (``ENVELOPE_ONLY``, ``envelope.read_envelope``) and a whole reading give the same answer,
     whether the facet is valid or not."""
     parent = facets.get("parent") if _is_mapping(facets) else None
-    run_id = _run_id_of(parent)
+    if not _is_mapping(parent):
+        return None
+    return parent_run_of(parent.get("run"), parent.get("root"))
+
+
+def parent_run_of(run: Any, root: Any) -> str | None:
+    """``raw_parent_run_id`` of a parent facet (an object) whose ``run`` and ``root`` are
+    these: for a reader that decoded only them (``envelope.read_envelope``)."""
+    run_id = _id_of(run)
     if run_id is None:
         return None
-    root = parent.get("root") if _is_mapping(parent) else None
-    return _run_id_of(root) or run_id
+    root_run = root.get("run") if _is_mapping(root) else None
+    return _id_of(root_run) or run_id
 
 
 def raw_map_index(facets: Any) -> int | None:
@@ -179,9 +187,8 @@ def raw_dag_run(facets: Any) -> str | None:
     return run_id if isinstance(run_id, str) and run_id else None
 
 
-def _run_id_of(holder: Any) -> str | None:
-    """``holder.run.runId`` when it is a non-empty string."""
-    run = holder.get("run") if _is_mapping(holder) else None
+def _id_of(run: Any) -> str | None:
+    """``run.runId`` when it is a non-empty string."""
     run_id = run.get("runId") if _is_mapping(run) else None
     return run_id if isinstance(run_id, str) and run_id else None
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 import msgspec
@@ -26,7 +25,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from pydantic import BaseModel
 
 from .base import BaseFacet, FacetIssues, FacetLocation
-from .core import ENVELOPE_ONLY, RunEvent, raw_dag_run, raw_map_index, raw_parent_run_id
+from .core import ENVELOPE_ONLY, RunEvent, parent_run_of, raw_dag_run, raw_map_index
 from .parse import ParsedEvent, decode_json, suspect_text
 from .registry import FACETS, SCHEMAS, facet_from_json, filed_keys, read_facets, schema_name
 
@@ -114,10 +113,13 @@ for dataset facets, ``inputFacets`` or ``outputFacets``) and the namespace and n
 dataset (empty for ``run`` and ``job``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Envelope:
+class Envelope(Struct, frozen=True):
     """A RunEvent read without its facets (every facet map empty), and the keys its facet
-    containers file facets under (``filed_keys``), container by container."""
+    containers file facets under (``filed_keys``), container by container.
+
+    A frozen ``Struct`` rather than a frozen dataclass: made once per event, which a frozen
+    dataclass's ``__init__`` (``object.__setattr__`` per field) made cost a twentieth of
+    reading an envelope."""
 
     event: RunEvent
     keys: tuple[tuple[Container, FacetLocation, AbstractSet[str]], ...]
@@ -182,32 +184,28 @@ def read_envelope(text: str | bytes) -> Envelope | None:
     data = _present(raw, ("eventType", "event_type", "eventTime", "event_time"))
     data.update(_present(raw, ("producer", "schemaURL", "schema_url")))
     data["run"] = _present(raw.run, ("runId", "run_id"))
-    parent: Any = None
+    parent_run = map_index = dag_run = None
     run_facets = raw.run.facets
-    if isinstance(run_facets, dict) and "parent" in run_facets:
-        # The run's parent (``Run.parent_run_id``), read from the parent facet decoded alone, as
-        # a whole reading reads it from the facets decoded: the facets themselves stay skipped.
-        text = bytes(run_facets["parent"])
+    if type(run_facets) is dict:
         try:
-            if text.lstrip()[:1] == b"{":
-                decoded = _PARENT_DECODER.decode(text)
-                parent = {"run": decoded.run, "root": decoded.root}
-            else:  # not an object: no parent, as the whole reading finds
-                parent = decode_json(text)
+            # The run's parent (``Run.parent_run_id``), read from the parent facet decoded
+            # alone, as a whole reading reads it from the facets decoded: the facets themselves
+            # stay skipped.
+            found = run_facets.get("parent")
+            parent = None if found is None else _head(_PARENT_DECODER, found)
+            if parent is not None:
+                parent_run = parent_run_of(parent.run, parent.root)
+            elif found is not None:  # not an object: no parent, as the whole reading finds
+                decode_json(bytes(found))  # (or the error it finds)
+            # Which instance of its task the run is (``Run.map_index``), and of which Airflow
+            # DAG run (``Run.dag_run``), read the same way.
+            found = run_facets.get("airflow")
+            airflow = None if found is None else _head(_AIRFLOW_DECODER, found)
+            if airflow is not None:
+                map_index = raw_map_index({"airflow": {"taskInstance": airflow.taskInstance}})
+                dag_run = raw_dag_run({"airflow": {"dagRun": airflow.dagRun}})
         except (msgspec.MsgspecError, ValueError, RecursionError):  # the usual reading says why
             return None
-    map_index = dag_run = None
-    if isinstance(run_facets, dict) and "airflow" in run_facets:
-        # Which instance of its task the run is (``Run.map_index``), and of which Airflow DAG
-        # run (``Run.dag_run``), read the same way.
-        text = bytes(run_facets["airflow"])
-        if text.lstrip()[:1] == b"{":
-            try:
-                airflow = _AIRFLOW_DECODER.decode(text)
-            except (msgspec.MsgspecError, ValueError, RecursionError):
-                return None
-            map_index = raw_map_index({"airflow": {"taskInstance": airflow.taskInstance}})
-            dag_run = raw_dag_run({"airflow": {"dagRun": airflow.dagRun}})
     data["job"] = _present(raw.job, ("namespace", "name"))
     for side in ("inputs", "outputs"):
         items = getattr(raw, side)
@@ -221,7 +219,6 @@ def read_envelope(text: str | bytes) -> Envelope | None:
         return None
     # ``name_parent(event, {"run": {"facets": {"parent": parent}}})``, without its walk of the
     # decoded event (a tenth of reading an envelope): only the parent facet was decoded here.
-    parent_run = None if parent is None else raw_parent_run_id({"parent": parent})
     event.run.__dict__["parent_run_id"] = parent_run  # as name_parent sets it: ours, unvalidated
     event.run.__dict__["map_index"] = map_index
     event.run.__dict__["dag_run"] = dag_run
@@ -229,6 +226,20 @@ def read_envelope(text: str | bytes) -> Envelope | None:
 
 
 _NAMES = ("namespace", "name")
+
+
+def _head(decoder: msgspec.json.Decoder[Any], text: Raw) -> Any:
+    """What ``decoder`` (of a ``Struct``) reads of a facet's JSON, decoded from the raw JSON
+    itself (a copy as bytes costs as much as the decoding); ``None`` when it is not an object.
+    Raises the decoder's error for an object it refuses (a number out of range)."""
+    try:
+        return decoder.decode(text)
+    except msgspec.ValidationError:  # mostly: not an object
+        if bytes(text).lstrip()[:1] == b"{":
+            raise
+        return None
+
+
 _VALIDATE_RUN_EVENT = RunEvent.__pydantic_validator__.validate_python
 """``RunEvent.model_validate``: its method (and any attribute of a pydantic model's class) is
 looked up through the metaclass's ``__getattr__`` hook, a tenth of validating an envelope."""
@@ -347,19 +358,23 @@ def _filed(facets: _RawFacets, location: FacetLocation) -> AbstractSet[str]:
         return _NOTHING
     if facets.keys() <= _KNOWN[location]:
         return facets.keys()
-    known = FACETS[location]
+    known = _KNOWN[location]
     # A key nobody knows is filed by its facet's _schemaURL (``registry._model_for``): only that
     # and ``_deleted`` are decoded of it, the rest skipped; every other key is filed as it is
     # (a facet that is not an object is malformed under its own key).
     filed: set[str] = set()
     schemas = SCHEMAS[location]
     for key, raw in facets.items():
-        text = bytes(raw)
-        if key in known or text.lstrip()[:1] != b"{":
+        if key in known:
             filed.add(key)
             continue
-        try:
-            head = _HEAD_DECODER.decode(text)
+        try:  # from the raw JSON itself: a copy as bytes costs as much as the decoding
+            head = _HEAD_DECODER.decode(raw)
+        except msgspec.ValidationError:  # mostly not an object (or a number out of range)
+            if bytes(raw).lstrip()[:1] != b"{":
+                filed.add(key)
+                continue
+            return _filed_decoded(facets, location)
         except (msgspec.MsgspecError, ValueError, RecursionError):
             return _filed_decoded(facets, location)
         url = head.schema_url
