@@ -27,7 +27,6 @@ from airflow_blindata.mapper.catalog import (
     shown_source,
 )
 from airflow_blindata.mapper.fold import DatasetKey, Fold, JobKey
-from airflow_blindata.mapper.identity import cased_identifier
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -68,9 +67,10 @@ def entity_label(entity: EntityKey, *, with_system: bool) -> str:
     return f"{entity.system}:{text}" if with_system else text
 
 
-def _flow_name(source: str, target: str, owner_label: str) -> str:
+def _flow_name(source: str, target: str, owner: str) -> str:
+    """The name of a flow between two end labels, ``owner`` the owner label as it is shown
+    (``FlowCollector._shown_owner``)."""
     ends = f"{source} -> {target}"  # entity labels: their names are shown redacted already
-    owner = redact_text(owner_label)  # the job's name, free text (``?token=``)
     if owner == "orchestration":
         # seed 001: an orchestration flow's "name ends with @orchestration", cut or not (a
         # Spark action's long name lost it, a probe of schedulers)
@@ -109,6 +109,9 @@ class FlowCollector:
     """Entity → the ``identifierCase`` its columns are stored in, where one is declared."""
     """Job → its entity, for the jobs of the fold: a job is an end of the orchestration flows
     of its parent, its DAG and its neighbours in the task graph."""
+    _shown_owners: dict[str, str] = field(default_factory=dict)
+    """Owner label → as flow names end with it (``redact_text``: the job's name is free text,
+    ``?token=``): every flow of a job's outputs names its job, redacted once per plan."""
 
     # The plan's entities, indexed when first asked: the orchestration pass, whose ends are jobs,
     # never asks, and the lineage pass only for an end that is no dataset of the fold.
@@ -138,11 +141,12 @@ class FlowCollector:
         entity = ends[name] = self._resolve_end(key)
         return entity
 
-    def field_name(self, entity: EntityKey, name: str) -> str:
-        """A column of ``entity`` as its database stores it: re-cased by the ``identifierCase``
-        declared for the namespace of the dataset that resolved to it, else as it is."""
-        case = self._field_cases.get(entity)
-        return cased_identifier(name, case) if case else name
+    def field_case(self, entity: EntityKey) -> str | None:
+        """The ``identifierCase`` the columns of ``entity`` are stored in: the one declared for
+        the namespace of a dataset that resolved to it (``None``: names stay as they are, see
+        ``cased_identifier``). Asked once per pair of ends, not once per column: a column flow
+        names its fields by it."""
+        return self._field_cases.get(entity)
 
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
         entity = self._entity_of_end(key)
@@ -265,6 +269,12 @@ class FlowCollector:
 
     # -- flows ---------------------------------------------------------------------------------
 
+    def _shown_owner(self, owner_label: str) -> str:
+        shown = self._shown_owners.get(owner_label)
+        if shown is None:
+            shown = self._shown_owners[owner_label] = redact_text(owner_label)
+        return shown
+
     def add(
         self,
         *,
@@ -283,7 +293,7 @@ class FlowCollector:
         name = _flow_name(
             end_label(source, with_system=with_system),
             end_label(target, with_system=with_system),
-            owner_label,
+            self._shown_owner(owner_label),
         )
         self._put(
             scope,
@@ -314,7 +324,7 @@ class FlowCollector:
         with_system = source.system != target.system
         source_label = entity_label(source, with_system=with_system) + "."
         target_label = " -> " + entity_label(target, with_system=with_system) + "."
-        owner_suffix = f" @{redact_text(owner_label)}" if owner_label else ""  # _flow_name's
+        owner_suffix = f" @{self._shown_owner(owner_label)}" if owner_label else ""  # _flow_name's
         same_entity = source == target
         source_ends = self._field_ends.setdefault(source, {})
         target_ends = self._field_ends.setdefault(target, {})
@@ -403,7 +413,7 @@ class FlowCollector:
         if self._clashes:
             flows = dict(flows)
             for key, others in sorted(self._clashes.items(), key=lambda item: item[0]):
-                owner = self._clash_owners[key]
+                owner = self._shown_owner(self._clash_owners[key])
                 group = [flows.pop(key), *others.values()]
                 names = [
                     _flow_name(

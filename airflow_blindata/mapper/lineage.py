@@ -53,7 +53,12 @@ from airflow_blindata.mapper.fold import (
     RunFold,
     layered_facet,
 )
-from airflow_blindata.mapper.identity import completes, normalize_namespace, strip_user_info
+from airflow_blindata.mapper.identity import (
+    cased_identifier,
+    completes,
+    normalize_namespace,
+    strip_user_info,
+)
 from airflow_blindata.mapper.plan import CatalogPlan, EntityKey, FlowEnd, FlowEvidence
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.scopes import job_scope
@@ -716,6 +721,9 @@ def _output_flows(
         # includeIndirect) indirect ones: the three are disjoint, as a direct source names a
         # DIRECT transformation. Only column flows report (FIELD_NOT_CATALOGUED), in order.
         known_origin = collector.known_fields(origin)
+        # the fields as their databases store them (``FlowCollector.field_case``): asked here,
+        # once the origin is resolved, as resolving it may declare the target's case too
+        origin_case, target_case = collector.field_case(origin), collector.field_case(target)
         columns: list[tuple[str, str, str]] = []
         undeclared: list[Source] = []
         indirect: list[Source] = []
@@ -730,8 +738,12 @@ def _output_flows(
                 ):
                     indirect.append(item)
                 continue
-            source_field = collector.field_name(origin, item.field)
-            target_field = collector.field_name(target, item.target_field)
+            source_field = item.field
+            if origin_case:
+                source_field = cased_identifier(source_field, origin_case)
+            target_field = item.target_field
+            if target_case:
+                target_field = cased_identifier(target_field, target_case)
             if known_origin is not None and source_field not in known_origin:
                 collector.field_not_catalogued(origin, source_field, owner=who.label)
                 continue
