@@ -22,7 +22,11 @@ from airflow_blindata.mapper.plan import CatalogPlan, PlannedField
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.lookup import StoredField, existing_fields
-from airflow_blindata.sync.properties import DESCRIPTION_HASH_PROPERTY, OWNER_PROPERTY
+from airflow_blindata.sync.properties import (
+    DESCRIPTION_HASH_PROPERTY,
+    OWNER_PROPERTY,
+    TYPE_PROPERTY,
+)
 
 __all__ = ["field_row", "read_back_fields", "sync_fields"]
 
@@ -109,8 +113,17 @@ def _rows(
             edited = ours and found is not None and _description_edited(planned, found, replace)
             if edited:
                 ctx.report.count("fieldDescriptionsKeptUserEdited")
+            retyped = ours and found is not None and found.type_edited
+            if retyped:
+                ctx.report.count("fieldTypesKeptRetyped")
             row = field_row(
-                planned, entity_uuid, found, owned=ours, owner=ctx.owner, keep_description=edited
+                planned,
+                entity_uuid,
+                found,
+                owned=ours,
+                owner=ctx.owner,
+                keep_description=edited,
+                keep_type=retyped,
             )
             yield f"{planned.entity}.{planned.name}", row
 
@@ -135,10 +148,13 @@ def field_row(
     owned: bool,
     owner: str | None = None,
     keep_description: bool = False,
+    keep_type: bool = False,
 ) -> PhysicalField:
     """The upload row: all of it on a field this job owns (``owned``: new on an entity it
     created, or stamped by it), additions only otherwise. ``keep_description``: a person edited
     the stored one; neither it nor the stamp of the job's own is sent, so both stay.
+    ``keep_type``: a crawler or a person retyped it since the job wrote it
+    (``openLineageFieldType``); the same.
 
     A field this definition owns carries ``openLineageOwner``: cleanup tells the fields it wrote
     from those a crawler or a person added to the entity since, which keep the entity
@@ -146,16 +162,18 @@ def field_row(
     """
     kept = stored if stored is not None and not owned else None
     description = None if keep_description else (planned.description or "").strip() or None
+    type_ = None if keep_type or (kept and kept.has_type) else planned.type
     return PhysicalField(
         physical_entity=PhysicalEntityRef(uuid=entity_uuid),
         name=planned.name,
-        type=None if kept and kept.has_type else planned.type,
+        type=type_,
         ordinal_position=None if kept and kept.has_position else planned.ordinal_position,
         description=None if kept and kept.has_description else description,
         additional_properties=(
             AdditionalProperty.many(
                 [(OWNER_PROPERTY, owner)]
                 + ([(DESCRIPTION_HASH_PROPERTY, text_hash(description))] if description else [])
+                + ([(TYPE_PROPERTY, type_)] if type_ else [])
             )
             if owned and owner
             else None

@@ -18,7 +18,12 @@ from airflow_blindata.mapper.documentation import documentation_hash as text_has
 from airflow_blindata.mapper.documentation import is_stamped
 from airflow_blindata.mapper.plan import EntityKey
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
-from airflow_blindata.sync.properties import DESCRIPTION_HASH_PROPERTY, OWNER_PROPERTY, values_of
+from airflow_blindata.sync.properties import (
+    DESCRIPTION_HASH_PROPERTY,
+    OWNER_PROPERTY,
+    retyped,
+    values_of,
+)
 
 __all__ = ["EntityRef", "StoredField", "entity_ref", "existing_entities", "existing_fields"]
 
@@ -45,6 +50,9 @@ class StoredField:
     unstamped_description: str | None = None
     """The hash of its description when no hash was stamped (a field written before the stamp
     existed): whether a person edited it is told by comparing it with the planned one."""
+    type_edited: bool = False
+    """Its type is no longer the one the job stamped (``openLineageFieldType``): a crawler or a
+    person retyped it, and it is kept. A field stamped before the type was has no say."""
 
     @classmethod
     def of(cls, stored: PhysicalField) -> StoredField:
@@ -66,6 +74,7 @@ class StoredField:
             owners=owners,
             description_edited=edited,
             unstamped_description=unstamped,
+            type_edited=bool(owners) and retyped(stored.type, properties),
         )
 
 

@@ -54,6 +54,7 @@ from airflow_blindata.sync.properties import (
     JOB_SCOPE_PROPERTY,
     OWNER_PROPERTY,
     STORE_PROPERTY,
+    retyped,
     values_of,
 )
 from airflow_blindata.sync.quality import MONITOR_NAME
@@ -533,7 +534,9 @@ def _collect_stale_fields(
             elif describers:  # it may list the column: only it knows, the stamp is this one's
                 reason = f"its table is still described by job definition {_few(describers)}"
             else:
-                reason = _person_described(stored.description, stored.additional_properties)
+                reason = _person_described(
+                    stored.description, stored.additional_properties, field_type=stored.type
+                )
             if reason:
                 removal.kept.append(Kept("field", f"{key}.{stored.name}", reason))
             else:
@@ -546,15 +549,19 @@ def _person_described(
     properties: Iterable[AdditionalProperty] | None,
     *,
     job: bool = False,
+    field_type: str | None = None,
 ) -> str | None:
     """Whether a person (or a crawler) wrote on an entity or a field: a description that is not
-    the text the job stamped, or an additional property no definition writes
+    the text the job stamped, a field's type that is not the one it stamped (``field_type``, the
+    stored one: a crawler crawled the table), or an additional property no definition writes
     (``_added_properties``). Removing it would delete that work with it (a probe of cleanups: a
     steward's ``retention=7y`` on a table the job created, and a crawler's ``rowCount`` on one it
     crawled since, went with the table)."""
     text = (description or "").strip()
     if text and not is_stamped(text, values_of(properties, DESCRIPTION_HASH_PROPERTY)):
         return "a person wrote its description"
+    if retyped(field_type, properties):
+        return "a crawler or a person retyped it"
     added = _added_properties(properties, job=job)
     if added:
         return f"a person or a crawler added {_many(len(added), 'property')} ({_few(added)})"
@@ -597,10 +604,12 @@ def _entity_reason(
         f.name
         for f in found.fields
         if owner in values_of(f.additional_properties, OWNER_PROPERTY)
-        and _person_described(f.description, f.additional_properties)
+        and _person_described(f.description, f.additional_properties, field_type=f.type)
     )
     if edited:  # deleting the table would delete a person's description of a column with it
-        reasons.append(f"a person wrote on {_many(len(edited), 'field')} ({_few(edited)})")
+        reasons.append(
+            f"a person or a crawler wrote on {_many(len(edited), 'field')} ({_few(edited)})"
+        )
     describers = sorted(
         set(values_of(entity.additional_properties, DESCRIBED_BY_PROPERTY)) - {owner}
     )

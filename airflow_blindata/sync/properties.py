@@ -23,6 +23,8 @@ __all__ = [
     "SQL_DIALECT_PROPERTY",
     "SQL_HASH_PROPERTY",
     "STORE_PROPERTY",
+    "TYPE_PROPERTY",
+    "retyped",
     "values_of",
 ]
 
@@ -38,6 +40,10 @@ definition's cleanup takes its own uuid off the entities its last snapshot did n
 DESCRIPTION_HASH_PROPERTY = "openLineageDescriptionHash"
 """The hash of the description the job wrote on an entity it created: a stored description that
 no longer hashes to it was edited by a person, and is kept."""
+TYPE_PROPERTY = "openLineageFieldType"
+"""The type the job wrote on a field it owns: a stored type that is no longer it was changed by a
+crawler of the store or a person (``VARCHAR(255)`` where the schema facet says ``string``), and
+is kept, as a person's description is."""
 SQL_HASH_PROPERTY = "openLineageSqlHash"
 SQL_DIALECT_PROPERTY = "openLineageSqlDialect"
 JOB_SCOPE_PROPERTY = "openLineageJobScope"
@@ -53,3 +59,17 @@ the stamp alone; this one tells a cleanup that a job it no longer describes is a
 def values_of(properties: Iterable[AdditionalProperty] | None, name: str) -> list[str]:
     """Every value of ``name`` (a name may repeat; a name held without a value has none)."""
     return [prop.value for prop in properties or () if prop.name == name and prop.value is not None]
+
+
+def retyped(stored_type: str | None, properties: Iterable[AdditionalProperty] | None) -> bool:
+    """Whether a field's stored type is no longer the one the job stamped (``TYPE_PROPERTY``),
+    in any case (Blindata may give a type back in another): a crawler or a person retyped it. A
+    field without the stamp (written before it existed) has no say."""
+    stamps = values_of(properties, TYPE_PROPERTY)
+    if not stamps or not (stored_type or "").strip():
+        return False
+    return _type_of(stored_type) not in {_type_of(stamp) for stamp in stamps}
+
+
+def _type_of(text: str | None) -> str:
+    return (text or "").strip().casefold()

@@ -673,6 +673,13 @@ def amount_described_by_a_person(client: BlindataClient, emulator: Any) -> str:
     return str(amount)
 
 
+def amount_retyped_by_a_crawler(client: BlindataClient, emulator: Any) -> str:
+    (amount,) = [f["uuid"] for f in objects(emulator, Kind.FIELD) if f["name"] == "amount"]
+    stored = client.api.physical_fields.get(amount)
+    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+    return str(amount)
+
+
 @dataclass(frozen=True)
 class ColumnCase:
     name: str
@@ -697,6 +704,13 @@ COLUMN_CASES = [
         amount_described_by_a_person,
         set(),
         "a person wrote its description",
+    ),
+    ColumnCase(
+        "a field a crawler retyped stays",
+        ["id"],
+        amount_retyped_by_a_crawler,
+        set(),
+        "a crawler or a person retyped it",
     ),
     ColumnCase(
         "a field a person added a property to stays",
@@ -760,8 +774,13 @@ def test_fields_the_job_created_and_no_longer_describes_are_removed_never_a_craw
     assert again.status == "success" and not again.removed, again.render()
 
 
+@pytest.mark.parametrize(
+    "plant",
+    [amount_described_by_a_person, amount_retyped_by_a_crawler],
+    ids=["described", "retyped"],
+)
 def test_a_table_whose_column_a_person_described_stays_when_the_job_no_longer_describes_it(
-    client: BlindataClient, emulator: Any
+    client: BlindataClient, emulator: Any, plant: Callable[[BlindataClient, Any], str]
 ) -> None:
     """Seed 000: never degrade what people put there. A table the job created and no longer
     describes (dropped, or its job gone) was removed with its fields, a steward's description of
@@ -770,7 +789,7 @@ def test_a_table_whose_column_a_person_described_stays_when_the_job_no_longer_de
     history = History()
     run(client, history, [LOAD, KEEP], job)
     history.add(cleanup(job, client, history))
-    amount_described_by_a_person(client, emulator)
+    plant(client, emulator)  # or a crawler gave the column the store's type
     next_second(emulator)
     run(client, history, [KEEP], job)  # etl.load and its table are no longer described
 
@@ -780,7 +799,7 @@ def test_a_table_whose_column_a_person_described_stays_when_the_job_no_longer_de
     assert "dst" in {e["name"] for e in objects(emulator, Kind.ENTITY)}
     kept = report.kept.get("entity")
     assert kept is not None and any(
-        "a person wrote on 1 field (amount)" in example for example in kept.examples
+        "a person or a crawler wrote on 1 field (amount)" in example for example in kept.examples
     ), report.render()
 
 

@@ -544,6 +544,60 @@ def test_a_field_description_the_job_wrote_is_rewritten_when_the_producer_change
     assert fields_of(emulator, daily["uuid"])["total"]["description"] == "v2"
 
 
+# -- a field type a crawler changed on an entity the job created ---------------------------------
+
+
+def test_a_field_type_a_crawler_changed_on_an_entity_the_job_created_is_kept(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Seed 000: fields a crawler knows are never retyped by the job. A crawler that crawls a
+    table the job created gives its columns the store's types (``NUMBER(38,2)`` where the
+    schema facet says ``decimal``): the job stamps the type it wrote (``openLineageFieldType``),
+    and a stored type that is no longer it is kept and counted (``fieldTypesKeptRetyped``),
+    whatever the producer sends after; a field the job's own type still holds follows the
+    producer."""
+    job = definition()
+    columns = (field("total", "decimal"), field("day", "date"))
+    first = snapshot(plan_for(client, _daily(*columns), job), client, job)
+    assert first.status == "success", first.render()
+    daily = entity(emulator, "daily")
+    total = fields_of(emulator, daily["uuid"])["total"]
+    assert props(total)["openLineageFieldType"] == ["decimal"]
+    stored = client.api.physical_fields.get(total["uuid"])
+    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+
+    for facet_type in ("decimal", "numeric"):
+        next_second(emulator)
+        changed = (field("total", facet_type), field("day", "timestamp"))
+        report = snapshot(plan_for(client, _daily(*changed), job), client, job)
+        assert report.status == "success", report.render()
+        after = fields_of(emulator, daily["uuid"])
+        assert (after["total"]["type"], after["day"]["type"]) == ("NUMBER(38,2)", "timestamp")
+        assert props(after["total"])["openLineageOwner"] == [DEFINITION_UUID]
+        assert report.counters.get("fieldTypesKeptRetyped") == 1
+
+
+def test_a_field_type_stored_in_another_case_is_the_one_the_job_wrote() -> None:
+    """Blindata may give a type back in another case than it was sent: that is no retyping."""
+    from airflow_blindata.sync.lookup import StoredField
+
+    def stored(type_: str, stamp: str | None) -> StoredField:
+        properties = [("openLineageOwner", DEFINITION_UUID)]
+        properties += [("openLineageFieldType", stamp)] if stamp else []
+        return StoredField.of(
+            PhysicalField(
+                uuid="f",
+                name="total",
+                type=type_,
+                additional_properties=AdditionalProperty.many(properties),
+            )
+        )
+
+    assert not stored("DECIMAL ", "decimal").type_edited
+    assert stored("NUMBER(38,2)", "decimal").type_edited
+    assert not stored("NUMBER(38,2)", None).type_edited  # stamped before the type was
+
+
 def test_a_name_looked_up_with_no_schema_says_so_where_a_crawler_holds_it_as_schema_and_table(
     client: BlindataClient, emulator: Any
 ) -> None:
