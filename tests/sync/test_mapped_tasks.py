@@ -541,3 +541,58 @@ def test_an_instance_that_never_completed_is_described_by_its_own_run(
         again = plan_from_store(store, definition())  # nothing new: the kept fold
         assert again.report.counters["jobsUnchanged"] == 1
         assert pairs(again) == copies(expected)
+
+
+FAILED_IN_DAG_RUN_1 = [  # the DAG run succeeded (a trigger rule tolerates the failed instance)
+    dag_event(1, "START", 0),
+    *instance_run(1, 0, "COMPLETE", 1, "out_0"),
+    *instance_run(1, 1, "FAIL", 3, "out_1"),
+    dag_event(1, "COMPLETE", 9),
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "arrivals", "expected"),
+    [
+        (
+            "while the next DAG run goes on, one not run there yet keeps its lineage",
+            [
+                FAILED_IN_DAG_RUN_1,
+                [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 11, "out_0")],
+                instance_run(2, 1, "FAIL", 13, "out_1"),
+            ],
+            [range(2), range(2), range(2)],
+        ),
+        (
+            "once that DAG run ended without running it, it describes nothing",
+            [
+                FAILED_IN_DAG_RUN_1,
+                [
+                    dag_event(2, "START", 10),
+                    *instance_run(2, 0, "COMPLETE", 11, "out_0"),
+                    dag_event(2, "COMPLETE", 19),
+                ],
+            ],
+            [range(2), range(1)],
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "_",
+)
+def test_an_instance_that_never_completed_keeps_its_lineage_while_it_waits_in_the_queue(
+    store_url: str,
+    sentence: str,
+    arrivals: list[list[dict[str, Any]]],
+    expected: list[range],
+) -> None:
+    """A review: an instance that never completed, described by its failed run, lost its flows
+    while the next DAG run went on without having run it yet, and got them back when it ran:
+    created, removed, created again. As an instance that completed before keeps its stand-in
+    of the DAG's run before, it keeps its latest run there, snapshot after snapshot."""
+    with open_store(store_url) as store:
+        history: list[dict[str, Any]] = []
+        for arrived, wanted in zip(arrivals, expected, strict=True):
+            history += arrived
+            store.append_many(json.dumps(event) for event in arrived)
+            planned = plan_from_store(store, definition())
+            assert_read_at_once(planned, build(history, definition()))
+            assert pairs(planned) == copies(wanted)

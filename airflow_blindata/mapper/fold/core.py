@@ -283,9 +283,10 @@ class JobFold:
     @property
     def never_completed_instances(self) -> list[RunFold]:
         """The runs that describe the instances of a mapped task that ran in the DAG run of the
-        latest completed group (or, none completed, of the latest run) and never completed:
+        latest completed group (or, none completed, of the latest run) and never completed, and
+        of those that ran in the DAG's run before it while it goes on (``dag_run_before``):
         ``never_completed_instances``."""
-        return never_completed_instances(self.runs)
+        return never_completed_instances(self.runs, self.dag_run_before)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -861,13 +862,21 @@ def _group(
     return [run for run in runs if id(run) in chosen]
 
 
-def never_completed_instances(runs: list[RunFold]) -> list[RunFold]:
+def never_completed_instances(
+    runs: list[RunFold], before: str | None = None, *, every_absent: bool = False
+) -> list[RunFold]:
     """Of the Airflow task instances that ran in the DAG run of the latest completed group (or,
     none completed, of the latest run) and have no completed run at all, each one's latest run
     there, in the fold's order: such an instance is described by what it ran, as an unmapped
     task that only failed so far is (``lineage._described_by``), where it has no stand-in
     (``_group``). A probe of the sync DAG: the instance of a mapped task that failed lost its
-    flows once a sibling completed. Without Airflow's instances (no map index), none."""
+    flows once a sibling completed. Without Airflow's instances (no map index), none.
+
+    With ``before`` (that DAG run goes on, and ``before`` is its DAG's run before it), also each
+    such instance that has not run in it yet and whose latest run is of ``before``, as ``_group``
+    takes a stand-in: a snapshot taken while it waits in the queue does not drop its flows for
+    the next one to make again (a review). With ``every_absent``, whatever DAG run that latest
+    run is of: the runs a kept fold keeps whole (``_whole_runs``)."""
     if len(runs) < 2:  # one run: the latest, which describes the job already
         return []
     group, parent = _latest_group(runs)
@@ -879,11 +888,21 @@ def never_completed_instances(runs: list[RunFold]) -> list[RunFold]:
     latest: dict[int, RunFold] = {}
     for run in runs:  # in the fold's order: the latest wins
         index = run.map_index
-        if index is not None and index not in completed and _dag_run(run) == parent:
+        if index is not None and index not in completed:
             latest[index] = run
-    if not latest:
+    present = {index for index, run in latest.items() if _dag_run(run) == parent}
+    chosen = {
+        id(run)
+        for index, run in latest.items()
+        if index in present
+        or (
+            index >= 0
+            and _dag_run(run) is not None
+            and (every_absent or (before is not None and _dag_run(run) == before))
+        )
+    }
+    if not chosen:
         return []
-    chosen = {id(run) for run in latest.values()}
     return [run for run in runs if id(run) in chosen]
 
 
@@ -1023,7 +1042,7 @@ def _whole_runs(runs: list[RunFold]) -> set[str]:
     parent = _dag_run(group[-1]) if group else None
     if parent is not None:  # every completed try of it, as ``_kept_of`` reads them whole
         whole.update(run.run_id for run in runs if run.completed and _dag_run(run) == parent)
-    whole.update(run.run_id for run in never_completed_instances(runs))
+    whole.update(run.run_id for run in never_completed_instances(runs, every_absent=True))
     return whole
 
 
@@ -1245,18 +1264,22 @@ def _kept_of(summaries: dict[tuple[str, str], dict[str, _Summary]]) -> set[tuple
 def _summed_never_completed(
     ranked: list[tuple[str, _Summary]], completed: list[tuple[str, _Summary]]
 ) -> list[str]:
-    """``never_completed_instances`` of runs summed up, by id."""
+    """``never_completed_instances`` of runs summed up, by id, with ``every_absent``."""
     if len(ranked) < 2:
         return []
     parent = _summed_parent((completed or ranked)[-1][1])
     if parent is None:
         return []
     done = {run[5] for _, run in completed}
-    latest: dict[int, str] = {}
+    latest: dict[int, tuple[str, _Summary]] = {}
     for run_id, run in ranked:  # the latest wins
-        if run[5] is not None and run[5] not in done and _summed_parent(run) == parent:
-            latest[run[5]] = run_id
-    return list(latest.values())
+        if run[5] is not None and run[5] not in done:
+            latest[run[5]] = (run_id, run)
+    return [
+        run_id
+        for index, (run_id, run) in latest.items()
+        if _summed_parent(run) == parent or (index >= 0 and _summed_parent(run) is not None)
+    ]
 
 
 def _combine(earlier: JobFold, later: JobFold) -> JobFold:
