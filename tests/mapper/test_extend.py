@@ -87,7 +87,9 @@ def test_new_runs_later_than_every_folded_event_extend_the_fold() -> None:
     extended = extend_folded(_folded(old), _new(new), RETAIN)
     assert extended is not None
     _same(extended, _folded(old + new))
-    assert [run.run_id for run in extended.job.runs] == ["r4"]  # latest, and latest completed
+    # latest, and latest completed; and the outline of the run started before it (its state
+    # and times: ``fold.core._latest_started``)
+    assert [run.run_id for run in extended.job.runs] == ["r3", "r4"]
 
 
 def test_a_run_that_goes_on_takes_its_new_events() -> None:
@@ -97,7 +99,7 @@ def test_a_run_that_goes_on_takes_its_new_events() -> None:
     extended = extend_folded(_folded(old), _new(new), RETAIN)
     assert extended is not None
     _same(extended, _folded(old + new))
-    assert [run.run_id for run in extended.job.runs] == ["r3"]
+    assert [run.run_id for run in extended.job.runs] == ["r2", "r3"]  # r2 an outline
 
 
 def test_an_event_no_later_than_the_fold_is_read_whole() -> None:
@@ -112,7 +114,9 @@ def test_a_dropped_run_is_remembered() -> None:
     """r1 runs long: r2 overtakes it and r1 is dropped from the fold; its COMPLETE comes later."""
     old = [raw_event("START", 1, "r1"), *_run(2, 2)]
     kept = _folded(old)
-    assert [run.run_id for run in kept.job.runs] == ["r2"]
+    # r1's outline, its state and times: not enough to take new events
+    assert [run.run_id for run in kept.job.runs] == ["r1", "r2"]
+    assert not kept.job.runs[0].run_facets and kept.job.runs[0].state is not None
     new = [raw_event("COMPLETE", 9, "r1")]
     assert extend_folded(kept, _new(new), RETAIN) is None
 

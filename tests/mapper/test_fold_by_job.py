@@ -121,7 +121,9 @@ def test_runs_without_quality_content_are_dropped_whatever_their_number() -> Non
     builder = FoldBuilder(retain=quality_retainer(DEFINITION))
     builder.add(events)
     (job,) = builder.result().jobs
-    assert [run.run_id for run in job.runs] == ["r49"]
+    # the latest whole, and the outline of the run started before it (``_latest_started``)
+    assert [run.run_id for run in job.runs] == ["r48", "r49"]
+    assert not (job.runs[0].run_facets or job.runs[0].inputs or job.runs[0].outputs)
 
 
 def test_runs_with_results_keep_only_their_quality_facets() -> None:

@@ -543,12 +543,17 @@ def test_an_instance_that_never_completed_is_described_by_its_own_run(
         assert pairs(again) == copies(expected)
 
 
-FAILED_IN_DAG_RUN_1 = [  # the DAG run succeeded (a trigger rule tolerates the failed instance)
-    dag_event(1, "START", 0),
-    *instance_run(1, 0, "COMPLETE", 1, "out_0"),
-    *instance_run(1, 1, "FAIL", 3, "out_1"),
-    dag_event(1, "COMPLETE", 9),
-]
+def dag_run_1(instance_1: str, end: str) -> list[dict[str, Any]]:
+    """DAG run 1: instance 0 completes, instance 1 ends ``instance_1``, the DAG run ``end``."""
+    return [
+        dag_event(1, "START", 0),
+        *instance_run(1, 0, "COMPLETE", 1, "out_0"),
+        *instance_run(1, 1, instance_1, 3, "out_1"),
+        dag_event(1, end, 9),
+    ]
+
+
+DAG_RUN_2_GOES_ON = [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 11, "out_0")]
 
 
 @pytest.mark.parametrize(
@@ -557,28 +562,31 @@ FAILED_IN_DAG_RUN_1 = [  # the DAG run succeeded (a trigger rule tolerates the f
         (
             "while the next DAG run goes on, one not run there yet keeps its lineage",
             [
-                FAILED_IN_DAG_RUN_1,
-                [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 11, "out_0")],
+                dag_run_1("FAIL", "COMPLETE"),  # a trigger rule let the DAG run succeed
+                DAG_RUN_2_GOES_ON,
                 instance_run(2, 1, "FAIL", 13, "out_1"),
             ],
             [range(2), range(2), range(2)],
         ),
         (
+            "so it does when the DAG run before failed",
+            [dag_run_1("FAIL", "FAIL"), DAG_RUN_2_GOES_ON, instance_run(2, 1, "FAIL", 13, "out_1")],
+            [range(2), range(2), range(2)],
+        ),
+        (
+            "as a stand-in of a DAG run that failed does",
+            [dag_run_1("COMPLETE", "FAIL"), DAG_RUN_2_GOES_ON],
+            [range(2), range(2)],
+        ),
+        (
             "once that DAG run ended without running it, it describes nothing",
-            [
-                FAILED_IN_DAG_RUN_1,
-                [
-                    dag_event(2, "START", 10),
-                    *instance_run(2, 0, "COMPLETE", 11, "out_0"),
-                    dag_event(2, "COMPLETE", 19),
-                ],
-            ],
+            [dag_run_1("FAIL", "FAIL"), [*DAG_RUN_2_GOES_ON, dag_event(2, "COMPLETE", 19)]],
             [range(2), range(1)],
         ),
     ],
     ids=lambda value: value if isinstance(value, str) else "_",
 )
-def test_an_instance_that_never_completed_keeps_its_lineage_while_it_waits_in_the_queue(
+def test_an_instance_keeps_its_lineage_while_it_waits_in_the_queue(
     store_url: str,
     sentence: str,
     arrivals: list[list[dict[str, Any]]],

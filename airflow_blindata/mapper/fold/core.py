@@ -15,6 +15,7 @@ Why and how: docs/mapping-reference.md#how-the-fold-orders-and-merges-mapperfold
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -769,11 +770,16 @@ def _fold_job(
     for design in (event for event in designs if event.event_time == latest):
         _add_inputs(inputs, design.inputs)
         _add_outputs(outputs, design.outputs)
+    started: set[str] = set()  # folded for their outline: ``_latest_started``
+    if whole is not None:
+        last_two = heapq.nlargest(2, runs, key=lambda run_id: (runs[run_id][0].event_time, run_id))
+        started = set(last_two)
     folded = [
         _fold_run(key, run_id, run_events)
         for run_id, run_events in runs.items()
         if whole is None
         or (key, run_id) in whole
+        or run_id in started
         or any(map(_has_run_facets, run_events))
         or _may_be_pending(run_events)
     ]
@@ -977,6 +983,18 @@ def _pending(runs: list[RunFold]) -> set[str]:
     }
 
 
+def _latest_started(runs: list[RunFold]) -> set[str]:
+    """The ids of the two runs that started last (``_started_key``), whose outline a kept fold
+    keeps: of a DAG, the run going on and the one before it, which tells which DAG run the
+    instances not run yet stand in from (``dag_runs``). A DAG run that failed was let go, and
+    a snapshot taken while the next one went on dropped its instances' flows (a review)."""
+    return {run.run_id for run in heapq.nlargest(2, runs, key=_started_key)}
+
+
+def _started_key(run: RunFold) -> tuple[datetime, str]:
+    return (run.first_event_time, run.run_id)
+
+
 def _outline(run: RunFold) -> RunFold:
     """A run without its facets and datasets: its state, times, parent and map index, all that
     ``_group`` reads of a run that did not complete."""
@@ -1091,11 +1109,11 @@ def _kept_runs(
     that may call for a stand-in later its outline (``_pending``). (A job's runs have distinct
     ids.) ``whole``: ``_whole_runs(runs)`` when the caller has it already."""
     whole = (_whole_runs(runs) if whole is None else whole) | hold
-    pending = _pending(runs)
+    outlined = _pending(runs) | _latest_started(runs)
     kept: list[RunFold] = []
     for run in runs:
         part = run if run.run_id in whole else retain(run)
-        if part is None and run.run_id in pending:
+        if part is None and run.run_id in outlined:
             part = _outline(run)
         if part is not None:
             kept.append(part)
