@@ -574,6 +574,15 @@ DAG_RUN_2_GOES_ON = [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 
             [range(2), range(2), range(2)],
         ),
         (
+            "and while it runs again in the next one, before it ends",
+            [
+                dag_run_1("FAIL", "FAIL"),
+                [dag_event(2, "START", 10), *instance_run(2, 1, "COMPLETE", 11, "out_1")[:1]],
+                instance_run(2, 1, "COMPLETE", 11, "out_1")[1:],
+            ],
+            [range(2), range(2), range(2)],
+        ),
+        (
             "as a stand-in of a DAG run that failed does",
             [dag_run_1("COMPLETE", "FAIL"), DAG_RUN_2_GOES_ON],
             [range(2), range(2)],

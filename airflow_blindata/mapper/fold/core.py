@@ -891,22 +891,21 @@ def never_completed_instances(
     if parent is None:
         return []
     completed = {run.map_index for run in runs if run.completed}
-    latest: dict[int, RunFold] = {}
+    there: dict[int, RunFold] = {}  # each index's latest run in ``parent``
+    latest: dict[int, RunFold] = {}  # and whatever its DAG run
     for run in runs:  # in the fold's order: the latest wins
         index = run.map_index
         if index is not None and index not in completed:
             latest[index] = run
-    present = {index for index, run in latest.items() if _dag_run(run) == parent}
-    chosen = {
-        id(run)
-        for index, run in latest.items()
-        if index in present
-        or (
-            index >= 0
-            and _dag_run(run) is not None
-            and (every_absent or (before is not None and _dag_run(run) == before))
-        )
-    }
+            if _dag_run(run) == parent:
+                there[index] = run
+    chosen = {id(run) for run in there.values()}
+    for index, run in latest.items():
+        if index in there and not every_absent:
+            continue  # it ran there: its run there describes it (another may go on elsewhere)
+        dag_run = _dag_run(run)
+        if index >= 0 and dag_run is not None and (every_absent or dag_run == before):
+            chosen.add(id(run))
     if not chosen:
         return []
     return [run for run in runs if id(run) in chosen]
@@ -1289,15 +1288,20 @@ def _summed_never_completed(
     if parent is None:
         return []
     done = {run[5] for _, run in completed}
+    there: dict[int, str] = {}
     latest: dict[int, tuple[str, _Summary]] = {}
     for run_id, run in ranked:  # the latest wins
         if run[5] is not None and run[5] not in done:
             latest[run[5]] = (run_id, run)
-    return [
+            if _summed_parent(run) == parent:
+                there[run[5]] = run_id
+    chosen = set(there.values())
+    chosen.update(
         run_id
         for index, (run_id, run) in latest.items()
-        if _summed_parent(run) == parent or (index >= 0 and _summed_parent(run) is not None)
-    ]
+        if index >= 0 and _summed_parent(run) is not None
+    )
+    return sorted(chosen)
 
 
 def _combine(earlier: JobFold, later: JobFold) -> JobFold:
