@@ -26,6 +26,7 @@ from airflow_blindata.sync.properties import (
     DESCRIPTION_HASH_PROPERTY,
     OWNER_PROPERTY,
     TYPE_PROPERTY,
+    UNTYPED,
 )
 
 __all__ = ["field_row", "read_back_fields", "sync_fields"]
@@ -173,12 +174,21 @@ def field_row(
             AdditionalProperty.many(
                 [(OWNER_PROPERTY, owner)]
                 + ([(DESCRIPTION_HASH_PROPERTY, text_hash(description))] if description else [])
-                + ([(TYPE_PROPERTY, type_)] if type_ else [])
+                + _type_stamp(type_, new=stored is None)
             )
             if owned and owner
             else None
         ),
     )
+
+
+def _type_stamp(type_: str | None, *, new: bool) -> list[tuple[str, str]]:
+    """The ``openLineageFieldType`` of a row of the job's own field: the type it writes, or
+    ``UNTYPED`` for a field it creates without one; none when it sends no type to a field it
+    wrote before (the stamp there stays)."""
+    if type_:
+        return [(TYPE_PROPERTY, type_)]
+    return [(TYPE_PROPERTY, UNTYPED)] if new else []
 
 
 def read_back_fields(ctx: SyncContext, index: CatalogIndex, wanted: set[tuple[str, str]]) -> None:

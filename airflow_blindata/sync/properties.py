@@ -24,6 +24,7 @@ __all__ = [
     "SQL_HASH_PROPERTY",
     "STORE_PROPERTY",
     "TYPE_PROPERTY",
+    "UNTYPED",
     "retyped",
     "values_of",
 ]
@@ -43,7 +44,10 @@ no longer hashes to it was edited by a person, and is kept."""
 TYPE_PROPERTY = "openLineageFieldType"
 """The type the job wrote on a field it owns: a stored type that is no longer it was changed by a
 crawler of the store or a person (``VARCHAR(255)`` where the schema facet says ``string``), and
-is kept, as a person's description is."""
+is kept, as a person's description is. A field the job created without a type is stamped
+``UNTYPED``: a type a crawler gives it later is kept too."""
+UNTYPED = "(none)"
+"""The ``openLineageFieldType`` of a field the job created without a type (no type is named so)."""
 SQL_HASH_PROPERTY = "openLineageSqlHash"
 SQL_DIALECT_PROPERTY = "openLineageSqlDialect"
 JOB_SCOPE_PROPERTY = "openLineageJobScope"

@@ -577,6 +577,41 @@ def test_a_field_type_a_crawler_changed_on_an_entity_the_job_created_is_kept(
         assert report.counters.get("fieldTypesKeptRetyped") == 1
 
 
+def test_a_type_a_crawler_gave_a_field_the_job_created_without_one_is_kept(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """A review: a field the job created without a type carried no type stamp, and a type a
+    crawler gave it was replaced by the producer's first one. It is stamped ``(none)``."""
+    job = definition()
+    first = snapshot(plan_for(client, _daily(field("total")), job), client, job)
+    assert first.status == "success", first.render()
+    daily = entity(emulator, "daily")
+    total = fields_of(emulator, daily["uuid"])["total"]
+    assert props(total)["openLineageFieldType"] == ["(none)"]
+    stored = client.api.physical_fields.get(total["uuid"])
+    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+
+    next_second(emulator)
+    report = snapshot(plan_for(client, _daily(field("total", "decimal")), job), client, job)
+
+    assert report.status == "success", report.render()
+    assert fields_of(emulator, daily["uuid"])["total"]["type"] == "NUMBER(38,2)"
+    assert report.counters.get("fieldTypesKeptRetyped") == 1
+
+
+def test_a_field_the_job_created_without_a_type_takes_the_producers_first_one(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Nobody typed it since: the producer's type lands, and is stamped."""
+    job = definition()
+    for type_ in (None, "decimal"):
+        next_second(emulator)
+        report = snapshot(plan_for(client, _daily(field("total", type_)), job), client, job)
+        assert report.status == "success", report.render()
+    total = fields_of(emulator, entity(emulator, "daily")["uuid"])["total"]
+    assert (total["type"], props(total)["openLineageFieldType"]) == ("decimal", ["decimal"])
+
+
 def test_a_field_type_stored_in_another_case_is_the_one_the_job_wrote() -> None:
     """Blindata may give a type back in another case than it was sent: that is no retyping."""
     from airflow_blindata.sync.lookup import StoredField
