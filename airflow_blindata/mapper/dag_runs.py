@@ -36,9 +36,13 @@ def with_dag_runs_under_way(fold: Fold) -> Fold:
 
 
 def _run_before(job: JobFold, fold: Fold) -> str | None:
-    """For a mapped task whose latest completed group's DAG run has not ended, the run of its
-    DAG that started last before that one (DAG runs may overlap); ``None`` otherwise."""
-    group = job.latest_completed_group
+    """For a mapped task whose latest completed group's DAG run (none completed: its latest
+    run's) has not ended, the run of its DAG that started last before that one (DAG runs may
+    overlap); ``None`` otherwise. Of a task none of whose instances completed yet, those of the
+    DAG run before that have not run in the one going on keep their lineage as it goes on
+    (``JobFold.never_completed_instances``; a review: every instance failed in a DAG run, and
+    the next one's first instance made the others' flows go, and come back)."""
+    group = job.latest_completed_group or ([job.latest] if job.latest is not None else [])
     if not group or not any(run.map_index is not None and run.map_index >= 0 for run in group):
         return None
     latest = group[-1]

@@ -583,6 +583,20 @@ DAG_RUN_2_GOES_ON = [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 
             [range(2), range(2), range(2)],
         ),
         (
+            "and when no instance has completed yet",
+            [
+                [
+                    dag_event(1, "START", 0),
+                    *instance_run(1, 0, "FAIL", 1, "out_0"),
+                    *instance_run(1, 1, "FAIL", 3, "out_1"),
+                    dag_event(1, "FAIL", 9),
+                ],
+                [dag_event(2, "START", 10), *instance_run(2, 0, "COMPLETE", 11, "out_0")[:1]],
+                instance_run(2, 0, "FAIL", 11, "out_0")[1:],
+            ],
+            [range(2), range(2), range(2)],
+        ),
+        (
             "as a stand-in of a DAG run that failed does",
             [dag_run_1("COMPLETE", "FAIL"), DAG_RUN_2_GOES_ON],
             [range(2), range(2)],
