@@ -201,6 +201,14 @@ def airflow_instances(day: int, states: dict[int, str]) -> list[dict[str, Any]]:
     return kept
 
 
+def later(events: list[dict[str, Any]], *, minutes: int) -> list[dict[str, Any]]:
+    """``events``, each ``minutes`` later (in place)."""
+    for event in events:
+        moment = datetime.fromisoformat(event["eventTime"]) + timedelta(minutes=minutes)
+        event["eventTime"] = moment.isoformat()
+    return events
+
+
 @pytest.mark.parametrize(
     "arrivals",
     [
@@ -234,11 +242,8 @@ def test_an_instance_that_failed_keeps_its_lineage_from_snapshot_to_snapshot(
     with open_store(store_url) as store:
         history: list[dict[str, Any]] = []
         for day, states in enumerate(arrivals):
-            arrived = airflow_instances(min(day, 1), states)
-            for event in arrived:  # a later arrival of the same DAG run comes later in time
-                event["eventTime"] = (
-                    datetime.fromisoformat(event["eventTime"]) + timedelta(minutes=day)
-                ).isoformat()
+            # a later arrival of the same DAG run comes later in time
+            arrived = later(airflow_instances(min(day, 1), states), minutes=day)
             history += arrived
             store.append_many(json.dumps(event) for event in arrived)
             planned = plan_from_store(store, definition())
@@ -528,11 +533,8 @@ def test_an_instance_that_never_completed_is_described_by_its_own_run(
     with open_store(store_url) as store:
         history: list[dict[str, Any]] = []
         for step, states in enumerate(arrivals):
-            arrived = airflow_instances(0, states)
-            for event in arrived:  # the same DAG run, each arrival later in time
-                event["eventTime"] = (
-                    datetime.fromisoformat(event["eventTime"]) + timedelta(minutes=step)
-                ).isoformat()
+            # the same DAG run, each arrival later in time
+            arrived = later(airflow_instances(0, states), minutes=step)
             history += arrived
             store.append_many(json.dumps(event) for event in arrived)
             planned = plan_from_store(store, definition())

@@ -547,6 +547,12 @@ def test_a_field_description_the_job_wrote_is_rewritten_when_the_producer_change
 # -- a field type a crawler changed on an entity the job created ---------------------------------
 
 
+def retyped_by_a_crawler(client: BlindataClient, stored_field: dict[str, Any]) -> None:
+    """A crawler of the store gives the field the store's type."""
+    stored = client.api.physical_fields.get(stored_field["uuid"])
+    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+
+
 def test_a_field_type_a_crawler_changed_on_an_entity_the_job_created_is_kept(
     client: BlindataClient, emulator: Any
 ) -> None:
@@ -563,8 +569,7 @@ def test_a_field_type_a_crawler_changed_on_an_entity_the_job_created_is_kept(
     daily = entity(emulator, "daily")
     total = fields_of(emulator, daily["uuid"])["total"]
     assert props(total)["openLineageFieldType"] == ["decimal"]
-    stored = client.api.physical_fields.get(total["uuid"])
-    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+    retyped_by_a_crawler(client, total)
 
     for facet_type in ("decimal", "numeric"):
         next_second(emulator)
@@ -588,8 +593,7 @@ def test_a_type_a_crawler_gave_a_field_the_job_created_without_one_is_kept(
     daily = entity(emulator, "daily")
     total = fields_of(emulator, daily["uuid"])["total"]
     assert props(total)["openLineageFieldType"] == ["(none)"]
-    stored = client.api.physical_fields.get(total["uuid"])
-    client.api.physical_fields.update(stored.model_copy(update={"type": "NUMBER(38,2)"}))
+    retyped_by_a_crawler(client, total)
 
     next_second(emulator)
     report = snapshot(plan_for(client, _daily(field("total", "decimal")), job), client, job)

@@ -770,8 +770,8 @@ def _fold_job(
     for design in (event for event in designs if event.event_time == latest):
         _add_inputs(inputs, design.inputs)
         _add_outputs(outputs, design.outputs)
-    started: set[str] = set()  # folded for their outline: ``_latest_started``
-    if whole is not None:
+    started: set[str] = set()  # folded for their outline: ``_latest_started``, of events
+    if whole is not None:  # (a run's first event is its earliest: ``_started_key``)
         last_two = heapq.nlargest(2, runs, key=lambda run_id: (runs[run_id][0].event_time, run_id))
         started = set(last_two)
     folded = [
@@ -996,7 +996,7 @@ def _started_key(run: RunFold) -> tuple[datetime, str]:
 
 def _outline(run: RunFold) -> RunFold:
     """A run without its facets and datasets: its state, times, parent and map index, all that
-    ``_group`` reads of a run that did not complete."""
+    ``_group`` reads of a run that did not complete, and ``dag_runs`` of a DAG's run."""
     return replace(
         run,
         run_facets={},
@@ -1105,8 +1105,9 @@ def _kept_runs(
 ) -> list[RunFold]:
     """The latest run and the latest completed one whole, and those of ``hold`` (runs that go on
     in events still to come: ``fold.slices``); of the others what ``retain`` keeps, and of a run
-    that may call for a stand-in later its outline (``_pending``). (A job's runs have distinct
-    ids.) ``whole``: ``_whole_runs(runs)`` when the caller has it already."""
+    that may call for a stand-in later (``_pending``) or that tells a DAG's run before the one
+    going on (``_latest_started``) its outline. (A job's runs have distinct ids.) ``whole``:
+    ``_whole_runs(runs)`` when the caller has it already."""
     whole = (_whole_runs(runs) if whole is None else whole) | hold
     outlined = _pending(runs) | _latest_started(runs)
     kept: list[RunFold] = []
