@@ -114,10 +114,11 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _open_store(url: str | None) -> Any:
+def _open_store(url: str | None, *, create: bool = False) -> Any:
+    """The store at ``url``; only ``ingest`` creates one (a mistyped path is said, not made)."""
     from airflow_blindata.store import open_store
 
-    return open_store(url)
+    return open_store(url, create=create)
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -126,7 +127,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
     total, failed = AppendCounts(), False
     try:
-        with _open_store(args.store) as store:
+        with _open_store(args.store, create=True) as store:
             for path in args.files:
                 try:
                     counts = store.append_many(read_event_file(path), source="ingest")

@@ -355,5 +355,5 @@ def plan_store(
     from airflow_blindata.plans.store import plan_from_store
     from airflow_blindata.store import open_store
 
-    with open_store(store_url) as store:
+    with open_store(store_url, create=False) as store:
         return plan_from_store(store, definition, known_systems, keep=False)

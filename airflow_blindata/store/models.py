@@ -26,6 +26,7 @@ __all__ = [
     "QuarantinedEvent",
     "RetentionResult",
     "StoreError",
+    "StoreMissingError",
     "StoreSchemaError",
     "StoreStats",
     "StoreURLError",
@@ -41,6 +42,11 @@ class StoreError(Exception):
 
 class StoreURLError(StoreError, ValueError):
     """The store URL names no registered store, or carries an option the store does not know."""
+
+
+class StoreMissingError(StoreError):
+    """A reader asked for a SQLite store whose file does not exist (``open_store(create=False)``):
+    a mistyped path must not become an empty store that shows "nothing captured"."""
 
 
 class StoreUnavailableError(StoreError):

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from airflow_blindata.options import blindata_home, store_url
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 from .base import EventStore
-from .models import StoreURLError
+from .models import StoreMissingError, StoreURLError
 
 __all__ = [
     "AIRFLOW_CONN_SCHEME",
@@ -93,6 +93,25 @@ def _anchored(url: str) -> str:
     return url
 
 
+def _refuse_missing_file(url: str) -> None:
+    try:
+        database = make_url(url).database
+    except (ValueError, ArgumentError):
+        return  # the factory says what it cannot read
+    if not database or database == ":memory:":
+        return
+    try:
+        path = Path(database).expanduser()
+    except RuntimeError:  # ``~nosuchuser``: the factory says so
+        return
+    if not path.exists():
+        raise StoreMissingError(
+            f"there is no event store at {path}: no event was captured into it. Capture "
+            "creates it with the first event; if events were captured, they went to another "
+            "store, and [blindata] store_url (or --store) must name the one capture writes to"
+        )
+
+
 def _scheme(url: str) -> str:
     scheme, separator, _ = url.partition("://")
     if not separator:
@@ -150,15 +169,21 @@ def _connection_url(conn_id: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
-def open_store(url: str | None = None) -> EventStore:
-    """Open the store at ``url`` (see the module docstring); connects lazily, on first use."""
+def open_store(url: str | None = None, *, create: bool = True) -> EventStore:
+    """Open the store at ``url`` (see the module docstring); connects lazily, on first use.
+
+    A SQLite store is created where it is first opened. Readers pass ``create=False``: a SQLite
+    file that does not exist is then ``StoreMissingError``, not a new empty store (the Blindata
+    page of a mistyped ``store_url`` showed "nothing captured", and left the file behind)."""
     url = url or configured_store_url() or default_store_url()
     scheme = _scheme(url)
     if scheme == AIRFLOW_CONN_SCHEME:
         conn_id = url.partition("://")[2].strip("/")
         if not conn_id:
             raise StoreURLError("airflow-conn:// needs a connection id: airflow-conn://<conn_id>")
-        return open_store(_connection_url(conn_id))
+        return open_store(_connection_url(conn_id), create=create)
+    if not create and scheme == "sqlite":
+        _refuse_missing_file(url)
     factory = _FACTORIES.get(scheme)
     if factory is None:
         known = ", ".join(sorted([*_FACTORIES, AIRFLOW_CONN_SCHEME]))

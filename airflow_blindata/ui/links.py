@@ -69,7 +69,7 @@ def _captured(namespace: str, name: str) -> bool:
 
     from .access import AIRFLOW_SOURCES
 
-    with open_store(configured_store_url() or default_store_url()) as store:
+    with open_store(configured_store_url() or default_store_url(), create=False) as store:
         if not isinstance(store, SqlEventStore):
             return False
         return bool(overview.job_sources(store, namespace, name) & AIRFLOW_SOURCES)

@@ -126,7 +126,7 @@ def excerpt(raw: str) -> str:
 @contextmanager
 def _store() -> Iterator[SqlEventStore]:
     try:
-        store: EventStore = open_store(_store_url())
+        store: EventStore = open_store(_store_url(), create=False)
     except StoreError as error:
         raise UnreadableStoreError(_clean(str(error))) from error
     try:

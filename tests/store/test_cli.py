@@ -55,6 +55,26 @@ def test_ingest_refuses_a_bad_store(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "no event store for mysql://" in err and "pw" not in err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["store", "stats"],
+        ["store", "quarantine"],
+        ["store", "forget-job", "ns", "job"],
+        ["plan", "--definition", "tests/fixtures/job-definitions/example.yaml"],
+    ],
+)
+def test_a_command_that_reads_the_store_says_it_is_missing_and_makes_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    missing = tmp_path / "typo" / "events.db"
+
+    assert main([*command, "--store", f"sqlite:///{missing}"]) == 2
+
+    assert f"there is no event store at {missing}" in capsys.readouterr().err
+    assert not missing.parent.exists()
+
+
 def test_store_stats_and_quarantine(
     tmp_path: Path, sqlite_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

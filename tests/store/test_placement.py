@@ -47,6 +47,8 @@ def test_a_postgres_store_is_never_warned_of(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_store_stats_warns_of_a_sqlite_store_on_a_celery_deployment(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'events.db'}"
+    with open_store(url) as store:  # ``store stats`` reads a store, it makes none
+        store.stats()
     env = {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor"}
     done = subprocess.run(
         [str(BIN / "airflow-blindata"), "store", "stats", "--store", url],

@@ -74,6 +74,20 @@ def test_the_store_url_is_shown_without_its_password(
     assert 'id="problem"' in response.text
 
 
+@pytest.mark.parametrize("path", ["/", "/syncs", "/lands"])
+def test_a_store_url_naming_no_file_is_said_and_no_store_is_made(
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    missing = tmp_path / "typo" / "events.db"
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", f"sqlite:///{missing}")
+
+    response = admin.get(path)
+
+    assert response.status_code == 503
+    assert f"there is no event store at {missing}" in response.text
+    assert not missing.parent.exists()
+
+
 def test_syncs_list_the_history_and_group_the_gaps(admin: Any) -> None:
     page = admin.get("/syncs").text
 
