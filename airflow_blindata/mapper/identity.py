@@ -1049,7 +1049,17 @@ def entity_name(
             # next one, or the dataset's own name, decides; the dataset is not lost for it
             continue
         return EntityName(linked.schema, linked.name, "symlink", linked.database, link_namespace)
-    return _as_it_is(name, reading.case)
+    return _as_it_is(_with_key_prefix(namespace, name), reading.case)
+
+
+def _with_key_prefix(namespace: str, name: str) -> str:
+    """The name of an object store's dataset with the path its namespace carries in front
+    (``gs://lake/raw`` + ``orders`` is ``raw/orders``, as ``gs://lake`` + ``raw/orders`` is):
+    the dataset lands on the bucket's System (``object_store_root``), where a name without the
+    path would merge ``raw/orders`` and ``curated/orders`` into one entity. Any other name as
+    it is."""
+    prefix = _namespace_path(namespace) if is_object_store(namespace) else ""
+    return f"{prefix}/{name.lstrip('/')}" if prefix else name
 
 
 def filled_database(

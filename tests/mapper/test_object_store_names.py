@@ -355,6 +355,60 @@ def test_only_s3_has_the_folder_profile_by_default() -> None:
     assert where("s3://sales", "raw/orders.v2") == ("raw", "orders.v2")
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name", "expected"),
+    [
+        ("gs://lake/raw", "orders", (None, "raw/orders")),
+        ("gs://lake", "raw/orders", (None, "raw/orders")),
+        ("gs://lake/raw/", "/orders", (None, "raw/orders")),
+        ("abfss://raw@lake.dfs.core.windows.net/curated", "orders", (None, "curated/orders")),
+        ("hdfs://nn:8020/warehouse", "sales/orders", (None, "warehouse/sales/orders")),
+        ("file:///data", "orders.csv", (None, "data/orders.csv")),
+        ("gs://lake", "orders", (None, "orders")),
+    ],
+)
+def test_a_name_kept_whole_keeps_its_namespace_s_path_as_its_key_prefix(
+    namespace: str, name: str, expected: Where
+) -> None:
+    """Seed 000 keeps a ``gs://`` or ``hdfs://`` name whole; the naming specification names
+    the object by the namespace's path and the name together. Without the path, ``raw/orders``
+    and ``curated/orders`` of one bucket were one entity, and the flow between them a loop."""
+    assert where(namespace, name) == expected
+
+
+def test_a_producer_with_a_base_location_keeps_its_tables_and_their_lineage_apart() -> None:
+    """Spark writing ``orders`` under two base locations of one container whose crawler's
+    System is stamped: three entities on that System, two flows (a probe: one entity, no flow,
+    no gap)."""
+    container = "abfss://raw@lake.dfs.core.windows.net"
+    events = [
+        run_event(
+            "land",
+            inputs=[dataset("orders", f"{container}/landing")],
+            outputs=[dataset("orders", f"{container}/curated")],
+        ),
+        run_event(
+            "publish",
+            inputs=[dataset("orders", f"{container}/curated")],
+            outputs=[dataset("mart/orders", container)],
+        ),
+    ]
+
+    crawled = KnownSystem("ADLS raw", "u1", ((NAMESPACE_PROPERTY, container),))
+
+    plan = build(events, definition(), [crawled])
+
+    assert entities(plan) == {
+        ("ADLS raw", None, "landing/orders"),
+        ("ADLS raw", None, "curated/orders"),
+        ("ADLS raw", None, "mart/orders"),
+    }
+    assert {(f.source.entity.name, f.target.entity.name) for f in plan.flows} == {
+        ("landing/orders", "curated/orders"),
+        ("curated/orders", "mart/orders"),
+    }
+
+
 # -- the datasets Airflow's own OpenLineage code names --------------------------------------------
 
 
