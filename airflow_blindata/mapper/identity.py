@@ -1125,11 +1125,21 @@ def _database_of_source(namespace: str, uri: str) -> str | None:
     if "://" not in text:
         return None
     server = normalize_namespace(namespace)
-    source = normalize_namespace(text)
-    if not source.startswith(server + "/"):
-        return None
-    # a JDBC URL's parameters after ``;`` are no part of it; an encoded ``/`` names no database
-    database = unquote(source[len(server) + 1 :].split("/", 1)[0].split(";", 1)[0]).strip()
+    scheme, _, rest = text.partition("://")
+    if scheme.split("+", 1)[0].strip().lower() == "mssql":
+        # SQLAlchemy's URL of SQL Server (``mssql+pyodbc://host/dwh``, as Great Expectations
+        # names its data source): the path is the database, where a namespace's path is the
+        # named instance (openlineage-java's ``sqlserver://host/X``)
+        authority, _, path = rest.split("?", 1)[0].partition("/")
+        if normalize_namespace(f"mssql://{authority}") != server:
+            return None
+        database = unquote(path.split("/", 1)[0]).strip()
+    else:
+        source = normalize_namespace(text)
+        if not source.startswith(server + "/"):
+            return None
+        # a JDBC URL's parameters after ``;`` are no part of it; an encoded ``/`` names none
+        database = unquote(source[len(server) + 1 :].split("/", 1)[0].split(";", 1)[0]).strip()
     # a name no database has (an encoded ``/``, a control character, ``..``, bytes not UTF-8)
     unreadable = (
         "/" in database

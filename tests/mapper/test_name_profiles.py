@@ -728,6 +728,17 @@ MSSQL_PROFILE = {"pattern": "mssql://*", "nameProfile": "mssql", "defaultSchema"
             [],
             ("pg prod", "public", "orders"),
         ),
+        # the same on SQL Server: SQLAlchemy's URL names the database by its path, where a
+        # namespace's path names an instance (a probe: read as one, the checks landed nowhere)
+        (
+            dataset(
+                "dbo.orders",
+                "mssql+pyodbc://sql01",
+                facets=builders.data_source_facet("ge", "mssql+pyodbc://u:pw@SQL01/dwh?x=1"),
+            ),
+            [MSSQL_PROFILE],
+            ("sql dwh", "dbo", "orders"),
+        ),
         # SQL Server's databases are named without case; the declared default schema
         (dataset("STAGING.Customers", MSSQL), [MSSQL_PROFILE], ("sql staging", "dbo", "Customers")),
         (dataset("dwh.dbo.Customers", MSSQL), [MSSQL_PROFILE], ("sql dwh", "dbo", "Customers")),
