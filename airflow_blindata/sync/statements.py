@@ -157,6 +157,10 @@ def sync_statements(
             ctx.report.fail(KIND, state.label, str(exc))
         return
     by_routine = {s.routine.uuid: s for s in listed if s.routine and s.routine.uuid}
+    unattributed: dict[str, list[QueryStatement]] = defaultdict(list)
+    for listed_statement in listed:
+        if listed_statement.uuid and not _routine_of(listed_statement):
+            unattributed[listed_statement.name or ""].append(listed_statement)
     schemas = _default_schemas(plan)
     targets = _written_tables(plan)
     ctx.progress.start("statements", len(routines))
@@ -170,6 +174,8 @@ def sync_statements(
             default_schema=schemas.get(state.planned.job),
             dialect=state.planned.dialect,
         )
+        if statement is None and unattributed.get(wanted.name or ""):
+            statement = _unattributed(ctx, state.label, wanted, unattributed[wanted.name or ""])
         submit = _bring_in_line(ctx, state, statement, wanted)
         if submit is not None:
             _submit(ctx, state, submit)
@@ -228,11 +234,34 @@ def _bring_in_line(
 
 
 def _find(ctx: SyncContext, wanted: QueryStatement) -> QueryStatement | None:
-    """The statement of ``wanted``'s routine in its bucket, as Blindata holds it."""
+    """The statement of ``wanted``'s routine in its bucket, as Blindata holds it: one that names
+    the routine, else the only one of its name the listing asked for that routine gives
+    without naming any (``_unattributed``)."""
     bucket = wanted.query_bucket.uuid if wanted.query_bucket else None
     routine = wanted.routine.uuid if wanted.routine else None
-    listed = ctx.client.api.statements.list(bucketUuid=bucket, routineUuid=routine)
-    return next((s for s in listed if s.uuid and s.routine and s.routine.uuid == routine), None)
+    listed = list(ctx.client.api.statements.list(bucketUuid=bucket, routineUuid=routine))
+    found = next((s for s in listed if s.uuid and _routine_of(s) == routine), None)
+    if found is not None:
+        return found
+    named = [s for s in listed if s.uuid and not _routine_of(s) and s.name == wanted.name]
+    return named[0] if len(named) == 1 else None
+
+
+def _routine_of(statement: QueryStatement) -> str | None:
+    return statement.routine.uuid if statement.routine and statement.routine.uuid else None
+
+
+def _unattributed(
+    ctx: SyncContext, label: str, wanted: QueryStatement, named: list[QueryStatement]
+) -> QueryStatement | None:
+    """The statement of ``wanted``'s routine among those of its name that the bucket's listing
+    gave without their routine: the contract names ``routine`` in what is sent, not in what a
+    listing answers, and a statement not found is created again at every snapshot (with the
+    flows of its analysis). The only one of its name in the bucket is it; of several (routines
+    of one name in two Systems), the one the listing by routine gives."""
+    if len(named) == 1:
+        return named[0]
+    return ctx.attempt(KIND, label, lambda: _find(ctx, wanted))
 
 
 def _submit(ctx: SyncContext, state: RoutineState, uuid: str) -> None:

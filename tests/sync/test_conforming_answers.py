@@ -426,6 +426,25 @@ def test_a_check_disabled_from_a_summary_listing_keeps_what_the_listing_left_out
     assert [c["enabled"] for code, c in stored.items() if code.endswith("b_ok")] == [False]
 
 
+def test_statements_listed_without_their_routine_are_found_again_not_created_again(
+    emulator: Any,
+) -> None:
+    """The contract names a statement's ``routine`` in what is sent, not in what a listing
+    answers: a Blindata that leaves it out got a new statement, and the flows of its analysis,
+    for every routine at every snapshot (a probe: 47, 94, 141 statements)."""
+    job = definition()
+    with client_of(emulator) as blindata:
+        first = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+    before = counts(emulator)
+    assert first.counters["statementsCreated"] == before[Kind.STATEMENT] > 0
+
+    with client_of(emulator, SummaryListings(("routine",))) as blindata:
+        again = snapshot(plan_for(blindata, dbt_events(), job), blindata, job)
+
+    assert again.counters.get("statementsCreated", 0) == 0, again.render()
+    assert counts(emulator) == before
+
+
 class BucketsWithoutSystems(httpx.HTTPTransport):
     """A Blindata that lists query buckets without their Systems (a listing may leave out what
     the contract does not require of it); with ``nor_by_uuid``, reading one by uuid too."""
