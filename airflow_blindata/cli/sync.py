@@ -110,7 +110,7 @@ def add_sync_commands(commands: Any) -> None:
     report = commands.add_parser("report", help="print the last sync reports of a definition")
     which = report.add_mutually_exclusive_group(required=True)
     which.add_argument("--definition", help="the job definition (YAML or JSON)")
-    which.add_argument("--uuid", help="or the definition uuid")
+    which.add_argument("--uuid", type=_definition_uuid, help="or the definition uuid")
     report.add_argument("--store", help="event store URL (default: the configured store)")
     report.add_argument("--kind", choices=["snapshot", "light", "cleanup"], help="only this kind")
     report.add_argument("--limit", type=int, default=DEFAULT_REPORTS, help="how many (5)")
@@ -266,6 +266,16 @@ def _show(reports: list[RunReport], *, as_json: bool, out: TextIO | None = None)
     print("\n".join(report.render() for report in reports), end="", file=out)
 
 
+def _definition_uuid(text: str) -> str:
+    """A definition uuid in any spelling, as the definition keeps it (lower case)."""
+    from airflow_blindata.definition import canonical_uuid
+
+    try:
+        return canonical_uuid(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _report(args: argparse.Namespace) -> int:
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.store import StoreError, open_store
@@ -273,7 +283,7 @@ def _report(args: argparse.Namespace) -> int:
 
     try:
         uuid = args.uuid or JobDefinition.load(args.definition).uuid
-        with answer_only_on_stdout(), open_store(args.store) as store:
+        with answer_only_on_stdout(), open_store(args.store, create=False) as store:
             reports = history(store, uuid, kind=args.kind, limit=args.limit)
     except (JobDefinitionError, StoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

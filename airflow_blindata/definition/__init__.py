@@ -37,6 +37,7 @@ from airflow_blindata.definition.model import (
     SystemPolicy,
     SystemRef,
     SystemSubtype,
+    canonical_uuid,
     matches_pattern,
 )
 
@@ -67,5 +68,6 @@ __all__ = [
     "SystemPolicy",
     "SystemRef",
     "SystemSubtype",
+    "canonical_uuid",
     "matches_pattern",
 ]

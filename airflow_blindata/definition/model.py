@@ -66,6 +66,7 @@ __all__ = [
     "SystemPolicy",
     "SystemRef",
     "SystemSubtype",
+    "canonical_uuid",
     "matches_pattern",
 ]
 
@@ -167,8 +168,9 @@ def _check_text(text: str) -> str:
     return text
 
 
-def _canonical_uuid(text: str) -> str:
-    """Canonical lowercase form, so that one definition always stamps the same owner."""
+def canonical_uuid(text: str) -> str:
+    """Canonical lowercase form, so that one definition always stamps the same owner (and is
+    found under any spelling: ``report --uuid``, the Blindata page's ``?definition=``)."""
     try:
         return str(UUID(text))
     except ValueError:
@@ -211,7 +213,7 @@ def _check_query_bucket_name(template: str) -> str:
 
 Pattern = Annotated[str, AfterValidator(_check_pattern)]
 Text = Annotated[str, AfterValidator(_check_text)]
-Uuid = Annotated[str, AfterValidator(_canonical_uuid)]
+Uuid = Annotated[str, AfterValidator(canonical_uuid)]
 Days = Annotated[StrictInt, Field(ge=1, le=MAX_RETENTION_DAYS)]
 
 

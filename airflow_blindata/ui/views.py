@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from airflow_blindata.definition import canonical_uuid
 from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.report import ordered_gaps
 from airflow_blindata.options import blindata_home, lost_events_file, ui_job_definition
@@ -368,7 +369,7 @@ def syncs_page(
     task of a DAG the user may read (the sync DAG's), never the command's."""
     with _store() as store:
         known = overview.definitions(store)
-        chosen = definition or (known[0].definition_uuid if known else None)
+        chosen = _as_kept(definition) or (known[0].definition_uuid if known else None)
         entries, next_before = (
             overview.history_page(store, chosen, before=_bounded(before), limit=PAGE_SIZE)
             if chosen
@@ -394,6 +395,16 @@ def syncs_page(
         "glance": glance,
         "admin": access.admin,
     }
+
+
+def _as_kept(definition: str | None) -> str | None:
+    """A definition uuid asked for in any spelling, as the history keeps it (lower case)."""
+    if not definition:
+        return None
+    try:
+        return canonical_uuid(definition.strip())
+    except ValueError:
+        return definition  # no definition's: its history is empty, as the page says
 
 
 def job_readable(access: Access, namespace: str, name: str) -> bool:

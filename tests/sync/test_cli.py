@@ -85,6 +85,12 @@ def test_snapshot_cleanup_and_report_from_the_command_line(
     )
     (snapshot,) = json.loads(capsys.readouterr().out)
     assert snapshot["status"] == "success"
+    # any spelling of the uuid, as the definition itself takes it; a non-uuid is refused
+    assert main(["report", "--uuid", f" {DEFINITION_UUID.upper()}", "--store", setup["store"]]) == 0
+    assert "Blindata snapshot" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["report", "--uuid", DEFINITION_UUID[:8], "--store", setup["store"]])
+    assert "must be a UUID" in capsys.readouterr().err
     with open_store(setup["store"]) as store:
         records = store.sync_history(DEFINITION_UUID)
     # the page marks the command's runs apart from the sync DAG's, with the Blindata they used

@@ -109,6 +109,14 @@ def test_syncs_are_paged(admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert history_rows(second) == 5 and "Older runs" not in second
 
 
+def test_a_definition_asked_for_in_upper_case_shows_its_syncs(admin: Any) -> None:
+    """The docs: a definition uuid is accepted in any spelling and kept in lower case."""
+    lower = admin.get(f"/syncs?definition={DEFINITION}").text
+    upper = admin.get(f"/syncs?definition={DEFINITION.upper()}").text
+
+    assert history_rows(upper) == history_rows(lower) > 0
+
+
 def test_a_record_shows_the_report_as_the_task_log_does(admin: Any) -> None:
     page = admin.get("/syncs/1").text
 
