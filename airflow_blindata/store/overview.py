@@ -194,6 +194,24 @@ def history_entry(store: SqlCore, record_id: int) -> HistoryEntry | None:
     return _entry(row) if row is not None else None
 
 
+def history_of_run(store: SqlCore, run_id: str, *, limit: int = 50) -> list[HistoryEntry]:
+    """The newest records whose report names ``run_id`` (an Airflow DAG run's id, in its
+    origin), newest first: what a DAG run's tasks synced, failed runs included (they return no
+    XCom). The history has no column for it: the report's text is searched, and the caller
+    checks the origin it parses."""
+    store._ensure_schema()
+    history = store._tables.sync_history
+    query = (
+        select(history)
+        .where(history.c.report.contains(json.dumps(run_id, ensure_ascii=False), autoescape=True))
+        .order_by(history.c.id.desc())
+        .limit(limit)
+    )
+    with store._guard("reading the sync history"), store._reading() as conn:
+        rows = conn.execute(query).all()
+    return [_entry(row) for row in rows]
+
+
 @dataclass(frozen=True, slots=True)
 class LastEvent:
     """The newest event the store received: when, from which source, of which job."""

@@ -456,6 +456,26 @@ def record_page(record_id: int) -> dict[str, Any] | None:
 
 
 def run_page(dag_id: str, run_id: str) -> list[tuple[str, RunReport]]:
+    """The Blindata report of each task of the DAG run, by task: the one it returned (an XCom),
+    else the newest the sync history holds of it. A task that failed, or whose cleanup was
+    refused, returns none: the tab said no task synced, on the runs it is opened for."""
+    found = dict(_returned_reports(dag_id, run_id))
+    try:
+        with _store() as store:
+            recorded = overview.history_of_run(store, run_id)
+    except UnreadableStoreError:
+        recorded = []  # the returned reports still show; the page says why elsewhere
+    for entry in recorded:
+        report = _report(entry.record.report)
+        origin = report.origin if report else None
+        if report is None or origin is None or origin.task_id is None:
+            continue
+        if (origin.dag_id, origin.run_id) == (dag_id, run_id):
+            found.setdefault(origin.task_id, report)  # the newest first
+    return sorted(found.items())
+
+
+def _returned_reports(dag_id: str, run_id: str) -> list[tuple[str, RunReport]]:
     """The Blindata reports among the XComs the DAG run's tasks returned, by task."""
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session

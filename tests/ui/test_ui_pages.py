@@ -359,7 +359,33 @@ def test_a_run_without_a_report_says_so(admin: Any, monkeypatch: pytest.MonkeyPa
 
     page = admin.get("/runs/blindata_sync/manual__1").text
 
-    assert "No task of this run returned a Blindata report" in page
+    assert "No task of this run synced with Blindata" in page
+
+
+def test_a_run_whose_sync_failed_shows_the_failure_its_task_returned_no_report_of(
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot that failed (Blindata unreachable) returns no XCom: the tab said that no task
+    synced, on the very runs an admin opens it for (a probe). The sync history has the record."""
+    from airflow_blindata.ui import views
+
+    from .seed import SYNC_DAG, record_snapshot, scheduled_run, snapshot_report
+
+    url = f"sqlite:///{tmp_path / 'failed.db'}"
+    seed(url, events=0, syncs=1)
+    failed = snapshot_report(2)  # the sync DAG's run scheduled_run(2)
+    failed.status, failed.message = "failed", "Cannot reach Blindata at https://bd.example"
+    with open_store(url) as store:
+        record_snapshot(store, failed, status="failed")
+    monkeypatch.setenv("AIRFLOW__BLINDATA__STORE_URL", url)
+    monkeypatch.setattr(views, "_returned_reports", lambda dag_id, run_id: [])
+
+    page = admin.get(f"/runs/{SYNC_DAG}/{quote(scheduled_run(2), safe='')}").text
+    other = admin.get(f"/runs/{SYNC_DAG}/{quote(scheduled_run(4), safe='')}").text
+
+    assert "Task snapshot" in page
+    assert "Cannot reach Blindata at https://bd.example" in page
+    assert "No task of this run synced" in other
 
 
 def test_a_run_report_reads_airflow_s_database_off_the_event_loop(
