@@ -176,7 +176,8 @@ def lost_events_path(configured: str | None = None) -> Path:
 
 
 def count_lost_events(path: Path | None = None) -> int:
-    """How many events the lost-events file holds (0 when there is none)."""
+    """How many events the lost-events file holds (0 when there is none); ``OSError`` when it
+    cannot be read (a directory: capture cannot write there either)."""
     path = path or lost_events_path()
     try:
         with path.open("rb") as lines:

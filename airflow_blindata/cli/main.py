@@ -166,7 +166,15 @@ def _store_stats(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    lost = count_lost_events(lost_path)
+    try:
+        lost: int | None = count_lost_events(lost_path)
+    except OSError as exc:
+        lost = None
+        print(
+            f"warning: the lost-events file {lost_path} cannot be read "
+            f"({exc.strerror or type(exc).__name__}): an event the store refuses is lost",
+            file=sys.stderr,
+        )
     if placement:
         print(f"warning: {placement}", file=sys.stderr)
     if args.format == "json":
@@ -183,7 +191,7 @@ def _store_stats(args: argparse.Namespace) -> int:
         ("quarantined", str(stats.quarantined)),
         ("sync records", str(stats.sync_records)),
         ("size", "-" if stats.size_bytes is None else f"{stats.size_bytes / 1e6:.1f} MB"),
-        ("lost events", f"{lost} in {lost_path}"),
+        ("lost events", f"{'unreadable' if lost is None else lost} in {lost_path}"),
     ]
     rows += [(f"  {kind}", str(count)) for kind, count in sorted(stats.events_by_kind.items())]
     print(table(("store", stats.url), rows, max_cell=None))

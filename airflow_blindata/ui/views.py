@@ -147,6 +147,9 @@ class LostEvents:
     path: str
     events: int
     command: str
+    problem: str | None = None
+    """Why the file cannot be read (a directory, no permission): capture cannot write there
+    either, and an event the store refuses is then lost for good."""
 
 
 def lost_events() -> LostEvents:
@@ -157,8 +160,11 @@ def lost_events() -> LostEvents:
         with path.open("rb") as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 count += chunk.count(b"\n")
-    except OSError:
+    except FileNotFoundError:
         count = 0
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+        return LostEvents(str(path), 0, f"airflow-blindata ingest {path}", problem)
     return LostEvents(str(path), count, f"airflow-blindata ingest {path}")
 
 

@@ -90,6 +90,11 @@ def test_store_stats_and_quarantine(
     table = capsys.readouterr().out
     assert "quarantined     1" in table and f"lost events     2 in {lost}" in table
     assert "events by job namespace:" in table
+    # a lost-events file capture cannot write (a directory) is said, not counted as empty
+    assert main(["store", "stats", "--store", sqlite_url, "--lost-events-file", str(tmp_path)]) == 0
+    said = capsys.readouterr()
+    assert f"the lost-events file {tmp_path} cannot be read" in said.err
+    assert f"lost events     unreadable in {tmp_path}" in said.out
     assert main(["store", "stats", "--store", sqlite_url, "--format", "json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["events"] > 0 and stats["quarantined"] == 1 and stats["backend"] == "sqlite"

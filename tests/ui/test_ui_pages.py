@@ -61,6 +61,19 @@ def test_capture_says_how_to_ingest_lost_events(admin: Any, tmp_path: Path) -> N
     assert f"airflow-blindata ingest {tmp_path / 'lost.jsonl'}" in page
 
 
+def test_capture_says_a_lost_events_file_it_cannot_read(
+    admin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory for ``lost_events_file``: capture cannot keep a refused event there, and the
+    page said "No event waits" (a probe)."""
+    monkeypatch.setenv("AIRFLOW__BLINDATA__LOST_EVENTS_FILE", str(tmp_path))
+
+    page = admin.get("/").text
+
+    assert f"<code>{tmp_path}</code>, the lost-events file, cannot be read" in page
+    assert "No event waits" not in page
+
+
 def test_the_store_url_is_shown_without_its_password(
     admin: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
