@@ -89,7 +89,10 @@ only `systemUuid` and `search` are verified, and `schema`, `name`, `tableType`,
 `physical_fields.list` (the contract's own marks). The client checks every listed object against
 what it asked for (its System, its entity, its owner), so a Blindata that ignores an inferred
 filter costs reads (a cleanup then reads the tenant's entities page by page), never a wrong
-object; `check --api` sees paths, not filters.
+object; `check --api` sees paths, not filters. A listing may also leave out a reference the
+contract names only in what is sent: a query statement listed without its `routine` is the one
+of its routine when it is the only statement of that name in the bucket, else the one the
+listing by `routineUuid` gives (before, each snapshot created every statement again).
 
 | operation | method | path | contract | used by | filters | retried after a lost answer |
 |---|---|---|---|---|---|---|
