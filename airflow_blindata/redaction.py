@@ -38,6 +38,7 @@ __all__ = [
     "redact_dataset_name",
     "redact_event_text",
     "redact_name",
+    "redact_properties",
     "redact_prose",
     "redact_query",
     "redact_sql",
@@ -221,7 +222,8 @@ def _urls_in(text: str) -> Iterator[tuple[int, int]]:
 # alone (``hash of the password``).
 _SECRET_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|private[_.-]?key|"
-    r"secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?|"
+    # Simba's JDBC drivers spell a private key ``pvt`` (BigQuery's ``;OAuthPvtKey=…``)
+    r"pvt[_.-]?key|secret[_.-]?key|access[_.-]?key|account[_.-]?key|signature|sig|credentials?|"
     # the keys HTTP APIs take in a header (Azure's ``Ocp-Apim-Subscription-Key``, Functions'
     # ``x-functions-key``); not ``client_key`` or ``app_key``, a warehouse's dimension keys
     r"subscription[_.-]?key|functions[_.-]?key|function[_.-]?key)"
@@ -537,11 +539,12 @@ _redacted_short = lru_cache(maxsize=8192)(_redact_text)
 def redact_name(name: str) -> str:
     """A dataset's name as its entity is named: what ``redact_text`` hides, but a ``name=value``
     (or ``name: value``) pair only as a parameter, after ``?``, ``&``, ``;`` or a blank
-    (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), its
-    value ending at its closing quote, or unquoted at the next parameter, ``#`` or a blank. A
-    path's ``token=eth`` segment is a partition, and ``public.secret=1`` a table: hidden, their
-    values and all that followed them, two tables were one entity (``raw/token=eth/transfers``
-    and ``raw/device_token=ios/sessions``)."""
+    (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), and a
+    ``name=value`` after ``:`` or ``,`` (DB2's ``SAMPLE:apiKey=…;.SCH.T``, Teradata's
+    ``,PASSWORD=…``), its value ending at its closing quote, or unquoted at the next parameter,
+    ``#`` or a blank. A path's ``token=eth`` segment is a partition, and ``public.secret=1`` a
+    table: hidden, their values and all that followed them, two tables were one entity
+    (``raw/token=eth/transfers`` and ``raw/device_token=ios/sessions``)."""
     if not _may_hold_a_secret(name):
         return name
     if len(name) <= _MEMO_LENGTH:
@@ -574,9 +577,13 @@ def redact_dataset_name(namespace: str, name: str) -> str:
     return f"{shown[:start]}{REDACTED}{shown[end:]}"
 
 
+# After ``?``, ``&``, ``;`` or a blank, ``name=value`` or ``name: value``; after ``:`` or ``,``
+# (a JDBC URL's properties: DB2's ``SAMPLE:apiKey=…;``, which openlineage-java keeps in a
+# dataset's name as the database, Teradata's ``DATABASE=d,PASSWORD=…``), ``name=value`` only:
+# ``proj:secret_ds.t`` and ``a:token:x`` are names.
 _SECRET_PARAMETER_IN_NAME = re.compile(
     rf"""(?ix)
-    (?<=[?&;\s])
+    (?: (?<=[?&;\s]) | (?<=[:,]) (?=[A-Za-z0-9_.-]+\s*=) )
     (?P<lead> \s* [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* [=:] \s* )
     (?! \*\*\* | ["']\*\*\* )
     (?P<value>
@@ -586,6 +593,16 @@ _SECRET_PARAMETER_IN_NAME = re.compile(
     )
     """
 )
+
+
+def redact_properties(properties: str) -> str:
+    """A JDBC URL's connection properties (``user=db2inst1;password=…;``, Teradata's
+    ``DATABASE=sales,PASSWORD=…``), the first at the text's start and the others after ``;``,
+    ``:``, ``,``, ``&`` or a blank, with the value of each that names a secret as ``***``: as
+    ``redact_name`` hides a parameter of a name."""
+    if not _may_hold_a_secret(properties):
+        return properties
+    return redact_name(f";{properties}")[1:]
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:
@@ -835,7 +852,7 @@ _SECRET_KEYWORD_ANYWHERE = re.compile(
 # ``redact_text`` (each holds one of these), a URL, an Oracle thin URL, a header, a PEM key. Most
 # statements hold none and are shown as they are without being read (benchmarks/sql.py): a
 # dimension's ``customer_key`` or T-SQL's ``@variable`` is no reason to read one.
-_KEYS = ("api", "private", "access", "account", "subscription", "functions", "function")
+_KEYS = ("api", "private", "pvt", "access", "account", "subscription", "functions", "function")
 _SQL_SECRET_WORDS = (
     *("pass", "pwd", "identified", "credential", "secret", "token", "sig", "authorization"),
     *(f"{name}{joint}key" for name in _KEYS for joint in ("", "_", "-", ".")),

@@ -960,6 +960,55 @@ ORDINARY_TEXT = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        # openlineage-java's DB2 extractor keeps the URL's path, properties and all, as the
+        # database of a dataset's name, dropping only user, username and password
+        (f"SAMPLE:apiKey={SECRET};.SCH.T", "SAMPLE:apiKey=***;.SCH.T"),
+        (
+            f"SAMPLE:sslTrustStorePassword={SECRET};.SCH.T",
+            "SAMPLE:sslTrustStorePassword=***;.SCH.T",
+        ),
+        # Teradata's properties are separated by commas
+        (f"DATABASE=sales,PASSWORD={SECRET}", "DATABASE=sales,PASSWORD=***"),
+        # Simba's JDBC drivers spell a private key ``pvt``
+        (f"t;OAuthPvtKey={SECRET};ProjectId=p", "t;OAuthPvtKey=***;ProjectId=p"),
+        # a name's ``:`` or ``,`` is no parameter unless ``name=`` follows, nor its ``/``
+        ("proj:secret_ds.orders", "proj:secret_ds.orders"),
+        ("events:token:eth", "events:token:eth"),
+        ("raw/token=eth/transfers", "raw/token=eth/transfers"),
+        ("shop.orders,token_count=3", "shop.orders,token_count=3"),
+    ],
+)
+def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_property_in_a_name(
+    name: str, shown: str
+) -> None:
+    """Seed 002: "no secret reaches the lineage graph". A JDBC URL's property that names a
+    secret is hidden in a name whatever separates it (``:``, ``,``, ``;``), as ``redact_text``
+    hid it already; names otherwise stay names."""
+    from airflow_blindata.redaction import redact_name, redact_properties
+
+    assert redact_name(name) == shown
+    assert redact_name(shown) == shown
+    if "=" in name and "/" not in name:
+        assert redact_properties(name) == shown
+
+
+def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties() -> None:
+    """Seed 002: "no secret reaches the lineage graph". A namespace's connection properties
+    (``identity.shown_namespace``), Teradata's the first at their start, and Simba's
+    ``OAuthPvtKey``, which no secret word named, wherever a URL is shown."""
+    from airflow_blindata.redaction import redact_properties
+
+    assert redact_properties(f"PASSWORD={SECRET},USER=etl") == "PASSWORD=***"
+    assert redact_properties(f"user=etl;password={SECRET};x=1") == "user=etl;password=***;x=1"
+    url = f"jdbc:bigquery://bq:443;ProjectId=p;OAuthPvtKey={SECRET}"
+    assert redact_url(url) == "jdbc:bigquery://bq:443;ProjectId=p;OAuthPvtKey=***"
+    assert SECRET not in redact_text(f"connecting to {url}")
+    assert SECRET not in redact_sql(f"SELECT 'OAuthPvtKey={SECRET}'")
+
+
 def test_an_http_apis_key_is_hidden_in_free_text_not_in_a_name() -> None:
     """``?key=`` and ``?code=`` are an HTTP API's keys in the URLs free text quotes; a dataset
     named by its URL keeps them (``?code=EUR`` and ``?code=USD`` are two datasets)."""

@@ -22,7 +22,12 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
-from airflow_blindata.redaction import oracle_passwords, redact_query
+from airflow_blindata.redaction import (
+    names_a_secret,
+    oracle_passwords,
+    redact_properties,
+    redact_query,
+)
 
 __all__ = [
     "DATA_FILE_EXTENSIONS",
@@ -388,24 +393,48 @@ def _without_user_info(scheme: str, rest: str) -> str:
     does not read as ``host[:port]`` and an ``@`` follows, the user info runs to the last ``@``
     of the text, so the secret is dropped whole (too much rather than too little, as
     ``redaction`` does). When it does read so (``etl:2024/pw@db``, ``etl/pw@db``), the user info
-    runs to the last ``@`` before the query, except in a scheme whose paths may hold one (an
-    object store, a file, HTTP, FTP). Azure's authority is ``container@account``, never a
-    credential.
+    runs to the last ``@`` before the query and a database's connection properties, except in a
+    scheme whose paths may hold one (an object store, a file, HTTP, FTP). No user info ends in
+    a database's connection properties (``;user=etl@tenant``, DB2's ``:password=p@ss;``, an
+    account's e-mail): read so, the rest of a value was the host (``mssql://ss:1433`` of the
+    password ``p@ss``). Azure's authority is ``container@account``, never a credential.
     """
     if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
         return rest
     end = _AUTHORITY_END.search(rest)
     authority = rest[: end.start()] if end else rest
+    database = scheme not in _PATHS_MAY_HOLD_AN_AT
+    if database and (found := _AUTHORITY_PROPERTY.search(authority)) is not None:
+        authority = authority[: found.start()]  # SQL Server's ``;user=etl@tenant``
+        if "@" not in authority:
+            return rest
     if "@" in authority:
         return rest[authority.rindex("@") + 1 :]
     if _HOST_PORT.fullmatch(authority):
-        if scheme in _PATHS_MAY_HOLD_AN_AT:
+        if not database:
             return rest
         # ``etl:2024/pw@db`` and ``etl/pw@db`` cut at the ``/`` read as a host and a port too: a
-        # database's namespace has no path that holds an ``@``, so the user info ends there
-        before_query = _QUERY_OR_FRAGMENT.split(rest, maxsplit=1)[0]
-        return rest if "@" not in before_query else rest[before_query.rindex("@") + 1 :]
+        # database's namespace has no path that holds an ``@``, so the user info ends there, or
+        # at its properties
+        searched = _QUERY_OR_FRAGMENT.split(rest, maxsplit=1)[0]
+        if (found := _PATH_PROPERTY.search(searched, len(authority))) is not None:
+            # Teradata's properties are the whole path (``/PASSWORD=p@ss,USER=etl``): a
+            # property at the path's start is one when another follows it
+            first = _PATH_PROPERTY_FIRST.match(searched, len(authority))
+            searched = searched[: (first or found).start()]
+        return rest if "@" not in searched else rest[searched.rindex("@") + 1 :]
     return rest[rest.rindex("@") + 1 :]
+
+
+_PROPERTY = r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*="
+"""A JDBC URL's connection property, ``name=value``, from its name to its ``=``."""
+_AUTHORITY_PROPERTY = re.compile(rf";{_PROPERTY}")
+"""A connection property in an authority: SQL Server's ``;name=value``."""
+_PATH_PROPERTY = re.compile(rf"[;:,&]{_PROPERTY}")
+"""A connection property in a path after ``;``, ``:``, ``,`` or ``&``: DB2's
+``/SAMPLE:user=…;``, Teradata's ``,PASSWORD=…``, Simba's ``;OAuthPvtKey=…``."""
+_PATH_PROPERTY_FIRST = re.compile(rf"/?{_PROPERTY}")
+"""A connection property at a path's start: Teradata's ``/DATABASE=sales,…``."""
 
 
 _QUERY_OR_FRAGMENT = re.compile(r"[?#]")
@@ -422,7 +451,29 @@ def _authority_and_path(scheme: str, rest: str) -> tuple[str, str]:
         # of the store's identity, and neither is what follows them
         return authority.split(";", 1)[0], ""
     path = rest.split("?", 1)[0].split("#", 1)[0]
+    cut = _properties_start(scheme, path)
+    path = path if cut == len(path) else path[:cut].rstrip()  # ``SAMPLE ;user=…``
     return authority, path.removeprefix("/")
+
+
+def _properties_start(scheme: str, path: str) -> int:
+    """Where a JDBC URL's connection properties start in the path of a ``scheme://`` URI (at
+    the ``;``, ``:``, ``,`` or ``&`` before them), else the path's length. Like a query and SQL
+    Server's ``;props``, they are no part of the store's identity, and may hold a secret: DB2's
+    ``/SAMPLE:user=db2inst1;password=…;``, Teradata's ``/DATABASE=sales,PASSWORD=…``, Simba's
+    ``;OAuthPvtKey=…``. In a database's path every property, and what follows a ``;``, starts
+    them; in a path that names files or objects (``_PATHS_MAY_HOLD_AN_AT``: ``dt=2026`` is a
+    partition) only one whose name names a secret (``redaction.names_a_secret``)."""
+    database = scheme not in _PATHS_MAY_HOLD_AN_AT
+    end = path.find(";") if database and ";" in path else len(path)
+    if "=" not in path:
+        return end
+    if database and _PATH_PROPERTY_FIRST.match(path):
+        return 0
+    for found in _PATH_PROPERTY.finditer(path, 0, end):
+        if database or names_a_secret(found.group("name")):
+            return found.start()
+    return end
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -539,9 +590,21 @@ def shown_namespace(namespace: str) -> str:
     spelt it, but without user info and with its secret query parameters as ``***``.
 
     Seed 002: "URI user info (credentials) is dropped from the namespace, so no secret reaches
-    the lineage graph" — nor the run report that names the dataset (design §6).
+    the lineage graph" — nor the run report that names the dataset (design §6). The connection
+    properties of its path (``_properties_start``: DB2's ``:apiKey=…;``, Teradata's
+    ``,PASSWORD=…``) show their secrets as ``***`` too (``redaction.redact_properties``).
     """
-    return redact_query(strip_user_info(namespace))
+    shown = redact_query(strip_user_info(namespace))
+    scheme, separator, rest = shown.partition("://")
+    if not separator or "=" not in rest:
+        return shown
+    end = _AUTHORITY_END.search(rest)
+    if end is None or rest[end.start()] != "/":
+        return shown  # no path: a query's secrets are ``redact_query``'s
+    path = _QUERY_OR_FRAGMENT.split(rest[end.start() :], maxsplit=1)[0]
+    at = end.start() + _properties_start(_spelt_scheme(scheme), path)
+    at += rest.startswith("/", at)  # Teradata's properties are the whole path
+    return f"{scheme}://{rest[:at]}{redact_properties(rest[at:])}"
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:

@@ -11,7 +11,9 @@ from airflow_blindata.mapper.identity import (
     entity_name,
     namespace_parts,
     normalize_namespace,
+    shown_namespace,
 )
+from tests.helpers import SECRET
 
 
 @pytest.mark.parametrize(
@@ -100,6 +102,50 @@ def test_no_password_in_a_namespace_survives_normalisation(user: str, password: 
     normalised = normalize_namespace(f"postgresql://{user}:{password}@db-host")
     assert normalised == "postgres://db-host:5432"
     assert password not in normalised
+
+
+# A JDBC URL's connection properties in a namespace, whatever separates them, and where the
+# namespace lands without them: they are no part of its identity, as SQL Server's ``;props``
+JDBC_PROPERTIES = [
+    (f"db2://db2host:50000/SAMPLE:user=db2inst1;password={SECRET};", "db2://db2host:50000/SAMPLE"),
+    (f"db2://db2host:50000/SAMPLE:apiKey={SECRET};", "db2://db2host:50000/SAMPLE"),
+    (f"teradata://tdhost/DATABASE=sales,PASSWORD={SECRET}", "teradata://tdhost:1025"),
+    (f"teradata://tdhost/PASSWORD={SECRET},USER=etl", "teradata://tdhost:1025"),
+    ("hive://hs2:10000/default;auth=noSasl", "hive://hs2:10000/default"),
+    (f"db2://db2host:50000/SAMPLE&password={SECRET}", "db2://db2host:50000/SAMPLE"),
+    # an ``@`` in a property ends no user info: its value's rest was the host
+    (f"sqlserver://sql01;user=etl@tenant;password=p@{SECRET}", "mssql://sql01:1433"),
+    (f"db2://db2host:50000/SAMPLE:password=p@{SECRET};", "db2://db2host:50000/SAMPLE"),
+    (f"teradata://tdhost/PASSWORD=p@{SECRET},USER=etl", "teradata://tdhost:1025"),
+    (f"db2://etl:{SECRET}@db2host:50000/SAMPLE:user=a@corp;", "db2://db2host:50000/SAMPLE"),
+    # in a path of files or objects, a property that names a secret only
+    (f"hdfs://nn:8020/warehouse;password={SECRET}", "hdfs://nn:8020/warehouse"),
+    (f"hdfs://nn:8020/warehouse,sasToken={SECRET}", "hdfs://nn:8020/warehouse"),
+]
+IDENTITY_ONLY = [
+    "db2://db2host:50000/SAMPLE",
+    "teradata://tdhost:1025",
+    "s3://lake/raw/token=eth",  # a partition, not a property
+    "hdfs://nn:8020/raw/dt=2026-01-01;v=2",
+    "postgres://db:5432",
+]
+
+
+@pytest.mark.parametrize(("produced", "normalised"), JDBC_PROPERTIES)
+def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties(
+    produced: str, normalised: str
+) -> None:
+    """Seed 002: "no secret reaches the lineage graph". The namespace is the one without the
+    properties, and as it is shown (``shown_namespace``: a report's, a ``source``) its secret
+    values are ``***``."""
+    assert normalize_namespace(produced) == normalised
+    assert SECRET not in shown_namespace(produced)
+
+
+@pytest.mark.parametrize("namespace", IDENTITY_ONLY)
+def test_a_namespace_of_identity_parts_only_is_kept(namespace: str) -> None:
+    assert normalize_namespace(namespace) == namespace
+    assert shown_namespace(namespace) == namespace
 
 
 @pytest.mark.parametrize(

@@ -210,3 +210,114 @@ def test_a_webhook_or_an_api_key_named_as_a_dataset_is_in_no_output(
     plan = build([event], builders.definition(builders.policy("https://*"), builders.policy()))
     assert SECRET not in _shown(plan)
     assert any(e.key.system != "airflow" and "***" in e.key.name for e in plan.entities)
+
+
+def _landing(plan: CatalogPlan) -> tuple[object, ...]:
+    """Where a plan's datasets land: its Systems whole (name, namespaces, the
+    ``openLineageNamespace`` stamp), its entities' keys and ``openLineageDataset``, its flows'
+    names."""
+    return (
+        plan.systems,
+        sorted((str(e.key), dict(e.properties).get("openLineageDataset")) for e in plan.entities),
+        sorted(flow.name for flow in plan.flows),
+    )
+
+
+# A JDBC URL's properties in a dataset's namespace, and the same namespace without them
+JDBC_PROPERTIES_IN_A_NAMESPACE = {
+    "DB2's, after the database (jdbc:db2://host:port/db:prop=value;)": (
+        f"db2://db2host:50000/SAMPLE:user=db2inst1;password={SECRET};",
+        "db2://db2host:50000/SAMPLE",
+    ),
+    "DB2's, a key of DB2 on Cloud": (
+        f"db2://db2host:50000/SAMPLE:apiKey={SECRET};securityMechanism=15;",
+        "db2://db2host:50000/SAMPLE",
+    ),
+    "Teradata's, separated by commas": (
+        f"teradata://tdhost/DATABASE=sales,PASSWORD={SECRET}",
+        "teradata://tdhost",
+    ),
+    "Teradata's, the password first": (
+        f"teradata://tdhost/PASSWORD={SECRET},USER=etl",
+        "teradata://tdhost",
+    ),
+    "Simba BigQuery's private key": (
+        f"bigquery://https://www.googleapis.com/bigquery/v2:443;ProjectId=p;OAuthPvtKey={SECRET}",
+        "bigquery://https://www.googleapis.com/bigquery/v2:443",
+    ),
+    "SQL Server's, an @ in the user and in the password": (
+        f"sqlserver://sql01:1433;databaseName=dwh;user=etl@tenant;password=p@{SECRET}",
+        "sqlserver://sql01:1433;databaseName=dwh",
+    ),
+    "DB2's, an @ in the password": (
+        f"db2://db2host:50000/SAMPLE:user=db2inst1;password=p@{SECRET};",
+        "db2://db2host:50000/SAMPLE",
+    ),
+    "Teradata's, an @ in the password first": (
+        f"teradata://tdhost/PASSWORD=p@{SECRET},USER=etl",
+        "teradata://tdhost",
+    ),
+    "a secret property in an object store's path": (
+        f"hdfs://nn:8020/warehouse,password={SECRET}",
+        "hdfs://nn:8020/warehouse",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "bare"),
+    list(JDBC_PROPERTIES_IN_A_NAMESPACE.values()),
+    ids=list(JDBC_PROPERTIES_IN_A_NAMESPACE),
+)
+def test_no_secret_reaches_the_lineage_graph_from_a_namespaces_connection_properties(
+    namespace: str, bare: str
+) -> None:
+    """Seed 002: "no secret reaches the lineage graph". A JDBC URL's properties are no part of
+    the store's identity, as SQL Server's ``;props`` are not, whatever separates them (DB2's
+    ``:`` and ``;``, Teradata's ``,``): the secret among them reached the System's name, its
+    ``openLineageNamespace`` stamp, the entity's System, ``openLineageDataset``, ``source`` and
+    the flows' names (a probe of secrets). The dataset lands where it lands without them."""
+
+    def plan_of(namespace: str) -> CatalogPlan:
+        event = run_event(
+            inputs=[builders.dataset("SCH.T", namespace)],
+            outputs=[builders.dataset("o/x", "s3://out")],
+        )
+        return build([event], builders.definition(builders.policy("*")))
+
+    plan = plan_of(namespace)
+    assert SECRET not in _shown(plan)
+    assert _landing(plan) == _landing(plan_of(bare))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SAMPLE:apiKey={};.SCH.T",
+        "SAMPLE:sslTrustStorePassword={};.SCH.T",
+        "SAMPLE:user=db2inst1;password={};.SCH.T",
+    ],
+)
+def test_no_secret_reaches_the_lineage_graph_from_connection_properties_in_a_name(
+    name: str,
+) -> None:
+    """Seed 002: "no secret reaches the lineage graph". openlineage-java's DB2 extractor keeps
+    the URL's path as the database, and its sanitizer drops only ``user``, ``username`` and
+    ``password``: DB2 on Cloud's ``apiKey`` and an ``sslTrustStorePassword`` reached the
+    entity's name, ``openLineageDataset``, ``source`` and the flows' names. The value is hidden
+    as a name's other parameters are: two names that differ only in it are one entity, of the
+    System the namespace names."""
+
+    def plan_of(secret: str) -> CatalogPlan:
+        event = run_event(
+            inputs=[builders.dataset(name.format(secret), "db2://db2host:50000")],
+            outputs=[builders.dataset("o/x", "s3://out")],
+        )
+        return build([event], builders.definition(builders.policy("*")))
+
+    plan = plan_of(SECRET)
+    assert SECRET not in _shown(plan)
+    assert _landing(plan) == _landing(plan_of("0ther-Pw9"))
+    assert ("db2://db2host:50000", name.format("***")) in {
+        (e.key.system, e.key.name) for e in plan.entities
+    }
