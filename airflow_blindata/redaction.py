@@ -55,9 +55,10 @@ REDACTED = "***"
 # usual spellings of tokens and keys, and the signatures of pre-signed URLs (Azure's SAS
 # ``sig``, AWS's ``X-Amz-Signature`` and ``X-Amz-Security-Token``, Google's
 # ``X-Goog-Signature``), and the keys of Azure's connection strings (``AccountKey``,
-# ``SharedAccessSignature``). Matched on the whole name, case-insensitively.
+# ``SharedAccessSignature``), and a server session's id (``;jsessionid=``, a bearer of the
+# session). Matched on the whole name, case-insensitively.
 _SECRET_NAMES = (
-    r"(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|"
+    r"(?:ssl)?(?:password|passwd|pwd|secret|client_secret|token|access_token|j?session_?id|"
     r"refresh_token|session_token|api_?key|api_?token|private_key|signature|sig|"
     r"secret_?key|access_?key|sas_?token|account_?key|shared_?access_?signature|"
     r"x-(?:amz|goog)-(?:signature|security-token|credential))"
@@ -70,14 +71,15 @@ its URL, Hive's ``;auth=noSasl`` in a job's namespace are no secrets, and hiding
 merge what they tell apart)."""
 # A name stops at a ``?`` too: ``?a?a?a…`` is no pair, and a name that ran on over every ``?``
 # was scanned again from each one (a time growing with the square of the text's length).
-_QUERY_PAIR = re.compile(r"(?P<lead>[?&;])(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&;#])(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
 
 
 def _query_secrets(url: str, api_keys: bool = False) -> list[tuple[int, int]]:
     """Spans of the secret values in ``url``'s parameters: its query string (after the first
-    ``?``), or the properties that follow the first ``;`` (SQL Server's JDBC URLs,
-    ``jdbc:sqlserver://db:1433;user=etl;password=…``)."""
-    starts = [index for index in (url.find("?"), url.find(";")) if index >= 0]
+    ``?``), the properties that follow the first ``;`` (SQL Server's JDBC URLs,
+    ``jdbc:sqlserver://db:1433;user=etl;password=…``), or its fragment's (an OAuth sign-in's
+    ``#access_token=…``, which a browser's address bar shows and an admin pastes)."""
+    starts = [index for index in (url.find("?"), url.find(";"), url.find("#")) if index >= 0]
     if not starts:
         return []
     start = min(starts)

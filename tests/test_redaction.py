@@ -70,6 +70,24 @@ def test_a_secret_parameter_after_a_bare_name_is_redacted(url: str, shown: str) 
 
 
 @pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "https://bd.example.com/#access_token=eyJhbGciOi.S3CR&token_type=bearer",
+            "https://bd.example.com/#access_token=***&token_type=bearer",
+        ),
+        ("https://bd.example.com/#id_token=S3CR", "https://bd.example.com/#id_token=***"),
+        ("https://bd.example.com/app;jsessionid=S3CR", "https://bd.example.com/app;jsessionid=***"),
+        ("https://bd.example.com/docs#section=2", "https://bd.example.com/docs#section=2"),
+    ],
+)
+def test_a_token_in_a_urls_fragment_or_session_parameter_is_redacted(url: str, shown: str) -> None:
+    """An admin pastes the Blindata URL of the address bar after an SSO sign-in
+    (``#access_token=…``): the run report kept it as it was, in the sync history (a probe)."""
+    assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(
     ("sql", "shown"),
     [
         ("SELECT 'postgresql://etl:pw@db/x'", "SELECT 'postgresql://etl:***@db/x'"),
