@@ -21,6 +21,8 @@ __all__ = [
     "lost_events_file",
     "option",
     "parse_flag",
+    "parse_positive_int",
+    "parse_positive_seconds",
     "positive_int",
     "positive_seconds",
     "receiver_api_key",
@@ -114,18 +116,52 @@ def flag(key: str) -> bool:
     return parse_flag(raw, f"[{SECTION}] {key}")
 
 
+def parse_positive_int(value: object, name: str) -> int:
+    """A positive whole number from an argument or a setting's text (``500``, ``"500"``, a
+    whole ``500.0``). Anything else (zero, a negative, a fraction, a boolean, a word) is a
+    ``ValueError`` naming ``name``: a ``batch_size`` of 0 uploaded nothing and reported success,
+    a ``"500"`` failed mid-sync with Python's words (a probe of the operators)."""
+    number: int | None = None
+    if isinstance(value, bool):  # int(True) is 1: a batch size nobody asked for
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+    if number is None or number < 1:
+        raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+    return number
+
+
+def parse_positive_seconds(value: object, name: str) -> float:
+    """A positive, finite number of seconds from an argument or a setting's text (``5``,
+    ``"2.5"``). Anything else (zero, a negative, ``nan``, ``inf``, a boolean, a word) is a
+    ``ValueError`` naming ``name``."""
+    seconds: float | None = None
+    if not isinstance(value, bool) and isinstance(value, int | float | str):
+        try:
+            seconds = float(value.strip() if isinstance(value, str) else value)
+        except (ValueError, OverflowError):
+            seconds = None
+    if seconds is None or not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def positive_int(key: str, default: int) -> tuple[int, str | None]:
     """``[blindata] key`` as a positive integer, or the default and the problem with the value."""
     raw = option(key)
     if raw is None:
         return default, None
     try:
-        value = int(raw)
+        return parse_positive_int(raw, key), None
     except ValueError:
-        value = 0
-    if value <= 0:
         return default, f"[{SECTION}] {key} must be a positive integer, not {raw!r}"
-    return value, None
 
 
 def positive_seconds(key: str, default: float) -> tuple[float, str | None]:
@@ -134,12 +170,9 @@ def positive_seconds(key: str, default: float) -> tuple[float, str | None]:
     if raw is None:
         return default, None
     try:
-        value = float(raw)
+        return parse_positive_seconds(raw, key), None
     except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
         return default, f"[{SECTION}] {key} must be a positive number of seconds, not {raw!r}"
-    return value, None
 
 
 def store_url() -> str | None:

@@ -327,7 +327,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check", help="test a BLINDATA connection against its server (as the Airflow UI does)"
     )
-    from airflow_blindata.cli.sync import add_connection_arguments  # argparse only
+    from airflow_blindata.cli.sync import (  # argparse only
+        add_connection_arguments,
+        positive_whole_number,
+    )
 
     add_connection_arguments(check)
     check.add_argument(
@@ -370,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
     stats.set_defaults(run=_store_stats)
     quarantine = store_commands.add_parser("quarantine", help="events kept as unreadable")
     quarantine.add_argument("--store", help=store_help)
-    quarantine.add_argument("--limit", type=int, default=50, help="how many to show (50)")
+    quarantine.add_argument(
+        "--limit", type=positive_whole_number, default=50, help="how many to show (50)"
+    )
     quarantine.add_argument(
         "--raw",
         action="store_true",

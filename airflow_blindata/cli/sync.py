@@ -41,11 +41,23 @@ __all__ = [
     "add_sync_commands",
     "answer_only_on_stdout",
     "connection_settings",
+    "positive_whole_number",
 ]
 
 SECRET_ENV = "BLINDATA_SECRET"
 EXIT_CODES = {"success": 0, "skipped": 0, "failed": 1, "refused": 1, "partial": 3, "running": 1}
 DEFAULT_REPORTS = 5
+
+
+def positive_whole_number(text: str) -> int:
+    """An ``argparse`` type: a count such as ``--batch-size``, refused unless positive (a batch
+    size of 0 uploaded nothing and reported success, a probe); argparse names the option."""
+    from airflow_blindata.options import parse_positive_int  # the standard library only
+
+    try:
+        return parse_positive_int(text, "value")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}") from None
 
 
 def _connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +99,9 @@ def add_sync_commands(commands: Any) -> None:
         help="map the stored events and bring Blindata in line (the sync DAG's first task)",
     )
     _connection_arguments(snapshot)
-    snapshot.add_argument("--batch-size", type=int, default=500, help="rows per upload (500)")
+    snapshot.add_argument(
+        "--batch-size", type=positive_whole_number, default=500, help="rows per upload (500)"
+    )
     snapshot.add_argument(
         "--no-retention", action="store_true", help="do not prune the store by the retention first"
     )
@@ -113,7 +127,9 @@ def add_sync_commands(commands: Any) -> None:
     which.add_argument("--uuid", type=_definition_uuid, help="or the definition uuid")
     report.add_argument("--store", help="event store URL (default: the configured store)")
     report.add_argument("--kind", choices=["snapshot", "light", "cleanup"], help="only this kind")
-    report.add_argument("--limit", type=int, default=DEFAULT_REPORTS, help="how many (5)")
+    report.add_argument(
+        "--limit", type=positive_whole_number, default=DEFAULT_REPORTS, help="how many (5)"
+    )
     report.add_argument("--json", action="store_true", help="print the reports as JSON")
     report.set_defaults(run=_report)
 

@@ -15,10 +15,11 @@ Outcomes in full: docs/operators.md#outcomes-as-an-administrator-expects-them-op
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # Through common-compat: AirflowFailException and AirflowSkipException are in
 # airflow.sdk.exceptions from Airflow 3.2, in airflow.exceptions before
@@ -49,7 +50,12 @@ DEFAULT_PROGRESS_INTERVAL = 5.0
 class _BlindataSyncOperator(BaseOperator):
     """What both operators share: the definition, the connection, the store, the log."""
 
-    template_fields: Sequence[str] = ("definition", "blindata_conn_id", "store_url")
+    template_fields: Sequence[str] = (
+        "definition",
+        "blindata_conn_id",
+        "store_url",
+        "progress_interval",
+    )
     ui_color = "#d9ecff"
 
     def __init__(
@@ -58,7 +64,7 @@ class _BlindataSyncOperator(BaseOperator):
         definition: DefinitionArg,
         blindata_conn_id: str = DEFAULT_CONN_ID,
         store_url: str | None = None,
-        progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+        progress_interval: float | str = DEFAULT_PROGRESS_INTERVAL,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -66,6 +72,9 @@ class _BlindataSyncOperator(BaseOperator):
         self.blindata_conn_id = blindata_conn_id
         self.store_url = store_url
         self.progress_interval = progress_interval
+        _check_unless_templated(
+            _seconds, progress_interval, "progress_interval", DEFAULT_PROGRESS_INTERVAL
+        )
 
     def _do_render_template_fields(
         self,
@@ -125,9 +134,12 @@ class _BlindataSyncOperator(BaseOperator):
         return str(path.resolve())
 
     def progress(self) -> Progress:
+        """The log's progress lines, every ``progress_interval`` seconds (``ValueError`` naming
+        it when it is no positive number)."""
         from airflow_blindata.sync import Progress
 
-        return Progress(self._log_progress, interval=self.progress_interval)
+        interval = _seconds(self.progress_interval, "progress_interval", DEFAULT_PROGRESS_INTERVAL)
+        return Progress(self._log_progress, interval=interval)
 
     def _warn_of_the_store(self, store: Any) -> None:
         """Say so when the store cannot hold what workers on other machines captured."""
@@ -170,25 +182,39 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
     inside the task), before the definition's first full snapshot, and while a snapshot or cleanup
     of the definition holds the sync lock; a light sync and a full one never run at once.
 
+    The numbers and true/false arguments may be rendered templates (``"{{ params.light }}"``):
+    a flag is read as every flag of the provider is (``options.parse_flag``), a number must be
+    positive, and an empty rendering (an unset param: ``""`` or ``"None"``) takes the default.
+    A value that is none of these is refused naming the argument: when the DAG is parsed, or,
+    for a template, when the task starts, before anything is read or written.
+
     :param definition: the job definition: a path to its YAML or JSON file, a dict, or a
         ``JobDefinition``. (templated)
     :param blindata_conn_id: the BLINDATA connection. (templated)
     :param store_url: the event store (``None``: the configured one). (templated)
-    :param batch_size: rows per upload request.
-    :param apply_retention: prune the store by the definition's ``retention`` first.
-    :param fail_on_partial: fail the task when Blindata refused some objects.
-    :param progress_interval: seconds between progress lines in the log.
+    :param batch_size: rows per upload request, a positive whole number. (templated)
+    :param apply_retention: prune the store by the definition's ``retention`` first. (templated)
+    :param fail_on_partial: fail the task when Blindata refused some objects. (templated)
+    :param progress_interval: seconds between progress lines in the log, positive. (templated)
     :param light: a light sync: only the jobs that received events since the last sync, nothing
-        removed, no retention; skipped when nothing is new.
+        removed, no retention; skipped when nothing is new. (templated)
     """
+
+    template_fields: Sequence[str] = (
+        *_BlindataSyncOperator.template_fields,
+        "batch_size",
+        "apply_retention",
+        "fail_on_partial",
+        "light",
+    )
 
     def __init__(
         self,
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        apply_retention: bool = True,
-        fail_on_partial: bool = False,
-        light: bool = False,
+        batch_size: int | str = DEFAULT_BATCH_SIZE,
+        apply_retention: bool | str = True,
+        fail_on_partial: bool | str = False,
+        light: bool | str = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -196,6 +222,10 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
         self.apply_retention = apply_retention
         self.fail_on_partial = fail_on_partial
         self.light = light
+        _check_unless_templated(_whole, batch_size, "batch_size", DEFAULT_BATCH_SIZE)
+        _check_unless_templated(_flag, apply_retention, "apply_retention", True)
+        _check_unless_templated(_flag, fail_on_partial, "fail_on_partial", False)
+        _check_unless_templated(_flag, light, "light", False)
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_blindata.store import open_store
@@ -207,24 +237,32 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
             run_snapshot,
         )
 
+        # the arguments as rendered, read before anything is (a batch size of 0 uploaded nothing
+        # and reported success; a "500" failed after the Systems were written: a probe)
+        with _refused_as_failure():
+            batch_size = _whole(self.batch_size, "batch_size", DEFAULT_BATCH_SIZE)
+            apply_retention = _flag(self.apply_retention, "apply_retention", True)
+            fail_on_partial = _flag(self.fail_on_partial, "fail_on_partial", False)
+            light = _flag(self.light, "light", False)
+            progress = self.progress()
         definition = self.job_definition()
         with open_store(self.store_url) as store:
             # the short-circuit: nothing new, skipped before any connection is made; before a
             # first full snapshot, said so (a probe of the sync DAG: "nothing new since the last
             # sync" with events in the store and no sync ever run)
-            if self.light and not has_new_events(store, definition):
+            if light and not has_new_events(store, definition):
                 if light_cursor(store, definition) is None:
                     raise AirflowSkipException(NO_FULL_SNAPSHOT_YET)
                 raise AirflowSkipException("nothing new since the last sync")
             self._warn_of_the_store(store)
             with self.hook.get_conn() as client:
-                if self.light:
+                if light:
                     report = run_light(
                         definition,
                         client,
                         store,
-                        progress=self.progress(),
-                        batch_size=self.batch_size,
+                        progress=progress,
+                        batch_size=batch_size,
                         origin=self.origin(context),
                     )
                 else:
@@ -232,18 +270,18 @@ class BlindataSnapshotOperator(_BlindataSyncOperator):
                         definition,
                         client,
                         store,
-                        progress=self.progress(),
-                        batch_size=self.batch_size,
-                        apply_retention=self.apply_retention,
+                        progress=progress,
+                        batch_size=batch_size,
+                        apply_retention=apply_retention,
                         origin=self.origin(context),
                     )
         if report.status == "skipped":
             raise AirflowSkipException(report.message or "nothing to publish")
         self._log_report(report)
         if report.status == "failed":
-            kind = "light sync" if self.light else "snapshot"
+            kind = "light sync" if light else "snapshot"
             raise AirflowException(f"Blindata {kind} failed: {report.message}")
-        if report.status == "partial" and self.fail_on_partial:
+        if report.status == "partial" and fail_on_partial:
             raise AirflowException("Blindata refused some objects; see the report above")
         return report.to_xcom()
 
@@ -256,7 +294,9 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
     :param store_url: the event store holding the sync history. (templated)
     :param dry_run: report what would be removed, remove nothing. (templated)
     :param force: remove even more than ``cleanup.maxRemovalShare``. (templated)
-    :param progress_interval: seconds between progress lines in the log.
+    :param progress_interval: seconds between progress lines in the log, positive. (templated)
+
+    Its flags and number are read as the snapshot's are (``BlindataSnapshotOperator``).
     """
 
     template_fields: Sequence[str] = (*_BlindataSyncOperator.template_fields, "dry_run", "force")
@@ -267,20 +307,26 @@ class BlindataCleanupOperator(_BlindataSyncOperator):
         super().__init__(**kwargs)
         self.dry_run = dry_run
         self.force = force
+        _check_unless_templated(_flag, dry_run, "dry_run", False)
+        _check_unless_templated(_flag, force, "force", False)
 
     def execute(self, context: Any) -> dict[str, Any]:
         from airflow_blindata.store import open_store
         from airflow_blindata.sync.runner import run_cleanup
 
+        with _refused_as_failure():
+            dry_run = _flag(self.dry_run, "dry_run", False)
+            force = _flag(self.force, "force", False)
+            progress = self.progress()
         definition = self.job_definition()
         with open_store(self.store_url) as store, self.hook.get_conn() as client:
             report = run_cleanup(
                 definition,
                 client,
                 store,
-                dry_run=_flag(self.dry_run, "dry_run"),
-                force=_flag(self.force, "force"),
-                progress=self.progress(),
+                dry_run=dry_run,
+                force=force,
+                progress=progress,
                 origin=self.origin(context),
             )
         self._log_report(report)
@@ -304,11 +350,58 @@ succeeds; one the last snapshot refuses (``snapshot_failed``, ``no_server_time``
 review)."""
 
 
-def _flag(value: bool | str, name: str) -> bool:
-    """A boolean that may arrive as rendered template text (``"{{ params.dry_run }}"``): a
-    template of an unset param renders as ``""`` or ``"None"``, which is false."""
-    from airflow_blindata.options import parse_flag  # not at parse time: the DAG imports us
+T = TypeVar("T")
 
-    if isinstance(value, str) and value.strip().lower() in ("", "none"):
-        return False
-    return parse_flag(value, name)
+_TEMPLATE_MARKS = ("{{", "{%", "{#")
+
+
+def _unset(value: object) -> bool:
+    """An argument left to its default: ``None``, or a template of an unset param, which
+    renders as ``""`` or ``"None"``."""
+    return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+
+
+def _flag(value: object, name: str, default: bool = False) -> bool:
+    """A true/false argument, a bool or rendered template text (``"{{ params.dry_run }}"``),
+    read as every flag of the provider is (``options.parse_flag``: ``"False"``, ``"no"``, ``"0"``
+    are false); unset, the default; anything else a ``ValueError`` naming ``name``."""
+    from airflow_blindata.options import parse_flag  # stdlib only: cheap when a DAG is parsed
+
+    return default if _unset(value) else parse_flag(value, name)
+
+
+def _whole(value: object, name: str, default: int) -> int:
+    """A positive whole number (``500``, ``"500"``); unset, the default; anything else (``0``
+    uploaded nothing and reported success: a probe) a ``ValueError`` naming ``name``."""
+    from airflow_blindata.options import parse_positive_int
+
+    return default if _unset(value) else parse_positive_int(value, name)
+
+
+def _seconds(value: object, name: str, default: float) -> float:
+    """A positive number of seconds (``5``, ``"2.5"``); unset, the default; anything else a
+    ``ValueError`` naming ``name``."""
+    from airflow_blindata.options import parse_positive_seconds
+
+    return default if _unset(value) else parse_positive_seconds(value, name)
+
+
+def _check_unless_templated(
+    read: Callable[[object, str, T], T], value: object, name: str, default: T
+) -> None:
+    """Read an argument when the operator is built, so that a wrong value is the DAG file's
+    import error, naming it; a template (every number and flag is a templated field) is read
+    once rendered, when the task starts."""
+    if isinstance(value, str) and any(mark in value for mark in _TEMPLATE_MARKS):
+        return
+    read(value, name, default)
+
+
+@contextmanager
+def _refused_as_failure() -> Iterator[None]:
+    """A rendered argument that is refused fails the task without retry: it renders the same
+    on every try."""
+    try:
+        yield
+    except ValueError as exc:
+        raise AirflowFailException(str(exc)) from exc

@@ -153,12 +153,16 @@ def snapshot(
     lookup_limit: int = PER_OBJECT_LOOKUP_LIMIT,
     light: bool = False,
     store_id: str | None = None,
+    report: RunReport | None = None,
 ) -> RunReport:
     """Apply ``plan``; never raises for Blindata's answers (they are in the report).
 
     ``light``: a light sync's plan (``mapper.light.plan_of_jobs``), some jobs only; the report
-    is of kind ``light`` and nothing is judged by what the plan leaves out."""
-    report = RunReport(kind="light" if light else "snapshot", definition_uuid=definition.uuid)
+    is of kind ``light`` and nothing is judged by what the plan leaves out. ``report``: the
+    report to fill, when the caller keeps it (``sync.runner`` records what a run stopped by an
+    unexpected error had written, its scopes among it); a new one by default."""
+    if report is None:
+        report = RunReport(kind="light" if light else "snapshot", definition_uuid=definition.uuid)
     report.merge(plan.report)
     ctx = SyncContext(
         client,

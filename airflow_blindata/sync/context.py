@@ -46,6 +46,7 @@ __all__ = [
     "SyncContext",
     "UploadTally",
     "WriteWatch",
+    "check_batch_size",
 ]
 
 DEFAULT_BATCH_SIZE = 500
@@ -58,6 +59,16 @@ System is listed instead. One request per object is cheaper on a large crawled S
 job touches at a few tables; listing is cheaper when the job describes many of them."""
 
 log = logging.getLogger(__name__)
+
+
+def check_batch_size(batch_size: object) -> int:
+    """``batch_size`` when it is a positive whole number, else a ``ValueError`` naming it: a
+    batch of 0 rows ended the upload loop at once (nothing uploaded, every row counted done,
+    the run a success), and a ``"500"`` failed mid-sync with Python's words (a probe)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive whole number, got {batch_size!r}")
+    return batch_size
+
 
 T = TypeVar("T")
 
@@ -175,6 +186,9 @@ class SyncContext:
     """Job scope → the uuids of its statements Blindata has ANALYZED: the column flows their
     analysis derived supersede the producer's column flows into the same fields (seed 001
     precedence, rank 1), and only those (``flows.py``)."""
+
+    def __post_init__(self) -> None:
+        check_batch_size(self.batch_size)
 
     @property
     def owner(self) -> str:

@@ -30,6 +30,9 @@ class Progress:
         interval: float = DEFAULT_PROGRESS_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval >= 0:
+            # a "5" failed at the first step, mid-sync, with Python's words (a probe)
+            raise ValueError(f"interval must be a number of seconds, got {interval!r}")
         self._callback = callback
         self._interval = interval
         self._clock = clock

@@ -6,17 +6,22 @@ events one job at a time (memory follows the catalog, not the history), apply th
 record the report in the sync history. ``run_cleanup``: read that
 history, clean up, record. Blindata and store failures become a ``failed`` report, so that the
 history says what happened; a report that cannot be recorded raises (``StoreError``), because the
-next cleanup depends on it.
+next cleanup depends on it. So does a run stopped by anything else (a bug, a timeout, an
+interrupt): its report is recorded ``failed`` with the error, redacted (``_stopped``), so that the
+history and the Blindata page never show the run before as the latest state; an error is then
+reported, an interrupt or a timeout goes on its way once recorded.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+import traceback
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
 from airflow_blindata.definition import JobDefinition
@@ -34,7 +39,7 @@ from airflow_blindata.plans.store import Touched, plan_from_store
 from airflow_blindata.redaction import redact_text, redact_url
 from airflow_blindata.store import EventStore, StoreError, SyncLedger, SyncRecord
 from airflow_blindata.sync.apply import snapshot
-from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE
+from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, check_batch_size
 from airflow_blindata.sync.history import HISTORY_LIMIT, last_cursor, store_status
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
@@ -71,6 +76,11 @@ LOCK_WAIT = 600.0
 does not wait: it is skipped, and the next one publishes what it would have)."""
 
 LOCK_POLL = 2.0
+
+STOPPED_MESSAGE_LENGTH = 1000
+"""Characters of an unexpected error's message kept in the report (the log has it whole)."""
+
+log = logging.getLogger(__name__)
 
 RECENT_RECORDS = 3
 """Records of each kind a light sync reads first for its cursor (more only when none of them
@@ -129,6 +139,42 @@ def _failed(kind: RunKind, definition: JobDefinition, message: str) -> RunReport
     return RunReport(kind=kind, definition_uuid=definition.uuid).finish("failed", message)
 
 
+def _stopped(report: RunReport, error: BaseException) -> RunReport:
+    """``report``, ``failed`` by an error none of the run's steps expected: a bug (an error;
+    its traceback is logged, redacted), or a timeout or an interrupt (anything else). What the
+    report holds stays: the scopes a snapshot wrote before it stopped are owned."""
+    detail = redact_text(str(error))
+    if len(detail) > STOPPED_MESSAGE_LENGTH:
+        detail = detail[:STOPPED_MESSAGE_LENGTH] + " …"
+    named = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    if isinstance(error, Exception):
+        log.error(
+            "The Blindata %s stopped on an unexpected error:\n%s",
+            "light sync" if report.kind == "light" else report.kind,
+            redact_text("".join(traceback.format_exception(error)).rstrip()),
+        )
+        return report.finish("failed", f"stopped by an unexpected error: {named}")
+    return report.finish("failed", f"stopped before its end: {named}")
+
+
+def _record_stopped(store: SyncLedger, report: RunReport) -> None:
+    """Record the report of a run a timeout or an interrupt stopped, which then goes on its
+    way: a store that cannot take it is logged, not raised in its place."""
+    try:
+        record(store, report)
+    except Exception as exc:
+        log.warning("The stopped %s could not be recorded: %s", report.kind, redact_text(str(exc)))
+
+
+def _closed(
+    report: RunReport, started: datetime, client: BlindataClient, origin: RunOrigin | None
+) -> RunReport:
+    """``report`` with the run's start, who ran it and against which Blindata."""
+    report.started_at = started
+    _stamp(report, client, origin)
+    return report
+
+
 def _stamp(report: RunReport, client: BlindataClient, origin: RunOrigin | None) -> None:
     """Who ran the report's run, and against which Blindata (the URL without credentials: a
     ``?token=`` in it reached reports and XComs, a probe of secrets)."""
@@ -177,14 +223,18 @@ def run_snapshot(
     """Retention, mapping and snapshot of every stored event; the report is recorded.
 
     It holds the definition's sync lock, waiting up to ``lock_wait`` seconds for a light sync to
-    end; the report records the store's cursor it read up to (``RunReport.cursor``)."""
+    end; the report records the store's cursor it read up to (``RunReport.cursor``). A
+    ``batch_size`` that is not a positive whole number is a ``ValueError``, before anything."""
+    check_batch_size(batch_size)
     started = utcnow()
+    running = RunReport(kind="snapshot", definition_uuid=definition.uuid)
     try:
         with sync_lock(store, definition, "snapshot", wait=lock_wait):
             report = _snapshot_locked(
                 definition,
                 client,
                 store,
+                running,
                 progress=progress,
                 batch_size=batch_size,
                 apply_retention=apply_retention,
@@ -193,9 +243,12 @@ def run_snapshot(
         report = _failed("snapshot", definition, str(exc))
     except StoreError as exc:
         report = _failed("snapshot", definition, f"the event store cannot be used: {exc}")
-    report.started_at = started
-    _stamp(report, client, origin)
-    record(store, report)
+    except Exception as exc:
+        report = _stopped(running, exc)
+    except BaseException as exc:
+        _record_stopped(store, _closed(_stopped(running, exc), started, client, origin))
+        raise
+    record(store, _closed(report, started, client, origin))
     return report
 
 
@@ -203,11 +256,14 @@ def _snapshot_locked(
     definition: JobDefinition,
     client: BlindataClient,
     store: EventStore,
+    running: RunReport,
     *,
     progress: Progress | ProgressCallback | None,
     batch_size: int,
     apply_retention: bool,
 ) -> RunReport:
+    """The snapshot, ``running`` its report as it fills (``run_snapshot`` records it when an
+    unexpected error stops the run)."""
     pruned = 0
     cursor: int | None = None
     try:
@@ -229,6 +285,7 @@ def _snapshot_locked(
             progress=progress,
             batch_size=batch_size,
             store_id=store.store_id(),
+            report=running,
         )
         report.timings = {"mapping": mapping, **report.timings}
         report.definition = definition.model_dump(mode="json", by_alias=True)
@@ -285,8 +342,11 @@ def run_light(
     or while a snapshot or cleanup of the definition holds the sync lock (the next light sync
     publishes what this one would have). Each job is mapped as the full snapshot maps it: the
     store is mapped whole (kept folds loaded, new events added) and the plan kept to what those
-    jobs describe (``mapper.light.plan_of_jobs``)."""
+    jobs describe (``mapper.light.plan_of_jobs``). A ``batch_size`` that is not a positive
+    whole number is a ``ValueError``, before anything."""
+    check_batch_size(batch_size)
     started = utcnow()
+    running = RunReport(kind="light", definition_uuid=definition.uuid)
     try:
         if isinstance(new := _new_since_last_sync(store, definition), str):
             return _skipped(definition, new)
@@ -297,15 +357,25 @@ def run_light(
                 return _skipped(definition, new)
             until, jobs = new
             report = _light_locked(
-                definition, client, store, jobs, until, progress=progress, batch_size=batch_size
+                definition,
+                client,
+                store,
+                jobs,
+                until,
+                running,
+                progress=progress,
+                batch_size=batch_size,
             )
     except SyncLockedError as exc:
         return _skipped(definition, str(exc))
     except StoreError as exc:
         report = _failed("light", definition, f"the event store cannot be used: {exc}")
-    report.started_at = started
-    _stamp(report, client, origin)
-    record(store, report)
+    except Exception as exc:
+        report = _stopped(running, exc)
+    except BaseException as exc:
+        _record_stopped(store, _closed(_stopped(running, exc), started, client, origin))
+        raise
+    record(store, _closed(report, started, client, origin))
     return report
 
 
@@ -330,6 +400,7 @@ def _light_locked(
     store: EventStore,
     jobs: set[tuple[str, str]],
     until: int,
+    running: RunReport,
     *,
     progress: Progress | ProgressCallback | None,
     batch_size: int,
@@ -350,6 +421,7 @@ def _light_locked(
             batch_size=batch_size,
             light=True,
             store_id=store.store_id(),
+            report=running,
         )
         report.timings = {"mapping": mapping, **report.timings}
         # named as the catalog names them: a report is logged and pushed to XCom, never with a
@@ -383,7 +455,10 @@ def run_cleanup(
     """Cleanup after the last recorded snapshot; the report is recorded.
 
     It holds the definition's sync lock (a light sync must not write an object between the
-    cleanup's judging it stale and removing it), waiting up to ``lock_wait`` seconds."""
+    cleanup's judging it stale and removing it), waiting up to ``lock_wait`` seconds. One an
+    unexpected error stops is recorded ``failed`` without a ledger, as one the sync lock kept
+    waiting is: the next cleanup carries the ledger of the one before."""
+    started = utcnow()
     try:
         with sync_lock(store, definition, "cleanup", wait=lock_wait):
             try:
@@ -403,9 +478,22 @@ def run_cleanup(
                 )
     except SyncLockedError as exc:
         report = _failed("cleanup", definition, str(exc))
+    except Exception as exc:
+        report = _stopped(_cleanup_report(definition, dry_run, started), exc)
+    except BaseException as exc:
+        stopped = _stopped(_cleanup_report(definition, dry_run, started), exc)
+        _stamp(stopped, client, origin)
+        _record_stopped(store, stopped)
+        raise
     _stamp(report, client, origin)
     record(store, report)
     return report
+
+
+def _cleanup_report(definition: JobDefinition, dry_run: bool, started: datetime) -> RunReport:
+    return RunReport(
+        kind="cleanup", definition_uuid=definition.uuid, dry_run=dry_run, started_at=started
+    )
 
 
 def cleanup_history(store: SyncLedger, definition_uuid: str) -> list[SyncRecord]:

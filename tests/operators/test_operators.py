@@ -9,9 +9,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from airflow_blindata.operators.blindata import _flag
 from airflow_blindata.store import open_store
 from tests.helpers import API_KEY, TENANT, USER
 from tests.operators.helpers import DEFINITION
-from tests.sync.helpers import DEFINITION_UUID, dbt_events
+from tests.sync.helpers import DEFINITION_UUID, dbt_events, without_job
 
 EXAMPLE_DAGS = Path(__file__).resolve().parents[2] / "example_dags"
 
@@ -54,8 +56,15 @@ def connected(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def test_operators_take_keyword_arguments_and_template_their_inputs() -> None:
     snapshot = BlindataSnapshotOperator(task_id="snapshot", definition="job.yaml")
     cleanup = BlindataCleanupOperator(task_id="cleanup", definition="job.yaml")
-    assert set(snapshot.template_fields) == {"definition", "blindata_conn_id", "store_url"}
-    assert set(cleanup.template_fields) == {*snapshot.template_fields, "dry_run", "force"}
+    shared = {"definition", "blindata_conn_id", "store_url", "progress_interval"}
+    assert set(snapshot.template_fields) == {
+        *shared,
+        "batch_size",
+        "apply_retention",
+        "fail_on_partial",
+        "light",
+    }
+    assert set(cleanup.template_fields) == {*shared, "dry_run", "force"}
     with pytest.raises(TypeError):
         BlindataSnapshotOperator("snapshot", "job.yaml")  # type: ignore[misc]
     assert "hook" not in vars(snapshot)  # built when the task runs, not when the DAG is parsed
@@ -203,6 +212,168 @@ def test_a_flag_that_is_not_a_boolean_is_an_error() -> None:
         _flag("maybe", "dry_run")
 
 
+WHOLE = "must be a positive whole number"
+SECONDS = "must be a positive number of seconds"
+FLAG = "must be true or false"
+SNAPSHOT, CLEANUP = BlindataSnapshotOperator, BlindataCleanupOperator
+
+
+@pytest.mark.parametrize(
+    ("operator", "name", "value", "refusal"),
+    [
+        (SNAPSHOT, "batch_size", 0, WHOLE),
+        (SNAPSHOT, "batch_size", -1, WHOLE),
+        (SNAPSHOT, "batch_size", "500 rows", WHOLE),
+        (SNAPSHOT, "batch_size", 2.5, WHOLE),
+        (SNAPSHOT, "batch_size", True, WHOLE),
+        (SNAPSHOT, "progress_interval", 0, SECONDS),
+        (SNAPSHOT, "progress_interval", "soon", SECONDS),
+        (SNAPSHOT, "progress_interval", float("nan"), SECONDS),
+        (SNAPSHOT, "light", "maybe", FLAG),
+        (SNAPSHOT, "apply_retention", "nein", FLAG),
+        (SNAPSHOT, "fail_on_partial", 2, FLAG),
+        (CLEANUP, "dry_run", "maybe", FLAG),
+        (CLEANUP, "force", "perhaps", FLAG),
+        (CLEANUP, "progress_interval", -5, SECONDS),
+    ],
+)
+def test_a_number_or_flag_argument_that_is_not_one_is_refused_naming_it_when_the_dag_is_parsed(
+    operator: type[BlindataSnapshotOperator | BlindataCleanupOperator],
+    name: str,
+    value: Any,
+    refusal: str,
+) -> None:
+    """``batch_size=0`` uploaded nothing and the task was green, ``-1`` or ``"500"`` failed
+    after the Systems were written, with Python's words; ``light="False"`` ran a light sync
+    (a probe of the operators). The DAG file's import error names the argument."""
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{name} {refusal}, got {value!r}')}$"):
+        operator(task_id="sync", definition=DEFINITION, **{name: value})
+
+
+@pytest.fixture
+def old_and_new_events(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dbt events, those of one job received 40 days ago: the retention prunes them."""
+    events = dbt_events()
+    with open_store(store_url) as store:
+        store.append_many(without_job(events))
+        with monkeypatch.context() as patched:
+            long_ago = datetime.now(UTC) - timedelta(days=40)
+            patched.setattr("airflow_blindata.store.core.now", lambda: long_ago)
+            store.append_many([event for event in events if event not in without_job(events)])
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("old_and_new_events")
+@pytest.mark.parametrize(
+    ("arguments", "refused_flows", "status", "pruned"),
+    [
+        pytest.param(
+            {"light": "False", "apply_retention": "no", "batch_size": "500"},
+            False,
+            "success",
+            False,
+            id="no-retention",
+        ),
+        pytest.param(
+            {"light": "0", "apply_retention": "Yes", "batch_size": 7.0, "progress_interval": "5"},
+            False,
+            "success",
+            True,
+            id="retention",
+        ),
+        pytest.param(
+            {"light": "off", "apply_retention": "None", "fail_on_partial": "false"},
+            True,
+            "partial",
+            True,
+            id="partial-succeeds",
+        ),
+        pytest.param(
+            {"fail_on_partial": "on"}, True, "refused some objects", True, id="partial-fails"
+        ),
+    ],
+)
+def test_numbers_and_flags_given_as_text_are_read_as_every_setting_of_the_provider(
+    connected: Any,
+    store_url: str,
+    arguments: dict[str, Any],
+    refused_flows: bool,
+    status: str,
+    pruned: bool,
+) -> None:
+    """``light="False"`` ran a light sync, ``apply_retention="no"`` and ``fail_on_partial=
+    "false"`` counted as true (a probe of the operators): a flag is read as docs/connection.md
+    says every one is, an empty rendering (``"None"``) takes the default."""
+    if refused_flows:
+        connected.emulator.faults.fail_next(10**6, status=409, path=r"/dataflows/\*/upload$")
+    operator = BlindataSnapshotOperator(
+        task_id="snapshot", definition=DEFINITION, store_url=store_url, **arguments
+    )
+
+    if status == "refused some objects":
+        with pytest.raises(AirflowException, match=status):
+            operator.execute(context={})
+    else:
+        assert operator.execute(context={})["status"] == status
+
+    with open_store(store_url) as store:
+        (record,) = store.sync_history(DEFINITION_UUID)
+    assert record.kind == "snapshot"  # a full one, not a light sync skipped before the first
+    assert (record.report["counters"].get("eventsPruned", 0) > 0) is pruned
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("operator", "params", "refusal"),
+    [
+        (SNAPSHOT, {"batch_size": "0"}, f"batch_size {WHOLE}, got '0'"),
+        (SNAPSHOT, {"progress_interval": "5s"}, f"progress_interval {SECONDS}, got '5s'"),
+        (SNAPSHOT, {"light": "Flase"}, f"light {FLAG}, got 'Flase'"),
+        (CLEANUP, {"force": "maybe"}, f"force {FLAG}, got 'maybe'"),
+        (
+            SNAPSHOT,
+            {"batch_size": "3", "light": "False", "progress_interval": "1", "apply_retention": ""},
+            None,
+        ),
+        (CLEANUP, {"dry_run": "yes", "force": "None", "progress_interval": "1"}, None),
+    ],
+)
+def test_templated_numbers_and_flags_are_read_once_rendered_and_refused_before_anything_is_written(
+    connected: Any,
+    store_url: str,
+    operator: type[BlindataSnapshotOperator | BlindataCleanupOperator],
+    params: dict[str, str],
+    refusal: str | None,
+) -> None:
+    """A template is read when the task starts; a rendering that is no number or no flag fails
+    the task without retry (it renders the same every try), naming the argument, before the
+    store or Blindata is touched: no write, no record in the sync history."""
+    with open_store(store_url) as store:
+        store.append_many(dbt_events())
+    if operator is BlindataCleanupOperator:
+        BlindataSnapshotOperator(
+            task_id="snapshot", definition=DEFINITION, store_url=store_url
+        ).execute(context={})
+    task = operator(
+        task_id="sync",
+        definition=DEFINITION,
+        store_url=store_url,
+        **{name: f"{{{{ params.{name} }}}}" for name in params},
+    )
+    task.render_template_fields({"params": params})
+    writes = len([e for e in connected.emulator.requests.entries() if e["method"] != "GET"])
+
+    if refusal is None:
+        assert task.execute(context={})["status"] == "success"
+        return
+    with pytest.raises(AirflowFailException, match=f"^{re.escape(refusal)}$"):
+        task.execute(context={})
+    assert len([e for e in connected.emulator.requests.entries() if e["method"] != "GET"]) == writes
+    with open_store(store_url) as store:
+        kinds = [record.kind for record in store.sync_history(DEFINITION_UUID)]
+    assert kinds == (["snapshot"] if operator is BlindataCleanupOperator else [])
+
+
 def test_a_relative_definition_path_is_read_from_the_dag_files_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -324,6 +495,7 @@ def test_parsing_the_sync_dag_imports_only_the_operators(tmp_path: Path) -> None
         "airflow_blindata.get_provider_info",
         "airflow_blindata.operators",
         "airflow_blindata.operators.blindata",
+        "airflow_blindata.options",  # the arguments' parsers (the standard library only)
     }, sorted(ours)
 
 

@@ -153,6 +153,43 @@ def test_report_without_history_says_so(
     assert "No sync report" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [
+        ("snapshot", "--batch-size", "0"),
+        ("snapshot", "--batch-size", "-1"),
+        ("snapshot", "--batch-size", "500 rows"),
+        ("report", "--limit", "0"),
+        ("store quarantine", "--limit", "-5"),
+    ],
+)
+def test_a_count_that_is_not_positive_is_refused_naming_the_option_before_anything_is_written(
+    setup: dict[str, str],
+    emulator: Any,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    option: str,
+    value: str,
+) -> None:
+    """``snapshot --batch-size 0`` created the Systems and uploaded nothing else, and exited 0
+    on a report of every entity written (a probe of the operators)."""
+    arguments = {
+        "snapshot": ["snapshot", *flags(setup)],
+        "report": ["report", "--uuid", DEFINITION_UUID, "--store", setup["store"]],
+        "store quarantine": ["store", "quarantine", "--store", setup["store"]],
+    }[command]
+
+    with pytest.raises(SystemExit) as exited:
+        main([*arguments, option, value])
+
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: must be a positive whole number, got {value!r}" in err
+    assert not [entry for entry in emulator.emulator.requests.entries() if entry["method"] != "GET"]
+    with open_store(setup["store"]) as store:
+        assert store.sync_history(DEFINITION_UUID) == []
+
+
 # -- run as a user runs it: stdout holds the answer only, and no URL credentials anywhere -------
 
 CLI = str(Path(sys.executable).with_name("airflow-blindata"))

@@ -7,6 +7,9 @@ known SQL again", and design 3.3: the same stored events give the same plan, rea
 from __future__ import annotations
 
 import json
+import logging
+import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,8 +21,9 @@ from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
-from airflow_blindata.sync.runner import run_snapshot
-from tests.builders import run_event
+from airflow_blindata.sync.report import RunReport
+from airflow_blindata.sync.runner import run_cleanup, run_light, run_snapshot
+from tests.builders import dataset, run_event
 from tests.sync.helpers import (
     API_KEY,
     FAST_RETRY,
@@ -194,3 +198,115 @@ def test_a_blindata_url_s_token_never_reaches_the_report(emulator: Any, store: E
     report = run_snapshot(definition(), client, store)  # whether the server takes it or not
     assert report.blindata_url is not None and "token=***" in report.blindata_url
     assert "SEKRET1" not in json.dumps(report.to_xcom()) + json.dumps(report.to_record())
+
+
+SECRET = "s3cr3t-pw"
+"""A password in the message of the error that stops a sync: redacted in its report and log."""
+
+
+class Interrupted(BaseException):
+    """As Airflow's ``AirflowTaskTimeout`` and ``AirflowTaskTerminated``: not an ``Exception``."""
+
+
+def _stopping(error: BaseException) -> Callable[..., Any]:
+    def stop(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    return stop
+
+
+SYNCS: dict[str, Callable[[BlindataClient, EventStore], RunReport]] = {
+    "snapshot": lambda client, store: run_snapshot(definition(), client, store),
+    "light": lambda client, store: run_light(definition(), client, store),
+    "cleanup": lambda client, store: run_cleanup(definition(), client, store),
+}
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_margin")
+@pytest.mark.parametrize(
+    ("kind", "where", "wrote_scopes"),
+    [
+        pytest.param("snapshot", "airflow_blindata.sync.apply.sync_quality", True, id="snapshot"),
+        pytest.param(
+            "snapshot", "airflow_blindata.sync.runner.plan_from_store", False, id="snapshot-mapping"
+        ),
+        pytest.param("light", "airflow_blindata.sync.apply.sync_quality", True, id="light"),
+        pytest.param("cleanup", "airflow_blindata.sync.removal.collect", False, id="cleanup"),
+    ],
+)
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(TypeError(f"'>=' not supported, postgresql://etl:{SECRET}@db/dw"), id="bug"),
+        pytest.param(Interrupted(f"timed out on postgresql://etl:{SECRET}@db/dw"), id="timeout"),
+    ],
+)
+def test_a_sync_an_unexpected_error_stops_is_recorded_failed_with_the_error_redacted(
+    client: BlindataClient,
+    store: EventStore,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+    where: str,
+    wrote_scopes: bool,
+    error: BaseException,
+) -> None:
+    """Only a locked definition or an unusable store was recorded: a sync a bug stopped (a
+    ``batch_size`` of ``"500"``, a probe) left the previous success as the latest record, which
+    the Blindata page showed. Now it is recorded ``failed``, naming the error without its
+    secrets, with what it wrote before it stopped (its scopes are owned); an error is reported,
+    a timeout or an interrupt goes on its way once recorded."""
+    store.append_many(dbt_events())
+    assert run_snapshot(definition(), client, store).status == "success"
+    if kind == "light":
+        store.append(
+            run_event(
+                "etl.late",
+                run_id="01900000-0000-7000-8000-00000000000a",
+                inputs=[dataset("shop.public.raw", "postgres://db:5432")],
+                outputs=[dataset("shop.public.late", "postgres://db:5432")],
+            )
+        )
+    monkeypatch.setattr(where, _stopping(error))
+
+    with caplog.at_level(logging.ERROR, logger="airflow_blindata.sync.runner"):
+        if isinstance(error, Exception):
+            report = SYNCS[kind](client, store)
+            assert report.status == "failed"
+        else:
+            with pytest.raises(Interrupted):
+                SYNCS[kind](client, store)
+
+    (latest,) = store.sync_history(definition().uuid, kind=kind, limit=1)  # type: ignore[arg-type]
+    assert latest.status == "failed"
+    message = latest.report["message"]
+    assert type(error).__name__ in message and "postgresql://etl:***@db/dw" in message, message
+    assert SECRET not in json.dumps(latest.report) + caplog.text
+    assert bool(latest.report["scopes"]) is wrote_scopes
+    if isinstance(error, Exception):  # the traceback, for whoever fixes the bug
+        assert "Traceback" in caplog.text and f"in {_stopping.__name__}" not in message
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("batch_size", [0, -1, "500", True, 2.0])
+def test_a_batch_size_that_is_not_a_positive_whole_number_is_refused_before_anything_is_written(
+    client: BlindataClient, store: EventStore, emulator: Any, batch_size: Any
+) -> None:
+    """A batch of 0 rows ended every upload at once: only the Systems were written, the report
+    said every entity done and the run succeeded (a probe of the operators)."""
+    from airflow_blindata.sync import snapshot
+
+    store.append_many(dbt_events())
+    plan = build(dbt_events(), definition(), fetch_known_systems(client))
+    runs: list[Callable[[], Any]] = [
+        lambda: run_snapshot(definition(), client, store, batch_size=batch_size),
+        lambda: run_light(definition(), client, store, batch_size=batch_size),
+        lambda: snapshot(plan, client, definition(), batch_size=batch_size),
+    ]
+    for run in runs:
+        refusal = f"batch_size must be a positive whole number, got {batch_size!r}"
+        with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
+            run()
+    assert not [entry for entry in emulator.emulator.requests.entries() if entry["method"] != "GET"]
+    assert store.sync_history(definition().uuid) == []
