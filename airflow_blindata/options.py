@@ -9,7 +9,9 @@ Airflow is not installed (the command line on a laptop) the environment variable
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "declared_default",
     "flag",
     "lost_events_file",
+    "misspelt_key",
     "option",
     "parse_flag",
     "parse_positive_int",
@@ -100,6 +103,42 @@ def parse_flag(value: object, name: str) -> bool:
     if text in FALSE_WORDS:
         return False
     raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+_DECORATIONS = frozenset({"", "x", "bd", "blindata", "uuid", "id", "name", "path", "file"})
+"""Words that make a setting's key no other key (``tenant_uuid``, ``X-BD-Tenant``,
+``ca_bundle_path``); any other word makes another tool's (``azure_tenant_id``,
+``connect_timeout``: a review)."""
+
+
+def misspelt_key(
+    key: str, known: Collection[str], *, aliases: Mapping[str, str] | None = None
+) -> str | None:
+    """The key of ``known`` that ``key`` means, when it is not one: a misspelling (``tennant``,
+    ``verify_sll``, ``shema``), another spelling (``auth-method``, ``Tenant``), a key holding the
+    words of one and no other but an id's (``tenant_uuid``, ``X-BD-Tenant``, ``ssl_verify``), or
+    a name ``aliases`` maps to one (``search_path`` for ``schema``). None for a key like none of
+    them, and for a key of ``known`` itself.
+
+    One reading for every mapping of settings the provider takes (the BLINDATA connection's
+    extra, the event store's PostgreSQL connection's extra), so that a typo is refused naming
+    the key meant instead of being dropped without a word."""
+    if key in known:
+        return None
+    normalized = key.strip().lower().replace("-", "_").replace(" ", "_")
+    if normalized in known:
+        return normalized
+    if aliases and normalized in aliases:
+        return aliases[normalized]
+    close = difflib.get_close_matches(normalized, list(known), n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    words = set(normalized.split("_"))
+    for setting in known:
+        parts = setting.split("_")
+        if words.issuperset(parts) and words.difference(parts) <= _DECORATIONS:
+            return setting
+    return None
 
 
 def declared_default(key: str) -> str:

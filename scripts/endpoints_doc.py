@@ -53,7 +53,8 @@ no description, asks the instance itself with safe requests only, never a write:
 list with `size=1` (and of `/users/me`), `OPTIONS` of the other paths (Spring answers with
 `Allow`); 404 and 405 are reported missing, an answer that proves nothing "not probed". The
 same check runs in a task: `BlindataHook().check_api()` returns a structured result (`.ok`,
-`.missing`, `.rows`, `.to_dict()` for an XCom).
+`.missing`, `.rows`, `.to_dict()` for an XCom), the connection tested too: its `.ok` is the
+command's (`.paths_served` the paths alone, `.connection` the test's verdict and message).
 
 ## When a path differs on your tenant
 

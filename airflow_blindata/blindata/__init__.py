@@ -41,6 +41,7 @@ from airflow_blindata.blindata.errors import (
     BlindataRequestError,
     BlindataServerError,
     BlindataStatusError,
+    BlindataUnsentError,
     BlindataValidationError,
 )
 from airflow_blindata.blindata.paths import ENDPOINTS, Endpoint, Evidence
@@ -65,6 +66,7 @@ __all__ = [
     "BlindataRequestError",
     "BlindataServerError",
     "BlindataStatusError",
+    "BlindataUnsentError",
     "BlindataValidationError",
     "Credentials",
     "Endpoint",

@@ -154,12 +154,16 @@ class ApiCheck:
     """The outcome of ``check_api``: where the answer comes from, and one row per operation.
 
     ``problem`` says why no description could be had (then ``rows`` is empty unless probed).
+    ``connection`` is what the connection test said (``ok``, message), when it was made: the
+    description is read without credentials, so that the paths alone never say that a wrong
+    key or tenant works.
     """
 
     url: str
     source: str = ""
     rows: list[ApiCheckRow] = field(default_factory=list)
     problem: str | None = None
+    connection: tuple[bool, str] | None = None
 
     @property
     def missing(self) -> list[ApiCheckRow]:
@@ -173,17 +177,28 @@ class ApiCheck:
         return [row for row in self.rows if row.status is PathStatus.MISSING and not row.required]
 
     @property
-    def ok(self) -> bool:
+    def paths_served(self) -> bool:
         """Every path the provider calls is served (or, probing, none is proved missing)."""
         return bool(self.rows) and not self.missing
 
+    @property
+    def ok(self) -> bool:
+        """Every path the provider calls is served and, when it was tested, the connection
+        works (its URL, credentials and tenant)."""
+        return self.paths_served and (self.connection is None or self.connection[0])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (an XCom, ``--format json``)."""
+        connection = self.connection
         return {
             "url": self.url,
             "source": self.source,
             "problem": self.problem,
             "ok": self.ok,
+            "pathsServed": self.paths_served,
+            "connection": (
+                None if connection is None else {"ok": connection[0], "message": connection[1]}
+            ),
             "missing": [f"{row.method} {row.path}" for row in self.missing],
             "missing_unused": [f"{row.method} {row.path}" for row in self.missing_unused],
             "rows": [
@@ -479,4 +494,6 @@ def render_api_check(result: ApiCheck, *, shown: Callable[[str], str] = str) -> 
             "Give the description with --openapi FILE_OR_URL (the instance's API Docs), or ask "
             "the instance directly with --probe (safe requests only: GET of lists, OPTIONS)."
         )
+    if result.connection is not None:
+        lines.append(f"Connection: {shown(result.connection[1])}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,8 @@
 
 Like httpx's, the hierarchy has base classes to catch and leaves that carry context: under
 ``BlindataError``, ``BlindataConfigError`` (set up wrongly), ``BlindataRequestError`` (no usable
-answer; ``BlindataDeadlineError`` with ``last_error`` when retries gave up at the deadline),
+answer; ``BlindataDeadlineError`` with ``last_error`` when retries gave up at the deadline,
+``BlindataUnsentError`` when the request could not be written at all),
 ``BlindataStatusError`` (``status``, ``body``; one leaf per status, 400, 401, 403, 404, 409,
 429 with ``retry_after``, 5xx) and ``BlindataContractError`` (an answer off the contract;
 ``incomplete`` when cut short). Messages name the operation (method and path) and the server's
@@ -31,6 +32,7 @@ __all__ = [
     "BlindataRequestError",
     "BlindataServerError",
     "BlindataStatusError",
+    "BlindataUnsentError",
     "BlindataValidationError",
 ]
 
@@ -49,6 +51,12 @@ class BlindataRequestError(BlindataError):
     def __init__(self, message: str, *, operation: str) -> None:
         super().__init__(message)
         self.operation = operation
+
+
+class BlindataUnsentError(BlindataRequestError):
+    """The request could not be written (a header value with a line break, a blank around it):
+    nothing left the worker, no server was asked, and trying again fails the same way. Not a
+    network failure: what the client was given cannot go in an HTTP request."""
 
 
 class BlindataDeadlineError(BlindataRequestError):

@@ -34,6 +34,7 @@ from airflow_blindata.blindata.errors import (
     BlindataError,
     BlindataRequestError,
     BlindataStatusError,
+    BlindataUnsentError,
     status_error_class,
 )
 from airflow_blindata.blindata.models import ErrorBody
@@ -215,8 +216,8 @@ class Exchange:
             # The request cannot be written (a header value with a line break): nothing was
             # sent, and the same request fails the same way however often it is tried.
             reason = self.scrub(f"{type(exc).__name__}: {exc}")
-            error = BlindataRequestError(f"{name} could not be sent: {reason}", operation=name)
-            return Failure(error, retryable=False)
+            unwritten = BlindataUnsentError(f"{name} could not be sent: {reason}", operation=name)
+            return Failure(unwritten, retryable=False)
         except httpx.TransportError as exc:
             # Nothing reached the server when it refused the connection; anything else may have.
             unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)

@@ -21,7 +21,6 @@ Airflow 3.0 and 3.1 the hook builds the same form from it (``form.py``).
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import json
 import math
@@ -48,14 +47,15 @@ from airflow_blindata.blindata import (
     BlindataPermissionError,
     BlindataRequestError,
     BlindataStatusError,
+    BlindataUnsentError,
     Credentials,
     LoginCredentials,
     RetryPolicy,
 )
 from airflow_blindata.blindata.api_paths import ApiPaths
 from airflow_blindata.blindata.paths import ENDPOINTS
-from airflow_blindata.options import FALSE_WORDS, TRUE_WORDS, parse_flag
-from airflow_blindata.redaction import redact_url, scrub, url_secrets
+from airflow_blindata.options import FALSE_WORDS, TRUE_WORDS, misspelt_key, parse_flag
+from airflow_blindata.redaction import redact_text, redact_url, scrub, url_secrets
 
 if TYPE_CHECKING:
     from airflow_blindata.blindata.apicheck import ApiCheck
@@ -105,15 +105,19 @@ class BlindataConnectionSettings:
         """Read an Airflow ``Connection`` (anything with host, port, login, password, extra)."""
         conn_id = getattr(conn, "conn_id", None) or "the connection"
         by_url = conn_id == URL_OPTION
-        extra: dict[str, Any] = dict(conn.extra_dejson or {})
+        parsed = conn.extra_dejson
+        if parsed is not None and not isinstance(parsed, dict):
+            # JSON that is no object (a list, a number), or JSON text of JSON text (a secrets
+            # backend's value or a Helm value built with json.dumps twice): Airflow's
+            # ``extra_dejson`` returns it as it reads, and ``dict()`` of it raised a bare
+            # ValueError in every task and in the Test button (a probe)
+            raise BlindataConfigError(_not_a_json_object(conn_id, parsed))
+        extra: dict[str, Any] = dict(parsed or {})
         raw_extra = getattr(conn, "extra", None)
         if not extra and isinstance(raw_extra, str) and not _json_object(raw_extra):
             # Airflow reads extra that is not a JSON object as empty (and logs it): the tenant
             # and every setting in it would fall back to their defaults, the Test button green
-            raise BlindataConfigError(
-                f"{conn_id}: extra is not a JSON object (write it as "
-                '{"tenant": "…", "timeout": 30}, keys and texts in double quotes)'
-            )
+            raise BlindataConfigError(_not_a_json_object(conn_id))
         # Older forms stored extras as ``extra__blindata__<name>``; accept both spellings.
         for key in list(extra):
             if key.startswith("extra__blindata__"):
@@ -143,15 +147,18 @@ class BlindataConnectionSettings:
             raise BlindataConfigError(
                 f"{conn_id}: the password field is empty (API key, password or token)"
             )
-        if auth_method != "bearer" and not conn.login:
+        # A blank around the username (pasted with it) is no part of it, as around the key and
+        # the tenant: an HTTP header cannot carry it, and a login would be refused for it.
+        username = (conn.login or "").strip() or None
+        if auth_method != "bearer" and not username:
             raise BlindataConfigError(f"{conn_id}: auth_method {auth_method} needs a username")
         tenant = (str(extra["tenant"]).strip() or None) if extra.get("tenant") else None
-        _check_header_values(conn_id, auth_method, conn.login, secret, tenant)
+        _check_header_values(conn_id, auth_method, username, secret, tenant)
         return cls(
             url=url,
             tenant=tenant,
             auth_method=auth_method,  # type: ignore[arg-type]  # checked against AUTH_METHODS
-            username=conn.login or None,
+            username=username,
             secret=secret,
             verify_ssl=_verify(extra.get("verify_ssl", True), extra.get("ca_bundle"), conn_id),
             timeout=_seconds(extra.get("timeout", DEFAULT_TIMEOUT), f"{conn_id}: timeout"),
@@ -358,6 +365,21 @@ EXTRA_KEYS = (
 """The settings the connection's extra holds (docs/connection.md)."""
 
 
+def _not_a_json_object(conn_id: str, parsed: object = None) -> str:
+    """The message for a connection whose extra is not a JSON object: what it is instead when
+    known (``parsed``, what Airflow read), and how to write it."""
+    how = '(write it as {"tenant": "…", "timeout": 30}, keys and texts in double quotes)'
+    if isinstance(parsed, str) and parsed.strip() and _json_object(parsed):
+        return (
+            f"{conn_id}: extra is not a JSON object but a JSON string holding one: it was "
+            "encoded twice (json.dumps of a text already JSON, in a secrets backend's value or "
+            f"a Helm value); give the object itself {how}"
+        )
+    kind = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    what = kind.get(type(parsed))
+    return f"{conn_id}: extra is not a JSON object{f' but {what}' if what else ''} {how}"
+
+
 def _json_object(text: str) -> bool:
     """Whether ``text`` is empty or a JSON object (``{ }`` and ``{\n}`` too)."""
     if not text.strip():
@@ -368,12 +390,6 @@ def _json_object(text: str) -> bool:
         return False
 
 
-_DECORATIONS = frozenset({"", "x", "bd", "blindata", "uuid", "id", "name", "path", "file"})
-"""Words that make a setting's key no other key (``tenant_uuid``, ``X-BD-Tenant``,
-``ca_bundle_path``); any other word makes another tool's (``azure_tenant_id``,
-``connect_timeout``: a review)."""
-
-
 def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:
     """Refuse a key of extra that is a misspelt setting (``tennant``, ``verify_sll``,
     ``timout``) or holds the words of one and no other but an id's (``tenant_uuid``,
@@ -381,18 +397,8 @@ def _refuse_misspelt(extra: dict[str, Any], conn_id: str) -> None:
     user's default tenant, or with the default timeout, and the Test button say all was well
     (a probe of deployments). A key like no setting is left alone (another tool's)."""
     for key in extra:
-        if key in EXTRA_KEYS:
-            continue
-        normalized = key.strip().lower().replace("-", "_").replace(" ", "_")
-        words = set(normalized.split("_"))
-        close = difflib.get_close_matches(normalized, EXTRA_KEYS, n=1, cutoff=0.75) or [
-            setting
-            for setting in EXTRA_KEYS
-            if words.issuperset(setting.split("_"))
-            and words.difference(setting.split("_")) <= _DECORATIONS
-        ]
-        if normalized in EXTRA_KEYS or close:
-            meant = normalized if normalized in EXTRA_KEYS else close[0]
+        meant = misspelt_key(key, EXTRA_KEYS)
+        if meant is not None:
             raise BlindataConfigError(
                 f"{conn_id}: extra has {key!r}, which is no setting: did you mean {meant!r}?"
             )
@@ -477,7 +483,10 @@ class BlindataHook(BaseHook):
         Reads the instance's OpenAPI description (or ``openapi``, a file or URL), or with
         ``probe`` asks the instance with safe requests when there is none. The result is
         structured (``.ok``, ``.missing``, ``.rows``, ``.to_dict()`` for an XCom); it never
-        raises for what the instance answers, only for a connection that cannot be read.
+        raises for what the instance answers, only for a connection that cannot be read. The
+        connection is tested too, as by ``test_connection``: ``.ok`` is true only when every
+        path the provider calls is served and the credentials and tenant work
+        (``.paths_served`` and ``.connection`` say each), as ``airflow-blindata check --api``.
         """
         return check_api_settings(self.settings, openapi=openapi, probe=probe)
 
@@ -495,8 +504,42 @@ def settings_from_airflow(conn_id: str) -> BlindataConnectionSettings:
     """
     from airflow.models.connection import Connection
 
-    connection = Connection.get_connection_from_secrets(conn_id)
+    try:
+        connection = Connection.get_connection_from_secrets(conn_id)
+    except Exception as exc:
+        reason = _why_unreadable(conn_id) if "NotFound" in type(exc).__name__ else None
+        if reason is None:
+            raise
+        raise BlindataConfigError(reason) from None
     return BlindataConnectionSettings.from_connection(connection)
+
+
+def _why_unreadable(conn_id: str) -> str | None:
+    """Why Airflow says that ``conn_id`` "isn't defined" when a secrets backend (the environment
+    variables included) has it and cannot read it: Airflow drops the backend's error (a debug
+    line) and goes on to the next backend, so that extra holding no JSON object or a port that
+    is no number read as a connection that does not exist (a probe). None when no backend has
+    it, or one could not be asked at all (its error is not about the connection)."""
+    try:
+        from airflow.configuration import ensure_secrets_loaded
+    except ImportError:
+        return None
+    for backend in ensure_secrets_loaded():
+        try:
+            found = backend.get_connection(conn_id=conn_id)
+        except Exception as exc:  # Airflow's reading of what the backend holds
+            if not isinstance(exc, ValueError) and type(exc).__name__ != "AirflowException":
+                continue  # e.g. a metadata database without its tables: not this connection's
+            said = redact_text(str(exc))
+            if "`extra`" in said:  # Airflow's message names no connection ("connection None")
+                return (
+                    f"{_not_a_json_object(conn_id)}; JSON text that holds one (encoded twice, "
+                    "json.dumps of a text already JSON) is not one either"
+                )
+            return f"{conn_id}: Airflow cannot read this connection: {said}"
+        if found is not None:
+            return None
+    return None
 
 
 def check_settings(settings: BlindataConnectionSettings) -> tuple[bool, str]:
@@ -516,6 +559,14 @@ def check_settings(settings: BlindataConnectionSettings) -> tuple[bool, str]:
 def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     """A message that says what is wrong and what to check."""
     url = settings.shown_url
+    unsent = exc.last_error if isinstance(exc, BlindataDeadlineError) else exc
+    if isinstance(unsent, BlindataUnsentError):
+        # nothing left the worker: no network problem, a value no HTTP request can carry
+        return (
+            f"No request was sent to Blindata at {url}: {unsent}. A value the connection sends "
+            f"in a header ({_header_fields(settings)}) is one an HTTP header cannot carry: "
+            "give it without the line break, control character or blank around it."
+        )
     if isinstance(exc, BlindataDeadlineError):
         exc_last = exc.last_error
         if isinstance(exc_last, BlindataRequestError):
@@ -566,6 +617,18 @@ def _explain(exc: BlindataError, settings: BlindataConnectionSettings) -> str:
     if isinstance(exc, BlindataContractError):
         return f"The server at {url} does not answer like Blindata: {exc}"
     return str(exc)
+
+
+def _header_fields(settings: BlindataConnectionSettings) -> str:
+    """The fields of the connection that go in a request's headers, as the form names them."""
+    fields = {
+        "api_key": ["the username", "the API key"],
+        "bearer": ["the token"],
+        "login": [],  # the username and password go in the login's JSON body
+    }[settings.auth_method]
+    if settings.tenant is not None:
+        fields.append("the tenant")
+    return ", ".join(fields) or "the token the login answered"
 
 
 def _login_operation(settings: BlindataConnectionSettings) -> str:
@@ -632,7 +695,11 @@ def _redirected_base(operation: str, location: str) -> str:
 def check_api_settings(
     settings: BlindataConnectionSettings, *, openapi: str | None = None, probe: bool = False
 ) -> ApiCheck:
-    """``BlindataHook.check_api`` for settings read elsewhere (the ``check --api`` command)."""
+    """``BlindataHook.check_api`` for settings read elsewhere (the ``check --api`` command).
+
+    The connection is tested too (``check_settings``), and ``ok`` says both: the description is
+    read without credentials, so that the paths alone said ok with a wrong key or tenant (a
+    probe: a DAG gated on it went on to a sync that failed)."""
     from airflow_blindata.blindata.apicheck import ApiCheck, check_api
 
     try:
@@ -647,4 +714,5 @@ def check_api_settings(
         result = ApiCheck(url=settings.shown_url, problem=_explain(exc, settings))
     result.problem = settings.scrub(result.problem) if result.problem else None
     result.rows = [replace(row, detail=settings.scrub(row.detail)) for row in result.rows]
+    result.connection = check_settings(settings)
     return result

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from airflow_blindata.options import blindata_home, store_url
+from airflow_blindata.options import blindata_home, misspelt_key, store_url
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 from .base import EventStore
@@ -35,17 +36,44 @@ __all__ = [
 ]
 
 AIRFLOW_CONN_SCHEME = "airflow-conn"
-_PG_PARAMS = (
-    "sslmode",
-    "sslrootcert",
-    "sslcert",
-    "sslkey",
-    "connect_timeout",
-    "application_name",
-    "timeout",
-    "lock_timeout",
-    "statement_timeout",
+_STORE_PARAMS = ("schema", "timeout", "lock_timeout", "statement_timeout")
+"""The store's own options of a PostgreSQL URL (``postgres.py``), which extra may hold."""
+_LIBPQ_PARAMS = (
+    *("hostaddr", "passfile", "require_auth", "channel_binding", "connect_timeout"),
+    *("client_encoding", "options", "application_name", "fallback_application_name"),
+    *("keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"),
+    *("tcp_user_timeout", "gssencmode", "sslmode", "requiressl", "sslnegotiation"),
+    *("sslcompression", "sslcert", "sslkey", "sslkeylogfile", "sslpassword", "sslcertmode"),
+    *("sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version"),
+    *("ssl_max_protocol_version", "min_protocol_version", "max_protocol_version"),
+    *("krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs"),
+    *("load_balance_hosts", "scram_client_key", "scram_server_key", "oauth_issuer"),
+    *("oauth_client_id", "oauth_client_secret", "oauth_scope"),
 )
+"""libpq's connection parameters but those the connection's own fields give (host, port, dbname,
+user, password): Airflow's postgres hook hands a key of extra it does not read itself to the
+driver, so a connection shared with it may hold any of them; the store's URL carries them on
+(``?sslmode=require``), as ``[blindata] store_url`` does."""
+_POSTGRES_HOOK_KEYS = frozenset(
+    {
+        *("iam", "redshift", "redshift-serverless", "cluster-identifier", "workgroup-name"),
+        *("aws_conn_id", "azure_conn_id", "cursor", "sqlalchemy_scheme", "sqlalchemy_query"),
+    }
+)
+"""The keys of extra that Airflow's postgres hook reads itself (its ``ignored_extra_options``:
+IAM, Redshift and Entra ID authentication, its cursor and SQLAlchemy settings): left out of the
+store's URL without a word. The store connects with the connection's login and password."""
+_CONNECTION_FIELDS = {
+    **dict.fromkeys(("host", "server"), "Host"),
+    "port": "Port",
+    **dict.fromkeys(("dbname", "database", "db"), "Database"),
+    **dict.fromkeys(("user", "username", "login"), "Login"),
+    "password": "Password",
+}
+"""libpq's parameters that the connection's own fields hold: in extra, named as the field."""
+_PG_ALIASES = {"search_path": "schema", "currentschema": "schema", "current_schema": "schema"}
+"""Other tools' names for the store's ``schema``, where it creates its tables."""
+
 
 StoreFactory = Callable[[str], EventStore]
 _FACTORIES: dict[str, StoreFactory] = {}
@@ -140,6 +168,11 @@ def _connection_url(conn_id: str) -> str:
             f"the store's connection {conn_id!r} could not be read: {reason}"
         ) from exc
     extra = conn.extra_dejson
+    if extra is not None and not isinstance(extra, dict):  # JSON of JSON: a string (a probe)
+        raise StoreURLError(
+            f"the store's connection {conn_id!r}: extra is not a JSON object (a JSON string "
+            'holding one was encoded twice): write it as {"schema": "blindata"}'
+        )
     conn_type = (conn.conn_type or "").lower()
     if conn_type == "sqlite":
         # a relative path read from ``$AIRFLOW_HOME``, as in ``[blindata] store_url``: each
@@ -149,7 +182,7 @@ def _connection_url(conn_id: str) -> str:
         raise StoreURLError(
             f"connection {conn_id!r} is of type {conn_type!r}: a store needs postgres or sqlite"
         )
-    query = {key: str(extra[key]) for key in (*_PG_PARAMS, "schema") if extra.get(key)}
+    query = _store_query(conn_id, extra)
     host = (conn.host or "").strip() or None
     if host and host.startswith("/"):
         # A Unix socket's directory (``/var/run/postgresql``), as libpq and Airflow's postgres
@@ -167,6 +200,42 @@ def _connection_url(conn_id: str) -> str:
         query=query,
     )
     return url.render_as_string(hide_password=False)
+
+
+def _store_query(conn_id: str, extra: dict[str, Any] | None) -> dict[str, str]:
+    """The store URL's query from a postgres connection's extra: the store's options and libpq's
+    parameters; the keys Airflow's postgres hook reads itself left out. Any other key is
+    refused naming the one meant (``shema``: did you mean 'schema'?): dropped, the tables went
+    to the database's ``public`` schema, Airflow's own metadata database's when it is shared
+    (a probe)."""
+    known = (*_STORE_PARAMS, *_LIBPQ_PARAMS)
+    query: dict[str, str] = {}
+    for key, value in (extra or {}).items():
+        if key in _POSTGRES_HOOK_KEYS:
+            continue
+        field = _CONNECTION_FIELDS.get(key.strip().lower())
+        if field is not None:
+            raise StoreURLError(
+                f"the store's connection {conn_id!r}: extra has {key!r}: give it in the "
+                f"connection's {field} field, which the store reads"
+            )
+        if key not in known:
+            meant = misspelt_key(key, known, aliases=_PG_ALIASES)
+            hint = (
+                f"did you mean {meant!r}?"
+                if meant
+                else "it reads schema, timeout, lock_timeout, statement_timeout and libpq's "
+                "connection parameters (sslmode, connect_timeout, …)"
+            )
+            raise StoreURLError(
+                f"the store's connection {conn_id!r}: extra has {key!r}, which the store does "
+                f"not read: {hint}"
+            )
+        if isinstance(value, bool):  # libpq's switches (keepalives, sslsni) read 1 and 0
+            query[key] = "1" if value else "0"
+        elif value is not None and str(value).strip():
+            query[key] = str(value)
+    return query
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> EventStore:

@@ -24,11 +24,12 @@ from airflow_blindata.blindata import (
     RetryPolicy,
 )
 from airflow_blindata.blindata.api_paths import ApiPaths
+from airflow_blindata.blindata.apicheck import render_api_check
 from airflow_blindata.blindata.models import DataFlow, Ref, System
 from airflow_blindata.cli import main
 from airflow_blindata.cli.sync import SECRET_ENV
 from airflow_blindata.hooks.blindata import BlindataHook
-from tests.helpers import API_KEY, TENANT, USER, emulator_settings
+from tests.helpers import API_KEY, OTHER_TENANT, TENANT, USER, emulator_settings
 
 pytestmark = pytest.mark.integration
 
@@ -147,6 +148,48 @@ def test_a_wrong_key_makes_the_check_fail_though_every_path_is_served(
     result = json.loads(capsys.readouterr().out)
     assert code == 1 and result["ok"] is False and result["pathsServed"] is True
     assert result["connection"]["ok"] is False
+
+
+@pytest.mark.parametrize(
+    ("password", "tenant", "says"),
+    [
+        ("not-the-key", TENANT, "rejected the credentials (401"),
+        (API_KEY, OTHER_TENANT, f"refused access (403) to tenant {OTHER_TENANT}"),
+    ],
+    ids=["wrong-key", "tenant-the-user-cannot-use"],
+)
+def test_the_hooks_check_fails_for_a_wrong_key_or_tenant_as_the_command_does(
+    password: str,
+    tenant: str,
+    says: str,
+    emulator: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/connection.md's DAG gate (``if not BlindataHook().check_api().ok: fail``) let a
+    wrong key or tenant through to the sync, while ``check --api`` on the same connection
+    exited 1 (a probe): both test the connection, in one implementation."""
+    conn = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": USER,
+        "password": password,
+        "extra": {"tenant": tenant},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_API", json.dumps(conn))
+    result = BlindataHook("blindata_api").check_api()
+    assert result.paths_served and not result.ok
+    assert result.connection is not None and not result.connection[0]
+    assert says in result.connection[1]
+    xcom = result.to_dict()
+    assert xcom["ok"] is False and xcom["pathsServed"] is True
+    assert xcom["connection"]["ok"] is False and says in xcom["connection"]["message"]
+    assert f"Connection: {result.connection[1]}" in render_api_check(result)
+    assert API_KEY not in json.dumps(xcom) and "not-the-key" not in json.dumps(xcom)
+
+    code = main(["check", "--api", "--conn-id", "blindata_api", "--format", "json"])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(xcom))
 
 
 # -- an instance that serves a path elsewhere -----------------------------------------------------

@@ -26,6 +26,7 @@ from airflow_blindata.blindata import (
     BlindataPermissionError,
     BlindataRequestError,
     BlindataServerError,
+    BlindataUnsentError,
     LoginCredentials,
     RetryPolicy,
 )
@@ -315,6 +316,7 @@ def test_a_request_the_client_cannot_send_is_not_retried_as_a_network_failure(
     with client_for(emulator, **options) as client, pytest.raises(BlindataRequestError) as caught:
         client.api.me()
     assert not isinstance(caught.value, BlindataDeadlineError), caught.value
+    assert isinstance(caught.value, BlindataUnsentError), caught.value  # no network failure
     assert "could not be sent" in str(caught.value)
     assert "c2lnbmF0dXJl" not in str(caught.value)
     assert requests_to(emulator, "GET", "/api/v1/users/me") == 0

@@ -7,6 +7,7 @@ import http.server
 import ipaddress
 import json
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -209,6 +210,14 @@ def test_the_auth_method_chooses_the_credentials(extra: dict[str, Any], credenti
             {"extra": "{tenant: t1}", "extra_dejson": {}},
             "extra is not a JSON object",
         ),
+        # JSON text of JSON text (json.dumps twice, in a secrets backend or a Helm value):
+        # Airflow reads a string, and dict() of it raised a bare ValueError (a probe)
+        (
+            {"extra": json.dumps(json.dumps({"tenant": "t1"})), "extra_dejson": '{"tenant": "t1"}'},
+            "extra is not a JSON object but a JSON string holding one: it was encoded twice",
+        ),
+        ({"extra": '["t1"]', "extra_dejson": ["t1"]}, "extra is not a JSON object but a list"),
+        ({"extra": '"t1"', "extra_dejson": "t1"}, "extra is not a JSON object but a string"),
     ],
 )
 def test_a_bad_connection_gets_an_error_naming_the_field(
@@ -225,6 +234,48 @@ def test_extra_that_is_an_empty_json_object_however_written_is_taken(text: str) 
         connection(extra=text, extra_dejson=extra)
     )
     assert settings.tenant == extra.get("tenant")
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (
+            {"extra": json.dumps(json.dumps({"tenant": TENANT}))},
+            r"bd_unreadable: extra is not a JSON object.*encoded twice",
+        ),
+        ({"extra": json.dumps(["tenant"])}, "bd_unreadable: extra is not a JSON object"),
+        # Airflow itself cannot read it (its error dropped): "isn't defined" though it is
+        ({"port": "abc"}, r"bd_unreadable: Airflow cannot read this connection: .*`port`.*'abc'"),
+    ],
+    ids=["double-encoded-extra", "extra-a-list", "port-not-a-number"],
+)
+def test_a_connection_airflow_holds_but_cannot_read_is_said_unusable_naming_the_field(
+    fields: dict[str, Any],
+    says: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The Test button, the operators (``get_conn``) and ``airflow-blindata check`` all say
+    what is wrong with it: they said "dictionary update sequence element #0 has length 1", a
+    bare ValueError, and "The conn_id isn't defined" (a probe)."""
+    from airflow_blindata.cli import main
+
+    conn = {"conn_type": "blindata", "host": "http://127.0.0.1:1", "login": USER}
+    conn.update(password="k3y-not-shown", **fields)
+    monkeypatch.setenv("AIRFLOW_CONN_BD_UNREADABLE", json.dumps(conn))
+    monkeypatch.setenv("_AIRFLOW_PROCESS_CONTEXT", "server")  # as the command sets it
+
+    ok, message = BlindataHook("bd_unreadable").test_connection()
+    assert not ok and message.startswith("The connection bd_unreadable is not usable: ")
+    assert re.search(says, message), message
+    if "port" not in fields:  # a task reads the connection leniently (the Task SDK)
+        with pytest.raises(BlindataConfigError, match=says):
+            BlindataHook("bd_unreadable").get_conn()
+    assert main(["check", "--conn-id", "bd_unreadable"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("The connection bd_unreadable is not usable: "), out
+    assert re.search(says, out) and "isn't defined" not in out, out
+    assert "k3y-not-shown" not in message + out
 
 
 def test_a_key_of_extra_like_no_setting_is_left_to_whoever_wrote_it() -> None:
@@ -355,6 +406,70 @@ def test_a_key_kept_with_a_line_break_or_spaces_around_it_connects(
     use_connection(monkeypatch, emulator.base_url, password=padded)
     ok, message = BlindataHook().test_connection()
     assert ok, message
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("login", "password", "auth_method", "tenant"),
+    [
+        (f"{USER} ", API_KEY, "api_key", TENANT),
+        (f" {USER}", API_KEY, "api_key", TENANT),
+        (f"{USER}\n", API_KEY, "api_key", TENANT),
+        (f"{HUMAN}\t", PASSWORD, "login", OTHER_TENANT),
+    ],
+    ids=["trailing-blank", "leading-blank", "trailing-line-break", "login-trailing-tab"],
+)
+def test_a_username_kept_with_blanks_around_it_connects(
+    emulator: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    login: str,
+    password: str,
+    auth_method: str,
+    tenant: str,
+) -> None:
+    """The username is read without the blanks around it, as the key and the tenant are: with
+    them, no request could be written and the Test button said "Cannot reach Blindata" (a
+    probe: "etl-user " pasted in the form's Login)."""
+    conn = {
+        "conn_type": "blindata",
+        "host": emulator.base_url,
+        "login": login,
+        "password": password,
+        "extra": {"tenant": tenant, "auth_method": auth_method},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BLINDATA_DEFAULT", json.dumps(conn))
+    hook = BlindataHook()
+    assert hook.settings.username == login.strip()
+    ok, message = hook.test_connection()
+    assert ok, message
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("fields", "names"),
+    [
+        ({"username": "etl user "}, "(the username, the API key, the tenant)"),
+        ({"username": "etl\nuser"}, "(the username, the API key, the tenant)"),
+        (
+            {"auth_method": "bearer", "username": None, "secret": "tok\nen", "tenant": None},
+            "(the token)",
+        ),
+    ],
+    ids=["username-trailing-blank", "username-line-break", "token-line-break"],
+)
+def test_a_request_that_could_not_be_written_is_said_unsent_not_unreachable(
+    emulator: Any, fields: dict[str, Any], names: str
+) -> None:
+    """Settings built without ``from_connection`` (which refuses such values): the request
+    fails in the worker before it is sent, and the message says so and which fields go in a
+    header, never that Blindata cannot be reached (a network problem) nor the token."""
+    values: dict[str, Any] = {"tenant": TENANT, "auth_method": "api_key", "secret": API_KEY}
+    settings = BlindataConnectionSettings(url=emulator.base_url, **{**values, **fields})
+    ok, message = check_settings(settings)
+    assert not ok
+    assert message.startswith(f"No request was sent to Blindata at {emulator.base_url}: "), message
+    assert names in message and "Cannot reach" not in message
+    assert "tok\nen" not in message and "en'" not in message
 
 
 @pytest.mark.integration

@@ -382,6 +382,139 @@ def test_airflow_connection_urls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         open_store("airflow-conn://bd_nowhere")
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"shema": "blindata"},
+            "extra has 'shema', which the store does not read: did you mean 'schema'?",
+        ),
+        (
+            {"search_path": "blindata"},
+            "extra has 'search_path', which the store does not read: did you mean 'schema'?",
+        ),
+        ({"Schema": "blindata"}, "did you mean 'schema'?"),
+        (
+            {"ssl_mode": "require"},
+            "extra has 'ssl_mode', which the store does not read: did you mean 'sslmode'?",
+        ),
+        ({"statement-timeout": 5000}, "did you mean 'statement_timeout'?"),
+        (
+            {"colour": "blue"},
+            "extra has 'colour', which the store does not read: it reads schema, timeout",
+        ),
+        # not sslpassword, which it is close to: the connection's own field
+        (
+            {"password": "hunter2secret"},
+            "extra has 'password': give it in the connection's Password field",
+        ),
+        # JSON text of JSON text: Airflow reads a string (a probe of the BLINDATA connection)
+        (
+            json.dumps(json.dumps({"schema": "blindata"})),
+            "extra is not a JSON object (a JSON string holding one",
+        ),
+    ],
+    ids=[
+        *("typo", "another-tools-name", "case", "libpq-typo", "dash", "unknown"),
+        *("a-connection-field", "double-encoded"),
+    ],
+)
+def test_a_key_of_a_postgres_connections_extra_the_store_does_not_read_is_refused_naming_it(
+    extra: object, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dropped without a word, ``{"shema": "blindata"}`` put the store's tables in the database's
+    ``public`` schema, Airflow's own metadata database's when it is shared (a probe)."""
+    connection = {
+        "conn_type": "postgres",
+        "host": "127.0.0.1",
+        "login": "root",
+        "password": "hunter2secret",
+        "schema": "test",
+        "extra": extra,
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_BD_TYPO", json.dumps(connection))
+    with pytest.raises(StoreURLError) as raised:
+        open_store("airflow-conn://bd_typo")
+    assert message in str(raised.value)
+    assert "the store's connection 'bd_typo'" in str(raised.value)
+    assert "hunter2secret" not in str(raised.value)
+
+
+def test_a_postgres_connection_shared_with_airflows_postgres_hook_keeps_its_libpq_parameters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The postgres hook's own keys (IAM, Redshift, its cursor) are left out without a word;
+    libpq's parameters, which the hook hands to the driver, go in the store's URL too."""
+    from sqlalchemy.engine import make_url
+
+    from airflow_blindata.store import urls
+
+    extra = {
+        "schema": "blindata",
+        "iam": False,
+        "aws_conn_id": "aws_default",
+        "cursor": "dictcursor",
+        "sqlalchemy_scheme": "postgresql+psycopg2",
+        "cluster-identifier": "dwh",
+        "keepalives": True,
+        "keepalives_idle": 30,
+        "target_session_attrs": "read-write",
+        "sslmode": "prefer",
+        "application_name": "",
+    }
+    connection = {"conn_type": "postgres", "host": "db.example", "schema": "lineage"}
+    monkeypatch.setenv("AIRFLOW_CONN_BD_SHARED", json.dumps({**connection, "extra": extra}))
+    query = dict(make_url(urls._connection_url("bd_shared")).query)
+    assert query == {
+        "schema": "blindata",
+        "keepalives": "1",
+        "keepalives_idle": "30",
+        "target_session_attrs": "read-write",
+        "sslmode": "prefer",
+    }
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_opens_through_a_connection_with_libpq_parameters_in_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server sees the parameters: the store's sessions carry the connection's
+    ``fallback_application_name`` (dropped before, as every key but a few)."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    base = postgres_base_url()
+    parsed = make_url(base)
+    name = f"bd-store-{uuid.uuid4().hex[:8]}"
+    with postgres_schema(base) as url:
+        extra = {
+            "schema": make_url(url).query["schema"],
+            "fallback_application_name": name,
+            "keepalives_idle": 30,
+            "aws_conn_id": "aws_default",
+        }
+        connection = {
+            "conn_type": "postgres",
+            "host": parsed.host,
+            "port": parsed.port or 5432,
+            "login": parsed.username,
+            "password": parsed.password,
+            "schema": parsed.database,
+            "extra": extra,
+        }
+        monkeypatch.setenv("AIRFLOW_CONN_BD_LIBPQ", json.dumps(connection))
+        with open_store("airflow-conn://bd_libpq") as store:
+            assert store.append(event("through_the_connection")) is AppendOutcome.ACCEPTED
+            assert [e.job_name for e in store.events()] == ["through_the_connection"]
+            with psycopg.connect(_libpq(base)) as conn:
+                sessions = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+                ).fetchone()
+            assert sessions is not None and sessions[0] >= 1
+
+
 def test_a_postgres_connection_whose_host_is_a_unix_socket_directory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
