@@ -70,7 +70,11 @@ def retired_jobs(fold: Fold) -> dict[JobKey, str]:
 
 
 def _with_children(jobs: Iterable[JobFold], retired: dict[JobKey, str]) -> dict[JobKey, str]:
-    """``retired`` with the jobs whose latest run's parent is a retired job, transitively."""
+    """``retired`` with the jobs whose latest run's parent is a retired job and that are named
+    under it (``dag.task.query.1`` of ``dag.task``), transitively. A job of another name whose
+    run a retired task started is not its part: a DAG triggered by a removed
+    ``TriggerDagRunOperator`` task (its runs name that task their parent, as Airflow's standard
+    provider sends them) still runs, and all its tasks were retired with it."""
     pending = [job for job in jobs if job.key not in retired]
     changed = bool(retired)
     while changed:
@@ -78,7 +82,11 @@ def _with_children(jobs: Iterable[JobFold], retired: dict[JobKey, str]) -> dict[
         for job in list(pending):
             latest = job.latest
             parent = latest.parent_job if latest is not None else None
-            if parent is not None and parent in retired:
+            if (
+                parent is not None
+                and parent in retired
+                and job.key.name.startswith(f"{parent.name}.")
+            ):
                 retired[job.key] = f"its parent job {parent} is retired"
                 pending.remove(job)
                 changed = True

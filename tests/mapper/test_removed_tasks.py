@@ -64,10 +64,16 @@ from tests.mapper.removed_tasks import ALL, BEFORE, DAG, NS, DagRun
         (
             "the statements a retired task reported as child jobs are retired with it",
             [
-                DagRun("r1", 0, ["extract", "report"], listed=ALL, children={"q.1": "report"}),
+                DagRun(
+                    "r1",
+                    0,
+                    ["extract", "report"],
+                    listed=ALL,
+                    children={"sales.report.query.1": "report"},
+                ),
                 DagRun("r2", 1, ["extract"], listed={"extract": "success"}),
             ],
-            {"sales.report", "q.1"},
+            {"sales.report", "sales.report.query.1"},
         ),
     ],
     ids=lambda value: value if isinstance(value, str) else "_",
@@ -109,6 +115,35 @@ def test_a_job_named_outside_its_parents_tasks_is_not_judged() -> None:
         f"{NS}/sales.report",
     ]
     assert "nightly-export" in {e.key.name for e in plan.entities}
+
+
+def test_a_dag_a_removed_task_triggered_is_not_retired_with_it() -> None:
+    """A ``TriggerDagRunOperator`` task's runs are the parent of the DAG runs it triggers (Airflow's
+    standard provider sends the facet). Removed from its DAG, it is retired; the DAG it triggered
+    still runs, and is no child job of it (a probe: it was retired with all its tasks, and the
+    cleanup removed them)."""
+    events = BEFORE.events() + DagRun("r2", 1, ["extract"], listed={"extract": "success"}).events()
+    for name, parent, parent_run in (
+        ("down", f"{DAG}.report", "r1-report"),
+        ("down.build", "down", "d1"),
+    ):
+        events.append(
+            run_event(
+                name,
+                namespace=NS,
+                run_id="d1" if name == "down" else "d1-build",
+                time=at(20),
+                run_facets=parent_facet(parent, parent_run, NS),
+            )
+        )
+
+    plan = build(events, definition())
+
+    assert [line.split(":")[0] for line in plan.report.retired] == [
+        f"{NS}/sales.load",
+        f"{NS}/sales.report",
+    ]
+    assert {"down", "down.build"} <= {e.key.name for e in plan.entities}
 
 
 @pytest.mark.airflow
