@@ -10,10 +10,20 @@ reports) are kept as the model's extra fields.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Self
 
-from pydantic import BeforeValidator, ModelWrapValidatorHandler, PrivateAttr, model_validator
+from pydantic import (
+    BeforeValidator,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 
 from .base import BaseFacet, Timestamp, WireModel
 
@@ -34,14 +44,34 @@ __all__ = [
 ]
 
 
-def _finite_or_none(value: Any) -> Any:
-    """A count sent as NaN or Infinity (Deequ and pandas measure in floats) is no count: it is
-    read as absent, so that it makes no record and the facet's other metrics still do."""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return round(value)  # a count: 2.7 is an estimate of 3
-    return value
+_NUMERIC_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NON_FINITE_TEXT = frozenset(
+    sign + word for sign in ("", "+", "-") for word in ("nan", "inf", "infinity")
+)
+
+
+def _read_number(value: Any) -> int | float | None:
+    """A metric's value as the number it says: an integer or a float (not a boolean), or text
+    that writes one in JSON's way (``"12"``, ``"1e3"``, ``"2.7"``; ``"NaN"`` and ``"Infinity"`` as
+    Deequ or pandas write what no JSON number can carry), an integer of any size exactly; ``None``
+    for anything else (other text, an object, a list)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.lower() in _NON_FINITE_TEXT:
+        return float(text)
+    if not _NUMERIC_TEXT.fullmatch(text):
+        return None
+    if text.lstrip("+-").isdigit():
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python reads as an integer: past a float's range
+            return math.inf
+    return float(text)
 
 
 def finite_number(value: Any) -> float | None:
@@ -57,32 +87,73 @@ def finite_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _number_or_none(value: Any) -> Any:
+def _count_or_none(value: Any) -> int | None:
+    """A count that is no measure is read as absent, so that it makes no record and the facet's
+    other metrics still do: NaN or Infinity (Deequ and pandas measure in floats), an integer past
+    a float's range, a count below 0 (dbt adapters send ``rows_affected: -1`` when they do not
+    know it, Hive and Spark statistics -1), anything that is no number. A count sent as text is
+    read as the number it writes (``"12"``, ``"1e3"``); a fractional one (a Deequ or pandas
+    estimate, ``2.7``) as the nearest integer."""
+    number = _read_number(value)
+    if number is None or finite_number(number) is None:
+        return None
+    count = round(number) if isinstance(number, float) else number
+    return count if count >= 0 else None
+
+
+def _number_or_none(value: Any) -> float | None:
     """A number metric that is not a finite number is no metric: it is read as absent, so that it
     makes no record and the facet's other metrics still do. NaN and Infinity, an integer past a
     float's range, text that is no number (Great Expectations sends the observed min and max of
     a date or text column as strings), an object or a list. A number sent as text (``"12.5"``)
     is still read as that number."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return value if math.isfinite(number) else None
-    return value if finite_number(value) is not None else None
+    return finite_number(_read_number(value))
 
 
-Count = Annotated[int | None, BeforeValidator(_finite_or_none)]
-"""An integer metric; a non-finite number is read as absent rather than making the facet
-malformed (the mapper leaves an integer past a float's range out the same way), and a
-fractional one (a Deequ or pandas estimate, ``distinctCount: 2.7``) as the nearest integer: it
-made the whole facet malformed, and every other metric of it was lost."""
+def _tally_or_none(value: Any) -> float | None:
+    """A column's ``count`` (its number of values): a number metric, and one below 0 is no
+    measure either."""
+    number = _number_or_none(value)
+    return number if number is None or number >= 0 else None
 
-Metric = Annotated[float | None, BeforeValidator(_number_or_none)]
-"""A number metric (sum, count, min, max, a quantile); one that is not a finite number is read
-as absent rather than making the facet malformed."""
+
+def _moment_or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A date-time metric that is none (an epoch number, text no date-time reads) is read as
+    absent, so that it makes no record and the facet's other metrics still do."""
+    try:
+        return handler(value)
+    except ValidationError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Dropped:
+    """Marks a metric read as absent when its value is none: the facet reports it (``non_finite``
+    when it was a number no record can hold, ``invalid`` when it was out of its range: a count
+    below 0). ``any_value``: whatever else it was is reported as ``invalid`` too (a count, a
+    date-time: a producer's fault), not only a number (a ``min`` sent as text is what a producer
+    sends for a text column, not a fault to fix)."""
+
+    any_value: bool
+
+
+_REPORTED = _Dropped(any_value=True)
+_NUMBERS_REPORTED = _Dropped(any_value=False)
+
+Count = Annotated[int | None, BeforeValidator(_count_or_none), _REPORTED]
+"""An integer metric (a row count, a null count, bytes, files); one that is no measure is read
+as absent rather than making the facet malformed (every other metric of it was lost), and
+reported."""
+
+Metric = Annotated[float | None, BeforeValidator(_number_or_none), _NUMBERS_REPORTED]
+"""A number metric (sum, min, max, a quantile); one that is not a finite number is read as
+absent rather than making the facet malformed."""
+
+Tally = Annotated[float | None, BeforeValidator(_tally_or_none), _NUMBERS_REPORTED]
+"""A column's ``count``: a number metric that is never below 0."""
+
+Moment = Annotated[Timestamp | None, WrapValidator(_moment_or_none), _REPORTED]
+"""A date-time metric (``lastUpdated``); one that is none is read as absent, and reported."""
 
 
 class Assertion(WireModel):
@@ -153,38 +224,82 @@ def _non_finite(data: Mapping[Any, Any], prefix: str = "", depth: int = 0) -> It
             yield from _non_finite(value, f"{path}.", depth + 1)
 
 
+def _dropped(
+    model: WireModel, data: Mapping[Any, Any], prefix: str = ""
+) -> Iterator[tuple[str, Any, _Dropped]]:
+    """The metrics of ``model`` (``_Dropped`` fields, in its nested parts too) that ``data`` sent
+    with a value and the model read as absent: their path as sent, the value, and the field's
+    mark."""
+    for name, field in type(model).model_fields.items():
+        alias = field.alias or name
+        if alias not in data and name not in data:
+            continue
+        path = f"{prefix}{alias}"
+        sent = data[alias] if alias in data else data[name]
+        value = getattr(model, name)
+        mark = next((each for each in field.metadata if isinstance(each, _Dropped)), None)
+        if mark is not None and isinstance(value, dict) and isinstance(sent, Mapping):
+            for key, item in sent.items():  # a quantile each
+                if item is not None and value.get(key) is None:
+                    yield f"{path}.{key}", item, mark
+        elif mark is not None:
+            if value is None and sent is not None:
+                yield path, sent, mark
+        elif isinstance(value, WireModel) and isinstance(sent, Mapping):
+            yield from _dropped(value, sent, f"{path}.")
+        elif isinstance(value, dict) and isinstance(sent, Mapping):
+            for key, item in value.items():  # a column's metrics each
+                if isinstance(item, WireModel) and isinstance(sent.get(key), Mapping):
+                    yield from _dropped(item, sent[key], f"{path}.{key}.")
+
+
 class MeasuredFacet(BaseFacet):
-    """A facet of metrics. A metric that is no finite number makes no record and the facet's
-    other metrics still do; the facet notes it (``non_finite``), so that the mapper reports it
-    rather than leaving it out in silence."""
+    """A facet of metrics. A metric that is no measure makes no record and the facet's other
+    metrics still do; the facet notes it (``non_finite``, ``invalid``), so that the mapper
+    reports it rather than leaving it out in silence."""
 
     _non_finite: tuple[str, ...] = PrivateAttr(default=())
+    _invalid: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
     @classmethod
     def _note_non_finite(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
         facet = handler(data)
         if isinstance(data, Mapping):
-            found = tuple(_non_finite(data))
-            if found:
-                facet._non_finite = found
+            non_finite = list(_non_finite(data))
+            invalid: list[str] = []
+            for path, sent, mark in _dropped(facet, data):
+                number = _read_number(sent)
+                if number is not None and finite_number(number) is None:
+                    if path not in non_finite:  # sent as text ("NaN"): the walk saw no number
+                        non_finite.append(path)
+                elif number is not None or mark.any_value:
+                    invalid.append(path)
+            facet._non_finite = tuple(non_finite)
+            facet._invalid = tuple(invalid)
         return facet
 
     @property
     def non_finite(self) -> tuple[str, ...]:
-        """The metrics sent as NaN, Infinity or an integer past a float's range, by their path
-        as sent (``columnMetrics.amount.sum``): read as absent."""
+        """The metrics sent as NaN, Infinity or an integer past a float's range (as a number or
+        as text), by their path as sent (``columnMetrics.amount.sum``): read as absent."""
         return self._non_finite
+
+    @property
+    def invalid(self) -> tuple[str, ...]:
+        """The metrics sent with a value they cannot have, by their path as sent: a count below
+        0, a count that is no number, a ``lastUpdated`` that is no date-time; read as absent."""
+        return self._invalid
 
 
 class ColumnMetrics(WireModel):
     null_count: Count = None
     distinct_count: Count = None
     sum: Metric = None
-    count: Metric = None
+    count: Tally = None
     min: Metric = None
     max: Metric = None
-    quantiles: dict[str, Metric] | None = None
+    quantiles: Annotated[dict[str, Metric] | None, _NUMBERS_REPORTED] = None
 
 
 class DataQualityMetricsDatasetFacet(MeasuredFacet):
@@ -194,7 +309,7 @@ class DataQualityMetricsDatasetFacet(MeasuredFacet):
     row_count: Count = None
     bytes: Count = None
     file_count: Count = None
-    last_updated: Timestamp | None = None
+    last_updated: Moment = None
     column_metrics: dict[str, ColumnMetrics]
 
 

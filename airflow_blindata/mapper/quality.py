@@ -104,11 +104,12 @@ class _Quality:
         self.records: dict[tuple[EntityKey, str, str | None, datetime], PlannedRecord] = {}
         self.dropped: set[str] = set()
         """The codes of checks on datasets dropped or renamed since (``QualityPlan.dropped``)."""
-        self.checked_labels: set[tuple[JobKey, str, str]] = set()
+        self.checked_labels: dict[tuple[JobKey, str, str], set[str]] = {}
         self.checked_datasets: set[tuple[DatasetKey, str]] = set()
         """(dataset, label) of every assertion that made a dataset check, whichever run sent
         it: dbt-ol's singular test job names the datasets it tests as its inputs."""
-        """(job, run id, assertion name) of each assertion that made a dataset check."""
+        """(job, run id, assertion name) of each assertion that made a dataset check, and the
+        codes of its checks."""
         self._fields: dict[EntityKey, dict[str, str | None]] | None = None
         """Entity → its fields by name (``"\\x00"`` first) and without case (``None``: two)."""
 
@@ -201,7 +202,7 @@ class _Quality:
                 column = cased_identifier(assertion.column, case) if assertion.column else None
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
-                self.checked_labels.add((job.key, run.run_id, label))
+                self.checked_labels.setdefault((job.key, run.run_id, label), set()).add(code)
                 self.checked_datasets.add((item.key, label))
                 self.check(
                     PlannedCheck(
@@ -262,15 +263,30 @@ class _Quality:
         (dbt-ol reading dbt's structured logs) or on one of the datasets the run names as its
         inputs (dbt-ol reading ``run_results.json``: each singular test a job of its own, its
         inputs the models it tests, the assertion sent by the model's ``.test`` job)."""
-        kind, _, rest = name.partition(".")
-        project, _, test = rest.partition(".")
-        dbt = kind == "test" and bool(project) and bool(test)
-        for label in [name, test] if dbt else [name]:
-            if (job.key, run.run_id, label) in self.checked_labels:
-                return True
+        labels = _assertion_labels(name)
+        if any((job.key, run.run_id, label) in self.checked_labels for label in labels):
+            return True
         # another job's assertion only for dbt's shape: a test of any producer named like an
         # assertion of another job on a dataset it reads is its own check (a review)
-        return dbt and any((item.key, test) in self.checked_datasets for item in run.inputs)
+        test = labels[-1]
+        return len(labels) > 1 and any(
+            (item.key, test) in self.checked_datasets for item in run.inputs
+        )
+
+    def _errored_on_a_dataset(self, job: JobFold, run: RunFold, name: str) -> None:
+        """A test that errored, whose assertion of the same run made a dataset check (dbt-ol
+        sends both, the assertion with the test's severity): its failure is no warning, whatever
+        the severity (dbt fails the invocation on an error), which only the test's status says;
+        the check too, when this run is its newest."""
+        for label in _assertion_labels(name):
+            for code in self.checked_labels.get((job.key, run.run_id, label), ()):
+                result = self.results.get((code, run.run_id))
+                if result is not None and result.failures and result.warn_only:
+                    self.results[code, run.run_id] = replace(result, warn_only=False)
+                check = self.checks.get(code)
+                newest = self.check_times.get(code) == run.last_event_time
+                if check is not None and check.warn_only and newest:
+                    self.checks[code] = replace(check, warn_only=False)
 
     def tests(self, job: JobFold, run: RunFold) -> None:
         facet = facet_of(run.run_facets, TestRunFacet)
@@ -283,12 +299,14 @@ class _Quality:
         )
         scope = job_scope(job.key.namespace, job.key.name)
         for test in facet.tests:
+            outcome = _TEST_OUTCOMES.get(test.status.strip().lower())
             if self._checked_on_a_dataset(job, run, test.name):
                 # dbt-ol sends a singular test both as an assertion on the dataset it tests
                 # and in the run's test facet: one check, the dataset's
                 self.plan.report.count("testsCheckedOnDatasets")
+                if outcome == "error":
+                    self._errored_on_a_dataset(job, run, test.name)
                 continue
-            outcome = _TEST_OUTCOMES.get(test.status.strip().lower())
             if outcome is None:
                 self.plan.report.gap(
                     GapCode.MALFORMED_FACET,
@@ -298,6 +316,9 @@ class _Quality:
                 continue
             if outcome == "skip":
                 continue  # a skipped test makes neither a check nor a result
+            # a test of severity warn warns, but an error is a failure whatever the severity
+            # (dbt fails the invocation on it): never a warning
+            warns = outcome == "warn" or (outcome != "error" and _warns(test.severity))
             code = shorten(f"ol:{scope}:test:{_free_text(test.name)}", MAX_CODE_LENGTH)
             self.check(
                 PlannedCheck(
@@ -306,7 +327,7 @@ class _Quality:
                     kind="test",
                     entity=entity,
                     description=_free_text(test.description),
-                    warn_only=outcome == "warn" or _warns(test.severity),
+                    warn_only=warns,
                     job=scope,
                     properties=_present(
                         ("openLineageKind", "test"),
@@ -322,7 +343,7 @@ class _Quality:
                 run,
                 outcome != "pass",
                 _notes(run, test),
-                warn_only=outcome == "warn" or _warns(test.severity),
+                warn_only=warns,
             )
 
     # -- records -------------------------------------------------------------------------------
@@ -332,7 +353,8 @@ class _Quality:
         # A dataset the run reads and writes (a dedupe in place) is measured twice: as read, at
         # the run's start, and as written, at its end; both at the end, one record replaced the
         # other (a record is one per monitor, metric, field and time)
-        rewritten = {out.key for out in run.outputs} if run.start_time else set()
+        rewritten = {out.key for out in run.outputs}
+        read_at = _read_at(run.start_time, when)
         for item in run.inputs:
             facets, over = item.facets, item.input_facets
             metrics = layered_facet(
@@ -343,8 +365,8 @@ class _Quality:
             report: tuple[BaseFacet, dict[str, Any]] | None = None
             if scan is not None and scan.scan_metrics:
                 report = (scan, scan.scan_metrics)
-            read_at = run.start_time if item.key in rewritten and run.start_time else when
-            self.records_of(job, item.key, run, read_at, metrics, stats, "input", report)
+            measured = read_at if item.key in rewritten else when
+            self.records_of(job, item.key, run, measured, metrics, stats, "input", report)
         for out in run.outputs:
             facets, over = out.facets, out.output_facets
             written = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
@@ -370,7 +392,7 @@ class _Quality:
         scan and commit reports): the facet and its metrics, extra metrics of seed 003."""
         if metrics is None and stats is None and report is None:
             return
-        self._non_finite(job, key, (metrics, stats, report[0] if report else None))
+        self._unmeasured(job, key, (metrics, stats, report[0] if report else None))
         entity = self.entity(key)
         if entity is None:
             return
@@ -393,18 +415,24 @@ class _Quality:
             )
             self.records[(entity, metric, field, timestamp)] = record
 
-    def _non_finite(
+    def _unmeasured(
         self, job: JobFold, key: DatasetKey, facets: tuple[BaseFacet | None, ...]
     ) -> None:
-        """Metrics sent as NaN or Infinity make no record (the facet's other metrics do): each
-        facet that held one is reported, naming them, so that the producer can be fixed."""
+        """Metrics sent as NaN or Infinity, or with a value they cannot have (a count below 0),
+        make no record (the facet's other metrics do): each facet that held one is reported,
+        naming them, so that the producer can be fixed."""
         for facet in facets:
-            if isinstance(facet, MeasuredFacet) and facet.non_finite:
-                where = f"{normalize_namespace(key.namespace)}/{key.name}"
-                self.plan.report.gap(
-                    GapCode.NON_FINITE_METRIC,
-                    f"job {job.key}: {facet.KEY} of {where}: {', '.join(facet.non_finite)}",
-                )
+            if not isinstance(facet, MeasuredFacet):
+                continue
+            where = f"{normalize_namespace(key.namespace)}/{key.name}"
+            for code, paths in (
+                (GapCode.NON_FINITE_METRIC, facet.non_finite),
+                (GapCode.INVALID_METRIC, facet.invalid),
+            ):
+                if paths:
+                    self.plan.report.gap(
+                        code, f"job {job.key}: {facet.KEY} of {where}: {', '.join(paths)}"
+                    )
 
     # -- collecting ----------------------------------------------------------------------------
 
@@ -440,6 +468,17 @@ class _Quality:
         )
 
 
+def _read_at(started: datetime | None, ended: datetime) -> datetime:
+    """When a run measured a dataset it also writes, as read: at its start, before its end. A
+    run with no START event (Great Expectations' action and custom emitters send COMPLETE only),
+    or one that started in the instant it ended, is given the millisecond before its end (the
+    precision Blindata keeps), the same on every snapshot: the measure as read and the measure
+    as written are two records, never one replacing the other."""
+    if started is not None and started < ended:
+        return started
+    return ended - timedelta(milliseconds=1)
+
+
 def result_start(started: datetime, run_id: str) -> datetime:
     """When a result's run started, as Blindata keys the result: ``(check, startedAt)`` is a
     result's identity in the contract, so two runs of one check that start in the same
@@ -461,13 +500,14 @@ _TEST_OUTCOMES: dict[str, str] = {
     "failure": "fail",
     # dbt's statuses: a test that found issues under severity warn, a test that could not run
     "warn": "warn",
-    "error": "fail",
+    "error": "error",
     "skip": "skip",
     "skipped": "skip",
 }
 """What a test's status says: the spec names pass, fail and skip; dbt-based producers pass its
 own run statuses through (``warn``: issues found under severity warn; ``error``: the test did
-not run to the end, which a steward must see as a failure, not as a skip)."""
+not run to the end, which a steward must see as a failure, not as a skip, and never as a warning:
+dbt fails the invocation on it whatever the test's severity)."""
 
 
 def _warns(severity: str | None) -> bool:
@@ -475,6 +515,14 @@ def _warns(severity: str | None) -> bool:
     (seed 003), and common.sql's ``info``, "informational, never causes task failure" (the
     branch decision of ``SQLBranchOperator``)."""
     return (severity or "").strip().lower() in ("warn", "warning", "info")
+
+
+def _assertion_labels(name: str) -> list[str]:
+    """The assertion names a test of this name is sent as: its own, and for dbt's
+    ``test.<project>.<name>`` the last part too."""
+    kind, _, rest = name.partition(".")
+    project, _, test = rest.partition(".")
+    return [name, test] if kind == "test" and project and test else [name]
 
 
 def _present(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str], ...]:

@@ -57,6 +57,7 @@ class GapCode(StrEnum):
     EMPTY_DATASET_NAME = "EMPTY_DATASET_NAME"
     EMPTY_FIELD_NAME = "EMPTY_FIELD_NAME"
     NON_FINITE_METRIC = "NON_FINITE_METRIC"
+    INVALID_METRIC = "INVALID_METRIC"
     DATABASES_MERGED = "DATABASES_MERGED"
     STORES_MERGED = "STORES_MERGED"
 
@@ -110,6 +111,11 @@ GAP_HINTS: dict[GapCode, str] = {
     "facet, its dataset and the metrics): no profiling record can hold it, so it makes none; the "
     "facet's other metrics make theirs. Fix the producer: leave out a metric it could not "
     "measure.",
+    GapCode.INVALID_METRIC: "A metric was sent with a value it cannot have (the example names "
+    "the facet, its dataset and the metrics): a count below 0 (dbt adapters send -1 for rows they "
+    "did not count, Hive and Spark statistics -1 for unknown), a count that is no number, a "
+    "lastUpdated that is no date-time. It makes no record; the facet's other metrics make "
+    "theirs. Fix the producer: leave out a metric it could not measure.",
     GapCode.DATABASES_MERGED: "Two databases of one namespace land on one System with the same "
     "schema and entity (the example names both): their tables are merged, and a flow from one "
     "to the other is not published (it would be a flow of the entity into itself). Give each "

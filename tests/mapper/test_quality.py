@@ -406,6 +406,30 @@ def test_a_test_also_sent_as_an_assertion_on_its_dataset_is_one_check_the_datase
     assert plan.report.counters["testsCheckedOnDatasets"] == 1
 
 
+@pytest.mark.parametrize(
+    "test_name", ["test.shop.assert_no_future_dates", "assert_no_future_dates"]
+)
+def test_a_test_that_errored_sent_as_an_assertion_too_fails_its_dataset_check_not_warns(
+    test_name: str,
+) -> None:
+    """dbt-ol sends a test both as an assertion on its dataset, with the test's severity, and in
+    the run's ``test`` facet, whose status alone says it errored: a test that errored is a
+    failure whatever its severity (docs: ``error`` is "a failure (the test did not run to the
+    end)"; dbt fails the invocation on it), so the dataset's check is RED, not a warning."""
+    tests = {"test": {"tests": [{"name": test_name, "status": "error", "severity": "warn"}]}}
+    asserted = {"assertion": "assert_no_future_dates", "success": False, "severity": "warn"}
+    plan = build(
+        run(
+            inputs=[assertions(asserted)], run_facets=tests, job="test.shop.assert_no_future_dates"
+        ),
+        definition(),
+    )
+    (check,) = quality(plan).checks
+    (result,) = quality(plan).results
+    assert check.code == f"ol:{PG}/analytics.sales.orders:assert_no_future_dates"
+    assert (result.failures, result.warn_only, check.warn_only) == (1, False, False)
+
+
 @pytest.mark.parametrize("order", ["test job first", "model's test job first"])
 def test_a_singular_test_sent_as_a_job_of_its_own_is_its_dataset_s_check_alone(order: str) -> None:
     """dbt-ol reading ``run_results.json`` (its default) sends a singular test twice: as an
@@ -518,18 +542,21 @@ def test_a_test_is_a_check_on_the_job_entity_per_test_name_skipped_tests_make_no
         # dbt's run statuses, passed through by dbt-based producers
         ("warn", None, 1, True),  # issues found under severity warn: a warning, not a failure
         ("error", None, 1, False),  # the test did not run to the end: not a pass
+        # ... and a failure whatever its severity: dbt fails the invocation on an error
+        ("error", "warn", 1, False),
+        ("ERROR", "info", 1, False),
     ],
 )
 def test_a_test_that_passed_or_failed_gives_pass_or_fail(
     status: str, severity: str | None, failures: int, warn_only: bool
 ) -> None:
     """Seed 003: "Test that passed or failed — Pass or fail"; "With severity: warn the failure
-    is a warning, not a failure"."""
+    is a warning, not a failure". A test that errored did not warn: it failed (RED)."""
     test = {"name": "t", "status": status, **({"severity": severity} if severity else {})}
     plan = build(run(run_facets={"test": {"tests": [test]}}), definition())
     (check,) = quality(plan).checks
     (result,) = quality(plan).results
-    assert (result.failures, check.warn_only) == (failures, warn_only)
+    assert (result.failures, check.warn_only, result.warn_only) == (failures, warn_only, warn_only)
 
 
 @pytest.mark.parametrize("status", ["skip", "skipped", "SKIP"])
@@ -673,23 +700,57 @@ def test_the_timestamp_of_a_record_is_the_capture_date_or_the_event_time_of_the_
     assert stamps["rowCount"] == "2026-11-29T10:05:00+00:00"
 
 
-def test_a_table_read_and_written_in_one_run_keeps_both_measures() -> None:
+_REWRITTEN_RUNS = [
+    pytest.param(("START", "COMPLETE"), at(0), "2026-11-29T10:00:00+00:00", id="started"),
+    # Great Expectations' action and custom emitters send COMPLETE alone: the millisecond before
+    pytest.param(("COMPLETE",), at(0), "2026-11-29T10:04:59.999000+00:00", id="complete only"),
+    # a run stamped in whole seconds that started and ended in one
+    pytest.param(
+        ("START", "COMPLETE"),
+        at(0, minute=5),
+        "2026-11-29T10:04:59.999000+00:00",
+        id="started as it ended",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sent", "start", "read_at"), _REWRITTEN_RUNS)
+def test_a_table_read_and_written_in_one_run_keeps_both_measures(
+    sent: tuple[str, ...], start: str, read_at: str
+) -> None:
     """Seed 003: metrics "(input or dataset) → Profiling metric records". A run that reads and
     writes one table (a dedupe in place) measured it as read and as written: both at the run's
     end, one record per metric, the output's replaced the input's. As read, it is stamped at the
-    run's start."""
+    run's start, or, without a START before the end, the millisecond before the end (the same
+    on every snapshot: nothing is duplicated)."""
     measured = {"rowCount": 100, "columnMetrics": {"id": {"nullCount": 0}}}
     written = {"rowCount": 150, "columnMetrics": {"id": {"nullCount": 5}}}
     inputs = [{"namespace": PG, "name": "a.s.t", "inputFacets": {"dataQualityMetrics": measured}}]
     outputs = [{"namespace": PG, "name": "a.s.t", "facets": {"dataQualityMetrics": written}}]
-    records = quality(build(run(inputs=inputs, outputs=outputs), definition())).records
-    found = {(r.metric, r.field, r.value, r.timestamp.isoformat()) for r in records}
-    assert found == {
-        ("rowCount", None, 100, "2026-11-29T10:00:00+00:00"),
-        ("nullCount", "id", 0, "2026-11-29T10:00:00+00:00"),
-        ("rowCount", None, 150, "2026-11-29T10:05:00+00:00"),
-        ("nullCount", "id", 5, "2026-11-29T10:05:00+00:00"),
-    }
+    times = {"START": start, "COMPLETE": at(0, minute=5)}
+    events = [
+        builders.run_event(
+            "dq.dedupe",
+            event_type=kind,
+            time=times[kind],
+            run_id="run-1",
+            inputs=inputs,
+            outputs=outputs,
+            producer="p",
+        )
+        for kind in sent
+    ]
+    plans = [build(events, definition()), build(events + run(run_id="run-2"), definition())]
+    for plan in plans:  # another snapshot, with another run: the same records
+        found = {
+            (r.metric, r.field, r.value, r.timestamp.isoformat()) for r in quality(plan).records
+        }
+        assert found == {
+            ("rowCount", None, 100, read_at),
+            ("nullCount", "id", 0, read_at),
+            ("rowCount", None, 150, "2026-11-29T10:05:00+00:00"),
+            ("nullCount", "id", 5, "2026-11-29T10:05:00+00:00"),
+        }
 
 
 def test_a_fractional_count_is_rounded_and_the_facets_other_metrics_kept() -> None:
@@ -783,6 +844,10 @@ _NON_FINITE_COUNTS = [
     ("inputStatistics", {"rowCount": float("nan")}, ("rowsRead", None)),
     ("inputStatistics", {"size": float("inf")}, ("bytesRead", None)),
     ("inputStatistics", {"fileCount": float("nan")}, ("filesRead", None)),
+    # sent as text, as the facet's other counts are read when they write a number
+    ("dataQualityMetrics", {"columnMetrics": {"x": {"nullCount": "NaN"}}}, ("nullCount", "x")),
+    ("dataQualityMetrics", {"rowCount": "Infinity"}, ("rowCount", None)),
+    ("inputStatistics", {"size": "-inf"}, ("bytesRead", None)),
 ]
 
 
@@ -846,6 +911,126 @@ def test_a_nan_or_infinite_rows_written_makes_no_record_and_keeps_the_others() -
     }
     (example,) = plan.report.gaps[GapCode.NON_FINITE_METRIC].examples
     assert example.endswith(f"outputStatistics of {PG}/a.s.dst: rowCount")
+
+
+def _measured(side: str, sent: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run that measured what it read (``dataQualityMetrics``, ``inputStatistics``) and what it
+    wrote (``outputStatistics``), one metric of ``side``'s facet replaced by ``sent``."""
+    every: dict[str, dict[str, Any]] = {
+        "dataQualityMetrics": {
+            "rowCount": 3,
+            "bytes": 30,
+            "fileCount": 1,
+            "lastUpdated": "2026-11-28T00:00:00Z",
+            "columnMetrics": {"x": {"nullCount": 0, "distinctCount": 3, "count": 3, "min": -1}},
+        },
+        "inputStatistics": {"rowCount": 3, "size": 30, "fileCount": 1},
+        "outputStatistics": {"rowCount": 2, "size": 20, "fileCount": 1},
+    }
+    for name, value in sent.items():
+        if name == "columnMetrics":
+            every[side]["columnMetrics"]["x"].update(value["x"])
+        else:
+            every[side][name] = value
+    written = {"outputStatistics": every.pop("outputStatistics")}
+    return run(
+        inputs=[{"namespace": PG, "name": "a.s.src", "inputFacets": every}],
+        outputs=[{"namespace": PG, "name": "a.s.dst", "outputFacets": written}],
+    )
+
+
+_EVERY_MEASURE = {
+    ("src", "rowCount", None),
+    ("src", "bytes", None),
+    ("src", "fileCount", None),
+    ("src", "lastUpdated", None),
+    ("src", "nullCount", "x"),
+    ("src", "distinctCount", "x"),
+    ("src", "count", "x"),
+    ("src", "min", "x"),
+    ("src", "rowsRead", None),
+    ("src", "bytesRead", None),
+    ("src", "filesRead", None),
+    ("dst", "rowsWritten", None),
+    ("dst", "bytesWritten", None),
+    ("dst", "filesWritten", None),
+}
+
+_NO_MEASURES = [
+    # below 0: dbt adapters send rows_affected -1 when they do not know it, Hive and Spark -1
+    ("dataQualityMetrics", {"rowCount": -1}, ("src", "rowCount", None)),
+    ("dataQualityMetrics", {"bytes": -1}, ("src", "bytes", None)),
+    ("dataQualityMetrics", {"fileCount": -2.0}, ("src", "fileCount", None)),
+    ("dataQualityMetrics", {"columnMetrics": {"x": {"nullCount": -3}}}, ("src", "nullCount", "x")),
+    (
+        "dataQualityMetrics",
+        {"columnMetrics": {"x": {"distinctCount": "-1"}}},
+        ("src", "distinctCount", "x"),
+    ),
+    ("dataQualityMetrics", {"columnMetrics": {"x": {"count": -1}}}, ("src", "count", "x")),
+    ("inputStatistics", {"rowCount": -1}, ("src", "rowsRead", None)),
+    ("inputStatistics", {"size": -1}, ("src", "bytesRead", None)),
+    ("outputStatistics", {"rowCount": -1}, ("dst", "rowsWritten", None)),
+    ("outputStatistics", {"size": -1}, ("dst", "bytesWritten", None)),
+    ("outputStatistics", {"fileCount": "-1"}, ("dst", "filesWritten", None)),
+    # a count that is no number, a lastUpdated that is no date-time
+    ("dataQualityMetrics", {"rowCount": "many"}, ("src", "rowCount", None)),
+    (
+        "dataQualityMetrics",
+        {"columnMetrics": {"x": {"nullCount": True}}},
+        ("src", "nullCount", "x"),
+    ),
+    ("inputStatistics", {"fileCount": [2]}, ("src", "filesRead", None)),
+    ("dataQualityMetrics", {"lastUpdated": 1764403200}, ("src", "lastUpdated", None)),
+    ("dataQualityMetrics", {"lastUpdated": "yesterday"}, ("src", "lastUpdated", None)),
+]
+
+
+@pytest.mark.parametrize(("key", "sent", "left_out"), _NO_MEASURES)
+def test_a_count_below_zero_or_no_number_makes_no_record_is_reported_and_keeps_the_others(
+    key: str, sent: dict[str, Any], left_out: tuple[str, str, str | None]
+) -> None:
+    """Seed 003: the records carry what was measured. A count below 0 is no measure (dbt's
+    ``rows_affected: -1``, a Hive statistic -1 say "unknown"): it made a record of -1. A count
+    that is no number, a ``lastUpdated`` that is no date-time (an epoch number: never read as
+    seconds since 1970) made the whole facet malformed and lost its other metrics. Either makes
+    no record, the facet's other metrics make theirs, and ``INVALID_METRIC`` names it."""
+    plan = build(_measured(key, sent), definition())
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    assert GapCode.NON_FINITE_METRIC not in plan.report.gaps
+    found = {(r.entity.name, r.metric, r.field) for r in quality(plan).records}
+    assert found == _EVERY_MEASURE - {left_out}
+    (example,) = plan.report.gaps[GapCode.INVALID_METRIC].examples
+    where = "a.s.dst" if key == "outputStatistics" else "a.s.src"
+    assert example == f"job airflow/dq.check_orders: {key} of {PG}/{where}: {_path(sent)}"
+
+
+_COUNTS_AS_TEXT = [
+    ("dataQualityMetrics", {"rowCount": "1e3"}, ("src", "rowCount", None), 1000),
+    ("dataQualityMetrics", {"bytes": " 2.0E3 "}, ("src", "bytes", None), 2000),
+    (
+        "dataQualityMetrics",
+        {"columnMetrics": {"x": {"nullCount": "2.7"}}},
+        ("src", "nullCount", "x"),
+        3,
+    ),
+    ("inputStatistics", {"rowCount": "1.2e1"}, ("src", "rowsRead", None), 12),
+    ("outputStatistics", {"size": "4e1"}, ("dst", "bytesWritten", None), 40),
+]
+
+
+@pytest.mark.parametrize(("key", "sent", "metric", "value"), _COUNTS_AS_TEXT)
+def test_a_count_sent_as_text_is_read_as_the_number_it_writes(
+    key: str, sent: dict[str, Any], metric: tuple[str, str, str | None], value: int
+) -> None:
+    """A count sent as text that writes a number (``"1e3"``) is that number, a fractional one an
+    estimate rounded as when sent as a number (``"2.7"`` is 3): it made the whole facet
+    malformed, and every other metric of it was lost."""
+    plan = build(_measured(key, sent), definition())
+    assert plan.report.gaps == {}
+    records = {(r.entity.name, r.metric, r.field): r.value for r in quality(plan).records}
+    assert records.keys() == _EVERY_MEASURE
+    assert records[metric] == value
 
 
 def _path(sent: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync import snapshot
+from tests.builders import PG
 from tests.sync.helpers import (
     OTHER_DEFINITION,
     client_of,
@@ -45,6 +46,44 @@ def test_metric_records_are_numbers_a_nan_or_infinite_metric_is_not_uploaded(
     assert report.counters["profilingRecordsUploaded"] == 2
     (gap,) = report.gaps[GapCode.NON_FINITE_METRIC].examples  # and the producer is told
     assert gap.endswith("columnMetrics.amount.sum, columnMetrics.amount.max")
+
+
+def test_a_table_read_and_written_by_a_run_with_no_start_keeps_both_measures(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: metrics "(input or dataset) → Profiling metric records". A run that reads and
+    writes one table (a dedupe in place) and sends COMPLETE alone (Great Expectations' action,
+    custom emitters) measured it as read and as written: Blindata keeps both records, the one
+    as read a millisecond before the end, and a second sync adds none."""
+    job = definition()
+    table = {"namespace": PG, "name": "dwh.sales.orders"}
+    schema = {"schema": {"fields": [{"name": "id"}]}}
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-29T10:00:30.000Z",
+        "producer": "https://example.com/dq",
+        "run": {"runId": "run-d", "facets": {}},
+        "job": {"namespace": "dq", "name": "dedupe", "facets": {}},
+        "inputs": [
+            table
+            | {
+                "facets": schema,
+                "inputFacets": {"dataQualityMetrics": {"rowCount": 100, "columnMetrics": {}}},
+            }
+        ],
+        "outputs": [
+            table
+            | {
+                "facets": schema,
+                "outputFacets": {"dataQualityMetrics": {"rowCount": 90, "columnMetrics": {}}},
+            }
+        ],
+    }
+    for _ in range(2):
+        report = snapshot(plan_for(client, [event], job), client, job)
+        assert report.status == "success", report.render()
+    found = sorted((r["timestamp"], r["value"]) for r in objects(emulator, Kind.RECORD))
+    assert found == [("2026-11-29T10:00:29.999Z", 100.0), ("2026-11-29T10:00:30.000Z", 90.0)]
 
 
 def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(

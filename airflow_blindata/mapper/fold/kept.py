@@ -49,8 +49,10 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 20
-"""The version of the text; change it with any change to the fold or to this format (20: the
+FORMAT = 21
+"""The version of the text; change it with any change to the fold or to this format (21: a
+metrics facet with a count sent as text that is no integer, or a lastUpdated sent as a number, is
+no longer malformed: folds that dropped it are read again; 20: the
 outline of the two runs of a job that started last, of a DAG the run going on and the one before
 it, even when that one failed; 19: the
 latest run of each instance of a mapped task that never completed is kept whole, what describes
