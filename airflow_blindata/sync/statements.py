@@ -14,6 +14,7 @@ from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.sql import (
     as_written_into,
     names_in_sql,
+    sql_hash,
     with_final_names,
     with_placeholders,
 )
@@ -203,7 +204,7 @@ def _bring_in_line(
         ctx.report.count("statementsCreated")
         return created.uuid
     stale = (
-        not _same_text(statement.query_text, wanted.query_text)
+        not _same_statement(statement.query_text, wanted.query_text, wanted.dialect)
         or (statement.dialect or None) != (wanted.dialect or None)
         or (wanted.default_schema is not None and statement.default_schema != wanted.default_schema)
     )
@@ -290,6 +291,16 @@ def _read_status(ctx: SyncContext, state: RoutineState, statement: QueryStatemen
         ctx.report.count("statementsAnalyzed")
         if statement.uuid:
             ctx.analysed_statements.setdefault(state.planned.job, set()).add(statement.uuid)
+
+
+def _same_statement(stored: str | None, wanted: str | None, dialect: str | None) -> bool:
+    """Whether the statement Blindata holds is the one to analyse: the same text as stored, or
+    one that differs in comments and blanks only (the same ``sql_hash``). A text Airflow renders
+    with a comment of its run (``-- rendered for 2026-12-07``) was sent, and analysed, again at
+    every snapshot, and the producer's column flows came back while the analysis waited."""
+    if _same_text(stored, wanted):
+        return True
+    return sql_hash(stored or "", dialect) == sql_hash(wanted or "", dialect)
 
 
 def _same_text(stored: str | None, wanted: str | None) -> bool:

@@ -139,6 +139,31 @@ def test_a_statement_stored_with_other_line_ends_or_blanks_at_its_ends_is_not_se
     assert again.counters.get("statementsUpdated", 0) == 0
 
 
+def test_a_statement_whose_comments_change_at_every_run_is_not_analysed_again(
+    client: BlindataClient,
+) -> None:
+    """Seed 001 analyses a routine when its SQL changed; comments and blanks do not change its
+    ``openLineageSqlHash``. Airflow renders a comment of its run into the text: it was sent, and
+    analysed, again at every snapshot (a probe)."""
+
+    def run(day: int) -> dict[str, Any]:
+        query = (
+            f"-- rendered for 2026-12-0{day}\n"
+            "INSERT INTO sales.copy (a, b)\n  SELECT a, b FROM sales.raw"
+        )
+        event = sql_job("etl.copy", query, "raw", "copy", schema=True)
+        event["run"]["runId"] = f"0190b1c2-0000-7000-8000-00000000010{day}"
+        event["eventTime"] = f"2026-12-0{day}T10:00:00.000Z"
+        return event
+
+    first = sync(client, [run(1)])
+    assert first.counters["statementsCreated"] == 1
+    again = sync(client, [run(1), run(2)])
+
+    assert again.counters.get("statementsUpdated", 0) == 0, again.render()
+    assert again.counters.get("statementsSubmitted", 0) == 0, again.render()
+
+
 class ListsStatementSummaries(httpx.HTTPTransport):
     """A Blindata whose list of a bucket's statements leaves out the bucket they were asked by
     (the contract offers no GET of one statement, nor says what its list holds), and that keeps
