@@ -879,13 +879,19 @@ def job_sql(job: JobFold) -> SQLJobFacet | None:
     latest completed run's, with the other instances of a mapped task in that DAG run (their
     distinct statements, in a stable order); else the latest any event sent. A later run that
     failed (a deploy whose new SQL never ran) does not replace what the job does, nor does the
-    instance of a mapped task that happened to finish last."""
+    instance of a mapped task that happened to finish last. A latest completed run that sent job
+    facets but no SQL says the job runs none now (a task moved from SQL to Python: its old
+    routine, and the flows of its analysis, stayed): no SQL, unless a JobEvent describes the
+    job's design (its SQL may be there alone)."""
     found: list[SQLJobFacet] = []
     for run in job.latest_completed_group:
         facet = facet_of(run.job_facets, SQLJobFacet)
         if facet is not None and facet.query.strip() and facet not in found:
             found.append(facet)
     if not found:
+        described = any(run.job_facets for run in job.latest_completed_group)
+        if described and not job.design_producer:
+            return None
         return facet_of(job.facets, SQLJobFacet)
     if len(found) == 1:
         return found[0]

@@ -41,6 +41,29 @@ def test_a_failed_run_does_not_replace_the_sql_of_the_last_success() -> None:
     assert routine.definition == "INSERT INTO s.dst SELECT id FROM s.src"
 
 
+def test_a_job_whose_latest_run_sends_no_sql_has_no_routine_any_more() -> None:
+    """A task moved from SQL to Python: its latest completed run sends its job facets, and no
+    SQL. Its old routine, and the flows Blindata's analysis of it made, stayed (a probe); seed
+    000 uploads what the job still describes."""
+    python = builders.job_type_facet("TASK")
+    events = [
+        *_run("INSERT INTO s.dst SELECT id FROM s.src", 0, outputs=[dataset("db.s.dst")]),
+        *run_cycle(
+            "dag.load",
+            run_id=builders.new_run_id(),
+            start_time=at(10),
+            end_time=at(11),
+            job_facets=python,
+            inputs=[dataset("db.s.other")],
+            outputs=[dataset("db.s.dst")],
+        ),
+    ]
+    assert build(events, DEFINITION).routines == []
+    # the job's design (a JobEvent) may name its SQL alone: then it stays
+    design = builders.job_event("dag.load", job_facets=sql_facet("SELECT 1", "postgres"))
+    assert [r.definition for r in build([design, *events[2:]], DEFINITION).routines] == ["SELECT 1"]
+
+
 @pytest.mark.parametrize("order", [("eu", "us", "apac"), ("apac", "eu", "us")])
 def test_the_instances_of_a_mapped_task_give_one_routine_of_their_statements(
     order: tuple[str, ...],
