@@ -4,27 +4,13 @@ Idempotence rests on a **ledger** kept in the suite itself: one disabled check p
 ``ol-ledger:<hash of the job scope>``, whose additional properties list the runs already
 published (``publishedRun``) and the runs whose records were uploaded (``recordedRun``). A run
 enters the ledger only when all its results (or records) were accepted, so a partial upload is
-retried on the next sync. Until then, each of its results that was accepted is listed
-(``publishedResult``: the run id and a digest of the check code), so that one result is
-published once per check and run: a retry sends only what is missing, and a result whose check
-cannot exist yet (its dataset is not catalogued) waits for it without holding back the others.
-The ledger of a job keeps only the runs the plan still sees, so it does not grow past the
-store's retention; the ledger of a job the plan does not describe is kept as it is (an empty
-store proves nothing; a job that comes back brings published runs).
-
-A run entered as ``<run id> <digests>`` names the checks it was published for (a short digest
-of each check code, comma-separated, split over several values past ``DIGESTS_PER_VALUE``): a
-later event of the run (a late ``RUNNING`` event, delivered after the run was published) that
-asserts something new brings a check the run has no result for, and that result is posted; the
-run is then entered with both. The previous release entered a run as its bare id, meaning
-"every check planned for it then was published": such a run keeps that meaning, and a check is
-new to it only when it has no result at all, which Blindata tells without a look-up per result
-(the check did not exist before this snapshot, or it is listed without ``lastRun`` by a server
-that gives ``lastRun`` to checks with results). Such a run is entered with its checks' digests
-the next time it is written. A result is thus never posted twice: not on a retry (its digest or
-its ``publishedResult`` is kept), not by two snapshots or a light sync then a full one (the same
-runs, the same checks), not after a ledger write that failed (a check whose ``lastRun`` is the
-result's ``startedAt`` holds it; a check with any result is not new to an old-form run).
+retried on the next sync, and a run already in it is never sent again. Until then, each of its
+results that was accepted is listed (``publishedResult``: the run id and a digest of the check
+code), so that one result is published once per check and run: a retry sends only what is
+missing, and a result whose check cannot exist yet (its dataset is not catalogued) waits for it
+without holding back the others. The ledger of a job keeps only the runs the plan still sees, so
+it does not grow past the store's retention; the ledger of a job the plan does not describe is
+kept as it is (an empty store proves nothing; a job that comes back brings published runs).
 
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
 another suite is never overwritten (looked up before the import, it is reported as a conflict
@@ -35,7 +21,6 @@ plan no longer describes a job, its checks are disabled — never deleted, so th
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
@@ -71,11 +56,6 @@ RECORDED_RUN = "recordedRun"
 PUBLISHED_RESULT = "publishedResult"
 """One result of a run not yet wholly published: ``<run id> <digest of the check code>``."""
 LEDGER_KINDS = (PUBLISHED_RUN, RECORDED_RUN, PUBLISHED_RESULT)
-DIGESTS_PER_VALUE = 64
-"""Check digests written in one ``publishedRun`` value (about 600 characters); more go in
-further values of the same run, read as one set."""
-_DIGESTS = re.compile(r"(?P<run>.+) (?P<digests>[0-9a-f]{8}(?:,[0-9a-f]{8})*)")
-"""A ``publishedRun`` value that names its checks; a bare run id is the previous release's."""
 LEDGER_NONE = "-"
 """Sent for a kind whose last value goes: an upsert replaces the values of the names it sends and
 keeps the others, so a name must be sent to be emptied. Never a run id; ignored when read."""
@@ -96,32 +76,11 @@ def result_key(run_id: str, check: str) -> str:
     return f"{run_id} {hashlib.sha256(check.encode()).hexdigest()[:16]}"
 
 
-def check_digest(check: str) -> str:
-    """A check among those a published run names: short, as a run may name many; two checks of
-    one run that share it (one pair in four billion) would leave the later one unposted."""
-    return hashlib.sha256(check.encode()).hexdigest()[:8]
-
-
-def published_run_values(run_id: str, digests: set[str] | None) -> list[str]:
-    """The ``publishedRun`` values of a run: its id with the digests of its checks, or the bare
-    id (the previous release's form, kept for a run whose checks are not known)."""
-    if not digests:
-        return [run_id]
-    ordered = sorted(digests)
-    return [
-        f"{run_id} {','.join(ordered[i : i + DIGESTS_PER_VALUE])}"
-        for i in range(0, len(ordered), DIGESTS_PER_VALUE)
-    ]
-
-
 class _Ledger:
     """The runs already published, per job, as read from and written back to the suite."""
 
     def __init__(self, checks: Iterable[QualityCheck]) -> None:
         self.runs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        self.checks: dict[str, dict[str, set[str] | None]] = defaultdict(dict)
-        """The digests of the checks each published run was published for, by job and run;
-        ``None`` for a run entered by the previous release as its bare id."""
         self.moved: dict[str, str] = {}
         """Ledger checks written for a job's scope with credentials in it, by code: their runs
         are the clean scope's now (issue 42), and the check is written again without them."""
@@ -137,30 +96,11 @@ class _Ledger:
             if job and job != written:
                 self.moved[check.code] = job
             for prop in check.additional_properties or ():
-                if not job or prop.name not in LEDGER_KINDS or prop.value in (LEDGER_NONE, None):
-                    continue
-                if prop.name == PUBLISHED_RUN:
-                    self._published(job, prop.value)
-                else:
+                if job and prop.name in LEDGER_KINDS and prop.value not in (LEDGER_NONE, None):
                     self.runs[job][prop.name].add(prop.value)
-
-    def _published(self, job: str, value: str) -> None:
-        named = _DIGESTS.fullmatch(value)
-        run_id = named["run"] if named else value
-        self.runs[job][PUBLISHED_RUN].add(run_id)
-        known = self.checks[job].get(run_id)
-        if named:
-            self.checks[job][run_id] = (known or set()) | set(named["digests"].split(","))
-        else:
-            self.checks[job].setdefault(run_id, None)
 
     def has(self, job: str, kind: str, run_id: str) -> bool:
         return run_id in self.runs[job][kind]
-
-    def published_for(self, job: str, run_id: str) -> set[str] | None:
-        """The digests of the checks ``run_id`` was published for; ``None`` when it was
-        entered without them (every check planned for it then)."""
-        return self.checks[job].get(run_id)
 
     def rows(
         self, suite: Ref, seen: dict[str, dict[str, set[str]]], described: set[str]
@@ -177,14 +117,9 @@ class _Ledger:
             }
             properties = [AdditionalProperty(name=JOB_SCOPE, value=job)]
             properties += [
-                AdditionalProperty(name=kind, value=value)
+                AdditionalProperty(name=kind, value=run)
                 for kind, runs in keep.items()
                 for run in runs or ([LEDGER_NONE] if self.runs[job][kind] else [])
-                for value in (
-                    published_run_values(run, self.checks[job].get(run))
-                    if kind == PUBLISHED_RUN and run != LEDGER_NONE
-                    else [run]
-                )
             ]
             rows.append(
                 QualityCheck(
@@ -239,7 +174,7 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     uuids, conflicts = _checks(ctx, quality, index, suite, existing)
     seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     colours = _Colours(ctx, quality, index, suite)
-    _results(ctx, quality, uuids, conflicts, ledger, seen, colours, _Held(existing))
+    _results(ctx, quality, uuids, conflicts, ledger, seen, colours)
     colours.restore()
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
@@ -502,49 +437,6 @@ def _discarded(ctx: SyncContext, suite: QualitySuite, codes: list[str]) -> set[s
     return conflicts
 
 
-class _Held:
-    """What the suite's checks, as listed before this snapshot wrote any, say of their results:
-    whether a check has none at all, and whether its last result is one of a given start."""
-
-    def __init__(self, existing: Iterable[QualityCheck]) -> None:
-        self.checks = {check.code: check for check in existing}
-        # a server that never gives lastRun (not in every Blindata's listing) says nothing of
-        # which checks have results: none is then taken for a check without
-        self.tells = any(check.last_run is not None for check in self.checks.values())
-
-    def holds(self, result: PlannedResult) -> bool:
-        """Whether Blindata is known to hold ``result``: its check's last result is its run's."""
-        check = self.checks.get(result.check)
-        return check is not None and check.last_run == result.started_at
-
-    def has_none(self, code: str) -> bool:
-        """Whether the check has no result at all: created by this snapshot, or listed without
-        a last run by a server that tells it."""
-        check = self.checks.get(code)
-        return check is None or (self.tells and check.last_run is None)
-
-
-def _already_published(
-    ledger: _Ledger, owners: tuple[str, ...], result: PlannedResult, held: _Held
-) -> bool | None:
-    """Whether a result of a run in the ledger (``publishedRun``) was published: its check is
-    one the run names, or, for a run entered without them (the previous release), any check
-    with a result. ``None`` when the run is not entered as published."""
-    found = False
-    for owner in owners:
-        if not ledger.has(owner, PUBLISHED_RUN, result.run_id):
-            continue
-        found = True
-        digests = ledger.published_for(owner, result.run_id)
-        if digests is None and not held.has_none(result.check):
-            return True
-        if digests is not None and check_digest(result.check) in digests:
-            return True
-    if not found:
-        return None
-    return held.holds(result)  # posted, but its ledger write failed
-
-
 def _results(
     ctx: SyncContext,
     quality: QualityPlan,
@@ -553,16 +445,13 @@ def _results(
     ledger: _Ledger,
     seen: dict[str, dict[str, set[str]]],
     colours: _Colours,
-    held: _Held,
 ) -> None:
-    """One result per check and run: a run enters the ledger, with the checks it was published
-    for, once all its results are in; until then the results already accepted are listed one by
-    one, and never sent again. A check new to a run already entered (a late event) has its
-    result posted. Each is posted while its check has its run's severity (``_Colours``)."""
+    """One result per check and run: a run enters the ledger once all its results are in;
+    until then the results already accepted are listed one by one, and never sent again. Each
+    is posted while its check has its run's severity (``_Colours``)."""
     job_of = {check.code: check.job for check in quality.checks}
     complete: dict[tuple[str, str], bool] = {}
     accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
-    digests: dict[tuple[str, str], set[str]] = defaultdict(set)
     # oldest first: the contract does not say whether a check's last result is the latest
     # started or the latest posted, and run ids (a producer's may be random) say neither
     posting = sorted(quality.results, key=lambda r: (r.started_at, r.check, r.run_id))
@@ -570,13 +459,13 @@ def _results(
         job = result.job
         run = (job, result.run_id)
         complete.setdefault(run, True)
-        pair = result_key(result.run_id, result.check)
-        digests[run].add(check_digest(result.check))
         # before results named their job, a run was ledgered under the job of its check
         owners = (job, job_of.get(result.check, job))
-        if _already_published(ledger, owners, result, held) or ledger.has(
-            job, PUBLISHED_RESULT, pair
-        ):
+        if any(ledger.has(owner, PUBLISHED_RUN, result.run_id) for owner in owners):
+            ctx.report.count("qualityResultsAlreadyPublished")
+            continue
+        pair = result_key(result.run_id, result.check)
+        if ledger.has(job, PUBLISHED_RESULT, pair):
             ctx.report.count("qualityResultsAlreadyPublished")
             accepted[run].add(pair)
             continue
@@ -615,10 +504,6 @@ def _results(
             ctx.report.count("qualityResultsPublished")
             accepted[run].add(pair)
     for (job, run_id), ok in complete.items():
-        if ok:
-            # the checks it was entered with stay named: one that comes back is not new to it
-            before = ledger.published_for(job, run_id) or set()
-            ledger.checks[job][run_id] = before | digests[(job, run_id)]
         kind, entries = (
             (PUBLISHED_RUN, {run_id}) if ok else (PUBLISHED_RESULT, accepted[(job, run_id)])
         )

@@ -3,8 +3,7 @@
 * "When a snapshot removes a job, the agent disables the checks of that job" — also when it was
   the last job with checks;
 * "One result is written per check and run" — also when another assertion of the same run
-  targets a dataset that is not catalogued, and when a late event of a run already published
-  asserts something new (a run is published once per check, not once).
+  targets a dataset that is not catalogued.
 """
 
 from __future__ import annotations
@@ -21,17 +20,15 @@ from airflow_blindata.blindata.models import (
     AdditionalProperty,
     PhysicalEntity,
     QualityCheck,
-    QualityImport,
     QualitySuite,
     Ref,
     System,
 )
-from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
-from airflow_blindata.sync.quality import _Ledger, check_digest, ledger_code, published_run_values
+from airflow_blindata.sync.quality import ledger_code
 from tests.sync.helpers import OTHER_DEFINITION, PG, client_of, definition, objects, plan_for
 from tests.sync.helpers import assertions_run as run
 
@@ -117,11 +114,9 @@ def test_when_a_snapshot_removes_a_job_the_agent_disables_the_checks_of_that_job
 # -- "One result is written per check and run" ---------------------------------------------------
 
 
-def ledger_entries(emulator: Any, *, raw: bool = False) -> set[tuple[str, str]]:
-    """The ledgers' entries; a published run by its id, without the checks it names unless
-    ``raw``."""
+def ledger_entries(emulator: Any) -> set[tuple[str, str]]:
     return {
-        (p["name"], p["value"] if raw or p["name"] != "publishedRun" else p["value"].split(" ")[0])
+        (p["name"], p["value"])
         for c in objects(emulator, Kind.CHECK)
         if c["code"].startswith("ol-ledger:")
         for p in c.get("additionalProperties") or []
@@ -304,228 +299,3 @@ def test_two_jobs_runs_of_one_check_started_in_the_same_second_keep_both_results
     results = objects(emulator, Kind.RESULT)
     assert len(results) == 2
     assert sorted(r["metric"] for r in results) == [0, 1]
-
-
-# -- "A run is published once per check": a late event of a published run --------------------------
-
-ORDERS = (PG, "dwh.sales.orders")
-CUSTOMERS = (PG, "dwh.sales.customers")
-NOT_NULL = [{"assertion": "not_null", "column": "id", "success": True}]
-NOT_NULL_FAILS = [{"assertion": "not_null", "column": "id", "success": False}]
-RUN = "0190b1c2-0000-7000-8000-0000000000a1"
-OTHER_RUN = "0190b1c2-0000-7000-8000-0000000000b2"
-
-
-def late(run_id: str, assertions: dict[tuple[str, str], list[dict[str, Any]]]) -> dict[str, Any]:
-    """A RUNNING event of ``run_id`` of job ``dq/check`` delivered after the run completed."""
-    event = run("check", run_id, assertions)[0]
-    return {**event, "eventType": "RUNNING", "eventTime": "2026-11-29T10:00:20.000Z"}
-
-
-def results_by_check(emulator: Any) -> dict[str, list[int]]:
-    codes = {c["uuid"]: c["code"].rsplit("/", 1)[-1] for c in objects(emulator, Kind.CHECK)}
-    found: dict[str, list[int]] = {}
-    for result in objects(emulator, Kind.RESULT):
-        found.setdefault(codes[result["qualityCheck"]["uuid"]], []).append(result["metric"])
-    return {code: sorted(metrics) for code, metrics in sorted(found.items())}
-
-
-PUBLISHED = run("check", RUN, {ORDERS: NOT_NULL})
-OTHER_CUSTOMERS = run("check", OTHER_RUN, {CUSTOMERS: NOT_NULL})
-
-
-@pytest.mark.parametrize(
-    ("first", "light", "expected"),
-    [
-        pytest.param(
-            PUBLISHED,
-            False,
-            {"dwh.sales.customers:not_null:id": [1], "dwh.sales.orders:not_null:id": [0]},
-            id="on-a-dataset-with-no-check-yet",
-        ),
-        pytest.param(
-            PUBLISHED + OTHER_CUSTOMERS,
-            False,
-            {"dwh.sales.customers:not_null:id": [0, 1], "dwh.sales.orders:not_null:id": [0]},
-            id="on-a-check-with-results-of-other-runs",
-        ),
-        pytest.param(
-            PUBLISHED + OTHER_CUSTOMERS,
-            True,
-            {"dwh.sales.customers:not_null:id": [0, 1], "dwh.sales.orders:not_null:id": [0]},
-            id="by-a-light-sync-then-a-full-snapshot",
-        ),
-    ],
-)
-def test_an_assertion_a_late_event_adds_to_a_published_run_is_published_once(
-    emulator: Any,
-    client: BlindataClient,
-    first: list[dict[str, Any]],
-    light: bool,
-    expected: dict[str, list[int]],
-) -> None:
-    """A probe: a late RUNNING event of a run already published asserted on another dataset; its
-    check was created and never given the result, the whole run being in the ledger."""
-    job = definition()
-    snapshot(plan_for(client, first, job), client, job)
-    events = [*first, late(RUN, {CUSTOMERS: NOT_NULL_FAILS})]
-    plan = plan_for(client, events, job)
-    if light:
-        plan = plan_of_jobs(plan, [("dq", "check")])
-    report = snapshot(plan, client, job, light=light)
-    assert report.counters["qualityResultsPublished"] == 1, report.render()
-    assert results_by_check(emulator) == expected
-    for _ in range(2):  # a snapshot after it (a full one after the light sync) sends nothing
-        again = snapshot(plan_for(client, events, job), client, job)
-        assert "qualityResultsPublished" not in again.counters, again.render()
-    assert results_by_check(emulator) == expected
-
-
-def test_a_late_result_whose_ledger_write_failed_is_not_posted_again(emulator: Any) -> None:
-    """Blindata holds the late result (its check's last run is the result's start), though the
-    ledger does not name its check for the run: the next snapshot does not post it again."""
-    job = definition()
-    events = [*PUBLISHED, late(RUN, {CUSTOMERS: NOT_NULL_FAILS})]
-    with client_of(emulator) as client:
-        snapshot(plan_for(client, PUBLISHED, job), client, job)
-    with client_of(emulator, LedgerDiscarded()) as blindata:
-        failed = snapshot(plan_for(blindata, events, job), blindata, job)
-    assert failed.counters["qualityResultsPublished"] == 1
-    assert failed.failed("quality ledger") == 1, failed.render()
-    with client_of(emulator) as client:
-        again = snapshot(plan_for(client, events, job), client, job)
-    assert "qualityResultsPublished" not in again.counters, again.render()
-    assert results_by_check(emulator) == {
-        "dwh.sales.customers:not_null:id": [1],
-        "dwh.sales.orders:not_null:id": [0],
-    }
-
-
-def as_previous_release(client: BlindataClient) -> None:
-    """The ledgers rewritten as the previous release wrote them: a published run as its bare
-    id, meaning "every check planned for it then was published"."""
-    (suite,) = client.api.quality_suites.list()
-    ledgers = [c for c in client.api.quality_checks.list() if c.code.startswith("ol-ledger:")]
-    for ledger in ledgers:
-        ledger.additional_properties = [
-            AdditionalProperty(name=p.name, value=(p.value or "").split(" ")[0])
-            if p.name == "publishedRun"
-            else p
-            for p in ledger.additional_properties or []
-        ]
-    client.api.quality_suites.import_objects(
-        QualityImport(quality_suite=suite, quality_checks=ledgers)
-    )
-    written = {
-        p.value
-        for c in client.api.quality_checks.list()
-        if c.code.startswith("ol-ledger:")
-        for p in c.additional_properties or []
-        if p.name == "publishedRun"
-    }
-    assert written and all(" " not in (value or "") for value in written)
-
-
-@pytest.mark.parametrize(
-    ("first", "then", "created_before", "published", "expected"),
-    [
-        pytest.param(
-            PUBLISHED + OTHER_CUSTOMERS,
-            [],
-            False,
-            0,
-            {"dwh.sales.customers:not_null:id": [0], "dwh.sales.orders:not_null:id": [0]},
-            id="its-results-are-not-posted-again",
-        ),
-        pytest.param(
-            PUBLISHED,
-            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
-            False,
-            1,
-            {"dwh.sales.customers:not_null:id": [1], "dwh.sales.orders:not_null:id": [0]},
-            id="a-late-assertion-whose-check-is-new",
-        ),
-        pytest.param(
-            PUBLISHED,
-            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
-            True,
-            1,
-            {"dwh.sales.customers:not_null:id": [1], "dwh.sales.orders:not_null:id": [0]},
-            id="a-late-assertion-whose-check-the-previous-release-left-without-result",
-        ),
-        pytest.param(
-            PUBLISHED + OTHER_CUSTOMERS,
-            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
-            False,
-            0,
-            {"dwh.sales.customers:not_null:id": [0], "dwh.sales.orders:not_null:id": [0]},
-            id="a-late-assertion-on-a-check-with-results-is-taken-as-published",
-        ),
-    ],
-)
-def test_a_run_the_previous_release_ledgered_gets_only_the_results_of_checks_without_any(
-    emulator: Any,
-    client: BlindataClient,
-    first: list[dict[str, Any]],
-    then: list[dict[str, Any]],
-    created_before: bool,
-    published: int,
-    expected: dict[str, list[int]],
-) -> None:
-    """An upgrade posts no old result again. A run ledgered as its bare id keeps meaning that
-    every check planned for it then was published: a check is new to it only when it has no
-    result at all (created now, or by the previous release, which skipped the late result)."""
-    job = definition()
-    snapshot(plan_for(client, first, job), client, job)
-    as_previous_release(client)
-    events = [*first, *then]
-    if created_before:  # the previous release created the late check, and gave it no result
-        plan = plan_for(client, events, job)
-        assert plan.quality is not None
-        plan.quality.results[:] = [
-            r for r in plan.quality.results if f"/{CUSTOMERS[1]}:" not in r.check
-        ]
-        snapshot(plan, client, job)
-        as_previous_release(client)
-    report = snapshot(plan_for(client, events, job), client, job)
-    assert report.counters.get("qualityResultsPublished", 0) == published, report.render()
-    assert results_by_check(emulator) == expected
-    again = snapshot(plan_for(client, events, job), client, job)
-    assert "qualityResultsPublished" not in again.counters, again.render()
-    assert results_by_check(emulator) == expected
-    ledger = {value for kind, value in ledger_entries(emulator, raw=True) if kind == "publishedRun"}
-    assert any(value.startswith(f"{RUN} ") for value in ledger)  # written with its checks now
-
-
-@pytest.mark.parametrize(
-    ("values", "expected"),
-    [
-        pytest.param(["run-1"], None, id="a-bare-run-id-is-the-previous-release-s-every-check"),
-        pytest.param(
-            published_run_values("run-1", {check_digest(f"c{i}") for i in range(3)}),
-            {check_digest(f"c{i}") for i in range(3)},
-            id="a-run-with-its-checks",
-        ),
-        pytest.param(
-            published_run_values("run 1", {check_digest(f"c{i}") for i in range(150)}),
-            {check_digest(f"c{i}") for i in range(150)},
-            id="a-run-of-many-checks-over-several-values",
-        ),
-    ],
-)
-def test_a_published_run_reads_back_with_the_checks_it_was_published_for(
-    values: list[str], expected: set[str] | None
-) -> None:
-    run_id = "run 1" if len(values) > 1 else "run-1"
-    assert all(len(value) < 700 for value in values)
-    row = QualityCheck(
-        code=ledger_code("ol:dq|check"),
-        name="ledger",
-        additional_properties=[
-            AdditionalProperty(name="openLineageJobScope", value="ol:dq|check"),
-            *(AdditionalProperty(name="publishedRun", value=value) for value in values),
-        ],
-    )
-    ledger = _Ledger([row])
-    assert ledger.has("ol:dq|check", "publishedRun", run_id)
-    assert ledger.published_for("ol:dq|check", run_id) == expected
