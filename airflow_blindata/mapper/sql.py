@@ -168,7 +168,14 @@ _NOT_NAMES = frozenset(_VERBATIM) - _NAME_TOKENS  # literals and numbers: never 
 def names_in_sql(sql: str, dialect: str | None = None) -> SqlNames:
     """The names of ``sql`` as its dialect's tokenizer reads them: runs of words joined by dots,
     quotes removed (nothing when the text does not tokenize). Which of them are tables is not
-    known here: a caller compares them with the tables it knows the statement uses."""
+    known here: a caller compares them with the tables it knows the statement uses. Memoised: a
+    snapshot reads each routine's SQL for its default schema, its bucket and its analysis
+    context."""
+    return _names_in_sql(sql, dialect)
+
+
+@lru_cache(maxsize=1024)
+def _names_in_sql(sql: str, dialect: str | None) -> SqlNames:
     try:
         tokens = _tokenizer(sqlglot_dialect(dialect)).tokenize(sql)
     except (SqlglotError, ValueError, RecursionError):

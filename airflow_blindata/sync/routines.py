@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -35,6 +34,7 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, PlannedRoutine, Property
 from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.sql import names_in_sql, sqlglot_dialect
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 from airflow_blindata.sync.properties import (
@@ -55,7 +55,6 @@ log = logging.getLogger(__name__)
 KIND = "routine"
 REANALYSIS_LIMIT = 200
 """Routines whose analysis context may change in one snapshot (each may cost an analysis)."""
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 BUCKET_DESCRIPTION = "SQL of OpenLineage jobs, analysed for lineage (airflow-blindata)"
 
 RoutineKey = tuple[str, str, str]
@@ -140,23 +139,49 @@ def _existing(
 def analysis_contexts(plan: CatalogPlan, index: CatalogIndex) -> dict[str, str]:
     """Routine label → a digest of the catalogued tables its SQL names, with their columns.
 
-    A table counts when Blindata holds it (it is in ``index``) and its name is an identifier of
-    the SQL (case-insensitive); its columns are those the plan describes.
+    A table counts when Blindata holds it (it is in ``index``) and its SQL names it, as its
+    dialect reads names (``names_in_sql``: quoted in any of its quotes, with blanks, hyphens,
+    dots or letters of any alphabet, case folded); its columns are those the plan describes.
     """
     columns: dict[str, set[str]] = defaultdict(set)
     for planned in plan.fields:
         columns[str(planned.entity)].add(planned.name)
-    tables: dict[str, list[str]] = defaultdict(list)
+    tables: dict[str, set[str]] = defaultdict(set)
     for entity in plan.entities:
         if entity.table_type != OPENLINEAGE_JOB and entity.key in index.entities:
-            tables[entity.key.name.rsplit(".", 1)[-1].lower()].append(str(entity.key))
+            for name in _spellings(entity.key.name):
+                tables[name].add(str(entity.key))
     contexts: dict[str, str] = {}
     for routine in plan.routines:
-        names = {word.lower() for word in _IDENTIFIER.findall(routine.definition)}
-        named = sorted(key for name in names for key in tables.get(name, ()))
+        names = _table_names(routine.definition, routine.dialect)
+        named = sorted({key for name in names for key in tables.get(name, ())})
         text = "\n".join(f"{key}:{','.join(sorted(columns[key]))}" for key in named)
         contexts[_label(routine)] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     return contexts
+
+
+_QUOTING_DIALECTS = (None, "mysql", "tsql")
+"""The readings of a SQL whose dialect is not known: "..." (sqlglot's own), `...` (MySQL's) and
+[...] (SQL Server's) quote a name in one of them."""
+
+
+def _spellings(name: str) -> set[str]:
+    """A table's name (case folded) and its last dotted part: ``shop.orders`` (a MySQL table,
+    named with its database), ``proj.ds.t`` (a BigQuery one), ``"my.t"`` read as two parts."""
+    folded = name.casefold()
+    return {folded, folded.rsplit(".", 1)[-1]}
+
+
+def _table_names(sql: str, dialect: str | None) -> set[str]:
+    """The last part of every name ``sql`` writes (where a table's own name is), as
+    ``_spellings`` spells it; in every quoting a SQL of no known dialect may use."""
+    readings = (dialect,) if sqlglot_dialect(dialect) else _QUOTING_DIALECTS
+    found: set[str] = set()
+    for reading in readings:
+        names = names_in_sql(sql, reading)
+        for name in (*names.bare, *(name for _, name in names.qualified)):
+            found |= _spellings(name)
+    return found
 
 
 def _context(

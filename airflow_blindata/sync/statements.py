@@ -9,6 +9,7 @@ from functools import partial
 from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AnalysisStatus, QueryStatement, Ref, SystemRoutine
 from airflow_blindata.mapper.documentation import as_stored
+from airflow_blindata.mapper.identity import normalize_namespace, server_of
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB, CatalogPlan, EntityKey, PlannedRoutine
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.sql import (
@@ -89,24 +90,45 @@ def _default_schemas(plan: CatalogPlan) -> dict[str, str]:
 
 
 def _written_tables(plan: CatalogPlan) -> dict[str, EntityKey]:
-    """Job scope → the one table a dbt job's flows write, in a System it also reads from: the
+    """Job scope → the one table a dbt job's flows write, on a store it also reads from: the
     table dbt makes of the model's ``SELECT`` its ``sql`` facet holds (``as_written_into``).
     dbt only: another producer's lone ``SELECT`` is a statement it ran as it is (seed 001's
     column flows come "only from analyzed SQL"), and one whose result lands in another store (a
-    transfer to a file) is no write in SQL."""
+    transfer to a file) is no write in SQL. A store is a server, not a System: a model that
+    reads one Snowflake database and writes another (``RAW`` into ``ANALYTICS``, with a System
+    per database) writes its table in SQL (``_stores``)."""
     dbt = _dbt_jobs(plan)
+    stores = _stores(plan)
     written: dict[str, set[EntityKey]] = defaultdict(set)
     read: dict[str, set[str]] = defaultdict(set)
     for flow in plan.flows:
         if flow.kind == "orchestration" or flow.scope not in dbt:
             continue
         written[flow.scope].add(flow.target.entity)
-        read[flow.scope].add(flow.source.entity.system)
+        read[flow.scope].update(_store_of(flow.source.entity, stores))
     return {
         scope: next(iter(targets))
         for scope, targets in written.items()
-        if len(targets) == 1 and next(iter(targets)).system in read[scope]
+        if len(targets) == 1 and _store_of(next(iter(targets)), stores) & read[scope]
     }
+
+
+def _stores(plan: CatalogPlan) -> dict[EntityKey, set[str]]:
+    """Entity → the stores its datasets are on: the server their namespace names, normalised
+    (``snowflake://acme.us-west-1.aws`` holds every database of the account; an Oracle URL's
+    server without its service, as its crawler's System is stamped)."""
+    found: dict[EntityKey, set[str]] = defaultdict(set)
+    for (dataset, _), key in plan.dataset_entities.found.items():
+        if key is not None:
+            server = server_of(dataset.namespace)
+            found[key].add(server[0] if server else normalize_namespace(dataset.namespace))
+    return found
+
+
+def _store_of(key: EntityKey, stores: dict[EntityKey, set[str]]) -> set[str]:
+    """The stores of an entity, and its System (an end the catalog pass did not place: a table
+    named only in a lineage facet is on the System it resolved to)."""
+    return {*stores.get(key, ()), f"system:{key.system}"}
 
 
 def _dbt_jobs(plan: CatalogPlan) -> set[str]:

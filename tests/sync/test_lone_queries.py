@@ -265,3 +265,103 @@ def test_a_deeply_nested_query_is_not_parsed_again_for_its_shape() -> None:
 
     query = "SELECT * FROM " + "(SELECT * FROM " * 100 + "t" + ") a" * 100
     assert as_written_into(query, "redshift", ("mart", "t")) is None
+
+
+SF = "snowflake://acme"
+ONE_SYSTEM_PER_DATABASE = definition(
+    policy("snowflake://*", nameTemplate="SF {database}", nameProfile="snowflake"),
+    policy("postgres://*", nameTemplate="{host} {database}"),
+    policy("s3://*"),
+)
+
+
+def dbt_model(source: Any, target: Any) -> Any:
+    """A dbt model reading ``source`` into ``target``, as dbt-ol sends it."""
+    return run_event(
+        "analytics.model.shop.orders_summary",
+        namespace="dbt",
+        inputs=[source],
+        outputs=[target],
+        job_facets={
+            "sql": {"query": "select id as order_id from raw.shop.orders", "dialect": "snowflake"},
+            **job_type_facet("MODEL", "DBT"),
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "written"),
+    [
+        # two databases of one Snowflake account, a System each: one store
+        (
+            dataset("RAW.SHOP.ORDERS", SF),
+            dataset("ANALYTICS.MART.ORDERS_SUMMARY", SF),
+            True,
+        ),
+        # the account spelt two ways (its default region): one store
+        (
+            dataset("RAW.SHOP.ORDERS", SF),
+            dataset("ANALYTICS.MART.ORDERS_SUMMARY", "snowflake://ACME.us-west-1.aws"),
+            True,
+        ),
+        # two databases of one PostgreSQL server, a System each: one store
+        (
+            dataset("raw.shop.orders", PG),
+            dataset("analytics.mart.orders_summary", PG),
+            True,
+        ),
+        # another account, or a file: another store, a transfer
+        (
+            dataset("RAW.SHOP.ORDERS", SF),
+            dataset("ANALYTICS.MART.ORDERS_SUMMARY", "snowflake://other"),
+            False,
+        ),
+        (dataset("RAW.SHOP.ORDERS", SF), dataset("exports/orders.csv", "s3://bucket"), False),
+    ],
+    ids=["snowflake-databases", "snowflake-spellings", "postgres-databases", "account", "file"],
+)
+def test_a_dbt_model_writing_another_database_of_the_store_it_reads_writes_its_table(
+    source: Any, target: Any, written: bool
+) -> None:
+    """A probe of SQL routines: with one System per database, a model reading ``RAW`` and
+    writing ``ANALYTICS`` (dbt's usual layout) wrote "in a System it does not read", was sent
+    as a lone ``SELECT`` and its analysis gave no column flow. A store is the server."""
+    plan = build([dbt_model(source, target)], ONE_SYSTEM_PER_DATABASE)
+    assert len({entity.key.system for entity in plan.entities}) == 3  # job, source, target
+    (routine,) = plan.routines
+    text = _text_to_analyse(routine, _written_tables(plan).get(routine.job))
+    assert text.startswith("CREATE TABLE ") == written, text
+
+
+@pytest.mark.integration
+def test_a_dbt_model_writing_another_snowflake_database_gives_its_column_flows(
+    emulator: Any, client: BlindataClient
+) -> None:
+    event = dbt_model(
+        dataset("RAW.SHOP.ORDERS", SF, facets=schema_facet("ID")),
+        dataset("ANALYTICS.MART.ORDERS_SUMMARY", SF, facets=schema_facet("ORDER_ID")),
+    )
+    event["job"]["facets"]["sql"]["query"] = "select id as order_id from RAW.SHOP.ORDERS"
+    job = sync_definition(
+        systemPolicies=[
+            policy(
+                "snowflake://*",
+                nameTemplate="SF {database}",
+                nameProfile="snowflake",
+                identifierCase="UPPER",
+            )
+        ]
+    )
+    snapshot(plan_for(client, [event], job), client, job)
+    report = snapshot(plan_for(client, [event], job), client, job)  # analysed by now
+    assert report.counters["statementsAnalyzed"] == 1, report.render()
+    (statement,) = objects(emulator, Kind.STATEMENT)
+    assert statement["queryText"].startswith("CREATE TABLE MART.ORDERS_SUMMARY AS\n")
+    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
+    pairs = {
+        (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
+        for flow in objects(emulator, Kind.FLOW)
+        if (flow.get("queryStatement") or {}).get("uuid") == statement["uuid"]
+        and flow.get("fromPhysicalField")
+    }
+    assert pairs == {("ID", "ORDER_ID")}

@@ -18,15 +18,33 @@ from blindata_emulator import Kind
 from airflow_blindata.blindata import BlindataClient
 from airflow_blindata.sync import routines as sync_routines_module
 from airflow_blindata.sync import snapshot
+from tests.builders import policy
 from tests.sync.helpers import client_of, definition, objects, plan_for
 
 pytestmark = pytest.mark.integration
 
 PG = "postgres://warehouse:5432"
+MSSQL = "mssql://sqlsrv:1433"
+TRINO = "trino://trino:8080"
 COLUMNS = [{"name": "a", "type": "int"}, {"name": "b", "type": "int"}]
+POLICIES = [
+    policy("postgres://*", nameTemplate="{host}", technology="PostgreSQL"),
+    policy("mssql://*", nameTemplate="{host}", nameProfile="mssql"),
+    policy("trino://*", nameTemplate="{host}", nameProfile="trino"),
+    policy("bigquery", nameProfile="bigquery"),
+]
 
 
-def sql_job(name: str, query: str, source: str, target: str, *, schema: bool) -> dict[str, Any]:
+def sql_job(
+    name: str,
+    query: str,
+    source: str,
+    target: str,
+    *,
+    schema: bool,
+    namespace: str = PG,
+    dialect: str = "postgres",
+) -> dict[str, Any]:
     """A SQL job reading ``source`` into ``target``; ``schema``: whether it describes its input
     (its output it always describes)."""
     described = {"schema": {"fields": COLUMNS}}
@@ -39,10 +57,10 @@ def sql_job(name: str, query: str, source: str, target: str, *, schema: bool) ->
         "job": {
             "namespace": "airflow",
             "name": name,
-            "facets": {"sql": {"query": query, "dialect": "postgres"}},
+            "facets": {"sql": {"query": query, "dialect": dialect}},
         },
-        "inputs": [{"namespace": PG, "name": f"dwh.sales.{source}", "facets": facets}],
-        "outputs": [{"namespace": PG, "name": f"dwh.sales.{target}", "facets": described}],
+        "inputs": [{"namespace": namespace, "name": f"dwh.sales.{source}", "facets": facets}],
+        "outputs": [{"namespace": namespace, "name": f"dwh.sales.{target}", "facets": described}],
     }
 
 
@@ -73,7 +91,7 @@ def analysed_column_flows(emulator: Any, routine: str) -> int:
 
 
 def sync(client: BlindataClient, events: list[dict[str, Any]]) -> Any:
-    job = definition()
+    job = definition(systemPolicies=POLICIES)
     return snapshot(plan_for(client, events, job), client, job)
 
 
@@ -91,6 +109,89 @@ def test_a_reader_analysed_before_its_writer_is_analysed_again_when_the_writer_c
     assert analysed_column_flows(emulator, "etl.report") == 2  # as when both come at once
     assert third.counters.get("statementsReanalysed", 0) == 0  # nothing changed since
     assert "QLP_PARTIALLY_ANALYZED" not in third.gaps
+
+
+@pytest.mark.parametrize(
+    ("namespace", "dialect", "source", "query"),
+    [
+        # a name with a letter beyond ASCII, quoted and not
+        (
+            PG,
+            "postgres",
+            "régions",
+            'INSERT INTO sales.report (a, b) SELECT a, b FROM sales."régions"',
+        ),
+        (
+            PG,
+            "postgres",
+            "régions",
+            "INSERT INTO sales.report (a, b) SELECT a, b FROM sales.régions",
+        ),
+        # a name with a blank, in SQL Server's brackets
+        (
+            MSSQL,
+            "mssql",
+            "Sales Zones",
+            "INSERT INTO [sales].[report] ([a], [b]) SELECT [a], [b] FROM [sales].[Sales Zones]",
+        ),
+        # a hyphen in a quoted name, after a catalog and a schema
+        (
+            TRINO,
+            "trino",
+            "daily-zones",
+            'INSERT INTO dwh.sales.report SELECT a, b FROM dwh.sales."daily-zones"',
+        ),
+        # a whole dotted path in one pair of backticks (BigQuery's)
+        (
+            "bigquery",
+            "bigquery",
+            "daily-zones",
+            "INSERT INTO `dwh.sales.report` (a, b) SELECT a, b FROM `dwh.sales.daily-zones`",
+        ),
+    ],
+    ids=["accented-quoted", "accented", "brackets-with-a-blank", "hyphen", "backticked-path"],
+)
+def test_a_reader_is_analysed_again_whatever_its_dialect_quotes_in_the_name_of_its_input(
+    emulator: Any, client: BlindataClient, namespace: str, dialect: str, source: str, query: str
+) -> None:
+    """A probe of SQL routines: the SQL's names were read as ASCII words, so ``"régions"`` was
+    ``r`` and ``gions`` and ``[Sales Zones]`` two words: the table its writer catalogued was
+    never in the reader's analysis context, and its statement stayed partially analysed."""
+    reader = sql_job(
+        "etl.report", query, source, "report", schema=False, namespace=namespace, dialect=dialect
+    )
+    writer = sql_job(
+        "etl.stage",
+        f"INSERT INTO sales.{source} (a, b) SELECT a, b FROM sales.landing",
+        "landing",
+        source,
+        schema=True,
+        namespace=namespace,
+        dialect=dialect,
+    )
+    sync(client, [reader])
+    sync(client, [reader])
+    second = sync(client, [reader, writer])  # the writer catalogues the reader's input
+    assert second.counters.get("statementsReanalysed", 0) == 1, second.render()
+
+
+@pytest.mark.parametrize(
+    ("query", "dialect", "table"),
+    [
+        ("SELECT a FROM [sales].[Sales Zones]", None, "sales zones"),
+        ("SELECT a FROM `sales`.`daily-zones`", None, "daily-zones"),
+        ('SELECT a FROM sales."Régions"', None, "régions"),
+        ("SELECT a FROM [sales].[Sales Zones]", "ansi", "sales zones"),
+        ('SELECT a FROM public."raw.zones"', "postgres", "zones"),
+        ("SELECT a FROM dwh.sales.orders", "postgres", "orders"),
+    ],
+)
+def test_the_names_of_a_statement_are_read_in_every_quoting_its_dialect_allows(
+    query: str, dialect: str | None, table: str
+) -> None:
+    """A statement of no dialect sqlglot knows may quote as SQL Server or MySQL do: its names
+    are read in each of those quotings (a table named in it counts in its analysis context)."""
+    assert table in sync_routines_module._table_names(query, dialect)
 
 
 def test_a_snapshot_reanalyses_a_bounded_number_of_routines(
