@@ -48,7 +48,6 @@ class GapCode(StrEnum):
     DANGLING_FLOW = "DANGLING_FLOW"
     JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
     JOB_SYSTEM_NOT_SHARED = "JOB_SYSTEM_NOT_SHARED"
-    JOB_SYSTEM_AMBIGUOUS = "JOB_SYSTEM_AMBIGUOUS"
     MALFORMED_FACET = "MALFORMED_FACET"
     PRODUCER_NO_LINEAGE = "PRODUCER_NO_LINEAGE"
     PRODUCER_PARTIAL_LINEAGE = "PRODUCER_PARTIAL_LINEAGE"
@@ -90,11 +89,6 @@ GAP_HINTS: dict[GapCode, str] = {
     "refused by Blindata this run (see the failures) and is sent again next run.",
     GapCode.JOB_SYSTEM_NOT_FOUND: "Fix the uuid or the name, or set creation to IF_MISSING.",
     GapCode.JOB_SYSTEM_NOT_SHARED: "Use a System for the jobs, or set shared on the rule.",
-    GapCode.JOB_SYSTEM_AMBIGUOUS: "Several Systems carry the stamps of the job System this "
-    "definition created under that name (openLineageOwner, openLineageJobSystem and "
-    "openLineageJobSystemName; a copy stamped alike): the jobs go to the one named so, else the "
-    "first by name (the example names it and the others). Remove openLineageJobSystemName from "
-    "the ones that are not the job System.",
     GapCode.MALFORMED_FACET: "Fix the producer.",
     GapCode.PRODUCER_NO_LINEAGE: "Producer-side limit.",
     GapCode.PRODUCER_PARTIAL_LINEAGE: "Producer-side limit.",

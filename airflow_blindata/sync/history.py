@@ -105,8 +105,6 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
     """The newest cleanup's ledger plus what every snapshot since then wrote."""
     scopes: set[str] = set()
     job_systems: set[str] = set()
-    entity_systems: set[str] = set()
-    known = False  # whether a cleanup recorded the Systems of entities before these snapshots
     for record in history:
         report = _read(record)
         if report is None:
@@ -114,9 +112,6 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
         if report.kind == "cleanup" and report.ledger is not None:
             scopes.update(report.ledger.scopes)
             job_systems.update(report.ledger.job_systems)
-            if report.ledger.entity_systems is not None:
-                entity_systems.update(report.ledger.entity_systems)
-                known = True
             break
         if report.kind in ("snapshot", "light"):
             # A failed snapshot still wrote (or tried to write) its scopes: they are owned, and
@@ -124,12 +119,7 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
             # A light sync's are owned too (a job first seen between two full snapshots).
             scopes.update(report.scopes)
             job_systems.update(use.uuid for use in report.systems.values() if use.jobs)
-            entity_systems.update(use.uuid for use in report.systems.values())
-    return Ledger(
-        scopes=sorted(scopes),
-        job_systems=sorted(job_systems),
-        entity_systems=sorted(entity_systems) if known else None,
-    )
+    return Ledger(scopes=sorted(scopes), job_systems=sorted(job_systems))
 
 
 def last_cursor(history: Iterable[SyncRecordLike]) -> int | None:

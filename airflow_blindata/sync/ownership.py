@@ -5,8 +5,7 @@ scope) and splits them into what the snapshot refreshed and what it did not, hol
 kinds it could not fully refresh and the scopes whose flows it could not all write. Before an
 entity or a System goes, it reads what refers to it and keeps it when anything outside this
 cleanup does (another scope's or a person's flow, a field this definition did not write, another
-definition that still describes it, an entity or routine that stays, a person's text or property
-on it, an entity a person moved to a System none of its snapshots used): counted and listed with
+definition that still describes it, an entity or routine that stays): counted and listed with
 the reason (``Kept``). A removal counts what it takes with it (fields, statements), and so does
 the share ``maxRemovalShare`` limits.
 
@@ -48,7 +47,6 @@ from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
 from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, clean_scope, job_scope
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
-    DATASET_PROPERTY,
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
@@ -62,7 +60,7 @@ from airflow_blindata.sync.properties import (
 from airflow_blindata.sync.quality import MONITOR_NAME
 from airflow_blindata.sync.report import Ledger, RunReport
 
-__all__ = ["Kept", "Removal", "collect", "entity_key", "person_wrote_on_system"]
+__all__ = ["Kept", "Removal", "collect", "entity_key"]
 
 T = TypeVar("T")
 
@@ -103,9 +101,6 @@ class Removal:
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
     held_scopes: set[str] = field(default_factory=set)
     job_systems: list[str] = field(default_factory=list)
-    entity_systems: list[str] = field(default_factory=list)
-    """The Systems the definition's snapshots placed its entities in (``Ledger``): the ledger's,
-    the last snapshot's and the Systems it owns."""
     foreign: list[str] = field(default_factory=list)
     """The stale job entities the sync of another event store wrote last (``STORE_PROPERTY``),
     as ``namespace/name``: the definition's uuid is shared by two deployments (``removal``)."""
@@ -186,10 +181,6 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     job_systems.update(use.uuid for use in last.systems.values() if use.jobs)
     job_systems.update(s.uuid for s in systems if s.uuid)
     removal.job_systems = sorted(job_systems)
-    placed = set(ledger.entity_systems or ()) | job_systems
-    placed.update(use.uuid for use in last.systems.values())
-    removal.entity_systems = sorted(placed)
-    moves = _Moves(ctx, placed, entities, watermark) if ledger.entity_systems is not None else None
     routines = [
         routine
         for uuid in removal.job_systems
@@ -242,8 +233,7 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             found = references.get(entity.uuid or "", _References())
             stale_fields += len(found.fields)
             reason = (
-                (moves.reason(entity) if moves is not None else None)
-                or _entity_reason(entity, found, outside, owner)
+                _entity_reason(entity, found, outside, owner)
                 or _person_edits(ctx, entity)
                 or watchers.reason(entity, found.fields)
             )
@@ -349,55 +339,6 @@ def _moved(
         if cleaned != (catalog, schema) and key in refreshed:
             moved += 1 + len(removal.statements.get(routine.uuid or "", ()))
     return moved
-
-
-class _Moves:
-    """The stale entities this definition created that a person moved to another System: one
-    none of its snapshots placed an entity in (``Ledger.entity_systems``; a System a namespace
-    was mapped to before its mapping changed was one). The move is a person's work on it, as a
-    description is: the entity stays, with where it went and, when the last snapshot described
-    its dataset again where the job places it, where that is."""
-
-    def __init__(
-        self,
-        ctx: SyncContext,
-        placed: set[str],
-        entities: list[PhysicalEntity],
-        watermark: datetime,
-    ) -> None:
-        self._ctx = ctx
-        self._placed = {uuid.lower() for uuid in placed}
-        self._names: dict[str, str] = {}
-        self._described: dict[str, str] = {}
-        """``openLineageDataset`` → the System of the entity the last snapshot wrote for it."""
-        for entity in entities:
-            if _stale(entity.modification_date, watermark):
-                continue
-            for dataset in values_of(entity.additional_properties, DATASET_PROPERTY):
-                self._described.setdefault(dataset, _uuid(entity.system) or "")
-
-    def reason(self, entity: PhysicalEntity) -> str | None:
-        system = _uuid(entity.system)
-        if system is None or system in self._placed:
-            return None
-        reason = f"a person moved it to the System {self._name(system)}"
-        again = {
-            where
-            for dataset in values_of(entity.additional_properties, DATASET_PROPERTY)
-            if (where := self._described.get(dataset)) and where != system
-        }
-        if again:
-            shown = ", ".join(self._name(uuid) for uuid in sorted(again))
-            reason += f" (the job describes its dataset in {shown})"
-        return reason
-
-    def _name(self, uuid: str) -> str:
-        if uuid not in self._names:
-            try:
-                self._names[uuid] = self._ctx.client.api.systems.get(uuid).name
-            except BlindataError:
-                self._names[uuid] = uuid
-        return self._names[uuid]
 
 
 def _uuid(ref: Any) -> str | None:
@@ -808,9 +749,6 @@ def _system_reason(
     uuid = system.uuid or ""
     api = ctx.client.api
     reasons: list[str] = []
-    written = person_wrote_on_system(system)
-    if written:
-        reasons.append(written)
     removed_here = sum(1 for e in removal.entities if e.system and e.system.uuid == uuid)
     entities = _total(ctx, "physical_entities.list", systemUuid=uuid)
     if entities > removed_here:
@@ -827,15 +765,6 @@ def _system_reason(
     if flows:
         reasons.append(_flows_reason(list(flows.values())))
     return "; ".join(reasons) or None
-
-
-def person_wrote_on_system(system: System) -> str | None:
-    """Whether a person wrote on a System a definition created, as on an entity
-    (``_person_described``): a job writes no description on its Systems, and only its own
-    ``openLineage…`` stamps as properties. Deleting it would delete a steward's description of
-    it, or their ``dataOwner``, with it: it stays, with the reason."""
-    written = _person_described(system.description, system.additional_properties)
-    return written
 
 
 def _marked(

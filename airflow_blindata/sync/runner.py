@@ -30,7 +30,6 @@ from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import (
     DATABASE_PROPERTY,
-    JOB_SYSTEM_NAME_PROPERTY,
     JOB_SYSTEM_PROPERTY,
     NAMESPACE_PROPERTY,
     OWNER_PROPERTY,
@@ -106,15 +105,7 @@ def record(store: SyncLedger, report: RunReport) -> None:
     )
 
 
-RESOLVING = frozenset(
-    {
-        NAMESPACE_PROPERTY,
-        DATABASE_PROPERTY,
-        OWNER_PROPERTY,
-        JOB_SYSTEM_PROPERTY,
-        JOB_SYSTEM_NAME_PROPERTY,
-    }
-)
+RESOLVING = frozenset({NAMESPACE_PROPERTY, DATABASE_PROPERTY, OWNER_PROPERTY, JOB_SYSTEM_PROPERTY})
 """The properties of a System that the mapper reads to resolve a namespace to it."""
 
 

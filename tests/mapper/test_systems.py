@@ -9,7 +9,6 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import (
-    JOB_SYSTEM_NAME_PROPERTY,
     JOB_SYSTEM_PROPERTY,
     NAMESPACE_PROPERTY,
     OWNER_PROPERTY,
@@ -291,91 +290,6 @@ def test_job_systems_rules(
     assert r.job_system("airflow-prod").name == expected
     for code in (GapCode.JOB_SYSTEM_NOT_FOUND, GapCode.JOB_SYSTEM_NOT_SHARED):
         assert r.report.gap_count(code) == (1 if code == gap else 0)
-
-
-def _job_system(name: str, uuid: str, created_as: str | None, owner: str = UUID) -> KnownSystem:
-    """A job System a definition created (``created_as``: the name it gave it, stamped since
-    ``openLineageJobSystemName`` exists; ``None``: stamped before)."""
-    stamps = ((OWNER_PROPERTY, owner), (JOB_SYSTEM_PROPERTY, "true"))
-    if created_as is not None:
-        stamps += ((JOB_SYSTEM_NAME_PROPERTY, created_as),)
-    return KnownSystem(name, uuid, stamps)
-
-
-RULE = {"pattern": "airflow-*", "system": {"name": "Airflow Jobs"}, "creation": "IF_MISSING"}
-
-
-@pytest.mark.parametrize(
-    ("rules", "known", "expected", "gap"),
-    [
-        ([], [_job_system("Airflow production jobs", "u-r", "OpenLineage")], "u-r", None),
-        ([RULE], [_job_system("Renamed", "u-r", "Airflow Jobs")], "u-r", None),
-        (
-            [],
-            [
-                _job_system("Renamed", "u-r", "OpenLineage"),
-                KnownSystem("OpenLineage", "u-p", ((NAMESPACE_PROPERTY, "x"),)),
-            ],
-            "u-r",
-            None,
-        ),
-        ([], [_job_system("Theirs", "u-o", "OpenLineage", owner="other")], None, None),
-        ([], [_job_system("Old jobs", "u-o", "Old jobs")], None, None),
-        ([RULE], [_job_system("Renamed", "u-r", "OpenLineage")], None, None),
-        (
-            [],
-            [
-                _job_system("B copy", "u-b", "OpenLineage"),
-                _job_system("A copy", "u-a", "OpenLineage"),
-            ],
-            "u-a",
-            GapCode.JOB_SYSTEM_AMBIGUOUS,
-        ),
-        (
-            [],
-            [
-                _job_system("A copy", "u-a", "OpenLineage"),
-                _job_system("OpenLineage", "u-o", "OpenLineage"),
-            ],
-            "u-o",
-            GapCode.JOB_SYSTEM_AMBIGUOUS,
-        ),
-    ],
-    ids=[
-        "openLineageSystem renamed by a steward",
-        "a jobSystems rule's System renamed",
-        "its stamp wins over a System now named so",
-        "another definition's",
-        "created under a name the definition no longer gives",
-        "the openLineageSystem's stamp is not the rule's",
-        "two carry it: the first by name",
-        "two carry it: the one named so",
-    ],
-)
-def test_a_job_system_the_definition_created_is_found_again_by_its_stamps_whatever_its_name(
-    rules: list[dict[str, Any]], known: list[KnownSystem], expected: str | None, gap: GapCode | None
-) -> None:
-    """A steward may rename the System the job created for its jobs: the jobs stay in it, not in
-    a new System under the old name (whose cleanup would delete the renamed one)."""
-    r = resolver(known, jobSystems=rules)
-    system = r.job_system("airflow-prod")
-    if expected is None:
-        assert system.create and system.uuid is None
-        assert (JOB_SYSTEM_NAME_PROPERTY, system.name) in system.stamp
-    else:
-        assert (system.uuid, system.create) == (expected, False)
-        assert system.name == next(k.name for k in known if k.uuid == expected)
-    assert r.report.gap_count(GapCode.JOB_SYSTEM_AMBIGUOUS) == (1 if gap else 0)
-
-
-@pytest.mark.parametrize("rules", [[], [RULE]], ids=["openLineageSystem", "jobSystems rule"])
-def test_a_job_system_created_before_its_name_was_stamped_gets_the_stamp_under_its_name(
-    rules: list[dict[str, Any]],
-) -> None:
-    name = "Airflow Jobs" if rules else "OpenLineage"
-    r = resolver([_job_system(name, "u-j", None)], jobSystems=rules)
-    system = r.job_system("airflow-prod")
-    assert (system.uuid, system.stamp) == ("u-j", ((JOB_SYSTEM_NAME_PROPERTY, name),))
 
 
 @pytest.mark.parametrize(

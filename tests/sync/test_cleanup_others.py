@@ -31,7 +31,6 @@ from airflow_blindata.blindata.models import (
     QualityCheck,
     QualitySuite,
     Ref,
-    System,
 )
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync import cleanup, snapshot
@@ -191,36 +190,6 @@ def a_profilers_monitor(client: BlindataClient, emulator: Any) -> str:
     return dst
 
 
-def a_person_on_the_system(
-    description: str | None = None, **properties: str
-) -> Callable[[BlindataClient, Any], str]:
-    """A steward's description of the System the job created, or their property on it."""
-
-    def plant(client: BlindataClient, emulator: Any) -> str:
-        gone = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, "gone"))
-        added = [
-            *(gone.additional_properties or ()),
-            *(AdditionalProperty(name=name, value=value) for name, value in properties.items()),
-        ]
-        update: dict[str, Any] = {"additional_properties": added}
-        if description is not None:
-            update["description"] = description
-        client.api.systems.update(gone.model_copy(update=update))
-        return gone.uuid or ""
-
-    return plant
-
-
-def moved_by_a_person(client: BlindataClient, emulator: Any) -> str:
-    """A steward moves the table the job created to the System where it really lives."""
-    warehouse = client.api.systems.create(System(name="Warehouse", subtype="DATABASE"))
-    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
-    client.api.physical_entities.update(
-        dst.model_copy(update={"system": Ref(uuid=warehouse.uuid or "")})
-    )
-    return dst.uuid or ""
-
-
 def nothing(client: BlindataClient, emulator: Any) -> None:
     return None
 
@@ -272,27 +241,6 @@ CASES = [
         "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"
     ),
     Case("another tool's profiling monitor watches it", a_profilers_monitor, True, True, "monitor"),
-    Case(
-        "a person described the System",
-        a_person_on_the_system("Steward: finance replica"),
-        False,
-        True,
-        "a person wrote its description",
-    ),
-    Case(
-        "a person added a property to the System",
-        a_person_on_the_system(dataOwner="finance"),
-        False,
-        True,
-        "1 property (dataOwner)",
-    ),
-    Case(
-        "a person moved the table to another System",
-        moved_by_a_person,
-        True,
-        False,
-        "a person moved it to the System Warehouse",
-    ),
     Case("nothing refers to them", nothing, False, False, ""),
 ]
 
@@ -351,85 +299,6 @@ def _acts_on_scopes(client: BlindataClient, emulator: Any, case: Case) -> None:
         assert report.removed["system"].count == 1
     again = history.add(cleanup(job, client, history, force=True))  # and it stays kept
     assert not again.removed.get("entity") and not again.removed.get("system")
-
-
-@pytest.mark.parametrize(
-    ("openlineage_system", "rules"),
-    [
-        ({}, []),
-        ({}, [{"pattern": "*", "system": {"name": "Airflow jobs"}, "creation": "IF_MISSING"}]),
-    ],
-    ids=["openLineageSystem", "a jobSystems rule's System"],
-)
-def test_a_job_system_a_steward_renamed_and_described_keeps_the_jobs_and_is_never_removed(
-    client: BlindataClient,
-    emulator: Any,
-    openlineage_system: dict[str, Any],
-    rules: list[dict[str, Any]],
-) -> None:
-    """The System the job created for its jobs, renamed by a steward: the next snapshot finds it
-    by its stamps, creates no System under the old name, and the cleanup removes nothing."""
-    job = definition(jobSystems=rules)
-    created_as = rules[0]["system"]["name"] if rules else "OpenLineage"
-    history = History()
-    run(client, history, [LOAD, KEEP], job)
-    history.add(cleanup(job, client, history))
-    jobs = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, created_as))
-    renamed = {"name": "Airflow production jobs", "description": "Steward: our prod jobs"}
-    client.api.systems.update(jobs.model_copy(update=renamed))
-    next_second(emulator)
-
-    _, snapshot_report = run(client, history, [LOAD, KEEP], job)
-    report = history.add(cleanup(job, client, history))
-
-    assert snapshot_report.status == "success", snapshot_report.render()
-    assert snapshot_report.counters.get("systemsCreated", 0) == 0, snapshot_report.render()
-    assert snapshot_report.counters.get("entitiesCreated", 0) == 0, snapshot_report.render()
-    assert report.status == "success" and not report.removed, report.render()
-    systems = {s["name"]: s["uuid"] for s in objects(emulator, Kind.SYSTEM)}
-    assert created_as not in systems and systems["Airflow production jobs"] == jobs.uuid
-    held = {e["name"] for e in objects(emulator, Kind.ENTITY) if e["system"]["uuid"] == jobs.uuid}
-    assert {"etl.load", "etl.keep"} <= held
-
-
-@pytest.mark.parametrize(
-    ("where", "kept"),
-    [("moved by a person", True), ("the definition maps the namespace elsewhere", False)],
-)
-def test_a_table_in_another_system_stays_only_when_a_person_moved_it(
-    client: BlindataClient, emulator: Any, where: str, kept: bool
-) -> None:
-    """A steward moved the job's table to the System where it lives: the snapshot describes it
-    again where the job places it, and the cleanup keeps the steward's (saying where each is).
-    A definition whose policy now names the namespace's System otherwise moves its tables."""
-    job = definition()
-    history = History()
-    run(client, history, [LOAD, KEEP], job)
-    history.add(cleanup(job, client, history))
-    dst = uuid_of(emulator, Kind.ENTITY, "dst")
-    if kept:
-        moved_by_a_person(client, emulator)
-    else:
-        client.api.systems.create(System(name="Elsewhere", subtype="DATABASE"))
-        job = builders.definition(
-            builders.policy("postgres://*", nameTemplate="{host}", entityCreation=True),
-            namespaceMappings=[{"pattern": GONE, "system": {"name": "Elsewhere"}}],
-        )
-    next_second(emulator)
-    run(client, history, [LOAD, KEEP], job)
-
-    report = history.add(cleanup(job, client, history, force=True))
-
-    assert report.status == "success", report.render()
-    assert (dst in {e["uuid"] for e in objects(emulator, Kind.ENTITY)}) == kept, report.render()
-    if kept:
-        (reason,) = report.kept["entity"].examples
-        assert reason == (
-            "s.dst: a person moved it to the System Warehouse (the job describes its dataset in "
-            "gone)"
-        )
-    else:
-        assert "s.dst" in report.removed["entity"].examples
 
 
 def _both_describe_dst(
