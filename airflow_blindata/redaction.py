@@ -33,8 +33,10 @@ from urllib.parse import unquote
 
 __all__ = [
     "REDACTED",
+    "is_secret_property",
     "names_a_secret",
     "oracle_passwords",
+    "property_spans",
     "redact_dataset_name",
     "redact_event_text",
     "redact_name",
@@ -541,12 +543,19 @@ _redacted_short = lru_cache(maxsize=8192)(_redact_text)
 def redact_name(name: str) -> str:
     """A dataset's name as its entity is named: what ``redact_text`` hides, but a ``name=value``
     (or ``name: value``) pair only as a parameter, after ``?``, ``&``, ``;`` or a blank
-    (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), and a
-    ``name=value`` after ``:`` or ``,`` (DB2's ``SAMPLE:apiKey=…;.SCH.T``, Teradata's
-    ``,PASSWORD=…``), its value ending at its closing quote, or unquoted at the next parameter,
-    ``#`` or a blank. A path's ``token=eth`` segment is a partition, and ``public.secret=1`` a
-    table: hidden, their values and all that followed them, two tables were one entity
-    (``raw/token=eth/transfers`` and ``raw/device_token=ios/sessions``)."""
+    (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), its
+    value ending at its closing quote, or unquoted at the next parameter, ``#`` or a blank; and
+    the JDBC connection properties of its database part (before its first ``/``: DB2's
+    ``SAMPLE:apiKey=…;.SCH.T``, Teradata's ``DATABASE=d,PASSWORD=…``) as ``redact_properties``
+    hides them. A path's ``token=eth`` segment is a partition, ``raw/a,token=eth/x`` an object's
+    key and ``public.secret=1`` a table: hidden, their values and all that followed them, two
+    tables were one entity (``raw/token=eth/transfers`` and ``raw/device_token=ios/sessions``)."""
+    if "=" in name:
+        end = name.find("/")
+        end = len(name) if end < 0 else end
+        if (found := _NAME_PROPERTIES.search(name, 0, end)) is not None:
+            shown = redact_properties(name[found.start() : end])
+            name = f"{name[: found.start()]}{shown}{name[end:]}"
     if not _may_hold_a_secret(name):
         return name
     if len(name) <= _MEMO_LENGTH:
@@ -579,14 +588,13 @@ def redact_dataset_name(namespace: str, name: str) -> str:
     return f"{shown[:start]}{REDACTED}{shown[end:]}"
 
 
-# After ``?``, ``&``, ``;`` or a blank, ``name=value`` or ``name: value``; after ``:`` or ``,``
-# (a JDBC URL's properties: DB2's ``SAMPLE:apiKey=…;``, which openlineage-java keeps in a
-# dataset's name as the database, Teradata's ``DATABASE=d,PASSWORD=…``), ``name=value`` only:
-# ``proj:secret_ds.t`` and ``a:token:x`` are names.
+# After ``?``, ``&``, ``;`` or a blank, ``name=value`` or ``name: value``. A name starts at a
+# non-blank (the blanks after ``?&;`` taken once, possessively): tried from each blank of a run
+# with a ``\s*`` before the name, a run of blanks was read again from each of its blanks (a
+# square of its length: 20,000 blanks took 47 s).
 _SECRET_PARAMETER_IN_NAME = re.compile(
     rf"""(?ix)
-    (?: (?<=[?&;\s]) | (?<=[:,]) (?=[A-Za-z0-9_.-]+\s*=) )
-    (?P<lead> \s* [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* [=:] \s* )
+    (?P<lead> (?: (?<=[?&;]) \s*+ | (?<=\s) ) [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* [=:] \s* )
     (?! \*\*\* | ["']\*\*\* )
     (?P<value>
         " (?: [^"\\\n] | \\. )* "?
@@ -595,16 +603,80 @@ _SECRET_PARAMETER_IN_NAME = re.compile(
     )
     """
 )
+_NAME_PROPERTIES = re.compile(r"[:,](?=\s*+[A-Za-z_][A-Za-z0-9_.-]*+\s*+=)")
+"""Where the JDBC properties of a name's database part start: at its first ``:`` or ``,`` that
+a ``name=`` follows (DB2's ``SAMPLE:apiKey=…;``, Teradata's ``DATABASE=d,PASSWORD=…``),
+searched before its first ``/`` only (an object's key: ``raw/a,token=eth/x``)."""
+
+_PROPERTY_NAME = re.compile(r"\s*+(?P<name>[A-Za-z_][A-Za-z0-9_.-]*+)\s*+=")
+_NEXT_LISTED_PROPERTY = re.compile(r"[,&](?=\s*+[A-Za-z_][A-Za-z0-9_.-]*+\s*+=)")
+"""A ``,`` or ``&`` that a ``name=`` follows: the end of a value in Teradata's list
+(``DATABASE=sales,PASSWORD=…``); any other ``,`` or ``&`` is the value's own."""
+_SECRET_PROPERTY_NAMES = frozenset({"logdata"})
+"""JDBC properties whose value is a secret that no secret word names: Teradata's ``LOGDATA``
+(an LDAP or a Kerberos sign-in's password)."""
+
+
+def property_spans(properties: str) -> Iterator[tuple[int, int, str | None, int, int]]:
+    """The items of a JDBC URL's connection properties (``user=etl;password=…;``, Teradata's
+    ``DATABASE=sales,PASSWORD=…``, after one leading ``;``, ``:``, ``,``, ``&`` or ``/``): for
+    each, its start, its end, its name (``None`` for an item that is no ``name=value``) and its
+    value's start and end. A value ends only at a ``;``, or at a ``,`` or ``&`` that another
+    ``name=`` follows; a ``{…}`` (SQL Server's braces, ``}}`` a brace in it) or a quoted value
+    at its closing brace or quote, whatever it holds (``password={a;b}``). In time linear in the
+    text."""
+    at = 1 if properties[:1] in (";", ":", ",", "&", "/") else 0
+    length = len(properties)
+    while at <= length:
+        found = _PROPERTY_NAME.match(properties, at)
+        value = found.end() if found else at
+        end = _value_end(properties, value)
+        yield at, end, found.group("name") if found else None, value, end
+        at = end + 1
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where the value of a JDBC property that starts at ``start`` ends (``property_spans``)."""
+    opened = _BLANKS.match(text, start).end()  # type: ignore[union-attr]
+    closing = {"{": "}", "'": "'", '"': '"'}.get(text[opened : opened + 1])
+    if closing is not None:
+        at = opened + 1
+        while (at := text.find(closing, at)) >= 0 and text.startswith(closing * 2, at):
+            at += 2  # ``}}`` or ``''``: the character itself
+        if at < 0:
+            return len(text)  # never closed: all of it is the value
+        start = at + 1
+    semicolon = text.find(";", start)
+    semicolon = len(text) if semicolon < 0 else semicolon
+    listed = _NEXT_LISTED_PROPERTY.search(text, start, semicolon)
+    return listed.start() if listed else semicolon
+
+
+_BLANKS = re.compile(r"\s*+")
+
+
+def is_secret_property(name: str) -> bool:
+    """Whether a JDBC connection property named ``name`` holds a secret as its value."""
+    return names_a_secret(name) or name.strip().lower() in _SECRET_PROPERTY_NAMES
 
 
 def redact_properties(properties: str) -> str:
     """A JDBC URL's connection properties (``user=db2inst1;password=…;``, Teradata's
-    ``DATABASE=sales,PASSWORD=…``), the first at the text's start and the others after ``;``,
-    ``:``, ``,``, ``&`` or a blank, with the value of each that names a secret as ``***``: as
-    ``redact_name`` hides a parameter of a name."""
-    if not _may_hold_a_secret(properties):
+    ``DATABASE=sales,PASSWORD=…``, the first after one ``;``, ``:``, ``,``, ``&`` or ``/`` or at
+    the text's start), with the value of each whose name names a secret as ``***``, all of it
+    (``password=a#b c&d;``, ``password={a;b}``: ``property_spans``)."""
+    if "=" not in properties:
         return properties
-    return redact_name(f";{properties}")[1:]
+    parts: list[str] = []
+    done = 0
+    for _, _, name, start, end in property_spans(properties):
+        if name is not None and is_secret_property(name):
+            lead = len(properties[start:end]) - len(properties[start:end].lstrip())
+            if properties.startswith(REDACTED, start + lead) and start + lead + 3 == end:
+                continue
+            parts += (properties[done : start + lead], REDACTED)
+            done = end
+    return "".join(parts) + properties[done:] if parts else properties
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

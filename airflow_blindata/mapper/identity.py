@@ -23,8 +23,10 @@ from urllib.parse import unquote
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import (
+    is_secret_property,
     names_a_secret,
     oracle_passwords,
+    property_spans,
     redact_properties,
     redact_query,
 )
@@ -97,12 +99,19 @@ DEFAULT_PORTS: dict[str, int] = {
 _AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss", "wasb", "abfs"})
 _BUCKET_SCHEMES = frozenset({"s3", "gs"}) | _AUTHORITY_IS_NOT_USER_INFO
 _PATHS_MAY_HOLD_AN_AT = (
-    frozenset({"s3", "s3a", "s3n", "gs", "hdfs", "file", "http", "https", "ftp", "ftps", "sftp"})
+    frozenset({"s3", "s3a", "s3n", "gs", "gcs", "hdfs", "file", "http", "https", "ftp", "ftps"})
+    | {"sftp", "webdav", "webdavs"}
+    # the file systems Hadoop and Spark name a path with: HDFS's federation and REST gateways,
+    # Ozone, Azure Data Lake Gen1, Databricks' DBFS, the object stores of IBM, Oracle, Alibaba,
+    # Huawei, Tencent and Cloudflare, MapR, JuiceFS, Alluxio, lakeFS, Hadoop archives
+    | {"viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs", "adl", "dbfs", "cos", "cosn", "oci"}
+    | {"oss", "obs", "r2", "maprfs", "jfs", "alluxio", "lakefs", "har"}
     | _AUTHORITY_IS_NOT_USER_INFO
 )
-"""Schemes whose namespaces carry paths, where an ``@`` after the host may be part of one
-(``s3://bucket/exports@2026``); in any other scheme's namespace an ``@`` before the query ends a
-user info (``_without_user_info``)."""
+"""Schemes whose namespaces carry paths of files or objects, where an ``@`` after the host may
+be part of one (``s3://bucket/exports@2026``) and ``dt=2026-01-01`` is a partition, not a
+connection property (``_properties_start``); in any other scheme's namespace (a database's) an
+``@`` before the query ends a user info (``_without_user_info``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,21 +402,46 @@ def _without_user_info(scheme: str, rest: str) -> str:
     does not read as ``host[:port]`` and an ``@`` follows, the user info runs to the last ``@``
     of the text, so the secret is dropped whole (too much rather than too little, as
     ``redaction`` does). When it does read so (``etl:2024/pw@db``, ``etl/pw@db``), the user info
-    runs to the last ``@`` before the query and a database's connection properties, except in a
-    scheme whose paths may hold one (an object store, a file, HTTP, FTP). No user info ends in
-    a database's connection properties (``;user=etl@tenant``, DB2's ``:password=p@ss;``, an
-    account's e-mail): read so, the rest of a value was the host (``mssql://ss:1433`` of the
-    password ``p@ss``). Azure's authority is ``container@account``, never a credential.
+    runs to the last ``@`` before the query, except in a scheme whose paths may hold one (an
+    object store, a file, HTTP, FTP). Azure's authority is ``container@account``, never a
+    credential.
+
+    An ``@`` in a database's connection properties (``;user=etl@tenant``, DB2's
+    ``:password=p@ss;``, an account's e-mail) ends no user info: read so, the rest of a value
+    was the host (``mssql://ss:1433`` of the password ``p@ss``). They are read as properties
+    only where nothing else can be meant, a password may hold ``;k=v`` or ``,k=v`` too
+    (``etl:Xy;k=9@db``): in an authority, when what precedes them reads as ``host[:port]`` and
+    no ``:`` (a ``user:password``) comes before the ``@``; in a path, when what follows the last
+    ``@`` does not read as a host (``p@ss;``, ``p@ss,USER=etl``); in a URL nested in the
+    namespace (Simba BigQuery's ``bigquery://https://www.googleapis.com/…;…Email=sa@proj…;``),
+    as in its path. When in doubt the user info runs to the last ``@``.
+
+    MySQL Connector/J's key-value hosts (``(host=db,port=3306,user=etl,password=…)``,
+    ``address=(host=db)(port=3306)(password=…)``) are their first host and port alone: the user
+    and the password are among their keys.
     """
+    database = scheme not in _PATHS_MAY_HOLD_AN_AT
+    kept = _without_user_at(scheme, rest, database)
+    if database and kept[:1] in ("(", "a", "A", " ") and (hosts := _KEY_VALUE_HOSTS.match(kept)):
+        return f"{_key_value_address(hosts.group('first'))}{kept[hosts.end() :]}"
+    return kept
+
+
+def _without_user_at(scheme: str, rest: str, database: bool) -> str:
+    """``rest`` without the ``user:password@`` of its authority (``_without_user_info``)."""
     if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
         return rest
+    nested = _NESTED_URL.match(rest) if database else None
+    if nested is not None and nested.end():
+        inner = _without_user_at(scheme, rest[nested.end() :], database)
+        return f"{rest[: nested.end()]}{inner}"
     end = _AUTHORITY_END.search(rest)
     authority = rest[: end.start()] if end else rest
-    database = scheme not in _PATHS_MAY_HOLD_AN_AT
     if database and (found := _AUTHORITY_PROPERTY.search(authority)) is not None:
-        authority = authority[: found.start()]  # SQL Server's ``;user=etl@tenant``
-        if "@" not in authority:
-            return rest
+        head = authority[: found.start()]  # SQL Server's ``sql01;user=etl@tenant;…``
+        properties = authority[found.start() : max(authority.rfind("@"), found.start())]
+        if _HOST_PORT.fullmatch(head[head.rfind("@") + 1 :]) and ":" not in properties:
+            return rest if "@" not in head else rest[head.rindex("@") + 1 :]
     if "@" in authority:
         return rest[authority.rindex("@") + 1 :]
     if _HOST_PORT.fullmatch(authority):
@@ -415,15 +449,49 @@ def _without_user_info(scheme: str, rest: str) -> str:
             return rest
         # ``etl:2024/pw@db`` and ``etl/pw@db`` cut at the ``/`` read as a host and a port too: a
         # database's namespace has no path that holds an ``@``, so the user info ends there, or
-        # at its properties
+        # at its properties when the ``@`` is inside them
         searched = _QUERY_OR_FRAGMENT.split(rest, maxsplit=1)[0]
         if (found := _PATH_PROPERTY.search(searched, len(authority))) is not None:
-            # Teradata's properties are the whole path (``/PASSWORD=p@ss,USER=etl``): a
-            # property at the path's start is one when another follows it
+            # Teradata's properties are the whole path (``/PASSWORD=p@ss,USER=etl``): a list of
+            # them there (another follows the first) holds any ``@`` that follows
             first = _PATH_PROPERTY_FIRST.match(searched, len(authority))
-            searched = searched[: (first or found).start()]
+            at = searched.rfind("@")
+            if first is not None or not _HOST_PORT_ENDS.match(searched, at + 1):
+                searched = searched[: (first or found).start()]
         return rest if "@" not in searched else rest[searched.rindex("@") + 1 :]
     return rest[rest.rindex("@") + 1 :]
+
+
+_KEY_VALUE_HOSTS = re.compile(
+    r"""(?ix) \s*+ (?P<first> address \s*+ = \s*+ (?: \( [^()]*+ \) \s*+ )++ | \( [^()]*+ \) )
+    (?: \s*+ , \s*+ (?: address \s*+ = \s*+ )? (?: \( [^()]*+ \) \s*+ )++ )*+"""
+)
+"""MySQL Connector/J's hosts written as keys and values, ``(host=db,port=3306,user=etl)`` or
+``address=(host=db)(port=3306)``, one or a list of them."""
+_KEY_VALUE = re.compile(
+    r"(?i)(?:^|[(,])\s*+(?:(host)\s*+=\s*+([^,()=@;/\s]*+)|(port)\s*+=\s*+([0-9]*+))"
+)
+"""A host's or a port's key and value (a host of the characters a host has: ``host=db``)."""
+
+
+def _key_value_address(hosts: str) -> str:
+    """``host:port`` of the first of MySQL Connector/J's key-value hosts (``_KEY_VALUE_HOSTS``):
+    its other keys (``user``, ``password``, ``protocol``) are no part of the store's name."""
+    host = port = ""
+    for found in _KEY_VALUE.finditer(hosts):
+        host = host or found.group(2) or ""
+        port = port or found.group(4) or ""
+    return f"{host}:{port}" if port else host
+
+
+_NESTED_URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*+://)*+(?=[A-Za-z0-9\[])")
+"""URLs nested in a namespace's (Simba BigQuery's ``bigquery://https://www.googleapis.com/…``),
+read as the namespace's own authority and path."""
+_HOST_PORT_ENDS = re.compile(
+    r"\s*+(?:\[[^\[\]]*+\]|[^:\[\]/;,&=\s]*+)\s*+(?::\s*+[0-9]*+\s*+)?(?:/|\Z)"
+)
+"""What follows an ``@`` that ends a user info: ``host[:port]``, then a path or nothing (not
+``ss;`` nor ``ss,USER=etl``: the rest of a property's value)."""
 
 
 _PROPERTY = r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*="
@@ -452,8 +520,55 @@ def _authority_and_path(scheme: str, rest: str) -> tuple[str, str]:
         return authority.split(";", 1)[0], ""
     path = rest.split("?", 1)[0].split("#", 1)[0]
     cut = _properties_start(scheme, path)
-    path = path if cut == len(path) else path[:cut].rstrip()  # ``SAMPLE ;user=…``
+    if cut < len(path) and scheme in _PATHS_MAY_HOLD_AN_AT:
+        path = path[:cut].rstrip()  # ``warehouse;password=…``
+    elif cut < len(path):
+        properties, port = _identity_properties(scheme, path[cut:])
+        path = f"{path[:cut].rstrip()}{properties}"  # ``SAMPLE ;user=…``
+        if port and not _split_host_port(authority)[1]:
+            authority = f"{authority.strip()}:{port}"  # Teradata's ``/DBS_PORT=1026``
     return authority, path.removeprefix("/")
+
+
+def _identity_properties(scheme: str, properties: str) -> tuple[str, str]:
+    """A database path's connection properties (``properties``, from the separator before the
+    first, ``_properties_start``) without those that are no part of the store's identity, and
+    the port Teradata's ``DBS_PORT=`` names (``""`` when none). Dropped: a property whose name
+    names a secret (``redaction.is_secret_property``) and those that say how to connect, not to
+    what (``_NOT_IDENTITY``: the user, the sign-in, TLS, time-outs); any other is kept as
+    written, as it tells databases apart: Teradata's ``DATABASE=sales``, DB2's
+    ``currentSchema=SALES``, BigQuery's ``ProjectId=``."""
+    kept: list[str] = []
+    port = ""
+    lead = properties[:1] if properties[:1] in (";", ":", ",", "&", "/") else ""
+    for start, end, name, value_start, value_end in property_spans(properties):
+        if name is not None and scheme == "teradata" and name.upper() == "DBS_PORT":
+            port = properties[value_start:value_end].strip()
+            if port.isdigit():
+                continue
+            port = ""
+        if name is not None and (is_secret_property(name) or _NOT_IDENTITY.match(name)):
+            continue
+        separator = properties[start - 1 : start] if start else ""
+        kept.append(f"{separator if kept else lead}{properties[start:end]}")
+    if not any(piece.strip(";:,&/ ") for piece in kept):
+        return "/" if lead == "/" else "", port
+    return "".join(kept), port
+
+
+_NOT_IDENTITY = re.compile(
+    r"""(?ix) (?:
+        user(?:name|id)? | uid | logmech | \w*principal\w* | tmode
+      | auth\w* | \w*authentication\w* | securitymechanism | oauth\w* | kerberos\w* | krb\w*
+      | ssl\w* | \w*ssl | tls\w* | encrypt\w* | trustservercertificate | hostnameincertificate
+      | \w*timeout | \w*trust\w*store\w* | \w*key\w*store\w* | charset | characterencoding
+      | applicationname | clientprogramname | programname | loglevel | log | trace\w*
+      | transportmode | retries | connectretry\w*
+    ) \Z"""
+)
+"""Connection properties that say how to connect, not to which data: the user, how one signs in
+(``auth=noSasl``, ``securityMechanism=15``, Simba's ``OAuthType``), TLS, time-outs, a client's
+name, logging. Two namespaces that differ only in them name one store."""
 
 
 def _properties_start(scheme: str, path: str) -> int:
@@ -462,8 +577,9 @@ def _properties_start(scheme: str, path: str) -> int:
     Server's ``;props``, they are no part of the store's identity, and may hold a secret: DB2's
     ``/SAMPLE:user=db2inst1;password=…;``, Teradata's ``/DATABASE=sales,PASSWORD=…``, Simba's
     ``;OAuthPvtKey=…``. In a database's path every property, and what follows a ``;``, starts
-    them; in a path that names files or objects (``_PATHS_MAY_HOLD_AN_AT``: ``dt=2026`` is a
-    partition) only one whose name names a secret (``redaction.names_a_secret``)."""
+    them (``_identity_properties`` keeps those that tell databases apart); in a path that names
+    files or objects (``_PATHS_MAY_HOLD_AN_AT``: ``dt=2026`` is a partition) only one whose name
+    names a secret (``redaction.names_a_secret``), and all that follows it is dropped."""
     database = scheme not in _PATHS_MAY_HOLD_AN_AT
     end = path.find(";") if database and ";" in path else len(path)
     if "=" not in path:
@@ -592,19 +708,26 @@ def shown_namespace(namespace: str) -> str:
     Seed 002: "URI user info (credentials) is dropped from the namespace, so no secret reaches
     the lineage graph" — nor the run report that names the dataset (design §6). The connection
     properties of its path (``_properties_start``: DB2's ``:apiKey=…;``, Teradata's
-    ``,PASSWORD=…``) show their secrets as ``***`` too (``redaction.redact_properties``).
+    ``,PASSWORD=…``) and of a database's authority (SQL Server's ``;password={…}``) show their
+    secrets as ``***`` too, each value whole (``redaction.redact_properties``).
     """
-    shown = redact_query(strip_user_info(namespace))
+    shown = strip_user_info(namespace)
     scheme, separator, rest = shown.partition("://")
     if not separator or "=" not in rest:
-        return shown
+        return redact_query(shown)
+    spelt = _spelt_scheme(scheme)
     end = _AUTHORITY_END.search(rest)
-    if end is None or rest[end.start()] != "/":
-        return shown  # no path: a query's secrets are ``redact_query``'s
-    path = _QUERY_OR_FRAGMENT.split(rest[end.start() :], maxsplit=1)[0]
-    at = end.start() + _properties_start(_spelt_scheme(scheme), path)
-    at += rest.startswith("/", at)  # Teradata's properties are the whole path
-    return f"{scheme}://{rest[:at]}{redact_properties(rest[at:])}"
+    semicolon = rest.find(";", 0, end.start() if end else len(rest))
+    at = len(rest)
+    if semicolon >= 0 and spelt not in _PATHS_MAY_HOLD_AN_AT:
+        at = semicolon  # SQL Server's ``;password={a;b}``: a value runs past a ``;`` in braces
+    elif end is not None and rest[end.start()] == "/":
+        path = _QUERY_OR_FRAGMENT.split(rest[end.start() :], maxsplit=1)[0]
+        if (cut := _properties_start(spelt, path)) < len(path):
+            at = end.start() + cut  # a ``#`` or a blank ends no value: ``password=a#b;``
+    if at < len(rest):
+        shown = f"{scheme}://{rest[:at]}{redact_properties(rest[at:])}"
+    return redact_query(shown)
 
 
 def _split_host_port(authority: str) -> tuple[str, str]:

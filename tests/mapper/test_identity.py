@@ -12,6 +12,7 @@ from airflow_blindata.mapper.identity import (
     namespace_parts,
     normalize_namespace,
     shown_namespace,
+    strip_user_info,
 )
 from tests.helpers import SECRET
 
@@ -109,7 +110,10 @@ def test_no_password_in_a_namespace_survives_normalisation(user: str, password: 
 JDBC_PROPERTIES = [
     (f"db2://db2host:50000/SAMPLE:user=db2inst1;password={SECRET};", "db2://db2host:50000/SAMPLE"),
     (f"db2://db2host:50000/SAMPLE:apiKey={SECRET};", "db2://db2host:50000/SAMPLE"),
-    (f"teradata://tdhost/DATABASE=sales,PASSWORD={SECRET}", "teradata://tdhost:1025"),
+    (
+        f"teradata://tdhost/DATABASE=sales,PASSWORD={SECRET}",
+        "teradata://tdhost:1025/DATABASE=sales",
+    ),
     (f"teradata://tdhost/PASSWORD={SECRET},USER=etl", "teradata://tdhost:1025"),
     ("hive://hs2:10000/default;auth=noSasl", "hive://hs2:10000/default"),
     (f"db2://db2host:50000/SAMPLE&password={SECRET}", "db2://db2host:50000/SAMPLE"),
@@ -146,6 +150,101 @@ def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties(
 def test_a_namespace_of_identity_parts_only_is_kept(namespace: str) -> None:
     assert normalize_namespace(namespace) == namespace
     assert shown_namespace(namespace) == namespace
+
+
+# A user info whose password (or user) holds what reads as a connection property (``;k=v``,
+# ``,k=v``): no property ends it, it is dropped whole, and the host is the one after its ``@``
+USER_INFO_LIKE_PROPERTIES = [
+    (f"mysql://etl:Xy;k=9{SECRET}@db:3306/shop", "mysql://db:3306/shop"),
+    (f"postgres://etl:p;k=9{SECRET}@db.corp:5432", "postgres://db.corp:5432"),
+    (f"sqlserver://etl:Hu;k=9{SECRET}@sql01:1433;databaseName=dwh", "mssql://sql01:1433"),
+    (f"postgres://etl;role=x:{SECRET}@db:5432", "postgres://db:5432"),
+    (f"postgres://etl:2024/p,w={SECRET}@db", "postgres://db:5432"),
+    (f"databricks://token:p;x={SECRET}@adb-1.azuredatabricks.net:443", None),
+    # MySQL Connector/J's key-value hosts hold the user and the password among their keys
+    (f"mysql://(host=db,port=3306,user=etl,password={SECRET})/shop", "mysql://db:3306/shop"),
+    (
+        f"mysql://address=(host=db)(user=etl)(password={SECRET}),(host=db2)/shop",
+        "mysql://db:3306/shop",
+    ),
+]
+
+
+@pytest.mark.parametrize(("produced", "normalised"), USER_INFO_LIKE_PROPERTIES)
+def test_a_password_that_reads_as_a_connection_property_is_still_dropped_as_user_info(
+    produced: str, normalised: str | None
+) -> None:
+    """Seed 002: "URI user info (credentials) is dropped from the namespace". A ``;name=`` in
+    a password cut the user info short: ``mysql://etl:xy:3306`` was the System, and the
+    password was in every shown namespace (a review of the connection properties' commit)."""
+    assert SECRET not in normalize_namespace(produced)
+    assert SECRET not in strip_user_info(produced)
+    assert SECRET not in shown_namespace(produced)
+    if normalised is not None:
+        assert normalize_namespace(produced) == normalised
+
+
+# Connection properties that tell databases apart, in namespaces the parent of the connection
+# properties' commit kept apart: each pair lands on two namespaces still
+DISTINCT_BY_A_PROPERTY = [
+    ("teradata://tdhost/DATABASE=sales", "teradata://tdhost/DATABASE=hr"),
+    ("teradata://tdhost/DBS_PORT=1026", "teradata://tdhost:1025"),
+    ("db2://h:50000/SAMPLE:currentSchema=SALES;", "db2://h:50000/SAMPLE:currentSchema=HR;"),
+    (
+        f"db2://h:50000/SAMPLE:user=etl;currentSchema=SALES;password={SECRET};",
+        "db2://h:50000/SAMPLE:currentSchema=HR;",
+    ),
+    (
+        "bigquery://https://www.googleapis.com/bigquery/v2:443;ProjectId=p1;"
+        "OAuthServiceAcctEmail=sa@proj.iam.gserviceaccount.com;OAuthPvtKeyPath=/k.json",
+        "bigquery://https://www.googleapis.com/bigquery/v2:443;ProjectId=p2;"
+        "OAuthServiceAcctEmail=sa@proj.iam.gserviceaccount.com;OAuthPvtKeyPath=/k.json",
+    ),
+    # a partition in the path of a file system Hadoop names (not a database's property)
+    ("viewfs://cluster/dt=2026-01-01", "viewfs://cluster/dt=2026-01-02"),
+    ("o3fs://bucket.vol.om/dt=2026-01-01", "o3fs://bucket.vol.om/dt=2026-01-02"),
+    ("cos://bucket/dt=2026-01-01", "cos://bucket/dt=2026-01-02"),
+    ("webhdfs://nn:9870/dt=2026-01-01", "webhdfs://nn:9870/dt=2026-01-02"),
+    ("oss://bucket/dt=2026-01-01", "oss://bucket/dt=2026-01-02"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), DISTINCT_BY_A_PROPERTY)
+def test_two_namespaces_a_connection_property_tells_apart_stay_apart(one: str, other: str) -> None:
+    """Seed 002 normalises spellings of one store, never two stores into one: Teradata's
+    ``DATABASE=`` and ``DBS_PORT=``, DB2's ``currentSchema=``, BigQuery's ``ProjectId=`` and a
+    file system's ``dt=`` partition were cut from the namespace with the secrets (a review)."""
+    assert normalize_namespace(one) != normalize_namespace(other)
+
+
+@pytest.mark.parametrize(
+    ("produced", "normalised"),
+    [
+        ("teradata://tdhost/DBS_PORT=1026", "teradata://tdhost:1026"),
+        (
+            f"teradata://tdhost/DATABASE=sales,DBS_PORT=1026,PASSWORD={SECRET}",
+            "teradata://tdhost:1026/DATABASE=sales",
+        ),
+        ("teradata://tdhost:1027/DBS_PORT=1026", "teradata://tdhost:1027"),
+        (
+            f"db2://h:50000/SAMPLE:user=etl;currentSchema=SALES;password={SECRET};sslConnection=true;",
+            "db2://h:50000/SAMPLE:currentSchema=SALES;",
+        ),
+        (
+            "bigquery://https://www.googleapis.com/bigquery/v2:443;ProjectId=p1;OAuthType=0;"
+            "OAuthServiceAcctEmail=sa@proj.iam.gserviceaccount.com;OAuthPvtKeyPath=/k.json",
+            "bigquery://https//www.googleapis.com/bigquery/v2:443;ProjectId=p1",
+        ),
+    ],
+)
+def test_a_connection_property_that_names_the_store_stays_in_its_namespace(
+    produced: str, normalised: str
+) -> None:
+    """Only the properties that say how to connect (the user, the sign-in, TLS) and those that
+    name a secret leave the namespace; Teradata's ``DBS_PORT`` is its port, and an e-mail's
+    ``@`` among Simba's properties ends no user info."""
+    assert normalize_namespace(produced) == normalised
+    assert SECRET not in shown_namespace(produced)
 
 
 @pytest.mark.parametrize(
