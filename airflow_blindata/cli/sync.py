@@ -216,6 +216,7 @@ def _run(args: argparse.Namespace, kind: str) -> int:
     from airflow_blindata.definition import JobDefinition, JobDefinitionError
     from airflow_blindata.options import airflow_base_url
     from airflow_blindata.store import StoreError, open_store
+    from airflow_blindata.store.placement import nothing_captured
     from airflow_blindata.sync.report import RunOrigin
     from airflow_blindata.sync.runner import run_cleanup, run_light, run_snapshot
 
@@ -226,6 +227,8 @@ def _run(args: argparse.Namespace, kind: str) -> int:
             # Airflow's configuration, read once Airflow's log lines go to stderr
             definition = definition.with_airflow_base_url(airflow_base_url())
             store = stack.enter_context(open_store(args.store))
+            if kind == "snapshot" and (empty := nothing_captured(store)):
+                print(f"warning: {empty}", file=sys.stderr)
             client = stack.enter_context(_client(args))
             if kind == "snapshot" and args.light:
                 report = run_light(

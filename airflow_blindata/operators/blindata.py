@@ -142,12 +142,13 @@ class _BlindataSyncOperator(BaseOperator):
         return Progress(self._log_progress, interval=interval)
 
     def _warn_of_the_store(self, store: Any) -> None:
-        """Say so when the store cannot hold what workers on other machines captured."""
-        from airflow_blindata.store.placement import sqlite_across_machines
+        """Say so when the store cannot hold what workers on other machines captured, or holds
+        nothing at all (a mistyped store_url is a new empty store)."""
+        from airflow_blindata.store.placement import nothing_captured, sqlite_across_machines
 
-        problem = sqlite_across_machines(store)
-        if problem:
-            self.log.warning("%s", problem)
+        for problem in (sqlite_across_machines(store), nothing_captured(store)):
+            if problem:
+                self.log.warning("%s", problem)
 
     def origin(self, context: Any) -> RunOrigin:
         """This task instance, kept in the report so that the page links to its run and log."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .base import EventStore
 
-__all__ = ["LOCAL_EXECUTORS", "configured_executors", "sqlite_across_machines"]
+__all__ = ["LOCAL_EXECUTORS", "configured_executors", "nothing_captured", "sqlite_across_machines"]
 
 LOCAL_EXECUTORS = frozenset({"LocalExecutor", "SequentialExecutor", "DebugExecutor"})
 """Executors that run every task on the machine of the scheduler."""
@@ -47,4 +47,18 @@ def sqlite_across_machines(store: EventStore) -> str | None:
         "into its own file, and the sync reads only the file of the machine it runs on, so "
         "events captured elsewhere never reach Blindata. Use a PostgreSQL store shared by "
         "every Airflow component ([blindata] store_url = postgresql://...; docs/capture.md)."
+    )
+
+
+def nothing_captured(store: EventStore) -> str | None:
+    """A warning when ``store`` never received an event: on a new deployment, true; after a
+    mistyped store URL (the sync creates the store it is given), the only sign of it. The
+    snapshot of such a store succeeds with nothing, and the cleanup refuses it
+    (``cleanup.refuseEmptySnapshot``)."""
+    if store.last_id() > 0:
+        return None
+    return (
+        f"The event store {store.url} holds no event: nothing was captured into it yet, or "
+        "capture writes to another store. The sync and the workers must name the same store "
+        "([blindata] store_url, the operators' store_url; docs/capture.md)."
     )

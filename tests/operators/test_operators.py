@@ -511,9 +511,25 @@ def test_the_snapshot_warns_of_a_sqlite_store_on_an_executor_of_several_machines
     )
     with capture_logs() as logs:
         operator.execute(context={})
-    (warning,) = [entry for entry in logs if entry["log_level"] == "warning"]
+    (warning,) = [e for e in logs if e["log_level"] == "warning" and "SQLite" in str(e)]
     assert "SQLite file" in str(warning) and "CeleryExecutor" in str(warning)
     assert API_KEY not in str(logs)
+
+
+@pytest.mark.integration
+def test_the_snapshot_of_a_store_that_never_received_an_event_says_so(
+    connected: Any, tmp_path: Any
+) -> None:
+    """A mistyped store_url is a new empty store: the snapshot succeeded with nothing, and its
+    log said nothing either (a probe)."""
+    from structlog.testing import capture_logs
+
+    typo = f"sqlite:///{tmp_path / 'evnets.db'}"
+    operator = BlindataSnapshotOperator(task_id="snapshot", definition=DEFINITION, store_url=typo)
+    with capture_logs() as logs:
+        operator.execute(context={})
+    said = [str(e) for e in logs if e["log_level"] == "warning" and "holds no event" in str(e)]
+    assert len(said) == 1 and "evnets.db" in said[0]
 
 
 @pytest.mark.integration
