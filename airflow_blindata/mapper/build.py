@@ -11,7 +11,7 @@ given all at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from airflow_blindata.definition import JobDefinition
@@ -75,14 +75,16 @@ def plan_of_fold(
     known_systems: Iterable[KnownSystem] = (),
     *,
     sql_hashes: Mapping[str, str] | None = None,
+    used_for_jobs: Sequence[str] = (),
 ) -> CatalogPlan:
-    """The passes over a fold; ``report`` holds what reading the events found already."""
+    """The passes over a fold; ``report`` holds what reading the events found already.
+    ``used_for_jobs``: the Systems earlier syncs put the jobs in (``SystemResolver``)."""
     folded, retired = retire_removed_tasks(folded)
     for job, why in sorted(retired.items(), key=lambda item: str(item[0])):
         report.retire(str(job), why)
     folded = with_dag_runs_under_way(folded)
     folded = with_outputs_from_sql(folded, report)
-    resolver = SystemResolver(definition, list(known_systems), report)
+    resolver = SystemResolver(definition, list(known_systems), report, used_for_jobs)
     plan = CatalogPlan(definition_uuid=definition.uuid, report=report)
     plan._sql_hashes = SqlHashes(sql_hashes)
     for step in PASSES:

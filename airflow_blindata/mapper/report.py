@@ -48,6 +48,8 @@ class GapCode(StrEnum):
     DANGLING_FLOW = "DANGLING_FLOW"
     JOB_SYSTEM_NOT_FOUND = "JOB_SYSTEM_NOT_FOUND"
     JOB_SYSTEM_NOT_SHARED = "JOB_SYSTEM_NOT_SHARED"
+    JOB_SYSTEM_AMBIGUOUS = "JOB_SYSTEM_AMBIGUOUS"
+    JOB_SYSTEM_NOT_STAMPED = "JOB_SYSTEM_NOT_STAMPED"
     MALFORMED_FACET = "MALFORMED_FACET"
     PRODUCER_NO_LINEAGE = "PRODUCER_NO_LINEAGE"
     PRODUCER_PARTIAL_LINEAGE = "PRODUCER_PARTIAL_LINEAGE"
@@ -89,6 +91,15 @@ GAP_HINTS: dict[GapCode, str] = {
     "refused by Blindata this run (see the failures) and is sent again next run.",
     GapCode.JOB_SYSTEM_NOT_FOUND: "Fix the uuid or the name, or set creation to IF_MISSING.",
     GapCode.JOB_SYSTEM_NOT_SHARED: "Use a System for the jobs, or set shared on the rule.",
+    GapCode.JOB_SYSTEM_AMBIGUOUS: "Several Systems carry the stamps of the job System this "
+    "definition created under that name (openLineageOwner, openLineageJobSystem and "
+    "openLineageJobSystemName; a copy stamped alike): the jobs stay in the one the last sync put "
+    "them in, else go to the one named so, else the first by name (the example names it and the "
+    "others). Remove openLineageJobSystemName from the ones that are not the job System.",
+    GapCode.JOB_SYSTEM_NOT_STAMPED: "Blindata refused the stamp openLineageJobSystemName on "
+    "this job System (a user who may not update Systems): the jobs still go to it, but a rename "
+    "of it by a steward is not followed. Let the user update Systems for one snapshot, or add "
+    "the property with that value by hand.",
     GapCode.MALFORMED_FACET: "Fix the producer.",
     GapCode.PRODUCER_NO_LINEAGE: "Producer-side limit.",
     GapCode.PRODUCER_PARTIAL_LINEAGE: "Producer-side limit.",

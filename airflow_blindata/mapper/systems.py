@@ -14,7 +14,7 @@ The rules in full: docs/mapping-reference.md#the-rules-of-mappersystemspy
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ from airflow_blindata.redaction import redact_text
 
 __all__ = [
     "DATABASE_PROPERTY",
+    "JOB_SYSTEM_NAME_PROPERTY",
     "JOB_SYSTEM_PROPERTY",
     "NAMESPACE_PROPERTY",
     "OWNER_PROPERTY",
@@ -62,6 +63,11 @@ DATABASE_PROPERTY = "openLineageDatabase"
 """With ``openLineageNamespace``: the System holds that database of the namespace only."""
 JOB_SYSTEM_PROPERTY = "openLineageJobSystem"
 """Marks a System that holds OpenLineage job entities (``jobSystems`` without ``shared``)."""
+JOB_SYSTEM_NAME_PROPERTY = "openLineageJobSystemName"
+"""On a job System a definition created (with its ``openLineageOwner``): the name the
+definition gave it (``openLineageSystem.name`` or a ``jobSystems`` rule's). A steward may rename
+the System; the definition finds it again by this stamp (``SystemResolver._created_job_system``).
+Once the definition gives it the steward's name, the stamp follows (``_job_system_found``)."""
 
 
 def _matches(namespace: str, pattern: str) -> bool:
@@ -212,6 +218,13 @@ class SystemResolver:
     namespace (``report_merged_stores``)."""
     _by_its_name: set[str] = field(init=False, default_factory=set)
     """The Systems a namespace landed on by the name its ``nameTemplate`` gives (step 4)."""
+    used_for_jobs: Sequence[str] = ()
+    """uuids of the Systems earlier syncs of this definition put its jobs in, the most trusted
+    first (the last snapshot's, then the last cleanup's ledger): of several Systems stamped as
+    the job System it created (a person's copy stamped alike), the one the jobs are in stays
+    theirs (``_created_job_system``)."""
+    _ambiguous_jobs: set[str] = field(init=False, default_factory=set)
+    """The job System names already reported ``JOB_SYSTEM_AMBIGUOUS``."""
     _ignored: tuple[str, ...] = field(init=False)
     """``ignoredNamespaces`` in the spelling namespaces are matched in (``normalize_pattern``)."""
 
@@ -679,14 +692,14 @@ class SystemResolver:
         rule = self.definition.job_system_rule_for(job_namespace)
         if rule is None:
             return self.openlineage_system()
+        if rule.system.name:
+            renamed = self._created_job_system(rule.system.name)
+            if renamed is not None:
+                return self._job_system_found(renamed, rule.system.name, "job")
         found = self._find(rule.system)
         if found is not None:
             if rule.shared or self._holds_jobs(found):
-                return self._plan(
-                    PlannedSystem(
-                        name=found.name, uuid=found.uuid, origin="job", entity_creation=True
-                    )
-                )
+                return self._job_system_found(found, rule.system.name, "job")
             self.report.gap(GapCode.JOB_SYSTEM_NOT_SHARED, f"{job_namespace} → {found.name}")
             return self.openlineage_system()
         if rule.creation == "IF_MISSING" and rule.system.name:
@@ -698,7 +711,7 @@ class SystemResolver:
                     create=True,
                     subtype=ol.subtype.value,
                     technology=ol.technology,
-                    stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
+                    stamp=self._job_system_stamp(rule.system.name),
                     entity_creation=True,
                 )
             )
@@ -710,15 +723,13 @@ class SystemResolver:
         return "true" in system.values(JOB_SYSTEM_PROPERTY) or self._owned(system)
 
     def openlineage_system(self) -> PlannedSystem:
-        """The System where jobs go when no jobSystems rule applies (created when missing)."""
+        """The System where jobs go when no jobSystems rule applies: the one this definition
+        created for it (by its stamp, whatever a steward renamed it to), else the one of that
+        name, else created."""
         ol = self.definition.open_lineage_system
-        found = self._by_name.get(ol.name)
+        found = self._created_job_system(ol.name) or self._by_name.get(ol.name)
         if found is not None:
-            return self._plan(
-                PlannedSystem(
-                    name=found.name, uuid=found.uuid, origin="openlineage", entity_creation=True
-                )
-            )
+            return self._job_system_found(found, ol.name, "openlineage")
         return self._plan(
             PlannedSystem(
                 name=ol.name,
@@ -726,7 +737,77 @@ class SystemResolver:
                 create=True,
                 subtype=ol.subtype.value,
                 technology=ol.technology,
-                stamp=((OWNER_PROPERTY, self.definition.uuid), (JOB_SYSTEM_PROPERTY, "true")),
+                stamp=self._job_system_stamp(ol.name),
                 entity_creation=True,
             )
         )
+
+    def _job_system_stamp(self, name: str) -> tuple[Property, ...]:
+        return (
+            (OWNER_PROPERTY, self.definition.uuid),
+            (JOB_SYSTEM_PROPERTY, "true"),
+            (JOB_SYSTEM_NAME_PROPERTY, name),
+        )
+
+    def _job_system_found(
+        self, found: KnownSystem, configured: str | None, origin: SystemOrigin
+    ) -> PlannedSystem:
+        """The job System Blindata holds. One this definition created for jobs (its owner and
+        job-system stamps) written before ``openLineageJobSystemName`` existed gets that stamp
+        under the name the definition gives it, so that a later rename finds it again."""
+        stamp: tuple[Property, ...] = ()
+        if (
+            configured
+            and self._owned(found)
+            and "true" in found.values(JOB_SYSTEM_PROPERTY)
+            and found.values(JOB_SYSTEM_NAME_PROPERTY) != [configured]
+            and found.name == configured
+            and not set(found.values(JOB_SYSTEM_NAME_PROPERTY)) & self._job_system_names()
+        ):
+            # written before the stamp, or renamed by a steward and the definition now gives it
+            # that name: the stamp follows the name the definition gives (a review: the next
+            # rename was not followed); ``sync.systems`` replaces the old value
+            stamp = ((JOB_SYSTEM_NAME_PROPERTY, configured),)
+        return self._plan(
+            PlannedSystem(
+                name=found.name, uuid=found.uuid, origin=origin, stamp=stamp, entity_creation=True
+            )
+        )
+
+    def _job_system_names(self) -> set[str]:
+        """The names the definition gives job Systems: a System stamped with one of them is
+        still that one's, and its stamp is not moved to another name."""
+        names = {self.definition.open_lineage_system.name}
+        names.update(rule.system.name for rule in self.definition.job_systems if rule.system.name)
+        return names
+
+    def _created_job_system(self, name: str) -> KnownSystem | None:
+        """The job System this definition created under ``name``, whatever it is called now: it
+        carries this definition's ``openLineageOwner``, ``openLineageJobSystem = true`` and
+        ``openLineageJobSystemName = name``. Of several (a copy a person stamped alike), the one
+        earlier syncs put the jobs in (``used_for_jobs``), else the one of that name, else the
+        first by name, with ``JOB_SYSTEM_AMBIGUOUS``."""
+        stamped = [
+            system
+            for system in self._by_uuid.values()
+            if self._owned(system)
+            and "true" in system.values(JOB_SYSTEM_PROPERTY)
+            and name in system.values(JOB_SYSTEM_NAME_PROPERTY)
+        ]
+        if len(stamped) > 1:
+            rank = {uuid.lower(): i for i, uuid in reversed(list(enumerate(self.used_for_jobs)))}
+            stamped.sort(
+                key=lambda system: (
+                    rank.get(system.uuid.lower(), len(self.used_for_jobs)),
+                    system.name != name,
+                    system.name,
+                    system.uuid,
+                )
+            )
+            if name not in self._ambiguous_jobs:
+                self._ambiguous_jobs.add(name)
+                others = ", ".join(system.name for system in stamped[1:])
+                self.report.gap(
+                    GapCode.JOB_SYSTEM_AMBIGUOUS, f"{name} → {stamped[0].name} (not {others})"
+                )
+        return stamped[0] if stamped else None

@@ -189,9 +189,11 @@ def plan_from_store(
     keep: bool = True,
     until: int | None = None,
     touched: Touched | None = None,
+    used_for_jobs: Sequence[str] = (),
 ) -> CatalogPlan:
     """The plan of every stored event up to cursor ``until`` (the newest: ``None``), read one
-    job at a time, changed jobs only; ``touched`` gathers what its jobs' folds mention.
+    job at a time, changed jobs only; ``touched`` gathers what its jobs' folds mention;
+    ``used_for_jobs`` the Systems earlier syncs put the jobs in (``SystemResolver``).
 
     With ``keep``, the folds of the jobs read and the SQL hash memo are written back for the next
     snapshot (``plan`` passes ``keep=False``: it only reads).
@@ -241,7 +243,12 @@ def plan_from_store(
         for counter in ("jobsUnchanged", "jobsExtended", "jobsReadInSlices"):
             report.count(counter, counts[counter])
         plan = plan_of_fold(
-            builder.result(), report, definition, known, sql_hashes=store.sql_hashes()
+            builder.result(),
+            report,
+            definition,
+            known,
+            sql_hashes=store.sql_hashes(),
+            used_for_jobs=used_for_jobs,
         )
     forget_validated_facets()
     if keep:

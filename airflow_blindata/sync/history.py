@@ -29,6 +29,7 @@ __all__ = [
     "STORE_STATUS",
     "SyncRecordLike",
     "carried_ledger",
+    "job_systems_used",
     "last_cursor",
     "last_snapshot",
     "light_scopes_since_snapshot",
@@ -105,6 +106,8 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
     """The newest cleanup's ledger plus what every snapshot since then wrote."""
     scopes: set[str] = set()
     job_systems: set[str] = set()
+    entity_systems: set[str] = set()
+    known = False  # whether a cleanup recorded the Systems of entities before these snapshots
     for record in history:
         report = _read(record)
         if report is None:
@@ -112,6 +115,9 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
         if report.kind == "cleanup" and report.ledger is not None:
             scopes.update(report.ledger.scopes)
             job_systems.update(report.ledger.job_systems)
+            if report.ledger.entity_systems is not None:
+                entity_systems.update(report.ledger.entity_systems)
+                known = True
             break
         if report.kind in ("snapshot", "light"):
             # A failed snapshot still wrote (or tried to write) its scopes: they are owned, and
@@ -119,7 +125,34 @@ def carried_ledger(history: Sequence[SyncRecordLike]) -> Ledger:
             # A light sync's are owned too (a job first seen between two full snapshots).
             scopes.update(report.scopes)
             job_systems.update(use.uuid for use in report.systems.values() if use.jobs)
-    return Ledger(scopes=sorted(scopes), job_systems=sorted(job_systems))
+            entity_systems.update(use.uuid for use in report.systems.values())
+    return Ledger(
+        scopes=sorted(scopes),
+        job_systems=sorted(job_systems),
+        entity_systems=sorted(entity_systems) if known else None,
+    )
+
+
+def job_systems_used(
+    snapshots: Iterable[SyncRecordLike], cleanups: Iterable[SyncRecordLike]
+) -> list[str]:
+    """The uuids of the Systems the definition's jobs were put in, the most trusted first: those
+    of the newest snapshot (or light sync) that wrote jobs, then the newest cleanup's ledger's
+    (every record newest first). The mapper keeps the jobs there when several Systems carry the
+    stamps of the job System the definition created (``SystemResolver.used_for_jobs``)."""
+    used: list[str] = []
+    for record in snapshots:
+        report = _read(record)
+        jobs = [u.uuid for u in report.systems.values() if u.jobs] if report is not None else []
+        if jobs:
+            used.extend(sorted(jobs))
+            break
+    for record in cleanups:
+        report = _read(record)
+        if report is not None and report.ledger is not None:
+            used.extend(report.ledger.job_systems)
+            break
+    return list(dict.fromkeys(used))
 
 
 def last_cursor(history: Iterable[SyncRecordLike]) -> int | None:

@@ -5,7 +5,8 @@ scope) and splits them into what the snapshot refreshed and what it did not, hol
 kinds it could not fully refresh and the scopes whose flows it could not all write. Before an
 entity or a System goes, it reads what refers to it and keeps it when anything outside this
 cleanup does (another scope's or a person's flow, a field this definition did not write, another
-definition that still describes it, an entity or routine that stays): counted and listed with
+definition that still describes it, an entity or routine that stays, a person's text or property
+on it, an entity a person moved to a System none of its snapshots used): counted and listed with
 the reason (``Kept``). A removal counts what it takes with it (fields, statements), and so does
 the share ``maxRemovalShare`` limits.
 
@@ -45,8 +46,10 @@ from airflow_blindata.mapper.documentation import is_stamped
 from airflow_blindata.mapper.identity import shown_namespace
 from airflow_blindata.mapper.plan import OPENLINEAGE_JOB
 from airflow_blindata.mapper.scopes import ORCHESTRATION_SUFFIX, clean_scope, job_scope
+from airflow_blindata.mapper.systems import JOB_SYSTEM_NAME_PROPERTY
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
+    DATASET_PROPERTY,
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
     DOCUMENTATION_HASH_PROPERTY,
@@ -60,7 +63,7 @@ from airflow_blindata.sync.properties import (
 from airflow_blindata.sync.quality import MONITOR_NAME
 from airflow_blindata.sync.report import Ledger, RunReport
 
-__all__ = ["Kept", "Removal", "collect", "entity_key"]
+__all__ = ["Kept", "Removal", "collect", "entity_key", "person_wrote_on_system"]
 
 T = TypeVar("T")
 
@@ -101,6 +104,9 @@ class Removal:
     """Every scope known to be owned (the ledger, the snapshot's, the job entities')."""
     held_scopes: set[str] = field(default_factory=set)
     job_systems: list[str] = field(default_factory=list)
+    entity_systems: list[str] = field(default_factory=list)
+    """The Systems the definition's snapshots placed its entities in (``Ledger``): the ledger's,
+    the last snapshot's and the Systems it owns."""
     foreign: list[str] = field(default_factory=list)
     """The stale job entities the sync of another event store wrote last (``STORE_PROPERTY``),
     as ``namespace/name``: the definition's uuid is shared by two deployments (``removal``)."""
@@ -181,6 +187,17 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
     job_systems.update(use.uuid for use in last.systems.values() if use.jobs)
     job_systems.update(s.uuid for s in systems if s.uuid)
     removal.job_systems = sorted(job_systems)
+    placed = set(ledger.entity_systems or ()) | job_systems
+    placed.update(use.uuid for use in last.systems.values())
+    if ledger.entity_systems is None:
+        # Not recorded yet (the first cleanup, or a ledger of a release before it): every System
+        # that holds an entity this definition created counts as one it placed them in, so no
+        # entity is judged moved and this cleanup removes as before; a dry run or a refused one
+        # records the same complete list, and the next real run judges from it (a review: the
+        # tables a namespaceMappings change left in the old System were kept as moved).
+        placed.update(e.system.uuid for e in entities if e.system is not None and e.system.uuid)
+    removal.entity_systems = sorted(placed)
+    moves = _Moves(ctx, placed, entities, watermark)
     routines = [
         routine
         for uuid in removal.job_systems
@@ -233,7 +250,8 @@ def collect(ctx: SyncContext, last: RunReport, ledger: Ledger) -> Removal:
             found = references.get(entity.uuid or "", _References())
             stale_fields += len(found.fields)
             reason = (
-                _entity_reason(entity, found, outside, owner)
+                moves.reason(entity)
+                or _entity_reason(entity, found, outside, owner)
                 or _person_edits(ctx, entity)
                 or watchers.reason(entity, found.fields)
             )
@@ -339,6 +357,55 @@ def _moved(
         if cleaned != (catalog, schema) and key in refreshed:
             moved += 1 + len(removal.statements.get(routine.uuid or "", ()))
     return moved
+
+
+class _Moves:
+    """The stale entities this definition created that a person moved to another System: one
+    none of its snapshots placed an entity in (``Ledger.entity_systems``; a System a namespace
+    was mapped to before its mapping changed was one). The move is a person's work on it, as a
+    description is: the entity stays, with where it went and, when the last snapshot described
+    its dataset again where the job places it, where that is."""
+
+    def __init__(
+        self,
+        ctx: SyncContext,
+        placed: set[str],
+        entities: list[PhysicalEntity],
+        watermark: datetime,
+    ) -> None:
+        self._ctx = ctx
+        self._placed = {uuid.lower() for uuid in placed}
+        self._names: dict[str, str] = {}
+        self._described: dict[str, str] = {}
+        """``openLineageDataset`` → the System of the entity the last snapshot wrote for it."""
+        for entity in entities:
+            if _stale(entity.modification_date, watermark):
+                continue
+            for dataset in values_of(entity.additional_properties, DATASET_PROPERTY):
+                self._described.setdefault(dataset, _uuid(entity.system) or "")
+
+    def reason(self, entity: PhysicalEntity) -> str | None:
+        system = _uuid(entity.system)
+        if system is None or system in self._placed:
+            return None
+        reason = f"a person moved it to the System {self._name(system)}"
+        again = {
+            where
+            for dataset in values_of(entity.additional_properties, DATASET_PROPERTY)
+            if (where := self._described.get(dataset)) and where != system
+        }
+        if again:
+            shown = ", ".join(self._name(uuid) for uuid in sorted(again))
+            reason += f" (the job describes its dataset in {shown})"
+        return reason
+
+    def _name(self, uuid: str) -> str:
+        if uuid not in self._names:
+            try:
+                self._names[uuid] = self._ctx.client.api.systems.get(uuid).name
+            except BlindataError:
+                self._names[uuid] = uuid
+        return self._names[uuid]
 
 
 def _uuid(ref: Any) -> str | None:
@@ -749,6 +816,12 @@ def _system_reason(
     uuid = system.uuid or ""
     api = ctx.client.api
     reasons: list[str] = []
+    # read whole, as the removal reads it again before the delete: a listing may leave out the
+    # description, and a dry run must say what the cleanup does (a review)
+    whole = ctx.as_stored(api.systems, system, "system", system.name)
+    written = "it could not be read" if whole is None else person_wrote_on_system(whole)
+    if written:
+        reasons.append(written)
     removed_here = sum(1 for e in removal.entities if e.system and e.system.uuid == uuid)
     entities = _total(ctx, "physical_entities.list", systemUuid=uuid)
     if entities > removed_here:
@@ -765,6 +838,19 @@ def _system_reason(
     if flows:
         reasons.append(_flows_reason(list(flows.values())))
     return "; ".join(reasons) or None
+
+
+def person_wrote_on_system(system: System) -> str | None:
+    """Whether a person wrote on a System a definition created, as on an entity
+    (``_person_described``): a job writes no description on its Systems, and only its own
+    ``openLineage…`` stamps as properties; nor renames a job System it created (its name is
+    ``openLineageJobSystemName``: another name is a steward's, or a copy's a person made).
+    Deleting it would delete a steward's description of it, or their ``dataOwner``, with it:
+    it stays, with the reason."""
+    created_as = values_of(system.additional_properties, JOB_SYSTEM_NAME_PROPERTY)
+    if created_as and system.name not in created_as:
+        return f"a person renamed it (the job named it {created_as[0]})"
+    return _person_described(system.description, system.additional_properties)
 
 
 def _marked(

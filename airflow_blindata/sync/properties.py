@@ -14,6 +14,7 @@ from airflow_blindata.mapper.systems import OWNER_PROPERTY
 
 __all__ = [
     "ANALYSIS_CONTEXT_PROPERTY",
+    "DATASET_PROPERTY",
     "DESCRIBED_BY_PROPERTY",
     "DESCRIPTION_HASH_PROPERTY",
     "DOCUMENTATION_HASH_PROPERTY",
@@ -29,6 +30,8 @@ __all__ = [
     "values_of",
 ]
 
+DATASET_PROPERTY = "openLineageDataset"
+"""On an entity a definition wrote for a dataset: the dataset (namespace and name, as shown)."""
 DOCUMENTATION_HASH_PROPERTY = "openLineageDocumentationHash"
 DOCUMENTED_BY_PROPERTY = "openLineageDocumentedBy"
 """On an entity no job definition created (a crawler's, a person's): the uuid of the definition

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from airflow_blindata.blindata import BlindataClient, BlindataError
-from airflow_blindata.blindata.models import DataFlow, PhysicalEntity, SystemRoutine
+from airflow_blindata.blindata.models import DataFlow, PhysicalEntity, System, SystemRoutine
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.sync.context import OutageError, SyncContext, WriteWatch
 from airflow_blindata.sync.history import (
@@ -27,7 +27,12 @@ from airflow_blindata.sync.history import (
     last_snapshot,
     light_scopes_since_snapshot,
 )
-from airflow_blindata.sync.ownership import Removal, collect, entity_key
+from airflow_blindata.sync.ownership import (
+    Removal,
+    collect,
+    entity_key,
+    person_wrote_on_system,
+)
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
@@ -114,7 +119,9 @@ def cleanup(
     share = weighed / removal.owned_total if removal.owned_total else 0.0
     limit = definition.cleanup.max_removal_share
     unchanged = Ledger(
-        scopes=sorted(set(ledger.scopes) | set(last.scopes)), job_systems=removal.job_systems
+        scopes=sorted(set(ledger.scopes) | set(last.scopes)),
+        job_systems=removal.job_systems,
+        entity_systems=removal.entity_systems,
     )
     if removal.foreign and not force:
         _list(report, removal)
@@ -148,6 +155,7 @@ def cleanup(
         report.ledger = Ledger(
             scopes=unchanged.scopes,
             job_systems=[u for u in removal.job_systems if u not in outcome.removed_systems],
+            entity_systems=_left(removal.entity_systems, outcome.removed_systems),
         )
         return report.finish(
             "failed",
@@ -164,8 +172,13 @@ def cleanup(
     report.ledger = Ledger(
         scopes=sorted(kept),
         job_systems=[uuid for uuid in removal.job_systems if uuid not in outcome.removed_systems],
+        entity_systems=_left(removal.entity_systems, outcome.removed_systems),
     )
     return report.finish()
+
+
+def _left(systems: list[str], removed: set[str]) -> list[str]:
+    return [uuid for uuid in systems if uuid not in removed]
 
 
 def _precondition(definition: JobDefinition, last: RunReport | None) -> str | None:
@@ -280,6 +293,8 @@ def _remove(ctx: SyncContext, removal: Removal, outcome: _Outcome, watch: WriteW
             if not _holds_nothing(ctx, system.uuid or ""):
                 ctx.report.count("systemsKeptNotEmpty")
                 continue
+            if _written_on_since_read(ctx, system):
+                continue
             if ctx.delete(api.systems, "system", system.name, system.uuid):
                 ctx.report.note_removed("system", system.name)
                 outcome.removed_systems.add(system.uuid or "")
@@ -357,6 +372,22 @@ def _retire_mark(ctx: SyncContext, entity: PhysicalEntity) -> None:
     retired = stored.model_copy(update={"additional_properties": kept})
     if ctx.attempt("describedBy mark", key, partial(api.update, retired)):
         ctx.report.count("describedByRetired")
+
+
+def _written_on_since_read(ctx: SyncContext, system: System) -> bool:
+    """Whether a person wrote on the System (a description, a property of theirs), read whole
+    just before it is deleted: a listing may leave them out, and a steward may have written
+    since the cleanup read it. Kept, with the reason, if so; a System that cannot be read stays
+    too (the failure is reported: what it holds is not known)."""
+    stored = ctx.as_stored(ctx.client.api.systems, system, "system", system.name)
+    if stored is None:
+        return True
+    written = person_wrote_on_system(stored)
+    if not written:
+        return False
+    ctx.report.note_kept("system", system.name, written)
+    ctx.report.count("systemsKeptReferenced")
+    return True
 
 
 def _holds_nothing(ctx: SyncContext, uuid: str) -> bool:

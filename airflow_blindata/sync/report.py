@@ -86,6 +86,11 @@ class Ledger(BaseModel):
     scopes: list[str] = Field(default_factory=list)
     job_systems: list[str] = Field(default_factory=list)
     """uuids of the Systems that hold this definition's job entities and routines."""
+    entity_systems: list[str] | None = None
+    """uuids of every System the snapshots placed this definition's entities in (datasets and
+    jobs): an entity it created found in another System was moved there by a person, and stays
+    (``ownership._Moves``). ``None`` in a ledger written before it was recorded: the next cleanup
+    counts every System that holds the definition's entities (``ownership.collect``)."""
 
 
 class KnownSystemRecord(BaseModel):

@@ -30,6 +30,7 @@ from airflow_blindata.mapper.light import plan_of_jobs
 from airflow_blindata.mapper.plan import CatalogPlan
 from airflow_blindata.mapper.systems import (
     DATABASE_PROPERTY,
+    JOB_SYSTEM_NAME_PROPERTY,
     JOB_SYSTEM_PROPERTY,
     NAMESPACE_PROPERTY,
     OWNER_PROPERTY,
@@ -40,7 +41,12 @@ from airflow_blindata.redaction import redact_text, redact_url
 from airflow_blindata.store import EventStore, StoreError, SyncLedger, SyncRecord
 from airflow_blindata.sync.apply import snapshot
 from airflow_blindata.sync.context import DEFAULT_BATCH_SIZE, check_batch_size
-from airflow_blindata.sync.history import HISTORY_LIMIT, last_cursor, store_status
+from airflow_blindata.sync.history import (
+    HISTORY_LIMIT,
+    job_systems_used,
+    last_cursor,
+    store_status,
+)
 from airflow_blindata.sync.progress import Progress, ProgressCallback
 from airflow_blindata.sync.removal import cleanup
 from airflow_blindata.sync.report import KnownSystemRecord, RunKind, RunOrigin, RunReport, utcnow
@@ -105,7 +111,15 @@ def record(store: SyncLedger, report: RunReport) -> None:
     )
 
 
-RESOLVING = frozenset({NAMESPACE_PROPERTY, DATABASE_PROPERTY, OWNER_PROPERTY, JOB_SYSTEM_PROPERTY})
+RESOLVING = frozenset(
+    {
+        NAMESPACE_PROPERTY,
+        DATABASE_PROPERTY,
+        OWNER_PROPERTY,
+        JOB_SYSTEM_PROPERTY,
+        JOB_SYSTEM_NAME_PROPERTY,
+    }
+)
 """The properties of a System that the mapper reads to resolve a namespace to it."""
 
 
@@ -276,7 +290,9 @@ def _snapshot_locked(
         known = fetch_known_systems(client)
         mapping_started = time.monotonic()
         cursor = store.last_id()
-        plan = plan_from_store(store, definition, known, until=cursor)
+        plan = plan_from_store(
+            store, definition, known, until=cursor, used_for_jobs=_used_for_jobs(store, definition)
+        )
         mapping = round(time.monotonic() - mapping_started, 3)
         report = snapshot(
             plan,
@@ -297,6 +313,18 @@ def _snapshot_locked(
     report.cursor = cursor
     report.count("eventsPruned", pruned)
     return report
+
+
+def _used_for_jobs(store: SyncLedger, definition: JobDefinition) -> list[str]:
+    """The Systems the definition's last syncs put its jobs in (``history.job_systems_used``)."""
+    snapshots = [
+        *store.sync_history(definition.uuid, kind="light", limit=1),
+        *store.sync_history(definition.uuid, kind="snapshot", limit=RECENT_RECORDS),
+    ]
+    snapshots.sort(key=lambda item: item.started_at, reverse=True)
+    return job_systems_used(
+        snapshots, store.sync_history(definition.uuid, kind="cleanup", limit=RECENT_RECORDS)
+    )
 
 
 def light_cursor(store: SyncLedger, definition: JobDefinition) -> int | None:
@@ -409,7 +437,14 @@ def _light_locked(
         known = fetch_known_systems(client)
         mapping_started = time.monotonic()
         touched = Touched(jobs)
-        plan = plan_from_store(store, definition, known, until=until, touched=touched)
+        plan = plan_from_store(
+            store,
+            definition,
+            known,
+            until=until,
+            touched=touched,
+            used_for_jobs=_used_for_jobs(store, definition),
+        )
         part = plan_of_jobs(plan, touched.named, touched.datasets)
         del plan
         mapping = round(time.monotonic() - mapping_started, 3)

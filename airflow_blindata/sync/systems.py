@@ -14,14 +14,17 @@ makes it so, with the protections of seed 000:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, System
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem, Property
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import (
     DATABASE_PROPERTY,
+    JOB_SYSTEM_NAME_PROPERTY,
     OWNER_PROPERTY,
     KnownSystem,
     system_policy_for,
@@ -31,6 +34,15 @@ from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 __all__ = ["ResolvedSystem", "fetch_known_systems", "sync_systems"]
 
 KIND = "system"
+log = logging.getLogger(__name__)
+
+SINGLE_VALUED = frozenset({JOB_SYSTEM_NAME_PROPERTY})
+"""Stamps a System carries one value of: a new one replaces the old (the name a definition
+gives its job System follows ``openLineageSystem.name`` once it names the System as a steward
+renamed it)."""
+OPTIONAL = frozenset({JOB_SYSTEM_NAME_PROPERTY})
+"""Stamps added to an existing System that it is usable without: one Blindata refuses (a user
+who may read Systems but not update them) is reported, and the System still used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +90,24 @@ def sync_systems(ctx: SyncContext, plan: CatalogPlan) -> dict[str, ResolvedSyste
 
 
 def _existing(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None:
-    """A System Blindata holds: read it (ownership is its stamp), and add the planned stamp."""
+    """A System Blindata holds: read it (ownership is its stamp), and add the planned stamp.
+    A refused ``openLineageJobSystemName`` (``OPTIONAL``) leaves the System usable: gap
+    ``JOB_SYSTEM_NOT_STAMPED``, the jobs still go to it."""
     uuid = planned.uuid or ""
     stored = ctx.attempt(KIND, planned.name, lambda: ctx.client.api.systems.get(uuid))
-    if stored is None or not _stamp(ctx, stored, planned.stamp):
+    if stored is None:
         return None
+    required = tuple(prop for prop in planned.stamp if prop[0] not in OPTIONAL)
+    optional = tuple(prop for prop in planned.stamp if prop[0] in OPTIONAL)
+    if not _stamp(ctx, stored, required):
+        return None
+    if optional and any(not _has(stored, prop) for prop in required):
+        # the PUT above changed it: read it again before another
+        stored = ctx.attempt(KIND, planned.name, lambda: ctx.client.api.systems.get(uuid))
+        if stored is None:
+            return None
+    if not _stamp(ctx, stored, optional, optional=True):
+        ctx.report.gap(GapCode.JOB_SYSTEM_NOT_STAMPED, stored.name)
     return ResolvedSystem(
         planned.name,
         uuid,
@@ -93,10 +118,17 @@ def _existing(ctx: SyncContext, planned: PlannedSystem) -> ResolvedSystem | None
 
 
 def _stamp(
-    ctx: SyncContext, stored: System, stamp: tuple[Property, ...], *, listed: bool = False
+    ctx: SyncContext,
+    stored: System,
+    stamp: tuple[Property, ...],
+    *,
+    listed: bool = False,
+    optional: bool = False,
 ) -> bool:
     """Add the missing stamp properties with one PUT of the whole System; False on failure.
-    A ``listed`` System is read whole first (``SyncContext.as_stored``)."""
+    A ``listed`` System is read whole first (``SyncContext.as_stored``). A ``SINGLE_VALUED``
+    stamp replaces the value the System carries. An ``optional`` stamp Blindata refuses is
+    counted (``systemsNotStamped``), not a failure of the System: the caller reports it."""
     missing = [prop for prop in stamp if not _has(stored, prop)]
     if not missing:
         return True
@@ -104,10 +136,21 @@ def _stamp(
         whole = ctx.as_stored(ctx.client.api.systems, stored, KIND, stored.name)
         if whole is None:
             return False
-        return _stamp(ctx, whole, stamp)
-    properties = [*(stored.additional_properties or ()), *AdditionalProperty.many(missing)]
+        return _stamp(ctx, whole, stamp, optional=optional)
+    replaced = {name for name, _ in missing if name in SINGLE_VALUED}
+    properties = [
+        *(p for p in stored.additional_properties or () if p.name not in replaced),
+        *AdditionalProperty.many(missing),
+    ]
     updated = stored.model_copy(update={"additional_properties": properties})
-    if ctx.attempt(KIND, stored.name, lambda: ctx.client.api.systems.update(updated)) is None:
+    if optional:
+        try:
+            ctx.client.api.systems.update(updated)
+        except BlindataError as exc:  # an outage is raised by the client's watch
+            log.warning("Blindata refused the stamp of the System %s: %s", stored.name, exc)
+            ctx.report.count("systemsNotStamped")
+            return False
+    elif ctx.attempt(KIND, stored.name, lambda: ctx.client.api.systems.update(updated)) is None:
         return False
     ctx.report.count("systemsStamped")
     return True
@@ -165,7 +208,10 @@ def _reuse(
             entity_creation=planned.entity_creation,
             replace_user_documentation=planned.replace_user_documentation,
         )
-    foreign_stamp = tuple(prop for prop in planned.stamp if prop[0] != OWNER_PROPERTY)
+    # nor the name stamp: it names a System for its owner, and another definition's is theirs
+    foreign_stamp = tuple(
+        prop for prop in planned.stamp if prop[0] not in (OWNER_PROPERTY, JOB_SYSTEM_NAME_PROPERTY)
+    )
     if not _stamp(ctx, found, foreign_stamp, listed=True):
         return None
     ctx.report.count("systemsReused")

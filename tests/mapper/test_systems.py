@@ -9,6 +9,7 @@ import pytest
 from airflow_blindata.mapper.build import build
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.systems import (
+    JOB_SYSTEM_NAME_PROPERTY,
     JOB_SYSTEM_PROPERTY,
     NAMESPACE_PROPERTY,
     OWNER_PROPERTY,
@@ -290,6 +291,158 @@ def test_job_systems_rules(
     assert r.job_system("airflow-prod").name == expected
     for code in (GapCode.JOB_SYSTEM_NOT_FOUND, GapCode.JOB_SYSTEM_NOT_SHARED):
         assert r.report.gap_count(code) == (1 if code == gap else 0)
+
+
+def _job_system(name: str, uuid: str, created_as: str | None, owner: str = UUID) -> KnownSystem:
+    """A job System a definition created (``created_as``: the name it gave it, stamped since
+    ``openLineageJobSystemName`` exists; ``None``: stamped before)."""
+    stamps = ((OWNER_PROPERTY, owner), (JOB_SYSTEM_PROPERTY, "true"))
+    if created_as is not None:
+        stamps += ((JOB_SYSTEM_NAME_PROPERTY, created_as),)
+    return KnownSystem(name, uuid, stamps)
+
+
+RULE = {"pattern": "airflow-*", "system": {"name": "Airflow Jobs"}, "creation": "IF_MISSING"}
+
+
+@pytest.mark.parametrize(
+    ("rules", "known", "expected", "gap"),
+    [
+        ([], [_job_system("Airflow production jobs", "u-r", "OpenLineage")], "u-r", None),
+        ([RULE], [_job_system("Renamed", "u-r", "Airflow Jobs")], "u-r", None),
+        (
+            [],
+            [
+                _job_system("Renamed", "u-r", "OpenLineage"),
+                KnownSystem("OpenLineage", "u-p", ((NAMESPACE_PROPERTY, "x"),)),
+            ],
+            "u-r",
+            None,
+        ),
+        ([], [_job_system("Theirs", "u-o", "OpenLineage", owner="other")], None, None),
+        ([], [_job_system("Old jobs", "u-o", "Old jobs")], None, None),
+        ([RULE], [_job_system("Renamed", "u-r", "OpenLineage")], None, None),
+        (
+            [],
+            [
+                _job_system("B copy", "u-b", "OpenLineage"),
+                _job_system("A copy", "u-a", "OpenLineage"),
+            ],
+            "u-a",
+            GapCode.JOB_SYSTEM_AMBIGUOUS,
+        ),
+        (
+            [],
+            [
+                _job_system("A copy", "u-a", "OpenLineage"),
+                _job_system("OpenLineage", "u-o", "OpenLineage"),
+            ],
+            "u-o",
+            GapCode.JOB_SYSTEM_AMBIGUOUS,
+        ),
+    ],
+    ids=[
+        "openLineageSystem renamed by a steward",
+        "a jobSystems rule's System renamed",
+        "its stamp wins over a System now named so",
+        "another definition's",
+        "created under a name the definition no longer gives",
+        "the openLineageSystem's stamp is not the rule's",
+        "two carry it: the first by name",
+        "two carry it: the one named so",
+    ],
+)
+def test_a_job_system_the_definition_created_is_found_again_by_its_stamps_whatever_its_name(
+    rules: list[dict[str, Any]], known: list[KnownSystem], expected: str | None, gap: GapCode | None
+) -> None:
+    """A steward may rename the System the job created for its jobs: the jobs stay in it, not in
+    a new System under the old name (whose cleanup would delete the renamed one)."""
+    r = resolver(known, jobSystems=rules)
+    system = r.job_system("airflow-prod")
+    if expected is None:
+        assert system.create and system.uuid is None
+        assert (JOB_SYSTEM_NAME_PROPERTY, system.name) in system.stamp
+    else:
+        assert (system.uuid, system.create) == (expected, False)
+        assert system.name == next(k.name for k in known if k.uuid == expected)
+    assert r.report.gap_count(GapCode.JOB_SYSTEM_AMBIGUOUS) == (1 if gap else 0)
+
+
+@pytest.mark.parametrize("rules", [[], [RULE]], ids=["openLineageSystem", "jobSystems rule"])
+def test_a_job_system_created_before_its_name_was_stamped_gets_the_stamp_under_its_name(
+    rules: list[dict[str, Any]],
+) -> None:
+    name = "Airflow Jobs" if rules else "OpenLineage"
+    r = resolver([_job_system(name, "u-j", None)], jobSystems=rules)
+    system = r.job_system("airflow-prod")
+    assert (system.uuid, system.stamp) == ("u-j", ((JOB_SYSTEM_NAME_PROPERTY, name),))
+
+
+OTHER_RULE = {"pattern": "spark-*", "system": {"name": "Airflow Jobs"}, "creation": "IF_MISSING"}
+
+
+@pytest.mark.parametrize(
+    ("configured", "known", "stamp"),
+    [
+        ("OpenLineage", _job_system("OpenLineage", "u-j", "OpenLineage"), ()),
+        ("OpenLineage", _job_system("OpenLineage", "u-j", None), "OpenLineage"),
+        ("Prod jobs", _job_system("Prod jobs", "u-j", "OpenLineage"), "Prod jobs"),
+        ("Prod jobs", _job_system("Prod jobs", "u-j", "OpenLineage", owner="other"), ()),
+        ("OpenLineage", _job_system("OpenLineage", "u-j", "Airflow Jobs"), ()),
+    ],
+    ids=[
+        "stamped with the name it has: nothing to write",
+        "created before the stamp: stamped",
+        "renamed by a steward, then named so here: the stamp follows",
+        "another definition's: not stamped",
+        "still the System of a name the definition gives: not taken from it",
+    ],
+)
+def test_the_name_stamp_of_a_job_system_follows_the_name_the_definition_gives_it(
+    configured: str, known: KnownSystem, stamp: tuple[()] | str
+) -> None:
+    """A steward renamed the job System and the definition now names it so: the stamp takes the
+    new name, so that the steward's next rename is followed too (a review: the stamp kept the
+    first name, and the next rename rebuilt the System and the cleanup removed the renamed
+    one)."""
+    r = resolver([known], openLineageSystem={"name": configured}, jobSystems=[OTHER_RULE])
+    system = r.job_system("airflow-prod")
+    expected = ((JOB_SYSTEM_NAME_PROPERTY, stamp),) if stamp else ()
+    assert (system.uuid, system.stamp) == ("u-j", expected)
+
+
+COPY = _job_system("Copy of Prod jobs", "u-copy", "OpenLineage")
+ORIGINAL = _job_system("Prod jobs", "u-orig", "OpenLineage")
+NAMED_SO = _job_system("OpenLineage", "u-named", "OpenLineage")
+
+
+@pytest.mark.parametrize(
+    ("known", "used_for_jobs", "expected"),
+    [
+        ([COPY, ORIGINAL], ["u-orig"], "u-orig"),
+        ([COPY, ORIGINAL, NAMED_SO], ["u-orig"], "u-orig"),
+        ([COPY, ORIGINAL], ["u-gone", "u-orig", "u-copy"], "u-orig"),
+        ([COPY, ORIGINAL, NAMED_SO], ["u-gone"], "u-named"),
+        ([COPY, ORIGINAL], [], "u-copy"),
+    ],
+    ids=[
+        "the one the jobs are in, not a person's copy first by name",
+        "the one the jobs are in, not one named so",
+        "the first of the ones earlier syncs used",
+        "none used: the one named so",
+        "none used nor named so: the first by name",
+    ],
+)
+def test_of_several_systems_stamped_as_the_job_system_the_jobs_stay_where_they_were(
+    known: list[KnownSystem], used_for_jobs: list[str], expected: str
+) -> None:
+    """A person copied the job System a steward renamed, stamps and all: the jobs stay in the
+    System earlier syncs put them in (a review: the copy, first by name, took the jobs and the
+    cleanup removed the steward's renamed original)."""
+    r = SystemResolver(builders.definition(), known, Report(), used_for_jobs)
+    system = r.job_system("airflow-prod")
+    assert (system.uuid, system.create) == (expected, False)
+    assert r.report.gap_count(GapCode.JOB_SYSTEM_AMBIGUOUS) == 1
 
 
 @pytest.mark.parametrize(

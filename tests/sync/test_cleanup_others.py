@@ -31,9 +31,14 @@ from airflow_blindata.blindata.models import (
     QualityCheck,
     QualitySuite,
     Ref,
+    System,
 )
 from airflow_blindata.definition import JobDefinition
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import JOB_SYSTEM_NAME_PROPERTY
+from airflow_blindata.store import EventStore
 from airflow_blindata.sync import cleanup, snapshot
+from airflow_blindata.sync.runner import run_cleanup, run_snapshot
 from tests import builders
 from tests.builders import documentation_facet, field, run_event, schema_facet
 from tests.sync.helpers import (
@@ -190,6 +195,36 @@ def a_profilers_monitor(client: BlindataClient, emulator: Any) -> str:
     return dst
 
 
+def a_person_on_the_system(
+    description: str | None = None, **properties: str
+) -> Callable[[BlindataClient, Any], str]:
+    """A steward's description of the System the job created, or their property on it."""
+
+    def plant(client: BlindataClient, emulator: Any) -> str:
+        gone = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, "gone"))
+        added = [
+            *(gone.additional_properties or ()),
+            *(AdditionalProperty(name=name, value=value) for name, value in properties.items()),
+        ]
+        update: dict[str, Any] = {"additional_properties": added}
+        if description is not None:
+            update["description"] = description
+        client.api.systems.update(gone.model_copy(update=update))
+        return gone.uuid or ""
+
+    return plant
+
+
+def moved_by_a_person(client: BlindataClient, emulator: Any) -> str:
+    """A steward moves the table the job created to the System where it really lives."""
+    warehouse = client.api.systems.create(System(name="Warehouse", subtype="DATABASE"))
+    dst = client.api.physical_entities.get(uuid_of(emulator, Kind.ENTITY, "dst"))
+    client.api.physical_entities.update(
+        dst.model_copy(update={"system": Ref(uuid=warehouse.uuid or "")})
+    )
+    return dst.uuid or ""
+
+
 def nothing(client: BlindataClient, emulator: Any) -> None:
     return None
 
@@ -241,6 +276,27 @@ CASES = [
         "a person's check of one of its columns", a_persons_check_of_a_column, True, True, "check"
     ),
     Case("another tool's profiling monitor watches it", a_profilers_monitor, True, True, "monitor"),
+    Case(
+        "a person described the System",
+        a_person_on_the_system("Steward: finance replica"),
+        False,
+        True,
+        "a person wrote its description",
+    ),
+    Case(
+        "a person added a property to the System",
+        a_person_on_the_system(dataOwner="finance"),
+        False,
+        True,
+        "1 property (dataOwner)",
+    ),
+    Case(
+        "a person moved the table to another System",
+        moved_by_a_person,
+        True,
+        False,
+        "a person moved it to the System Warehouse",
+    ),
     Case("nothing refers to them", nothing, False, False, ""),
 ]
 
@@ -299,6 +355,223 @@ def _acts_on_scopes(client: BlindataClient, emulator: Any, case: Case) -> None:
         assert report.removed["system"].count == 1
     again = history.add(cleanup(job, client, history, force=True))  # and it stays kept
     assert not again.removed.get("entity") and not again.removed.get("system")
+
+
+@pytest.mark.parametrize(
+    ("openlineage_system", "rules"),
+    [
+        ({}, []),
+        ({}, [{"pattern": "*", "system": {"name": "Airflow jobs"}, "creation": "IF_MISSING"}]),
+    ],
+    ids=["openLineageSystem", "a jobSystems rule's System"],
+)
+def test_a_job_system_a_steward_renamed_and_described_keeps_the_jobs_and_is_never_removed(
+    client: BlindataClient,
+    emulator: Any,
+    openlineage_system: dict[str, Any],
+    rules: list[dict[str, Any]],
+) -> None:
+    """The System the job created for its jobs, renamed by a steward: the next snapshot finds it
+    by its stamps, creates no System under the old name, and the cleanup removes nothing."""
+    job = definition(jobSystems=rules)
+    created_as = rules[0]["system"]["name"] if rules else "OpenLineage"
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    jobs = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, created_as))
+    renamed = {"name": "Airflow production jobs", "description": "Steward: our prod jobs"}
+    client.api.systems.update(jobs.model_copy(update=renamed))
+    next_second(emulator)
+
+    _, snapshot_report = run(client, history, [LOAD, KEEP], job)
+    report = history.add(cleanup(job, client, history))
+
+    assert snapshot_report.status == "success", snapshot_report.render()
+    assert snapshot_report.counters.get("systemsCreated", 0) == 0, snapshot_report.render()
+    assert snapshot_report.counters.get("entitiesCreated", 0) == 0, snapshot_report.render()
+    assert report.status == "success" and not report.removed, report.render()
+    systems = {s["name"]: s["uuid"] for s in objects(emulator, Kind.SYSTEM)}
+    assert created_as not in systems and systems["Airflow production jobs"] == jobs.uuid
+    held = {e["name"] for e in objects(emulator, Kind.ENTITY) if e["system"]["uuid"] == jobs.uuid}
+    assert {"etl.load", "etl.keep"} <= held
+
+
+@pytest.mark.parametrize(
+    ("where", "kept"),
+    [("moved by a person", True), ("the definition maps the namespace elsewhere", False)],
+)
+def test_a_table_in_another_system_stays_only_when_a_person_moved_it(
+    client: BlindataClient, emulator: Any, where: str, kept: bool
+) -> None:
+    """A steward moved the job's table to the System where it lives: the snapshot describes it
+    again where the job places it, and the cleanup keeps the steward's (saying where each is).
+    A definition whose policy now names the namespace's System otherwise moves its tables."""
+    job = definition()
+    history = History()
+    run(client, history, [LOAD, KEEP], job)
+    history.add(cleanup(job, client, history))
+    dst = uuid_of(emulator, Kind.ENTITY, "dst")
+    if kept:
+        moved_by_a_person(client, emulator)
+    else:
+        client.api.systems.create(System(name="Elsewhere", subtype="DATABASE"))
+        job = builders.definition(
+            builders.policy("postgres://*", nameTemplate="{host}", entityCreation=True),
+            namespaceMappings=[{"pattern": GONE, "system": {"name": "Elsewhere"}}],
+        )
+    next_second(emulator)
+    run(client, history, [LOAD, KEEP], job)
+
+    report = history.add(cleanup(job, client, history, force=True))
+
+    assert report.status == "success", report.render()
+    assert (dst in {e["uuid"] for e in objects(emulator, Kind.ENTITY)}) == kept, report.render()
+    if kept:
+        (reason,) = report.kept["entity"].examples
+        assert reason == (
+            "s.dst: a person moved it to the System Warehouse (the job describes its dataset in "
+            "gone)"
+        )
+    else:
+        assert "s.dst" in report.removed["entity"].examples
+
+
+def _mapped_to(system: str, share: float = 0.9) -> JobDefinition:
+    """The job's ``gone`` namespace mapped to a System a person created, where the job creates
+    its tables."""
+    return builders.definition(
+        builders.policy("postgres://*", nameTemplate="{host}", entityCreation=True),
+        namespaceMappings=[{"pattern": GONE, "system": {"name": system}}],
+        cleanup={"maxRemovalShare": share},
+    )
+
+
+@pytest.mark.parametrize(
+    "first", ["a dry run", "refused by maxRemovalShare", "after a ledger of the release before"]
+)
+def test_tables_a_mapping_change_left_in_the_old_system_go_whatever_cleanup_came_first(
+    client: BlindataClient, emulator: Any, first: str
+) -> None:
+    """The first cleanup that records the Systems of the definition's entities (its first, or
+    the first after the upgrade) counts every System that holds them: a dry run or a refused one
+    records where the tables are, and the next cleanup removes those a namespaceMappings change
+    left behind (a review: they were kept forever, as moved by a person)."""
+    for name in ("Store A", "Store B"):
+        client.api.systems.create(System(name=name, subtype="DATABASE"))
+    history = History()
+    run(client, history, [LOAD, KEEP], _mapped_to("Store A"))
+    old = uuid_of(emulator, Kind.ENTITY, "dst")
+    if first == "after a ledger of the release before":
+        history.add(cleanup(_mapped_to("Store A"), client, history))
+        history[0].report["ledger"].pop("entity_systems")
+    next_second(emulator)
+    run(client, history, [LOAD, KEEP], _mapped_to("Store B"))
+    strict = first == "refused by maxRemovalShare"
+    before = history.add(
+        cleanup(_mapped_to("Store B", 0.01 if strict else 0.9), client, history, dry_run=not strict)
+    )
+    assert before.status == ("refused" if strict else "success"), before.render()
+
+    report = history.add(cleanup(_mapped_to("Store B"), client, history, force=strict))
+
+    assert report.status == "success", report.render()
+    assert not report.kept.get("entity"), report.render()
+    assert "s.dst" in report.removed["entity"].examples
+    assert old not in {e["uuid"] for e in objects(emulator, Kind.ENTITY)}
+    assert before.removed["entity"].examples == report.removed["entity"].examples
+
+
+def test_a_persons_copy_of_the_renamed_job_system_takes_neither_the_jobs_nor_is_removed(
+    client: BlindataClient, emulator: Any, store: EventStore
+) -> None:
+    """A steward renamed the job System and a person copied it, stamps and all: the jobs stay in
+    the renamed one, where the last snapshot put them, and the cleanup keeps the copy (its name
+    is not the one the job gave it: a person renamed it) and removes nothing (a review: the
+    copy, first by name, took the jobs, and the renamed original went)."""
+    job = definition()
+    store.append_many([LOAD, KEEP])
+    assert run_snapshot(job, client, store).status == "success"
+    assert run_cleanup(job, client, store).status == "success"
+    original = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, "OpenLineage"))
+    client.api.systems.update(original.model_copy(update={"name": "Prod jobs"}))
+    copy = client.api.systems.create(
+        System(
+            name="Copy of Prod jobs",
+            subtype="SERVICE",
+            additional_properties=original.additional_properties,
+        )
+    )
+    next_second(emulator)
+
+    snapshot_report = run_snapshot(job, client, store)
+    report = run_cleanup(job, client, store)
+
+    assert snapshot_report.status == "success", snapshot_report.render()
+    assert snapshot_report.gap_count(GapCode.JOB_SYSTEM_AMBIGUOUS) == 1
+    assert report.status == "success" and not report.removed, report.render()
+    assert report.kept["system"].examples == [
+        "Copy of Prod jobs: a person renamed it (the job named it OpenLineage)"
+    ]
+    held = {
+        e["name"] for e in objects(emulator, Kind.ENTITY) if e["system"]["uuid"] == original.uuid
+    }
+    assert {"etl.load", "etl.keep"} <= held
+    assert {original.uuid, copy.uuid} <= {s["uuid"] for s in objects(emulator, Kind.SYSTEM)}
+
+
+def test_once_the_definition_names_the_job_system_as_renamed_the_next_rename_is_followed(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The admin sets ``openLineageSystem.name`` to the name a steward gave the job System: its
+    name stamp follows, and a second rename by the steward keeps the jobs in it (a review: the
+    stamp kept the first name, and the next snapshot created a System of the configured name)."""
+    history = History()
+    run(client, history, [LOAD, KEEP], definition())
+    history.add(cleanup(definition(), client, history))
+    jobs = client.api.systems.get(uuid_of(emulator, Kind.SYSTEM, "OpenLineage"))
+    for renamed in ("Prod jobs", "Prod jobs (EU)"):
+        current = client.api.systems.get(jobs.uuid or "")
+        client.api.systems.update(current.model_copy(update={"name": renamed}))
+        next_second(emulator)
+        _, snapshot_report = run(
+            client, history, [LOAD, KEEP], definition(openLineageSystem={"name": "Prod jobs"})
+        )
+        report = history.add(cleanup(definition(), client, history))
+
+        assert snapshot_report.counters.get("systemsCreated", 0) == 0, snapshot_report.render()
+        assert report.status == "success" and not report.removed, report.render()
+    stamps = client.api.systems.get(jobs.uuid or "").additional_properties or []
+    assert [p.value for p in stamps if p.name == JOB_SYSTEM_NAME_PROPERTY] == ["Prod jobs"]
+    held = {e["name"] for e in objects(emulator, Kind.ENTITY) if e["system"]["uuid"] == jobs.uuid}
+    assert {"etl.load", "etl.keep"} <= held
+
+
+def test_a_dry_run_keeps_a_system_a_person_described_as_the_cleanup_does_from_summary_listings(
+    emulator: Any,
+) -> None:
+    """A Blindata whose listings leave the description out: the dry run reads each System it
+    would remove whole, as the cleanup does before the delete, and says what the cleanup does,
+    counters and all (a review: the dry run listed the described System as removed)."""
+    with client_of(emulator, SummaryListings(("description",))) as client:
+        job = definition()
+        history = History()
+        run(client, history, [LOAD, KEEP], job)
+        history.add(cleanup(job, client, history))
+        a_person_on_the_system("Steward: finance replica")(client, emulator)
+        next_second(emulator)
+        run(client, history, [KEEP], job)
+
+        dry = history.add(cleanup(job, client, history, dry_run=True, force=True))
+        real = history.add(cleanup(job, client, history, force=True))
+
+    for report in (dry, real):
+        assert report.status == "success", report.render()
+        assert "system" not in report.removed, report.render()
+        assert report.kept["system"].examples == ["gone: a person wrote its description"]
+    assert dry.removed == real.removed
+    for counter in ("objectsToRemove", "ownedObjects", "systemsKeptReferenced"):
+        assert dry.counters.get(counter) == real.counters.get(counter), counter
+    assert "gone" in {s["name"] for s in objects(emulator, Kind.SYSTEM)}
 
 
 def _both_describe_dst(

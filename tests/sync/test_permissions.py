@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from blindata_emulator import EmulatorSettings, EmulatorUser, Kind, running_emulator
 
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
-from airflow_blindata.sync import cleanup, snapshot
-from tests.sync.helpers import FAST_RETRY, History, dbt_events, definition
+from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.report import GapCode
+from airflow_blindata.mapper.systems import JOB_SYSTEM_NAME_PROPERTY
+from airflow_blindata.sync import cleanup, fetch_known_systems, snapshot
+from tests.sync.helpers import FAST_RETRY, History, client_of, dbt_events, definition
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +93,40 @@ def test_without_the_data_flows_permission_only_flows_fail() -> None:
     assert "403" in report.failures["flow"].examples[0]
     assert len(uploads) == 1  # the phase stopped at the first refusal
     assert len(entities) == len(plan.entities)
+
+
+class NoSystemUpdates(httpx.HTTPTransport):
+    """A user who may create and read Systems but not update them: a PUT of one is a 403."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT" and "/systems/" in request.url.path:
+            return httpx.Response(403, json={"status": 403, "message": "SYSTEMS_EDITOR required"})
+        return super().handle_request(request)
+
+
+def test_a_job_system_that_may_not_be_stamped_with_its_name_still_takes_the_jobs(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """Upgrade: the job System the release before created carries no ``openLineageJobSystemName``.
+    The snapshot adds it with a PUT; refused, it reports gap ``JOB_SYSTEM_NOT_STAMPED`` and still
+    writes the jobs there (a review: the whole System was dropped, its jobs and routines failed,
+    and every snapshot was partial)."""
+    job = definition()
+    events = dbt_events()
+    first = snapshot(build(events, job, fetch_known_systems(client)), client, job)
+    assert first.status == "success", first.render()
+    (jobs,) = [s for s in emulator.emulator.objects(Kind.SYSTEM) if s["name"] == "OpenLineage"]
+    stored = client.api.systems.get(jobs["uuid"])
+    legacy = [p for p in stored.additional_properties or () if p.name != JOB_SYSTEM_NAME_PROPERTY]
+    client.api.systems.update(stored.model_copy(update={"additional_properties": legacy}))
+
+    with client_of(emulator, NoSystemUpdates()) as refused:
+        report = snapshot(build(events, job, fetch_known_systems(refused)), refused, job)
+
+    assert report.status == "success", report.render()
+    assert not report.failures, report.render()
+    assert report.gap_count(GapCode.JOB_SYSTEM_NOT_STAMPED) == 1
+    assert report.gaps[GapCode.JOB_SYSTEM_NOT_STAMPED].examples == ["OpenLineage"]
+    assert report.counters["systemsNotStamped"] == 1
+    assert report.counters["entitiesDescribed"] == first.counters["entitiesDescribed"]
+    assert report.systems["OpenLineage"].jobs

@@ -182,6 +182,33 @@ def test_a_system_created_meanwhile_is_reused_without_the_owner_stamp(
     assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) > 0
 
 
+def test_a_job_system_another_definition_created_meanwhile_keeps_its_name_stamp(
+    client: BlindataClient, emulator: Any
+) -> None:
+    """The job System this definition plans to create, created meanwhile by another definition
+    whose steward renamed its own job System so: reused, and the name stamp by which that
+    definition finds its System is neither replaced nor doubled (it names a System for its
+    owner only)."""
+    job = definition()
+    plan = plan_for(client, dbt_events(), job)  # plans to create "OpenLineage"
+    theirs = {"openLineageOwner": "other", "openLineageJobSystem": "true"}
+    theirs["openLineageJobSystemName"] = "Their jobs"
+    client.api.systems.create(
+        System(
+            name="OpenLineage",
+            subtype="SERVICE",
+            additional_properties=AdditionalProperty.many(tuple(theirs.items())),
+        )
+    )
+
+    report = snapshot(plan, client, job)
+
+    assert report.status == "success", report.render()
+    assert report.counters["systemsReused"] == 1
+    (jobs,) = [s for s in objects(emulator, Kind.SYSTEM) if s["name"] == "OpenLineage"]
+    assert props(jobs) == {name: [value] for name, value in theirs.items()}
+
+
 @pytest.mark.parametrize(
     ("owner", "created"),
     [

@@ -17,13 +17,25 @@ import pytest
 from airflow_blindata.blindata import ApiKeyCredentials, BlindataClient
 from airflow_blindata.events import registry
 from airflow_blindata.mapper.build import build
+from airflow_blindata.mapper.systems import (
+    JOB_SYSTEM_NAME_PROPERTY,
+    JOB_SYSTEM_PROPERTY,
+    OWNER_PROPERTY,
+    KnownSystem,
+)
 from airflow_blindata.plans import store as mapping
 from airflow_blindata.plans.store import plan_from_store
 from airflow_blindata.store import EventStore
 from airflow_blindata.sync import fetch_known_systems
 from airflow_blindata.sync.report import RunReport
-from airflow_blindata.sync.runner import run_cleanup, run_light, run_snapshot
-from tests.builders import dataset, run_event
+from airflow_blindata.sync.runner import (
+    recorded_systems,
+    run_cleanup,
+    run_light,
+    run_snapshot,
+    used_systems,
+)
+from tests.builders import DEFINITION_UUID, dataset, run_event
 from tests.sync.helpers import (
     API_KEY,
     FAST_RETRY,
@@ -310,3 +322,26 @@ def test_a_batch_size_that_is_not_a_positive_whole_number_is_refused_before_anyt
             run()
     assert not [entry for entry in emulator.emulator.requests.entries() if entry["method"] != "GET"]
     assert store.sync_history(definition().uuid) == []
+
+
+def test_the_systems_a_snapshot_records_find_a_job_system_a_steward_renamed_again() -> None:
+    """The page maps the events with the Systems the last snapshot recorded: the stamp that
+    finds the renamed job System is recorded with them, so the page shows the jobs where the
+    snapshot put them, not in a System of the old name it would create."""
+    renamed = KnownSystem(
+        "Airflow production jobs",
+        "0d2c7e4a-1111-4111-8111-111111111111",
+        (
+            (OWNER_PROPERTY, DEFINITION_UUID),
+            (JOB_SYSTEM_PROPERTY, "true"),
+            (JOB_SYSTEM_NAME_PROPERTY, "OpenLineage"),
+        ),
+    )
+    job = definition()
+    plan = build(dbt_events(), job, [renamed])
+    report = RunReport(kind="snapshot", definition_uuid=job.uuid)
+    report.known_systems = used_systems([renamed], plan)
+    replayed = build(dbt_events(), job, recorded_systems(report))
+    for each in (plan, replayed):
+        (jobs,) = [system for system in each.systems if system.origin == "openlineage"]
+        assert (jobs.name, jobs.uuid, jobs.create) == (renamed.name, renamed.uuid, False)
