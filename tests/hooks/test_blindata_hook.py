@@ -4,6 +4,7 @@ emulator served on loopback."""
 from __future__ import annotations
 
 import http.server
+import importlib.metadata
 import ipaddress
 import json
 import logging
@@ -18,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from airflow_blindata.blindata import (
     ApiKeyCredentials,
@@ -32,6 +34,8 @@ from airflow_blindata.hooks.blindata import (
 )
 from tests.blindata.helpers import URL_SECRETS, URL_USER, with_url_credentials
 from tests.helpers import API_KEY, HUMAN, OTHER_TENANT, PASSWORD, TENANT, USER, loopback_server
+
+AIRFLOW_RELEASE = Version(importlib.metadata.version("apache-airflow")).release[:2]
 
 
 def connection(**fields: Any) -> SimpleNamespace:
@@ -268,7 +272,9 @@ def test_a_connection_airflow_holds_but_cannot_read_is_said_unusable_naming_the_
     ok, message = BlindataHook("bd_unreadable").test_connection()
     assert not ok and message.startswith("The connection bd_unreadable is not usable: ")
     assert re.search(says, message), message
-    if "port" not in fields:  # a task reads the connection leniently (the Task SDK)
+    # a task reads the connection leniently (the Task SDK); Airflow 3.1's drops a connection
+    # whose extra is no JSON object as undefined before any hook reads it (the floors' run)
+    if "port" not in fields and AIRFLOW_RELEASE >= (3, 2):
         with pytest.raises(BlindataConfigError, match=says):
             BlindataHook("bd_unreadable").get_conn()
     assert main(["check", "--conn-id", "bd_unreadable"]) == 1

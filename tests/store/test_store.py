@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from airflow_blindata.events import event_key
 from airflow_blindata.store import (
@@ -26,6 +28,8 @@ from airflow_blindata.store.prepare import prepare
 from .helpers import _libpq, dataset_event, event, job_event, postgres_base_url, postgres_schema
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openlineage"
+
+AIRFLOW_RELEASE = Version(importlib.metadata.version("apache-airflow")).release[:2]
 
 
 def test_append_stores_once_and_reads_back(store: EventStore) -> None:
@@ -435,6 +439,10 @@ def test_a_key_of_a_postgres_connections_extra_the_store_does_not_read_is_refuse
     monkeypatch.setenv("AIRFLOW_CONN_BD_TYPO", json.dumps(connection))
     with pytest.raises(StoreURLError) as raised:
         open_store("airflow-conn://bd_typo")
+    if AIRFLOW_RELEASE < (3, 2) and not isinstance(extra, dict):
+        # Airflow 3.1 drops a connection whose extra is no JSON object as undefined before
+        # the store reads it (the floors' run): said so, not read
+        message = "it is not defined"
     assert message in str(raised.value)
     assert "the store's connection 'bd_typo'" in str(raised.value)
     assert "hunter2secret" not in str(raised.value)
