@@ -32,9 +32,11 @@ from typing import Any
 from urllib.parse import unquote
 
 __all__ = [
+    "PATH_SCHEMES",
     "REDACTED",
     "is_secret_property",
     "names_a_secret",
+    "names_hold_properties",
     "oracle_passwords",
     "property_spans",
     "redact_dataset_name",
@@ -232,6 +234,12 @@ _SECRET_WORDS = (
     # ``x-functions-key``); not ``client_key`` or ``app_key``, a warehouse's dimension keys
     r"subscription[_.-]?key|functions[_.-]?key|function[_.-]?key)"
 )
+# A property's or a parameter's whole name that holds a secret though it ends with no secret word:
+# MySQL Connector/J's multi-factor ``password1``, ``password2``, ``password3``, and ``pass``
+# (only whole: ``bypass`` and ``passenger`` say nothing of a secret; in free text and in a name
+# ``pass`` only before ``=``, not ``tests pass: 5``). Each holds ``pass``, as the early exits
+# (``_TEXT_SECRET_WORDS``, ``_SQL_SECRET_WORDS``) ask.
+_WHOLE_SECRET_NAMES = r"(?:pass|password[0-9])"
 # Hadoop's settings of Azure storage name the account (and the container) after the secret word,
 # so that they do not end with it: ``fs.azure.account.key.<account>.dfs.core.windows.net``,
 # ``fs.azure.sas.<container>.<account>.blob.core.windows.net``,
@@ -254,7 +262,8 @@ _SECRET_VALUE_IN_TEXT = re.compile(
     (?<![A-Za-z0-9_.-])
     (?P<lead>
         (?P<quote> \\?["']? )
-        (?: {_AZURE_SECRET_SETTING} | [A-Za-z0-9_.-]*? {_SECRET_WORDS} ) (?P=quote)
+        (?: {_AZURE_SECRET_SETTING} | password[0-9] | pass (?= \\?["']? \s* = )
+          | [A-Za-z0-9_.-]*? {_SECRET_WORDS} ) (?P=quote)
         \s* (?: = | :(?![:/]) =?+ ) \s*
     )
     (?! \\?["']? \*\*\* )
@@ -540,22 +549,25 @@ without any holds no secret name."""
 _redacted_short = lru_cache(maxsize=8192)(_redact_text)
 
 
-def redact_name(name: str) -> str:
+def redact_name(name: str, *, properties: bool = True) -> str:
     """A dataset's name as its entity is named: what ``redact_text`` hides, but a ``name=value``
     (or ``name: value``) pair only as a parameter, after ``?``, ``&``, ``;`` or a blank
     (``orders?sig=…``, a JDBC URL's ``;password=…``, libpq's ``host=db password=…``), its
     value ending at its closing quote, or unquoted at the next parameter, ``#`` or a blank; and
-    the JDBC connection properties of its database part (before its first ``/``: DB2's
-    ``SAMPLE:apiKey=…;.SCH.T``, Teradata's ``DATABASE=d,PASSWORD=…``) as ``redact_properties``
-    hides them. A path's ``token=eth`` segment is a partition, ``raw/a,token=eth/x`` an object's
-    key and ``public.secret=1`` a table: hidden, their values and all that followed them, two
-    tables were one entity (``raw/token=eth/transfers`` and ``raw/device_token=ios/sessions``)."""
-    if "=" in name:
+    with ``properties`` (a database's dataset: ``PATH_SCHEMES``' and Kafka's names are keys,
+    topics and files), the JDBC connection properties of its database part as
+    ``redact_properties`` hides them: a list that starts before the name's first ``/`` (DB2's
+    ``SAMPLE:apiKey=…;.SCH.T``, Teradata's ``DATABASE=d,PASSWORD=…``), each value whole to its
+    own ``;`` (or the ``,`` of the next ``name=``), a ``/`` in it included
+    (``password=Ab/cd==;``). A path's ``token=eth`` segment is a partition,
+    ``raw,token=eth/x`` an object's key and ``public.secret=1`` a table: hidden, their values
+    and all that followed them, two tables were one entity (``raw/token=eth/transfers`` and
+    ``raw/device_token=ios/sessions``)."""
+    if properties and "=" in name:
         end = name.find("/")
         end = len(name) if end < 0 else end
         if (found := _NAME_PROPERTIES.search(name, 0, end)) is not None:
-            shown = redact_properties(name[found.start() : end])
-            name = f"{name[: found.start()]}{shown}{name[end:]}"
+            name = f"{name[: found.start()]}{redact_properties(name[found.start() :])}"
     if not _may_hold_a_secret(name):
         return name
     if len(name) <= _MEMO_LENGTH:
@@ -566,6 +578,28 @@ def redact_name(name: str) -> str:
 _name_redacted_short = lru_cache(maxsize=8192)(partial(_redact_text, name=True))
 
 
+PATH_SCHEMES = (
+    frozenset({"s3", "s3a", "s3n", "gs", "gcs", "hdfs", "file", "http", "https", "ftp", "ftps"})
+    | {"sftp", "webdav", "webdavs", "wasbs", "abfss", "wasb", "abfs"}
+    # the file systems Hadoop and Spark name a path with: HDFS's federation and REST gateways,
+    # Ozone, Azure Data Lake Gen1, Databricks' DBFS, the object stores of IBM, Oracle, Alibaba,
+    # Huawei, Tencent and Cloudflare, MapR, JuiceFS, Alluxio, lakeFS, Hadoop archives
+    | {"viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs", "adl", "dbfs", "cos", "cosn", "oci"}
+    | {"oss", "obs", "r2", "maprfs", "jfs", "alluxio", "lakefs", "har"}
+)
+"""Schemes whose namespaces carry paths of files or objects (and whose datasets' names are
+paths or keys, not a database's names)."""
+_NAMES_WITHOUT_PROPERTIES = PATH_SCHEMES | {"kafka"}
+
+
+def names_hold_properties(namespace: str) -> bool:
+    """Whether the datasets of ``namespace`` may carry a JDBC URL's connection properties in
+    their names (DB2's ``SAMPLE:password=…;.SCH.T``): a database's, not an object store's, a
+    file system's or Kafka's, whose ``raw,token=eth/x`` is a key or a topic."""
+    scheme, sep, _ = namespace.strip().partition("://")
+    return not sep or scheme.lower() not in _NAMES_WITHOUT_PROPERTIES
+
+
 def redact_dataset_name(namespace: str, name: str) -> str:
     """A dataset's name as its entity, its flows and its ``openLineageDataset`` show it:
     ``redact_name``, and where its namespace is an HTTP(S) site, what a URL shown hides (an
@@ -573,7 +607,7 @@ def redact_dataset_name(namespace: str, name: str) -> str:
     a chat webhook's path, which is its secret: ``https://hooks.slack.com`` + ``/services/T…/
     B…/<secret>`` kept it in the entity's name, its property and its flows (a probe of
     secrets)."""
-    shown = redact_name(name)
+    shown = redact_name(name, properties=names_hold_properties(namespace))
     lead = namespace.lstrip()[:8].lower()
     if not lead.startswith(("http://", "https://")):
         return shown
@@ -594,7 +628,8 @@ def redact_dataset_name(namespace: str, name: str) -> str:
 # square of its length: 20,000 blanks took 47 s).
 _SECRET_PARAMETER_IN_NAME = re.compile(
     rf"""(?ix)
-    (?P<lead> (?: (?<=[?&;]) \s*+ | (?<=\s) ) [A-Za-z0-9_.-]*? {_SECRET_WORDS} \s* [=:] \s* )
+    (?P<lead> (?: (?<=[?&;]) \s*+ | (?<=\s) )
+        (?: password[0-9] | pass (?= \s* = ) | [A-Za-z0-9_.-]*? {_SECRET_WORDS} ) \s* [=:] \s* )
     (?! \*\*\* | ["']\*\*\* )
     (?P<value>
         " (?: [^"\\\n] | \\. )* "?
@@ -901,12 +936,17 @@ _PROCEDURE_CALLS = frozenset({"EXEC", "EXECUTE", "CALL"})
 # ``'password' = '…'`` written as a literal, a column ``db_password``. ``password_hash`` ends with
 # another word and names no secret.
 _SECRET_NAME_END = re.compile(rf"(?i){_SECRET_WORDS}\Z")
+_WHOLE_SECRET_NAME = re.compile(rf"(?i){_WHOLE_SECRET_NAMES}")
 _AZURE_SECRET_NAME = re.compile(rf"(?i){_AZURE_SECRET_SETTING}\Z")
 
 
 def _is_secret_name(name: str) -> bool:
     """Whether ``name`` ends with a secret word, or is one of Azure's secret settings."""
-    return _SECRET_NAME_END.search(name) is not None or _AZURE_SECRET_NAME.match(name) is not None
+    return (
+        _SECRET_NAME_END.search(name) is not None
+        or _AZURE_SECRET_NAME.match(name) is not None
+        or _WHOLE_SECRET_NAME.fullmatch(name) is not None
+    )
 
 
 def _names_a_secret(word: str) -> bool:

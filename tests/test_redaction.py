@@ -1051,6 +1051,10 @@ def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties() -> No
         (f";password=a,{SECRET}&b;x=1", ";password=***;x=1"),
         # names that name no secret are shown
         (";currentSchema=SALES;sslConnection=true;", ";currentSchema=SALES;sslConnection=true;"),
+        # whole names that end with no secret word: Connector/J's multi-factor password1..3,
+        # a bare ``pass``; a word that only holds one names none
+        (f";password1={SECRET};password3={SECRET}", ";password1=***;password3=***"),
+        (f",pass={SECRET},bypass=1,passenger=2", ",pass=***,bypass=1,passenger=2"),
     ],
 )
 def test_a_jdbc_property_that_names_a_secret_is_hidden_to_its_separator(
@@ -1076,7 +1080,18 @@ def test_a_jdbc_property_that_names_a_secret_is_hidden_to_its_separator(
         # past the database part (its first ``/``), an object's key: ``,`` and ``:`` are names'
         ("raw/a,token=eth/transfers", "raw/a,token=eth/transfers"),
         ("logs/run:sig=v1/events", "logs/run:sig=v1/events"),
-        (f"SAMPLE:apiKey={SECRET}/x", "SAMPLE:apiKey=***/x"),
+        # a value runs to its own ``;`` (or the ``,`` of the next property), a ``/`` in it too:
+        # base64 holds one (the rest of the password was shown after the ``***``)
+        (f"SAMPLE:apiKey={SECRET}/x", "SAMPLE:apiKey=***"),
+        (
+            f"SAMPLE:user=db2inst1;password=Ab/cd{SECRET}==;.SCH.T",
+            "SAMPLE:user=db2inst1;password=***;.SCH.T",
+        ),
+        (f"SAMPLE:apiKey=Qk/9{SECRET}==;.SCH.T", "SAMPLE:apiKey=***;.SCH.T"),
+        (
+            f"DATABASE=d,PASSWORD=Ab/cd{SECRET}==,USER=u.SCH.T",
+            "DATABASE=d,PASSWORD=***,USER=u.SCH.T",
+        ),
     ],
 )
 def test_a_names_jdbc_properties_are_read_in_its_database_part_only(name: str, shown: str) -> None:
@@ -1086,6 +1101,59 @@ def test_a_names_jdbc_properties_are_read_in_its_database_part_only(name: str, s
     from airflow_blindata.redaction import redact_name
 
     assert redact_name(name) == shown
+    assert SECRET not in redact_name(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"mysql://db/shop?user=etl&password2={SECRET}", "mysql://db/shop?user=etl&password2=***"),
+        (f"orders;pass={SECRET}", "orders;pass=***"),
+        (f"connect with password1={SECRET} now", "connect with password1=*** now"),
+        (f"cmd pass={SECRET}", "cmd pass=***"),
+        ("tests pass: 12, bypass=on, passenger=ann", "tests pass: 12, bypass=on, passenger=ann"),
+    ],
+)
+def test_a_whole_name_of_a_password_that_ends_with_no_secret_word_is_hidden(
+    text: str, shown: str
+) -> None:
+    """MySQL Connector/J's ``password1``..``password3`` and a bare ``pass`` name a secret as
+    wholes (their values reached a System's name, a source and an entity); ``bypass``,
+    ``passenger`` and free text's ``pass:`` do not."""
+    from airflow_blindata.redaction import names_a_secret, redact_name, redact_text
+
+    assert redact_text(text) == shown
+    assert redact_name(text) == shown
+    assert [names_a_secret(n) for n in ("password1", "PASSWORD2", "pass", "bypass")] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "shown"),
+    [
+        ("s3://lake", "raw,token=eth/transfers", "raw,token=eth/transfers"),
+        ("s3a://lake", "raw:token=eth/transfers", "raw:token=eth/transfers"),
+        ("gs://lake", "exports:token=eth.parquet", "exports:token=eth.parquet"),
+        ("hdfs://nn:8020", "warehouse,sig=v1", "warehouse,sig=v1"),
+        ("kafka://b1:9092", "orders,token=eth", "orders,token=eth"),
+        ("db2://db2h:50000", f"SAMPLE:apiKey={SECRET};.SCH.T", "SAMPLE:apiKey=***;.SCH.T"),
+        ("teradata://td", f"DATABASE=d,PASSWORD={SECRET}", "DATABASE=d,PASSWORD=***"),
+    ],
+)
+def test_a_names_jdbc_properties_are_read_in_a_databases_datasets_only(
+    namespace: str, name: str, shown: str
+) -> None:
+    """An object's key, a file's path or a topic whose first segment holds ``,token=`` or
+    ``:token=`` is a name, not DB2's properties: hidden, ``raw,token=eth/transfers`` and
+    ``raw,token=btc/transfers`` were one entity, ``exports:token=eth.parquet`` lost its
+    extension (a review)."""
+    from airflow_blindata.redaction import redact_dataset_name
+
+    assert redact_dataset_name(namespace, name) == shown
 
 
 BLANKS = " " * SIZE
@@ -1235,13 +1303,18 @@ def test_redacting_sql_never_raises(sql: str, dialect: str | None) -> None:
 def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
     """A statement holding none of ``_SQL_SECRET_WORDS`` is shown without being read: every
     keyword of a secret literal and every secret name of free text must hold one of them."""
-    from airflow_blindata.redaction import _SECRET_KEYWORDS, _SECRET_WORDS, _SQL_SECRET_WORDS
+    from airflow_blindata.redaction import (
+        _SECRET_KEYWORDS,
+        _SECRET_WORDS,
+        _SQL_SECRET_WORDS,
+        _WHOLE_SECRET_NAMES,
+    )
 
     names = [
         name
         for joint in ("", "_", "-", ".")
         for name in re.findall(r"[a-z_.-]+", _SECRET_WORDS.replace("[_.-]?", joint))
-    ]
+    ] + re.findall(r"[a-z]+", _WHOLE_SECRET_NAMES)
     keywords = [keyword.lower() for keyword in _SECRET_KEYWORDS]
     for word in [*keywords, "identified", "authorization", "bearer", *names]:
         assert any(quick in word for quick in _SQL_SECRET_WORDS), word
@@ -1250,13 +1323,13 @@ def test_every_secret_word_of_sql_is_one_the_quick_look_finds() -> None:
 def test_every_secret_name_of_free_text_is_one_the_quick_look_finds() -> None:
     """An ASCII text holding none of ``_TEXT_SECRET_WORDS`` is not run through the pattern of
     secret names: every name it matches must hold one of them."""
-    from airflow_blindata.redaction import _SECRET_WORDS, _TEXT_SECRET_WORDS
+    from airflow_blindata.redaction import _SECRET_WORDS, _TEXT_SECRET_WORDS, _WHOLE_SECRET_NAMES
 
     names = [
         name
         for joint in ("", "_", "-", ".")
         for name in re.findall(r"[a-z_.-]+", _SECRET_WORDS.replace("[_.-]?", joint))
-    ]
+    ] + re.findall(r"[a-z]+", _WHOLE_SECRET_NAMES)
     assert names
     for word in names:
         assert any(quick in word for quick in _TEXT_SECRET_WORDS), word

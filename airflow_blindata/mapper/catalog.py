@@ -67,6 +67,7 @@ from airflow_blindata.mapper.systems import SystemResolver, databases_ignore_cas
 from airflow_blindata.redaction import (
     REDACTED,
     names_a_secret,
+    names_hold_properties,
     redact_dataset_name,
     redact_name,
     redact_query,
@@ -335,9 +336,10 @@ def _unplaced_location(key: DatasetKey, found: EntityName, resolver: SystemResol
     return resolver.dataset_system(key.namespace, None, found.database) is None
 
 
-def entity_key(system: str, found: EntityName) -> EntityKey | None:
+def entity_key(system: str, found: EntityName, namespace: str) -> EntityKey | None:
     """The entity of a dataset on ``system``; None when its name gives none (``""``, or
-    ``db.schema.``).
+    ``db.schema.``). A name's JDBC properties are hidden only in a database's ``namespace``
+    (``redaction.names_hold_properties``: an object's key ``raw,token=eth/x`` is none).
 
     Blindata refuses an entity without a name, so it is never planned: the dataset is reported
     as ``EMPTY_DATASET_NAME`` instead of an upload that fails on every run.
@@ -345,8 +347,11 @@ def entity_key(system: str, found: EntityName) -> EntityKey | None:
     if not found.name.strip():
         return None
     # a dataset's name is free text: a URL's ``?token=`` in it is not catalogued
-    schema = None if found.schema is None else redact_name(found.schema)
-    return EntityKey(system=system, schema_=schema, name=redact_name(found.name))
+    properties = names_hold_properties(namespace)
+    schema = None if found.schema is None else redact_name(found.schema, properties=properties)
+    return EntityKey(
+        system=system, schema_=schema, name=redact_name(found.name, properties=properties)
+    )
 
 
 def shown_dataset(key: DatasetKey) -> str:
@@ -404,7 +409,9 @@ def _facet_properties(key: str, facet: BaseFacet) -> dict[str, list[str | None]]
     if key == "dataSource":
         return {
             "openLineageDataSourceName": [_safe(data.get("name"))],
-            "openLineageDataSourceUri": [_safe(data.get("uri"))],
+            # a namespace's URI: its connection properties' secrets hidden as a namespace's
+            # (``/PASSWORD=Pa@ss``: read as free text, ``ss`` was shown as the host)
+            "openLineageDataSourceUri": [_shown_uri(data.get("uri"))],
         }
     if key == "storage":
         return {
@@ -518,6 +525,12 @@ def _safe(value: object) -> str | None:
     parameter (``jdbc:postgresql://db/x?user=etl&password=...``) as ``***``, so no credential
     is catalogued."""
     return None if value is None else redact_query(strip_user_info(str(value)))
+
+
+def _shown_uri(value: object) -> str | None:
+    """A data source's URI as a namespace is shown (``shown_namespace``): ``_safe``, and the
+    secret values of its JDBC connection properties as ``***``, each whole."""
+    return None if value is None else shown_namespace(str(value))
 
 
 Identity = Callable[[DatasetKey, dict[str, BaseFacet]], tuple[Hashable, str | None]]
@@ -746,7 +759,7 @@ def map_datasets(
             system = landed.get((normalize_namespace(key.namespace), found.database))
         else:
             _, found, system, _ = known
-        entity = entity_key(system.name, found) if system is not None else None
+        entity = entity_key(system.name, found, key.namespace) if system is not None else None
         if entity is None:
             return _spelt_identity(key, facets)
         return entity, found.database
@@ -769,7 +782,9 @@ def map_datasets(
                 counted_gone.add(ended)
                 report.count(ended[0])
             continue
-        key = entities[dataset_key, system.name] = entity_key(system.name, found)
+        key = entities[dataset_key, system.name] = entity_key(
+            system.name, found, dataset_key.namespace
+        )
         if key is None:
             report.gap(GapCode.EMPTY_DATASET_NAME, where)
             continue

@@ -173,7 +173,9 @@ class FlowCollector:
             # A dataset of the fold: the catalog pass found its entity and planned it (or found
             # none: EMPTY_DATASET_NAME).
             return known[key, system.name]
-        entity = entity_key(system.name, found or dataset_name(self.fold, key, resolver))
+        entity = entity_key(
+            system.name, found or dataset_name(self.fold, key, resolver), key.namespace
+        )
         if entity is None:  # a dataset with no name: never an entity
             if named_only:
                 self.plan.report.gap(GapCode.EMPTY_DATASET_NAME, str(key))

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import (
+    PATH_SCHEMES,
     is_secret_property,
     names_a_secret,
     oracle_passwords,
@@ -96,18 +97,11 @@ DEFAULT_PORTS: dict[str, int] = {
 # Azure's authority is container@account, not user info (seed 002). Spark keeps the scheme of
 # a path, so Hadoop's non-TLS abfs:// and wasb:// arrive as well as abfss:// and wasbs://: read
 # as user info, their container was dropped and every container of an account became one store.
-_AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss", "wasb", "abfs"})
+# Oracle Cloud's object storage is ``oci://bucket@namespace`` in the same way: read as user info,
+# every bucket of a tenancy was one store.
+_AUTHORITY_IS_NOT_USER_INFO = frozenset({"wasbs", "abfss", "wasb", "abfs", "oci"})
 _BUCKET_SCHEMES = frozenset({"s3", "gs"}) | _AUTHORITY_IS_NOT_USER_INFO
-_PATHS_MAY_HOLD_AN_AT = (
-    frozenset({"s3", "s3a", "s3n", "gs", "gcs", "hdfs", "file", "http", "https", "ftp", "ftps"})
-    | {"sftp", "webdav", "webdavs"}
-    # the file systems Hadoop and Spark name a path with: HDFS's federation and REST gateways,
-    # Ozone, Azure Data Lake Gen1, Databricks' DBFS, the object stores of IBM, Oracle, Alibaba,
-    # Huawei, Tencent and Cloudflare, MapR, JuiceFS, Alluxio, lakeFS, Hadoop archives
-    | {"viewfs", "webhdfs", "swebhdfs", "ofs", "o3fs", "adl", "dbfs", "cos", "cosn", "oci"}
-    | {"oss", "obs", "r2", "maprfs", "jfs", "alluxio", "lakefs", "har"}
-    | _AUTHORITY_IS_NOT_USER_INFO
-)
+_PATHS_MAY_HOLD_AN_AT = PATH_SCHEMES | _AUTHORITY_IS_NOT_USER_INFO
 """Schemes whose namespaces carry paths of files or objects, where an ``@`` after the host may
 be part of one (``s3://bucket/exports@2026``) and ``dt=2026-01-01`` is a partition, not a
 connection property (``_properties_start``); in any other scheme's namespace (a database's) an
@@ -410,8 +404,9 @@ def _without_user_info(scheme: str, rest: str) -> str:
     ``:password=p@ss;``, an account's e-mail) ends no user info: read so, the rest of a value
     was the host (``mssql://ss:1433`` of the password ``p@ss``). They are read as properties
     only where nothing else can be meant, a password may hold ``;k=v`` or ``,k=v`` too
-    (``etl:Xy;k=9@db``): in an authority, when what precedes them reads as ``host[:port]`` and
-    no ``:`` (a ``user:password``) comes before the ``@``; in a path, when what follows the last
+    (``etl:Xy;k=9@db``, ``etl:1234;k=9@db``): in an authority, SQL Server's only
+    (``_PROPERTIES_IN_AUTHORITY``), when what precedes them reads as ``host[:port]`` and no
+    ``:`` (a ``user:password``) comes before the ``@``; in a path, when what follows the last
     ``@`` does not read as a host (``p@ss;``, ``p@ss,USER=etl``); in a URL nested in the
     namespace (Simba BigQuery's ``bigquery://https://www.googleapis.com/…;…Email=sa@proj…;``),
     as in its path. When in doubt the user info runs to the last ``@``.
@@ -437,7 +432,8 @@ def _without_user_at(scheme: str, rest: str, database: bool) -> str:
         return f"{rest[: nested.end()]}{inner}"
     end = _AUTHORITY_END.search(rest)
     authority = rest[: end.start()] if end else rest
-    if database and (found := _AUTHORITY_PROPERTY.search(authority)) is not None:
+    jdbc = scheme.removeprefix("jdbc:")  # ``jdbc:sqlserver://…`` as a namespace
+    if jdbc in _PROPERTIES_IN_AUTHORITY and (found := _AUTHORITY_PROPERTY.search(authority)):
         head = authority[: found.start()]  # SQL Server's ``sql01;user=etl@tenant;…``
         properties = authority[found.start() : max(authority.rfind("@"), found.start())]
         if _HOST_PORT.fullmatch(head[head.rfind("@") + 1 :]) and ":" not in properties:
@@ -451,13 +447,18 @@ def _without_user_at(scheme: str, rest: str, database: bool) -> str:
         # database's namespace has no path that holds an ``@``, so the user info ends there, or
         # at its properties when the ``@`` is inside them
         searched = _QUERY_OR_FRAGMENT.split(rest, maxsplit=1)[0]
-        if (found := _PATH_PROPERTY.search(searched, len(authority))) is not None:
+        in_path = jdbc in _PROPERTIES_IN_PATH
+        first = _PATH_PROPERTY_FIRST.match(searched, len(authority))
+        found = _PATH_PROPERTY.search(searched, len(authority))
+        cut = first or found
+        if cut is not None and (found is not None or in_path):
             # Teradata's properties are the whole path (``/PASSWORD=p@ss,USER=etl``): a list of
-            # them there (another follows the first) holds any ``@`` that follows
-            first = _PATH_PROPERTY_FIRST.match(searched, len(authority))
+            # them there (another follows the first) holds any ``@`` that follows; so do the
+            # properties of a scheme that takes them in its path, the last one's value too
+            # (``;password=Pa@ss``, Kerberos' ``;principal=hive/_HOST@CORP``)
             at = searched.rfind("@")
-            if first is not None or not _HOST_PORT_ENDS.match(searched, at + 1):
-                searched = searched[: (first or found).start()]
+            if first is not None or in_path or not _HOST_PORT_ENDS.match(searched, at + 1):
+                searched = searched[: cut.start()]
         return rest if "@" not in searched else rest[searched.rindex("@") + 1 :]
     return rest[rest.rindex("@") + 1 :]
 
@@ -492,6 +493,19 @@ _HOST_PORT_ENDS = re.compile(
 )
 """What follows an ``@`` that ends a user info: ``host[:port]``, then a path or nothing (not
 ``ss;`` nor ``ss,USER=etl``: the rest of a property's value)."""
+
+
+_PROPERTIES_IN_PATH = frozenset(
+    {"db2", "teradata", "hive", "hive2", "impala", "spark", "sparksql", "databricks"}
+)
+"""Schemes whose JDBC URLs carry connection properties in their path (DB2's ``/SAMPLE:k=v;``,
+Teradata's ``/K=V,…``, Hive's and Simba's ``/default;k=v``): an ``@`` after their start is a
+value's (``;password=Pa@ssw0rd`` was the host ``ssw0rd``), never the end of a user info."""
+_PROPERTIES_IN_AUTHORITY = frozenset({"mssql", "sqlserver"})
+"""Schemes whose connection properties follow the host in the authority (SQL Server's
+``sqlserver://sql01:1433;user=etl@tenant;…``). In another's authority a ``;`` is a password's
+(``mysql://etl:1234;k=v@db1/shop``: read as properties after the host ``etl:1234``, the user
+info stayed and the password's start was the System)."""
 
 
 _PROPERTY = r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*="
@@ -579,15 +593,22 @@ def _properties_start(scheme: str, path: str) -> int:
     ``;OAuthPvtKey=…``. In a database's path every property, and what follows a ``;``, starts
     them (``_identity_properties`` keeps those that tell databases apart); in a path that names
     files or objects (``_PATHS_MAY_HOLD_AN_AT``: ``dt=2026`` is a partition) only one whose name
-    names a secret (``redaction.names_a_secret``), and all that follows it is dropped."""
+    names a secret (``redaction.names_a_secret``), and all that follows it is dropped; after a
+    ``,`` or ``:`` (an object key's characters) only in the path's last segment
+    (``warehouse,password=…``): a folder ``raw,token=eth/transfers`` is a prefix of keys, cut
+    there it was one store with ``raw,token=btc/transfers``."""
     database = scheme not in _PATHS_MAY_HOLD_AN_AT
     end = path.find(";") if database and ";" in path else len(path)
     if "=" not in path:
         return end
     if database and _PATH_PROPERTY_FIRST.match(path):
         return 0
+    last_segment = path.rfind("/")
     for found in _PATH_PROPERTY.finditer(path, 0, end):
-        if database or names_a_secret(found.group("name")):
+        if database or (
+            names_a_secret(found.group("name"))
+            and (path[found.start()] == ";" or found.start() > last_segment)
+        ):
             return found.start()
     return end
 

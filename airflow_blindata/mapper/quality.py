@@ -134,7 +134,9 @@ class _Quality:
         known = self.plan.dataset_entities.found
         if (key, system.name) in known:  # a dataset of the fold: the catalog pass found it
             return True, known[key, system.name]
-        return True, entity_key(system.name, found or dataset_name(self.fold, key, resolver))
+        return True, entity_key(
+            system.name, found or dataset_name(self.fold, key, resolver), key.namespace
+        )
 
     def spelt(self, entity: EntityKey, column: str) -> str:
         """A column as its entity's field is spelt: a producer's ``Customer_ID`` is the schema's

@@ -67,6 +67,8 @@ from tests.helpers import SECRET
         ("WASBS://raw@lake.blob.core.windows.net", "wasbs://raw@lake.blob.core.windows.net"),
         # Azure's container and account names are lower case only: any case is the same store
         ("abfss://Raw@Lake.dfs.core.windows.net/", "abfss://raw@lake.dfs.core.windows.net"),
+        # Oracle Cloud's object storage is bucket@namespace, as Azure's container@account
+        ("oci://sales-bucket@mytenancy/raw", "oci://sales-bucket@mytenancy/raw"),
         # s3, s3a and s3n are one bucket namespace; bucket names keep their case
         ("s3a://my-bucket", "s3://my-bucket"),
         ("s3n://my-bucket/", "s3://my-bucket"),
@@ -122,9 +124,21 @@ JDBC_PROPERTIES = [
     (f"db2://db2host:50000/SAMPLE:password=p@{SECRET};", "db2://db2host:50000/SAMPLE"),
     (f"teradata://tdhost/PASSWORD=p@{SECRET},USER=etl", "teradata://tdhost:1025"),
     (f"db2://etl:{SECRET}@db2host:50000/SAMPLE:user=a@corp;", "db2://db2host:50000/SAMPLE"),
+    # ... nor in the last property's value, where nothing follows it
+    (f"hive://hive1:10000/default;user=etl;password=Pa@{SECRET}", "hive://hive1:10000/default"),
+    (f"teradata://tdhost/PASSWORD=Pa@{SECRET}", "teradata://tdhost:1025"),
+    (f"db2://db2host:50000/SAMPLE:user=a;password=Pa@{SECRET}/x;", "db2://db2host:50000/SAMPLE"),
     # in a path of files or objects, a property that names a secret only
     (f"hdfs://nn:8020/warehouse;password={SECRET}", "hdfs://nn:8020/warehouse"),
     (f"hdfs://nn:8020/warehouse,sasToken={SECRET}", "hdfs://nn:8020/warehouse"),
+    # secret names that end with no secret word: Connector/J's password1..3, a bare ``pass``
+    (f"db2://db2host:50000/SAMPLE:user=etl;password2={SECRET};", "db2://db2host:50000/SAMPLE"),
+    (
+        f"teradata://tdhost/DATABASE=sales,USER=etl,password1={SECRET}",
+        "teradata://tdhost:1025/DATABASE=sales",
+    ),
+    (f"mysql://db:3306/shop?user=etl&password3={SECRET}", "mysql://db:3306/shop"),
+    (f"db2://db2host:50000/SAMPLE:user=etl;pass={SECRET};", "db2://db2host:50000/SAMPLE"),
 ]
 IDENTITY_ONLY = [
     "db2://db2host:50000/SAMPLE",
@@ -160,6 +174,10 @@ USER_INFO_LIKE_PROPERTIES = [
     (f"sqlserver://etl:Hu;k=9{SECRET}@sql01:1433;databaseName=dwh", "mssql://sql01:1433"),
     (f"postgres://etl;role=x:{SECRET}@db:5432", "postgres://db:5432"),
     (f"postgres://etl:2024/p,w={SECRET}@db", "postgres://db:5432"),
+    # a password that starts with digits reads as ``user:port``: still no host, but SQL Server's
+    (f"mysql://etl:1234;k={SECRET}@db1:3306/shop", "mysql://db1:3306/shop"),
+    (f"mysql://etl:1234;k={SECRET}@db1", "mysql://db1:3306"),
+    (f"postgres://etl:2024;pwd={SECRET}@pg.corp/dwh", "postgres://pg.corp:5432/dwh"),
     (f"databricks://token:p;x={SECRET}@adb-1.azuredatabricks.net:443", None),
     # MySQL Connector/J's key-value hosts hold the user and the password among their keys
     (f"mysql://(host=db,port=3306,user=etl,password={SECRET})/shop", "mysql://db:3306/shop"),
@@ -206,6 +224,17 @@ DISTINCT_BY_A_PROPERTY = [
     ("cos://bucket/dt=2026-01-01", "cos://bucket/dt=2026-01-02"),
     ("webhdfs://nn:9870/dt=2026-01-01", "webhdfs://nn:9870/dt=2026-01-02"),
     ("oss://bucket/dt=2026-01-01", "oss://bucket/dt=2026-01-02"),
+    # a folder whose name holds ``,token=`` or ``:token=``: a prefix of keys, no property
+    ("s3://lake/raw,token=eth/transfers", "s3://lake/raw,token=btc/transfers"),
+    ("hdfs://nn:8020/warehouse/x,token=eth/y", "hdfs://nn:8020/warehouse/x,token=btc/y"),
+    ("gs://lake/exports:sig=v1/x", "gs://lake/exports:sig=v2/x"),
+    # a Kerberos principal's realm is no host: two servers of one realm
+    (
+        "hive://hive1:10000/default;principal=hive/_HOST@CORP.EXAMPLE.COM",
+        "hive://hive2:10000/default;principal=hive/_HOST@CORP.EXAMPLE.COM",
+    ),
+    # Oracle Cloud's buckets of one tenancy (bucket@namespace)
+    ("oci://sales-bucket@mytenancy/raw", "oci://hr-bucket@mytenancy/raw"),
 ]
 
 

@@ -9,6 +9,7 @@ field, a property, a job entity, its flows).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -212,6 +213,36 @@ def test_a_webhook_or_an_api_key_named_as_a_dataset_is_in_no_output(
     assert any(e.key.system != "airflow" and "***" in e.key.name for e in plan.entities)
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [
+        pytest.param("s3://lake", "raw,token={}/transfers", id="a key's first segment, ,token="),
+        pytest.param("gs://lake", "exports:token={}.parquet", id="a file's name, :token="),
+        pytest.param("s3://lake/raw,token={}/transfers", "part-0.parquet", id="a namespace's path"),
+        pytest.param("hdfs://nn:8020/warehouse/x,token={}/y", "part-0.parquet", id="HDFS's path"),
+        pytest.param("oci://{}-bucket@mytenancy/raw", "orders.parquet", id="Oracle Cloud's bucket"),
+    ],
+)
+def test_two_object_keys_that_differ_in_a_value_after_a_secret_word_stay_two_entities(
+    namespace: str, name: str
+) -> None:
+    """An object store's key or path that holds ``,token=eth`` or ``:token=eth`` is a name, not
+    a JDBC URL's properties: read as one, ``raw,token=eth/transfers`` and
+    ``raw,token=btc/transfers`` (and two such namespaces, two Oracle Cloud buckets) were one
+    entity (a review)."""
+
+    def plan_of(value: str) -> CatalogPlan:
+        event = run_event(
+            inputs=[builders.dataset(name.format(value), namespace.format(value))],
+            outputs=[builders.dataset("o/x", "s3://out")],
+        )
+        return build([event], builders.definition(builders.policy("*")))
+
+    eth, btc = plan_of("eth"), plan_of("btc")
+    assert _landing(eth) != _landing(btc)
+    assert any("eth" in str(entity.key) for entity in eth.entities)
+
+
 def _landing(plan: CatalogPlan) -> tuple[object, ...]:
     """Where a plan's datasets land: its Systems whole (name, namespaces, the
     ``openLineageNamespace`` stamp), its entities' keys and ``openLineageDataset``, its flows'
@@ -295,6 +326,22 @@ JDBC_PROPERTIES_IN_A_NAMESPACE = {
         f"hdfs://nn:8020/warehouse,password={SECRET}",
         "hdfs://nn:8020/warehouse",
     ),
+    "a password that starts with digits and holds ;name=": (
+        f"mysql://etl:1234;k={SECRET}@db1:3306/shop",
+        "mysql://db1:3306/shop",
+    ),
+    "Hive's, an @ in the last property's password": (
+        f"hive://hive1:10000/default;user=etl;password=Pa@{SECRET}",
+        "hive://hive1:10000/default",
+    ),
+    "Teradata's only property, an @ in the password": (
+        f"teradata://tdhost/PASSWORD=Pa@{SECRET}",
+        "teradata://tdhost",
+    ),
+    "Connector/J's second password, in Teradata's list": (
+        f"teradata://tdhost/DATABASE=sales,USER=etl,password1={SECRET}",
+        "teradata://tdhost/DATABASE=sales",
+    ),
 }
 
 
@@ -325,13 +372,40 @@ def test_no_secret_reaches_the_lineage_graph_from_a_namespaces_connection_proper
 
 
 @pytest.mark.parametrize(
+    "namespace",
+    [
+        f"teradata://tdhost/PASSWORD=Pa@{SECRET}",
+        f"hive://hive1:10000/default;user=etl;password=Pa@{SECRET}",
+        f"db2://db2host:50000/SAMPLE:user=a;password=Pa@{SECRET};",
+    ],
+)
+def test_no_secret_reaches_the_catalog_from_a_data_sources_uri_with_an_at_in_a_property(
+    namespace: str,
+) -> None:
+    """A ``dataSource`` facet's URI is shown as its namespace is: an ``@`` in a property's value
+    read as a user info's end kept the password's rest as a host (``teradata://***@…``)."""
+    event = run_event(
+        inputs=[
+            builders.dataset(
+                "SCH.T", namespace, facets=builders.data_source_facet("src", namespace)
+            )
+        ],
+        outputs=[builders.dataset("o/x", "s3://out")],
+    )
+    plan = build([event], builders.definition(builders.policy("*")))
+    assert SECRET not in _shown(plan)
+
+
+@pytest.mark.parametrize(
     "name",
     [
         "SAMPLE:apiKey={};.SCH.T",
         "SAMPLE:sslTrustStorePassword={};.SCH.T",
         "SAMPLE:user=db2inst1;password={};.SCH.T",
-        # its value runs to its ``;``, past a ``#`` (a review)
+        # its value runs to its ``;``, past a ``#`` (a review) and a ``/`` (base64: a review)
         "SAMPLE:apiKey={}#Hun;.SCH.T",
+        "SAMPLE:user=db2inst1;password=Ab/{}==;.SCH.T",
+        "SAMPLE:user=etl;pass={};.SCH.T",
     ],
 )
 def test_no_secret_reaches_the_lineage_graph_from_connection_properties_in_a_name(
@@ -354,6 +428,6 @@ def test_no_secret_reaches_the_lineage_graph_from_connection_properties_in_a_nam
     plan = plan_of(SECRET)
     assert SECRET not in _shown(plan)
     assert _landing(plan) == _landing(plan_of("0ther-Pw9"))
-    assert ("db2://db2host:50000", name.format("***").replace("***#Hun", "***")) in {
+    assert ("db2://db2host:50000", re.sub(r"=[^;=]*\{\}[^;]*", "=***", name)) in {
         (e.key.system, e.key.name) for e in plan.entities
     }
