@@ -164,6 +164,17 @@ def test_a_lone_query_names_its_table_as_the_dialect_reads_it() -> None:
     assert analysed(tsql).startswith("CREATE VIEW mart.stg_orders AS\n")
 
 
+def analysed_column_pairs(emulator: Any, statement: str) -> set[tuple[str, str]]:
+    """The (source, target) field names of the column flows the analysis of ``statement`` made."""
+    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
+    return {
+        (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
+        for flow in objects(emulator, Kind.FLOW)
+        if (flow.get("queryStatement") or {}).get("uuid") == statement
+        and flow.get("fromPhysicalField")
+    }
+
+
 @pytest.mark.integration
 def test_a_dbt_models_select_gives_its_column_flows(emulator: Any, client: BlindataClient) -> None:
     """Seed 001: column flows "from analyzed SQL" — the model's SELECT, analysed as the write of
@@ -175,13 +186,7 @@ def test_a_dbt_models_select_gives_its_column_flows(emulator: Any, client: Blind
     assert report.counters["statementsAnalyzed"] == 1, report.render()
     (statement,) = objects(emulator, Kind.STATEMENT)
     assert statement["queryText"].startswith("CREATE TABLE mart.stg_orders AS\n")
-    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
-    pairs = {
-        (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
-        for flow in objects(emulator, Kind.FLOW)
-        if (flow.get("queryStatement") or {}).get("uuid") == statement["uuid"]
-        and flow.get("fromPhysicalField")
-    }
+    pairs = analysed_column_pairs(emulator, statement["uuid"])
     assert pairs == {("id", "id"), ("amount", "total")}
 
 
@@ -357,11 +362,5 @@ def test_a_dbt_model_writing_another_snowflake_database_gives_its_column_flows(
     assert report.counters["statementsAnalyzed"] == 1, report.render()
     (statement,) = objects(emulator, Kind.STATEMENT)
     assert statement["queryText"].startswith("CREATE TABLE MART.ORDERS_SUMMARY AS\n")
-    fields = {f["uuid"]: f["name"] for f in objects(emulator, Kind.FIELD)}
-    pairs = {
-        (fields[flow["fromPhysicalField"]["uuid"]], fields[flow["toPhysicalField"]["uuid"]])
-        for flow in objects(emulator, Kind.FLOW)
-        if (flow.get("queryStatement") or {}).get("uuid") == statement["uuid"]
-        and flow.get("fromPhysicalField")
-    }
+    pairs = analysed_column_pairs(emulator, statement["uuid"])
     assert pairs == {("ID", "ORDER_ID")}
