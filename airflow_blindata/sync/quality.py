@@ -343,6 +343,7 @@ def _checks(
     upserts by code), so such a check is never sent, whatever the import would do with it."""
     rows: list[QualityCheck] = []
     conflicts: set[str] = set()
+    rejected: set[str] = set()  # named by the import's errors: reported once, there
     held = {check.code for check in existing}
     for check in quality.checks:
         entity = index.entities.get(check.entity)
@@ -368,9 +369,18 @@ def _checks(
             ctx.report.count("qualityChecksCreated", answer.row_created)
             ctx.report.count("qualityChecksRefreshed", answer.row_updated)
             for error in answer.errors:
-                code = rows[error.index].code if 0 <= error.index < len(rows) else "?"
-                conflicts.add(code)
-                ctx.report.gap(GapCode.QUALITY_CODE_CONFLICT, f"{code}: {error.message}")
+                if not 0 <= error.index < len(rows):
+                    continue  # found below among the checks not listed afterwards
+                code = rows[error.index].code
+                rejected.add(code)
+                # a row the import refused for its own reason (a value Blindata validates) is
+                # a failure that quotes it, tried again next run; a conflict only when the code
+                # is another suite's (a probe: a refused threshold was called a conflict)
+                if _of_another_suite(ctx, suite, code):
+                    conflicts.add(code)
+                else:
+                    reason = f"refused by the import of its suite: {error.message}"
+                    ctx.report.fail("quality check", code, reason)
     listed = ctx.attempt(
         "quality check",
         suite.code,
@@ -381,7 +391,7 @@ def _checks(
     uuids = {c.code: c.uuid for c in listed or existing if c.uuid}
     if answer is None or listed is None:
         return uuids, conflicts
-    missing = [row.code for row in rows if row.code not in uuids and row.code not in conflicts]
+    missing = [row.code for row in rows if row.code not in uuids and row.code not in rejected]
     named = sum(1 for error in answer.errors if 0 <= error.index < len(rows))
     counted = answer.row_created + answer.row_updated + max(answer.row_discarded, named)
     if answer.counted and counted < len(rows):

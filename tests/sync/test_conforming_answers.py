@@ -590,6 +590,63 @@ def test_a_check_code_of_another_suite_is_not_overwritten_by_an_import_that_woul
     assert not objects(emulator, Kind.RESULT)  # not ours to publish
 
 
+class ImportRefusesOneCheck(httpx.HTTPTransport):
+    """A Blindata whose import-objects refuses one check for a reason of its own (a value it
+    validates) and names it in ``errors``, applying the other rows (the contract's upload
+    semantics: one bad row is discarded and reported)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/import-objects"):
+            return super().handle_request(request)
+        body = json.loads(request.read())
+        rows = body.get("qualityChecks") or []
+        refused = [i for i, row in enumerate(rows) if row.get("code") == self.code]
+        if not refused:
+            return super().handle_request(request)
+        kept = [row for row in rows if row.get("code") != self.code]
+        forwarded = httpx.Request(
+            "POST", request.url, headers=request.headers, json={**body, "qualityChecks": kept}
+        )
+        forwarded.headers["Content-Length"] = str(len(forwarded.content))
+        answer = super().handle_request(forwarded)
+        report = json.loads(answer.read())
+        report["rowDiscarded"] = report.get("rowDiscarded", 0) + 1
+        message = "successThreshold must be between 0 and 100"
+        report["errors"] = [{"message": message, "index": refused[0]}]
+        return httpx.Response(200, json=report, headers={"Date": answer.headers.get("Date", "")})
+
+
+def test_a_check_the_import_refuses_for_its_own_reason_is_a_failure_not_a_code_conflict(
+    emulator: Any,
+) -> None:
+    """Seed 003's conflict is "a check code that already belongs to a check of another suite";
+    a check refused for another reason is a failure that quotes it, as an unnamed discard is,
+    and its result waits for it (a probe: it was called a conflict, the snapshot a success)."""
+    code = f"ol:{PG}/dwh.sales.orders:not_null:id"
+    job = definition()
+    assertions = [
+        {"assertion": "not_null", "column": "id", "success": True},
+        {"assertion": "not_null", "column": "amount", "success": False},
+    ]
+    events = dq_run("c", "r", assertions)
+    with client_of(emulator, ImportRefusesOneCheck(code)) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert report.gap_count(GapCode.QUALITY_CODE_CONFLICT) == 0, report.render()
+    assert report.status == "partial", report.render()
+    (refusal,) = report.failures["quality check"].examples
+    assert refusal.startswith(code) and "successThreshold must be between 0 and 100" in refusal
+    assert code not in {c["code"] for c in objects(emulator, Kind.CHECK)}
+    assert len(objects(emulator, Kind.RESULT)) == 1  # the other check's
+    with client_of(emulator) as blindata:  # accepted now: its result is published
+        again = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert again.status == "success", again.render()
+    assert len(objects(emulator, Kind.RESULT)) == 2
+
+
 class DateOtherwise(httpx.HTTPTransport):
     """A Blindata (or a proxy in front of it) whose ``Date`` header is in one of the other two
     formats HTTP recipients must accept (RFC 9110 §5.6.7: both are GMT, and name no zone)."""
