@@ -102,6 +102,7 @@ from .parse import (
     parse_event,
 )
 from .quality_facets import (
+    AssertedFacet,
     Assertion,
     ColumnMetrics,
     DataQualityAssertionsDatasetFacet,
@@ -158,6 +159,7 @@ __all__ = [
     "AirflowRunFacet",
     "AirflowStateRunFacet",
     "AirflowTask",
+    "AssertedFacet",
     "Assertion",
     "BaseFacet",
     "CatalogDatasetFacet",

@@ -13,10 +13,11 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     BeforeValidator,
+    Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
     ValidationError,
@@ -28,6 +29,7 @@ from pydantic import (
 from .base import BaseFacet, Timestamp, WireModel
 
 __all__ = [
+    "AssertedFacet",
     "Assertion",
     "ColumnMetrics",
     "DataQualityAssertionsDatasetFacet",
@@ -132,13 +134,52 @@ class _Dropped:
     when it was a number no record can hold, ``invalid`` when it was out of its range: a count
     below 0). ``any_value``: whatever else it was is reported as ``invalid`` too (a count, a
     date-time: a producer's fault), not only a number (a ``min`` sent as text is what a producer
-    sends for a text column, not a fault to fix)."""
+    sends for a text column, not a fault to fix). ``shape``: it is a part of the facet that holds
+    metrics (a column's entry, its quantiles), sent as what holds none (null, a list, a number):
+    ``invalid`` whatever it was."""
 
     any_value: bool
+    shape: bool = False
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """Marks a mapping of metrics read entry by entry (``columnMetrics``, a column's
+    ``quantiles``): an entry that cannot be read is dropped alone and reported, the others are
+    kept; the mapping sent as anything else (a list, text) is read as none and reported. ``item``:
+    the mark of an entry that is a metric (a quantile), ``None`` for one that holds metrics (a
+    column's entry, walked for its own)."""
+
+    item: _Dropped | None
+
+
+def _entries_or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A mapping of metrics with only the entries that read: one malformed entry (a column's
+    entry sent as null, a list or a number) made the whole facet malformed, and every metric of
+    the dataset was lost (its row count, its bytes, the other columns). ``None`` for what is no
+    mapping."""
+    if not isinstance(value, Mapping):
+        return None
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        try:
+            kept.update(handler({key: item}))
+        except ValidationError:
+            continue  # reported by ``_dropped``: the entry is missing from what was read
+    return kept
+
+
+def _columns_or_empty(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """``columnMetrics`` with only the columns whose entry reads; none (null, left out, or no
+    mapping) when the producer measured no column as it should: the facet's row count, bytes
+    and files are still its measures."""
+    kept = _entries_or_none(value, handler)
+    return {} if kept is None else kept
 
 
 _REPORTED = _Dropped(any_value=True)
 _NUMBERS_REPORTED = _Dropped(any_value=False)
+_SHAPE_REPORTED = _Dropped(any_value=True, shape=True)
 
 Count = Annotated[int | None, BeforeValidator(_count_or_none), _REPORTED]
 """An integer metric (a row count, a null count, bytes, files); one that is no measure is read
@@ -172,11 +213,45 @@ class Assertion(WireModel):
     params: dict[str, Any] | None = None
 
 
-class DataQualityAssertionsDatasetFacet(BaseFacet):
+class AssertedFacet(BaseFacet):
+    """A facet of assertions, read one by one: an assertion that cannot be read (null, one
+    without its ``success``) is dropped alone and noted (``unread``), so that the mapper reports
+    it; it made the whole facet malformed, and every other assertion's result was lost."""
+
+    ASSERTION: ClassVar[type[WireModel]]
+    """The model of one assertion as the facet sends it."""
+    _unread: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_each(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        sent = data.get("assertions") if isinstance(data, Mapping) else None
+        if not isinstance(sent, list):
+            return handler(data)  # no list of assertions: the facet is malformed
+        model = cls.ASSERTION
+        read: list[Any] = []
+        unread: list[str] = []
+        for index, each in enumerate(sent):
+            try:
+                read.append(model.model_validate(each))
+            except ValidationError:
+                unread.append(f"assertions[{index}]")
+        facet = handler({**data, "assertions": read})
+        facet._unread = tuple(unread)
+        return facet
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """The assertions that could not be read, by their place as sent (``assertions[1]``)."""
+        return self._unread
+
+
+class DataQualityAssertionsDatasetFacet(AssertedFacet):
     """An input facet by the spec; dbt sends it among the dataset facets, so both are read."""
 
     KEY = "dataQualityAssertions"
     SCHEMAS = ("DataQualityAssertionsDatasetFacet",)
+    ASSERTION = Assertion
 
     assertions: list[Assertion]
 
@@ -193,13 +268,14 @@ class GreatExpectationsAssertion(WireModel):
         return Assertion(assertion=self.expectation_type, success=self.success, column=self.column)
 
 
-class GreatExpectationsAssertionsDatasetFacet(BaseFacet):
+class GreatExpectationsAssertionsDatasetFacet(AssertedFacet):
     """The assertions of OpenLineage's Great Expectations integration: it sends them under its own
     key and schema (``expectationType`` for the spec's ``assertion``), never as
     ``dataQualityAssertions``; they are read as that facet's assertions."""
 
     KEY = "greatExpectations_assertions"
     SCHEMAS = ("GreatExpectationsAssertionsDatasetFacet", "ge-assertions-dataset-facet")
+    ASSERTION = GreatExpectationsAssertion
 
     assertions: list[GreatExpectationsAssertion]
 
@@ -229,7 +305,8 @@ def _dropped(
 ) -> Iterator[tuple[str, Any, _Dropped]]:
     """The metrics of ``model`` (``_Dropped`` fields, in its nested parts too) that ``data`` sent
     with a value and the model read as absent: their path as sent, the value, and the field's
-    mark."""
+    mark; and the entries of its ``_Entries`` mappings that were dropped (a column's entry sent
+    as null too: a column named with no metrics is a producer's fault)."""
     for name, field in type(model).model_fields.items():
         alias = field.alias or name
         if alias not in data and name not in data:
@@ -238,19 +315,37 @@ def _dropped(
         sent = data[alias] if alias in data else data[name]
         value = getattr(model, name)
         mark = next((each for each in field.metadata if isinstance(each, _Dropped)), None)
-        if mark is not None and isinstance(value, dict) and isinstance(sent, Mapping):
-            for key, item in sent.items():  # a quantile each
-                if item is not None and value.get(key) is None:
-                    yield f"{path}.{key}", item, mark
+        entries = next((each for each in field.metadata if isinstance(each, _Entries)), None)
+        if entries is not None:
+            yield from _dropped_entries(entries, value, sent, path)
         elif mark is not None:
             if value is None and sent is not None:
                 yield path, sent, mark
         elif isinstance(value, WireModel) and isinstance(sent, Mapping):
             yield from _dropped(value, sent, f"{path}.")
-        elif isinstance(value, dict) and isinstance(sent, Mapping):
-            for key, item in value.items():  # a column's metrics each
-                if isinstance(item, WireModel) and isinstance(sent.get(key), Mapping):
-                    yield from _dropped(item, sent[key], f"{path}.{key}.")
+
+
+def _dropped_entries(
+    entries: _Entries, value: Any, sent: Any, path: str
+) -> Iterator[tuple[str, Any, _Dropped]]:
+    """What ``_dropped`` finds in a mapping of metrics: the mapping itself when it was sent as
+    no mapping (null is none: nothing was measured), else each entry that was dropped (a
+    quantile that is no number, a column's entry that holds no metrics) and what was dropped
+    within each entry kept."""
+    if not isinstance(sent, Mapping):
+        if sent is not None:
+            yield path, sent, _SHAPE_REPORTED
+        return
+    held = value if isinstance(value, dict) else {}
+    for key, item in sent.items():
+        kept = held.get(key)
+        if entries.item is not None:  # a metric each: a quantile
+            if kept is None and item is not None:
+                yield f"{path}.{key}", item, entries.item
+        elif kept is None:
+            yield f"{path}.{key}", item, _SHAPE_REPORTED
+        elif isinstance(kept, WireModel) and isinstance(item, Mapping):
+            yield from _dropped(kept, item, f"{path}.{key}.")
 
 
 class MeasuredFacet(BaseFacet):
@@ -269,6 +364,10 @@ class MeasuredFacet(BaseFacet):
             non_finite = list(_non_finite(data))
             invalid: list[str] = []
             for path, sent, mark in _dropped(facet, data):
+                if mark.shape:  # a column's entry sent as NaN is noted once, as the walk saw it
+                    if path not in non_finite:
+                        invalid.append(path)
+                    continue
                 number = _read_number(sent)
                 if number is not None and finite_number(number) is None:
                     if path not in non_finite:  # sent as text ("NaN"): the walk saw no number
@@ -288,7 +387,8 @@ class MeasuredFacet(BaseFacet):
     @property
     def invalid(self) -> tuple[str, ...]:
         """The metrics sent with a value they cannot have, by their path as sent: a count below
-        0, a count that is no number, a ``lastUpdated`` that is no date-time; read as absent."""
+        0, a count that is no number, a ``lastUpdated`` that is no date-time, a column's entry or
+        its quantiles that hold no metrics (null, a list, a number); read as absent."""
         return self._invalid
 
 
@@ -299,7 +399,11 @@ class ColumnMetrics(WireModel):
     count: Tally = None
     min: Metric = None
     max: Metric = None
-    quantiles: Annotated[dict[str, Metric] | None, _NUMBERS_REPORTED] = None
+    quantiles: Annotated[
+        dict[str, Metric] | None,
+        WrapValidator(_entries_or_none),
+        _Entries(item=_NUMBERS_REPORTED),
+    ] = None
 
 
 class DataQualityMetricsDatasetFacet(MeasuredFacet):
@@ -310,7 +414,11 @@ class DataQualityMetricsDatasetFacet(MeasuredFacet):
     bytes: Count = None
     file_count: Count = None
     last_updated: Moment = None
-    column_metrics: dict[str, ColumnMetrics]
+    column_metrics: Annotated[
+        dict[str, ColumnMetrics], WrapValidator(_columns_or_empty), _Entries(item=None)
+    ] = Field(default_factory=dict)
+    """The spec requires it; a producer that measured no column and left it out, or sent it as
+    null, still measured the dataset."""
 
 
 class DataQualityMetricsInputDatasetFacet(DataQualityMetricsDatasetFacet):

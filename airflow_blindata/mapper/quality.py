@@ -31,6 +31,7 @@ from pydantic import TypeAdapter
 from airflow_blindata.definition import JobDefinition
 from airflow_blindata.events import (
     AirflowRunFacet,
+    AssertedFacet,
     BaseFacet,
     DataQualityAssertionsDatasetFacet,
     DataQualityMetricsDatasetFacet,
@@ -175,6 +176,7 @@ class _Quality:
             )
             if facet is None and expectations is None:
                 continue
+            self._unread(job, item.key, (facet, expectations))
             asserted = list(facet.assertions) if facet is not None else []
             if expectations is not None:
                 asserted += [each.as_assertion() for each in expectations.assertions]
@@ -232,6 +234,21 @@ class _Quality:
                     not assertion.success,
                     _notes(run, assertion),
                     warn_only=_warns(assertion.severity),
+                )
+
+    def _unread(
+        self, job: JobFold, key: DatasetKey, facets: tuple[AssertedFacet | None, ...]
+    ) -> None:
+        """Assertions that could not be read (null, one without its ``success``) make no result
+        (the facet's others make theirs): each facet that held one is reported, naming them, so
+        that the producer can be fixed."""
+        for facet in facets:
+            if facet is not None and facet.unread:
+                where = f"{normalize_namespace(key.namespace)}/{key.name}"
+                self.plan.report.gap(
+                    GapCode.MALFORMED_FACET,
+                    f"job {job.key}: {facet.KEY} of {where}: {', '.join(facet.unread)}: "
+                    "no assertion, no result (the facet's other assertions make theirs)",
                 )
 
     def _assertions_on_outputs(self, job: JobFold, run: RunFold) -> None:
@@ -357,6 +374,7 @@ class _Quality:
         # other (a record is one per monitor, metric, field and time)
         rewritten = {out.key for out in run.outputs}
         read_at = _read_at(run.start_time, when)
+        read: list[_Measured] = []
         for item in run.inputs:
             facets, over = item.facets, item.input_facets
             metrics = layered_facet(
@@ -368,16 +386,19 @@ class _Quality:
             if scan is not None and scan.scan_metrics:
                 report = (scan, scan.scan_metrics)
             measured = read_at if item.key in rewritten else when
-            self.records_of(job, item.key, run, measured, metrics, stats, "input", report)
+            read += self.records_of(job, item.key, run, measured, metrics, stats, "input", report)
+        written: list[_Measured] = []
         for out in run.outputs:
             facets, over = out.facets, out.output_facets
-            written = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
+            counted = layered_facet(OutputStatisticsOutputDatasetFacet, facets, over)
             metrics = layered_facet(DataQualityMetricsDatasetFacet, facets, over)
             commit = layered_facet(IcebergCommitReportOutputDatasetFacet, facets, over)
             report = None
             if commit is not None and commit.commit_metrics:
                 report = (commit, commit.commit_metrics)
-            self.records_of(job, out.key, run, when, metrics, written, "output", report)
+            written += self.records_of(job, out.key, run, when, metrics, counted, "output", report)
+        for _, record in chain(_before_written(read, written, read_at), written):
+            self.records[(record.entity, record.metric, record.field, record.timestamp)] = record
 
     def records_of(
         self,
@@ -389,20 +410,22 @@ class _Quality:
         stats: BaseFacet | None,
         direction: str,
         report: tuple[BaseFacet, dict[str, Any]] | None = None,
-    ) -> None:
-        """``report`` is a producer's report of its own beside the statistics (Spark's Iceberg
-        scan and commit reports): the facet and its metrics, extra metrics of seed 003."""
+    ) -> list[_Measured]:
+        """The records of a dataset's facets, each with the facet it comes from. ``report`` is a
+        producer's report of its own beside the statistics (Spark's Iceberg scan and commit
+        reports): the facet and its metrics, extra metrics of seed 003."""
         if metrics is None and stats is None and report is None:
-            return
+            return []
         self._unmeasured(job, key, (metrics, stats, report[0] if report else None))
         entity = self.entity(key)
         if entity is None:
-            return
+            return []
         scope = job_scope(job.key.namespace, job.key.name)
         case = self.case(key)
         values = _metric_values(metrics, stats, direction)
         if report is not None:
             values = chain(values, _report_values(*report, direction))
+        found: list[_Measured] = []
         for metric, sent, value, facet in values:
             timestamp = _capture_date(facet) or when
             field = self.spelt(entity, cased_identifier(sent, case)) if sent else sent
@@ -415,7 +438,8 @@ class _Quality:
                 run_id=run.run_id,
                 job=scope,
             )
-            self.records[(entity, metric, field, timestamp)] = record
+            found.append((facet, record))
+        return found
 
     def _unmeasured(
         self, job: JobFold, key: DatasetKey, facets: tuple[BaseFacet | None, ...]
@@ -468,6 +492,56 @@ class _Quality:
             notes=notes,
             job=job,
         )
+
+
+_Measured = tuple[BaseFacet, PlannedRecord]
+"""A profiling record and the facet that measured it."""
+
+
+def _millisecond(moment: datetime) -> datetime:
+    """A time as Blindata keeps it (``models.Timestamp`` writes milliseconds): two records
+    whose times differ by less are one record there."""
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _before_written(
+    read: list[_Measured], written: list[_Measured], read_at: datetime
+) -> list[_Measured]:
+    """The records of what a run read, none replacing one of what it wrote. A table the run
+    reads and rewrites (``INSERT OVERWRITE t SELECT … FROM t``, a dbt incremental model) with
+    its metrics on both sides at one time (a producer that stamps both ``captureDate`` with the
+    run's event time; or the input's with the run's end, the output's without one) had two
+    records of one key, one per monitor, metric, field and time, and kept the one written last:
+    the steward lost the row count before the run or the one after. Every record of a facet of
+    the input that would share a key with one of the output is measured as read: at the run's
+    start (``read_at``) when that is earlier than every record of the output of its entity,
+    else the millisecond before the earliest of them. The records of a facet move together (a
+    measure's row count and column metrics stay at one time), the output's keep their times,
+    and the times depend on the run's events alone: a run sent again makes the same records."""
+    if not read or not written:
+        return read
+    earliest: dict[EntityKey, datetime] = {}
+    keys: set[tuple[EntityKey, str, str | None, datetime]] = set()
+    for _, record in written:
+        moment = _millisecond(record.timestamp)
+        keys.add((record.entity, record.metric, record.field, moment))
+        if record.entity not in earliest or moment < earliest[record.entity]:
+            earliest[record.entity] = moment
+    clashing = {
+        (id(facet), record.entity)
+        for facet, record in read
+        if (record.entity, record.metric, record.field, _millisecond(record.timestamp)) in keys
+    }
+    if not clashing:
+        return read
+    moved: list[_Measured] = []
+    for facet, record in read:
+        if (id(facet), record.entity) in clashing:
+            first = earliest[record.entity]
+            when = read_at if _millisecond(read_at) < first else first - timedelta(milliseconds=1)
+            record = replace(record, timestamp=when)
+        moved.append((facet, record))
+    return moved
 
 
 def _read_at(started: datetime | None, ended: datetime) -> datetime:

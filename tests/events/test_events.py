@@ -611,6 +611,47 @@ def test_a_facet_time_given_as_a_number_is_malformed_not_read_as_a_unix_time(
     assert issue.reason == f"{field}: must be an ISO-8601 date-time string, not int"
 
 
+PARTLY_MALFORMED: list[tuple[str, FacetLocation, dict[str, Any], str, tuple[str, ...]]] = [
+    (
+        "dataQualityMetrics",
+        FacetLocation.INPUT,
+        {"rowCount": 3, "columnMetrics": {"x": None, "y": {"nullCount": 1}}},
+        "invalid",
+        ("columnMetrics.x",),
+    ),
+    (
+        "dataQualityMetrics",
+        FacetLocation.DATASET,
+        {"rowCount": 3, "columnMetrics": {"x": [1], "y": {"quantiles": 0.5}}},
+        "invalid",
+        ("columnMetrics.x", "columnMetrics.y.quantiles"),
+    ),
+    ("dataQualityMetrics", FacetLocation.INPUT, {"rowCount": 3}, "invalid", ()),
+    (
+        "dataQualityAssertions",
+        FacetLocation.INPUT,
+        {"assertions": [None, {"assertion": "a", "success": True}, {"assertion": "b"}]},
+        "unread",
+        ("assertions[0]", "assertions[2]"),
+    ),
+]
+"""A metrics or assertions facet with a part that cannot be read: the part is dropped and named
+(the mapper reports it, tests/mapper/test_quality.py), the facet kept."""
+
+
+@pytest.mark.parametrize(("key", "location", "facet", "noted", "dropped"), PARTLY_MALFORMED)
+def test_a_quality_facet_with_one_malformed_part_is_read_without_it_not_malformed(
+    key: str, location: FacetLocation, facet: dict[str, Any], noted: str, dropped: tuple[str, ...]
+) -> None:
+    """Seed 001 MALFORMED_FACET is for a facet not valid for its schema; one column's entry or
+    one assertion that cannot be read made the whole facet malformed, and every other metric or
+    assertion of it was lost."""
+    issues = FacetIssues()
+    read = read_facets({key: facet}, location, issues, "airflow/etl.load")
+    assert issues.malformed == []
+    assert getattr(read[key], noted) == dropped
+
+
 # --- unreadable events ----------------------------------------------------------------------
 
 UNREADABLE: list[tuple[str, Any, str]] = [

@@ -1276,3 +1276,277 @@ def test_a_result_never_finishes_before_its_moved_start() -> None:
     assert len({r.started_at for r in results}) == 2  # moved apart by their run ids
     for result in results:
         assert result.finished_at is not None and result.finished_at >= result.started_at
+
+
+_COLUMN = {"nullCount": 0, "distinctCount": 3, "min": 1, "quantiles": {"0.5": 2}}
+_EVERY_COLUMN_MEASURE = {
+    ("rowCount", None),
+    ("bytes", None),
+    ("nullCount", "x"),
+    ("distinctCount", "x"),
+    ("min", "x"),
+    ("quantile_0.5", "x"),
+    ("nullCount", "y"),
+}
+_X = {("nullCount", "x"), ("distinctCount", "x"), ("min", "x"), ("quantile_0.5", "x")}
+_MALFORMED_COLUMNS = [
+    # a column's entry that holds no metrics: that column's entry alone is left out
+    pytest.param({"x": None}, _X, "columnMetrics.x", id="an entry sent as null"),
+    pytest.param({"x": [0, 3]}, _X, "columnMetrics.x", id="an entry sent as a list"),
+    pytest.param({"x": "n/a"}, _X, "columnMetrics.x", id="an entry sent as text"),
+    pytest.param({"x": 7}, _X, "columnMetrics.x", id="an entry sent as a number"),
+    pytest.param({"x": "NaN"}, _X, "columnMetrics.x", id="an entry sent as NaN text"),
+    # a part of an entry of the wrong type: that part alone
+    pytest.param(
+        {"x": _COLUMN | {"quantiles": [2]}},
+        {("quantile_0.5", "x")},
+        "columnMetrics.x.quantiles",
+        id="quantiles sent as a list",
+    ),
+    pytest.param(
+        {"x": _COLUMN | {"quantiles": "p50=2"}},
+        {("quantile_0.5", "x")},
+        "columnMetrics.x.quantiles",
+        id="quantiles sent as text",
+    ),
+    pytest.param(
+        {"x": _COLUMN | {"nullCount": {"value": 0}}},
+        {("nullCount", "x")},
+        "columnMetrics.x.nullCount",
+        id="a metric sent as an object",
+    ),
+    # the whole mapping sent as no mapping: only the column metrics, never the row count
+    pytest.param([{"name": "x", "nullCount": 0}], _X, "columnMetrics", id="columnMetrics a list"),
+    pytest.param("x,y", _X, "columnMetrics", id="columnMetrics as text"),
+]
+
+
+@pytest.mark.parametrize("side", ["inputFacets", "outputFacets"])
+@pytest.mark.parametrize(("sent", "left_out", "path"), _MALFORMED_COLUMNS)
+def test_a_malformed_column_entry_drops_only_itself_and_is_reported_as_an_invalid_metric(
+    side: str, sent: Any, left_out: set[tuple[str, str | None]], path: str
+) -> None:
+    """Seed 003: dataQualityMetrics gives the row count, bytes, … and per column the column's
+    metrics. One column's entry sent as null (or a list, text, a number) made the whole facet
+    malformed: every metric of the dataset was lost, its row count, bytes and other columns.
+    Only what is malformed is left out, and ``INVALID_METRIC`` names it (as a bad value is)."""
+    columns = {"x": dict(_COLUMN), "y": {"nullCount": 1}}
+    if isinstance(sent, dict):
+        columns |= sent
+    else:  # the whole mapping: its columns are none of those measured
+        columns = sent
+    metrics = {"rowCount": 3, "bytes": 30, "columnMetrics": columns}
+    item = {"namespace": PG, "name": "a.s.t", side: {"dataQualityMetrics": metrics}}
+    events = run(**{"inputs" if side == "inputFacets" else "outputs": [item]})
+    plan = build(events, definition())
+    assert GapCode.MALFORMED_FACET not in plan.report.gaps
+    assert GapCode.NON_FINITE_METRIC not in plan.report.gaps
+    found = {(r.metric, r.field) for r in quality(plan).records}
+    expected = _EVERY_COLUMN_MEASURE - left_out
+    if not isinstance(sent, dict):
+        expected -= {("nullCount", "y")}
+    assert found == expected
+    (example,) = plan.report.gaps[GapCode.INVALID_METRIC].examples
+    assert example == f"job airflow/dq.check_orders: dataQualityMetrics of {PG}/a.s.t: {path}"
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [
+        pytest.param({"rowCount": 3, "bytes": 30}, id="columnMetrics left out"),
+        pytest.param({"rowCount": 3, "bytes": 30, "columnMetrics": None}, id="columnMetrics null"),
+    ],
+)
+def test_metrics_without_column_metrics_keep_the_datasets_own_and_report_nothing(
+    metrics: dict[str, Any],
+) -> None:
+    """The spec requires ``columnMetrics``; a producer that measured no column and left it out
+    (or sent null) still measured the dataset: its row count and bytes are records, and nothing
+    was lost to report. The whole facet was malformed."""
+    item = {"namespace": PG, "name": "a.s.t", "inputFacets": {"dataQualityMetrics": metrics}}
+    plan = build(run(inputs=[item]), definition())
+    assert plan.report.gaps == {}
+    found = {(r.metric, r.field, r.value) for r in quality(plan).records}
+    assert found == {("rowCount", None, 3), ("bytes", None, 30)}
+
+
+_UNREADABLE_ASSERTIONS = [
+    pytest.param(None, id="null"),
+    pytest.param(5, id="a number"),
+    pytest.param("not_null", id="text"),
+    pytest.param({"assertion": "unique"}, id="without success"),
+    pytest.param({"success": True}, id="without assertion"),
+]
+
+
+@pytest.mark.parametrize("key", ["dataQualityAssertions", "greatExpectations_assertions"])
+@pytest.mark.parametrize("bad", _UNREADABLE_ASSERTIONS)
+def test_an_assertion_that_cannot_be_read_drops_only_itself_and_is_reported(
+    key: str, bad: Any
+) -> None:
+    """Seed 003: a check per dataset, assertion and column, with a result per run. An
+    assertion sent as null (or one without its ``success``) made the whole facet malformed:
+    every other assertion of the dataset lost its result. It alone makes none, and
+    ``MALFORMED_FACET`` names it."""
+    name = "assertion" if key == "dataQualityAssertions" else "expectationType"
+    good = [{name: "not_null", "column": "id", "success": True}, {name: "b", "success": False}]
+    if isinstance(bad, dict) and key != "dataQualityAssertions" and "assertion" in bad:
+        bad = {"expectationType": bad["assertion"]}
+    facet = {"assertions": [good[0], bad, good[1]]}
+    item = {"namespace": PG, "name": "analytics.sales.orders", "inputFacets": {key: facet}}
+    plan = build(run(inputs=[item]), definition())
+    where = f"ol:{PG}/analytics.sales.orders"
+    results = {r.check.removeprefix(where): r.failures for r in quality(plan).results}
+    assert results == {":not_null:id": 0, ":b": 1}
+    (example,) = plan.report.gaps[GapCode.MALFORMED_FACET].examples
+    assert example == (
+        f"job airflow/dq.check_orders: {key} of {PG}/analytics.sales.orders: assertions[1]: "
+        "no assertion, no result (the facet's other assertions make theirs)"
+    )
+
+
+def test_assertions_sent_as_null_make_the_facet_malformed_as_it_holds_nothing_else() -> None:
+    """A facet whose ``assertions`` is no list holds no assertion to keep: it is malformed, as
+    the spec's schema says, and reported."""
+    item = {
+        "namespace": PG,
+        "name": "analytics.sales.orders",
+        "inputFacets": {"dataQualityAssertions": {"assertions": None}},
+    }
+    plan = build(run(inputs=[item]), definition())
+    assert quality(plan).checks == []
+    assert plan.report.gaps[GapCode.MALFORMED_FACET].examples == [
+        f"{PG}/analytics.sales.orders: dataQualityAssertions: assertions: Input should be a "
+        "valid list"
+    ]
+
+
+_START, _END = "2026-11-29T10:00:00+00:00", "2026-11-29T10:05:00+00:00"
+_REWRITTEN_AT_ONE_TIME = [
+    # both measures stamped with the run's end: as read at the run's start
+    pytest.param(("START", "COMPLETE"), at(0, minute=5), at(0, minute=5), _START, _END, id="end"),
+    # ... without a START: the millisecond before the measure as written
+    pytest.param(
+        ("COMPLETE",),
+        at(0, minute=5),
+        at(0, minute=5),
+        "2026-11-29T10:04:59.999000+00:00",
+        _END,
+        id="end, complete only",
+    ),
+    # both stamped before the run started (a scheduled time): before the measure as written
+    pytest.param(
+        ("START", "COMPLETE"),
+        "2026-11-29T09:00:00Z",
+        "2026-11-29T09:00:00Z",
+        "2026-11-29T08:59:59.999000+00:00",
+        "2026-11-29T09:00:00+00:00",
+        id="before the start",
+    ),
+    # the input stamped with the run's end, the output with none: the run's end too
+    pytest.param(("START", "COMPLETE"), at(0, minute=5), None, _START, _END, id="output unstamped"),
+    # two times within one millisecond are one record in Blindata
+    pytest.param(
+        ("START", "COMPLETE"),
+        "2026-11-29T10:05:00.000100Z",
+        "2026-11-29T10:05:00.000900Z",
+        _START,
+        "2026-11-29T10:05:00.000900+00:00",
+        id="one millisecond",
+    ),
+    # two distinct times are kept as the producer sent them
+    pytest.param(
+        ("START", "COMPLETE"),
+        "2026-11-29T10:01:00Z",
+        "2026-11-29T10:04:00Z",
+        "2026-11-29T10:01:00+00:00",
+        "2026-11-29T10:04:00+00:00",
+        id="distinct times",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sent", "read_date", "written_date", "read_at", "written_at"), _REWRITTEN_AT_ONE_TIME
+)
+def test_a_table_read_and_rewritten_measured_at_one_capture_date_keeps_both_in_time_order(
+    sent: tuple[str, ...],
+    read_date: str | None,
+    written_date: str | None,
+    read_at: str,
+    written_at: str,
+) -> None:
+    """Seed 003: metrics "(input or dataset) → Profiling metric records", stamped with the
+    facet's captureDate. A run that reads and rewrites one table (``INSERT OVERWRITE t SELECT …
+    FROM t``, a dbt incremental model) measured it before and after, both at one captureDate:
+    two records of one key, and the output's replaced the input's. The measure as read is
+    stamped before the measure as written (at the run's start, or the millisecond before), the
+    same on every snapshot."""
+
+    def measure(rows: int, nulls: int, date: str | None) -> dict[str, Any]:
+        facet = {"rowCount": rows, "columnMetrics": {"id": {"nullCount": nulls}}}
+        return facet | ({"captureDate": date} if date else {})
+
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.t",
+            "inputFacets": {"dataQualityMetrics": measure(100, 0, read_date)},
+        }
+    ]
+    outputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.t",
+            "outputFacets": {"dataQualityMetrics": measure(150, 5, written_date)},
+        }
+    ]
+    times = {"START": at(0), "COMPLETE": at(0, minute=5)}
+    events = [
+        builders.run_event(
+            "dq.rewrite",
+            event_type=kind,
+            time=times[kind],
+            run_id="run-1",
+            inputs=inputs,
+            outputs=outputs,
+            producer="p",
+        )
+        for kind in sent
+    ]
+    plans = [build(events, definition()), build(events + run(run_id="run-2"), definition())]
+    for plan in plans:  # another snapshot, with another run: the same records
+        found = {
+            (r.metric, r.field, r.value, r.timestamp.isoformat()) for r in quality(plan).records
+        }
+        assert found == {
+            ("rowCount", None, 100, read_at),
+            ("nullCount", "id", 0, read_at),
+            ("rowCount", None, 150, written_at),
+            ("nullCount", "id", 5, written_at),
+        }
+
+
+def test_statistics_read_and_written_at_one_capture_date_keep_their_times() -> None:
+    """Rows read and rows written are two metrics: at one captureDate they are two records
+    already, and keep the time the producer sent."""
+    date = {"captureDate": "2026-11-29T10:05:00Z"}
+    inputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.t",
+            "inputFacets": {"inputStatistics": {"rowCount": 100} | date},
+        }
+    ]
+    outputs = [
+        {
+            "namespace": PG,
+            "name": "a.s.t",
+            "outputFacets": {"outputStatistics": {"rowCount": 150} | date},
+        }
+    ]
+    records = quality(build(run(inputs=inputs, outputs=outputs), definition())).records
+    assert {(r.metric, r.value, r.timestamp.isoformat()) for r in records} == {
+        ("rowsRead", 100, _END),
+        ("rowsWritten", 150, _END),
+    }

@@ -86,6 +86,54 @@ def test_a_table_read_and_written_by_a_run_with_no_start_keeps_both_measures(
     assert found == [("2026-11-29T10:00:29.999Z", 100.0), ("2026-11-29T10:00:30.000Z", 90.0)]
 
 
+def test_a_table_rewritten_with_metrics_at_one_capture_date_keeps_before_and_after(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """Seed 003: a record's timestamp is the facet's captureDate. A run that rewrites the table
+    it reads (``INSERT OVERWRITE t SELECT … FROM t``) and stamps both measures with its event
+    time made two records of one key in Blindata, the one uploaded last replacing the other:
+    the steward sees the row count before the run and after it, in time order, and a second
+    sync of the same run adds none."""
+    job = definition()
+    table = {"namespace": PG, "name": "dwh.sales.orders"}
+    schema = {"schema": {"fields": [{"name": "id"}]}}
+    date = "2026-11-29T10:00:30.000Z"
+
+    def measure(rows: int, nulls: int) -> dict[str, Any]:
+        return {
+            "dataQualityMetrics": {
+                "rowCount": rows,
+                "columnMetrics": {"id": {"nullCount": nulls}},
+                "captureDate": date,
+            }
+        }
+
+    events = [
+        {
+            "eventType": kind,
+            "eventTime": time,
+            "producer": "https://example.com/dq",
+            "run": {"runId": "run-o", "facets": {}},
+            "job": {"namespace": "dq", "name": "overwrite", "facets": {}},
+            "inputs": [table | {"facets": schema, "inputFacets": measure(100, 0)}],
+            "outputs": [table | {"facets": schema, "outputFacets": measure(90, 2)}],
+        }
+        for kind, time in (("START", "2026-11-29T10:00:00.000Z"), ("COMPLETE", date))
+    ]
+    for _ in range(2):
+        report = snapshot(plan_for(client, events, job), client, job)
+        assert report.status == "success", report.render()
+    found = sorted(
+        (r["timestamp"], r["metricCode"], r["value"]) for r in objects(emulator, Kind.RECORD)
+    )
+    assert found == [
+        ("2026-11-29T10:00:00.000Z", "nullCount", 0.0),
+        ("2026-11-29T10:00:00.000Z", "rowCount", 100.0),
+        ("2026-11-29T10:00:30.000Z", "nullCount", 2.0),
+        ("2026-11-29T10:00:30.000Z", "rowCount", 90.0),
+    ]
+
+
 def test_a_run_whose_records_were_not_all_uploaded_adds_them_on_the_next_sync(
     emulator: Any, client: BlindataClient
 ) -> None:

@@ -49,8 +49,11 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 21
-"""The version of the text; change it with any change to the fold or to this format (21: a
+FORMAT = 22
+"""The version of the text; change it with any change to the fold or to this format (22: a
+metrics facet with a column's entry that holds no metrics (null, a list), or without
+``columnMetrics``, and an assertions facet with an assertion that cannot be read (null), are no
+longer malformed: folds that dropped them are read again; 21: a
 metrics facet with a count sent as text that is no integer, or a lastUpdated sent as a number, is
 no longer malformed: folds that dropped it are read again; 20: the
 outline of the two runs of a job that started last, of a DAG the run going on and the one before
