@@ -105,7 +105,7 @@ USED_BY: dict[str, str] = {
     "quality_checks.get": f"{_SNAPSHOT} (optional: a check read whole before a PUT)",
     "quality_checks.update": f"{_SNAPSHOT} (disable a check)",
     "quality_results.create": _SNAPSHOT,
-    "quality_results.list": CLIENT_LIBRARY_ONLY,
+    "quality_results.list": f"{_SNAPSHOT} (optional: a published run a late event adds to)",
     "profiling_monitors.list": _SNAPSHOT,
     "profiling_monitors.create": _SNAPSHOT,
     "profiling_records.upload": _SNAPSHOT,
@@ -113,11 +113,18 @@ USED_BY: dict[str, str] = {
 }
 """What of the provider calls each operation (``client library only``: nothing of the sync)."""
 OPTIONAL: frozenset[str] = frozenset(
-    {"query_buckets.get", "query_buckets.update", "physical_entities.get", "quality_checks.get"}
+    {
+        "query_buckets.get",
+        "query_buckets.update",
+        "physical_entities.get",
+        "quality_checks.get",
+        "quality_results.list",
+    }
 )
 """Operations the sync calls but does without where they are not served: the contract does
 not name them (a bucket's Systems stay as created, counted ``bucketSystemsNotAdded``; an entity
-or a check is PUT from its listing, ``SyncContext.as_stored``)."""
+or a check is PUT from its listing, ``SyncContext.as_stored``; the runs an older release
+published are taken as whole, and a late result of a published run is reported, not posted)."""
 
 
 class PathStatus(StrEnum):

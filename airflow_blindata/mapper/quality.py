@@ -80,7 +80,7 @@ from airflow_blindata.mapper.scopes import job_scope, shorten
 from airflow_blindata.mapper.systems import SystemResolver
 from airflow_blindata.redaction import redact_name, redact_prose, redact_text
 
-__all__ = ["MAX_CODE_LENGTH", "map_quality"]
+__all__ = ["MAX_CODE_LENGTH", "map_quality", "run_note"]
 
 MAX_CODE_LENGTH = 255
 _RESULT_STATES = frozenset({EventType.COMPLETE, EventType.FAIL})
@@ -630,7 +630,7 @@ def _free_text(text: str | None) -> str | None:
 
 def _notes(run: RunFold, item: Any) -> str:
     """The run id, then the expected and actual values and the content, when sent."""
-    parts = [f"OpenLineage run {run.run_id}."]
+    parts = [run_note(run.run_id)]
     for label, attribute in (
         ("Expected", "expected"),
         ("Actual", "actual"),
@@ -640,6 +640,11 @@ def _notes(run: RunFold, item: Any) -> str:
         if value not in (None, ""):
             parts.append(f"{label}: {_free_text(str(value))}.")
     return " ".join(parts)
+
+
+def run_note(run_id: str) -> str:
+    """How a result's notes begin: its run, which tells a run's result among its check's."""
+    return f"OpenLineage run {run_id}."
 
 
 def _number(value: Any) -> float | None:

@@ -12,6 +12,20 @@ without holding back the others. The ledger of a job keeps only the runs the pla
 it does not grow past the store's retention; the ledger of a job the plan does not describe is
 kept as it is (an empty store proves nothing; a job that comes back brings published runs).
 
+A published run is "done" for the checks it was published for, not for good: a later event of
+the run (a late ``RUNNING`` event, a second producer's, a dataset catalogued since) may assert
+something new. So each published run also has one digest of the set of its checks
+(``publishedChecks``: ``<run id> <16 hex digits>``, one short value per run however many checks
+it has). When the plan gives a published run another set (and not just the same set but the
+checks that cannot have a result now), Blindata is asked which results of the run's checks it
+holds (``_Published``: one listing per check and snapshot), only the missing ones are posted,
+and the new set is recorded. A listing that fails posts nothing of the run (never a result
+twice) and is tried again by the next snapshot. A run of an older ledger, without a digest, is
+taken as wholly published for the checks the plan gives it, as the older release took it, and
+recorded with their digest: no listing of every check at the upgrade. ``publishedRun`` keeps
+bare run ids, so an older release rolled back to reads the ledger as it wrote it, and keeps
+the property it does not know.
+
 Checks are upserted by code through ``import-objects``; a code that already belongs to a check of
 another suite is never overwritten (looked up before the import, it is reported as a conflict
 and never sent; so is a ledger code another suite holds). When the
@@ -24,6 +38,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -41,13 +56,14 @@ from airflow_blindata.blindata.models import (
 )
 from airflow_blindata.blindata.resources import QualityChecks
 from airflow_blindata.mapper.plan import PlannedCheck, PlannedRecord, PlannedResult, QualityPlan
+from airflow_blindata.mapper.quality import run_note
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import clean_scope
 from airflow_blindata.mapper.systems import OWNER_PROPERTY
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
 
-__all__ = ["LEDGER_PREFIX", "MONITOR_NAME", "sync_quality"]
+__all__ = ["LEDGER_PREFIX", "MONITOR_NAME", "PUBLISHED_CHECKS", "sync_quality"]
 
 LEDGER_PREFIX = "ol-ledger:"
 MONITOR_NAME = "OpenLineage"
@@ -55,7 +71,10 @@ PUBLISHED_RUN = "publishedRun"
 RECORDED_RUN = "recordedRun"
 PUBLISHED_RESULT = "publishedResult"
 """One result of a run not yet wholly published: ``<run id> <digest of the check code>``."""
-LEDGER_KINDS = (PUBLISHED_RUN, RECORDED_RUN, PUBLISHED_RESULT)
+PUBLISHED_CHECKS = "publishedChecks"
+"""The checks a run of ``publishedRun`` was published for: ``<run id> <digest of the set of their
+codes>``, one value per run whatever its checks (``checks_digest``)."""
+LEDGER_KINDS = (PUBLISHED_RUN, RECORDED_RUN, PUBLISHED_RESULT, PUBLISHED_CHECKS)
 LEDGER_NONE = "-"
 """Sent for a kind whose last value goes: an upsert replaces the values of the names it sends and
 keeps the others, so a name must be sent to be emptied. Never a run id; ignored when read."""
@@ -74,6 +93,12 @@ def ledger_code(job: str) -> str:
 def result_key(run_id: str, check: str) -> str:
     """A (check, run) pair in the ledger: check codes run to 255 characters, so a digest."""
     return f"{run_id} {hashlib.sha256(check.encode()).hexdigest()[:16]}"
+
+
+def checks_digest(checks: Iterable[str]) -> str:
+    """The set of checks a run was published for, in 16 characters: a run with another set (a
+    check more, from a late event) is told apart without listing its checks in the ledger."""
+    return hashlib.sha256("\n".join(sorted(set(checks))).encode()).hexdigest()[:16]
 
 
 class _Ledger:
@@ -98,9 +123,19 @@ class _Ledger:
             for prop in check.additional_properties or ():
                 if job and prop.name in LEDGER_KINDS and prop.value not in (LEDGER_NONE, None):
                     self.runs[job][prop.name].add(prop.value)
+        self.checks: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        """The ``publishedChecks`` values of each job, by run."""
+        for job, kinds in self.runs.items():
+            for value in kinds[PUBLISHED_CHECKS]:
+                self.checks[job][value.rpartition(" ")[0]].add(value)
 
     def has(self, job: str, kind: str, run_id: str) -> bool:
         return run_id in self.runs[job][kind]
+
+    def checks_of(self, owners: Iterable[str], run_id: str) -> set[str]:
+        """The ``publishedChecks`` values of a published run; none when the release that
+        published it did not record them."""
+        return next((found for owner in owners if (found := self.checks[owner][run_id])), set())
 
     def rows(
         self, suite: Ref, seen: dict[str, dict[str, set[str]]], described: set[str]
@@ -456,26 +491,44 @@ def _results(
     seen: dict[str, dict[str, set[str]]],
     colours: _Colours,
 ) -> None:
-    """One result per check and run: a run enters the ledger once all its results are in;
-    until then the results already accepted are listed one by one, and never sent again. Each
-    is posted while its check has its run's severity (``_Colours``)."""
+    """One result per check and run: a run enters the ledger once all its results are in,
+    with the digest of its checks; until then the results already accepted are listed one by
+    one, and never sent again. A run already published whose checks changed since (a late
+    event) has the results Blindata does not hold posted (``_Published``). Each is posted while
+    its check has its run's severity (``_Colours``)."""
     job_of = {check.code: check.job for check in quality.checks}
-    complete: dict[tuple[str, str], bool] = {}
-    accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
     # oldest first: the contract does not say whether a check's last result is the latest
     # started or the latest posted, and run ids (a producer's may be random) say neither
     posting = sorted(quality.results, key=lambda r: (r.started_at, r.check, r.run_id))
+    runs: dict[tuple[str, str], list[PlannedResult]] = defaultdict(list)
+    for result in posting:
+        runs[(result.job, result.run_id)].append(result)
+    # before results named their job, a run was ledgered under the job of its check
+    owners = {
+        run: (run[0], *(job_of.get(r.check, run[0]) for r in results))
+        for run, results in runs.items()
+    }
+    known = _Published(ctx, ledger, uuids, conflicts).settle(
+        {
+            run: (results, owners[run])
+            for run, results in runs.items()
+            if any(ledger.has(owner, PUBLISHED_RUN, run[1]) for owner in owners[run])
+        }
+    )
+    complete: dict[tuple[str, str], bool] = {}
+    accepted: dict[tuple[str, str], set[str]] = defaultdict(set)
+    posted: dict[tuple[str, str], set[str]] = defaultdict(set)
     for result in posting:
         job = result.job
         run = (job, result.run_id)
         complete.setdefault(run, True)
-        # before results named their job, a run was ledgered under the job of its check
-        owners = (job, job_of.get(result.check, job))
-        if any(ledger.has(owner, PUBLISHED_RUN, result.run_id) for owner in owners):
-            ctx.report.count("qualityResultsAlreadyPublished")
-            continue
         pair = result_key(result.run_id, result.check)
-        if ledger.has(job, PUBLISHED_RESULT, pair):
+        if run in known:
+            held = known[run]
+            if held is None or result.check in held:
+                ctx.report.count("qualityResultsAlreadyPublished")
+                continue
+        elif ledger.has(job, PUBLISHED_RESULT, pair):
             ctx.report.count("qualityResultsAlreadyPublished")
             accepted[run].add(pair)
             continue
@@ -513,12 +566,123 @@ def _results(
         else:
             ctx.report.count("qualityResultsPublished")
             accepted[run].add(pair)
+            posted[run].add(result.check)
     for (job, run_id), ok in complete.items():
-        kind, entries = (
-            (PUBLISHED_RUN, {run_id}) if ok else (PUBLISHED_RESULT, accepted[(job, run_id)])
-        )
-        seen[job][kind].update(entries)
-        ledger.runs[job][kind].update(entries)
+        run = (job, run_id)
+        entries: dict[str, set[str]]
+        if run in known:
+            # a published run stays so: the checks it holds are recorded, and a check it lacks
+            # (its post failed, or it waits for its dataset) makes the next snapshot look again
+            held = known[run]
+            entries = {
+                PUBLISHED_RUN: {run_id},
+                PUBLISHED_CHECKS: ledger.checks_of(owners[run], run_id)
+                if held is None
+                else {f"{run_id} {checks_digest(held | posted[run])}"},
+            }
+        elif ok:
+            checks = {r.check for r in runs[run]}
+            entries = {
+                PUBLISHED_RUN: {run_id},
+                PUBLISHED_CHECKS: {f"{run_id} {checks_digest(checks)}"},
+            }
+        else:
+            entries = {PUBLISHED_RESULT: accepted[run]}
+        for kind, values in entries.items():
+            seen[job][kind].update(values)
+            ledger.runs[job][kind].update(values)
+
+
+class _Published:
+    """Which checks of the runs already published Blindata holds their result of.
+
+    The ledger records one digest of the set of checks a run was published for: while the plan
+    gives the run the same set, or the same set but the checks that cannot have a result now
+    (not catalogued, or of another suite), all its results are in. Another set (a late event of
+    the run asserts something new; a dataset catalogued since) or no digest (the release that
+    published it did not record one: taken as wholly published, as that release took it) is
+    settled by asking Blindata for the results of the run's checks, once per check and snapshot,
+    so that a result is never posted twice.
+    """
+
+    def __init__(
+        self, ctx: SyncContext, ledger: _Ledger, uuids: dict[str, str], conflicts: set[str]
+    ) -> None:
+        self.ctx, self.ledger, self.uuids, self.conflicts = ctx, ledger, uuids, conflicts
+
+    def settle(
+        self, runs: dict[tuple[str, str], tuple[list[PlannedResult], tuple[str, ...]]]
+    ) -> dict[tuple[str, str], set[str] | None]:
+        """For each published run, the checks whose result Blindata holds; ``None`` when that
+        is not known (a listing failed, the snapshot reports it): nothing of the run is posted
+        then, and the next snapshot asks again."""
+        known: dict[tuple[str, str], set[str] | None] = {}
+        asked: set[tuple[str, str]] = set()
+        for run, (results, owners) in runs.items():
+            codes = {result.check for result in results}
+            recorded = {value.rpartition(" ")[2] for value in self.ledger.checks_of(owners, run[1])}
+            waiting = {code for code in codes if code in self.conflicts or code not in self.uuids}
+            if not recorded:
+                # published by a release that recorded no digest: wholly published, as that
+                # release took it. Asking Blindata would list the results of every check once
+                # (thousands of requests at the upgrade), and a result it lists otherwise than
+                # it was posted (its notes, its start) would be posted again
+                known[run] = codes
+            elif checks_digest(codes) in recorded:
+                known[run] = codes
+            elif checks_digest(codes - waiting) in recorded:
+                known[run] = codes - waiting  # the others wait for their check
+            else:
+                asked.add(run)
+        wanted: dict[str, list[PlannedResult]] = defaultdict(list)
+        for run in asked:
+            for result in runs[run][0]:
+                uuid = self.uuids.get(result.check)
+                if uuid is not None and result.check not in self.conflicts:
+                    wanted[uuid].append(result)  # else no check of this suite, no result
+        found: dict[tuple[str, str], set[str]] = {run: set() for run in asked}
+        failed: set[tuple[str, str]] = set()
+        for uuid, results in wanted.items():
+            holds = self._holding(uuid, results)
+            if holds is None:
+                failed |= {(r.job, r.run_id) for r in results}
+                continue
+            for result in holds:
+                found[(result.job, result.run_id)].add(result.check)
+        for run, checks in found.items():
+            known[run] = None if run in failed else checks  # None: asked again next snapshot
+        return known
+
+    def _holding(self, uuid: str, results: list[PlannedResult]) -> list[PlannedResult] | None:
+        """Of ``results`` (of one check), those Blindata holds; ``None`` when its results could
+        not be listed. Read as they come: a check may have many results."""
+        notes = {run_note(r.run_id): r for r in results}
+        lengths = {len(note) for note in notes}
+        starts = {_millisecond(r.started_at): r for r in results}
+        seconds = {_millisecond(r.started_at).replace(microsecond=0): r for r in results}
+        held: dict[tuple[str, str], PlannedResult] = {}
+
+        def listing() -> list[PlannedResult]:
+            api = self.ctx.client.api.quality_results
+            for posted in api.list(page_size=LIST_PAGE_SIZE, checkUuid=uuid):
+                text = posted.notes or ""
+                named = [notes[text[:n]] for n in lengths if text[:n] in notes]
+                when = _millisecond(posted.started_at)
+                # posted at a whole second: before starts were moved into their second
+                # (``result_start``), at the start of the run that started in that second
+                for result in (
+                    *named,
+                    *((starts[when],) if when in starts else ()),
+                    *((seconds[when],) if not when.microsecond and when in seconds else ()),
+                ):
+                    held[(result.job, result.run_id)] = result
+            return list(held.values())
+
+        return self.ctx.attempt("quality result", results[0].check, listing)
+
+
+def _millisecond(moment: datetime) -> datetime:
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def _records(

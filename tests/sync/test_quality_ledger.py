@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -20,15 +22,19 @@ from airflow_blindata.blindata.models import (
     AdditionalProperty,
     PhysicalEntity,
     QualityCheck,
+    QualityImport,
+    QualityResult,
     QualitySuite,
     Ref,
     System,
 )
+from airflow_blindata.mapper.light import plan_of_jobs
+from airflow_blindata.mapper.plan import PlannedResult
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.scopes import job_scope
 from airflow_blindata.mapper.systems import NAMESPACE_PROPERTY
 from airflow_blindata.sync import snapshot
-from airflow_blindata.sync.quality import ledger_code
+from airflow_blindata.sync.quality import _Ledger, _Published, ledger_code
 from tests.sync.helpers import OTHER_DEFINITION, PG, client_of, definition, objects, plan_for
 from tests.sync.helpers import assertions_run as run
 
@@ -38,6 +44,8 @@ CRAWLED = "postgres://crawled:5432"
 """The namespace of a crawled System: entities there are never created, only found."""
 UNMAPPED = "mysql://nowhere:3306"
 """A namespace that maps to no System."""
+PUBLISHED_CHECKS = "publishedChecks"
+"""The ledger's property of the checks each published run was published for."""
 
 
 def asserting(job: str, assertion: str) -> list[dict[str, Any]]:
@@ -299,3 +307,403 @@ def test_two_jobs_runs_of_one_check_started_in_the_same_second_keep_both_results
     results = objects(emulator, Kind.RESULT)
     assert len(results) == 2
     assert sorted(r["metric"] for r in results) == [0, 1]
+
+
+# -- "One result is written per check and run": a late event of a run already published ---------
+
+ORDERS = (PG, "dwh.sales.orders")
+CUSTOMERS = (PG, "dwh.sales.customers")
+NOT_NULL = [{"assertion": "not_null", "column": "id", "success": True}]
+NOT_NULL_FAILS = [{"assertion": "not_null", "column": "id", "success": False}]
+RUN = "0190b1c2-0000-7000-8000-0000000000a1"
+OTHER_RUN = "0190b1c2-0000-7000-8000-0000000000b2"
+PUBLISHED = run("check", RUN, {ORDERS: NOT_NULL})
+OTHER_CUSTOMERS = run("check", OTHER_RUN, {CUSTOMERS: NOT_NULL})
+
+
+def late(
+    run_id: str, assertions: dict[tuple[str, str], list[dict[str, Any]]], **changes: Any
+) -> dict[str, Any]:
+    """A RUNNING event of ``run_id`` of job ``dq/check`` delivered after the run completed."""
+    event = run("check", run_id, assertions)[0]
+    return {**event, "eventType": "RUNNING", "eventTime": "2026-11-29T10:00:20.000Z", **changes}
+
+
+def results_by_check(emulator: Any) -> dict[str, list[int]]:
+    codes = {c["uuid"]: c["code"].rsplit("/", 1)[-1] for c in objects(emulator, Kind.CHECK)}
+    found: dict[str, list[int]] = {}
+    for result in objects(emulator, Kind.RESULT):
+        found.setdefault(codes[result["qualityCheck"]["uuid"]], []).append(result["metric"])
+    return {code: sorted(metrics) for code, metrics in sorted(found.items())}
+
+
+def ledger_values(emulator: Any, name: str) -> list[str]:
+    return [
+        p["value"]
+        for c in objects(emulator, Kind.CHECK)
+        if c["code"].startswith("ol-ledger:")
+        for p in c.get("additionalProperties") or []
+        if p["name"] == name and p["value"] != "-"
+    ]
+
+
+class ResultsCounted(httpx.HTTPTransport):
+    """A Blindata that counts the listings of quality results asked of it; with ``fail``, it
+    answers them with that status."""
+
+    def __init__(self, *, fail: int = 0) -> None:
+        super().__init__()
+        self.fail, self.listed = fail, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path.endswith("/data-quality/results"):
+            self.listed += 1
+            if self.fail:
+                return httpx.Response(self.fail, json={"status": self.fail, "message": "no"})
+        return super().handle_request(request)
+
+
+LATE_ON_ORDERS_AND_CUSTOMERS = {
+    "dwh.sales.customers:not_null:id": [1],
+    "dwh.sales.orders:not_null:id": [0],
+}
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "light", "expected"),
+    [
+        pytest.param(
+            PUBLISHED,
+            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
+            False,
+            LATE_ON_ORDERS_AND_CUSTOMERS,
+            id="on-a-dataset-with-no-check-yet",
+        ),
+        pytest.param(
+            PUBLISHED + OTHER_CUSTOMERS,
+            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
+            False,
+            {"dwh.sales.customers:not_null:id": [0, 1], "dwh.sales.orders:not_null:id": [0]},
+            id="on-a-check-with-results-of-other-runs",
+        ),
+        pytest.param(
+            PUBLISHED + OTHER_CUSTOMERS,
+            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
+            True,
+            {"dwh.sales.customers:not_null:id": [0, 1], "dwh.sales.orders:not_null:id": [0]},
+            id="by-a-light-sync-then-a-full-snapshot",
+        ),
+        pytest.param(
+            PUBLISHED,
+            [
+                {
+                    **event,
+                    "producer": "https://example.com/second-producer",
+                    "eventTime": event["eventTime"].replace(":00:", ":01:"),
+                }
+                for event in run("check", RUN, {CUSTOMERS: NOT_NULL_FAILS})
+            ],
+            False,
+            LATE_ON_ORDERS_AND_CUSTOMERS,
+            id="by-a-second-producer-of-the-run",
+        ),
+    ],
+)
+def test_an_assertion_a_late_event_adds_to_a_published_run_is_published_once(
+    emulator: Any,
+    client: BlindataClient,
+    first: list[dict[str, Any]],
+    later: list[dict[str, Any]],
+    light: bool,
+    expected: dict[str, list[int]],
+) -> None:
+    """Seed 003: one result per check and run. A run already in the ledger (``publishedRun``)
+    whose later event asserts something new had its new check made, its result never posted."""
+    job = definition()
+    snapshot(plan_for(client, first, job), client, job)
+    events = [*first, *later]
+    plan = plan_for(client, events, job)
+    if light:
+        plan = plan_of_jobs(plan, [("dq", "check")])
+    report = snapshot(plan, client, job, light=light)
+    assert report.counters.get("qualityResultsPublished") == 1, report.render()
+    assert results_by_check(emulator) == expected
+    for _ in range(2):  # the snapshots after it (a full one after a light sync) send nothing
+        again = snapshot(plan_for(client, events, job), client, job)
+        assert "qualityResultsPublished" not in again.counters, again.render()
+        assert again.status == "success", again.render()
+    assert results_by_check(emulator) == expected
+    assert RUN in ledger_values(emulator, "publishedRun")  # a bare id, as before
+
+
+def test_an_assertion_on_a_dataset_catalogued_after_its_run_was_published_is_published(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """The run's other dataset mapped to no System: the run was whole without it. Once its
+    namespace is catalogued, the run has a check more, whose result is posted once."""
+    job = definition()
+    events = run("check", RUN, {ORDERS: NOT_NULL, (UNMAPPED, "sales.customers"): NOT_NULL_FAILS})
+    first = snapshot(plan_for(client, events, job), client, job)
+    assert first.counters["qualityResultsPublished"] == 1
+    assert RUN in ledger_values(emulator, "publishedRun")
+    mapped = client.api.systems.create(
+        System(
+            name="Shop",
+            subtype="DATABASE",
+            additional_properties=AdditionalProperty.many(((NAMESPACE_PROPERTY, UNMAPPED),)),
+        )
+    )
+    client.api.physical_entities.upload(
+        [PhysicalEntity(system=Ref(uuid=mapped.uuid or ""), name="sales.customers")]
+    )
+    second = snapshot(plan_for(client, events, job), client, job)
+    assert second.counters.get("qualityResultsPublished") == 1, second.render()
+    assert second.counters["qualityResultsAlreadyPublished"] == 1
+    third = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in third.counters, third.render()
+    assert sorted(r["metric"] for r in objects(emulator, Kind.RESULT)) == [0, 1]
+
+
+def test_a_late_result_whose_ledger_write_failed_is_not_posted_again(emulator: Any) -> None:
+    """Blindata holds the late result, the ledger does not say so: the next snapshot asks
+    Blindata which results of the run it holds, and posts none again."""
+    job = definition()
+    events = [*PUBLISHED, late(RUN, {CUSTOMERS: NOT_NULL_FAILS})]
+    with client_of(emulator) as client:
+        snapshot(plan_for(client, PUBLISHED, job), client, job)
+    with client_of(emulator, LedgerDiscarded()) as blindata:
+        failed = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert failed.counters["qualityResultsPublished"] == 1
+    assert failed.failed("quality ledger") == 1, failed.render()
+    with client_of(emulator) as client:
+        again = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in again.counters, again.render()
+    assert results_by_check(emulator) == LATE_ON_ORDERS_AND_CUSTOMERS
+
+
+def test_a_late_assertion_whose_results_cannot_be_listed_waits_for_the_next_snapshot(
+    emulator: Any,
+) -> None:
+    """Which results of a changed run Blindata holds is asked before any is posted: a listing
+    that fails posts nothing (a result is never posted twice), fails the snapshot, and the
+    next snapshot posts the late result."""
+    job = definition()
+    events = [*PUBLISHED, late(RUN, {CUSTOMERS: NOT_NULL_FAILS})]
+    with client_of(emulator) as client:
+        snapshot(plan_for(client, PUBLISHED, job), client, job)
+    with client_of(emulator, ResultsCounted(fail=500)) as blindata:
+        failed = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert "qualityResultsPublished" not in failed.counters, failed.render()
+    assert failed.failed("quality result"), failed.render()
+    with client_of(emulator) as client:
+        again = snapshot(plan_for(client, events, job), client, job)
+    assert again.counters.get("qualityResultsPublished") == 1, again.render()
+    assert results_by_check(emulator) == LATE_ON_ORDERS_AND_CUSTOMERS
+
+
+def test_a_late_assertion_waiting_for_its_dataset_is_not_looked_up_at_every_snapshot(
+    emulator: Any,
+) -> None:
+    """A late assertion on a dataset not catalogued yet: Blindata is asked once which results
+    of the run it holds; the snapshots after it, while the dataset is still missing, ask
+    nothing (the run's recorded checks are those it has, but the one that cannot exist)."""
+    client = client_of(emulator)
+    crawled = client.api.systems.create(
+        System(
+            name="Crawled",
+            subtype="DATABASE",
+            additional_properties=AdditionalProperty.many(((NAMESPACE_PROPERTY, CRAWLED),)),
+        )
+    )
+    job = definition()
+    events = [*PUBLISHED, late(RUN, {(CRAWLED, "dwh.sales.customers"): NOT_NULL_FAILS})]
+    snapshot(plan_for(client, PUBLISHED, job), client, job)
+    for _ in range(2):
+        counted = ResultsCounted()
+        with client_of(emulator, counted) as blindata:
+            waiting = snapshot(plan_for(blindata, events, job), blindata, job)
+        assert "qualityResultsPublished" not in waiting.counters, waiting.render()
+        assert waiting.gap_count(GapCode.TARGET_NOT_CATALOGUED) >= 1
+        assert counted.listed == 0, "a run whose late check waits is not looked up again"
+    client.api.physical_entities.upload(
+        [PhysicalEntity(system=Ref(uuid=crawled.uuid or ""), schema="sales", name="customers")]
+    )
+    catalogued = snapshot(plan_for(client, events, job), client, job)
+    assert catalogued.counters.get("qualityResultsPublished") == 1, catalogued.render()
+    assert sorted(r["metric"] for r in objects(emulator, Kind.RESULT)) == [0, 1]
+    after = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in after.counters, after.render()
+    client.close()
+
+
+# -- the ledger across releases: an upgrade, a roll-back ------------------------------------------
+
+
+def as_previous_release(client: BlindataClient) -> None:
+    """The ledgers as the previous release left them: without the checks of published runs
+    (an upsert keeps a name it is not sent, so it is emptied as the agent empties one)."""
+    (suite,) = client.api.quality_suites.list()
+    ledgers = [c for c in client.api.quality_checks.list() if c.code.startswith("ol-ledger:")]
+    for ledger in ledgers:
+        ledger.additional_properties = [
+            AdditionalProperty(name=p.name, value="-" if p.name == PUBLISHED_CHECKS else p.value)
+            for p in ledger.additional_properties or []
+        ]
+    client.api.quality_suites.import_objects(
+        QualityImport(quality_suite=suite, quality_checks=ledgers)
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "expected"),
+    [
+        pytest.param(
+            PUBLISHED + OTHER_CUSTOMERS,
+            [],
+            {"dwh.sales.customers:not_null:id": [0], "dwh.sales.orders:not_null:id": [0]},
+            id="its-results-are-not-posted-again",
+        ),
+        pytest.param(
+            PUBLISHED + OTHER_CUSTOMERS,
+            [late(RUN, {CUSTOMERS: NOT_NULL_FAILS})],
+            {"dwh.sales.customers:not_null:id": [0], "dwh.sales.orders:not_null:id": [0]},
+            id="a-late-assertion-the-previous-release-skipped-stays-so",
+        ),
+    ],
+)
+def test_an_upgrade_takes_the_previous_releases_runs_as_published_without_asking(
+    emulator: Any,
+    client: BlindataClient,
+    first: list[dict[str, Any]],
+    then: list[dict[str, Any]],
+    expected: dict[str, list[int]],
+) -> None:
+    """A ledger of the previous release names no checks of its published runs: each is taken as
+    wholly published for the checks the plan gives it, as that release took it, and recorded
+    with them, with no listing of every check's results (thousands of requests at an upgrade,
+    and a result Blindata lists otherwise than it was posted would be posted again)."""
+    job = definition()
+    snapshot(plan_for(client, first, job), client, job)
+    as_previous_release(client)
+    assert not ledger_values(emulator, PUBLISHED_CHECKS)
+    events = [*first, *then]
+    counted = ResultsCounted()
+    with client_of(emulator, counted) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert "qualityResultsPublished" not in report.counters, report.render()
+    assert counted.listed == 0
+    assert results_by_check(emulator) == expected
+    assert {v.rsplit(" ", 1)[0] for v in ledger_values(emulator, PUBLISHED_CHECKS)} == {
+        v for v in ledger_values(emulator, "publishedRun")
+    }
+    again = snapshot(plan_for(client, events, job), client, job)
+    assert "qualityResultsPublished" not in again.counters, again.render()
+    assert results_by_check(emulator) == expected
+
+
+def test_an_upgrade_whose_results_cannot_be_listed_takes_the_runs_as_published(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A Blindata that does not list results (the query is inferred): the runs of the previous
+    release are taken as wholly published, as that release took them, and nothing is posted."""
+    job = definition()
+    events = [*PUBLISHED, *OTHER_CUSTOMERS]
+    snapshot(plan_for(client, events, job), client, job)
+    as_previous_release(client)
+    with client_of(emulator, ResultsCounted(fail=404)) as blindata:
+        report = snapshot(plan_for(blindata, events, job), blindata, job)
+    assert "qualityResultsPublished" not in report.counters, report.render()
+    assert report.status == "success", report.render()
+    assert len(ledger_values(emulator, PUBLISHED_CHECKS)) == 2
+    assert len(objects(emulator, Kind.RESULT)) == 2
+
+
+def test_a_roll_back_reads_the_ledger_as_the_previous_release_wrote_it(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """The previous release reads ``publishedRun`` as bare run ids, and its upserts keep the
+    names it does not send: the checks of published runs are a property of their own, and a
+    property this release does not know (a later release's) is kept."""
+    job = definition()
+    events = [*PUBLISHED, *OTHER_CUSTOMERS]
+    snapshot(plan_for(client, events, job), client, job)
+    (suite,) = client.api.quality_suites.list()
+    (ledger,) = [c for c in client.api.quality_checks.list() if c.code.startswith("ol-ledger:")]
+    ledger.additional_properties = [
+        *(ledger.additional_properties or []),
+        AdditionalProperty(name="publishedByALaterRelease", value=f"{RUN} x"),
+    ]
+    client.api.quality_suites.import_objects(
+        QualityImport(quality_suite=suite, quality_checks=[ledger])
+    )
+    snapshot(plan_for(client, events, job), client, job)
+    assert sorted(ledger_values(emulator, "publishedRun")) == sorted([RUN, OTHER_RUN])
+    assert ledger_values(emulator, "publishedByALaterRelease") == [f"{RUN} x"]
+
+
+def test_the_ledger_grows_by_one_short_value_per_run_whatever_its_checks(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """The checks of a published run are one digest of their set: 12 runs of 15 checks each
+    write 12 values, each well under the 255 characters a server may keep of a property."""
+    job = definition()
+    assertions = [{"assertion": f"rule_{i}", "column": "id", "success": True} for i in range(15)]
+    events = [
+        {**event, "eventTime": event["eventTime"].replace("T10:", f"T{10 + hour}:")}
+        for hour in range(12)
+        for event in run(
+            "check", f"0190b1c2-0000-7000-8000-0000000001{hour:02d}", {ORDERS: assertions}
+        )
+    ]
+    report = snapshot(plan_for(client, events, job), client, job)
+    assert report.counters["qualityResultsPublished"] == 12 * 15, report.render()
+    checks_of_runs = ledger_values(emulator, PUBLISHED_CHECKS)
+    assert len(checks_of_runs) == 12
+    assert len(ledger_values(emulator, "publishedRun")) == 12
+    assert not ledger_values(emulator, "publishedResult")
+    assert all(len(value) <= 36 + 1 + 16 for value in checks_of_runs)
+
+
+START = datetime(2026, 11, 29, 10, 0, 0, 417000, tzinfo=UTC)
+"""A run's start moved into its whole second (``result_start``)."""
+
+
+@pytest.mark.parametrize(
+    ("notes", "started_at", "held"),
+    [
+        pytest.param(
+            "OpenLineage run run-1. Expected: 0.", START, True, id="its-notes-name-the-run"
+        ),
+        pytest.param("OpenLineage run run-1.", START.replace(second=9), True, id="a-start-since"),
+        pytest.param("OpenLineage run run-2.", START, True, id="the-run-s-start-blindata-s-key"),
+        pytest.param(None, START.replace(microsecond=0), True, id="before-starts-were-moved"),
+        pytest.param(
+            "OpenLineage run run-10.",
+            START.replace(microsecond=5000),
+            False,
+            id="a-run-whose-id-begins-alike",
+        ),
+        pytest.param(
+            "OpenLineage run run-2.",
+            START.replace(microsecond=5000),
+            False,
+            id="another-run-of-that-second",
+        ),
+        pytest.param(None, START.replace(second=1), False, id="another-second"),
+    ],
+)
+def test_a_result_blindata_holds_is_the_run_s_by_its_notes_or_its_start(
+    notes: str | None, started_at: datetime, held: bool
+) -> None:
+    """Which result of a check is a run's: never a result posted twice, nor one taken for it
+    that names another run at another start."""
+    posted = QualityResult(
+        quality_check=Ref(uuid="c"), metric=0, total_elements=1, started_at=started_at, notes=notes
+    )
+    api = SimpleNamespace(quality_results=SimpleNamespace(list=lambda **_: iter([posted])))
+    ctx = SimpleNamespace(client=SimpleNamespace(api=api), attempt=lambda _k, _c, call: call())
+    planned = PlannedResult(
+        check="ol:c", run_id="run-1", started_at=START, failures=0, notes="", job="dq/check"
+    )
+    published = _Published(ctx, _Ledger([]), {"ol:c": "c"}, set())  # type: ignore[arg-type]
+    assert published._holding("c", [planned]) == ([planned] if held else [])
