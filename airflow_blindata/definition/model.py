@@ -367,7 +367,9 @@ class SystemPolicy(_DatabaseRule):
         default=None,
         description="UPPER, LOWER or PRESERVE: the case the database stores unquoted "
         "identifiers in (Snowflake, Oracle, DB2 upper; PostgreSQL, Redshift lower). Applied to "
-        "the unquoted database, schema and entity of a name; a quoted one keeps its case. "
+        "the unquoted database, schema and entity of a name; a quoted one keeps its case, "
+        "except on platforms whose catalogs store every name in one case (databricks, hive, "
+        "trino, presto, awsathena, redshift, mysql: by nameProfile, else by scheme). "
         "Default: names are never re-cased.",
     )
 

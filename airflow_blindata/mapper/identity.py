@@ -55,6 +55,7 @@ __all__ = [
     "normalize_namespace",
     "normalize_pattern",
     "object_key_entity",
+    "quoted_identifiers_fold",
     "server_of",
     "shown_namespace",
     "strip_user_info",
@@ -154,11 +155,14 @@ class NameReading:
     ``levels`` is the shape of the declared ``nameProfile`` (``("database", "schema", "table")``,
     ``("database", "table")``: the database is the schema), ``None`` for the seed's profile of
     the scheme; ``default_schema`` the schema of a name with no schema part; ``case``
-    ``UPPER``, ``LOWER`` or ``PRESERVE``/``None`` (never re-cased)."""
+    ``UPPER``, ``LOWER`` or ``PRESERVE``/``None`` (never re-cased). ``quoted_folds``: the
+    platform's catalog stores every name in ``case``, quoted or not (Unity Catalog, Hive's
+    metastore, Trino: ``quoted_identifiers_fold``), so ``case`` re-cases quoted identifiers too."""
 
     levels: tuple[str, ...] | None = None
     default_schema: str | None = None
     case: str | None = None
+    quoted_folds: bool = False
 
 
 NO_READING = NameReading()
@@ -911,17 +915,54 @@ def _unquoted(text: str) -> _Segment:
     return _Segment(text, False)
 
 
-def _cased(segment: _Segment, case: str | None) -> str:
+def _cased(segment: _Segment, case: str | None, quoted_folds: bool = False) -> str:
     """The identifier in the declared case; a quoted one, and any when none is declared, as
     it is (seed 002: "never re-cased"; the database "stores it as quoted"). So is one that no
     database takes unquoted (``Order Items``, ``straße``: a blank, a letter outside ASCII, a
     hyphen): the producer named a quoted identifier without its quotes, and a database folds
-    the case of an unquoted one's ASCII letters only (``ß`` would become ``SS``)."""
-    if segment.quoted or case is None or case == "PRESERVE":
+    the case of an unquoted one's ASCII letters only (``ß`` would become ``SS``). Where the
+    platform's catalog stores every name in one case (``quoted_folds``: Unity Catalog, Trino),
+    quoted or not, every identifier is re-cased: `` `Orders` `` is stored ``orders``."""
+    if case is None or case == "PRESERVE":
         return segment.text
-    if not _UNQUOTED_IDENTIFIER.match(segment.text):
+    if not quoted_folds and (segment.quoted or not _UNQUOTED_IDENTIFIER.match(segment.text)):
         return segment.text
     return segment.text.upper() if case == "UPPER" else segment.text.lower()
+
+
+QUOTED_CASE_FOLDS = frozenset(
+    {
+        "databricks",  # Unity Catalog (and its hive_metastore) stores every name in lower case
+        "spark",  # Spark's session catalog: Hive's metastore
+        "hive",  # the metastore lower-cases every database, table and column name
+        "impala",  # Hive's metastore
+        "trino",  # Trino lower-cases every identifier, quoted or not
+        "presto",
+        "athena",  # Glue's catalog: lower case only
+        "awsathena",
+        # Redshift folds a quoted identifier too, unless enable_case_sensitive_identifier is on
+        # (declare ``nameProfile: postgres`` on such a cluster's namespace)
+        "redshift",
+        # quoting does not make a name case-sensitive: ``lower_case_table_names`` (which
+        # ``identifierCase: LOWER`` declares) folds every table and database name
+        "mysql",
+        "mariadb",
+    }
+)
+"""Platforms (a declared ``nameProfile``, else a namespace's scheme) whose catalogs store every
+name in one case, quoted or not: a declared ``identifierCase`` re-cases their quoted identifiers
+too. On the others a quoted identifier keeps its case: Snowflake, Oracle, Db2, PostgreSQL and
+Cassandra fold only unquoted names; SQL Server, BigQuery, Teradata, ClickHouse, DuckDB and SQLite
+fold none, keeping each name as it was created (an ``identifierCase`` there re-cases only what a
+producer spelt otherwise)."""
+
+
+def quoted_identifiers_fold(namespace: str, profile: str | None = None) -> bool:
+    """Whether the platform of a namespace stores quoted identifiers in its case too
+    (``QUOTED_CASE_FOLDS``): the declared ``nameProfile`` names the platform, where it names one
+    (not ``DOTTED`` nor ``OBJECT_KEY``), else the namespace's scheme (``trino://``)."""
+    platform = profile if profile and not profile.isupper() else _scheme(namespace)
+    return platform in QUOTED_CASE_FOLDS
 
 
 _UNQUOTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#@]*\Z")
@@ -929,30 +970,33 @@ _UNQUOTED_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#@]*\Z")
 first, then letters, digits, ``_``, ``$`` (and Oracle's ``#``, SQL Server's ``@``)."""
 
 
-def cased_identifier(text: str, case: str | None) -> str:
+def cased_identifier(text: str, case: str | None, *, quoted_folds: bool = False) -> str:
     """A column (or any one identifier) as the database stores it under the declared
-    ``identifierCase``: unquoted and re-cased, a quoted one keeping its case; as it is when no
-    case is declared (seed 002: "never re-cased")."""
+    ``identifierCase``: unquoted and re-cased, a quoted one keeping its case unless the
+    platform folds quoted ones too (``quoted_folds``); as it is when no case is declared
+    (seed 002: "never re-cased")."""
     if case is None or case == "PRESERVE":
         return text
-    return _cased(_unquoted(text.strip()), case)
+    return _cased(_unquoted(text.strip()), case, quoted_folds)
 
 
-def cased_name(name: str, case: str | None) -> str:
+def cased_name(name: str, case: str | None, *, quoted_folds: bool = False) -> str:
     """A dataset's dotted name as its database stores it under the declared ``identifierCase``:
-    each segment re-cased, a quoted one keeping its case (without its quotes); as it is when no
-    case is declared (seed 002: "never re-cased")."""
+    each segment re-cased, a quoted one keeping its case (without its quotes) unless the
+    platform folds quoted ones too (``quoted_folds``); as it is when no case is declared
+    (seed 002: "never re-cased")."""
     if case is None or case == "PRESERVE":
         return name
-    return ".".join(_joinable(segment, case) for segment in _segments(name))
+    return ".".join(_joinable(segment, case, quoted_folds) for segment in _segments(name))
 
 
-def _joinable(segment: _Segment, case: str | None) -> str:
+def _joinable(segment: _Segment, case: str | None, quoted_folds: bool) -> str:
     """A segment re-cased for a dotted name: a quoted one that holds a dot keeps its quotes
     (``db."My.Table"`` is no ``db."My"."Table"``)."""
     if segment.quoted and "." in segment.text:
-        return '"' + segment.text.replace('"', '""') + '"'
-    return _cased(segment, case)
+        text = _cased(segment, case, quoted_folds)
+        return '"' + text.replace('"', '""') + '"'
+    return _cased(segment, case, quoted_folds)
 
 
 def completes(short: str, full: str) -> bool:
@@ -992,6 +1036,7 @@ def _dotted(
     default_schema: str | None,
     *,
     case: str | None = None,
+    quoted_folds: bool = False,
     schema_is_database: bool = False,
 ) -> EntityName:
     """``database.schema.table`` → (schema, table); ``schema.table`` too; ``table`` → default.
@@ -1006,14 +1051,14 @@ def _dotted(
     """
     parts = _segments(without_statement_end(name))
     parts[:-1] = [_BLANK if _is_python_none(part) else part for part in parts[:-1]]
-    table = _cased(parts[-1], case)
+    table = _cased(parts[-1], case, quoted_folds)
     if len(parts) == 1:
         return EntityName(default_schema, table, "profile")
-    schema = _cased(parts[-2], case) or default_schema
+    schema = _cased(parts[-2], case, quoted_folds) or default_schema
     if schema_is_database:
-        database = _cased(parts[-2], case) or None
+        database = _cased(parts[-2], case, quoted_folds) or None
     else:
-        database = ".".join(_cased(part, case) for part in parts[:-2]) or None
+        database = ".".join(_cased(part, case, quoted_folds) for part in parts[:-2]) or None
     return EntityName(schema, table, "profile", database)
 
 
@@ -1114,7 +1159,7 @@ def _profile(
     """The profile of a (normalised) namespace: the one its ``systemPolicies`` entry declares
     (``reading.levels``), else the seed's profile of its scheme; Glue's namespace is an ARN.
     ``namespace`` gives an object key its prefix, ``file`` says the dataset is a file."""
-    case = reading.case
+    case, folds = reading.case, reading.quoted_folds
     # a declared defaultSchema is re-cased as a schema the name gives is: ``Customers`` and
     # ``DWH.dbo.Customers`` are one table under ``identifierCase: UPPER`` (a review); the seed's
     # own ``public`` and ``default`` stay as the seed writes them
@@ -1123,7 +1168,9 @@ def _profile(
     if reading.levels == OBJECT_KEY_LEVELS:
         return object_key_entity(namespace, name, file=file)
     if reading.levels == NAME_PROFILES["bigquery"]:
-        found = _dotted(_backticked_path(name), reading.default_schema, case=case)
+        found = _dotted(
+            _backticked_path(name), reading.default_schema, case=case, quoted_folds=folds
+        )
         return replace(found, name=_without_decorator(found.name))
     if reading.levels is not None:
         link = ""
@@ -1131,26 +1178,27 @@ def _profile(
             # a table through a database link (``HR.EMP@remote.example.com``): the link's
             # dots part no path, and the link stays with the table it names
             name, _, link = name.rpartition("@")
-            link = "@" + cased_name(link.strip(), case)
+            link = "@" + cased_name(link.strip(), case, quoted_folds=folds)
         found = _dotted(
             name,
             reading.default_schema,
             case=case,
+            quoted_folds=folds,
             schema_is_database=len(reading.levels) == 2,
         )
         return replace(found, name=found.name + link) if link else found
     if scheme.startswith("arn:aws:glue"):
         return _glue(name)
     if scheme in ("redshift", "postgres"):
-        return _dotted(name, reading.default_schema or "public", case=case)
+        return _dotted(name, reading.default_schema or "public", case=case, quoted_folds=folds)
     if scheme == "awsathena":
-        return _dotted(name, reading.default_schema or "default", case=case)
+        return _dotted(name, reading.default_schema or "default", case=case, quoted_folds=folds)
     if scheme == "s3":
         return object_key_entity(namespace, name, file=file)
     if scheme == "kafka":
         # the naming conventions' Kafka name is the topic: a TABLE symlink does not rename it
         # (Flink SQL links each topic to its session's in-memory ``default_catalog`` table)
-        return _as_it_is(name, case)
+        return _as_it_is(name, case, folds)
     return None
 
 
@@ -1192,14 +1240,16 @@ def _by_hierarchy(levels: Sequence[tuple[str, str]], reading: NameReading) -> En
     table = _unquoted(levels[-1][1].strip()) if levels else _Segment("", False)
     if not table.text:
         return None
-    case = reading.case
-    name = _cased(table, case)
+    case, folds = reading.case, reading.quoted_folds
+    name = _cased(table, case, folds)
     if len(levels) < 2:
         return EntityName(None, name, "hierarchy")
     kind, text = levels[-2]
-    schema = _cased(_unquoted(text.strip()), case) or None
+    schema = _cased(_unquoted(text.strip()), case, folds) or None
     if len(levels) > 2:
-        database = ".".join(_cased(_unquoted(level.strip()), case) for _, level in levels[:-2])
+        database = ".".join(
+            _cased(_unquoted(level.strip()), case, folds) for _, level in levels[:-2]
+        )
     elif (reading.levels is not None and len(reading.levels) == 2) or kind.strip().upper() in (
         "DATABASE",
         "CATALOG",
@@ -1250,13 +1300,18 @@ def entity_name(
         link_reading = reading_of(link_namespace) if reading_of is not None else NO_READING
         linked = _profile(
             _scheme(link_namespace), link_name, link_reading, namespace=link_namespace
-        ) or _dotted(link_name, link_reading.default_schema, case=link_reading.case)
+        ) or _dotted(
+            link_name,
+            link_reading.default_schema,
+            case=link_reading.case,
+            quoted_folds=link_reading.quoted_folds,
+        )
         if not linked.name.strip():
             # a TABLE identity that names no table (``""``, ``db.``) is no table identity: the
             # next one, or the dataset's own name, decides; the dataset is not lost for it
             continue
         return EntityName(linked.schema, linked.name, "symlink", linked.database, link_namespace)
-    return _as_it_is(_with_key_prefix(namespace, name), reading.case)
+    return _as_it_is(_with_key_prefix(namespace, name), reading.case, reading.quoted_folds)
 
 
 def _with_key_prefix(namespace: str, name: str) -> str:
@@ -1300,12 +1355,12 @@ def filled_database(
     if named and (three or reading.levels == NAME_PROFILES["oracle"]):
         # the namespace's own database (``;databaseName=dwh``, an Oracle URL's service): the
         # name's two parts are its schema and table
-        return replace(found, database=cased_identifier(named, reading.case))
+        return replace(found, database=_cased_database(named, reading))
     if not three:
         return found
     database = _database_of_source(namespace, source_uri) if source_uri else None
     if database:
-        return replace(found, database=cased_identifier(database, reading.case))
+        return replace(found, database=_cased_database(database, reading))
     default = _declared_default(reading) or (None if reading.levels is not None else "public")
     first = found.schema
     if default is None or first is None or len(_segments(without_statement_end(name))) != 2:
@@ -1320,7 +1375,12 @@ def filled_database(
 def _declared_default(reading: NameReading) -> str | None:
     """The declared ``defaultSchema``, re-cased as the namespace's names are."""
     declared = reading.default_schema
-    return cased_identifier(declared, reading.case) if declared else declared
+    return _cased_database(declared, reading) if declared else declared
+
+
+def _cased_database(text: str, reading: NameReading) -> str:
+    """One identifier (a database, a declared schema) as the namespace's names are cased."""
+    return cased_identifier(text, reading.case, quoted_folds=reading.quoted_folds)
 
 
 def _database_of_source(namespace: str, uri: str) -> str | None:
@@ -1357,7 +1417,7 @@ def _database_of_source(namespace: str, uri: str) -> str | None:
     return database if database and not unreadable else None
 
 
-def _as_it_is(name: str, case: str | None) -> EntityName:
+def _as_it_is(name: str, case: str | None, quoted_folds: bool = False) -> EntityName:
     """Rule 4, the name as it is, with no schema: only a trailing ``;`` is dropped, and the
     quotes of a name that is one quoted identifier (seed 002); re-cased when declared, each
     dotted segment as ``cased_name`` does, so that ``analytics.public.orders`` and
@@ -1365,7 +1425,7 @@ def _as_it_is(name: str, case: str | None) -> EntityName:
     a check's code names: ``quality``)."""
     text = without_statement_end(name)
     if case not in (None, "PRESERVE"):
-        return EntityName(None, cased_name(text.strip(), case), "name")
+        return EntityName(None, cased_name(text.strip(), case, quoted_folds=quoted_folds), "name")
     segment = _unquoted(text.strip())
     if not segment.quoted:
         return EntityName(None, text, "name")

@@ -66,7 +66,12 @@ from airflow_blindata.mapper.fold import (
     layered_facet,
 )
 from airflow_blindata.mapper.fold.reading import ASSERTION_KEYS, METRIC_KEYS
-from airflow_blindata.mapper.identity import cased_identifier, cased_name, normalize_namespace
+from airflow_blindata.mapper.identity import (
+    NameReading,
+    cased_identifier,
+    cased_name,
+    normalize_namespace,
+)
 from airflow_blindata.mapper.plan import (
     CatalogPlan,
     EntityKey,
@@ -161,8 +166,12 @@ class _Quality:
         or its TABLE symlink's: ``catalog.place_dataset``): a check's code, its column and a
         record's field are spelt as the entity and its fields are (seed 003: one check per
         dataset, assertion and column, whatever case a producer sends them in)."""
+        return self.reading(key).case
+
+    def reading(self, key: DatasetKey) -> NameReading:
+        """How the names of the namespace that placed the dataset are read (``case``)."""
         _, _, namespace = locate_dataset(self.fold, key, self.resolver, None)
-        return self.resolver.reading(namespace).case
+        return self.resolver.reading(namespace)
 
     # -- assertions ----------------------------------------------------------------------------
 
@@ -181,8 +190,9 @@ class _Quality:
             if expectations is not None:
                 asserted += [each.as_assertion() for each in expectations.assertions]
             mapped, entity = self.place(item.key)
-            case = self.case(item.key)
-            name = cased_name(item.key.name, case)
+            reading = self.reading(item.key)
+            case = reading.case
+            name = cased_name(item.key.name, case, quoted_folds=reading.quoted_folds)
             where = f"{normalize_namespace(item.key.namespace)}/{name}"
             if entity is None:
                 if item.key in self.plan.dataset_entities.gone:  # dropped, or renamed: no check

@@ -138,17 +138,20 @@ def _dataset(
 
 
 _FOLDED_LOWER = frozenset(
-    {"postgres", "redshift", "trino", "presto", "hive", "spark", "databricks"}
+    {"postgres", "redshift", "trino", "presto", "hive", "spark", "databricks", "athena"}
 )
 _FOLDED_UPPER = frozenset({"snowflake", "oracle", "db2"})
 """The dialects whose catalogs hold an unquoted name folded (PostgreSQL's ``mart.daily``,
 Snowflake's ``MART.DAILY``); the others keep it as written (MySQL, SQL Server, BigQuery)."""
+_QUOTED_FOLDED = frozenset(_FOLDED_LOWER - {"postgres"})
+"""The dialects whose catalogs hold a quoted name folded too (Trino's, Hive's metastore, Unity
+Catalog, Glue, Redshift's by default: ``identity.QUOTED_CASE_FOLDS``)."""
 
 
 def _cased(text: str, quoted: bool, dialect: str) -> str:
     """A part of a name as the platform's catalog holds it: unquoted, folded where it folds."""
     read = (sqlglot_dialect(dialect) or dialect).lower()
-    if quoted:
+    if quoted and read not in _QUOTED_FOLDED:
         return text
     if read in _FOLDED_LOWER:
         return text.lower()

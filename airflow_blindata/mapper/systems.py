@@ -38,6 +38,7 @@ from airflow_blindata.mapper.identity import (
     normalize_namespace,
     normalize_pattern,
     object_store_root,
+    quoted_identifiers_fold,
     server_of,
 )
 from airflow_blindata.mapper.plan import PlannedSystem, Property, SystemOrigin
@@ -78,8 +79,16 @@ def _matches(namespace: str, pattern: str) -> bool:
 def databases_ignore_case(namespace: str) -> bool:
     """Whether the databases of a normalised namespace are named without case: SQL Server's,
     whose names follow the server's collation (case-insensitive by default), so that Spark's
-    ``DWH`` (as typed in a JDBC URL) and Airflow's ``dwh`` name one database."""
-    return namespace.startswith("mssql://")
+    ``DWH`` (as typed in a JDBC URL) and Airflow's ``dwh`` name one database; the catalogs of
+    Trino, Presto and Athena and the catalogs (databases) of Databricks, Hive and Impala, which
+    are lower case whatever a producer types (``Hive.Sales.Orders`` is Trino's ``hive``)."""
+    return namespace.partition("://")[0] in _CASE_FREE_DATABASES
+
+
+_CASE_FREE_DATABASES = frozenset(
+    {"mssql", "trino", "presto", "awsathena", "databricks", "hive", "impala"}
+)
+"""The schemes whose databases (catalogs) are named without case (``databases_ignore_case``)."""
 
 
 def _database_matches(
@@ -130,11 +139,18 @@ def name_reading_for(definition: JobDefinition, namespace: str) -> NameReading:
                 case = policy
     if profile is None and case is None:
         return NO_READING
+    declared = profile.name_profile if profile else None
     return NameReading(
-        levels=NAME_PROFILES[profile.name_profile] if profile and profile.name_profile else None,
+        levels=NAME_PROFILES[declared] if declared else None,
         default_schema=profile.default_schema if profile else None,
         case=str(case.identifier_case) if case and case.identifier_case else None,
+        quoted_folds=case is not None and quoted_identifiers_fold(namespace, declared),
     )
+
+
+def _cased_stamp(value: str, reading: NameReading) -> str:
+    """A person's ``openLineageDatabase`` stamp read as the namespace's names are."""
+    return cased_identifier(value, reading.case, quoted_folds=reading.quoted_folds)
 
 
 def _store_scheme(parts: NamespaceParts) -> str:
@@ -285,14 +301,14 @@ class SystemResolver:
         if found is None:
             # not those of Systems OpenLineage created: a definition's policy stamps the
             # databases its names gave, so the reading would change at its next snapshot
-            case = self.reading(normalized).case  # read as the namespace's names are
+            reading = self.reading(normalized)  # read as the namespace's names are
             found = self._databases[normalized] = tuple(
                 dict.fromkeys(
                     spelling
                     for system in self._by_stamp.get(normalized, ())
                     if not _created_by_openlineage(system)
                     for value in system.values(DATABASE_PROPERTY)
-                    for spelling in (value, cased_identifier(value, case))
+                    for spelling in (value, _cased_stamp(value, reading))
                 )
             )
         return found
@@ -492,10 +508,10 @@ class SystemResolver:
             # exact stamp wins (a quoted ``"analytics"`` is its own database, a review)
             # (a person's stamp only: one a definition wrote was taken from a name already in
             # the namespace's case, and a quoted ``"analytics"`` keeps its own System, a review)
-            case = self.reading(namespace).case
+            reading = self.reading(namespace)
             for system in stamped:
                 if not _created_by_openlineage(system) and any(
-                    cased_identifier(value, case) == database
+                    _cased_stamp(value, reading) == database
                     for value in system.values(DATABASE_PROPERTY)
                 ):
                     return system

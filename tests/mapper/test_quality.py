@@ -1550,3 +1550,55 @@ def test_statistics_read_and_written_at_one_capture_date_keep_their_times() -> N
         ("rowsRead", 100, _END),
         ("rowsWritten", 150, _END),
     }
+
+
+@pytest.mark.parametrize(
+    ("namespace", "settings", "spellings", "checked"),
+    [
+        # Unity Catalog and Trino store a quoted name in lower case too: one table, one check
+        (
+            "databricks://adb",
+            {"nameProfile": "databricks", "identifierCase": "LOWER"},
+            ["main.sales.orders", "main.sales.`Orders`"],
+            ["main.sales.orders"],
+        ),
+        (
+            "trino://t:8080",
+            {"nameProfile": "trino", "identifierCase": "LOWER"},
+            ['"hive"."sales"."Orders"', "Hive.Sales.Orders"],
+            ["hive.sales.orders"],
+        ),
+        # Snowflake keeps a quoted name's case: two tables, two checks
+        (
+            "snowflake://org-acct",
+            {"nameProfile": "snowflake", "identifierCase": "UPPER"},
+            ["db.s.t", 'DB.S."t"'],
+            ["DB.S.T", "DB.S.t"],
+        ),
+    ],
+)
+def test_a_checks_code_names_a_quoted_table_as_its_platform_stores_it(
+    namespace: str, settings: dict[str, Any], spellings: list[str], checked: list[str]
+) -> None:
+    """A check's code names its dataset as the entity is named: where the platform folds
+    quoted names too, `` `Orders` `` and ``orders`` are one check (seed 003)."""
+    job = builders.definition(policy(namespace, **settings))
+    events = [
+        event
+        for index, name in enumerate(spellings)
+        for event in run_cycle(
+            "dq.orders",
+            run_id=f"r{index}",
+            start_time=at(index * 10),
+            end_time=at(index * 10 + 1),
+            inputs=[
+                dataset(
+                    name,
+                    namespace,
+                    input_facets=assertions_facet({"assertion": "not_null", "success": True}),
+                )
+            ],
+        )
+    ]
+    codes = sorted(c.code for c in quality(build(events, job)).checks)
+    assert codes == [f"ol:{namespace}/{name}:not_null" for name in checked]

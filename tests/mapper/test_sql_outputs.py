@@ -22,6 +22,8 @@ PG = "postgres://pg:5432"
 SNOWFLAKE = "snowflake://org-account"
 MSSQL = "mssql://sql:1433"
 BIGQUERY = "bigquery"
+TRINO = "trino://trino:8080"
+DATABRICKS = "databricks://adb"
 
 
 def plan_of(
@@ -42,6 +44,8 @@ def plan_of(
         policy("snowflake://*"),
         policy("mssql://*"),
         policy("bigquery"),
+        policy("trino://*", nameProfile="trino"),
+        policy("databricks://*", nameProfile="databricks"),
     )
     return build(events, definition)
 
@@ -88,6 +92,18 @@ def pairs(plan: CatalogPlan) -> set[tuple[str, str]]:
             'CREATE VIEW mart."Daily" AS SELECT * FROM orders',
             [(PG, "shop.public.orders")],
             {("public.orders", "mart.Daily")},
+        ),
+        (
+            "a quoted name is folded where the catalog folds every name (Trino)",
+            'INSERT INTO mart."Daily" SELECT * FROM orders',
+            [(TRINO, "hive.sales.orders")],
+            {("sales.orders", "mart.daily")},
+        ),
+        (
+            "a quoted name is folded where the catalog folds every name (Unity Catalog)",
+            "INSERT INTO `Mart`.`Daily` SELECT * FROM orders",
+            [(DATABRICKS, "main.sales.orders")],
+            {("sales.orders", "mart.daily")},
         ),
         (
             "a name is kept as written where the platform keeps names so (SQL Server)",

@@ -249,7 +249,7 @@ TRINO_DEFINITION = {
     "namespaceMappings": [
         {"pattern": "trino://*", "database": "hive", "system": {"name": "Trino hive"}}
     ],
-    "systemPolicies": [{"pattern": "trino://*", "nameProfile": "trino"}],
+    "systemPolicies": [{"pattern": "trino://*", "nameProfile": "trino", "identifierCase": "LOWER"}],
 }
 HIVE = "hive://hive.internal:10000"
 HIVE_CATALOG = (
@@ -389,6 +389,13 @@ CASES = [
         _lower("Databricks main", "sales.orders", "mart.order_totals"),
     ),
     Case(
+        "databricks: a quoted mixed-case name lands on the entity Unity Catalog stores lower case",
+        (Run(AIRFLOW, DATABRICKS, "main.sales.`Orders`", "`Main`.`Mart`.`Order_Totals`", COLUMNS),),
+        DATABRICKS_CATALOG,
+        DATABRICKS_DEFINITION,
+        _lower("Databricks main", "sales.orders", "mart.order_totals"),
+    ),
+    Case(
         "databricks: Spark with a hierarchy facet (the hierarchy wins, seed order)",
         (
             Run(
@@ -479,6 +486,13 @@ CASES = [
     Case(
         "trino: dbt-ol's catalog.schema.table lands on the same entities",
         (Run(DBT, TRINO, "hive.sales.orders", "hive.mart.order_totals", COLUMNS),),
+        TRINO_CATALOG,
+        TRINO_DEFINITION,
+        _lower("Trino hive", "sales.orders", "mart.order_totals"),
+    ),
+    Case(
+        "trino: a mixed-case or quoted name lands on the entities Trino stores in lower case",
+        (Run(DBT, TRINO, "Hive.Sales.Orders", '"hive"."mart"."Order_Totals"', COLUMNS),),
         TRINO_CATALOG,
         TRINO_DEFINITION,
         _lower("Trino hive", "sales.orders", "mart.order_totals"),
