@@ -45,6 +45,7 @@ from airflow_blindata.mapper.identity import (
     entity_name,
     filled_database,
     is_object_store,
+    namespace_identity,
     normalize_namespace,
     shown_namespace,
     strip_user_info,
@@ -536,11 +537,11 @@ def _shown_uri(value: object) -> str | None:
 Identity = Callable[[DatasetKey, dict[str, BaseFacet]], tuple[Hashable, str | None]]
 """What one table is, whatever names it, and the database its name gives (``None``: none):
 the entity a dataset lands on (``map_datasets``), or, where nothing resolves it, its
-normalised namespace and its name."""
+namespace's store and database (``namespace_identity``) and its name."""
 
 
 def _spelt_identity(key: DatasetKey, facets: dict[str, BaseFacet]) -> tuple[Hashable, None]:
-    return (normalize_namespace(key.namespace), key.name), None
+    return (namespace_identity(key.namespace), key.name), None
 
 
 def gone(fold: Fold, identity: Identity = _spelt_identity) -> dict[DatasetKey, tuple[str, int]]:

@@ -50,6 +50,7 @@ __all__ = [
     "lower_scheme",
     "matches_namespace",
     "namespace_database",
+    "namespace_identity",
     "namespace_parts",
     "namespace_problem",
     "normalize_namespace",
@@ -299,6 +300,40 @@ def namespace_database(namespace: str) -> str | None:
 
 
 _DATABASE_NAME = re.compile(r"(?i);\s*(?:databaseName|database)\s*=\s*([^;/?#]*)")
+
+
+@lru_cache(maxsize=4096)
+def namespace_identity(namespace: str) -> str:
+    """The store a namespace names, down to the database it names: ``normalize_namespace``,
+    with the database written back where normalising drops it, as ``;databaseName=<db>``.
+
+    A JDBC URL's properties after the host are no part of the server's spelling
+    (``sqlserver://sql01:1433;databaseName=dwh`` is ``mssql://sql01:1433``), but Spark names a
+    SQL Server table so, the database in the namespace and ``dbo.Orders`` as the name: the
+    normalised namespace alone made ``dwh``'s and ``stage``'s ``dbo.Orders`` one dataset, and a
+    copy between them a table read and written (seed 001: "a table flow is always published").
+    Two datasets are the same when their identities and names are. The database is read as
+    ``namespace_database`` reads it (``;databaseName=`` or ``;database=``), without case on SQL
+    Server, whose databases follow the server's collation; a namespace that keeps its database
+    (an Oracle URL's service, a path: ``postgres://db:5432/prod``) is its normalised spelling."""
+    normalized = normalize_namespace(namespace)
+    text = namespace.strip()
+    if "://" not in text or _oracle_address(text) is not None:
+        return normalized  # an Oracle URL (or any other text) is kept whole, its service too
+    scheme, rest = text.split("://", 1)
+    rest = _without_user_info(_spelt_scheme(scheme), rest)
+    end = _AUTHORITY_END.search(rest)
+    semicolon = rest.find(";", 0, len(rest) if end is None else end.start())
+    if semicolon < 0:
+        return normalized  # no properties after the host: nothing was dropped
+    # ``_authority_and_path`` drops all from the authority's first ``;``: the database too
+    found = _DATABASE_NAME.search(rest.split("?", 1)[0], semicolon)
+    database = found.group(1).strip() if found else ""
+    if not database:
+        return normalized
+    if normalized.startswith("mssql://"):
+        database = database.casefold()  # ``DWH`` and ``dwh``: one SQL Server database
+    return f"{normalized};databaseName={database}"
 
 
 def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:

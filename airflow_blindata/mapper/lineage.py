@@ -56,6 +56,7 @@ from airflow_blindata.mapper.fold import (
 from airflow_blindata.mapper.identity import (
     cased_identifier,
     completes,
+    namespace_identity,
     normalize_namespace,
     strip_user_info,
 )
@@ -155,7 +156,15 @@ def _is_indirect(label: str) -> bool:
 
 
 def _same(a: DatasetKey, b: DatasetKey) -> bool:
-    return a.name == b.name and normalize_namespace(a.namespace) == normalize_namespace(b.namespace)
+    """Whether two keys name one dataset: one name on one store and database
+    (``namespace_identity``: ``dwh``'s and ``stage``'s ``dbo.Orders`` of one SQL Server, their
+    database in a JDBC namespace, are two tables, and a copy between them a flow)."""
+    return a.name == b.name and namespace_identity(a.namespace) == namespace_identity(b.namespace)
+
+
+def _identity(key: DatasetKey) -> tuple[str, str]:
+    """A dataset as ``_same`` compares it: its store and database, and its name."""
+    return namespace_identity(key.namespace), key.name
 
 
 def _declared_sources(
@@ -306,11 +315,11 @@ def _read_as(key: DatasetKey, inputs: Sequence[DatasetKey]) -> DatasetKey | None
     """The one input ``key`` names with segments left out, if ``key`` is no input itself."""
     if any(_same(key, read) for read in inputs):
         return None
-    namespace = normalize_namespace(key.namespace)
+    namespace = namespace_identity(key.namespace)
     found = {
         read
         for read in inputs
-        if normalize_namespace(read.namespace) == namespace and completes(key.name, read.name)
+        if namespace_identity(read.namespace) == namespace and completes(key.name, read.name)
     }
     return found.pop() if len(found) == 1 else None
 
@@ -654,13 +663,11 @@ def _one_column_lineage_for_all(outputs: Sequence[_Written]) -> bool:
     first = facets[0]
     if first is None or any(facet != first for facet in facets[1:]):
         return False
-    read = {
-        (normalize_namespace(k.namespace), k.name) for _, _, inputs, _ in outputs for k in inputs
-    }
+    read = {_identity(k) for _, _, inputs, _ in outputs for k in inputs}
     for target, entry in first.fields.items():
         # a name the runs did not read, even one an input ends with, is a temporary table or
         # a CTE as likely as the input (``_as_read`` then decides for each output)
-        sources = {(normalize_namespace(i.namespace), i.name) for i in entry.input_fields}
+        sources = {(namespace_identity(i.namespace), i.name) for i in entry.input_fields}
         if len(sources) > 1 or not sources <= read:
             return True
         for _, written, _, _ in outputs:
@@ -1005,11 +1012,11 @@ def _own_lineage(job: JobFold) -> Iterator[tuple[tuple[str, str], LineageDataset
         for output in run.outputs:
             facet = layered_facet(LineageDatasetFacet, output.facets, output.output_facets)
             if facet is not None:
-                yield (normalize_namespace(output.key.namespace), output.key.name), facet
+                yield _identity(output.key), facet
     for output in job.outputs:
         facet = facet_of(output.facets, LineageDatasetFacet)
         if facet is not None:
-            yield (normalize_namespace(output.key.namespace), output.key.name), facet
+            yield _identity(output.key), facet
 
 
 def _dataset_lineage(
@@ -1023,8 +1030,7 @@ def _dataset_lineage(
     facet = facet_of(dataset.facets, LineageDatasetFacet)
     if facet is None:
         return None
-    normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
-    return None if facet in own.get(normalized, ()) else facet
+    return None if facet in own.get(_identity(dataset.key), ()) else facet
 
 
 def _dataset_event_flows(
@@ -1057,10 +1063,10 @@ def _dataset_event_flows(
             continue
         if facet is None:
             continue
-        normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
-        if normalized in written:
+        identity = _identity(dataset.key)
+        if identity in written:
             report.count("datasetLineageBesideJobs")
-        scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
+        scope = _dataset_scope(dataset.key)
         by_dataset = _by_dataset(_declared_sources(facet.inputs, facet.fields))
         for key in [key for key in by_dataset if _same(key, dataset.key)]:
             _keep_own_columns(by_dataset, key)
@@ -1081,6 +1087,13 @@ def _dataset_event_flows(
         )
 
 
+def _dataset_scope(key: DatasetKey) -> str:
+    """The scope of a dataset's own flows, ``ol:dataset:<namespace>|<name>``: its namespace as
+    ``namespace_identity`` spells it, so that two databases' tables of one name, their database
+    in a JDBC namespace, are two owners (``…;databaseName=dwh|dbo.Orders``)."""
+    return job_scope(f"dataset:{namespace_identity(key.namespace)}", key.name)
+
+
 def _dataset_column_flows(
     dataset: DatasetFold,
     facet: ColumnLineageDatasetFacet,
@@ -1091,10 +1104,9 @@ def _dataset_column_flows(
 ) -> None:
     """The flows of a DatasetEvent's ``columnLineage`` facet: table and column flows with no
     job, in the dataset's scope, as ``_dataset_event_flows`` makes a lineage facet's."""
-    normalized = (normalize_namespace(dataset.key.namespace), dataset.key.name)
-    if normalized in written:
+    if _identity(dataset.key) in written:
         collector.plan.report.count("datasetLineageBesideJobs")
-    scope = job_scope(f"dataset:{normalized[0]}", dataset.key.name)
+    scope = _dataset_scope(dataset.key)
     by_dataset = _column_lineage_sources(facet)
     for key in [key for key in by_dataset if _same(key, dataset.key)]:
         _keep_own_columns(by_dataset, key)
@@ -1215,8 +1227,8 @@ def map_lineage(
         _job_flows(job, collector, definition)
         _job_to_job_flows(job, collector, definition.include_indirect)
         _producer_gaps(job, collector, parents)
-        written.update((normalize_namespace(key.namespace), key.name) for key in job.written)
-        written.update((normalize_namespace(o.key.namespace), o.key.name) for o in job.outputs)
+        written.update(_identity(key) for key in job.written)
+        written.update(_identity(o.key) for o in job.outputs)
         for key, facet in _own_lineage(job):
             own.setdefault(key, []).append(facet)
     _dataset_event_flows(

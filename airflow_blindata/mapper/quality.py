@@ -70,6 +70,7 @@ from airflow_blindata.mapper.identity import (
     NameReading,
     cased_identifier,
     cased_name,
+    namespace_identity,
     normalize_namespace,
 )
 from airflow_blindata.mapper.plan import (
@@ -193,7 +194,9 @@ class _Quality:
             reading = self.reading(item.key)
             case = reading.case
             name = cased_name(item.key.name, case, quoted_folds=reading.quoted_folds)
-            where = f"{normalize_namespace(item.key.namespace)}/{name}"
+            # the dataset as its checks' codes name it: on its store and database (two databases'
+            # ``dbo.Orders``, their database in a JDBC namespace, are two checks' tables)
+            where = f"{namespace_identity(item.key.namespace)}/{name}"
             if entity is None:
                 if item.key in self.plan.dataset_entities.gone:  # dropped, or renamed: no check
                     self.plan.report.count("assertionsOnDroppedDatasets")

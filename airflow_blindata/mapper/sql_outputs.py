@@ -25,7 +25,7 @@ from airflow_blindata.events import (
 )
 from airflow_blindata.mapper.catalog import PLATFORM_DIALECTS
 from airflow_blindata.mapper.fold import DatasetFold, DatasetKey, Fold, JobFold, OutputFold, RunFold
-from airflow_blindata.mapper.identity import normalize_namespace
+from airflow_blindata.mapper.identity import namespace_identity
 from airflow_blindata.mapper.report import GapCode, Report
 from airflow_blindata.mapper.sql import NamePart, names_in_sql, sqlglot_dialect, tables_written
 from airflow_blindata.redaction import redact_text
@@ -73,8 +73,9 @@ def with_outputs_from_sql(fold: Fold, report: Report) -> Fold:
 
 
 def _case_free(key: DatasetKey) -> tuple[str, str]:
-    """A dataset's key without case: a table the statement spells otherwise is that dataset."""
-    return normalize_namespace(key.namespace), key.name.casefold()
+    """A dataset's key without case: a table the statement spells otherwise is that dataset (on
+    its store and database: ``namespace_identity``)."""
+    return namespace_identity(key.namespace), key.name.casefold()
 
 
 def _output(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> OutputFold | None:
@@ -84,9 +85,11 @@ def _output(run: RunFold, known: dict[tuple[str, str], DatasetFold]) -> OutputFo
     sql = facet_of(run.job_facets, SQLJobFacet)
     if sql is None or not sql.query.strip():
         return None
-    namespaces = {normalize_namespace(item.key.namespace) for item in run.inputs}
+    namespaces = {namespace_identity(item.key.namespace) for item in run.inputs}
     if len(namespaces) != 1:
-        return None  # read from several stores: where the statement writes is not known
+        # read from several stores (or databases of one, named in the namespace): where the
+        # statement writes is not known
+        return None
     (namespace,) = namespaces
     dialect = sql.dialect or PLATFORM_DIALECTS.get(namespace.split("://", 1)[0])
     if dialect is None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from airflow_blindata.mapper.identity import (
     EntityName,
     entity_name,
+    namespace_identity,
     namespace_parts,
     normalize_namespace,
     shown_namespace,
@@ -427,3 +428,46 @@ def test_a_scheme_with_a_profile_ignores_symlinks() -> None:
     symlinks = [("hive://m", "db.other", "TABLE")]
     found = entity_name("postgres://db", "a.b.c", symlinks=symlinks)
     assert (found.schema, found.name, found.rule) == ("b", "c", "profile")
+
+
+@pytest.mark.parametrize(
+    ("namespace", "identity"),
+    [
+        pytest.param(
+            "sqlserver://sql01:1433;databaseName=dwh",
+            "mssql://sql01:1433;databaseName=dwh",
+            id="databaseName",
+        ),
+        pytest.param(
+            "sqlserver://etl:pw@SQL01;DatabaseName=DWH;password=x",
+            "mssql://sql01:1433;databaseName=dwh",
+            id="any-case-user-info-and-secrets-dropped",
+        ),
+        pytest.param(
+            "sqlserver://sql01;database=stage",
+            "mssql://sql01:1433;databaseName=stage",
+            id="database",
+        ),
+        pytest.param(
+            "sqlserver://sql01;password=a/b;databaseName=dwh",
+            "mssql://sql01:1433;databaseName=dwh",
+            id="after-a-value-with-a-slash",
+        ),
+        pytest.param(
+            "sqlserver://sql01:1433;databaseName=", "mssql://sql01:1433", id="blank-database"
+        ),
+        pytest.param("sqlserver://sql01:1433", "mssql://sql01:1433", id="no-database"),
+        pytest.param(
+            "oracle:thin:@//ora:1521/PDB1", "oracle:thin:@//ora:1521/PDB1", id="oracle-url-kept"
+        ),
+        pytest.param("postgresql://pg/prod", "postgres://pg:5432/prod", id="a-path-kept"),
+        pytest.param("postgres://pg?sslmode=require", "postgres://pg:5432", id="a-query-dropped"),
+        pytest.param("hop", "hop", id="no-uri"),
+    ],
+)
+def test_a_namespace_s_identity_is_its_store_and_the_database_it_names(
+    namespace: str, identity: str
+) -> None:
+    """Two datasets are one when their names and these are (``lineage._same``): normalising
+    drops a JDBC URL's properties, the database among them, which is written back."""
+    assert namespace_identity(namespace) == identity
