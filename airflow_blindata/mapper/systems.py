@@ -480,13 +480,16 @@ class SystemResolver:
         key = (namespace, database.casefold())
         found = self._spellings.get(key)
         if found is None:
-            stamped = (
-                value
-                for system in self._by_stamp.get(namespace, ())
-                for value in system.values(DATABASE_PROPERTY)
-                if value.casefold() == key[1]
-            )
-            found = self._spellings[key] = next(stamped, key[1])
+            theirs: list[str] = []
+            ours: list[str] = []
+            for system in self._by_stamp.get(namespace, ()):
+                spelt = [v for v in system.values(DATABASE_PROPERTY) if v.casefold() == key[1]]
+                (ours if _created_by_openlineage(system) else theirs).extend(spelt)
+            # a person's stamp first (their System is the database's); of Systems this agent
+            # made, the lower-case spelling (a review: an upgrade moved the lineage of
+            # ``hive`` from a crawled System to the one an older release made for ``Hive``)
+            lower_case = key[1] if key[1] in ours or not ours else ours[0]
+            found = self._spellings[key] = theirs[0] if theirs else lower_case
         return found
 
     def _stamped(

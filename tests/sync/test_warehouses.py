@@ -60,6 +60,7 @@ from tests.sync.helpers import (
     Tables,
     column_flows,
     crawl,
+    definition,
     objects,
     plan_for,
 )
@@ -702,3 +703,81 @@ def test_a_system_found_at_sync_time_follows_the_policy_of_its_database(
     assert report.gap_count(GapCode.TARGET_NOT_CATALOGUED) == 0, report.render()
     names = {(e.get("schema"), e["name"]) for e in objects(emulator, Kind.ENTITY)}
     assert ("mart", "order_totals") in names
+
+
+TRINO = "trino://trino.internal:8080"
+
+
+def _trino_events() -> list[dict[str, Any]]:
+    """dbt spells Trino's catalog as Trino holds it (``hive``), a Spark job as typed (``Hive``)."""
+    return [
+        run_event(
+            "dbt.load",
+            namespace="dbt",
+            inputs=[dataset("hive.sales.orders", TRINO)],
+            outputs=[dataset("hive.mart.totals", TRINO)],
+            time=builders.at(1),
+            run_id="00000000-0000-4000-8000-000000000001",
+        ),
+        run_event(
+            "spark.load",
+            namespace="spark",
+            inputs=[dataset("Hive.sales.orders", TRINO)],
+            outputs=[dataset("Hive.mart.totals", TRINO)],
+            time=builders.at(2),
+            run_id="00000000-0000-4000-8000-000000000002",
+        ),
+    ]
+
+
+def test_after_an_upgrade_a_catalogs_lineage_stays_on_the_crawled_system_of_its_database(
+    emulator: Any, client: BlindataClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 000: "lineage connects to what you already catalog". A release before Trino's
+    catalogs were read without case made a System for ``Hive`` beside the crawled one stamped
+    ``hive``; after the upgrade both spellings land on the crawled System, never on the older
+    release's (a review: its stamp, first by name, took the crawled tables' lineage)."""
+    from airflow_blindata.mapper import catalog as catalog_module
+    from airflow_blindata.mapper import systems as systems_module
+
+    columns = {"id": "int"}
+    crawl(
+        client,
+        "warehouse",
+        {("sales", "orders"): columns, ("mart", "totals"): columns},
+        properties=((NAMESPACE_PROPERTY, TRINO), (DATABASE_PROPERTY, "hive")),
+    )
+    job = definition(
+        systemPolicies=[
+            {
+                "pattern": "trino://*",
+                "nameTemplate": "trino-{database}",
+                "nameProfile": "trino",
+                "creation": "IF_MISSING",
+            }
+        ]
+    )
+    with monkeypatch.context() as older_release:
+
+        def sql_server_only(namespace: str) -> bool:
+            return namespace.startswith("mssql://")
+
+        older_release.setattr(systems_module, "databases_ignore_case", sql_server_only)
+        older_release.setattr(catalog_module, "databases_ignore_case", sql_server_only)
+        before = snapshot(plan_for(client, _trino_events(), job), client, job)
+    assert before.status == "success", before.render()
+    assert "trino-Hive" in {s["name"] for s in objects(emulator, Kind.SYSTEM)}
+    report = snapshot(plan_for(client, _trino_events(), job), client, job)
+    assert report.status == "success", report.render()
+    system_of = {s["uuid"]: s["name"] for s in objects(emulator, Kind.SYSTEM)}
+    entity_system = {
+        e["uuid"]: system_of[e["system"]["uuid"]] for e in objects(emulator, Kind.ENTITY)
+    }
+    flows = {
+        (f["scope"], entity_system[f["fromPhysicalEntity"]["uuid"]])
+        for f in objects(emulator, Kind.FLOW)
+        if f.get("fromPhysicalEntity")
+    }
+    assert ("ol:dbt|dbt.load", "warehouse") in flows, flows
+    assert ("ol:spark|spark.load", "warehouse") in flows, flows
+    assert ("ol:dbt|dbt.load", "trino-Hive") not in flows, flows
