@@ -295,11 +295,26 @@ def namespace_database(namespace: str) -> str | None:
     scheme, rest = text.split("://", 1)
     if _spelt_scheme(scheme) != "mssql":
         return None
-    found = _DATABASE_NAME.search(rest.split("?", 1)[0])
-    return found.group(1).strip() or None if found else None
+    semicolon = rest.find(";")
+    return None if semicolon < 0 else _database_property(rest[semicolon:])
 
 
-_DATABASE_NAME = re.compile(r"(?i);\s*(?:databaseName|database)\s*=\s*([^;/?#]*)")
+def _database_property(properties: str) -> str | None:
+    """The ``databaseName`` (or ``database``) of a JDBC URL's properties (``;user=etl;…``), read
+    as the driver reads them (``property_spans``): a value in braces whole, whatever it holds,
+    so that ``password={Pa;database=x}`` names no database (a review: a secret became one)."""
+    for _, _, name, start, end in property_spans(properties):
+        if name is None or name.lower() not in ("databasename", "database"):
+            continue
+        value = properties[start:end].strip()
+        if value.startswith("{"):
+            value = value[1:-1] if value.endswith("}") else ""
+            return value.replace("}}", "}").strip() or None
+        return _VALUE_END.split(value, 1)[0].strip() or None
+    return None
+
+
+_VALUE_END = re.compile(r"[/?#]")
 
 
 @lru_cache(maxsize=4096)
@@ -327,8 +342,7 @@ def namespace_identity(namespace: str) -> str:
     if semicolon < 0:
         return normalized  # no properties after the host: nothing was dropped
     # ``_authority_and_path`` drops all from the authority's first ``;``: the database too
-    found = _DATABASE_NAME.search(rest.split("?", 1)[0], semicolon)
-    database = found.group(1).strip() if found else ""
+    database = _database_property(rest[semicolon:])
     if not database:
         return normalized
     if normalized.startswith("mssql://"):

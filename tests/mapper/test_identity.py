@@ -457,6 +457,28 @@ def test_a_scheme_with_a_profile_ignores_symlinks() -> None:
             "sqlserver://sql01:1433;databaseName=", "mssql://sql01:1433", id="blank-database"
         ),
         pytest.param("sqlserver://sql01:1433", "mssql://sql01:1433", id="no-database"),
+        # SQL Server's braces hold a value whole, whatever it holds (a review: a password
+        # holding ``;database=`` became the database, in scopes and check codes)
+        pytest.param(
+            "sqlserver://sql01:1433;password={Pa;database=Hunter2};databaseName=dwh",
+            "mssql://sql01:1433;databaseName=dwh",
+            id="database-in-a-braced-password-is-the-password",
+        ),
+        pytest.param(
+            "sqlserver://sql01:1433;password={Pa;database=Hunter2}",
+            "mssql://sql01:1433",
+            id="only-a-braced-password-names-no-database",
+        ),
+        pytest.param(
+            "sqlserver://sql01:1433;password={a?b};database=x",
+            "mssql://sql01:1433;databaseName=x",
+            id="after-a-braced-value-with-a-question-mark",
+        ),
+        pytest.param(
+            "sqlserver://sql01:1433;databaseName={DWH}",
+            "mssql://sql01:1433;databaseName=dwh",
+            id="a-braced-database",
+        ),
         pytest.param(
             "oracle:thin:@//ora:1521/PDB1", "oracle:thin:@//ora:1521/PDB1", id="oracle-url-kept"
         ),
