@@ -47,8 +47,10 @@ __all__ = [
     "entity_name",
     "filled_database",
     "is_data_file",
+    "lacks_source_database",
     "lower_scheme",
     "matches_namespace",
+    "name_with_source_database",
     "namespace_database",
     "namespace_identity",
     "namespace_parts",
@@ -1419,6 +1421,47 @@ def filled_database(
     if any(d == first or (ignore_case and d.casefold() == folded) for d in databases):
         return EntityName(default, found.name, found.rule, first)
     return found
+
+
+SOURCE_DATABASE_SCHEMES = frozenset({"postgres", "redshift"})
+"""The schemes whose names are ``{database}.{schema}.{table}`` by seed 000's own profile, where a
+name of fewer parts has its database filled from the ``dataSource`` facet (``filled_database``):
+what ``name_with_source_database`` completes as the fold reads the events."""
+
+
+@lru_cache(maxsize=4096)
+def name_with_source_database(namespace: str, name: str, source_uri: str) -> str | None:
+    """``name`` with the database its ``dataSource`` URI names in front, when the namespace's
+    platform names ``{database}.{schema}.{table}`` (``SOURCE_DATABASE_SCHEMES``), the name gives
+    no database and the URI is of the namespace's own server; None otherwise.
+
+    Great Expectations names a table of the prod and the dev database of one server alike
+    (``postgresql+psycopg2://db`` + ``public.orders``), only the URI tells them apart
+    (``…/prod``, ``…/dev``): the fold keys each dataset by this name, so the two are two datasets
+    whatever order their events come in, and ``prod.public.orders`` is the one table dbt and the
+    SQL operators name so. Read back by ``entity_name``, the name gives the database, schema and
+    entity ``filled_database`` gives the name alone (``orders`` is ``prod..orders``: the blank
+    schema is the default one)."""
+    if not lacks_source_database(namespace, name):
+        return None
+    database = _database_of_source(namespace, source_uri)
+    if not database or database == "None":  # Airflow's ``None`` is a blank segment: no database
+        return None
+    if any(char in database for char in '."`[') or database != database.strip():
+        database = '"' + database.replace('"', '""') + '"'  # read back as the one identifier
+    one_part = len(_segments(without_statement_end(name))) == 1
+    return f"{database}.{'.' if one_part else ''}{name}"
+
+
+@lru_cache(maxsize=4096)
+def lacks_source_database(namespace: str, name: str) -> bool:
+    """Whether a dataset's ``dataSource`` facet may name the database its name lacks
+    (``name_with_source_database``): a platform of ``{database}.{schema}.{table}`` names (seed
+    000's own profile) and a name of a table with fewer parts."""
+    if _scheme(namespace) not in SOURCE_DATABASE_SCHEMES:
+        return False
+    parts = _segments(without_statement_end(name))
+    return len(parts) <= 2 and bool(parts[-1].text)
 
 
 def _declared_default(reading: NameReading) -> str | None:

@@ -31,6 +31,7 @@ from airflow_blindata.events import (
     BaseFacet,
     ColumnLineageDatasetFacet,
     DatasetEvent,
+    DatasourceDatasetFacet,
     Event,
     EventType,
     FacetMap,
@@ -46,7 +47,11 @@ from airflow_blindata.events import (
     facet_key,
     facet_of,
 )
-from airflow_blindata.mapper.identity import shown_namespace
+from airflow_blindata.mapper.identity import (
+    lacks_source_database,
+    name_with_source_database,
+    shown_namespace,
+)
 
 __all__ = [
     "AS_WRITTEN",
@@ -64,6 +69,8 @@ __all__ = [
     "OutputFold",
     "RunFold",
     "RunRetainer",
+    "database_may_come_from_source",
+    "dataset_names",
     "extend_folded",
     "facet_key_of",
     "fold",
@@ -117,6 +124,30 @@ class DatasetKey:
     def __str__(self) -> str:
         """How reports and sources name the dataset: never with the namespace's credentials."""
         return f"{shown_namespace(self.namespace)}/{self.name}"
+
+
+def dataset_names(namespace: str, name: str, facets: Mapping[str, BaseFacet]) -> tuple[str, str]:
+    """The (namespace, name) the fold keys an event's dataset by: as sent, but with the database
+    its own ``dataSource`` facet names when its platform's names have a database part the name
+    lacks (``identity.name_with_source_database``: Great Expectations' ``public.orders`` of
+    ``postgresql+psycopg2://db/prod`` is ``prod.public.orders``).
+
+    Read per event and per dataset, before anything is merged: the database is part of the
+    dataset's identity, so the prod and the dev table of one server are two datasets whatever
+    order their events come in (merged, the latest event's URI named the database of both).
+    Every reading of an event's datasets goes through it (the fold, the skim's decisions)."""
+    source = facets.get(DatasourceDatasetFacet.KEY)
+    if source is None or source.deleted or not isinstance(source, DatasourceDatasetFacet):
+        return namespace, name
+    uri = source.uri
+    named = name_with_source_database(namespace, name, uri) if uri else None
+    return (namespace, named) if named is not None else (namespace, name)
+
+
+def database_may_come_from_source(namespace: str, name: str) -> bool:
+    """Whether ``dataset_names`` may give a dataset so named another name, by its
+    ``dataSource`` facet: what the skim reads whole (``fold.reading``)."""
+    return lacks_source_database(namespace, name)
 
 
 _TERMINAL = frozenset({EventType.COMPLETE, EventType.FAIL, EventType.ABORT})
@@ -447,7 +478,7 @@ _Slots = dict[tuple[str, str], tuple[dict[str, BaseFacet], dict[str, BaseFacet]]
 
 def _add_inputs(into: _Slots, datasets: Iterable[InputDataset]) -> None:
     for dataset in datasets:
-        names = (dataset.namespace, dataset.name)
+        names = dataset_names(dataset.namespace, dataset.name, dataset.facets)
         slot = into.get(names)
         if slot is None:
             slot = into[names] = ({}, {})
@@ -457,7 +488,7 @@ def _add_inputs(into: _Slots, datasets: Iterable[InputDataset]) -> None:
 
 def _add_outputs(into: _Slots, datasets: Iterable[OutputDataset]) -> None:
     for dataset in datasets:
-        names = (dataset.namespace, dataset.name)
+        names = dataset_names(dataset.namespace, dataset.name, dataset.facets)
         slot = into.get(names)
         if slot is None:
             slot = into[names] = ({}, {})
@@ -574,7 +605,7 @@ def _snapshot(
     datasets: Iterable[InputDataset | OutputDataset], every: _Slots
 ) -> list[DatasetKey] | None:
     """The keys of one event's datasets of a side; ``None`` when they are all the run's."""
-    keys = {(item.namespace, item.name) for item in datasets}
+    keys = {dataset_names(item.namespace, item.name, item.facets) for item in datasets}
     return None if keys == every.keys() else [DatasetKey(*names) for names in sorted(keys)]
 
 
@@ -759,7 +790,7 @@ def _fold_job(
         if isinstance(event, RunEvent):
             runs.setdefault(event.run.run_id, []).append(event)
             for output in event.outputs:
-                written.add((output.namespace, output.name))
+                written.add(dataset_names(output.namespace, output.name, output.facets))
             continue
         design_producer = event.producer
         if event.inputs or event.outputs:
@@ -1538,11 +1569,11 @@ def _mentions(
         # Events of two jobs never tie on the sort key (it holds the job): no content.
         position = (key, "")
         for read in event.inputs:
-            _mention(mentioned, (read.namespace, read.name), position, read.facets)
+            names = dataset_names(read.namespace, read.name, read.facets)
+            _mention(mentioned, names, position, read.facets)
         for output in event.outputs:
-            _mention(
-                mentioned, (output.namespace, output.name), position, _as_written(output.facets)
-            )
+            names = dataset_names(output.namespace, output.name, output.facets)
+            _mention(mentioned, names, position, _as_written(output.facets))
     return {DatasetKey(*names): merge for names, merge in mentioned.items()}
 
 
@@ -1584,7 +1615,8 @@ class FoldBuilder:
         for sort_key, design in order.keyed(designs, _itself):
             # DatasetEvents tie with each other: the content breaks the tie, in every group.
             position = (sort_key, order.content(design))
-            key = DatasetKey(design.dataset.namespace, design.dataset.name)
+            dataset = design.dataset
+            key = DatasetKey(*dataset_names(dataset.namespace, dataset.name, dataset.facets))
             _mention(self._datasets, key, position, _as_design(design.dataset.facets))
 
     def add_folded(self, folded: FoldedJob) -> None:

@@ -49,8 +49,10 @@ from airflow_blindata.mapper.report import Report
 
 __all__ = ["FORMAT", "KeptFold", "dump_folded", "fold_settings", "load_kept"]
 
-FORMAT = 22
-"""The version of the text; change it with any change to the fold or to this format (22: a
+FORMAT = 23
+"""The version of the text; change it with any change to the fold or to this format (23: a
+dataset whose ``dataSource`` names the database its name lacks is keyed with it,
+``core.dataset_names``: folds that merged two databases' tables are read again; 22: a
 metrics facet with a column's entry that holds no metrics (null, a list), or without
 ``columnMetrics``, and an assertions facet with an assertion that cannot be read (null), are no
 longer malformed: folds that dropped them are read again; 21: a

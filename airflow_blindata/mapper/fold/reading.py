@@ -53,7 +53,14 @@ from airflow_blindata.events.envelope import (
     read_whole,
 )
 from airflow_blindata.events.parse import decode_json, event_text_problem
-from airflow_blindata.mapper.fold.core import job_of, open_runs, order_key, runs_kept_whole
+from airflow_blindata.mapper.fold.core import (
+    database_may_come_from_source,
+    dataset_names,
+    job_of,
+    open_runs,
+    order_key,
+    runs_kept_whole,
+)
 from airflow_blindata.mapper.report import GapCode, Report
 
 __all__ = [
@@ -124,6 +131,35 @@ def _containers(event: RunEvent) -> Iterator[tuple[Container, Mapping[str, Any]]
         yield ("outputFacets", output.namespace, output.name), output.output_facets
 
 
+def _folded_containers(event: RunEvent) -> Iterator[tuple[Container, Mapping[str, Any]]]:
+    """``_containers`` with each dataset named as the fold keys it (``fold.dataset_names``): a
+    facet decided for ``prod.public.orders`` decides nothing of a ``public.orders`` sent without
+    a ``dataSource``, a dataset of its own in the fold."""
+    yield ("run", "", ""), event.run.facets
+    yield ("job", "", ""), event.job.facets
+    for item in event.inputs:
+        _, name = dataset_names(item.namespace, item.name, item.facets)
+        yield ("inputs", item.namespace, name), item.facets
+        yield ("inputFacets", item.namespace, name), item.input_facets
+    for output in event.outputs:
+        _, name = dataset_names(output.namespace, output.name, output.facets)
+        yield ("outputs", output.namespace, name), output.facets
+        yield ("outputFacets", output.namespace, name), output.output_facets
+
+
+_DATA_SOURCE = "dataSource"
+
+
+def _names_its_database(container: Container, keys: AbstractSet[str]) -> bool:
+    """Whether a dataset container sends a ``dataSource`` facet that may name the database of
+    its name (``fold.dataset_names``): the event is read whole, since skimmed, its dataset would
+    lose the facet and with it the name the fold keys it by."""
+    kind, namespace, name = container
+    if _DATA_SOURCE not in keys or kind not in ("inputs", "outputs"):
+        return False
+    return database_may_come_from_source(namespace, name)
+
+
 def _carries_quality(envelope: Envelope) -> bool:
     return any(
         not QUALITY_FACET_KEYS.isdisjoint(keys)
@@ -161,6 +197,8 @@ class _Decided:
         for (kind, namespace, name), _, keys in envelope.keys:
             if _LIFECYCLE in keys and envelope.renames():
                 return False  # a RENAME is kept apart from later states (``fold.core._RENAME``)
+            if _names_its_database((kind, namespace, name), keys):
+                return False
             merged = self._merged.get(kind)
             if merged is not None and not self._keys.get(
                 (merged, namespace, name), _NOTHING
@@ -176,7 +214,7 @@ class _Decided:
         return True
 
     def add(self, event: RunEvent) -> None:
-        for (kind, namespace, name), facets in _containers(event):
+        for (kind, namespace, name), facets in _folded_containers(event):
             merged = self._merged.get(kind)
             if merged is not None:
                 self._keys.setdefault((merged, namespace, name), set()).update(facets)
