@@ -160,6 +160,10 @@ def _entries_or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     mapping."""
     if not isinstance(value, Mapping):
         return None
+    try:
+        return handler(value)  # all of it reads, as it almost always does: in one go
+    except ValidationError:
+        pass
     kept: dict[str, Any] = {}
     for key, item in value.items():
         try:

@@ -206,10 +206,11 @@ def sync_quality(ctx: SyncContext, quality: QualityPlan | None, index: CatalogIn
     if existing is None:
         return
     ledger = _Ledger(existing)
-    uuids, conflicts = _checks(ctx, quality, index, suite, existing)
+    uuids, held_back = _checks(ctx, quality, index, suite, existing)
     seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     colours = _Colours(ctx, quality, index, suite)
-    _results(ctx, quality, uuids, conflicts, ledger, seen, colours)
+    before = {check.code for check in existing}
+    _results(ctx, quality, uuids, held_back, ledger, seen, colours, before)
     colours.restore()
     if quality.records:
         _records(ctx, quality.records, index, ledger, seen)
@@ -371,7 +372,9 @@ def _checks(
     suite: QualitySuite,
     existing: list[QualityCheck],
 ) -> tuple[dict[str, str], set[str]]:
-    """Upsert the checks by code: the uuids of this suite's checks, and the conflicting codes.
+    """Upsert the checks by code: the uuids of this suite's checks, and the codes whose results
+    are held back: those of another suite (conflicts) and those the import refused (a check
+    that exists keeps its former thresholds, which would colour the result wrongly: a review).
 
     A code this suite does not hold yet is looked up first: the contract does not say that an
     import refuses a code of another suite (its code is unique in the tenant, and the import
@@ -411,9 +414,8 @@ def _checks(
                 # a row the import refused for its own reason (a value Blindata validates) is
                 # a failure that quotes it, tried again next run; a conflict only when the code
                 # is another suite's (a probe: a refused threshold was called a conflict)
-                if _of_another_suite(ctx, suite, code):
-                    conflicts.add(code)
-                else:
+                conflicts.add(code)
+                if not _of_another_suite(ctx, suite, code):
                     reason = f"refused by the import of its suite: {error.message}"
                     ctx.report.fail("quality check", code, reason)
     listed = ctx.attempt(
@@ -490,12 +492,14 @@ def _results(
     ledger: _Ledger,
     seen: dict[str, dict[str, set[str]]],
     colours: _Colours,
+    before: set[str],
 ) -> None:
     """One result per check and run: a run enters the ledger once all its results are in,
     with the digest of its checks; until then the results already accepted are listed one by
     one, and never sent again. A run already published whose checks changed since (a late
     event) has the results Blindata does not hold posted (``_Published``). Each is posted while
-    its check has its run's severity (``_Colours``)."""
+    its check has its run's severity (``_Colours``). ``before``: the codes of the suite's checks
+    before this snapshot; a check made since holds no result."""
     job_of = {check.code: check.job for check in quality.checks}
     # oldest first: the contract does not say whether a check's last result is the latest
     # started or the latest posted, and run ids (a producer's may be random) say neither
@@ -508,7 +512,7 @@ def _results(
         run: (run[0], *(job_of.get(r.check, run[0]) for r in results))
         for run, results in runs.items()
     }
-    known = _Published(ctx, ledger, uuids, conflicts).settle(
+    known = _Published(ctx, ledger, uuids, conflicts, before).settle(
         {
             run: (results, owners[run])
             for run, results in runs.items()
@@ -533,8 +537,9 @@ def _results(
             accepted[run].add(pair)
             continue
         if result.check in conflicts:
-            # not ours to publish (the gap says why), nor accepted: the run stays out of the
-            # ledger (seed 003), so its result goes out once the code is free again
+            # not ours to publish (the gap says why), or refused by the import (the failure
+            # says why), nor accepted: the run stays out of the ledger (seed 003), so its
+            # result goes out once the code is free again, or the check accepted
             complete[run] = False
             continue
         uuid = uuids.get(result.check)
@@ -606,9 +611,17 @@ class _Published:
     """
 
     def __init__(
-        self, ctx: SyncContext, ledger: _Ledger, uuids: dict[str, str], conflicts: set[str]
+        self,
+        ctx: SyncContext,
+        ledger: _Ledger,
+        uuids: dict[str, str],
+        conflicts: set[str],
+        before: set[str],
     ) -> None:
         self.ctx, self.ledger, self.uuids, self.conflicts = ctx, ledger, uuids, conflicts
+        self.before = before
+        """The codes of the suite's checks before this snapshot: a check made since holds no
+        result, so none is asked about, and a run of an older ledger is published for these."""
 
     def settle(
         self, runs: dict[tuple[str, str], tuple[list[PlannedResult], tuple[str, ...]]]
@@ -626,8 +639,9 @@ class _Published:
                 # published by a release that recorded no digest: wholly published, as that
                 # release took it. Asking Blindata would list the results of every check once
                 # (thousands of requests at the upgrade), and a result it lists otherwise than
-                # it was posted (its notes, its start) would be posted again
-                known[run] = codes
+                # it was posted (its notes, its start) would be posted again. A check made by
+                # this snapshot holds no result (a facet that release could not read: a review)
+                known[run] = codes & self.before
             elif checks_digest(codes) in recorded:
                 known[run] = codes
             elif checks_digest(codes - waiting) in recorded:
@@ -638,8 +652,8 @@ class _Published:
         for run in asked:
             for result in runs[run][0]:
                 uuid = self.uuids.get(result.check)
-                if uuid is not None and result.check not in self.conflicts:
-                    wanted[uuid].append(result)  # else no check of this suite, no result
+                if uuid is not None and result.check in self.before - self.conflicts:
+                    wanted[uuid].append(result)  # else no check of this suite before, no result
         found: dict[tuple[str, str], set[str]] = {run: set() for run in asked}
         failed: set[tuple[str, str]] = set()
         for uuid, results in wanted.items():

@@ -647,6 +647,37 @@ def test_a_check_the_import_refuses_for_its_own_reason_is_a_failure_not_a_code_c
     assert len(objects(emulator, Kind.RESULT)) == 2
 
 
+def test_the_result_of_a_check_whose_update_the_import_refuses_waits_for_its_colour(
+    emulator: Any,
+) -> None:
+    """Seed 003 colours a result by its own run's severity; a check the import refused keeps
+    its former thresholds, so its result waits until the check is accepted (a review: a failing
+    error-severity run was posted YELLOW, by the warn severity of the run before, for good)."""
+    code = f"ol:{PG}/dwh.sales.orders:not_null:id"
+    job = definition()
+
+    def failing(run_id: str, severity: str, minute: int) -> list[dict[str, Any]]:
+        assertion = {"assertion": "not_null", "column": "id", "success": False}
+        events = dq_run("c", run_id, [{**assertion, "severity": severity}])
+        return [
+            {**e, "eventTime": e["eventTime"].replace("T10:00", f"T10:{minute:02d}")}
+            for e in events
+        ]
+
+    warned, errored = failing("r1", "warn", 0), failing("r2", "error", 5)
+    with client_of(emulator) as blindata:
+        snapshot(plan_for(blindata, warned, job), blindata, job)
+    with client_of(emulator, ImportRefusesOneCheck(code)) as blindata:
+        refused = snapshot(plan_for(blindata, warned + errored, job), blindata, job)
+    assert refused.status == "partial", refused.render()
+    assert len(objects(emulator, Kind.RESULT)) == 1  # r2's waits
+    with client_of(emulator) as blindata:
+        accepted = snapshot(plan_for(blindata, warned + errored, job), blindata, job)
+    assert accepted.status == "success", accepted.render()
+    results = sorted(objects(emulator, Kind.RESULT), key=lambda r: r["startedAt"])
+    assert [r.get("semaphore") for r in results] == ["YELLOW", "RED"]
+
+
 class DateOtherwise(httpx.HTTPTransport):
     """A Blindata (or a proxy in front of it) whose ``Date`` header is in one of the other two
     formats HTTP recipients must accept (RFC 9110 §5.6.7: both are GMT, and name no zone)."""

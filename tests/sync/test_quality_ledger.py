@@ -601,6 +601,32 @@ def test_an_upgrade_takes_the_previous_releases_runs_as_published_without_asking
     assert results_by_check(emulator) == expected
 
 
+def test_an_upgrade_posts_the_results_of_checks_made_since_for_the_runs_it_takes_as_published(
+    emulator: Any, client: BlindataClient
+) -> None:
+    """A run the previous release published without one of its assertions (it could not read
+    the facet that held it, which this release reads): its check is made now, holds no result,
+    and its failing result is posted (a review: it was taken as published, the failure hidden).
+    """
+    job = definition()
+    as_read_before = run("check", RUN, {ORDERS: NOT_NULL, CUSTOMERS: []})
+    unique_fails = {"assertion": "unique", "column": "id", "success": False}
+    stored = run("check", RUN, {ORDERS: NOT_NULL, CUSTOMERS: [None, unique_fails]})
+    snapshot(plan_for(client, as_read_before, job), client, job)
+    as_previous_release(client)
+    counted = ResultsCounted()
+    with client_of(emulator, counted) as blindata:
+        report = snapshot(plan_for(blindata, stored, job), blindata, job)
+    assert report.counters.get("qualityResultsPublished") == 1, report.render()
+    assert counted.listed == 0  # a check made now holds no result: nothing to ask
+    assert results_by_check(emulator) == {
+        "dwh.sales.customers:unique:id": [1],
+        "dwh.sales.orders:not_null:id": [0],
+    }
+    again = snapshot(plan_for(client, stored, job), client, job)
+    assert "qualityResultsPublished" not in again.counters, again.render()
+
+
 def test_an_upgrade_whose_results_cannot_be_listed_takes_the_runs_as_published(
     emulator: Any, client: BlindataClient
 ) -> None:
@@ -705,5 +731,5 @@ def test_a_result_blindata_holds_is_the_run_s_by_its_notes_or_its_start(
     planned = PlannedResult(
         check="ol:c", run_id="run-1", started_at=START, failures=0, notes="", job="dq/check"
     )
-    published = _Published(ctx, _Ledger([]), {"ol:c": "c"}, set())  # type: ignore[arg-type]
+    published = _Published(ctx, _Ledger([]), {"ol:c": "c"}, set(), {"ol:c"})  # type: ignore[arg-type]
     assert published._holding("c", [planned]) == ([planned] if held else [])
