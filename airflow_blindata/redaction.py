@@ -35,6 +35,7 @@ __all__ = [
     "PATH_SCHEMES",
     "REDACTED",
     "is_secret_property",
+    "masked_quoted_values",
     "names_a_secret",
     "names_hold_properties",
     "oracle_passwords",
@@ -49,6 +50,7 @@ __all__ = [
     "redact_text",
     "redact_url",
     "scrub",
+    "unquoted_value",
     "url_secrets",
     "without_credentials",
 ]
@@ -75,31 +77,99 @@ its URL, Hive's ``;auth=noSasl`` in a job's namespace are no secrets, and hiding
 merge what they tell apart)."""
 # A name stops at a ``?`` too: ``?a?a?a…`` is no pair, and a name that ran on over every ``?``
 # was scanned again from each one (a time growing with the square of the text's length).
-_QUERY_PAIR = re.compile(r"(?P<lead>[?&;#])(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
+_QUERY_PAIR = re.compile(r"(?:(?P<lead>[?&;#])|^)(?P<name>[^=&;#?]*)=(?P<value>[^&;#]*)")
+"""A parameter (``?password=…``, ``;password=…``), or a connection string's first property
+(``^``: ``PWD={…};Server=db``, read from the text's start only)."""
+_QUERY_VALUE_REST = re.compile(r"[^&;#]*")
 
 
 def _query_secrets(url: str, api_keys: bool = False) -> list[tuple[int, int]]:
     """Spans of the secret values in ``url``'s parameters: its query string (after the first
     ``?``), the properties that follow the first ``;`` (SQL Server's JDBC URLs,
-    ``jdbc:sqlserver://db:1433;user=etl;password=…``), or its fragment's (an OAuth sign-in's
-    ``#access_token=…``, which a browser's address bar shows and an admin pastes)."""
+    ``jdbc:sqlserver://db:1433;user=etl;password=…``) or make a connection string
+    (``_properties_at``: ODBC's ``Driver={…};Server=db;PWD=…``), or its fragment's (an OAuth
+    sign-in's ``#access_token=…``, which a browser's address bar shows and an admin pastes).
+
+    A value in braces (SQL Server's and ODBC's quoting, ``}}`` a brace in it) runs to its
+    closing brace, whatever it holds (``password={Pa;ss@w0rd}``); a property's value to its
+    ``;`` too, past a ``#``, a blank or a ``&`` (``property_spans``). Sorted, none overlapping."""
+    properties = _properties_at(url, whole="://" not in url)
     starts = [index for index in (url.find("?"), url.find(";"), url.find("#")) if index >= 0]
+    if properties is not None:
+        starts.append(properties)
     if not starts:
         return []
     start = min(starts)
     spans = []
-    for match in _QUERY_PAIR.finditer(url, start):
-        value = match.group("value")
-        if value.startswith(REDACTED):
-            continue  # already shown redacted: what follows (a dataset's name) is not the secret
+    closings = _Closings(url) if "{" in url else None
+    at = start
+    while (match := _QUERY_PAIR.search(url, at)) is not None:
+        begin, end = match.span("value")
         name = unquote(match.group("name"))
-        if value and (
+        secret = bool(
             _SECRET_PARAMETER.match(name)
             or _is_secret_name(name)
             or (api_keys and _API_KEY_PARAMETER.match(name))
-        ):
-            spans.append(match.span("value"))
-    return spans
+        )
+        if closings is not None and url.startswith("{", begin):
+            closed = closings.end(begin)
+            if closed >= 0:
+                end = _QUERY_VALUE_REST.match(url, closed).end()  # type: ignore[union-attr]
+            elif secret:
+                end = len(url)  # never closed: all of it may be the secret
+        if secret and begin < end and not url.startswith(REDACTED, begin):
+            spans.append((begin, end))
+        at = max(end, match.end())
+    if properties is not None:
+        for _, _, key, value_at, value_end, _ in _property_items(url[properties:]):
+            begin = _BLANKS.match(url, properties + value_at).end()  # type: ignore[union-attr]
+            if (
+                key is not None
+                and (_SECRET_PARAMETER.match(key) or is_secret_property(key))
+                and begin < properties + value_end
+                and not url.startswith(REDACTED, begin)
+            ):
+                spans.append((begin, properties + value_end))
+    return _merged(spans)
+
+
+def _properties_at(url: str, *, whole: bool) -> int | None:
+    """Where the connection properties of ``url`` start (at their first ``;``, or with
+    ``whole``, at ``0`` for a connection string that starts with ``name=``), or None: SQL
+    Server's ``jdbc:sqlserver://db:1433;databaseName=dwh;password=…``, ODBC's and ADO.NET's
+    ``Driver={ODBC Driver 18};Server=db;PWD=…;``. Only where the first ``;`` comes before any
+    ``?`` or ``#`` (a query's ``;`` is a query's separator)."""
+    if whole and _PROPERTY_NAME.match(url):
+        return 0
+    semicolon = url.find(";")
+    if semicolon < 0 or any(url.find(mark, 0, semicolon) >= 0 for mark in "?#"):
+        return None
+    return semicolon
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, those that overlap or touch joined: each is hidden as one ``***``."""
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((begin, end))
+    return merged
+
+
+def _hidden(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of ``spans`` (sorted, none overlapping) as ``***``, an empty one too
+    (``user:@db`` as ``user:***@db``)."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = 0
+    for begin, end in spans:
+        parts += (text[done:begin], REDACTED)
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def redact_query(url: str, *, api_keys: bool = False) -> str:
@@ -114,9 +184,7 @@ def _is_http(url: str) -> bool:
 
 
 def _redact_query(url: str, api_keys: bool) -> str:
-    for begin, end in reversed(_query_secrets(url, api_keys)):
-        url = url[:begin] + REDACTED + url[end:]
-    return url
+    return _hidden(url, _query_secrets(url, api_keys))
 
 
 def _userinfo(url: str) -> tuple[str, str, str] | None:
@@ -126,17 +194,43 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
     ``?`` or ``#`` is still all hidden, wherever they are in it (``p@ss#w0rd``, ``p@ss/w0rd``:
     a parser that ends the password at its first ``@`` takes the rest for the host or the path,
     and a driver's message then quotes it). An ``@`` in the path or the query is taken for the
-    end of a userinfo: too much hidden, never too little.
+    end of a userinfo: too much hidden, never too little. But an ``@`` in a connection
+    property's value in braces or quotes (``;password={Pa:ss@w0rd}``, ``PWD={…@…};``) is the
+    value's, never a userinfo's end: read so, the host and the properties were hidden and the
+    rest of the password shown (``jdbc:sqlserver://db:***@w0rd}``).
     """
     scheme, separator, rest = url.partition("://")
     if not separator:
         scheme, rest = "", url
     if rest.startswith("/"):  # no authority (``sqlite:///path``): nothing to hide
         return None
-    last = rest.rfind("@")
+    last = _userinfo_end(rest, whole=not separator)
     if last < 0:
         return None
     return scheme + separator, rest[:last], rest[last + 1 :]
+
+
+def _userinfo_end(rest: str, *, whole: bool) -> int:
+    """The ``@`` that ends the userinfo of ``rest`` (what follows ``scheme://``, or a whole
+    text), or -1: its last one outside the quoted values of its connection properties
+    (``_properties_at``)."""
+    last = rest.rfind("@")
+    start = _properties_at(rest, whole=whole)
+    if last < 0 or start is None or start > last:
+        return last
+    quoted = [
+        (start + item[5][0], start + item[5][1])
+        for item in _property_items(rest[start:])
+        if item[5] is not None
+    ]
+    for opened, closed in reversed(quoted):
+        if last >= closed:
+            break
+        if last > opened:
+            last = rest.rfind("@", 0, opened)
+            if last < 0:
+                break
+    return last
 
 
 # Azure storage URLs name ``container@account``: what is before the ``@`` is no credential.
@@ -158,20 +252,37 @@ def redact_url(url: str, *, api_keys: bool = True) -> str:
 
     ``user:password@`` becomes ``user:***@``; a userinfo without a colon (often a token, as in
     ``https://<token>@host``) becomes ``***@``, except Azure's container
-    (``abfss://container@account``); ``?password=pw`` (and the other secret query parameters)
-    becomes ``?password=***``.
+    (``abfss://container@account``); ``?password=pw`` (and the other secret query parameters
+    and connection properties, a value in braces whole: ``;password={a;b@c}``) becomes
+    ``?password=***``. Where an ``@`` may end a userinfo or be a property's value
+    (``sqlserver://db:1433;user=etl@tenant;password=p@ss``), what either reading hides is.
     """
     if api_keys and "hook" in url.lower():
         url = _WEBHOOK.sub(rf"\g<lead>{REDACTED}", url)
+    return _hidden(url, _url_spans(url, api_keys))
+
+
+def _url_spans(url: str, api_keys: bool) -> list[tuple[int, int]]:
+    """What ``redact_url`` hides of ``url`` (its webhook's path aside): sorted spans, none
+    overlapping, a userinfo's empty password an empty one."""
     parts = _userinfo(url)
     if parts is None:
-        return redact_query(url, api_keys=api_keys)
+        return _query_secrets(url, api_keys and _is_http(url))
     prefix, userinfo, rest = parts
     user, colon, _ = userinfo.partition(":")
+    at = len(prefix) + len(userinfo)
     if not colon and prefix.lower() in _CONTAINER_BEFORE_AT:
-        return f"{prefix}{userinfo}@{redact_query(rest)}"
-    shown = f"{user}:{REDACTED}" if colon else REDACTED
-    return f"{prefix}{shown}@{_redact_query(rest, api_keys and _is_http(prefix))}"
+        spans = []
+        rest_api_keys = False
+    else:
+        spans = [(len(prefix) + len(user) + 1, at) if colon else (len(prefix), at)]
+        rest_api_keys = api_keys and _is_http(prefix)
+    spans += [(at + 1 + begin, at + 1 + end) for begin, end in _query_secrets(rest, rest_api_keys)]
+    if not prefix or any(mark in userinfo for mark in "?;#"):
+        # the userinfo read as parameters and properties too: an ``@`` of a value
+        # (``db:1433;user=etl@tenant;password=p@ss``) hides what both readings hide
+        spans += [(begin, end) for begin, end in _query_secrets(url, rest_api_keys) if begin <= at]
+    return _merged(spans)
 
 
 def without_credentials(url: str) -> str:
@@ -181,15 +292,26 @@ def without_credentials(url: str) -> str:
 
 
 def url_secrets(url: str, *, user_alone: bool = True) -> tuple[str, ...]:
-    """What ``redact_url`` hides, as written and percent-decoded: for ``scrub``. Without
-    ``user_alone``, not the user info of a URL that gives no password (``https://TOKEN@host`` is
-    a token; ``postgresql://postgres@db`` a user whose password is elsewhere)."""
-    secrets = [url[begin:end] for begin, end in _query_secrets(url, _is_http(url))]
+    """What ``redact_url`` hides, as written, percent-decoded and, for a value in braces or
+    quotes, as its driver reads it (``{Pa;ss}}w0rd}`` is ``Pa;ss}w0rd``, which a driver's
+    message may quote): for ``scrub``. Without ``user_alone``, not the user info of a URL that
+    gives no password (``https://TOKEN@host`` is a token; ``postgresql://postgres@db`` a user
+    whose password is elsewhere)."""
+    values = [url[begin:end] for begin, end in _query_secrets(url, _is_http(url))]
     parts = _userinfo(url)
+    secrets = []
     if parts is not None:
         user, colon, password = parts[1].partition(":")
+        at = len(parts[0]) + len(parts[1])
         if colon or user_alone:
             secrets.append(password if colon else user)
+            # the password and a value that two readings of its ``@`` join, as ``redact_url``
+            # hides them (``db:1433;user=etl@tenant;password=p@ss``): replaced first, the longest
+            joined = _url_spans(url, _is_http(url))
+            secrets += [url[begin:end] for begin, end in joined if begin <= at < end]
+        rest = _query_secrets(parts[2], _is_http(parts[0]))
+        values += [url[at + 1 + begin : at + 1 + end] for begin, end in rest]
+    secrets += [*values, *(_unquoted(value) for value in values)]
     decoded = [unquote(secret) for secret in secrets]
     return tuple(dict.fromkeys(value for value in (*secrets, *decoded) if value))
 
@@ -203,8 +325,12 @@ _URL_REST = re.compile(r"[^\s\"'<>]+")
 
 def _urls_in(text: str) -> Iterator[tuple[int, int]]:
     r"""The (start, end) of each URL in ``text``, left to right, as the pattern
-    ``[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`` finds them, in time linear in the text."""
+    ``[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`` finds them, and past the closing brace of a
+    property's value in braces that holds a blank or a quote
+    (``jdbc:sqlserver://db;password={Pa ss};databaseName=dwh``: cut at the blank, the rest of
+    the password was shown), in time linear in the text."""
     done = 0
+    closings = _Closings(text)
     at = text.find("://")
     while at != -1:
         start = at
@@ -216,9 +342,35 @@ def _urls_in(text: str) -> Iterator[tuple[int, int]]:
         if start == at or rest is None:
             at = text.find("://", at + 1)
             continue
-        yield start, rest.end()
-        done = rest.end()
+        end = rest.end()
+        if "={" in text[at:end]:
+            end = _past_braces(text, at, end, closings)
+        yield start, end
+        done = end
         at = text.find("://", done)
+
+
+def _past_braces(text: str, at: int, end: int, closings: _Closings) -> int:
+    """Where a URL that runs from ``at`` to ``end`` of ``text`` ends when a value in braces
+    (``={…}``) in it runs on past ``end``: after its closing brace and what follows it up to a
+    blank, on the same line. A secret's brace never closed on its line runs to the line's end
+    (``;password={Pa ss`` of a text cut short); any other leaves the URL as it was."""
+    line_end = -1
+    while (opened := text.find("={", at, end)) >= 0:
+        closed = closings.end(opened + 1)
+        if line_end < end:
+            line_end = text.find("\n", end)
+            line_end = len(text) if line_end < 0 else line_end
+        if closed < 0 or closed > line_end:
+            lead = max(text.rfind(mark, at, opened) for mark in ";?&#:,/")
+            name = unquote(text[lead + 1 : opened].strip())
+            secret = _SECRET_PARAMETER.match(name) or is_secret_property(name)
+            return line_end if secret else end
+        if closed > end:
+            more = _URL_REST.match(text, closed)
+            end = more.end() if more else closed
+        at = closed
+    return end
 
 
 # Free text: a name that a secret follows (``password: …``, ``api_key=…``, ``"token": "…"``),
@@ -255,7 +407,8 @@ _AZURE_SECRET_SETTING = (
 )
 # ``name=value``, ``name: value`` (not ``name::type`` nor ``name://``), the name quoted or not
 # (JSON, a dict's repr, JSON quoted again inside a string: ``\"password\": \"…\"``), and the
-# value quoted or not; a quoted value ends at its closing quote or the end of its line. Found
+# value quoted or not; a quoted value ends at its closing quote or the end of its line, and one in
+# braces (ODBC's and SQL Server's ``PWD={a;b c}``, ``}}`` a brace in it) at its closing brace. Found
 # from the start of a name only (the look-behind), each name read once: linear in the text.
 _SECRET_VALUE_IN_TEXT = re.compile(
     rf"""(?ix)
@@ -268,7 +421,8 @@ _SECRET_VALUE_IN_TEXT = re.compile(
     )
     (?! \\?["']? \*\*\* )
     (?P<value>
-        \\" (?: [^"\\\n] | \\[^"\n] )* (?: \\" )?
+        \{{ (?: [^}}\n] | \}}\}} )*+ \}}?
+      | \\" (?: [^"\\\n] | \\[^"\n] )* (?: \\" )?
       | " (?: [^"\\\n] | \\. )* "?
       | ' (?: [^'\\\n] | \\. )* '?
       | [^\s,;'"&)}}]+
@@ -632,7 +786,8 @@ _SECRET_PARAMETER_IN_NAME = re.compile(
         (?: password[0-9] | pass (?= \s* = ) | [A-Za-z0-9_.-]*? {_SECRET_WORDS} ) \s* [=:] \s* )
     (?! \*\*\* | ["']\*\*\* )
     (?P<value>
-        " (?: [^"\\\n] | \\. )* "?
+        \{{ (?: [^}}\n] | \}}\}} )*+ \}}?
+      | " (?: [^"\\\n] | \\. )* "?
       | ' (?: [^'\\\n] | \\. )* '?
       | [^\s&;#]+
     )
@@ -657,34 +812,123 @@ def property_spans(properties: str) -> Iterator[tuple[int, int, str | None, int,
     ``DATABASE=sales,PASSWORD=…``, after one leading ``;``, ``:``, ``,``, ``&`` or ``/``): for
     each, its start, its end, its name (``None`` for an item that is no ``name=value``) and its
     value's start and end. A value ends only at a ``;``, or at a ``,`` or ``&`` that another
-    ``name=`` follows; a ``{…}`` (SQL Server's braces, ``}}`` a brace in it) or a quoted value
-    at its closing brace or quote, whatever it holds (``password={a;b}``). In time linear in the
-    text."""
+    ``name=`` follows; a ``{…}`` (SQL Server's and ODBC's braces, ``}}`` a brace in it) or a
+    quoted value at its closing brace or quote, whatever it holds (``password={a;b}``). In time
+    linear in the text (``_Closings``)."""
+    for start, end, name, value_start, value_end, _ in _property_items(properties):
+        yield start, end, name, value_start, value_end
+
+
+def _property_items(
+    properties: str,
+) -> Iterator[tuple[int, int, str | None, int, int, tuple[int, int, bool] | None]]:
+    """``property_spans``' items, each with the span of its quoted value (from its ``{`` to
+    after its ``}``) and whether it is closed, or None for a value that is not quoted.
+
+    A quote never closed is a secret's to the text's end (``password={Pa;ss`` of a text cut
+    short: all of it may be the password); any other property's is no quote, its value ends as
+    an unquoted one does (``databaseName={dwh;password=…``: the password is still found)."""
     at = 1 if properties[:1] in (";", ":", ",", "&", "/") else 0
     length = len(properties)
+    closings = _Closings(properties)
     while at <= length:
         found = _PROPERTY_NAME.match(properties, at)
+        name = found.group("name") if found else None
         value = found.end() if found else at
-        end = _value_end(properties, value)
-        yield at, end, found.group("name") if found else None, value, end
+        opened = _BLANKS.match(properties, value).end()  # type: ignore[union-attr]
+        quoted: tuple[int, int, bool] | None = None
+        end = -1
+        if properties[opened : opened + 1] in _CLOSINGS:
+            closed = closings.end(opened)
+            if closed >= 0:
+                quoted, end = (opened, closed, True), _unquoted_end(properties, closed)
+            elif name is not None and is_secret_property(name):
+                quoted, end = (opened, length, False), length
+        if end < 0:
+            end = _unquoted_end(properties, value)
+        yield at, end, name, value, end, quoted
         at = end + 1
 
 
-def _value_end(text: str, start: int) -> int:
-    """Where the value of a JDBC property that starts at ``start`` ends (``property_spans``)."""
-    opened = _BLANKS.match(text, start).end()  # type: ignore[union-attr]
-    closing = {"{": "}", "'": "'", '"': '"'}.get(text[opened : opened + 1])
-    if closing is not None:
-        at = opened + 1
-        while (at := text.find(closing, at)) >= 0 and text.startswith(closing * 2, at):
-            at += 2  # ``}}`` or ``''``: the character itself
-        if at < 0:
-            return len(text)  # never closed: all of it is the value
-        start = at + 1
+def _unquoted_end(text: str, start: int) -> int:
+    """Where a JDBC property's value that goes on at ``start`` ends: its ``;``, or the ``,`` or
+    ``&`` before the next ``name=``."""
     semicolon = text.find(";", start)
     semicolon = len(text) if semicolon < 0 else semicolon
     listed = _NEXT_LISTED_PROPERTY.search(text, start, semicolon)
     return listed.start() if listed else semicolon
+
+
+_CLOSINGS = {"{": "}", "'": "'", '"': '"'}
+"""What opens a quoted property's value and what closes it (doubled, it is the character)."""
+
+
+class _Closings:
+    """Where the quoted values of one text close, each search from a quote's opening: a quote
+    that no closing follows is known as such for every later opening of its kind, and a ``{``
+    inside the last brace's value closes where it does (a ``{`` is in no run of ``}``: the
+    runs after it and their ``}}`` pairs are the same), so that a text of unclosed ``={`` is
+    read once, not once per ``{``. (A quote after an unclosed one of its kind is taken for
+    unclosed too: its value then ends as an unquoted one does, or, a secret's, at the end.)"""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.unclosed_after: dict[str, int] = {}  # a closing, and an opening none follows
+        self.brace = (-1, -1)  # the last ``{`` searched from, and the end of its value
+
+    def end(self, opened: int) -> int:
+        """The end (after its closing) of the value quoted at ``opened``, -1 if never closed."""
+        closing = _CLOSINGS[self.text[opened]]
+        if self.unclosed_after.get(closing, len(self.text)) < opened:
+            return -1
+        if closing == "}" and self.brace[0] < opened < self.brace[1]:
+            return self.brace[1]  # the same ``}`` closes a ``{`` inside the last one's value
+        at = opened + 1
+        while (at := self.text.find(closing, at)) >= 0 and self.text.startswith(closing * 2, at):
+            at += 2  # ``}}`` or ``''``: the character itself
+        if at < 0:
+            self.unclosed_after[closing] = opened
+            return -1
+        if closing == "}":
+            self.brace = (opened, at + 1)
+        return at + 1
+
+
+def masked_quoted_values(properties: str) -> str:
+    """``properties`` (``property_spans``') with the characters inside each value in braces or
+    quotes as ``_``, each offset kept: what is left may be read for a URL's ``@``, ``:``, ``/``
+    or ``?`` (``;password={Pa:ss@w0rd}`` holds no user info's end, ``{a/b}`` no path)."""
+    parts: list[str] = []
+    done = 0
+    for *_, quoted in _property_items(properties):
+        if quoted is not None:
+            opened, end = quoted[0] + 1, quoted[1] - 1 if quoted[2] else quoted[1]
+            parts += (properties[done:opened], "_" * (end - opened))
+            done = end
+    return "".join(parts) + properties[done:] if parts else properties
+
+
+def unquoted_value(value: str) -> str:
+    """``_unquoted``: a connection property's value as its driver reads it (``{dwh}`` is
+    ``dwh``)."""
+    return _unquoted(value)
+
+
+def _unquoted(value: str) -> str:
+    """A property's value as its driver reads it: without its braces or quotes, ``}}`` (or
+    ``''``) as one, the opening alone dropped from one never closed (a text cut short); as
+    written when it is not quoted."""
+    value = value.strip()
+    closing = _CLOSINGS.get(value[:1])
+    if closing is None:
+        return value
+    doubled = closing * 2
+    inner = value[1:-1]
+    if len(value) >= 2 and value.endswith(closing) and closing not in inner.replace(doubled, ""):
+        return inner.replace(doubled, closing)
+    if closing not in value[1:].replace(doubled, ""):  # never closed
+        return value[1:].replace(doubled, closing)
+    return value
 
 
 _BLANKS = re.compile(r"\s*+")
@@ -1001,9 +1245,11 @@ _PROSE_SQL_WORD = _any_of(_PROSE_SQL_WORDS)
 """Any of ``_PROSE_SQL_WORDS``, in a lowered text."""
 
 # ``password=…`` in a connection string (``dblink('host=db password=…')``, a JDBC URL's
-# ``;password=…``), unquoted. One already shown ``***`` is left as it is.
+# ``;password=…``), unquoted or in ODBC's braces (``PWD={a;b}``, to its closing brace). One
+# already shown ``***`` is left as it is.
 _SECRET_SETTING = re.compile(
-    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)[^\s;'\",)&]+"
+    r"(?i)\b(?P<lead>(?:ssl)?(?:password|passwd|pwd)\s*=\s*)(?!\*\*\*)"
+    r"(?:\{(?:[^}\n]|\}\})*+\}?|[^\s;'\",)&]+)"
 )
 # An Oracle thin (or OCI) URL names its user and password before the ``@``, with no ``://``:
 # ``jdbc:oracle:thin:scott/tiger@db:1521/orcl`` (``jdbc:`` or not: openlineage-java drops it;

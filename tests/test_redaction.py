@@ -12,6 +12,7 @@ stalled. They are found from their ``://`` now, the same URLs.
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 import pytest
 from hypothesis import given
@@ -1055,6 +1056,10 @@ def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties() -> No
         # a bare ``pass``; a word that only holds one names none
         (f";password1={SECRET};password3={SECRET}", ";password1=***;password3=***"),
         (f",pass={SECRET},bypass=1,passenger=2", ",pass=***,bypass=1,passenger=2"),
+        # a brace never closed: a secret's runs to the end, another's is no brace (the
+        # password after it was shown as part of the database's name)
+        (f";password={{Pa;ss{SECRET}", ";password=***"),
+        (f";databaseName={{dwh;password={SECRET}", ";databaseName={dwh;password=***"),
     ],
 )
 def test_a_jdbc_property_that_names_a_secret_is_hidden_to_its_separator(
@@ -1067,6 +1072,163 @@ def test_a_jdbc_property_that_names_a_secret_is_hidden_to_its_separator(
 
     assert redact_properties(properties) == shown
     assert redact_properties(shown) == shown
+
+
+# A connection string's property in braces, as SQL Server's JDBC driver and every ODBC
+# connection string quote a value (``}}`` a brace in it): the URL or string, the password as
+# the driver reads it (what a driver's message may quote), and the URL as it may be shown
+BRACED_PROPERTIES = {
+    "an @ and a : in the braces": (
+        f"jdbc:sqlserver://db:1433;databaseName=dwh;user=etl;password={{Pa:ss@{SECRET}}}",
+        f"Pa:ss@{SECRET}",
+        "jdbc:sqlserver://db:1433;databaseName=dwh;user=etl;password=***",
+    ),
+    "a ; and an = in the braces": (
+        f"jdbc:sqlserver://db:1433;password={{Pa;ss={SECRET}}};databaseName=dwh",
+        f"Pa;ss={SECRET}",
+        "jdbc:sqlserver://db:1433;password=***;databaseName=dwh",
+    ),
+    "ODBC's connection string": (
+        f"Driver={{ODBC Driver 18}};Server=db;Database=dwh;UID=etl;PWD={{Pa:ss@{SECRET}}};",
+        f"Pa:ss@{SECRET}",
+        "Driver={ODBC Driver 18};Server=db;Database=dwh;UID=etl;PWD=***;",
+    ),
+    "ODBC's, the password first": (
+        f"PWD={{a;b@{SECRET}}};Server=db;Database=dwh",
+        f"a;b@{SECRET}",
+        "PWD=***;Server=db;Database=dwh",
+    ),
+    "a }} in the braces": (
+        f"sqlserver://db:1433;password={{a}}}};b@{SECRET}}};databaseName=dwh",
+        f"a}};b@{SECRET}",
+        "sqlserver://db:1433;password=***;databaseName=dwh",
+    ),
+    "a /, ? and # in the braces": (
+        f"jdbc:sqlserver://db:1433;password={{a/b?c#d@{SECRET}}};databaseName=dwh",
+        f"a/b?c#d@{SECRET}",
+        "jdbc:sqlserver://db:1433;password=***;databaseName=dwh",
+    ),
+    "blanks and quotes in the braces": (
+        f"jdbc:sqlserver://db:1433;password={{Pa ss \"x' {SECRET}}};databaseName=dwh",
+        f"Pa ss \"x' {SECRET}",
+        "jdbc:sqlserver://db:1433;password=***;databaseName=dwh",
+    ),
+    "a user info beside the braces": (
+        f"sqlserver://etl:Hu;k=9@sql01:1433;password={{a@{SECRET}}};databaseName=dwh",
+        f"a@{SECRET}",
+        "sqlserver://etl:***@sql01:1433;password=***;databaseName=dwh",
+    ),
+    "an @ and a ; in the database's braces": (
+        f"sqlserver://db:1433;databaseName={{d@w;h}};password={{{SECRET}}}",
+        SECRET,
+        "sqlserver://db:1433;databaseName={d@w;h};password=***",
+    ),
+    "a password's brace never closed (a text cut short)": (
+        f"jdbc:sqlserver://db:1433;databaseName=dwh;password={{Pa;ss@{SECRET}",
+        f"Pa;ss@{SECRET}",
+        "jdbc:sqlserver://db:1433;databaseName=dwh;password=***",
+    ),
+    "the database's brace never closed": (
+        f"jdbc:sqlserver://db:1433;databaseName={{dwh;password={SECRET}",
+        SECRET,
+        "jdbc:sqlserver://db:1433;databaseName={dwh;password=***",
+    ),
+    # no braces: an @ that may end a user info or be a value's hides what both readings hide
+    "an @ in a property's value, unquoted": (
+        f"sqlserver://db:1433;user=etl@tenant;password=p@{SECRET};databaseName=dwh",
+        f"p@{SECRET}",
+        "sqlserver://db:***;databaseName=dwh",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("url", "password", "shown"), list(BRACED_PROPERTIES.values()), ids=list(BRACED_PROPERTIES)
+)
+def test_a_property_value_in_braces_is_hidden_to_its_closing_brace(
+    url: str, password: str, shown: str
+) -> None:
+    """A value in braces runs to its closing brace whatever it holds, and an ``@`` in it ends no
+    URL user info: read so, ``jdbc:sqlserver://db:***@w0rd}`` showed the rest of the password
+    and lost the host, the port and the database (a probe of secrets); a ``;`` in it ended
+    the value (``password=***;ss=w0rd}``). Hidden whole where a URL is shown, in free text
+    that quotes it, in a dataset's name, and in what ``scrub`` hides of a message that quotes
+    the password as written or as the driver reads it."""
+    from airflow_blindata.redaction import redact_dataset_name, redact_name, url_secrets
+
+    assert redact_url(url) == shown
+    assert redact_url(shown) == shown
+    assert redact_text(f"login failed for {url}\nretrying") == f"login failed for {shown}\nretrying"
+    if "://" in url:  # a name's ``name=value`` is one only as a parameter (``;PWD=…``)
+        assert redact_name(url) == shown
+        assert redact_dataset_name("sqlserver://db:1433", url) == shown
+    secrets = url_secrets(url)
+    assert password in secrets
+    quoted = urllib.parse.quote(password, safe="")
+    said = f"Login failed: password '{password}' of {url} (as {quoted})"
+    assert SECRET not in scrub(said, secrets)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"PWD={{a;b c}}}}{SECRET}}} here", "PWD=*** here"),
+        (f'"token": {{x y {SECRET}}}, "n": 1', '"token": ***, "n": 1'),
+        (f"PWD={{a;b {SECRET}\nnext", "PWD=***\nnext"),
+    ],
+)
+def test_a_secret_value_in_braces_in_free_text_is_hidden_to_its_closing_brace(
+    text: str, shown: str
+) -> None:
+    """ODBC's ``PWD={…}`` in free text or a SQL literal: hidden to its closing brace, or to its
+    line's end (the rest was shown after ``***``)."""
+    assert redact_text(text) == shown
+    assert SECRET not in redact_sql(f"SELECT dblink('{text}')")
+    assert SECRET not in redact_sql(f"SELECT dblink('{text}", may_be_prose=True)
+
+
+BRACES_NEVER_CLOSED = {
+    "JDBC URLs": "jdbc:sqlserver://h;a={" * (SIZE // 22),
+    "properties": ";a={" * (SIZE // 4),
+    "URLs in text": "a://x={" * (SIZE // 7),
+    "URLs in text, one brace closed at the end": "a://x={" * (SIZE // 7) + "}",
+    "lines of URLs, a brace closed lines after": ("a://x={ " * 100 + "\n") * (SIZE // 800) + "}",
+    "secret properties": ";password={" * (SIZE // 11),
+    "escaped braces": "x://h;password={" + "}}" * (SIZE // 2),
+    "at signs in a brace": "x://h;p={" + "@" * SIZE,
+    "quotes": ";a='" * (SIZE // 4),
+    "a connection string": "PWD={" + "a;b=" * (SIZE // 4),
+    "a SQL Server namespace": "sqlserver://h:1433" + ";a={@" * (SIZE // 5),
+}
+
+
+@pytest.mark.parametrize("text", list(BRACES_NEVER_CLOSED.values()), ids=list(BRACES_NEVER_CLOSED))
+def test_a_brace_never_closed_is_read_in_linear_time(text: str) -> None:
+    """A ``{`` that no ``}`` closes is found so once, not once per ``{`` after it (each search
+    read the rest of the text: the square of its length). No timed assertion: the suite's hang
+    guard (``timeout`` in pyproject) stops a quadratic one."""
+    from airflow_blindata.mapper.identity import (
+        namespace_database,
+        normalize_namespace,
+        shown_namespace,
+    )
+    from airflow_blindata.redaction import (
+        redact_dataset_name,
+        redact_name,
+        redact_properties,
+        url_secrets,
+    )
+
+    assert redact_text(redact_text(text)) == redact_text(text)
+    redact_url(text)
+    url_secrets(text)
+    redact_name(text)
+    redact_properties(text)
+    redact_dataset_name("sqlserver://h", text)
+    namespace = text if "://" in text else f"sqlserver://h{text}"
+    normalize_namespace(namespace)
+    shown_namespace(namespace)
+    namespace_database(namespace)
 
 
 @pytest.mark.parametrize(
@@ -1092,6 +1254,9 @@ def test_a_jdbc_property_that_names_a_secret_is_hidden_to_its_separator(
             f"DATABASE=d,PASSWORD=Ab/cd{SECRET}==,USER=u.SCH.T",
             "DATABASE=d,PASSWORD=***,USER=u.SCH.T",
         ),
+        # a value in braces runs to its closing brace, a blank and a ``;`` in it too
+        (f"dwh.dbo.t;password={{a;b {SECRET}}}", "dwh.dbo.t;password=***"),
+        (f"SAMPLE:password={{a;b/{SECRET}}};.SCH.T", "SAMPLE:password=***;.SCH.T"),
     ],
 )
 def test_a_names_jdbc_properties_are_read_in_its_database_part_only(name: str, shown: str) -> None:

@@ -25,11 +25,13 @@ from airflow_blindata.definition import NAME_PROFILES, OBJECT_KEY_LEVELS
 from airflow_blindata.redaction import (
     PATH_SCHEMES,
     is_secret_property,
+    masked_quoted_values,
     names_a_secret,
     oracle_passwords,
     property_spans,
     redact_properties,
     redact_query,
+    unquoted_value,
 )
 
 __all__ = [
@@ -297,26 +299,37 @@ def namespace_database(namespace: str) -> str | None:
     scheme, rest = text.split("://", 1)
     if _spelt_scheme(scheme) != "mssql":
         return None
+    return _sql_server_property(rest, _DATABASE_PROPERTIES) or None
+
+
+_DATABASE_PROPERTIES = frozenset({"databasename", "database"})
+_UNQUOTED_VALUE_END = re.compile(r"[/?#]")
+
+
+def _sql_server_property(rest: str, names: frozenset[str]) -> str:
+    """The value of the first of SQL Server's connection properties (``;name=value`` after the
+    host, before any ``?`` or ``#``) named one of ``names`` (lower case; any case in ``rest``,
+    what follows ``scheme://``), as the driver reads it (``_property``); ``""`` for none."""
+    rest = _without_user_info("mssql", rest)
     semicolon = rest.find(";")
-    return None if semicolon < 0 else _database_property(rest[semicolon:])
+    if semicolon < 0 or _QUERY_OR_FRAGMENT.search(rest, 0, semicolon):
+        return ""
+    return _property(rest[semicolon:], names) or ""
 
 
-def _database_property(properties: str) -> str | None:
-    """The ``databaseName`` (or ``database``) of a JDBC URL's properties (``;user=etl;…``), read
-    as the driver reads them (``property_spans``): a value in braces whole, whatever it holds,
-    so that ``password={Pa;database=x}`` names no database (a review: a secret became one)."""
-    for _, _, name, start, end in property_spans(properties):
-        if name is None or name.lower() not in ("databasename", "database"):
-            continue
-        value = properties[start:end].strip()
-        if value.startswith("{"):
-            value = value[1:-1] if value.endswith("}") else ""
-            return value.replace("}}", "}").strip() or None
-        return _VALUE_END.split(value, 1)[0].strip() or None
+def _property(properties: str, names: frozenset[str]) -> str | None:
+    """The value of the first of JDBC connection properties (``;user=etl;…``) named one of
+    ``names`` (lower case), read as the driver reads them (``property_spans``): a value in
+    braces or quotes is what they hold, whatever that is (``;databaseName={dwh}`` is ``dwh``,
+    ``{a;b}}c}`` is ``a;b}c``); any other ends at a ``/``, ``?`` or ``#`` too. A property inside
+    another's braces (``;password={x;databaseName=y}``) is none. ``None`` for none."""
+    for _, _, name, value_start, value_end in property_spans(properties):
+        if name is not None and name.lower() in names:
+            value = properties[value_start:value_end].strip()
+            if value[:1] in ("{", "'", '"'):
+                return unquoted_value(value).strip() or None
+            return _UNQUOTED_VALUE_END.split(value, maxsplit=1)[0].strip() or None
     return None
-
-
-_VALUE_END = re.compile(r"[/?#]")
 
 
 @lru_cache(maxsize=4096)
@@ -344,7 +357,8 @@ def namespace_identity(namespace: str) -> str:
     if semicolon < 0:
         return normalized  # no properties after the host: nothing was dropped
     # ``_authority_and_path`` drops all from the authority's first ``;``: the database too
-    database = _database_property(rest[semicolon:])
+    # read as the driver reads them: ``password={Pa;database=x}`` names no database (a review)
+    database = _property(rest[semicolon:], _DATABASE_PROPERTIES)
     if not database:
         return normalized
     if normalized.startswith("mssql://"):
@@ -358,8 +372,7 @@ def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:
     ``host\\X`` (Airflow's MsSqlHook names the connection's host so), or the path that
     openlineage-java gives it (``sqlserver://host/X``). Two instances of one host are two
     servers; the default instance has no name."""
-    property_ = _INSTANCE_NAME.search(rest.split("?", 1)[0])
-    named = property_.group(1) if property_ else ""
+    named = _sql_server_property(rest, _INSTANCE_PROPERTIES)
     for separator in ("\\", "%5c", "%5C"):
         if separator in host:
             host, _, from_host = host.partition(separator)
@@ -368,7 +381,7 @@ def _sql_server_instance(host: str, rest: str, path: str) -> tuple[str, str]:
     return host.strip(), named.strip().lower()
 
 
-_INSTANCE_NAME = re.compile(r"(?i);\s*instanceName\s*=\s*([^;/?#]*)")
+_INSTANCE_PROPERTIES = frozenset({"instancename"})
 
 
 _SQLALCHEMY_DIALECTS = frozenset(
@@ -478,13 +491,35 @@ def _without_user_info(scheme: str, rest: str) -> str:
 
 
 def _without_user_at(scheme: str, rest: str, database: bool) -> str:
-    """``rest`` without the ``user:password@`` of its authority (``_without_user_info``)."""
-    if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+    """``rest`` without the ``user:password@`` of its authority (``_without_user_info``), read
+    with SQL Server's values in braces masked (``_masked_properties``)."""
+    start, end = _user_info_cut(scheme, _masked_properties(scheme, rest), database)
+    return rest if start == end else f"{rest[:start]}{rest[end:]}"
+
+
+def _masked_properties(scheme: str, rest: str) -> str:
+    """``rest`` (what follows ``scheme://``) with what SQL Server's connection properties hold
+    in braces (or quotes) masked, each offset kept (``redaction.masked_quoted_values``): a
+    value in braces is the value's whatever it holds (``;password={Pa:ss@w0rd}``); read as a
+    user info's ``@``, the rest of the password was the host (``mssql://w0rd}:1433``), and a
+    ``/``, ``?`` or ``#`` in it ended the authority."""
+    if scheme.removeprefix("jdbc:") not in _PROPERTIES_IN_AUTHORITY:
         return rest
+    semicolon = rest.find(";")
+    if semicolon < 0 or not any(quote in rest for quote in "{'\""):
+        return rest
+    return f"{rest[:semicolon]}{masked_quoted_values(rest[semicolon:])}"
+
+
+def _user_info_cut(scheme: str, rest: str, database: bool) -> tuple[int, int]:
+    """Where the ``user:password@`` of ``rest``'s authority starts and ends (after its ``@``),
+    ``(0, 0)`` for none (``_without_user_info``)."""
+    if "@" not in rest or scheme in _AUTHORITY_IS_NOT_USER_INFO:
+        return 0, 0
     nested = _NESTED_URL.match(rest) if database else None
     if nested is not None and nested.end():
-        inner = _without_user_at(scheme, rest[nested.end() :], database)
-        return f"{rest[: nested.end()]}{inner}"
+        start, stop = _user_info_cut(scheme, rest[nested.end() :], database)
+        return nested.end() + start, nested.end() + stop
     end = _AUTHORITY_END.search(rest)
     authority = rest[: end.start()] if end else rest
     jdbc = scheme.removeprefix("jdbc:")  # ``jdbc:sqlserver://…`` as a namespace
@@ -492,12 +527,12 @@ def _without_user_at(scheme: str, rest: str, database: bool) -> str:
         head = authority[: found.start()]  # SQL Server's ``sql01;user=etl@tenant;…``
         properties = authority[found.start() : max(authority.rfind("@"), found.start())]
         if _HOST_PORT.fullmatch(head[head.rfind("@") + 1 :]) and ":" not in properties:
-            return rest if "@" not in head else rest[head.rindex("@") + 1 :]
+            return 0, head.rfind("@") + 1
     if "@" in authority:
-        return rest[authority.rindex("@") + 1 :]
+        return 0, authority.rindex("@") + 1
     if _HOST_PORT.fullmatch(authority):
         if not database:
-            return rest
+            return 0, 0
         # ``etl:2024/pw@db`` and ``etl/pw@db`` cut at the ``/`` read as a host and a port too: a
         # database's namespace has no path that holds an ``@``, so the user info ends there, or
         # at its properties when the ``@`` is inside them
@@ -514,8 +549,8 @@ def _without_user_at(scheme: str, rest: str, database: bool) -> str:
             at = searched.rfind("@")
             if first is not None or in_path or not _HOST_PORT_ENDS.match(searched, at + 1):
                 searched = searched[: cut.start()]
-        return rest if "@" not in searched else rest[searched.rindex("@") + 1 :]
-    return rest[rest.rindex("@") + 1 :]
+        return 0, searched.rfind("@") + 1
+    return 0, rest.rindex("@") + 1
 
 
 _KEY_VALUE_HOSTS = re.compile(
@@ -580,7 +615,7 @@ _QUERY_OR_FRAGMENT = re.compile(r"[?#]")
 def _authority_and_path(scheme: str, rest: str) -> tuple[str, str]:
     """The authority without user info, and the path without query and fragment, of ``rest``."""
     rest = _without_user_info(scheme, rest)
-    end = _AUTHORITY_END.search(rest)
+    end = _AUTHORITY_END.search(_masked_properties(scheme, rest))
     authority, rest = (rest, "") if end is None else (rest[: end.start()], rest[end.start() :])
     if ";" in authority:
         # SQL Server's JDBC URL carries its properties after semicolons, ``;password=…`` among

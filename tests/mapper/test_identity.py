@@ -140,6 +140,12 @@ JDBC_PROPERTIES = [
     ),
     (f"mysql://db:3306/shop?user=etl&password3={SECRET}", "mysql://db:3306/shop"),
     (f"db2://db2host:50000/SAMPLE:user=etl;pass={SECRET};", "db2://db2host:50000/SAMPLE"),
+    # SQL Server's value in braces is the value's, whatever it holds: its ``@`` ends no user
+    # info (the host was ``w0rd}``), its ``/``, ``?`` or ``#`` no authority
+    (f"sqlserver://sql01:1433;user=etl;password={{Pa:ss@{SECRET}}}", "mssql://sql01:1433"),
+    (f"sqlserver://sql01;password={{a/b?c#d@{SECRET}}};databaseName=dwh", "mssql://sql01:1433"),
+    (f"sqlserver://sql01;password={{a}}}};b@{SECRET}}}", "mssql://sql01:1433"),
+    (f"jdbc:sqlserver://sql01:1433;password={{Pa:ss@{SECRET}}}", "jdbc:sqlserver://sql01:1433"),
 ]
 IDENTITY_ONLY = [
     "db2://db2host:50000/SAMPLE",
@@ -159,6 +165,33 @@ def test_no_secret_reaches_the_lineage_graph_from_a_jdbc_urls_properties(
     values are ``***``."""
     assert normalize_namespace(produced) == normalised
     assert SECRET not in shown_namespace(produced)
+
+
+@pytest.mark.parametrize(
+    ("produced", "shown"),
+    [
+        (
+            f"sqlserver://sql01:1433;databaseName=dwh;user=etl;password={{Pa:ss@{SECRET}}}",
+            "sqlserver://sql01:1433;databaseName=dwh;user=etl;password=***",
+        ),
+        (
+            f"jdbc:sqlserver://sql01:1433;password={{Pa;ss=w0rd@{SECRET}}};databaseName=dwh",
+            "jdbc:sqlserver://sql01:1433;password=***;databaseName=dwh",
+        ),
+        (
+            f"sqlserver://sql01:1433;databaseName={{d@w;h}};password={{{SECRET}}}",
+            "sqlserver://sql01:1433;databaseName={d@w;h};password=***",
+        ),
+    ],
+)
+def test_a_sql_server_value_in_braces_is_shown_hidden_whole_beside_the_store(
+    produced: str, shown: str
+) -> None:
+    """A namespace is shown with its host, its port and the properties that name the store
+    (``databaseName``), its secret in braces hidden whole: read as a user info's end, the
+    ``@`` in it made ``sqlserver://w0rd}`` of it (a probe of secrets)."""
+    assert shown_namespace(produced) == shown
+    assert strip_user_info(produced) == produced
 
 
 @pytest.mark.parametrize("namespace", IDENTITY_ONLY)

@@ -260,6 +260,11 @@ def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_k
         ("oracle:thin:@mydb_high?TNS_ADMIN=/opt/wallets/mydb", None, None),
         ("sqlserver://sql01:1433;databaseName=dwh;user=etl", None, "dwh"),
         ("sqlserver://sql01;database= stage ;instanceName=S", None, "stage"),
+        # a value in braces, as the driver reads it; a property inside another's braces is none
+        ("sqlserver://sql01:1433;databaseName={dwh}", None, "dwh"),
+        ("sqlserver://sql01:1433;databaseName={d;w}}h};password=x", None, "d;w}h"),
+        ("sqlserver://sql01;password={x;databaseName=evil};databaseName=dwh", None, "dwh"),
+        ("sqlserver://sql01;password={a?b@c};database=dwh", None, "dwh"),
         ("mssql://sql01:1433", None, None),
         ("postgres://pg:5432;databaseName=dwh", None, None),
     ],
@@ -988,6 +993,7 @@ def test_a_quoted_name_completes_an_input_of_its_own_case_only(named: str, read:
         "mssql://sql01\\Sales:1433",  # Airflow's MsSqlHook: the connection's host
         "mssql://sql01%5CSales",
         "sqlserver://sql01/Sales",  # openlineage-java's JdbcLocation: the instance as a path
+        "sqlserver://sql01;instanceName={Sales};password={a/b@c}",  # in braces, as JDBC allows
     ],
 )
 def test_a_named_sql_server_instance_is_a_server_of_its_own(produced: str) -> None:

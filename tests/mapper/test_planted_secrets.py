@@ -310,6 +310,22 @@ JDBC_PROPERTIES_IN_A_NAMESPACE = {
         f"sqlserver://sql01:1433;user=etl;password={{Hun;{SECRET}}};databaseName=dwh",
         "sqlserver://sql01:1433;databaseName=dwh",
     ),
+    "SQL Server's, an @ and a : in a password in braces": (
+        f"sqlserver://sql01:1433;databaseName=dwh;user=etl;password={{Pa:ss@{SECRET}}}",
+        "sqlserver://sql01:1433;databaseName=dwh",
+    ),
+    "SQL Server's, a /, ? and # in a password in braces": (
+        f"sqlserver://sql01:1433;password={{a/b?c#d@{SECRET}}};databaseName=dwh",
+        "sqlserver://sql01:1433;databaseName=dwh",
+    ),
+    "SQL Server's, a }} in a password in braces": (
+        f"sqlserver://sql01:1433;password={{a}}}};b@{SECRET}}};databaseName=dwh",
+        "sqlserver://sql01:1433;databaseName=dwh",
+    ),
+    "SQL Server's, the database in braces": (
+        f"sqlserver://sql01:1433;databaseName={{dwh}};password={{Pa:ss@{SECRET}}}",
+        "sqlserver://sql01:1433;databaseName=dwh",
+    ),
     "SQL Server's, an @ in the user and in the password": (
         f"sqlserver://sql01:1433;databaseName=dwh;user=etl@tenant;password=p@{SECRET}",
         "sqlserver://sql01:1433;databaseName=dwh",
