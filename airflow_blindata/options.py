@@ -17,6 +17,7 @@ from pathlib import Path
 __all__ = [
     "SECTION",
     "airflow_base_url",
+    "airflow_home_path",
     "blindata_home",
     "declared_default",
     "flag",
@@ -45,6 +46,15 @@ def blindata_home() -> Path:
     """``$AIRFLOW_HOME/blindata`` (``~/airflow`` without ``AIRFLOW_HOME``): the default store
     and lost-events file live there."""
     return Path(os.environ.get("AIRFLOW_HOME") or "~/airflow").expanduser() / "blindata"
+
+
+def airflow_home_path(value: str) -> Path:
+    """``value`` as every Airflow process reads it alike: ``~`` from the user's home, a relative
+    path from ``$AIRFLOW_HOME``. The scheduler, the workers, the API server and the CLI each start
+    in a working directory of their own, and would each read a relative path as a file of their
+    own. ``RuntimeError`` for a ``~user`` that names no home."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else blindata_home().parent / path
 
 
 def _environment_variable(key: str) -> str:
@@ -220,8 +230,16 @@ def store_url() -> str | None:
 
 
 def lost_events_file() -> str | None:
-    """``[blindata] lost_events_file``: where capture keeps what the store refused."""
-    return option("lost_events_file")
+    """``[blindata] lost_events_file``: where capture keeps what the store refused; a relative
+    path is read from ``$AIRFLOW_HOME`` (``airflow_home_path``), where the worker writes it and
+    ``store stats`` and the Blindata page count it."""
+    value = option("lost_events_file")
+    if value is None:
+        return None
+    try:
+        return str(airflow_home_path(value))
+    except RuntimeError:  # ``~nosuchuser``: as given, and writing there says why it fails
+        return value
 
 
 def receiver_api_key() -> str:
@@ -250,7 +268,4 @@ def ui_job_definition() -> str | None:
     the sync history records none (``ui.views``); a relative path is read from ``$AIRFLOW_HOME``,
     not from the API server's working directory."""
     value = option("ui_job_definition")
-    if value is None:
-        return None
-    path = Path(value).expanduser()
-    return str(path if path.is_absolute() else blindata_home().parent / path)
+    return None if value is None else str(airflow_home_path(value))

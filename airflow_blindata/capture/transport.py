@@ -31,13 +31,15 @@ from openlineage.client.facet_v2 import schema_dataset, sql_job
 from openlineage.client.transport import Config, Transport
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from airflow_blindata.events import deep_json
 from airflow_blindata.metrics import count
-from airflow_blindata.options import blindata_home, lost_events_file
+from airflow_blindata.options import airflow_home_path, blindata_home, lost_events_file
 from airflow_blindata.redaction import redact_text, redact_url, url_secrets
 from airflow_blindata.store import (
     AppendOutcome,
     EventAppender,
     StoreError,
+    UnserializableEvent,
     configured_store_url,
     default_store_url,
     open_store,
@@ -45,7 +47,7 @@ from airflow_blindata.store import (
 from airflow_blindata.store.connections import describe_error
 
 from .own import is_own_event
-from .serialize import to_dict
+from .serialize import Converted, convert
 
 __all__ = [
     "LOST_EVENTS_METRIC",
@@ -139,8 +141,8 @@ def preload(store_url: str | None) -> None:
         if warm_up is not None:
             sample = _sample_event()
             for _ in range(sqlite.WARM_UP_ROUNDS):  # the serialization, rehearsed like the rest
-                to_dict(sample)
-            warm_up(to_dict(sample))
+                convert(sample)
+            warm_up(convert(sample).data)
     except Exception:
         log.debug("Blindata store not preloaded", exc_info=True)
 
@@ -166,12 +168,16 @@ def _sample_event() -> RunEvent:
 
 
 def lost_events_path(configured: str | None = None) -> Path:
-    """The lost-events file: ``configured``, ``[blindata] lost_events_file``, or the default."""
+    """The lost-events file: ``configured``, ``[blindata] lost_events_file``, or the default.
+
+    A relative path is read from ``$AIRFLOW_HOME``, never from the working directory of the
+    process that loses an event: a worker's is not where ``store stats`` and the Blindata page
+    look (``airflow_home_path``, as a relative SQLite ``store_url``)."""
     if configured:
-        return Path(configured).expanduser()
+        return airflow_home_path(configured)
     from_airflow = lost_events_file()
     if from_airflow:
-        return Path(from_airflow).expanduser()
+        return Path(from_airflow)
     return blindata_home() / LOST_EVENTS_FILE
 
 
@@ -212,11 +218,22 @@ def _as_line(data: Any) -> bytes:
         except ValueError:
             return (text.replace("\r", " ").replace("\n", " ") + "\n").encode()
     if not isinstance(data, Mapping):
-        try:
-            data = to_dict(data)
-        except Exception:
-            data = {"unserializable": repr(data)}
-    return (json.dumps(data, default=str) + "\n").encode()
+        data = convert(data).data
+    try:
+        return (json.dumps(data, default=str) + "\n").encode()
+    except (RecursionError, TypeError, ValueError):  # nested too deeply, keys JSON cannot have
+        return (deep_json(data) + "\n").encode("utf-8", "backslashreplace")
+
+
+def _warn_dropped(data: Any, dropped: tuple[str, ...]) -> None:
+    """Say which facets an event was stored without, and why (the snapshot reports them too)."""
+    log.warning(
+        "Blindata capture stored %s without %s it could not serialize: %s. The snapshot reports "
+        "it as MALFORMED_FACET; the lineage it describes is kept. The task is not affected.",
+        _describe(data),
+        "the facet" if len(dropped) == 1 else f"{len(dropped)} facets",
+        "; ".join(dropped),
+    )
 
 
 def _keep_line(path: Path, line: bytes) -> None:
@@ -274,21 +291,70 @@ class BlindataTransport(Transport):
         self.source = source
 
     def emit(self, event: Any) -> AppendOutcome | None:
-        """Store ``event``; on failure log, keep and count it — never raise into Airflow."""
+        """Store ``event``; on failure log, keep and count it — never raise into Airflow.
+
+        A client event is converted to JSON first (``convert``): a facet that cannot be
+        serialized is dropped and named in a warning (the snapshot reports it too), one whose
+        envelope cannot be is quarantined with the reason. Neither is the store's failure: only
+        what the store refuses goes to the lost-events file.
+        """
         data: Any = event
+        converted: Converted | None = None
         try:
             if attr.has(type(event)):  # the client's events; not ``isinstance(event, Mapping)``:
-                data = to_dict(event)  # its first abstract check costs ~0.5 ms in a child
+                converted = convert(event)  # its first abstract check costs ~0.5 ms in a child
+                data = converted.data
             if is_own_event(data, ask_airflow=self.source == "transport"):
                 log.debug("Blindata capture leaves out %s: the provider's own", _describe(data))
                 return None
-            return _shared_store(self.config.store_url).append(data, source=self.source)
-        except Exception as error:
-            try:
-                self._lose(data, error)
-            except Exception:  # the last guard: even the report of a loss must not raise
-                log.warning("Blindata capture lost an event: %s", type(error).__name__)
+        except Exception as error:  # not reached: ``convert`` never raises
+            self._report(error, data, stored=False)
             return None
+        if converted is not None and converted.problem is not None:
+            return self._quarantine(converted)
+        try:
+            outcome = _shared_store(self.config.store_url).append(data, source=self.source)
+        except Exception as error:
+            self._report(error, data)
+            return None
+        if converted is not None and converted.dropped and outcome is AppendOutcome.ACCEPTED:
+            _warn_dropped(data, converted.dropped)  # a duplicate was named when first stored
+        return outcome
+
+    def _quarantine(self, converted: Converted) -> AppendOutcome | None:
+        """Quarantine an event whose envelope could not be serialized, with the reason."""
+        reason = f"not serializable as JSON: {converted.problem}"
+        try:
+            store = _shared_store(self.config.store_url)
+            outcome = store.append(UnserializableEvent(converted.data, reason), source=self.source)
+        except Exception as error:
+            self._report(error, converted.data)
+            return None
+        if outcome is AppendOutcome.DUPLICATE:
+            return outcome
+        log.warning(
+            "Blindata capture quarantined %s: %s (`airflow-blindata store quarantine` shows it). "
+            "The task is not affected.",
+            _describe(converted.data),
+            reason,
+        )
+        return outcome
+
+    def _report(self, error: Exception, data: Any, *, stored: bool = True) -> None:
+        """``_lose`` an event the store failed to take; one line for a failure before the store
+        (``stored=False``), which the store is not to blame for and a file cannot help."""
+        try:
+            if stored:
+                self._lose(data, error)
+            else:
+                log.warning(
+                    "Blindata capture could not serialize %s: %s. The task is not affected.",
+                    _describe(data),
+                    type(error).__name__,
+                )
+                log.debug("Blindata capture failure details:", exc_info=True)
+        except Exception:  # the last guard: even the report of a loss must not raise
+            log.warning("Blindata capture lost an event: %s", type(error).__name__)
 
     def close(self, timeout: float = -1) -> bool:
         return True

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import redirect_stdout
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from airflow_blindata import __version__
@@ -149,7 +150,9 @@ def _store_stats(args: argparse.Namespace) -> int:
     try:  # Airflow may log while its configuration loads: keep stdout for the answer
         with redirect_stdout(sys.stderr), _open_store(args.store) as store:
             stats = store.stats()
-            lost_path = lost_events_path(args.lost_events_file)
+            # a path given here is read from the working directory, as --store is
+            given = args.lost_events_file
+            lost_path = Path(given).expanduser() if given else lost_events_path()
             placement = sqlite_across_machines(store)
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)

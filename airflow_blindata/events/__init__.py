@@ -120,6 +120,7 @@ from .quality_facets import (
 from .registry import (
     FACETS,
     SCHEMAS,
+    dropped_facet,
     error_reason,
     read_facets,
     schema_name,
@@ -260,6 +261,7 @@ __all__ = [
     "WireModel",
     "canonical_json",
     "deep_json",
+    "dropped_facet",
     "error_reason",
     "event_key",
     "facet_key",

@@ -10,6 +10,10 @@ A facet that its model rejects is dropped and reported; a facet nobody knows is 
 ``BaseFacet`` (its fields are the producer's properties) and counted by key. A job or dataset
 facet sent with ``_deleted: true`` is kept as a plain ``BaseFacet`` too: it only says "remove
 this facet"; a run, input or output facet sent so is malformed (``_DELETABLE``).
+
+A facet that capture could not serialize (a value that contains itself, nested too deeply) is
+stored as the text ``dropped_facet`` writes in its place: malformed like any facet that is not an
+object, and reported with capture's reason.
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ from .airflow_facets import (
 from .base import BaseFacet, FacetIssues, FacetLocation
 
 __all__ = [
+    "DROPPED_FACET",
     "FACETS",
     "SCHEMAS",
+    "dropped_facet",
     "error_reason",
     "facet_from_json",
     "filed_keys",
@@ -48,6 +54,22 @@ __all__ = [
     "read_facets",
     "schema_name",
 ]
+
+DROPPED_FACET = "dropped when captured: "
+"""How the text that stands for a facet capture could not serialize begins (``dropped_facet``)."""
+
+
+def dropped_facet(reason: str) -> str:
+    """What capture stores in place of a facet it could not serialize: the reason, which reading
+    reports (``MALFORMED_FACET``) as it reports any facet that is not an object."""
+    return DROPPED_FACET + reason
+
+
+def _not_an_object(value: Any) -> str:
+    if type(value) is str and value.startswith(DROPPED_FACET):
+        return value
+    return f"not an object ({type(value).__name__})"
+
 
 _MODELS: dict[FacetLocation, tuple[type[BaseFacet], ...]] = {
     FacetLocation.RUN: (
@@ -191,8 +213,7 @@ def _container(
         return container
     if not isinstance(raw, Mapping):
         if issues is not None:
-            reason = f"not an object ({type(raw).__name__})"
-            issues.add_malformed(where, location, "facets", reason)
+            issues.add_malformed(where, location, "facets", _not_an_object(raw))
         return {}
     return dict(raw)
 
@@ -207,8 +228,7 @@ def _filed(
         if type(value) is not dict:
             if not isinstance(value, Mapping):
                 if issues is not None:
-                    reason = f"not an object ({type(value).__name__})"
-                    issues.add_malformed(where, location, name, reason)
+                    issues.add_malformed(where, location, name, _not_an_object(value))
                 continue
             value = dict(value)
         if value.get("_deleted") is True:  # a deletion marker has none of the facet's fields

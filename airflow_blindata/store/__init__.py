@@ -28,6 +28,7 @@ from .models import (
     StoreUnavailableError,
     StoreURLError,
     SyncRecord,
+    UnserializableEvent,
 )
 from .urls import (
     configured_store_url,
@@ -74,6 +75,7 @@ __all__ = [
     "StoredEvent",
     "SyncLedger",
     "SyncRecord",
+    "UnserializableEvent",
     "configured_store_url",
     "default_store_url",
     "open_store",

@@ -25,6 +25,7 @@ from .models import (
     StoredEvent,
     StoreStats,
     SyncRecord,
+    UnserializableEvent,
 )
 
 __all__ = [
@@ -40,8 +41,9 @@ __all__ = [
     "time_slices",
 ]
 
-RawEvent = Mapping[str, Any] | str | bytes
-"""An event as received: a decoded JSON object, or its JSON text."""
+RawEvent = Mapping[str, Any] | str | bytes | UnserializableEvent
+"""An event as received: a decoded JSON object, or its JSON text (or capture's word that its
+envelope could not be serialized: quarantined)."""
 
 E = TypeVar("E")
 

@@ -33,6 +33,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredEvent",
     "SyncRecord",
+    "UnserializableEvent",
 ]
 
 
@@ -55,6 +56,16 @@ class StoreUnavailableError(StoreError):
 
 class StoreSchemaError(StoreError):
     """The stored schema is newer than this version of airflow-blindata knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnserializableEvent:
+    """An event object whose envelope (not a facet) could not be serialized: quarantined with
+    ``reason``; ``partial`` (what could be serialized, the rest written as the reason) is kept as
+    its raw form and keys it, so that the same event sent again is a duplicate."""
+
+    partial: dict[str, Any]
+    reason: str
 
 
 class AppendOutcome(StrEnum):

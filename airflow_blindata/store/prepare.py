@@ -30,7 +30,15 @@ from airflow_blindata.events import (
 )
 from airflow_blindata.events.text import first_text_problem
 
-__all__ = ["MAX_INDEXED_BYTES", "Prepared", "column_text", "prepare", "refused"]
+from .models import UnserializableEvent
+
+__all__ = [
+    "MAX_INDEXED_BYTES",
+    "Prepared",
+    "column_text",
+    "prepare",
+    "refused",
+]
 
 MAX_INDEXED_BYTES: dict[str, int] = {"job.namespace": 500, "job.name": 2_100, "run.runId": 1_000}
 """The longest job namespace, job name and run id the store takes, in UTF-8 bytes.
@@ -178,6 +186,17 @@ def _utc(value: datetime) -> datetime | None:
 
 def prepare(raw: Any, *, source: str, received_at: datetime) -> Prepared:
     """The event row of ``raw``, or its quarantine row; never raises for any input."""
+    if type(raw) is UnserializableEvent:
+        return Prepared(
+            True,
+            {
+                "key": event_key(raw.partial),
+                "received_at": received_at,
+                "source": column_text(source),
+                "reason": column_text(raw.reason),
+                "raw": _raw_bytes(raw.partial),
+            },
+        )
     data = _decode(raw)
     parsed = parse_event(data if data is not None else raw, facets=False)
     event, problem = parsed.event, parsed.problem

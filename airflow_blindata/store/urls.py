@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from airflow_blindata.options import blindata_home, misspelt_key, store_url
+from airflow_blindata.options import airflow_home_path, blindata_home, misspelt_key, store_url
 from airflow_blindata.redaction import redact_url, scrub, url_secrets
 
 from .base import EventStore
@@ -106,18 +106,15 @@ def _anchored(url: str) -> str:
     scheme, separator, rest = url.partition(":///")
     if separator and scheme.lower() == "sqlite" and rest and not rest.startswith("/"):
         path, query_sep, query = rest.partition("?")
-        if path.startswith("~"):
+        if path != ":memory:":
             try:
-                expanded = Path(path).expanduser()
+                anchored = airflow_home_path(path)
             except RuntimeError:  # ``~nosuchuser``, or no home to read ``~`` from
                 raise StoreURLError(
                     f"{path.split('/', 1)[0]!r} names no home directory on this machine: give "
                     "the SQLite file's absolute path"
                 ) from None
-            return f"sqlite:///{expanded}{query_sep}{query}"
-        if path != ":memory:":
-            home = blindata_home().parent
-            return f"sqlite:///{home / path}{query_sep}{query}"
+            return f"sqlite:///{anchored}{query_sep}{query}"
     return url
 
 

@@ -129,6 +129,44 @@ def test_listener_next_to_a_transport_elsewhere(airflow_home: Path, tmp_path: Pa
     assert Counter((e["job"]["name"], e["eventType"]) for e in sent) == EXPECTED
 
 
+def test_an_event_with_a_facet_that_contains_itself_is_kept_without_that_facet(
+    airflow_home: Path, tmp_path: Path
+) -> None:
+    """``include_full_task_info``: the ``airflow`` run facet of the COMPLETE holds the DAG
+    object, which contains itself. The event was lost (the lost-events file, then quarantined
+    as "not an OpenLineage event" by ``ingest``); it is stored without that facet, with its
+    datasets, and the warning names the facet instead of blaming the store."""
+    url = f"sqlite:///{tmp_path / 'listener.db'}"
+    lost = tmp_path / "lost.jsonl"
+    log = run_dag(
+        airflow_home,
+        "capture_full_task_info.py",
+        AIRFLOW__BLINDATA__STORE_URL=url,
+        AIRFLOW__BLINDATA__LOST_EVENTS_FILE=str(lost),
+        AIRFLOW__OPENLINEAGE__INCLUDE_FULL_TASK_INFO="True",
+    )
+    assert not lost.exists()
+    assert "could not store" not in log
+    assert "without the facet it could not serialize: run.facets.airflow: not serializable as " in (
+        log
+    )
+    with open_store(url) as store:
+        assert list(store.quarantine()) == []
+        events = {(e.job_name, e.event_type): e for e in store.events()}
+    assert set(events) == {
+        ("capture_full_task_info.py", "START"),
+        ("capture_full_task_info.py", "COMPLETE"),
+        ("capture_full_task_info", "COMPLETE"),
+    }
+    complete = events["capture_full_task_info.py", "COMPLETE"].payload
+    data = complete if isinstance(complete, dict) else json.loads(complete)
+    assert data["run"]["facets"]["airflow"].startswith("dropped when captured: ")
+    assert [d["name"] for d in data["inputs"] + data["outputs"]] == [
+        "/data/capture/in.csv",
+        "/data/capture/out.csv",
+    ]
+
+
 def test_composite_with_a_failing_http_leg(airflow_home: Path, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'composite.db'}"
     listener_url = f"sqlite:///{tmp_path / 'listener.db'}"
