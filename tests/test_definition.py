@@ -467,7 +467,8 @@ MISTAKES = [
     ),
     (
         {"systemPolicies": [{"pattern": "a", "identifierCase": "upper"}]},
-        "systemPolicies[0].identifierCase: must be UPPER, LOWER or PRESERVE, got 'upper'",
+        "systemPolicies[0].identifierCase: must be UPPER, LOWER, PRESERVE or INSENSITIVE, "
+        "got 'upper'",
     ),
     (
         {"systemPolicies": [{"pattern": "a", "defaultSchema": "dbo"}]},
@@ -764,7 +765,12 @@ def test_the_json_schema_describes_the_file_format() -> None:
     policy = schema["$defs"]["SystemPolicy"]["properties"]
     profiles = next(kind for kind in policy["nameProfile"]["anyOf"] if kind.get("enum"))
     assert profiles["enum"] == sorted(NAME_PROFILES)
-    assert schema["$defs"]["IdentifierCase"]["enum"] == ["UPPER", "LOWER", "PRESERVE"]
+    assert schema["$defs"]["IdentifierCase"]["enum"] == [
+        "UPPER",
+        "LOWER",
+        "PRESERVE",
+        "INSENSITIVE",
+    ]
 
 
 # --- property: whatever is valid survives a dump and a reload ----------------------------------

@@ -230,6 +230,9 @@ class IdentifierCase(StrEnum):
     UPPER = "UPPER"
     LOWER = "LOWER"
     PRESERVE = "PRESERVE"
+    INSENSITIVE = "INSENSITIVE"
+    """Never re-cased, and a name that differs from the stored one in case only is the stored
+    object (SQL Server, MySQL: the sync adopts it when it is the only one)."""
 
 
 def _check_name_profile(profile: str) -> str:
@@ -367,10 +370,13 @@ class SystemPolicy(_DatabaseRule):
         default=None,
         description="UPPER, LOWER or PRESERVE: the case the database stores unquoted "
         "identifiers in (Snowflake, Oracle, DB2 upper; PostgreSQL, Redshift lower). Applied to "
-        "the unquoted database, schema and entity of a name; a quoted one keeps its case, "
-        "except on platforms whose catalogs store every name in one case (databricks, hive, "
-        "trino, presto, awsathena, redshift, mysql: by nameProfile, else by scheme). "
-        "Default: names are never re-cased.",
+        "the unquoted database, schema and entity of a name, and to its columns where the "
+        "platform folds them too (not Databricks, Hive, MySQL, SQL Server, BigQuery); a quoted "
+        "one keeps its case, except on platforms whose catalogs store every name in one case "
+        "(databricks, hive, trino, presto, awsathena, redshift, mysql: by nameProfile, else by "
+        "scheme). INSENSITIVE: never re-cased, and an entity or field stored in another case "
+        "only, the only one so, is the one named. Default: names are never re-cased; the sync "
+        "matches them to the stored ones by the platform's rules.",
     )
 
     @model_validator(mode="after")

@@ -806,7 +806,7 @@ def map_datasets(
         fields = draft.fields
         unnamed: list[str] = []
         misplaced: list[str] = []
-        case = resolver.reading(namespace).case
+        case = resolver.reading(namespace).column_case
         for planned, too_long in _flat_fields(
             key, schema.fields or () if schema else (), "", unnamed, misplaced, case
         ):

@@ -151,7 +151,7 @@ class FlowCollector:
     def _resolve_end(self, key: DatasetKey) -> EntityKey | None:
         entity = self._entity_of_end(key)
         if entity is not None:
-            case = self.resolver.reading(key.namespace).case
+            case = self.resolver.reading(key.namespace).column_case
             if case is not None and case != "PRESERVE":
                 self._field_cases[entity] = case
         return entity

@@ -37,14 +37,20 @@ from airflow_blindata.redaction import (
 __all__ = [
     "DATA_FILE_EXTENSIONS",
     "DEFAULT_PORTS",
+    "INSENSITIVE",
+    "NO_MATCHING",
     "NO_READING",
     "OBJECT_STORE_SCHEMES",
+    "PLATFORM_CASE_MATCHING",
     "SCHEME_ALIASES",
+    "CaseMatching",
     "EntityName",
     "NameReading",
     "NamespaceParts",
+    "case_matching",
     "cased_identifier",
     "cased_name",
+    "column_case",
     "dataset_uri",
     "entity_name",
     "filled_database",
@@ -61,6 +67,7 @@ __all__ = [
     "normalize_pattern",
     "object_key_entity",
     "quoted_identifiers_fold",
+    "same_but_case",
     "server_of",
     "shown_namespace",
     "strip_user_info",
@@ -162,12 +169,15 @@ class NameReading:
     the scheme; ``default_schema`` the schema of a name with no schema part; ``case``
     ``UPPER``, ``LOWER`` or ``PRESERVE``/``None`` (never re-cased). ``quoted_folds``: the
     platform's catalog stores every name in ``case``, quoted or not (Unity Catalog, Hive's
-    metastore, Trino: ``quoted_identifiers_fold``), so ``case`` re-cases quoted identifiers too."""
+    metastore, Trino: ``quoted_identifiers_fold``), so ``case`` re-cases quoted identifiers too.
+    ``column_case``: ``case`` for column names, ``None`` on a platform whose columns keep the
+    case they were created in whatever case its tables fold to (``column_case``)."""
 
     levels: tuple[str, ...] | None = None
     default_schema: str | None = None
     case: str | None = None
     quoted_folds: bool = False
+    column_case: str | None = None
 
 
 NO_READING = NameReading()
@@ -1009,7 +1019,7 @@ def _cased(segment: _Segment, case: str | None, quoted_folds: bool = False) -> s
     the case of an unquoted one's ASCII letters only (``ß`` would become ``SS``). Where the
     platform's catalog stores every name in one case (``quoted_folds``: Unity Catalog, Trino),
     quoted or not, every identifier is re-cased: `` `Orders` `` is stored ``orders``."""
-    if case is None or case == "PRESERVE":
+    if case not in ("UPPER", "LOWER"):
         return segment.text
     if not quoted_folds and (segment.quoted or not _UNQUOTED_IDENTIFIER.match(segment.text)):
         return segment.text
@@ -1061,7 +1071,7 @@ def cased_identifier(text: str, case: str | None, *, quoted_folds: bool = False)
     ``identifierCase``: unquoted and re-cased, a quoted one keeping its case unless the
     platform folds quoted ones too (``quoted_folds``); as it is when no case is declared
     (seed 002: "never re-cased")."""
-    if case is None or case == "PRESERVE":
+    if case not in ("UPPER", "LOWER"):
         return text
     return _cased(_unquoted(text.strip()), case, quoted_folds)
 
@@ -1071,9 +1081,103 @@ def cased_name(name: str, case: str | None, *, quoted_folds: bool = False) -> st
     each segment re-cased, a quoted one keeping its case (without its quotes) unless the
     platform folds quoted ones too (``quoted_folds``); as it is when no case is declared
     (seed 002: "never re-cased")."""
-    if case is None or case == "PRESERVE":
+    if case not in ("UPPER", "LOWER"):
         return name
     return ".".join(_joinable(segment, case, quoted_folds) for segment in _segments(name))
+
+
+INSENSITIVE = "INSENSITIVE"
+"""A stored name that differs from the planned one in case only is the same object."""
+UNQUOTED_UPPER = "UPPER"
+"""The stored name is the planned one as an unquoted identifier folds: upper case."""
+UNQUOTED_LOWER = "LOWER"
+"""The stored name is the planned one as an unquoted identifier folds: lower case."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMatching:
+    """How the sync matches a planned entity (``tables``, its schema and name) and a planned
+    field (``columns``) to what its System stores, when nothing is stored spelt exactly as
+    planned: ``INSENSITIVE`` (a unique stored name equal but for case), ``UPPER`` / ``LOWER``
+    (the stored name the planned one folds to unquoted) or ``None`` (exact only)."""
+
+    tables: str | None = None
+    columns: str | None = None
+
+
+NO_MATCHING = CaseMatching()
+
+PLATFORM_CASE_MATCHING: dict[str, CaseMatching] = {
+    # SQL Server (and Synapse): names follow the collation, case-insensitive by default
+    "mssql": CaseMatching(INSENSITIVE, INSENSITIVE),
+    "sqlserver": CaseMatching(INSENSITIVE, INSENSITIVE),
+    "synapse": CaseMatching(INSENSITIVE, INSENSITIVE),
+    # MySQL: columns never have case; tables by lower_case_table_names, which the job cannot
+    # see: a unique stored table equal but for case is the one (under 0 two can exist: then
+    # neither is chosen)
+    "mysql": CaseMatching(INSENSITIVE, INSENSITIVE),
+    "mariadb": CaseMatching(INSENSITIVE, INSENSITIVE),
+    # Databricks (Unity folds tables to lower case, keeps the case of columns), Spark and the
+    # Hive metastore: resolved without case
+    "databricks": CaseMatching(INSENSITIVE, INSENSITIVE),
+    "spark": CaseMatching(INSENSITIVE, INSENSITIVE),
+    "hive": CaseMatching(INSENSITIVE, INSENSITIVE),
+    # Teradata: identifiers are not case-specific
+    "teradata": CaseMatching(INSENSITIVE, INSENSITIVE),
+    # BigQuery: datasets and tables have case, columns do not
+    "bigquery": CaseMatching(None, INSENSITIVE),
+    # Snowflake, Oracle, Db2: an unquoted identifier is stored upper case; a column a crawler
+    # holds as ``OrderDate`` was created quoted, and a facet's ``ORDERDATE`` or ``orderdate``
+    # means it when no other column is spelt so but for case
+    "snowflake": CaseMatching(UNQUOTED_UPPER, INSENSITIVE),
+    "oracle": CaseMatching(UNQUOTED_UPPER, INSENSITIVE),
+    "db2": CaseMatching(UNQUOTED_UPPER, INSENSITIVE),
+    # Trino: every identifier is stored lower case
+    "trino": CaseMatching(UNQUOTED_LOWER, UNQUOTED_LOWER),
+}
+"""Scheme → how its stored names are matched (``CaseMatching``): the platforms whose
+identifiers are case-insensitive at that level. Any other scheme: exact names only."""
+
+COLUMNS_KEEP_CASE = frozenset(
+    {"mssql", "sqlserver", "synapse", "mysql", "mariadb", "databricks", "spark", "hive"}
+    | {"teradata", "bigquery"}
+)
+"""Schemes whose columns keep the case they were created in, whatever case the tables fold
+to: a declared ``identifierCase`` re-cases their database, schema and table, never a column
+(Unity Catalog stores ``main.sales.orders`` with its column ``OrderId``)."""
+
+
+def _platform(namespace: str) -> str:
+    """The scheme of a normalised namespace (``bigquery`` of ``bigquery``)."""
+    return namespace.split("://", 1)[0] if "://" in namespace else namespace.split("/", 1)[0]
+
+
+def case_matching(namespace: str, declared: str | None = None) -> CaseMatching:
+    """How the names of a normalised namespace are matched to those stored: ``INSENSITIVE``
+    when the definition declares ``identifierCase: INSENSITIVE``, else the platform's."""
+    if declared == INSENSITIVE:
+        return CaseMatching(INSENSITIVE, INSENSITIVE)
+    return PLATFORM_CASE_MATCHING.get(_platform(namespace).lower(), NO_MATCHING)
+
+
+def column_case(namespace: str, case: str | None) -> str | None:
+    """The ``identifierCase`` that applies to the columns of a normalised namespace: none on a
+    platform whose columns keep their case (``COLUMNS_KEEP_CASE``), nor for ``INSENSITIVE``."""
+    if case in (None, "PRESERVE", INSENSITIVE) or _platform(namespace).lower() in COLUMNS_KEEP_CASE:
+        return None
+    return case
+
+
+def same_but_case(planned: str, stored: str, rule: str | None) -> bool:
+    """Whether ``stored`` names what ``planned`` names under a ``CaseMatching`` rule (equal
+    names are; ``None`` takes nothing else)."""
+    if planned == stored:
+        return True
+    if rule == INSENSITIVE:
+        return planned.casefold() == stored.casefold()
+    if rule in (UNQUOTED_UPPER, UNQUOTED_LOWER) and _UNQUOTED_IDENTIFIER.match(planned):
+        return stored == (planned.upper() if rule == UNQUOTED_UPPER else planned.lower())
+    return False
 
 
 def _joinable(segment: _Segment, case: str | None, quoted_folds: bool) -> str:

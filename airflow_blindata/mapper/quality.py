@@ -174,6 +174,12 @@ class _Quality:
         _, _, namespace = locate_dataset(self.fold, key, self.resolver, None)
         return self.resolver.reading(namespace)
 
+    def column_case(self, key: DatasetKey) -> str | None:
+        """The ``identifierCase`` of the dataset's columns: its ``case`` where the platform
+        folds columns too (``identity.column_case``), as the catalog pass spells its fields."""
+        _, _, namespace = locate_dataset(self.fold, key, self.resolver, None)
+        return self.resolver.reading(namespace).column_case
+
     # -- assertions ----------------------------------------------------------------------------
 
     def assertions(self, job: JobFold, run: RunFold) -> None:
@@ -193,6 +199,7 @@ class _Quality:
             mapped, entity = self.place(item.key)
             reading = self.reading(item.key)
             case = reading.case
+            columns = self.column_case(item.key)
             name = cased_name(item.key.name, case, quoted_folds=reading.quoted_folds)
             # the dataset as its checks' codes name it: on its store and database (two databases'
             # ``dbo.Orders``, their database in a JDBC namespace, are two checks' tables)
@@ -203,7 +210,9 @@ class _Quality:
                     for assertion in asserted:  # and the checks it had go disabled
                         label = assertion.name or assertion.assertion
                         column = (
-                            cased_identifier(assertion.column, case) if assertion.column else None
+                            cased_identifier(assertion.column, columns)
+                            if assertion.column
+                            else None
                         )
                         self.dropped.add(_assertion_code(where, label, column))
                 else:  # seed 003: "the run reports TARGET_NOT_CATALOGUED"; the example says why
@@ -216,7 +225,7 @@ class _Quality:
                 scope = job_scope(job.key.namespace, job.key.name)
             for assertion in asserted:
                 label = assertion.name or assertion.assertion
-                column = cased_identifier(assertion.column, case) if assertion.column else None
+                column = cased_identifier(assertion.column, columns) if assertion.column else None
                 on_column = f" on {column}" if column else ""
                 code = _assertion_code(where, label, column)
                 self.checked_labels.setdefault((job.key, run.run_id, label), set()).add(code)
@@ -434,7 +443,7 @@ class _Quality:
         if entity is None:
             return []
         scope = job_scope(job.key.namespace, job.key.name)
-        case = self.case(key)
+        case = self.column_case(key)
         values = _metric_values(metrics, stats, direction)
         if report is not None:
             values = chain(values, _report_values(*report, direction))

@@ -62,6 +62,7 @@ class GapCode(StrEnum):
     INVALID_METRIC = "INVALID_METRIC"
     DATABASES_MERGED = "DATABASES_MERGED"
     STORES_MERGED = "STORES_MERGED"
+    CASE_AMBIGUOUS = "CASE_AMBIGUOUS"
 
 
 GAP_HINTS: dict[GapCode, str] = {
@@ -142,6 +143,10 @@ GAP_HINTS: dict[GapCode, str] = {
     "namespaceMappings entry; a System already created keeps the namespace by its "
     "openLineageNamespace stamp until that is removed. If one System is meant, give the "
     "systemPolicies entry a technology.",
+    GapCode.CASE_AMBIGUOUS: "The dataset or column is named in a case no stored entity or field "
+    "has, and its System holds two or more spelt so but for case (the example names them), on a "
+    "platform that names them without case: none is chosen and none created. Remove the "
+    "duplicate from the catalog, or make the producer spell the name as the one meant.",
 }
 
 

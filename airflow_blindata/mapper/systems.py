@@ -28,10 +28,14 @@ from airflow_blindata.definition import (
     matches_pattern,
 )
 from airflow_blindata.mapper.identity import (
+    INSENSITIVE,
     NO_READING,
+    CaseMatching,
     NameReading,
     NamespaceParts,
+    case_matching,
     cased_identifier,
+    column_case,
     matches_namespace,
     namespace_parts,
     namespace_problem,
@@ -53,6 +57,7 @@ __all__ = [
     "OWNER_PROPERTY",
     "KnownSystem",
     "SystemResolver",
+    "case_matching_for",
     "name_reading_for",
     "namespace_mappings_for",
     "system_policy_for",
@@ -140,17 +145,36 @@ def name_reading_for(definition: JobDefinition, namespace: str) -> NameReading:
     if profile is None and case is None:
         return NO_READING
     declared = profile.name_profile if profile else None
+    identifier_case = str(case.identifier_case) if case and case.identifier_case else None
+    if identifier_case == INSENSITIVE:
+        identifier_case = None  # matched without case by the sync (``case_matching_for``)
     return NameReading(
         levels=NAME_PROFILES[declared] if declared else None,
         default_schema=profile.default_schema if profile else None,
-        case=str(case.identifier_case) if case and case.identifier_case else None,
-        quoted_folds=case is not None and quoted_identifiers_fold(namespace, declared),
+        case=identifier_case,
+        quoted_folds=identifier_case is not None and quoted_identifiers_fold(namespace, declared),
+        column_case=column_case(namespace, identifier_case),
     )
 
 
 def _cased_stamp(value: str, reading: NameReading) -> str:
     """A person's ``openLineageDatabase`` stamp read as the namespace's names are."""
     return cased_identifier(value, reading.case, quoted_folds=reading.quoted_folds)
+
+
+def case_matching_for(definition: JobDefinition, namespace: str) -> CaseMatching:
+    """How the sync matches the names of a normalised namespace to the stored ones: as its
+    platform's identifiers (``identity.PLATFORM_CASE_MATCHING``), or without case wherever
+    the first ``systemPolicies`` entry that declares ``identifierCase`` says INSENSITIVE."""
+    declared = next(
+        (
+            str(policy.identifier_case)
+            for policy in definition.system_policies
+            if policy.identifier_case is not None and _matches(namespace, policy.pattern)
+        ),
+        None,
+    )
+    return case_matching(namespace, declared)
 
 
 def _store_scheme(parts: NamespaceParts) -> str:

@@ -37,7 +37,7 @@ from airflow_blindata.sync.context import (
 from airflow_blindata.sync.entities import CatalogIndex, sync_entities
 from airflow_blindata.sync.fields import sync_fields
 from airflow_blindata.sync.flows import sync_flows
-from airflow_blindata.sync.lookup import entity_ref, existing_entities
+from airflow_blindata.sync.lookup import entity_ref, existing_entities, match_entity
 from airflow_blindata.sync.progress import Progress, ProgressCallback, as_progress
 from airflow_blindata.sync.quality import sync_quality
 from airflow_blindata.sync.report import RunReport, SystemUse
@@ -94,7 +94,10 @@ def _checked_watermark(
     if system is None:
         return watermark
     try:
-        found = existing_entities(ctx, system.uuid, [key]).get(entity_ref(key))
+        rule = system.matching.tables  # an entity matched in case: as it is stored
+        found = match_entity(
+            existing_entities(ctx, system.uuid, [key], matching=rule), entity_ref(key), rule
+        ).found
     except BlindataError as exc:
         log.warning("Blindata's clock not checked: %s could not be read back: %s", key, exc)
         return watermark

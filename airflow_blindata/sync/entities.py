@@ -33,7 +33,7 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
-from airflow_blindata.sync.lookup import entity_ref, existing_entities
+from airflow_blindata.sync.lookup import Match, entity_ref, existing_entities, match_entity
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
@@ -74,10 +74,30 @@ class CatalogIndex:
     send and could not write (a refused row, a System not available, a read that failed): a gap
     that names one says so, not to send what was sent (a probe of what the admin sees). Not one
     it may not create (a gap's own case)."""
+    spellings: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(entity uuid, field name as planned) → the stored field's name, where a field is stored
+    in another case only (``lookup.match_field``): its rows and records name it so."""
     read_entities: set[str] = field(default_factory=set)
     """Entities whose stored fields were all read: a field of theirs not in ``fields`` (nor
     written since) is not in the catalog. The fields of any other entity are looked up when a
     column flow names one (a crawled entity the events give no schema facet for)."""
+
+    def __post_init__(self) -> None:
+        self._column_rules = {s.uuid: s.matching.columns for s in self.systems.values()}
+
+    def column_rule(self, entity_uuid: str) -> str | None:
+        """How the fields of an entity are matched in case (``CaseMatching.columns``)."""
+        return self._column_rules.get(self.entity_system.get(entity_uuid, ""))
+
+    def field_name(self, entity_uuid: str, name: str) -> str:
+        """A field's name as Blindata stores it: the planned one unless matched in case."""
+        return self.spellings.get((entity_uuid, name), name)
+
+    def adopt_field(self, entity_uuid: str, planned: str, stored: str, uuid: str) -> None:
+        """A planned field found stored as ``stored`` (another case): known by either name."""
+        self.fields[(entity_uuid, planned)] = uuid
+        if stored != planned:
+            self.spellings[(entity_uuid, planned)] = stored
 
     def add_entity(self, key: EntityKey, uuid: str, system_uuid: str, *, owned: bool) -> None:
         self.entities[key] = uuid
@@ -126,23 +146,52 @@ def _rows(
                 ctx.report.fail(KIND, str(planned.key), f"its System {name!r} is not available")
                 index.refused.add(str(planned.key))
             continue
+        rule = system.matching.tables
         try:
             stored = existing_entities(
-                ctx, system.uuid, [p.key for p in planned_list], owned=system.owned
+                ctx, system.uuid, [p.key for p in planned_list], owned=system.owned, matching=rule
             )
         except BlindataError as exc:
             for planned in planned_list:
                 ctx.report.fail(KIND, str(planned.key), str(exc))
                 index.refused.add(str(planned.key))
             continue
-        for planned in planned_list:
-            row = _plan_row(ctx, index, system, planned, stored.get(entity_ref(planned.key)))
+        matches = {p.key: match_entity(stored, entity_ref(p.key), rule) for p in planned_list}
+        described: set[str] = set()
+        # the entities spelt as stored first: another spelling of one of them (``dbo.orders``
+        # of ``dbo.Orders``) adds no second row, its flows land on the same uuid
+        for planned in sorted(planned_list, key=lambda p: _matched_in_case(matches[p.key])):
+            match = matches[planned.key]
+            if match.variants:
+                # two stored spellings, neither the planned one: no guess, nor a third beside
+                ctx.report.gap(
+                    GapCode.CASE_AMBIGUOUS,
+                    f"{planned.key} ({planned.source}): {system.name} holds "
+                    + ", ".join(match.variants),
+                )
+                continue
+            found = match.found
+            if found is not None and _matched_in_case(match):
+                ctx.report.count("entitiesMatchedByCase")
+                if found.uuid in described:
+                    owned = ctx.owner in values_of(found.additional_properties, OWNER_PROPERTY)
+                    index.add_entity(planned.key, found.uuid or "", system.uuid, owned=owned)
+                    continue
+            if found is not None and found.uuid:
+                described.add(found.uuid)
+            row = _plan_row(ctx, index, system, planned, found)
             if row is None:
                 continue
             if planned.key not in index.entities:
                 created[name].append(planned)
             ctx.report.count("entitiesDescribed")
             yield str(planned.key), row
+
+
+def _matched_in_case(match: Match[PhysicalEntity]) -> bool:
+    """Whether the entity found is stored in another case than planned (``match_entity``)."""
+    found = match.found
+    return found is not None and (found.schema_ or "", found.name) != match.planned
 
 
 def _plan_row(
@@ -250,10 +299,15 @@ def entity_row(
         if stored is not None and not values_of(stored.additional_properties, OWNER_PROPERTY):
             # a crawled entity: say whose document it is (``documentation.py``)
             properties.append((DOCUMENTED_BY_PROPERTY, owner))
+    # a stored entity keeps its spelling: one matched in another case (``lookup.match_entity``)
+    # is refreshed, never renamed nor written beside under the planned spelling
+    schema, name = planned.key.schema_, planned.key.name
+    if stored is not None and ((stored.schema_ or "", stored.name) != (schema or "", name)):
+        schema, name = stored.schema_, stored.name
     return PhysicalEntity(
         system=Ref(uuid=system_uuid),
-        schema=planned.key.schema_,
-        name=planned.key.name,
+        schema=schema,
+        name=name,
         description=description,
         table_type=table_type,
         additional_properties=AdditionalProperty.many(properties) or None,

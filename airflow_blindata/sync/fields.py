@@ -19,9 +19,10 @@ from airflow_blindata.blindata import BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, PhysicalEntityRef, PhysicalField
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedField
+from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
-from airflow_blindata.sync.lookup import StoredField, existing_fields
+from airflow_blindata.sync.lookup import Match, StoredField, existing_fields, match_field
 from airflow_blindata.sync.properties import (
     DESCRIPTION_HASH_PROPERTY,
     OWNER_PROPERTY,
@@ -102,10 +103,19 @@ def _rows(
             # with the cleanup, and no flow of the job is published onto it (a review)
             if ctx.owner not in found_field.owners:
                 index.fields.setdefault(pair, found_field.uuid)
+        by_entity = _by_entity(stored)
         for entity_uuid, planned in described:
-            found = stored.get((entity_uuid, planned.name))
+            matched = match_field(
+                by_entity.get(entity_uuid, {}), planned.name, index.column_rule(entity_uuid)
+            )
+            name, found = (planned.name, None) if isinstance(matched, Match) else matched
+            if isinstance(matched, Match) and matched.variants:
+                _ambiguous(ctx, planned, matched.variants)
+                continue
             if found is not None:
-                index.fields[(entity_uuid, planned.name)] = found.uuid
+                index.adopt_field(entity_uuid, planned.name, name, found.uuid)
+                if name != planned.name:
+                    ctx.report.count("fieldsMatchedByCase")
             else:
                 index.unread_fields.add((entity_uuid, planned.name))
             ours = planned.entity in index.owned and (found is None or ctx.owner in found.owners)
@@ -125,8 +135,25 @@ def _rows(
                 owner=ctx.owner,
                 keep_description=edited,
                 keep_type=retyped,
+                name=name,
             )
             yield f"{planned.entity}.{planned.name}", row
+
+
+def _by_entity(stored: dict[tuple[str, str], StoredField]) -> dict[str, dict[str, StoredField]]:
+    """The stored fields, entity by entity: a planned field is matched among its entity's."""
+    by_entity: dict[str, dict[str, StoredField]] = defaultdict(dict)
+    for (entity_uuid, name), found in stored.items():
+        by_entity[entity_uuid][name] = found
+    return by_entity
+
+
+def _ambiguous(ctx: SyncContext, planned: PlannedField, variants: tuple[str, ...]) -> None:
+    """Two or more stored fields spelt as ``planned`` but for case, none exactly: none is
+    chosen, none created beside them (``CASE_AMBIGUOUS``)."""
+    ctx.report.gap(
+        GapCode.CASE_AMBIGUOUS, f"{planned.entity}.{planned.name}: held as {', '.join(variants)}"
+    )
 
 
 def _description_edited(planned: PlannedField, stored: StoredField, replace: bool) -> bool:
@@ -150,12 +177,14 @@ def field_row(
     owner: str | None = None,
     keep_description: bool = False,
     keep_type: bool = False,
+    name: str | None = None,
 ) -> PhysicalField:
     """The upload row: all of it on a field this job owns (``owned``: new on an entity it
     created, or stamped by it), additions only otherwise. ``keep_description``: a person edited
     the stored one; neither it nor the stamp of the job's own is sent, so both stay.
     ``keep_type``: a crawler or a person retyped it since the job wrote it
-    (``openLineageFieldType``); the same.
+    (``openLineageFieldType``); the same. ``name``: the stored field's, where it is stored in
+    another case than planned (it is refreshed, never renamed nor written beside).
 
     A field this definition owns carries ``openLineageOwner``: cleanup tells the fields it wrote
     from those a crawler or a person added to the entity since, which keep the entity
@@ -166,7 +195,7 @@ def field_row(
     type_ = None if keep_type or (kept and kept.has_type) else planned.type
     return PhysicalField(
         physical_entity=PhysicalEntityRef(uuid=entity_uuid),
-        name=planned.name,
+        name=name or planned.name,
         type=type_,
         ordinal_position=None if kept and kept.has_position else planned.ordinal_position,
         description=None if kept and kept.has_description else description,
@@ -224,3 +253,30 @@ def read_back_fields(ctx: SyncContext, index: CatalogIndex, wanted: set[tuple[st
             if pair[0] in entity_uuids and pair in index.fields and pair not in index.unread_fields
         ):
             ctx.report.count("flowFieldsFoundInCatalog", crawled)
+    _match_missing(ctx, index, wanted)
+
+
+def _match_missing(ctx: SyncContext, index: CatalogIndex, wanted: set[tuple[str, str]]) -> None:
+    """The fields flows name that are not stored as spelt, matched in case where their platform
+    names columns without case (``lookup.match_field``): a column lineage facet names columns
+    as the SQL writes them (``id``), the crawler as the table holds them (``Id``)."""
+    unmatched = sorted(p for p in wanted if p not in index.fields and p[0] in index.read_entities)
+    if not unmatched:
+        return
+    stored: dict[str, dict[str, str]] = defaultdict(dict)
+    for (entity_uuid, name), uuid in index.fields.items():
+        if (entity_uuid, name) not in index.spellings:
+            stored[entity_uuid][name] = uuid
+    keys = {uuid: key for key, uuid in index.entities.items()}
+    for entity_uuid, name in unmatched:
+        matched = match_field(stored.get(entity_uuid, {}), name, index.column_rule(entity_uuid))
+        if isinstance(matched, Match):
+            if matched.variants:
+                ctx.report.gap(
+                    GapCode.CASE_AMBIGUOUS,
+                    f"{keys.get(entity_uuid, entity_uuid)}.{name}: held as "
+                    + ", ".join(matched.variants),
+                )
+            continue
+        index.adopt_field(entity_uuid, name, matched[0], matched[1])
+        ctx.report.count("fieldsMatchedByCase")

@@ -53,6 +53,7 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
     scopes: set[str] = set()
     held: set[str] = set()
     derived = _derived_columns(ctx, plan, index)
+    ends_written: set[tuple[str, Ends, Ends]] = set()
     for flow in sorted(plan.flows, key=lambda f: (f.scope, f.name)):
         if _analysed(ctx, flow) and _superseded(ctx, index, flow, derived.get(flow.scope, {})):
             continue
@@ -62,6 +63,12 @@ def sync_flows(ctx: SyncContext, plan: CatalogPlan, index: CatalogIndex) -> None
             if catalog_failed:
                 held.add(flow.scope)
             continue
+        if (flow.scope, source, target) in ends_written:
+            # two spellings of one stored entity or field (matched in case, ``lookup``): the
+            # flow between them is written once, by its first name
+            ctx.report.count("flowsMatchedByCase")
+            continue
+        ends_written.add((flow.scope, source, target))
         key = f"{flow.scope} {flow.name}"
         scope_of[key] = flow.scope
         scopes.add(flow.scope)

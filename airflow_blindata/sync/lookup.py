@@ -9,13 +9,14 @@ page by page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from airflow_blindata.blindata.models import PhysicalEntity, PhysicalField
 from airflow_blindata.mapper.documentation import documentation_hash as text_hash
 from airflow_blindata.mapper.documentation import is_stamped
+from airflow_blindata.mapper.identity import same_but_case
 from airflow_blindata.mapper.plan import EntityKey
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.properties import (
@@ -25,7 +26,18 @@ from airflow_blindata.sync.properties import (
     values_of,
 )
 
-__all__ = ["EntityRef", "StoredField", "entity_ref", "existing_entities", "existing_fields"]
+__all__ = [
+    "EntityRef",
+    "Match",
+    "StoredField",
+    "entity_ref",
+    "existing_entities",
+    "existing_fields",
+    "match_entity",
+    "match_field",
+]
+
+T = TypeVar("T")
 
 EntityRef = tuple[str, str]
 """An entity within its System: (schema or "", name), the natural key Blindata uses."""
@@ -86,25 +98,89 @@ def _ref_of(entity: PhysicalEntity) -> EntityRef:
     return (entity.schema_ or "", entity.name)
 
 
+@dataclass(frozen=True, slots=True)
+class Match(Generic[T]):
+    """What the System stores of a planned name: ``found`` (spelt as planned, else the only one
+    spelt so but for case, where its platform names it without case), or ``None`` with the
+    ``variants`` that made the choice ambiguous (two or more case variants, none exact)."""
+
+    found: T | None
+    variants: tuple[str, ...] = ()
+    planned: EntityRef = ("", "")
+    """The planned entity's (schema, name), as it was looked up."""
+
+
+def _entity_alike(planned: EntityRef, stored: EntityRef, rule: str | None) -> bool:
+    return same_but_case(planned[0], stored[0], rule) and same_but_case(planned[1], stored[1], rule)
+
+
+def match_entity(stored: Mapping[EntityRef, T], planned: EntityRef, rule: str | None) -> Match[T]:
+    """The stored entity a planned one names (``Match``): an exact one wins; otherwise, where
+    the platform's tables are named without case (``rule``, ``identity.CaseMatching``), the
+    only one that differs in case alone; two or more of them: none (seed 000, "lineage
+    connects to what you already catalog": never a guess, nor a third spelling beside them)."""
+    exact = stored.get(planned)
+    if exact is not None or rule is None:
+        return Match(exact, planned=planned)
+    alike = sorted(ref for ref in stored if ref != planned and _entity_alike(planned, ref, rule))
+    if len(alike) == 1:
+        return Match(stored[alike[0]], planned=planned)
+    variants = tuple(".".join(part for part in ref if part) for ref in alike)
+    return Match(None, variants, planned=planned)
+
+
+def match_field(
+    stored: Mapping[str, T], planned: str, rule: str | None
+) -> tuple[str, T] | Match[T]:
+    """``match_entity`` for a field among the stored fields of its entity, by name: the stored
+    name and what is stored, or a ``Match`` with nothing found (and the ambiguous variants)."""
+    exact = stored.get(planned)
+    if exact is not None:
+        return planned, exact
+    if rule is None:
+        return Match(None)
+    alike = sorted(name for name in stored if same_but_case(planned, name, rule))
+    if len(alike) == 1:
+        return alike[0], stored[alike[0]]
+    return Match(None, tuple(alike))
+
+
 def existing_entities(
-    ctx: SyncContext, system_uuid: str, keys: Sequence[EntityKey], *, owned: bool = False
+    ctx: SyncContext,
+    system_uuid: str,
+    keys: Sequence[EntityKey],
+    *,
+    owned: bool = False,
+    matching: str | None = None,
 ) -> dict[EntityRef, PhysicalEntity]:
-    """The entities among ``keys`` that exist on the System, by (schema, name).
+    """The entities among ``keys`` that exist on the System, by (schema, name); with a
+    ``matching`` rule (``identity.CaseMatching.tables``) also those that differ from one of them
+    in case only, for ``match_entity`` to choose from.
 
     A System this definition owns is listed whole: what it holds is what the job described;
     but not by a light sync, which describes a few of its objects (``SyncContext.light``).
+    Looked up one by one, a key not found as spelt is searched again (``search``, which
+    Blindata matches without case) where its platform names tables without case.
     """
     api = ctx.client.api.physical_entities
     wanted = {entity_ref(key) for key in keys}
+    folded = {(schema.casefold(), name.casefold()) for schema, name in wanted}
     found: dict[EntityRef, PhysicalEntity] = {}
+
+    def alike(ref: EntityRef) -> bool:
+        return (ref[0].casefold(), ref[1].casefold()) in folded and any(
+            _entity_alike(key, ref, matching) for key in wanted
+        )
+
     if (owned and not ctx.light) or len(wanted) > ctx.lookup_limit:
         candidates: Iterable[PhysicalEntity] = api.list(
             page_size=LIST_PAGE_SIZE, systemUuid=system_uuid
         )
         for entity in candidates:
             ctx.progress.advance(0)  # a large System takes a while to read: stay visible
-            if _ref_of(entity) in wanted:
-                found[_ref_of(entity)] = entity
+            ref = _ref_of(entity)
+            if ref in wanted or (matching and alike(ref)):
+                found[ref] = entity
         return found
     for schema, name in sorted(wanted):
         filters: dict[str, Any] = {"systemUuid": system_uuid, "name": name}
@@ -114,6 +190,15 @@ def existing_entities(
             if _ref_of(entity) == (schema, name):
                 found[(schema, name)] = entity
                 break
+        else:
+            if matching:
+                search = f"{schema}.{name}" if schema else name
+                for entity in api.list(
+                    page_size=LIST_PAGE_SIZE, systemUuid=system_uuid, search=search
+                ):
+                    ref = _ref_of(entity)
+                    if _entity_alike((schema, name), ref, matching):
+                        found[ref] = entity
     return found
 
 

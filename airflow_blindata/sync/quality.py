@@ -62,6 +62,7 @@ from airflow_blindata.mapper.scopes import clean_scope
 from airflow_blindata.mapper.systems import OWNER_PROPERTY
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
 from airflow_blindata.sync.entities import CatalogIndex
+from airflow_blindata.sync.fields import read_back_fields
 
 __all__ = ["LEDGER_PREFIX", "MONITOR_NAME", "PUBLISHED_CHECKS", "sync_quality"]
 
@@ -711,6 +712,7 @@ def _records(
     pending: dict[tuple[str, str], list[tuple[str, MetricRecord]]] = defaultdict(list)
     held: set[tuple[str, str]] = set()
     """Runs with a record that has no entity or monitor yet: not all uploaded, not ledgered."""
+    _read_measured_fields(ctx, records, index)
     for record in records:
         if ledger.has(record.job, RECORDED_RUN, record.run_id):
             ctx.report.count("profilingRecordsAlreadyUploaded")
@@ -723,10 +725,11 @@ def _records(
             held.add((record.job, record.run_id))
             continue
         key = f"{record.entity} {record.metric} {record.field or ''} {record.timestamp.isoformat()}"
+        field = index.field_name(entity, record.field) if entity and record.field else None
         row = MetricRecord(
             monitor=Ref(uuid=monitor),
             metric_code=record.metric,
-            physical_field_name=record.field,
+            physical_field_name=field or record.field,
             value=record.value,
             timestamp=record.timestamp,
         )
@@ -740,6 +743,22 @@ def _records(
     for record in records:  # runs already recorded stay in the ledger while the plan sees them
         if ledger.has(record.job, RECORDED_RUN, record.run_id):
             seen[record.job][RECORDED_RUN].add(record.run_id)
+
+
+def _read_measured_fields(
+    ctx: SyncContext, records: list[PlannedRecord], index: CatalogIndex
+) -> None:
+    """The stored spelling of the fields records measure, where their platform names columns
+    without case: a record names its field as Blindata holds it (``CatalogIndex.field_name``)."""
+    wanted = {
+        (entity, record.field)
+        for record in records
+        if record.field
+        and (entity := index.entities.get(record.entity)) is not None
+        and index.column_rule(entity) is not None
+    }
+    if wanted:
+        read_back_fields(ctx, index, wanted)
 
 
 def _monitor(ctx: SyncContext, entity: str, label: str) -> str | None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from airflow_blindata.blindata import BlindataClient, BlindataConflictError, BlindataError
 from airflow_blindata.blindata.models import AdditionalProperty, System
+from airflow_blindata.mapper.identity import NO_MATCHING, CaseMatching
 from airflow_blindata.mapper.plan import CatalogPlan, PlannedSystem, Property
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.mapper.systems import (
@@ -27,6 +28,7 @@ from airflow_blindata.mapper.systems import (
     JOB_SYSTEM_NAME_PROPERTY,
     OWNER_PROPERTY,
     KnownSystem,
+    case_matching_for,
     system_policy_for,
 )
 from airflow_blindata.sync.context import LIST_PAGE_SIZE, SyncContext
@@ -54,6 +56,23 @@ class ResolvedSystem:
     owned: bool
     entity_creation: bool
     replace_user_documentation: bool
+    matching: CaseMatching = NO_MATCHING
+    """How its stored entities and fields are matched to planned ones that differ in case
+    (``case_matching``)."""
+
+
+def case_matching(ctx: SyncContext, planned: PlannedSystem) -> CaseMatching:
+    """How the names of the System's namespaces are matched to what it stores, at each level:
+    the rule they all share (``case_matching_for``), else exact names only (a System that
+    holds a SQL Server's and a PostgreSQL's tables is no place to guess)."""
+    rules = {case_matching_for(ctx.definition, namespace) for namespace in planned.namespaces}
+    if not rules:
+        return NO_MATCHING
+    tables = {rule.tables for rule in rules}
+    columns = {rule.columns for rule in rules}
+    return CaseMatching(
+        tables.pop() if len(tables) == 1 else None, columns.pop() if len(columns) == 1 else None
+    )
 
 
 def fetch_known_systems(client: BlindataClient) -> list[KnownSystem]:
@@ -83,7 +102,7 @@ def sync_systems(ctx: SyncContext, plan: CatalogPlan) -> dict[str, ResolvedSyste
     for planned in plan.systems:
         system = _create(ctx, planned) if planned.create else _existing(ctx, planned)
         if system is not None:
-            resolved[planned.name] = system
+            resolved[planned.name] = replace(system, matching=case_matching(ctx, planned))
         ctx.progress.advance()
     ctx.progress.end()
     return resolved
