@@ -1112,11 +1112,11 @@ PLATFORM_CASE_MATCHING: dict[str, CaseMatching] = {
     "mssql": CaseMatching(INSENSITIVE, INSENSITIVE),
     "sqlserver": CaseMatching(INSENSITIVE, INSENSITIVE),
     "synapse": CaseMatching(INSENSITIVE, INSENSITIVE),
-    # MySQL: columns never have case; tables by lower_case_table_names, which the job cannot
-    # see: a unique stored table equal but for case is the one (under 0 two can exist: then
-    # neither is chosen)
-    "mysql": CaseMatching(INSENSITIVE, INSENSITIVE),
-    "mariadb": CaseMatching(INSENSITIVE, INSENSITIVE),
+    # MySQL: columns never have case; tables have it under lower_case_table_names=0, Linux's
+    # default (``Orders`` and ``orders`` are two tables: a job's new ``orders`` is no crawled
+    # ``Orders``, a review), and are stored lower case under 1 (declare identifierCase LOWER)
+    "mysql": CaseMatching(None, INSENSITIVE),
+    "mariadb": CaseMatching(None, INSENSITIVE),
     # Databricks (Unity folds tables to lower case, keeps the case of columns), Spark and the
     # Hive metastore: resolved without case
     "databricks": CaseMatching(INSENSITIVE, INSENSITIVE),
@@ -1138,13 +1138,6 @@ PLATFORM_CASE_MATCHING: dict[str, CaseMatching] = {
 """Scheme → how its stored names are matched (``CaseMatching``): the platforms whose
 identifiers are case-insensitive at that level. Any other scheme: exact names only."""
 
-COLUMNS_KEEP_CASE = frozenset(
-    {"mssql", "sqlserver", "synapse", "mysql", "mariadb", "databricks", "spark", "hive"}
-    | {"teradata", "bigquery"}
-)
-"""Schemes whose columns keep the case they were created in, whatever case the tables fold
-to: a declared ``identifierCase`` re-cases their database, schema and table, never a column
-(Unity Catalog stores ``main.sales.orders`` with its column ``OrderId``)."""
 
 
 def _platform(namespace: str) -> str:
@@ -1154,16 +1147,23 @@ def _platform(namespace: str) -> str:
 
 def case_matching(namespace: str, declared: str | None = None) -> CaseMatching:
     """How the names of a normalised namespace are matched to those stored: ``INSENSITIVE``
-    when the definition declares ``identifierCase: INSENSITIVE``, else the platform's."""
+    when the definition declares ``identifierCase: INSENSITIVE``, exact when it declares
+    ``PRESERVE`` (a SQL Server of a case-sensitive collation: ``Orders`` and ``orders`` are two
+    tables there), else the platform's."""
     if declared == INSENSITIVE:
         return CaseMatching(INSENSITIVE, INSENSITIVE)
+    if declared == "PRESERVE":
+        return NO_MATCHING
     return PLATFORM_CASE_MATCHING.get(_platform(namespace).lower(), NO_MATCHING)
 
 
 def column_case(namespace: str, case: str | None) -> str | None:
-    """The ``identifierCase`` that applies to the columns of a normalised namespace: none on a
-    platform whose columns keep their case (``COLUMNS_KEEP_CASE``), nor for ``INSENSITIVE``."""
-    if case in (None, "PRESERVE", INSENSITIVE) or _platform(namespace).lower() in COLUMNS_KEEP_CASE:
+    """The ``identifierCase`` that applies to the columns of a normalised namespace: the
+    declared one, as for its tables, so that check codes and flow names stay what they were
+    (a review: not re-casing them on Databricks, where columns keep the case they were created
+    in, changed the codes of every declared deployment); the sync adopts a crawled column's
+    spelling where the platform names columns without case (``CaseMatching.columns``)."""
+    if case in (None, "PRESERVE", INSENSITIVE):
         return None
     return case
 

@@ -33,7 +33,13 @@ from airflow_blindata.mapper.plan import (
 from airflow_blindata.mapper.report import GapCode
 from airflow_blindata.sync.context import SyncContext
 from airflow_blindata.sync.documentation import prepare_documentation, write_documentation
-from airflow_blindata.sync.lookup import Match, entity_ref, existing_entities, match_entity
+from airflow_blindata.sync.lookup import (
+    Match,
+    entity_ref,
+    existing_entities,
+    fold_index,
+    match_entity,
+)
 from airflow_blindata.sync.properties import (
     DESCRIBED_BY_PROPERTY,
     DESCRIPTION_HASH_PROPERTY,
@@ -156,7 +162,10 @@ def _rows(
                 ctx.report.fail(KIND, str(planned.key), str(exc))
                 index.refused.add(str(planned.key))
             continue
-        matches = {p.key: match_entity(stored, entity_ref(p.key), rule) for p in planned_list}
+        folds = fold_index(stored)
+        matches = {
+            p.key: match_entity(stored, entity_ref(p.key), rule, folds) for p in planned_list
+        }
         described: set[str] = set()
         # the entities spelt as stored first: another spelling of one of them (``dbo.orders``
         # of ``dbo.Orders``) adds no second row, its flows land on the same uuid

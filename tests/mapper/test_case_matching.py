@@ -21,7 +21,8 @@ from tests import builders
     ("namespace", "declared", "expected"),
     [
         ("mssql://sql01:1433", None, CaseMatching(INSENSITIVE, INSENSITIVE)),
-        ("mysql://db:3306", None, CaseMatching(INSENSITIVE, INSENSITIVE)),
+        # lower_case_table_names=0 (Linux) keeps Orders and orders apart: tables exact
+        ("mysql://db:3306", None, CaseMatching(None, INSENSITIVE)),
         ("databricks://adb-1.azuredatabricks.net", "LOWER", CaseMatching(INSENSITIVE, INSENSITIVE)),
         ("hive://metastore:9083", None, CaseMatching(INSENSITIVE, INSENSITIVE)),
         ("bigquery", None, CaseMatching(None, INSENSITIVE)),
@@ -32,6 +33,9 @@ from tests import builders
         ("postgres://warehouse:5432", "LOWER", CaseMatching()),
         ("postgres://warehouse:5432", INSENSITIVE, CaseMatching(INSENSITIVE, INSENSITIVE)),
         ("s3://bucket", None, CaseMatching()),
+        # PRESERVE: exact on any platform (a case-sensitive collation, a review)
+        ("mssql://sql01:1433", "PRESERVE", CaseMatching()),
+        ("databricks://adb-1.azuredatabricks.net", "PRESERVE", CaseMatching()),
     ],
 )
 def test_each_platform_matches_stored_names_by_its_own_case_rules(
@@ -63,17 +67,19 @@ def test_a_stored_name_is_the_planned_one_only_as_the_rule_allows(
 @pytest.mark.parametrize(
     ("namespace", "case", "expected"),
     [
-        ("databricks://adb-1.azuredatabricks.net", "LOWER", None),
-        ("mysql://db:3306", "LOWER", None),
-        ("mssql://sql01:1433", "UPPER", None),
-        ("bigquery", "LOWER", None),
+        # as tables are, so that check codes and flow names stay what they were (a review):
+        # the sync matches the columns of these platforms without case to the crawled ones
+        ("databricks://adb-1.azuredatabricks.net", "LOWER", "LOWER"),
+        ("mysql://db:3306", "LOWER", "LOWER"),
+        ("mssql://sql01:1433", "UPPER", "UPPER"),
+        ("bigquery", "LOWER", "LOWER"),
         ("snowflake://org-acct", "UPPER", "UPPER"),
         ("postgres://warehouse:5432", "LOWER", "LOWER"),
         ("postgres://warehouse:5432", "PRESERVE", None),
         ("postgres://warehouse:5432", INSENSITIVE, None),
     ],
 )
-def test_columns_are_re_cased_only_where_the_platform_folds_columns(
+def test_a_declared_case_re_cases_columns_as_it_re_cases_tables(
     namespace: str, case: str, expected: str | None
 ) -> None:
     assert column_case(namespace, case) == expected
@@ -93,14 +99,14 @@ def test_identifier_case_insensitive_re_cases_nothing_and_matches_without_case()
 @pytest.mark.parametrize(
     ("namespace", "profile", "case", "name", "fields"),
     [
-        # Unity Catalog folds the table, keeps the columns' case
-        ("databricks://adb-1", "databricks", "LOWER", "Main.Sales.Orders", ["OrderId", "Amount"]),
-        ("mysql://db:3306", "mysql", "LOWER", "Shop.Orders", ["OrderId", "Amount"]),
+        # planned re-cased, as before: the sync adopts a crawled OrderId (columns without case)
+        ("databricks://adb-1", "databricks", "LOWER", "Main.Sales.Orders", ["orderid", "amount"]),
+        ("mysql://db:3306", "mysql", "LOWER", "Shop.Orders", ["orderid", "amount"]),
         # Snowflake folds unquoted columns as it folds tables
         ("snowflake://org-acct", "snowflake", "UPPER", "a.s.orders", ["ORDERID", "AMOUNT"]),
     ],
 )
-def test_a_declared_identifier_case_re_cases_columns_only_where_the_platform_folds_them(
+def test_a_declared_identifier_case_re_cases_planned_columns_on_every_platform(
     namespace: str, profile: str, case: str, name: str, fields: list[str]
 ) -> None:
     job = builders.definition(
