@@ -90,8 +90,8 @@ def _query_secrets(url: str, api_keys: bool = False) -> list[tuple[int, int]]:
     (``_properties_at``: ODBC's ``Driver={…};Server=db;PWD=…``), or its fragment's (an OAuth
     sign-in's ``#access_token=…``, which a browser's address bar shows and an admin pastes).
 
-    A value in braces (SQL Server's and ODBC's quoting, ``}}`` a brace in it) runs to its
-    closing brace, whatever it holds (``password={Pa;ss@w0rd}``); a property's value to its
+    A property's value in braces (SQL Server's and ODBC's quoting, ``}}`` a brace in it) runs
+    to its closing brace, whatever it holds (``password={Pa;ss@w0rd}``); a property's value to its
     ``;`` too, past a ``#``, a blank or a ``&`` (``property_spans``). Sorted, none overlapping."""
     properties = _properties_at(url, whole="://" not in url)
     starts = [index for index in (url.find("?"), url.find(";"), url.find("#")) if index >= 0]
@@ -111,7 +111,11 @@ def _query_secrets(url: str, api_keys: bool = False) -> list[tuple[int, int]]:
             or _is_secret_name(name)
             or (api_keys and _API_KEY_PARAMETER.match(name))
         )
-        if closings is not None and url.startswith("{", begin):
+        # braces quote the values of ``;`` properties only (SQL Server's, ODBC's): in a query
+        # or a fragment a value may open a brace another parameter closes (GraphQL's
+        # ``?query={viewer{login}}&access_token=…``), and read so it hid the token (a review)
+        braced = match.group("lead") in (";", None)
+        if braced and closings is not None and url.startswith("{", begin):
             closed = closings.end(begin)
             if closed >= 0:
                 end = _QUERY_VALUE_REST.match(url, closed).end()  # type: ignore[union-attr]

@@ -1143,6 +1143,37 @@ BRACED_PROPERTIES = {
 
 
 @pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            f"https://api.example.com/graphql?query={{viewer{{login}}}}&access_token={SECRET}&v={{}}",
+            "https://api.example.com/graphql?query={viewer{login}}&access_token=***&v={}",
+        ),
+        (f"https://h/p?filter={{a&api_key={SECRET}&b=}}", "https://h/p?filter={a&api_key=***&b=}"),
+        (
+            f"https://h/p#state={{a&access_token={SECRET}&x=}}",
+            "https://h/p#state={a&access_token=***&x=}",
+        ),
+        (
+            f"postgresql://db/dwh?options={{a&password={SECRET}&x=}}",
+            "postgresql://db/dwh?options={a&password=***&x=}",
+        ),
+    ],
+)
+def test_braces_quote_the_values_of_properties_not_of_query_parameters(
+    url: str, shown: str
+) -> None:
+    """Braces quote the values of ``;`` properties (SQL Server's, ODBC's) only: in a query or a
+    fragment a value may open a brace another parameter closes (GraphQL's ``?query={…}``), and
+    read as quoting it hid the token that followed from ``redact_url`` and ``scrub`` (a
+    review)."""
+    from airflow_blindata.redaction import url_secrets
+
+    assert redact_url(url) == shown
+    assert SECRET in url_secrets(url)
+
+
+@pytest.mark.parametrize(
     ("url", "password", "shown"), list(BRACED_PROPERTIES.values()), ids=list(BRACED_PROPERTIES)
 )
 def test_a_property_value_in_braces_is_hidden_to_its_closing_brace(

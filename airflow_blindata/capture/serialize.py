@@ -52,7 +52,10 @@ def _plain(value: Any) -> Any:
     cls = type(value)
     if cls is str or cls is int or cls is float or cls is bool or value is None:
         return value
-    if cls is dict:
+    # a dict's subclass too: the OpenLineage provider's own facets of every task event are
+    # (``DagInfo``, ``TaskInfo``), and Serde writes them as dicts (a review: they took the slow
+    # path, and the check of its JSON, on every event)
+    if cls is dict or (isinstance(value, dict) and not attr.has(cls)):
         plain = {}
         for key, item in value.items():
             if type(key) is not str:

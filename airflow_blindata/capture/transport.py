@@ -174,7 +174,10 @@ def lost_events_path(configured: str | None = None) -> Path:
     process that loses an event: a worker's is not where ``store stats`` and the Blindata page
     look (``airflow_home_path``, as a relative SQLite ``store_url``)."""
     if configured:
-        return airflow_home_path(configured)
+        try:
+            return airflow_home_path(configured)
+        except RuntimeError:  # no home directory to read it from: as given, not lost (a review)
+            return Path(configured).expanduser()
     from_airflow = lost_events_file()
     if from_airflow:
         return Path(from_airflow)

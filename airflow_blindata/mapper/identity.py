@@ -31,7 +31,6 @@ from airflow_blindata.redaction import (
     property_spans,
     redact_properties,
     redact_query,
-    unquoted_value,
 )
 
 __all__ = [
@@ -336,10 +335,25 @@ def _property(properties: str, names: frozenset[str]) -> str | None:
     for _, _, name, value_start, value_end in property_spans(properties):
         if name is not None and name.lower() in names:
             value = properties[value_start:value_end].strip()
-            if value[:1] in ("{", "'", '"'):
-                return unquoted_value(value).strip() or None
+            if value[:1] == "{":  # SQL Server's quoting: braces only, not quotes (a review)
+                return _in_braces(value).strip() or None
             return _UNQUOTED_VALUE_END.split(value, maxsplit=1)[0].strip() or None
     return None
+
+
+def _in_braces(value: str) -> str:
+    """What a braced value holds, to its closing brace (``}}`` a brace in it): ``{dwh}?x=1`` is
+    ``dwh``; a brace never closed holds all the rest."""
+    held: list[str] = []
+    at = 1
+    while at < len(value):
+        if value[at] == "}":
+            if not value.startswith("}}", at):
+                break
+            at += 1
+        held.append(value[at])
+        at += 1
+    return "".join(held)
 
 
 @lru_cache(maxsize=4096)
@@ -1137,7 +1151,6 @@ PLATFORM_CASE_MATCHING: dict[str, CaseMatching] = {
 }
 """Scheme → how its stored names are matched (``CaseMatching``): the platforms whose
 identifiers are case-insensitive at that level. Any other scheme: exact names only."""
-
 
 
 def _platform(namespace: str) -> str:

@@ -209,3 +209,23 @@ def test_job_and_dataset_events_serialise_as_serde_does() -> None:
 def test_nulls_and_empty_objects_leave_arrays_but_empty_objects_stay_in_objects() -> None:
     node = Node({"kept": {}, "dropped": None}, None, [None, {}, Node(items=None), [], 0, ""])
     assert to_dict(node) == Serde.to_dict(node) == {"value": {"kept": {}}, "items": [[], 0, ""]}
+
+
+def test_a_facet_that_is_a_dicts_subclass_serialises_as_serde_does_in_one_pass() -> None:
+    """The OpenLineage provider's own facets (``DagInfo``, ``TaskInfo``) are dict subclasses:
+    written as Serde writes them, without falling back to Serde and checking the JSON again for
+    every task event (a review)."""
+    import attr
+
+    from airflow_blindata.capture import serialize
+
+    class Info(dict):  # type: ignore[type-arg]
+        pass
+
+    @attr.define
+    class Facet:
+        info: dict  # type: ignore[type-arg]
+        count: int | None = None
+
+    value = Facet(info=Info(a=1, b=None, c=Info(x=[1, None, {}], y="s")))
+    assert serialize._plain(value) == Serde.to_dict(value)

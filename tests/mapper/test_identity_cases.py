@@ -262,6 +262,9 @@ def test_a_file_namespace_with_a_host_or_a_path_is_not_decided_by_the_seed_and_k
         ("sqlserver://sql01;database= stage ;instanceName=S", None, "stage"),
         # a value in braces, as the driver reads it; a property inside another's braces is none
         ("sqlserver://sql01:1433;databaseName={dwh}", None, "dwh"),
+        # braces quote, to their closing brace; quotes do not (a review: 'dwh' became dwh)
+        ("sqlserver://sql01:1433;databaseName={dwh}?x=1", None, "dwh"),
+        ("sqlserver://sql01:1433;databaseName='dwh'", None, "'dwh'"),
         ("sqlserver://sql01:1433;databaseName={d;w}}h};password=x", None, "d;w}h"),
         ("sqlserver://sql01;password={x;databaseName=evil};databaseName=dwh", None, "dwh"),
         ("sqlserver://sql01;password={a?b@c};database=dwh", None, "dwh"),
