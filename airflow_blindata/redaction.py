@@ -50,7 +50,6 @@ __all__ = [
     "redact_text",
     "redact_url",
     "scrub",
-    "unquoted_value",
     "url_secrets",
     "without_credentials",
 ]
@@ -910,12 +909,6 @@ def masked_quoted_values(properties: str) -> str:
             parts += (properties[done:opened], "_" * (end - opened))
             done = end
     return "".join(parts) + properties[done:] if parts else properties
-
-
-def unquoted_value(value: str) -> str:
-    """``_unquoted``: a connection property's value as its driver reads it (``{dwh}`` is
-    ``dwh``)."""
-    return _unquoted(value)
 
 
 def _unquoted(value: str) -> str:
